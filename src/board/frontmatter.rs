@@ -1,0 +1,385 @@
+//! A YAML frontmatter block that can be edited key by key without disturbing the rest.
+//!
+//! serde round-trips lose comments, quoting, key order and unknown keys. People edit stories by
+//! hand, so the tool keeps the frontmatter as its top-level entries in their original text and
+//! re-serialises only the entries it changes. Parsing is lazy: an entry is deserialised when a
+//! caller asks for it, which keeps `status` on a large board close to the cost of reading it.
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+/// One top-level `key: value` entry with its continuation lines, exactly as written.
+#[derive(Debug, Clone, PartialEq)]
+struct Entry {
+    /// `None` for comment or blank lines that precede the first key.
+    key: Option<String>,
+    /// 0-based line of the entry's first line within the frontmatter.
+    line: usize,
+    raw: String,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Frontmatter {
+    entries: Vec<Entry>,
+}
+
+/// A frontmatter problem, with the 0-based line inside the frontmatter where it sits.
+#[derive(Debug, Clone, PartialEq)]
+pub struct FrontmatterError {
+    pub line: usize,
+    pub message: String,
+}
+
+impl FrontmatterError {
+    fn new(line: usize, message: impl Into<String>) -> Self {
+        Self {
+            line,
+            message: message.into(),
+        }
+    }
+}
+
+/// The key of a line that starts a top-level entry, or `None` for a continuation line.
+fn top_level_key(line: &str) -> Option<&str> {
+    let first = line.chars().next()?;
+    if first.is_whitespace() || first == '#' || first == '-' {
+        return None;
+    }
+    let (key, _) = split_key(line)?;
+    Some(key)
+}
+
+/// Splits `key: value` at the colon that ends the key (quoted keys allowed).
+fn split_key(line: &str) -> Option<(&str, &str)> {
+    let bytes = line.as_bytes();
+    let (key_end, rest_start) = match bytes[0] {
+        quote @ (b'"' | b'\'') => {
+            let close = line[1..].find(quote as char)? + 1;
+            if !line[close + 1..].starts_with(':') {
+                return None;
+            }
+            (close + 1, close + 2)
+        }
+        _ => {
+            let colon = line
+                .match_indices(':')
+                .map(|(i, _)| i)
+                .find(|&i| matches!(bytes.get(i + 1), None | Some(b' ' | b'\t' | b'\r')))?;
+            (colon, colon + 1)
+        }
+    };
+    let key = line[..key_end].trim().trim_matches(|c| c == '"' || c == '\'');
+    Some((key, &line[rest_start..]))
+}
+
+impl Frontmatter {
+    /// Splits frontmatter text into entries. Only the structure is checked here; values are
+    /// parsed on demand by [`Frontmatter::get`].
+    pub fn parse(text: &str) -> Result<Self, FrontmatterError> {
+        let mut entries: Vec<Entry> = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        for (index, line) in text.split_inclusive('\n').enumerate() {
+            match top_level_key(line) {
+                Some(key) => {
+                    if !seen.insert(key.to_string()) {
+                        return Err(FrontmatterError::new(index, format!("duplicate key `{key}`")));
+                    }
+                    entries.push(Entry {
+                        key: Some(key.to_string()),
+                        line: index,
+                        raw: line.to_string(),
+                    });
+                }
+                None => {
+                    let trimmed = line.trim_start();
+                    let is_filler = trimmed.is_empty() || trimmed.starts_with('#');
+                    match entries.last_mut() {
+                        Some(entry) => entry.raw.push_str(line),
+                        None if is_filler => entries.push(Entry {
+                            key: None,
+                            line: index,
+                            raw: line.to_string(),
+                        }),
+                        None => {
+                            return Err(FrontmatterError::new(
+                                index,
+                                "expected `key: value` (the frontmatter must be a YAML mapping)",
+                            ))
+                        }
+                    }
+                    if entries.last().is_some_and(|e| e.key.is_none()) && !is_filler {
+                        return Err(FrontmatterError::new(index, "expected `key: value`"));
+                    }
+                }
+            }
+        }
+        Ok(Self { entries })
+    }
+
+    pub fn empty() -> Self {
+        Self { entries: Vec::new() }
+    }
+
+    pub fn to_text(&self) -> String {
+        let mut out = String::with_capacity(self.entries.iter().map(|e| e.raw.len() + 1).sum());
+        for entry in &self.entries {
+            out.push_str(&entry.raw);
+            if !entry.raw.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        out
+    }
+
+    fn entry(&self, key: &str) -> Option<&Entry> {
+        self.entries.iter().find(|e| e.key.as_deref() == Some(key))
+    }
+
+    pub fn contains(&self, key: &str) -> bool {
+        self.entry(key).is_some()
+    }
+
+    pub fn keys(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().filter_map(|e| e.key.as_deref())
+    }
+
+    /// The 0-based line of `key` inside the frontmatter.
+    pub fn line_of(&self, key: &str) -> Option<usize> {
+        self.entry(key).map(|e| e.line)
+    }
+
+    /// Deserialises one entry. A missing key or an explicit null is `Ok(None)`.
+    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, FrontmatterError> {
+        let Some(entry) = self.entry(key) else {
+            return Ok(None);
+        };
+        if let Some(value) = plain_scalar(entry) {
+            if value.is_empty() || value == "null" || value == "~" {
+                return Ok(None);
+            }
+        }
+        parse_entry::<Option<T>>(entry)
+    }
+
+    /// Deserialises only the last item of a list entry: the latest review or iteration, without
+    /// the cost of parsing the whole history.
+    pub fn last_item<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, FrontmatterError> {
+        let Some(entry) = self.entry(key) else {
+            return Ok(None);
+        };
+        let body = entry.raw.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
+        let Some(indent) = body
+            .lines()
+            .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
+            .filter(|l| l.trim_start().starts_with('-'))
+            .map(|l| l.len() - l.trim_start().len())
+        else {
+            // Flow style (`key: [...]`) or an empty list: parse the whole entry.
+            return Ok(self.get::<Vec<T>>(key)?.and_then(|mut items| items.pop()));
+        };
+        let mut offset = 0;
+        let mut last_start = None;
+        let mut last_line = 0;
+        for (index, line) in body.split_inclusive('\n').enumerate() {
+            let stripped = &line[line.len() - line.trim_start().len()..];
+            if line.len() - stripped.len() == indent && stripped.starts_with('-') {
+                last_start = Some(offset);
+                last_line = index + 1;
+            }
+            offset += line.len();
+        }
+        let Some(start) = last_start else {
+            return Ok(None);
+        };
+        let item = Entry {
+            key: Some(key.to_string()),
+            line: entry.line + last_line,
+            raw: body[start..].to_string(),
+        };
+        Ok(parse_entry::<Vec<T>>(&item)?.pop())
+    }
+
+    /// Sets `key` to `value`, keeping its position. An entry whose current value is already equal
+    /// keeps its original text, so a rewrite only touches what changed.
+    pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
+        let new_value = serde_norway::to_value(value).expect("frontmatter values serialise");
+        if let Some(entry) = self.entries.iter().find(|e| e.key.as_deref() == Some(key)) {
+            if let Ok(Some(old)) = parse_entry::<Option<serde_norway::Value>>(entry) {
+                if old == new_value {
+                    return;
+                }
+            }
+        }
+        let raw = render_entry(key, &new_value);
+        match self.entries.iter_mut().find(|e| e.key.as_deref() == Some(key)) {
+            Some(entry) => entry.raw = raw,
+            None => {
+                let line = self.entries.last().map_or(0, |e| e.line + e.raw.lines().count());
+                self.entries.push(Entry {
+                    key: Some(key.to_string()),
+                    line,
+                    raw,
+                })
+            }
+        }
+    }
+
+    /// Sets an optional key: `None` removes it, because optional keys are never written as null.
+    pub fn set_opt<T: Serialize>(&mut self, key: &str, value: Option<&T>) {
+        match value {
+            Some(value) => self.set(key, value),
+            None => self.remove(key),
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) {
+        self.entries.retain(|e| e.key.as_deref() != Some(key));
+    }
+
+    /// Every entry as one YAML mapping, for `details --json` and validation.
+    pub fn to_mapping(&self) -> Result<serde_norway::Mapping, FrontmatterError> {
+        let mut mapping = serde_norway::Mapping::new();
+        for entry in &self.entries {
+            if let Some(key) = &entry.key {
+                let value = parse_entry::<Option<serde_norway::Value>>(entry)?
+                    .unwrap_or(serde_norway::Value::Null);
+                mapping.insert(serde_norway::Value::String(key.clone()), value);
+            }
+        }
+        Ok(mapping)
+    }
+}
+
+/// The value of a single-line entry when it is a plain scalar, for a fast path that skips YAML.
+fn plain_scalar(entry: &Entry) -> Option<&str> {
+    let (first, rest) = entry.raw.split_once('\n').unwrap_or((&entry.raw, ""));
+    if rest.lines().any(|l| !l.trim().is_empty()) {
+        return None;
+    }
+    let (_, value) = split_key(first)?;
+    let value = value.trim();
+    let special = |c: char| "'\"[]{}|>&*!%@`#,".contains(c);
+    (!value.contains(": ") && !value.starts_with(special)).then_some(value)
+}
+
+fn parse_entry<T: DeserializeOwned>(entry: &Entry) -> Result<T, FrontmatterError> {
+    let mapping: serde_norway::Mapping = serde_norway::from_str(&entry.raw).map_err(|err| {
+        let line = err.location().map_or(0, |l| l.line().saturating_sub(1));
+        FrontmatterError::new(entry.line + line, yaml_message(&err))
+    })?;
+    let value = mapping.into_iter().next().map(|(_, v)| v).unwrap_or(serde_norway::Value::Null);
+    let key = entry.key.as_deref().unwrap_or_default();
+    serde_norway::from_value(value)
+        .map_err(|err| FrontmatterError::new(entry.line, format!("key `{key}`: {}", yaml_message(&err))))
+}
+
+/// serde_norway appends " at line L column C" to its messages; the caller reports the line.
+fn yaml_message(err: &serde_norway::Error) -> String {
+    let text = err.to_string();
+    match text.find(" at line ") {
+        Some(index) => text[..index].to_string(),
+        None => text,
+    }
+}
+
+/// Renders `key: value` the way the tool writes new entries: block style, and calendar dates
+/// quoted so that YAML 1.1 readers (js-yaml, PyYAML) keep them as strings.
+fn render_entry(key: &str, value: &serde_norway::Value) -> String {
+    let mut single = serde_norway::Mapping::new();
+    single.insert(serde_norway::Value::String(key.to_string()), value.clone());
+    let text = serde_norway::to_string(&single).expect("a YAML mapping serialises");
+    match value {
+        serde_norway::Value::String(s) if looks_like_date(s) => format!("{key}: '{s}'\n"),
+        _ => text,
+    }
+}
+
+fn looks_like_date(s: &str) -> bool {
+    let b = s.as_bytes();
+    b.len() >= 10
+        && b[..4].iter().all(u8::is_ascii_digit)
+        && b[4] == b'-'
+        && b[5..7].iter().all(u8::is_ascii_digit)
+        && b[7] == b'-'
+        && b[8..10].iter().all(u8::is_ascii_digit)
+        && !s.contains('\n')
+        && !s.contains('\'')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEXT: &str = "id: story-1\ntitle: \"Quoted: title\"\n# a comment\ncustom_key: keep me   # trailing\nlabels:\n- a\n- b\npriority: 10\n";
+
+    #[test]
+    fn untouched_text_round_trips() {
+        let fm = Frontmatter::parse(TEXT).unwrap();
+        assert_eq!(fm.to_text(), TEXT);
+        assert_eq!(fm.keys().collect::<Vec<_>>(), ["id", "title", "custom_key", "labels", "priority"]);
+    }
+
+    #[test]
+    fn get_parses_values() {
+        let fm = Frontmatter::parse(TEXT).unwrap();
+        assert_eq!(fm.get::<String>("title").unwrap().as_deref(), Some("Quoted: title"));
+        assert_eq!(fm.get::<Vec<String>>("labels").unwrap().unwrap(), ["a", "b"]);
+        assert_eq!(fm.get::<i64>("priority").unwrap(), Some(10));
+        assert_eq!(fm.get::<i64>("missing").unwrap(), None);
+    }
+
+    #[test]
+    fn set_changes_only_that_entry() {
+        let mut fm = Frontmatter::parse(TEXT).unwrap();
+        fm.set("priority", &5);
+        fm.set("title", &"Quoted: title");
+        assert_eq!(fm.to_text(), TEXT.replace("priority: 10", "priority: 5"));
+        fm.set("new_key", &true);
+        assert!(fm.to_text().ends_with("priority: 5\nnew_key: true\n"));
+    }
+
+    #[test]
+    fn set_none_removes() {
+        let mut fm = Frontmatter::parse(TEXT).unwrap();
+        fm.set_opt::<String>("custom_key", None);
+        assert!(!fm.to_text().contains("custom_key"));
+    }
+
+    #[test]
+    fn dates_are_quoted() {
+        let mut fm = Frontmatter::empty();
+        fm.set("created", &"2026-11-22");
+        assert_eq!(fm.to_text(), "created: '2026-11-22'\n");
+        assert_eq!(fm.get::<String>("created").unwrap().as_deref(), Some("2026-11-22"));
+    }
+
+    #[test]
+    fn last_item_reads_only_the_tail() {
+        let text = "h:\n- n: 1\n  s: a\n- n: 2\n  s: b\nz: 1\n";
+        let fm = Frontmatter::parse(text).unwrap();
+        #[derive(serde::Deserialize, Debug, PartialEq)]
+        struct Item {
+            n: u32,
+            s: String,
+        }
+        assert_eq!(fm.last_item::<Item>("h").unwrap(), Some(Item { n: 2, s: "b".into() }));
+        let indented = Frontmatter::parse("h:\n  - n: 1\n    s: a\n  - n: 3\n    s: c\n").unwrap();
+        assert_eq!(indented.last_item::<Item>("h").unwrap().unwrap().n, 3);
+        let flow = Frontmatter::parse("h: [{n: 4, s: d}]\n").unwrap();
+        assert_eq!(flow.last_item::<Item>("h").unwrap().unwrap().n, 4);
+        let empty = Frontmatter::parse("h: []\n").unwrap();
+        assert_eq!(empty.last_item::<Item>("h").unwrap(), None);
+    }
+
+    #[test]
+    fn errors_carry_lines() {
+        let err = Frontmatter::parse("id: 1\nid: 2\n").unwrap_err();
+        assert_eq!(err.line, 1);
+        let fm = Frontmatter::parse("id: x\nlabels: [a, b\npriority: 1\n").unwrap();
+        let err = fm.get::<Vec<String>>("labels").unwrap_err();
+        assert_eq!(err.line, 1, "{err:?}");
+        let err = fm.get::<i64>("id").unwrap_err();
+        assert_eq!(err.line, 0);
+        assert!(err.message.contains("id"));
+    }
+}

@@ -1,0 +1,401 @@
+//! `.agentic-sdlc.json`: defaults, deep merge of a partial file, validation that names the key,
+//! environment overrides and dotted-key get/set (SPEC §4).
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+
+use crate::error::{Error, Result};
+
+pub const CONFIG_FILE: &str = ".agentic-sdlc.json";
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Config {
+    pub sdlc_folder: String,
+    pub theme: Theme,
+    pub default_labels: Vec<String>,
+    pub concurrency: u32,
+    pub refinement: RefinementConfig,
+    pub review: ReviewConfig,
+    pub llm: LlmConfig,
+    pub phases: PhasesConfig,
+    pub git: GitConfig,
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Theme {
+    Auto,
+    Light,
+    Dark,
+    None,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RefinementConfig {
+    pub max_iterations: u32,
+    pub escalate_on_max_attempts: Escalation,
+    pub enable_circuit_breaker: bool,
+}
+
+/// What a run does when a story's circuit breaker trips (SPEC §7).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Escalation {
+    Manual,
+    Error,
+    Skip,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ReviewConfig {
+    pub test_command: Option<String>,
+    pub test_timeout_seconds: u64,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LlmConfig {
+    pub base_url: Option<String>,
+    pub model: String,
+    pub api_key_env: String,
+    pub timeout_seconds: u64,
+    pub max_retries: u32,
+    pub max_turns: u32,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PhasesConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refine: Option<PhaseConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub research: Option<PhaseConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PhaseConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub implement: Option<PhaseConfig>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct PhaseConfig {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<GateConfig>,
+}
+
+/// `phases.<phase>.review` (SPEC §8).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GateConfig {
+    pub reviewer: Reviewer,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub criteria: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default = "default_gate_retries")]
+    pub max_retries: u32,
+    #[serde(default = "default_gate_retries")]
+    pub max_predecessor_retries: u32,
+    /// Seconds a `command` reviewer may take before it is killed and counted as a RETRY.
+    #[serde(default = "default_gate_timeout", skip_serializing_if = "is_default_gate_timeout")]
+    pub timeout_seconds: u64,
+}
+
+fn default_gate_retries() -> u32 {
+    2
+}
+fn default_gate_timeout() -> u64 {
+    600
+}
+fn is_default_gate_timeout(value: &u64) -> bool {
+    *value == default_gate_timeout()
+}
+
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Reviewer {
+    Ai,
+    Command,
+    Human,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GitConfig {
+    pub branch_per_story: bool,
+    pub worktrees: bool,
+    pub create_pr: bool,
+}
+
+impl PhasesConfig {
+    pub fn gate(&self, phase: &str) -> Option<&GateConfig> {
+        let phase = match phase {
+            "refine" => &self.refine,
+            "research" => &self.research,
+            "plan" => &self.plan,
+            "implement" => &self.implement,
+            _ => return None,
+        };
+        phase.as_ref().and_then(|p| p.review.as_ref())
+    }
+}
+
+/// The defaults of SPEC §4, as the JSON document a partial file is merged over.
+pub fn default_value() -> Value {
+    json!({
+        "sdlcFolder": ".agentic-sdlc",
+        "theme": "auto",
+        "defaultLabels": [],
+        "concurrency": 1,
+        "refinement": { "maxIterations": 3, "escalateOnMaxAttempts": "manual", "enableCircuitBreaker": true },
+        "review": { "testCommand": null, "testTimeoutSeconds": 600 },
+        "llm": { "baseUrl": null, "model": "gpt-4o-mini", "apiKeyEnv": "OPENAI_API_KEY",
+                 "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50 },
+        "phases": {},
+        "git": { "branchPerStory": true, "worktrees": false, "createPr": false }
+    })
+}
+
+/// Merges `overlay` into `base` key by key; objects merge recursively, anything else replaces.
+fn deep_merge(base: &mut Value, overlay: &Value) {
+    match (base, overlay) {
+        (Value::Object(base), Value::Object(overlay)) => {
+            for (key, value) in overlay {
+                match base.get_mut(key) {
+                    Some(existing) if existing.is_object() && value.is_object() => {
+                        deep_merge(existing, value)
+                    }
+                    _ => {
+                        base.insert(key.clone(), value.clone());
+                    }
+                }
+            }
+        }
+        (base, overlay) => *base = overlay.clone(),
+    }
+}
+
+impl Config {
+    /// Builds a config from the merged document, naming the offending key on error.
+    pub fn from_value(merged: Value, path: &Path) -> Result<Config> {
+        let config: Config = serde_path_to_error::deserialize(merged).map_err(|err| {
+            let key = err.path().to_string();
+            Error::config(path, format!("key `{key}`: {}", err.inner()))
+        })?;
+        config.validate(path)?;
+        Ok(config)
+    }
+
+    fn validate(&self, path: &Path) -> Result<()> {
+        let fail = |key: &str, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
+        let folder = self.sdlc_folder.trim();
+        if folder.is_empty() || Path::new(folder).is_absolute() || folder.split(['/', '\\']).any(|c| c == "..") {
+            return fail("sdlcFolder", "must be a relative folder inside the project");
+        }
+        if self.concurrency == 0 {
+            return fail("concurrency", "must be at least 1");
+        }
+        if self.refinement.max_iterations == 0 {
+            return fail("refinement.maxIterations", "must be at least 1");
+        }
+        if self.review.test_timeout_seconds == 0 {
+            return fail("review.testTimeoutSeconds", "must be at least 1");
+        }
+        if self.llm.model.trim().is_empty() {
+            return fail("llm.model", "must not be empty");
+        }
+        if self.llm.api_key_env.trim().is_empty() {
+            return fail("llm.apiKeyEnv", "must name an environment variable");
+        }
+        if self.llm.timeout_seconds == 0 {
+            return fail("llm.timeoutSeconds", "must be at least 1");
+        }
+        if self.llm.max_turns == 0 {
+            return fail("llm.maxTurns", "must be at least 1");
+        }
+        if let Some(url) = &self.llm.base_url {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return fail("llm.baseUrl", "must start with http:// or https://");
+            }
+        }
+        for phase in crate::board::PHASES {
+            if let Some(gate) = self.phases.gate(phase) {
+                if gate.reviewer == Reviewer::Command
+                    && gate.command.as_deref().is_none_or(|c| c.trim().is_empty())
+                {
+                    return fail(
+                        &format!("phases.{phase}.review.command"),
+                        "a command reviewer needs a command",
+                    );
+                }
+                if gate.timeout_seconds == 0 {
+                    return fail(&format!("phases.{phase}.review.timeoutSeconds"), "must be at least 1");
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The model to use: `AGENTIC_SDLC_MODEL` wins over `llm.model`.
+    pub fn model(&self) -> String {
+        std::env::var("AGENTIC_SDLC_MODEL")
+            .ok()
+            .filter(|m| !m.trim().is_empty())
+            .unwrap_or_else(|| self.llm.model.clone())
+    }
+
+    /// The API base URL: `llm.baseUrl`, else `OPENAI_BASE_URL`, else OpenAI's.
+    pub fn base_url(&self) -> String {
+        self.llm
+            .base_url
+            .clone()
+            .or_else(|| std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.trim().is_empty()))
+            .unwrap_or_else(|| "https://api.openai.com/v1".to_string())
+    }
+}
+
+/// The project root and its merged config.
+#[derive(Debug, Clone)]
+pub struct Project {
+    pub root: PathBuf,
+    pub config: Config,
+}
+
+impl Project {
+    /// Finds the nearest ancestor of `start` that holds `.agentic-sdlc.json` and loads it.
+    pub fn discover(start: &Path) -> Result<Project> {
+        let start = fs_err::canonicalize(start)?;
+        let root = start
+            .ancestors()
+            .find(|dir| dir.join(CONFIG_FILE).is_file())
+            .ok_or_else(|| Error::NoRoot(start.clone()))?
+            .to_path_buf();
+        let config = load(&root)?;
+        Ok(Project { root, config })
+    }
+
+    pub fn config_path(&self) -> PathBuf {
+        self.root.join(CONFIG_FILE)
+    }
+
+    pub fn board_dir(&self) -> PathBuf {
+        self.root.join(&self.config.sdlc_folder)
+    }
+}
+
+/// Reads the config file at `root` as raw JSON (what the user wrote, not merged).
+pub fn read_user_value(root: &Path) -> Result<Value> {
+    let path = root.join(CONFIG_FILE);
+    let text = fs_err::read_to_string(&path)?;
+    if text.trim().is_empty() {
+        return Ok(Value::Object(Map::new()));
+    }
+    let value: Value = serde_json::from_str(&text).map_err(|err| {
+        Error::config(&path, format!("line {}, column {}: {err}", err.line(), err.column()))
+    })?;
+    if !value.is_object() {
+        return Err(Error::config(&path, "the file must hold a JSON object"));
+    }
+    Ok(value)
+}
+
+pub fn merged_value(user: &Value) -> Value {
+    let mut merged = default_value();
+    deep_merge(&mut merged, user);
+    merged
+}
+
+pub fn load(root: &Path) -> Result<Config> {
+    let user = read_user_value(root)?;
+    Config::from_value(merged_value(&user), &root.join(CONFIG_FILE))
+}
+
+/// Looks up a dotted key (`refinement.maxIterations`) in a JSON document.
+pub fn get_dotted<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
+    key.split('.').try_fold(value, |node, part| node.get(part))
+}
+
+/// Sets a dotted key in the user's config document, creating objects on the way.
+pub fn set_dotted(document: &mut Value, key: &str, new_value: Value) -> Result<(), String> {
+    let parts: Vec<&str> = key.split('.').collect();
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("`{key}` is not a valid dotted key"));
+    }
+    let mut node = document;
+    for part in &parts[..parts.len() - 1] {
+        let object = node
+            .as_object_mut()
+            .ok_or_else(|| format!("`{key}`: `{part}` is inside a value that is not an object"))?;
+        node = object.entry(part.to_string()).or_insert_with(|| Value::Object(Map::new()));
+    }
+    let object = node
+        .as_object_mut()
+        .ok_or_else(|| format!("`{key}`: the parent is not an object"))?;
+    object.insert(parts[parts.len() - 1].to_string(), new_value);
+    Ok(())
+}
+
+/// Reads a command-line value: JSON when it parses as JSON, a plain string otherwise.
+pub fn parse_cli_value(raw: &str) -> Value {
+    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn from(user: Value) -> Result<Config> {
+        Config::from_value(merged_value(&user), Path::new("cfg.json"))
+    }
+
+    #[test]
+    fn defaults_are_valid() {
+        let config = from(json!({})).unwrap();
+        assert_eq!(config.sdlc_folder, ".agentic-sdlc");
+        assert_eq!(config.refinement.max_iterations, 3);
+        assert_eq!(config.llm.max_turns, 50);
+    }
+
+    #[test]
+    fn partial_file_merges_key_by_key() {
+        let config = from(json!({"refinement": {"maxIterations": 5}})).unwrap();
+        assert_eq!(config.refinement.max_iterations, 5);
+        assert!(config.refinement.enable_circuit_breaker);
+    }
+
+    #[test]
+    fn errors_name_the_key() {
+        let cases = [
+            (json!({"refinement": {"maxIterations": "x"}}), "refinement.maxIterations"),
+            (json!({"bogus": 1}), "bogus"),
+            (json!({"llm": {"modle": "x"}}), "modle"),
+            (json!({"theme": "pink"}), "theme"),
+            (json!({"concurrency": 0}), "concurrency"),
+            (json!({"phases": {"plan": {"review": {"reviewer": "robot"}}}}), "phases.plan.review.reviewer"),
+            (json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": -1}}}}), "phases.plan.review.maxRetries"),
+            (json!({"phases": {"deploy": {}}}), "deploy"),
+        ];
+        for (user, key) in cases {
+            let err = from(user.clone()).unwrap_err().to_string();
+            assert!(err.contains(key), "{user}: {err}");
+        }
+    }
+
+    #[test]
+    fn zero_gate_retries_is_valid() {
+        let config = from(json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": 0}}}})).unwrap();
+        assert_eq!(config.phases.gate("plan").unwrap().max_retries, 0);
+    }
+
+    #[test]
+    fn dotted_set_and_get() {
+        let mut doc = json!({});
+        set_dotted(&mut doc, "refinement.maxIterations", json!(4)).unwrap();
+        assert_eq!(get_dotted(&doc, "refinement.maxIterations"), Some(&json!(4)));
+    }
+}
