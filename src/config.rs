@@ -102,7 +102,10 @@ pub struct GateConfig {
     #[serde(default = "default_gate_retries")]
     pub max_predecessor_retries: u32,
     /// Seconds a `command` reviewer may take before it is killed and counted as a RETRY.
-    #[serde(default = "default_gate_timeout", skip_serializing_if = "is_default_gate_timeout")]
+    #[serde(
+        default = "default_gate_timeout",
+        skip_serializing_if = "is_default_gate_timeout"
+    )]
     pub timeout_seconds: u64,
 }
 
@@ -194,7 +197,10 @@ impl Config {
     fn validate(&self, path: &Path) -> Result<()> {
         let fail = |key: &str, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
         let folder = self.sdlc_folder.trim();
-        if folder.is_empty() || Path::new(folder).is_absolute() || folder.split(['/', '\\']).any(|c| c == "..") {
+        if folder.is_empty()
+            || Path::new(folder).is_absolute()
+            || folder.split(['/', '\\']).any(|c| c == "..")
+        {
             return fail("sdlcFolder", "must be a relative folder inside the project");
         }
         if self.concurrency == 0 {
@@ -234,7 +240,10 @@ impl Config {
                     );
                 }
                 if gate.timeout_seconds == 0 {
-                    return fail(&format!("phases.{phase}.review.timeoutSeconds"), "must be at least 1");
+                    return fail(
+                        &format!("phases.{phase}.review.timeoutSeconds"),
+                        "must be at least 1",
+                    );
                 }
             }
         }
@@ -254,7 +263,11 @@ impl Config {
         self.llm
             .base_url
             .clone()
-            .or_else(|| std::env::var("OPENAI_BASE_URL").ok().filter(|u| !u.trim().is_empty()))
+            .or_else(|| {
+                std::env::var("OPENAI_BASE_URL")
+                    .ok()
+                    .filter(|u| !u.trim().is_empty())
+            })
             .unwrap_or_else(|| "https://api.openai.com/v1".to_string())
     }
 }
@@ -296,7 +309,10 @@ pub fn read_user_value(root: &Path) -> Result<Value> {
         return Ok(Value::Object(Map::new()));
     }
     let value: Value = serde_json::from_str(&text).map_err(|err| {
-        Error::config(&path, format!("line {}, column {}: {err}", err.line(), err.column()))
+        Error::config(
+            &path,
+            format!("line {}, column {}: {err}", err.line(), err.column()),
+        )
     })?;
     if !value.is_object() {
         return Err(Error::config(&path, "the file must hold a JSON object"));
@@ -331,7 +347,9 @@ pub fn set_dotted(document: &mut Value, key: &str, new_value: Value) -> Result<(
         let object = node
             .as_object_mut()
             .ok_or_else(|| format!("`{key}`: `{part}` is inside a value that is not an object"))?;
-        node = object.entry(part.to_string()).or_insert_with(|| Value::Object(Map::new()));
+        node = object
+            .entry(part.to_string())
+            .or_insert_with(|| Value::Object(Map::new()));
     }
     let object = node
         .as_object_mut()
@@ -371,13 +389,22 @@ mod tests {
     #[test]
     fn errors_name_the_key() {
         let cases = [
-            (json!({"refinement": {"maxIterations": "x"}}), "refinement.maxIterations"),
+            (
+                json!({"refinement": {"maxIterations": "x"}}),
+                "refinement.maxIterations",
+            ),
             (json!({"bogus": 1}), "bogus"),
             (json!({"llm": {"modle": "x"}}), "modle"),
             (json!({"theme": "pink"}), "theme"),
             (json!({"concurrency": 0}), "concurrency"),
-            (json!({"phases": {"plan": {"review": {"reviewer": "robot"}}}}), "phases.plan.review.reviewer"),
-            (json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": -1}}}}), "phases.plan.review.maxRetries"),
+            (
+                json!({"phases": {"plan": {"review": {"reviewer": "robot"}}}}),
+                "phases.plan.review.reviewer",
+            ),
+            (
+                json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": -1}}}}),
+                "phases.plan.review.maxRetries",
+            ),
             (json!({"phases": {"deploy": {}}}), "deploy"),
         ];
         for (user, key) in cases {
@@ -388,7 +415,9 @@ mod tests {
 
     #[test]
     fn zero_gate_retries_is_valid() {
-        let config = from(json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": 0}}}})).unwrap();
+        let config =
+            from(json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": 0}}}}))
+                .unwrap();
         assert_eq!(config.phases.gate("plan").unwrap().max_retries, 0);
     }
 
@@ -396,6 +425,9 @@ mod tests {
     fn dotted_set_and_get() {
         let mut doc = json!({});
         set_dotted(&mut doc, "refinement.maxIterations", json!(4)).unwrap();
-        assert_eq!(get_dotted(&doc, "refinement.maxIterations"), Some(&json!(4)));
+        assert_eq!(
+            get_dotted(&doc, "refinement.maxIterations"),
+            Some(&json!(4))
+        );
     }
 }

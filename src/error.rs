@@ -26,7 +26,9 @@ pub enum Error {
     NoRoot(PathBuf),
 
     /// A story file that cannot be read as a story.
-    #[error("{path}:{line}: {message}\nHint: fix the file by hand, then run `agentic-sdlc validate`")]
+    #[error(
+        "{path}:{line}: {message}\nHint: fix the file by hand, then run `agentic-sdlc validate`"
+    )]
     StoryParse {
         path: PathBuf,
         line: usize,

@@ -2,7 +2,10 @@
 //! file-backed kanban board. `main.rs` only parses arguments and maps errors to exit codes.
 
 pub mod board;
+pub mod cli;
 pub mod config;
 pub mod error;
+pub mod output;
+pub mod workflow;
 
 pub use error::{Error, Result};

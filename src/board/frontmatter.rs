@@ -64,11 +64,13 @@ fn split_key(line: &str) -> Option<(&str, &str)> {
             let colon = line
                 .match_indices(':')
                 .map(|(i, _)| i)
-                .find(|&i| matches!(bytes.get(i + 1), None | Some(b' ' | b'\t' | b'\r')))?;
+                .find(|&i| matches!(bytes.get(i + 1), None | Some(b' ' | b'\t' | b'\r' | b'\n')))?;
             (colon, colon + 1)
         }
     };
-    let key = line[..key_end].trim().trim_matches(|c| c == '"' || c == '\'');
+    let key = line[..key_end]
+        .trim()
+        .trim_matches(|c| c == '"' || c == '\'');
     Some((key, &line[rest_start..]))
 }
 
@@ -82,7 +84,10 @@ impl Frontmatter {
             match top_level_key(line) {
                 Some(key) => {
                     if !seen.insert(key.to_string()) {
-                        return Err(FrontmatterError::new(index, format!("duplicate key `{key}`")));
+                        return Err(FrontmatterError::new(
+                            index,
+                            format!("duplicate key `{key}`"),
+                        ));
                     }
                     entries.push(Entry {
                         key: Some(key.to_string()),
@@ -117,7 +122,9 @@ impl Frontmatter {
     }
 
     pub fn empty() -> Self {
-        Self { entries: Vec::new() }
+        Self {
+            entries: Vec::new(),
+        }
     }
 
     pub fn to_text(&self) -> String {
@@ -167,7 +174,11 @@ impl Frontmatter {
         let Some(entry) = self.entry(key) else {
             return Ok(None);
         };
-        let body = entry.raw.split_once('\n').map(|(_, rest)| rest).unwrap_or("");
+        let body = entry
+            .raw
+            .split_once('\n')
+            .map(|(_, rest)| rest)
+            .unwrap_or("");
         let Some(indent) = body
             .lines()
             .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
@@ -191,12 +202,14 @@ impl Frontmatter {
         let Some(start) = last_start else {
             return Ok(None);
         };
-        let item = Entry {
-            key: Some(key.to_string()),
-            line: entry.line + last_line,
-            raw: body[start..].to_string(),
-        };
-        Ok(parse_entry::<Vec<T>>(&item)?.pop())
+        let mut items: Vec<T> = serde_norway::from_str(&body[start..]).map_err(|err| {
+            let line = err.location().map_or(0, |l| l.line().saturating_sub(1));
+            FrontmatterError::new(
+                entry.line + last_line + line,
+                format!("key `{key}`: {}", yaml_message(&err)),
+            )
+        })?;
+        Ok(items.pop())
     }
 
     /// Sets `key` to `value`, keeping its position. An entry whose current value is already equal
@@ -211,10 +224,17 @@ impl Frontmatter {
             }
         }
         let raw = render_entry(key, &new_value);
-        match self.entries.iter_mut().find(|e| e.key.as_deref() == Some(key)) {
+        match self
+            .entries
+            .iter_mut()
+            .find(|e| e.key.as_deref() == Some(key))
+        {
             Some(entry) => entry.raw = raw,
             None => {
-                let line = self.entries.last().map_or(0, |e| e.line + e.raw.lines().count());
+                let line = self
+                    .entries
+                    .last()
+                    .map_or(0, |e| e.line + e.raw.lines().count());
                 self.entries.push(Entry {
                     key: Some(key.to_string()),
                     line,
@@ -264,13 +284,27 @@ fn plain_scalar(entry: &Entry) -> Option<&str> {
 
 fn parse_entry<T: DeserializeOwned>(entry: &Entry) -> Result<T, FrontmatterError> {
     let mapping: serde_norway::Mapping = serde_norway::from_str(&entry.raw).map_err(|err| {
-        let line = err.location().map_or(0, |l| l.line().saturating_sub(1));
-        FrontmatterError::new(entry.line + line, yaml_message(&err))
+        // An error at the end of input is reported one line past the entry; clamp it back.
+        let last_line = entry.raw.trim_end().lines().count().saturating_sub(1);
+        let line = err
+            .location()
+            .map_or(0, |l| l.line().saturating_sub(1))
+            .min(last_line);
+        let key = entry.key.as_deref().unwrap_or_default();
+        FrontmatterError::new(
+            entry.line + line,
+            format!("key `{key}`: {}", yaml_message(&err)),
+        )
     })?;
-    let value = mapping.into_iter().next().map(|(_, v)| v).unwrap_or(serde_norway::Value::Null);
+    let value = mapping
+        .into_iter()
+        .next()
+        .map(|(_, v)| v)
+        .unwrap_or(serde_norway::Value::Null);
     let key = entry.key.as_deref().unwrap_or_default();
-    serde_norway::from_value(value)
-        .map_err(|err| FrontmatterError::new(entry.line, format!("key `{key}`: {}", yaml_message(&err))))
+    serde_norway::from_value(value).map_err(|err| {
+        FrontmatterError::new(entry.line, format!("key `{key}`: {}", yaml_message(&err)))
+    })
 }
 
 /// serde_norway appends " at line L column C" to its messages; the caller reports the line.
@@ -316,14 +350,23 @@ mod tests {
     fn untouched_text_round_trips() {
         let fm = Frontmatter::parse(TEXT).unwrap();
         assert_eq!(fm.to_text(), TEXT);
-        assert_eq!(fm.keys().collect::<Vec<_>>(), ["id", "title", "custom_key", "labels", "priority"]);
+        assert_eq!(
+            fm.keys().collect::<Vec<_>>(),
+            ["id", "title", "custom_key", "labels", "priority"]
+        );
     }
 
     #[test]
     fn get_parses_values() {
         let fm = Frontmatter::parse(TEXT).unwrap();
-        assert_eq!(fm.get::<String>("title").unwrap().as_deref(), Some("Quoted: title"));
-        assert_eq!(fm.get::<Vec<String>>("labels").unwrap().unwrap(), ["a", "b"]);
+        assert_eq!(
+            fm.get::<String>("title").unwrap().as_deref(),
+            Some("Quoted: title")
+        );
+        assert_eq!(
+            fm.get::<Vec<String>>("labels").unwrap().unwrap(),
+            ["a", "b"]
+        );
         assert_eq!(fm.get::<i64>("priority").unwrap(), Some(10));
         assert_eq!(fm.get::<i64>("missing").unwrap(), None);
     }
@@ -350,7 +393,10 @@ mod tests {
         let mut fm = Frontmatter::empty();
         fm.set("created", &"2026-11-22");
         assert_eq!(fm.to_text(), "created: '2026-11-22'\n");
-        assert_eq!(fm.get::<String>("created").unwrap().as_deref(), Some("2026-11-22"));
+        assert_eq!(
+            fm.get::<String>("created").unwrap().as_deref(),
+            Some("2026-11-22")
+        );
     }
 
     #[test]
@@ -362,7 +408,13 @@ mod tests {
             n: u32,
             s: String,
         }
-        assert_eq!(fm.last_item::<Item>("h").unwrap(), Some(Item { n: 2, s: "b".into() }));
+        assert_eq!(
+            fm.last_item::<Item>("h").unwrap(),
+            Some(Item {
+                n: 2,
+                s: "b".into()
+            })
+        );
         let indented = Frontmatter::parse("h:\n  - n: 1\n    s: a\n  - n: 3\n    s: c\n").unwrap();
         assert_eq!(indented.last_item::<Item>("h").unwrap().unwrap().n, 3);
         let flow = Frontmatter::parse("h: [{n: 4, s: d}]\n").unwrap();

@@ -1,0 +1,110 @@
+//! Finding a story from what a person typed: an id or a slug, any case, or a unique prefix.
+
+use super::story::Story;
+use crate::error::{Error, Result};
+
+pub fn find<'a>(stories: &'a [Story], query: &str) -> Result<&'a Story> {
+    let wanted = query.trim().to_lowercase();
+    let exact = |s: &&Story| s.id().to_lowercase() == wanted || s.slug.to_lowercase() == wanted;
+    let exact_matches: Vec<&Story> = stories.iter().filter(exact).collect();
+    if let [only] = exact_matches.as_slice() {
+        return Ok(only);
+    }
+    if exact_matches.len() > 1 {
+        return Err(ambiguous(query, &exact_matches));
+    }
+    let prefixed: Vec<&Story> = stories
+        .iter()
+        .filter(|s| {
+            !wanted.is_empty()
+                && (s.id().to_lowercase().starts_with(&wanted)
+                    || s.slug.to_lowercase().starts_with(&wanted))
+        })
+        .collect();
+    match prefixed.as_slice() {
+        [only] => Ok(only),
+        [] => Err(Error::StoryNotFound {
+            query: query.to_string(),
+            close_matches: close_matches(stories, &wanted),
+        }),
+        many => Err(ambiguous(query, many)),
+    }
+}
+
+fn ambiguous(query: &str, stories: &[&Story]) -> Error {
+    Error::AmbiguousStory {
+        query: query.to_string(),
+        candidates: stories
+            .iter()
+            .map(|s| format!("{} ({})", s.slug, s.id()))
+            .collect(),
+    }
+}
+
+/// Up to five stories whose slug, id or title resemble the query, best first.
+fn close_matches(stories: &[Story], wanted: &str) -> Vec<String> {
+    let mut scored: Vec<(f64, &Story)> = stories
+        .iter()
+        .map(|s| {
+            let title = s.meta.title.to_lowercase();
+            let score = [&s.slug.to_lowercase(), &s.id().to_lowercase(), &title]
+                .iter()
+                .map(|candidate| {
+                    let similarity = strsim::jaro_winkler(candidate, wanted);
+                    if wanted.len() >= 3 && candidate.contains(wanted) {
+                        similarity.max(0.9)
+                    } else {
+                        similarity
+                    }
+                })
+                .fold(0.0, f64::max);
+            (score, s)
+        })
+        .filter(|(score, _)| *score >= 0.75)
+        .collect();
+    scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+    scored
+        .into_iter()
+        .take(5)
+        .map(|(_, s)| s.slug.clone())
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::board::Column;
+    use std::path::PathBuf;
+
+    fn story(id: &str, slug: &str) -> Story {
+        let text = format!("---\nid: {id}\ntitle: {slug} title\n---\n");
+        Story::parse(
+            &text,
+            PathBuf::from(format!("ready/{slug}.md")),
+            Column::Ready,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn finds_by_id_slug_case_and_prefix() {
+        let stories = vec![
+            story("story-abc-0001", "dark-mode"),
+            story("story-abd-0002", "login-page"),
+        ];
+        assert_eq!(find(&stories, "STORY-ABC-0001").unwrap().slug, "dark-mode");
+        assert_eq!(find(&stories, "Dark-Mode").unwrap().slug, "dark-mode");
+        assert_eq!(find(&stories, "login").unwrap().slug, "login-page");
+        assert_eq!(find(&stories, "story-abd").unwrap().slug, "login-page");
+        assert!(matches!(
+            find(&stories, "story-ab"),
+            Err(Error::AmbiguousStory { .. })
+        ));
+        match find(&stories, "dark-mod3") {
+            Err(Error::StoryNotFound { close_matches, .. }) => {
+                assert_eq!(close_matches, ["dark-mode"])
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}

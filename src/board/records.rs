@@ -1,0 +1,135 @@
+//! The structured records kept in a story's frontmatter (SPEC §3).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum ReviewDecision {
+    Approved,
+    Rejected,
+    Failed,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Severity {
+    Low,
+    Medium,
+    High,
+    Critical,
+}
+
+/// How serious one review issue is, most serious first so that sorting puts blockers on top.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IssueSeverity {
+    Blocker,
+    Critical,
+    Major,
+    Minor,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewIssue {
+    pub severity: IssueSeverity,
+    #[serde(default)]
+    pub category: String,
+    #[serde(default)]
+    pub description: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub file: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub line: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub suggested_fix: Option<String>,
+}
+
+/// One entry of `review_history`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewRecord {
+    pub timestamp: String,
+    pub decision: ReviewDecision,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub severity: Option<Severity>,
+    #[serde(default)]
+    pub feedback: String,
+    #[serde(default)]
+    pub blockers: Vec<String>,
+    #[serde(default)]
+    pub code_review_passed: bool,
+    #[serde(default)]
+    pub security_review_passed: bool,
+    #[serde(default)]
+    pub po_review_passed: bool,
+    /// The phase the reviewers asked to go back to, when they named one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_phase: Option<String>,
+    /// Every issue raised, so that a rework can route and explain itself without the notes.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub issues: Vec<ReviewIssue>,
+}
+
+pub const REVIEW_HISTORY_KEPT: usize = 10;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum IterationResult {
+    InProgress,
+    Success,
+    Failed,
+}
+
+/// One entry of `refinement_iterations`: a rework and how the review after it went.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RefinementIteration {
+    pub iteration: u32,
+    pub agent_type: String,
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub completed_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review_feedback: Option<String>,
+    pub result: IterationResult,
+}
+
+/// `phase_reviews.<phase>`: what the phase's review gate decided.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct PhaseReview {
+    pub attempts: u32,
+    pub decision: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub predecessor_retries: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exhausted: Option<bool>,
+    /// The reviewer's feedback or reason, or a note such as "no decision line".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub feedback: Option<String>,
+}
+
+pub type PhaseReviews = BTreeMap<String, PhaseReview>;
+
+/// The decision value a human gate records while it waits for `agentic-sdlc decide`.
+pub const PENDING_DECISION: &str = "PENDING";
+
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub prompt_tokens: u64,
+    #[serde(default)]
+    pub completion_tokens: u64,
+    #[serde(default)]
+    pub requests: u64,
+}
+
+impl Usage {
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.requests += other.requests;
+    }
+}

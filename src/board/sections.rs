@@ -1,0 +1,200 @@
+//! `## Section` blocks of a story's Markdown body, edited without touching the rest.
+
+/// The sections a new story is written with, in order.
+pub const STANDARD_SECTIONS: [&str; 6] = [
+    "Summary",
+    "Acceptance Criteria",
+    "Research",
+    "Implementation Plan",
+    "Implementation Notes",
+    "Review Notes",
+];
+
+/// A level-2 heading found in the body: its name and the byte ranges of heading and content.
+#[derive(Debug, Clone, PartialEq)]
+struct Heading {
+    name: String,
+    start: usize,
+    content_start: usize,
+    end: usize,
+}
+
+/// Finds every `## ` heading outside fenced code blocks. A section runs until the next heading
+/// of level 1 or 2, so `###` sub-headings stay inside their section.
+fn headings(body: &str) -> Vec<Heading> {
+    let mut found: Vec<Heading> = Vec::new();
+    let mut fence: Option<&str> = None;
+    let mut offset = 0;
+    for line in body.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(open), Some(m)) if open == m => fence = None,
+            _ => {}
+        }
+        let is_heading = fence.is_none() && marker.is_none();
+        let level = trimmed.chars().take_while(|&c| c == '#').count();
+        let after = &trimmed[level..];
+        if is_heading
+            && (level == 1 || level == 2)
+            && (after.starts_with(' ') || after.trim().is_empty())
+        {
+            if let Some(last) = found.last_mut() {
+                last.end = offset;
+            }
+            if level == 2 {
+                found.push(Heading {
+                    name: after.trim().to_string(),
+                    start: offset,
+                    content_start: offset + line.len(),
+                    end: body.len(),
+                });
+            }
+        }
+        offset += line.len();
+    }
+    found
+}
+
+fn find<'a>(all: &'a [Heading], name: &str) -> Option<&'a Heading> {
+    all.iter().find(|h| h.name.eq_ignore_ascii_case(name))
+}
+
+/// The trimmed content of a section, `None` when the heading is absent.
+pub fn get<'a>(body: &'a str, name: &str) -> Option<&'a str> {
+    let all = headings(body);
+    find(&all, name).map(|h| body[h.content_start..h.end].trim())
+}
+
+/// Every section with its trimmed content, in body order.
+pub fn all(body: &str) -> Vec<(String, String)> {
+    headings(body)
+        .into_iter()
+        .map(|h| (h.name, body[h.content_start..h.end].trim().to_string()))
+        .collect()
+}
+
+/// Every section with non-empty content, in body order.
+pub fn non_empty(body: &str) -> Vec<(String, String)> {
+    all(body)
+        .into_iter()
+        .filter(|(_, content)| !content.is_empty())
+        .collect()
+}
+
+/// Replaces a section's content (or adds the section at the end), keeping the rest byte for byte.
+pub fn set(body: &str, name: &str, content: &str) -> String {
+    let all = headings(body);
+    let content = content.trim();
+    let block = if content.is_empty() {
+        String::new()
+    } else {
+        format!("{content}\n")
+    };
+    match find(&all, name) {
+        Some(h) => {
+            let next_heading = h.end < body.len();
+            let separator = if next_heading && !block.is_empty() {
+                "\n"
+            } else {
+                ""
+            };
+            format!(
+                "{}{block}{separator}{}",
+                &body[..h.content_start],
+                &body[h.end..]
+            )
+        }
+        None => {
+            let mut out = body.to_string();
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push('\n');
+            }
+            if !out.is_empty() && !out.ends_with("\n\n") {
+                out.push('\n');
+            }
+            out.push_str(&format!("## {name}\n{block}"));
+            out
+        }
+    }
+}
+
+/// Appends a block to the end of a section's content.
+pub fn append(body: &str, name: &str, addition: &str) -> String {
+    let existing = get(body, name).unwrap_or("");
+    let combined = if existing.is_empty() {
+        addition.trim().to_string()
+    } else {
+        format!("{existing}\n\n{}", addition.trim())
+    };
+    set(body, name, &combined)
+}
+
+/// The body of a new story: a title heading and the standard sections, empty.
+pub fn template(title: &str, summary: Option<&str>) -> String {
+    let mut body = format!("# {title}\n\n");
+    for name in STANDARD_SECTIONS {
+        body.push_str(&format!("## {name}\n"));
+        if name == "Summary" {
+            if let Some(summary) = summary.map(str::trim).filter(|s| !s.is_empty()) {
+                body.push_str(summary);
+                body.push('\n');
+            }
+        }
+        body.push('\n');
+    }
+    body.truncate(body.trim_end().len());
+    body.push('\n');
+    body
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const BODY: &str = "# Title\n\n## Summary\nHello.\n\n## Research\n```\n## not a heading\n```\n### Sub\ntext\n\n## Review Notes\n";
+
+    #[test]
+    fn reads_sections_around_fences_and_subheadings() {
+        assert_eq!(get(BODY, "summary"), Some("Hello."));
+        assert_eq!(
+            get(BODY, "Research"),
+            Some("```\n## not a heading\n```\n### Sub\ntext")
+        );
+        assert_eq!(get(BODY, "Review Notes"), Some(""));
+        assert_eq!(get(BODY, "Missing"), None);
+    }
+
+    #[test]
+    fn set_replaces_only_that_section() {
+        let out = set(BODY, "Summary", "New summary.");
+        assert_eq!(out, BODY.replace("Hello.", "New summary."));
+        let twice = set(&out, "Summary", "New summary.");
+        assert_eq!(twice, out, "setting the same content is idempotent");
+    }
+
+    #[test]
+    fn set_last_and_missing_sections() {
+        let out = set(BODY, "Review Notes", "All good.");
+        assert!(out.ends_with("## Review Notes\nAll good.\n"));
+        let added = set(BODY, "Implementation Plan", "1. Do it");
+        assert!(added.starts_with(BODY));
+        assert!(added.ends_with("\n## Implementation Plan\n1. Do it\n"));
+    }
+
+    #[test]
+    fn append_adds_after_existing_content() {
+        let out = append(BODY, "Summary", "More.");
+        assert_eq!(get(&out, "Summary"), Some("Hello.\n\nMore."));
+    }
+
+    #[test]
+    fn template_has_every_section() {
+        let body = template("T", Some("S"));
+        for name in STANDARD_SECTIONS {
+            assert!(get(&body, name).is_some(), "{name}");
+        }
+        assert_eq!(get(&body, "Summary"), Some("S"));
+    }
+}

@@ -1,0 +1,451 @@
+//! One story: its file, its column, its frontmatter and its Markdown body.
+
+use std::path::{Path, PathBuf};
+
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use super::frontmatter::{Frontmatter, FrontmatterError};
+use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
+use super::{sections, Column};
+
+/// A story file that could not be read, with the 1-based line of the problem.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoryError {
+    pub path: PathBuf,
+    pub line: usize,
+    pub message: String,
+}
+
+impl std::fmt::Display for StoryError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.path.display(), self.line, self.message)
+    }
+}
+
+impl From<StoryError> for crate::Error {
+    fn from(err: StoryError) -> Self {
+        crate::Error::StoryParse {
+            path: err.path,
+            line: err.line,
+            message: err.message,
+        }
+    }
+}
+
+/// The frontmatter keys every part of the tool reads, parsed once when the story is loaded.
+/// The frontmatter itself stays the source of truth; this is refreshed after every change.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct StoryMeta {
+    pub id: String,
+    pub title: String,
+    pub priority: i64,
+    pub status: Option<String>,
+    pub story_type: String,
+    pub labels: Vec<String>,
+    pub research_complete: bool,
+    pub plan_complete: bool,
+    pub implementation_complete: bool,
+    pub reviews_complete: bool,
+    pub depends_on: Vec<String>,
+    pub branch: Option<String>,
+    pub pr_url: Option<String>,
+    pub last_error: Option<String>,
+    pub blocked_reason: Option<String>,
+    pub refinement_count: u32,
+    pub max_refinement_attempts: Option<u32>,
+}
+
+/// The completion flag of each phase after refine, in pipeline order.
+pub const PHASE_FLAGS: [(&str, &str); 4] = [
+    ("research", "research_complete"),
+    ("plan", "plan_complete"),
+    ("implement", "implementation_complete"),
+    ("review", "reviews_complete"),
+];
+
+/// The priority a story without one gets: after everything that was prioritised by hand.
+pub const DEFAULT_PRIORITY: i64 = 100;
+
+#[derive(Debug, Clone)]
+pub struct Story {
+    pub path: PathBuf,
+    pub column: Column,
+    pub slug: String,
+    pub meta: StoryMeta,
+    front: Frontmatter,
+    /// The delimiter lines as written (`---\n`, `---\r\n`), kept for a byte-exact rewrite.
+    open: String,
+    close: String,
+    body: String,
+}
+
+/// The slug of a story file: its name without `.md`, and without the `NN-` prefix of the older
+/// numbered layout.
+pub fn slug_from_path(path: &Path) -> String {
+    let stem = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or_default();
+    match stem.split_once('-') {
+        Some((digits, rest))
+            if (1..=3).contains(&digits.len())
+                && digits.bytes().all(|b| b.is_ascii_digit())
+                && !rest.is_empty() =>
+        {
+            rest.to_string()
+        }
+        _ => stem.to_string(),
+    }
+}
+
+impl Story {
+    /// Parses a story file's text. `path` and `column` say where it was found.
+    pub fn parse(text: &str, path: PathBuf, column: Column) -> Result<Story, StoryError> {
+        let fail = |line: usize, message: String| StoryError {
+            path: path.clone(),
+            line,
+            message,
+        };
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let first_end = text.find('\n').map_or(text.len(), |i| i + 1);
+        if text[..first_end].trim_end() != "---" {
+            return Err(fail(
+                1,
+                "missing frontmatter: a story file starts with a `---` line".into(),
+            ));
+        }
+        let open = text[..first_end].to_string();
+        let mut offset = first_end;
+        let mut close_at = None;
+        for line in text[first_end..].split_inclusive('\n') {
+            if line.trim_end() == "---" {
+                close_at = Some((offset, offset + line.len()));
+                break;
+            }
+            offset += line.len();
+        }
+        let Some((close_start, close_end)) = close_at else {
+            return Err(fail(
+                1,
+                "frontmatter is not closed: add a `---` line after it".into(),
+            ));
+        };
+        // Frontmatter line N (0-based) is file line N + 2: the opening `---` comes first.
+        let to_story_error = |err: FrontmatterError| fail(err.line + 2, err.message);
+        let front = Frontmatter::parse(&text[first_end..close_start]).map_err(to_story_error)?;
+        let meta = read_meta(&front).map_err(to_story_error)?;
+        if meta.id.trim().is_empty() {
+            return Err(fail(2, "missing key `id`".into()));
+        }
+        Ok(Story {
+            slug: slug_from_path(&path),
+            path,
+            column,
+            meta,
+            front,
+            open,
+            close: text[close_start..close_end].to_string(),
+            body: text[close_end..].to_string(),
+        })
+    }
+
+    /// A new story in memory; [`super::store`] gives it a path when it writes it.
+    pub fn new(
+        front: Frontmatter,
+        body: String,
+        column: Column,
+        slug: String,
+    ) -> Result<Story, StoryError> {
+        let meta = read_meta(&front).map_err(|e| StoryError {
+            path: PathBuf::new(),
+            line: e.line + 2,
+            message: e.message,
+        })?;
+        Ok(Story {
+            path: PathBuf::new(),
+            column,
+            slug,
+            meta,
+            front,
+            open: "---\n".into(),
+            close: "---\n".into(),
+            body,
+        })
+    }
+
+    pub fn to_text(&self) -> String {
+        let front = self.front.to_text();
+        let mut out = String::with_capacity(front.len() + self.body.len() + 8);
+        out.push_str(&self.open);
+        out.push_str(&front);
+        out.push_str(&self.close);
+        if !self.close.ends_with('\n') && !self.body.is_empty() {
+            out.push('\n');
+        }
+        out.push_str(&self.body);
+        out
+    }
+
+    pub fn id(&self) -> &str {
+        &self.meta.id
+    }
+
+    pub fn frontmatter(&self) -> &Frontmatter {
+        &self.front
+    }
+
+    pub fn body(&self) -> &str {
+        &self.body
+    }
+
+    /// The file line of a frontmatter key, for messages that point into the file.
+    pub fn line_of(&self, key: &str) -> Option<usize> {
+        self.front.line_of(key).map(|l| l + 2)
+    }
+
+    fn error(&self, err: FrontmatterError) -> StoryError {
+        StoryError {
+            path: self.path.clone(),
+            line: err.line + 2,
+            message: err.message,
+        }
+    }
+
+    /// Reads any frontmatter key; errors point at the file and line.
+    pub fn get<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, StoryError> {
+        self.front.get(key).map_err(|e| self.error(e))
+    }
+
+    pub fn review_history(&self) -> Result<Vec<ReviewRecord>, StoryError> {
+        Ok(self.get("review_history")?.unwrap_or_default())
+    }
+
+    pub fn latest_review(&self) -> Result<Option<ReviewRecord>, StoryError> {
+        self.front
+            .last_item("review_history")
+            .map_err(|e| self.error(e))
+    }
+
+    pub fn refinement_iterations(&self) -> Result<Vec<RefinementIteration>, StoryError> {
+        Ok(self.get("refinement_iterations")?.unwrap_or_default())
+    }
+
+    pub fn latest_iteration(&self) -> Result<Option<RefinementIteration>, StoryError> {
+        self.front
+            .last_item("refinement_iterations")
+            .map_err(|e| self.error(e))
+    }
+
+    pub fn phase_reviews(&self) -> Result<PhaseReviews, StoryError> {
+        Ok(self.get("phase_reviews")?.unwrap_or_default())
+    }
+
+    pub fn usage(&self) -> Result<Usage, StoryError> {
+        Ok(self.get("usage")?.unwrap_or_default())
+    }
+
+    pub fn section(&self, name: &str) -> Option<&str> {
+        sections::get(&self.body, name)
+    }
+
+    pub fn non_empty_sections(&self) -> Vec<(String, String)> {
+        sections::non_empty(&self.body)
+    }
+
+    /// Whether a phase's completion flag is set; refine is complete once the story left backlog.
+    pub fn phase_complete(&self, phase: &str) -> bool {
+        match phase {
+            "refine" => self.column != Column::Backlog,
+            "research" => self.meta.research_complete,
+            "plan" => self.meta.plan_complete,
+            "implement" => self.meta.implementation_complete,
+            "review" => self.meta.reviews_complete,
+            _ => false,
+        }
+    }
+
+    /// The column a story's flags call for when it leaves blocked/: in-progress once
+    /// implementation started, ready once it was refined, backlog otherwise.
+    pub fn resume_column(&self) -> Column {
+        let meta = &self.meta;
+        if meta.implementation_complete || meta.branch.is_some() {
+            Column::InProgress
+        } else if meta.research_complete || meta.plan_complete || self.refined() {
+            Column::Ready
+        } else {
+            Column::Backlog
+        }
+    }
+
+    /// Whether refinement wrote acceptance criteria (a blocked story no longer shows it by folder).
+    fn refined(&self) -> bool {
+        self.section("Acceptance Criteria")
+            .is_some_and(|s| !s.is_empty())
+    }
+
+    // ---- changes: each writes through to the frontmatter and refreshes `meta` ----
+
+    pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
+        self.front.set(key, value);
+        self.refresh();
+    }
+
+    pub fn set_opt<T: Serialize>(&mut self, key: &str, value: Option<&T>) {
+        self.front.set_opt(key, value);
+        self.refresh();
+    }
+
+    pub fn remove(&mut self, key: &str) {
+        self.front.remove(key);
+        self.refresh();
+    }
+
+    pub fn set_section(&mut self, name: &str, content: &str) {
+        self.body = sections::set(&self.body, name, content);
+    }
+
+    pub fn append_to_section(&mut self, name: &str, addition: &str) {
+        self.body = sections::append(&self.body, name, addition);
+    }
+
+    /// Sets a phase's flag by phase name (`research`, `plan`, `implement`, `review`).
+    pub fn set_phase_flag(&mut self, phase: &str, done: bool) {
+        if let Some((_, key)) = PHASE_FLAGS.iter().find(|(p, _)| *p == phase) {
+            self.set(key, &done);
+        }
+    }
+
+    /// Clears `phase`'s flag and the flags of every phase after it, so the story flows back
+    /// through the pipeline from there.
+    pub fn reset_from_phase(&mut self, phase: &str) {
+        let start = PHASE_FLAGS
+            .iter()
+            .position(|(p, _)| *p == phase)
+            .unwrap_or(0);
+        for (_, key) in &PHASE_FLAGS[start..] {
+            self.front.set(key, &false);
+        }
+        self.refresh();
+    }
+
+    /// Moves the story to another column in memory; the store renames the file when it writes.
+    pub fn set_column(&mut self, column: Column) {
+        self.column = column;
+        self.set("status", &column.name());
+    }
+
+    pub fn add_usage(&mut self, usage: Usage) -> Result<(), StoryError> {
+        let mut total = self.usage()?;
+        total.add(usage);
+        self.set("usage", &total);
+        Ok(())
+    }
+
+    pub fn push_review(&mut self, record: ReviewRecord) -> Result<(), StoryError> {
+        let mut history = self.review_history()?;
+        history.push(record);
+        let excess = history
+            .len()
+            .saturating_sub(super::records::REVIEW_HISTORY_KEPT);
+        history.drain(..excess);
+        self.set("review_history", &history);
+        Ok(())
+    }
+
+    fn refresh(&mut self) {
+        // Values written by the tool always parse; a hand-broken key keeps the old meta.
+        if let Ok(meta) = read_meta(&self.front) {
+            self.meta = meta;
+        }
+    }
+}
+
+fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
+    Ok(StoryMeta {
+        id: front.get::<String>("id")?.unwrap_or_default(),
+        title: front.get::<String>("title")?.unwrap_or_default(),
+        priority: front.get::<i64>("priority")?.unwrap_or(DEFAULT_PRIORITY),
+        status: front.get("status")?,
+        story_type: front
+            .get::<String>("type")?
+            .unwrap_or_else(|| "feature".into()),
+        labels: front.get("labels")?.unwrap_or_default(),
+        research_complete: front.get("research_complete")?.unwrap_or(false),
+        plan_complete: front.get("plan_complete")?.unwrap_or(false),
+        implementation_complete: front.get("implementation_complete")?.unwrap_or(false),
+        reviews_complete: front.get("reviews_complete")?.unwrap_or(false),
+        depends_on: front.get("depends_on")?.unwrap_or_default(),
+        branch: front.get("branch")?,
+        pr_url: front.get("pr_url")?,
+        last_error: front.get("last_error")?,
+        blocked_reason: front.get("blocked_reason")?,
+        refinement_count: front.get("refinement_count")?.unwrap_or(0),
+        max_refinement_attempts: front.get("max_refinement_attempts")?,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FILE: &str = "---\nid: story-a\ntitle: Add dark mode\npriority: 10\nstatus: ready\nmy_key: kept  # note\nresearch_complete: false\n---\n# Add dark mode\n\n## Summary\nHand written.\n\n## Research\n";
+
+    fn story() -> Story {
+        Story::parse(FILE, PathBuf::from("ready/add-dark-mode.md"), Column::Ready).unwrap()
+    }
+
+    #[test]
+    fn round_trips_byte_for_byte() {
+        assert_eq!(story().to_text(), FILE);
+        let crlf = FILE.replace('\n', "\r\n");
+        let parsed = Story::parse(&crlf, PathBuf::from("x.md"), Column::Ready).unwrap();
+        assert_eq!(parsed.to_text(), crlf);
+        assert_eq!(parsed.meta.title, "Add dark mode");
+    }
+
+    #[test]
+    fn changes_touch_only_their_keys_and_sections() {
+        let mut s = story();
+        s.set_phase_flag("research", true);
+        s.set_section("Research", "Findings.");
+        let expected = FILE
+            .replace("research_complete: false", "research_complete: true")
+            .replace("## Research\n", "## Research\nFindings.\n");
+        assert_eq!(s.to_text(), expected);
+        assert!(s.meta.research_complete);
+    }
+
+    #[test]
+    fn old_layout_slug() {
+        assert_eq!(
+            slug_from_path(Path::new("backlog/03-add-login.md")),
+            "add-login"
+        );
+        assert_eq!(
+            slug_from_path(Path::new("backlog/add-login.md")),
+            "add-login"
+        );
+        assert_eq!(
+            slug_from_path(Path::new("backlog/2026-plan.md")),
+            "2026-plan"
+        );
+    }
+
+    #[test]
+    fn errors_point_at_file_lines() {
+        let err = Story::parse(
+            "---\nid: a\npriority: high\n---\n",
+            PathBuf::from("x.md"),
+            Column::Ready,
+        )
+        .unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("priority"));
+        let err = Story::parse("no frontmatter", PathBuf::from("x.md"), Column::Ready).unwrap_err();
+        assert_eq!(err.line, 1);
+        let err =
+            Story::parse("---\ntitle: x\n---\n", PathBuf::from("x.md"), Column::Ready).unwrap_err();
+        assert!(err.message.contains("id"));
+    }
+}

@@ -1,0 +1,120 @@
+//! `add`: a new story in backlog.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use serde_json::json;
+
+use super::Context;
+use crate::board::frontmatter::Frontmatter;
+use crate::board::{ids, lookup, sections, store, Board, Column, Story};
+use crate::error::{Error, Result};
+
+#[derive(Debug, Args)]
+pub struct AddArgs {
+    /// The story's title.
+    pub title: String,
+    /// feature, bug, chore or spike.
+    #[arg(long = "type", value_name = "T", default_value = "feature", value_parser = ["feature", "bug", "chore", "spike"])]
+    pub story_type: String,
+    /// Lower runs first. Default: after every story on the board.
+    #[arg(long, value_name = "N", allow_negative_numbers = true)]
+    pub priority: Option<i64>,
+    /// A label (repeatable); added to the config's defaultLabels.
+    #[arg(long = "label", value_name = "L")]
+    pub labels: Vec<String>,
+    /// A story (id or slug) that must be done before this one goes past refinement (repeatable).
+    #[arg(long = "depends-on", value_name = "ID")]
+    pub depends_on: Vec<String>,
+    /// A Markdown file with the story's description (its `## ` sections, or the summary).
+    #[arg(long, value_name = "F")]
+    pub body_file: Option<PathBuf>,
+}
+
+pub fn run(args: AddArgs, context: &Context) -> Result<i32> {
+    let project = context.project()?;
+    let title = args.title.trim();
+    if title.is_empty() {
+        return Err(Error::Usage("the title must not be empty".into()));
+    }
+    let board_dir = project.board_dir();
+    let board = Board::load(&board_dir)?;
+    let depends_on = args
+        .depends_on
+        .iter()
+        .map(|query| lookup::find(&board.stories, query).map(|s| s.id().to_string()))
+        .collect::<Result<Vec<_>>>()?;
+    let body = match &args.body_file {
+        Some(path) => body_from_file(title, &fs_err::read_to_string(context.cwd.join(path))?),
+        None => sections::template(title, None),
+    };
+    let priority = args.priority.unwrap_or_else(|| {
+        board
+            .stories
+            .iter()
+            .map(|s| s.meta.priority)
+            .max()
+            .map_or(10, |max| max.saturating_add(10))
+    });
+    let mut labels = project.config.default_labels.clone();
+    for label in args.labels {
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    let today = store::today();
+    let mut front = Frontmatter::empty();
+    front.set("id", &ids::new_story_id());
+    front.set("title", &title);
+    front.set("priority", &priority);
+    front.set("status", &Column::Backlog.name());
+    front.set("type", &args.story_type);
+    front.set("created", &today);
+    front.set("updated", &today);
+    front.set("labels", &labels);
+    for (_, flag) in crate::board::story::PHASE_FLAGS {
+        front.set(flag, &false);
+    }
+    if !depends_on.is_empty() {
+        front.set("depends_on", &depends_on);
+    }
+    let mut story = Story::new(front, body, Column::Backlog, ids::slugify(title))?;
+    store::create(&board_dir, &mut story)?;
+    story.slug = crate::board::story::slug_from_path(&story.path);
+
+    let printer = &context.printer;
+    printer.json_line(&super::envelope(
+        "added",
+        json!({ "id": story.id(), "slug": story.slug, "path": story.path })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    ));
+    let palette = printer.palette();
+    printer.out(format!(
+        "Created {} ({})",
+        palette.id(&story.slug),
+        story.id()
+    ));
+    printer.out(format!("  {}", story.path.display()));
+    Ok(0)
+}
+
+/// A body file with its own `## ` sections is used as written (missing standard sections are
+/// added); plain text becomes the summary.
+fn body_from_file(title: &str, text: &str) -> String {
+    if sections::non_empty(text).is_empty() && !text.lines().any(|l| l.starts_with("## ")) {
+        return sections::template(title, Some(text));
+    }
+    let mut body = if text.trim_start().starts_with("# ") {
+        text.to_string()
+    } else {
+        format!("# {title}\n\n{}", text.trim_start())
+    };
+    for name in sections::STANDARD_SECTIONS {
+        if sections::get(&body, name).is_none() {
+            body = sections::set(&body, name, "");
+        }
+    }
+    body
+}

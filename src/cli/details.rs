@@ -1,0 +1,204 @@
+//! `details <story>`: everything the board knows about one story.
+
+use clap::Args;
+use serde_json::{json, Map, Value};
+
+use super::Context;
+use crate::board::{lookup, Board, Story};
+use crate::error::Result;
+use crate::output::Printer;
+
+#[derive(Debug, Args)]
+pub struct DetailsArgs {
+    /// Id or slug (any case), or a unique prefix of either.
+    pub story: String,
+}
+
+pub fn run(args: DetailsArgs, context: &Context) -> Result<i32> {
+    let project = context.project()?;
+    let board = Board::load(&project.board_dir())?;
+    let story = lookup::find(&board.stories, &args.story)?;
+    let printer = &context.printer;
+    if printer.is_json() {
+        printer.json_line(&super::envelope(
+            "story",
+            json!({ "story": story_json(story)? })
+                .as_object()
+                .cloned()
+                .unwrap_or_default(),
+        ));
+        return Ok(0);
+    }
+    print_human(story, &board, printer)?;
+    Ok(0)
+}
+
+fn story_json(story: &Story) -> Result<Value> {
+    let mapping = story
+        .frontmatter()
+        .to_mapping()
+        .map_err(|e| crate::Error::StoryParse {
+            path: story.path.clone(),
+            line: e.line + 2,
+            message: e.message,
+        })?;
+    let mut object = match serde_json::to_value(&mapping) {
+        Ok(Value::Object(object)) => object,
+        _ => Map::new(),
+    };
+    object.insert("status".into(), story.column.name().into());
+    object.insert("slug".into(), story.slug.clone().into());
+    object.insert("path".into(), json!(story.path));
+    let sections: Map<String, Value> = crate::board::sections::all(story.body())
+        .into_iter()
+        .map(|(name, content)| (name, Value::String(content)))
+        .collect();
+    object.insert("sections".into(), Value::Object(sections));
+    Ok(Value::Object(object))
+}
+
+fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {
+    let p = printer.palette();
+    let meta = &story.meta;
+    let yes_no = |b: bool| if b { p.ok("yes") } else { p.dim("no") };
+    let mut out = vec![
+        p.heading(&meta.title),
+        format!("  id:        {}", p.id(&meta.id)),
+        format!("  slug:      {}", story.slug),
+        format!("  column:    {}", story.column),
+        format!("  type:      {}", meta.story_type),
+        format!("  priority:  {}", meta.priority),
+        format!("  path:      {}", story.path.display()),
+    ];
+    if !meta.labels.is_empty() {
+        out.push(format!("  labels:    {}", meta.labels.join(", ")));
+    }
+    for (key, label) in [
+        ("assignee", "assignee"),
+        ("estimated_effort", "effort"),
+        ("created", "created"),
+        ("updated", "updated"),
+    ] {
+        if let Ok(Some(value)) = story.get::<String>(key) {
+            out.push(format!("  {:<10} {value}", format!("{label}:")));
+        }
+    }
+    if let Some(branch) = &meta.branch {
+        out.push(format!("  branch:    {branch}"));
+    }
+    if let Some(url) = &meta.pr_url {
+        out.push(format!("  pr:        {url}"));
+    }
+    out.push(String::new());
+    out.push(p.heading("Phases"));
+    out.push(format!(
+        "  research {}  plan {}  implementation {}  reviews {}",
+        yes_no(meta.research_complete),
+        yes_no(meta.plan_complete),
+        yes_no(meta.implementation_complete),
+        yes_no(meta.reviews_complete)
+    ));
+    if !meta.depends_on.is_empty() {
+        out.push(String::new());
+        out.push(p.heading("Depends on"));
+        for dep in &meta.depends_on {
+            let state = board.get(dep).map_or("unknown story".to_string(), |d| {
+                format!("{} ({})", d.slug, d.column)
+            });
+            out.push(format!("  {dep}  {state}"));
+        }
+    }
+    let limit = meta
+        .max_refinement_attempts
+        .map_or(String::new(), |m| format!(" (limit {m})"));
+    out.push(String::new());
+    out.push(p.heading("Refinement"));
+    out.push(format!("  reworks: {}{limit}", meta.refinement_count));
+    for it in story.refinement_iterations()? {
+        let done = it
+            .completed_at
+            .as_deref()
+            .map_or(String::new(), |c| format!(" → {c}"));
+        out.push(format!(
+            "  #{} {:?} by {} at {}{done}",
+            it.iteration, it.result, it.agent_type, it.started_at
+        ));
+        if let Some(feedback) = it.review_feedback {
+            out.push(format!("     {}", p.dim(&feedback)));
+        }
+    }
+    let history = story.review_history()?;
+    if !history.is_empty() {
+        out.push(String::new());
+        out.push(p.heading("Review history"));
+        for review in history {
+            let severity = review
+                .severity
+                .map_or(String::new(), |s| format!(" {s:?}").to_uppercase());
+            out.push(format!(
+                "  {} {:?}{severity}  code {} security {} po {}",
+                review.timestamp,
+                review.decision,
+                yes_no(review.code_review_passed),
+                yes_no(review.security_review_passed),
+                yes_no(review.po_review_passed)
+            ));
+            if !review.feedback.is_empty() {
+                out.push(format!(
+                    "     {}",
+                    review.feedback.lines().next().unwrap_or("")
+                ));
+            }
+            for blocker in review.blockers {
+                out.push(format!("     {} {blocker}", p.error("blocker:")));
+            }
+        }
+    }
+    let phase_reviews = story.phase_reviews()?;
+    if !phase_reviews.is_empty() {
+        out.push(String::new());
+        out.push(p.heading("Phase reviews"));
+        for (phase, review) in phase_reviews {
+            let mut line = format!(
+                "  {phase}: {} after {} attempt(s)",
+                review.decision, review.attempts
+            );
+            if let Some(n) = review.predecessor_retries {
+                line.push_str(&format!(
+                    ", {n} predecessor retr{}",
+                    if n == 1 { "y" } else { "ies" }
+                ));
+            }
+            if review.exhausted == Some(true) {
+                line.push_str(", retries exhausted");
+            }
+            out.push(line);
+            if let Some(feedback) = review.feedback {
+                out.push(format!("     {}", p.dim(&feedback)));
+            }
+        }
+    }
+    let usage = story.usage()?;
+    if usage.requests > 0 {
+        out.push(String::new());
+        out.push(p.heading("Usage"));
+        out.push(format!(
+            "  {} request(s), {} prompt + {} completion tokens",
+            usage.requests, usage.prompt_tokens, usage.completion_tokens
+        ));
+    }
+    if let Some(error) = &meta.last_error {
+        out.push(String::new());
+        out.push(format!("{} {error}", p.error("Last error:")));
+    }
+    if let Some(reason) = &meta.blocked_reason {
+        out.push(format!("{} {reason}", p.warn("Blocked:")));
+    }
+    for (name, content) in story.non_empty_sections() {
+        out.push(String::new());
+        out.push(p.heading(&format!("## {name}")));
+        out.push(content);
+    }
+    printer.out(out.join("\n"));
+    Ok(())
+}

@@ -1,0 +1,61 @@
+//! `init`: the default config and the board folders. Running it again changes nothing.
+
+use serde_json::json;
+
+use super::Context;
+use crate::board::Column;
+use crate::config::{self, CONFIG_FILE};
+use crate::error::Result;
+
+/// What the board's own `.gitignore` keeps out of version control (SPEC §2).
+const BOARD_GITIGNORE: &str = ".workflow-state.json\n.lock\nlogs/\n";
+
+pub fn run(context: &Context) -> Result<i32> {
+    let root = &context.cwd;
+    let config_path = root.join(CONFIG_FILE);
+    let mut created = Vec::new();
+    if !config_path.exists() {
+        let text =
+            serde_json::to_string_pretty(&config::default_value()).expect("defaults serialise");
+        crate::board::store::write_atomic(&config_path, &format!("{text}\n"))?;
+        created.push(CONFIG_FILE.to_string());
+    }
+    // An existing config decides where the board lives, and must itself be valid.
+    let config = config::load(root)?;
+    let board_dir = root.join(&config.sdlc_folder);
+    for column in Column::ALL {
+        let folder = board_dir.join(column.name());
+        if !folder.is_dir() {
+            fs_err::create_dir_all(&folder)?;
+            created.push(format!("{}/{}/", config.sdlc_folder, column.name()));
+        }
+    }
+    let gitignore = board_dir.join(".gitignore");
+    if !gitignore.exists() {
+        crate::board::store::write_atomic(&gitignore, BOARD_GITIGNORE)?;
+        created.push(format!("{}/.gitignore", config.sdlc_folder));
+    }
+    let printer = &context.printer;
+    printer.json_line(&super::envelope(
+        "init",
+        json!({ "root": root, "boardDir": board_dir, "created": created })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    ));
+    if created.is_empty() {
+        printer.out(format!(
+            "Board already initialised in {}",
+            board_dir.display()
+        ));
+    } else {
+        for item in &created {
+            printer.out(format!("created {item}"));
+        }
+        printer.out(format!(
+            "Board ready in {}. Next: agentic-sdlc add \"<title>\"",
+            board_dir.display()
+        ));
+    }
+    Ok(0)
+}

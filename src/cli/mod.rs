@@ -1,0 +1,175 @@
+//! Command-line parsing and dispatch. Each command lives in its own file.
+
+mod add;
+mod board_cmds;
+mod config_cmd;
+mod details;
+mod init;
+mod status;
+mod validate;
+
+use std::path::{Path, PathBuf};
+
+use clap::{Parser, Subcommand};
+
+use crate::config::Project;
+use crate::error::{exit, Error, Result};
+use crate::output::{ColorChoice, Printer, Verbosity};
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "agentic-sdlc",
+    version,
+    about = "Runs software stories through an AI-driven development life cycle on a file-backed kanban board"
+)]
+pub struct Cli {
+    /// Machine-readable output on stdout (no colour, no spinners).
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// When to use colour.
+    #[arg(long, global = true, value_enum, default_value = "auto")]
+    pub color: ColorChoice,
+    /// Run as if started in DIR.
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+    /// Print only results and errors.
+    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    pub quiet: bool,
+    /// Print more detail (also enables debug logs; RUST_LOG overrides).
+    #[arg(short, long, global = true)]
+    pub verbose: bool,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Write the default config if missing and create the board columns.
+    Init,
+    /// Create a story in backlog.
+    Add(add::AddArgs),
+    /// Show the board column by column and the recommended next action.
+    Status(status::StatusArgs),
+    /// Show everything about one story.
+    #[command(alias = "d")]
+    Details(details::DetailsArgs),
+    /// Show or set configuration values.
+    Config(config_cmd::ConfigArgs),
+    /// Move a story to another column by hand.
+    Move(board_cmds::MoveArgs),
+    /// Move a blocked story back to the column its flags call for.
+    Unblock(board_cmds::UnblockArgs),
+    /// Check every story and the config.
+    Validate,
+}
+
+/// Where a command runs: the directory from `-C`, or the current one.
+pub struct Context {
+    pub cwd: PathBuf,
+    pub printer: Printer,
+}
+
+impl Context {
+    pub fn project(&self) -> Result<Project> {
+        Project::discover(&self.cwd)
+    }
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() {
+                exit::USAGE
+            } else {
+                exit::SUCCESS
+            };
+            let _ = err.print();
+            return code;
+        }
+    };
+    init_tracing(cli.verbose);
+    let verbosity = match (cli.quiet, cli.verbose) {
+        (true, _) => Verbosity::Quiet,
+        (_, true) => Verbosity::Verbose,
+        _ => Verbosity::Normal,
+    };
+    let printer = Printer::new(verbosity, cli.json, cli.color);
+    let cwd = match resolve_cwd(cli.directory.as_deref()) {
+        Ok(cwd) => cwd,
+        Err(err) => return report(&printer, err),
+    };
+    let mut context = Context { cwd, printer };
+    if let Ok(project) = context.project() {
+        context.printer = context.printer.clone().with_theme(project.config.theme);
+    }
+    match dispatch(cli.command, &context) {
+        Ok(code) => code,
+        Err(err) => report(&context.printer, err),
+    }
+}
+
+fn dispatch(command: Command, context: &Context) -> Result<i32> {
+    match command {
+        Command::Init => init::run(context),
+        Command::Add(args) => add::run(args, context),
+        Command::Status(args) => status::run(args, context),
+        Command::Details(args) => details::run(args, context),
+        Command::Config(args) => config_cmd::run(args, context),
+        Command::Move(args) => board_cmds::run_move(args, context),
+        Command::Unblock(args) => board_cmds::run_unblock(args, context),
+        Command::Validate => validate::run(context),
+    }
+}
+
+fn resolve_cwd(directory: Option<&Path>) -> Result<PathBuf> {
+    let cwd =
+        std::env::current_dir().map_err(|e| Error::io("cannot read the current directory", e))?;
+    match directory {
+        None => Ok(cwd),
+        Some(dir) => {
+            let dir = cwd.join(dir);
+            if dir.is_dir() {
+                Ok(dir)
+            } else {
+                Err(Error::Usage(format!(
+                    "-C {}: no such directory",
+                    dir.display()
+                )))
+            }
+        }
+    }
+}
+
+fn report(printer: &Printer, err: Error) -> i32 {
+    printer.error(err.to_string());
+    err.exit_code()
+}
+
+fn init_tracing(verbose: bool) {
+    let default = if verbose {
+        "agentic_sdlc=debug"
+    } else {
+        "warn"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .without_time()
+        .try_init();
+}
+
+/// The JSON envelope every `--json` document shares.
+pub fn envelope(
+    kind: &str,
+    mut body: serde_json::Map<String, serde_json::Value>,
+) -> serde_json::Value {
+    let mut out = serde_json::Map::new();
+    out.insert("schemaVersion".into(), 1.into());
+    out.insert("kind".into(), kind.into());
+    out.append(&mut body);
+    serde_json::Value::Object(out)
+}

@@ -1,0 +1,64 @@
+//! `validate`: every story and the config; exit 1 when anything needs fixing.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::Context;
+use crate::board::validate::{check_board, Problem};
+use crate::board::{Board, StoryError};
+use crate::error::Result;
+
+pub fn run(context: &Context) -> Result<i32> {
+    let project = context.project()?;
+    let board = Board::load(&project.board_dir())?;
+    let problems = check_board(&board);
+    let printer = &context.printer;
+    printer.json_line(&super::envelope(
+        "validation",
+        json!({ "valid": problems.is_empty(), "stories": board.stories.len() + board.broken.len(), "problems": problems })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    ));
+    let palette = printer.palette();
+    for problem in &problems {
+        printer.out(format!(
+            "{} {}",
+            palette.error("✗"),
+            relative_problem(problem, &project.root)
+        ));
+    }
+    if problems.is_empty() {
+        printer.out(format!(
+            "{} {} stories, config valid",
+            palette.ok("✓"),
+            board.stories.len()
+        ));
+        Ok(0)
+    } else {
+        printer.out(format!("{} problem(s) found", problems.len()));
+        Ok(crate::error::exit::FAILURE)
+    }
+}
+
+fn shorten(path: &Path, root: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
+}
+
+fn relative_problem(problem: &Problem, root: &Path) -> String {
+    format!(
+        "{}:{}: {}",
+        shorten(&problem.path, root),
+        problem.line,
+        problem.message
+    )
+}
+
+/// `path:line: message` with the path relative to the project root.
+pub fn relative(err: &StoryError, root: &Path) -> String {
+    format!("{}:{}: {}", shorten(&err.path, root), err.line, err.message)
+}

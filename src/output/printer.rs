@@ -1,0 +1,155 @@
+//! Where everything a person or a program reads is written.
+
+use std::io::{IsTerminal, Write};
+use std::time::Duration;
+
+use super::theme::Palette;
+use crate::config::Theme;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Verbosity {
+    Quiet,
+    Normal,
+    Verbose,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+/// Knows whether output is for a program (`--json`) or a person, how chatty to be, and whether
+/// colour and spinners make sense on this terminal.
+#[derive(Debug, Clone)]
+pub struct Printer {
+    verbosity: Verbosity,
+    json: bool,
+    color: bool,
+    spinners: bool,
+    palette: Palette,
+}
+
+impl Printer {
+    pub fn new(verbosity: Verbosity, json: bool, choice: ColorChoice) -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let color = !json
+            && match choice {
+                ColorChoice::Always => true,
+                ColorChoice::Never => false,
+                ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
+            };
+        colored::control::set_override(color);
+        let spinners = !json && verbosity != Verbosity::Quiet && std::io::stderr().is_terminal();
+        Self {
+            verbosity,
+            json,
+            color,
+            spinners,
+            palette: Palette::new(Theme::Auto, color),
+        }
+    }
+
+    /// Applies the configured theme once the config is known.
+    pub fn with_theme(mut self, theme: Theme) -> Self {
+        self.palette = Palette::new(theme, self.color);
+        self
+    }
+
+    /// A printer that writes nothing a person would see, for library tests.
+    pub fn silent() -> Self {
+        Self {
+            verbosity: Verbosity::Quiet,
+            json: false,
+            color: false,
+            spinners: false,
+            palette: Palette::new(Theme::None, false),
+        }
+    }
+
+    pub fn palette(&self) -> &Palette {
+        &self.palette
+    }
+
+    pub fn is_json(&self) -> bool {
+        self.json
+    }
+
+    pub fn verbosity(&self) -> Verbosity {
+        self.verbosity
+    }
+
+    /// The command's result for a person, on stdout. Nothing in JSON mode.
+    pub fn out(&self, text: impl AsRef<str>) {
+        if !self.json {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{}", text.as_ref());
+        }
+    }
+
+    /// A JSON document on stdout, in JSON mode only.
+    pub fn json_line(&self, value: &serde_json::Value) {
+        if self.json {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{value}");
+            let _ = stdout.flush();
+        }
+    }
+
+    /// Progress for a person, on stderr; hidden by `-q` and in JSON mode.
+    pub fn info(&self, text: impl AsRef<str>) {
+        if !self.json && self.verbosity >= Verbosity::Normal {
+            eprintln!("{}", text.as_ref());
+        }
+    }
+
+    /// Extra detail shown with `-v`.
+    pub fn detail(&self, text: impl AsRef<str>) {
+        if !self.json && self.verbosity >= Verbosity::Verbose {
+            eprintln!("{}", self.palette.dim(text.as_ref()));
+        }
+    }
+
+    /// A warning always reaches stderr, even with `-q` or `--json`.
+    pub fn warn(&self, text: impl AsRef<str>) {
+        eprintln!("{} {}", self.palette.warn("warning:"), text.as_ref());
+    }
+
+    pub fn error(&self, text: impl AsRef<str>) {
+        eprintln!("{} {}", self.palette.error("error:"), text.as_ref());
+    }
+
+    /// A spinner on a terminal; plain lines otherwise.
+    pub fn spinner(&self, message: impl Into<String>) -> Spinner {
+        let message = message.into();
+        if self.spinners {
+            let bar = indicatif::ProgressBar::new_spinner();
+            bar.set_style(
+                indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed:.dim}")
+                    .expect("static template")
+                    .tick_strings(&["⟳", "⟲", "⟳", "⟲", "✓"]),
+            );
+            bar.enable_steady_tick(Duration::from_millis(200));
+            bar.set_message(message);
+            Spinner { bar: Some(bar) }
+        } else {
+            self.info(&message);
+            Spinner { bar: None }
+        }
+    }
+}
+
+/// A running spinner; finishing it leaves one line that says how the step ended.
+pub struct Spinner {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Spinner {
+    pub fn finish(self, line: impl AsRef<str>, printer: &Printer) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+        printer.info(line);
+    }
+}

@@ -1,0 +1,3 @@
+//! The life cycle: what to do next, and doing it.
+
+pub mod assessor;
