@@ -4,48 +4,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum ReviewDecision {
-    Approved,
-    Rejected,
-    Failed,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "UPPERCASE")]
-pub enum Severity {
-    Low,
-    Medium,
-    High,
-    Critical,
-}
-
-/// How serious one review issue is, most serious first so that sorting puts blockers on top.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum IssueSeverity {
-    Blocker,
-    Critical,
-    Major,
-    Minor,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReviewIssue {
-    pub severity: IssueSeverity,
-    #[serde(default)]
-    pub category: String,
-    #[serde(default)]
-    pub description: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub file: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub line: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub suggested_fix: Option<String>,
-}
+// The review vocabulary is defined with the tolerant reader that parses it from model answers,
+// so stored records and fresh verdicts go through one set of rules.
+pub use crate::agents::verdict::{IssueSeverity, ReviewDecision, ReviewIssue, Severity};
 
 /// One entry of `review_history`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
