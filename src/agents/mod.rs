@@ -1,3 +1,4 @@
-//! The agents that work on stories, and how their answers are read.
+//! The agents that work on stories, the tools they use, and how their answers are read.
 
+pub mod tools;
 pub mod verdict;
