@@ -1,6 +1,7 @@
 //! agentic-sdlc: runs software stories through an AI-driven development life cycle on a
 //! file-backed kanban board. `main.rs` only parses arguments and maps errors to exit codes.
 
+pub mod agents;
 pub mod board;
 pub mod config;
 pub mod error;
