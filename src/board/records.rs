@@ -77,6 +77,7 @@ pub type PhaseReviews = BTreeMap<String, PhaseReview>;
 /// The decision value a human gate records while it waits for `agentic-sdlc decide`.
 pub const PENDING_DECISION: &str = "PENDING";
 
+/// Tokens and requests spent; summed over a conversation and stored on the story (SPEC §10).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     #[serde(default)]
@@ -88,7 +89,7 @@ pub struct Usage {
 }
 
 impl Usage {
-    pub fn add(&mut self, other: Usage) {
+    pub fn add(&mut self, other: &Usage) {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.requests += other.requests;

@@ -337,7 +337,7 @@ impl Story {
 
     pub fn add_usage(&mut self, usage: Usage) -> Result<(), StoryError> {
         let mut total = self.usage()?;
-        total.add(usage);
+        total.add(&usage);
         self.set("usage", &total);
         Ok(())
     }

@@ -1,0 +1,191 @@
+//! The agent turn loop, independent of any one agent: send, run the tools the model asks for,
+//! send the results back, until the model answers without tool calls.
+
+use async_trait::async_trait;
+use serde_json::{json, Value};
+
+use super::llm::{ChatMessage, ChatReply, LlmClient, LlmError, Usage};
+use super::transcript::Transcript;
+
+/// The result of one tool call as the model will read it. An error here (a bad argument, a
+/// refused path) is for the model to handle, not a reason to end the action.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResultText {
+    pub content: String,
+    pub is_error: bool,
+}
+
+/// The tools one agent may use.
+#[async_trait]
+pub trait ToolExecutor: Send + Sync {
+    /// OpenAI function definitions (`{"type": "function", "function": {"name", …}}`).
+    fn definitions(&self) -> Vec<Value>;
+    async fn call(&self, name: &str, arguments: &str) -> ToolResultText;
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Conversation {
+    /// The content of the last reply, the one without tool calls.
+    pub final_text: String,
+    /// Summed over every request made, including a retry without tools.
+    pub usage: Usage,
+    pub turns: u32,
+    pub tool_calls: u32,
+}
+
+/// Runs a conversation to its end.
+///
+/// Every tool call of a reply is executed in order and answered by exactly one `tool` message
+/// with its id. If the server refuses `tools` on the first request, the request is repeated
+/// once without them. After `max_turns` requests that still end in tool calls, this fails with
+/// [`LlmError::MaxTurns`] without running those last calls.
+///
+/// The transcript gets each request (only the messages added since the previous request, so it
+/// grows linearly; with the tool names), each response, each tool call with its result, and
+/// each error. Headers and the key never reach it.
+pub async fn converse(
+    client: &LlmClient,
+    system: &str,
+    user: &str,
+    tools: Option<&dyn ToolExecutor>,
+    max_turns: u32,
+    transcript: &Transcript,
+) -> Result<Conversation, LlmError> {
+    let mut messages = vec![
+        ChatMessage::System(system.to_string()),
+        ChatMessage::User(user.to_string()),
+    ];
+    let mut definitions = tools.map(|t| t.definitions()).unwrap_or_default();
+    let mut recorded = 0;
+    let mut done = Conversation {
+        final_text: String::new(),
+        usage: Usage::default(),
+        turns: 0,
+        tool_calls: 0,
+    };
+    loop {
+        done.turns += 1;
+        record_request(
+            transcript,
+            done.turns,
+            &messages[recorded..],
+            messages.len(),
+            &definitions,
+        );
+        recorded = messages.len();
+        let reply = match client.chat(&messages, &definitions).await {
+            Ok(reply) => reply,
+            Err(err)
+                if done.turns == 1 && !definitions.is_empty() && err.is_tools_unsupported() =>
+            {
+                transcript.record(
+                    "tools_unsupported",
+                    json!({"error": err.to_string(), "action": "retrying once without tools"}),
+                );
+                tracing::warn!("the model refused tools; retrying without them: {err}");
+                definitions.clear();
+                record_request(
+                    transcript,
+                    done.turns,
+                    &messages,
+                    messages.len(),
+                    &definitions,
+                );
+                client
+                    .chat(&messages, &definitions)
+                    .await
+                    .inspect_err(|err| record_error(transcript, err))?
+            }
+            Err(err) => {
+                record_error(transcript, &err);
+                return Err(err);
+            }
+        };
+        done.usage.add(&reply.usage);
+        record_response(transcript, done.turns, &reply);
+        if reply.tool_calls.is_empty() {
+            done.final_text = reply.content.unwrap_or_default();
+            transcript.record(
+                "done",
+                json!({"turns": done.turns, "tool_calls": done.tool_calls, "usage": done.usage}),
+            );
+            return Ok(done);
+        }
+        if done.turns >= max_turns {
+            let err = LlmError::MaxTurns(max_turns);
+            record_error(transcript, &err);
+            return Err(err);
+        }
+        messages.push(ChatMessage::Assistant {
+            content: reply.content.clone(),
+            tool_calls: reply.tool_calls.clone(),
+        });
+        for call in &reply.tool_calls {
+            let result = match tools {
+                Some(tools) => tools.call(&call.name, &call.arguments).await,
+                None => ToolResultText {
+                    content: format!(
+                        "Error: no tools are available here, so `{}` cannot be run.",
+                        call.name
+                    ),
+                    is_error: true,
+                },
+            };
+            done.tool_calls += 1;
+            transcript.record(
+                "tool_call",
+                json!({"id": call.id, "name": call.name, "arguments": call.arguments,
+                       "result": result.content, "is_error": result.is_error}),
+            );
+            messages.push(ChatMessage::Tool {
+                tool_call_id: call.id.clone(),
+                content: result.content,
+            });
+        }
+    }
+}
+
+fn record_request(
+    transcript: &Transcript,
+    turn: u32,
+    new: &[ChatMessage],
+    total: usize,
+    tools: &[Value],
+) {
+    let names: Vec<&str> = tools
+        .iter()
+        .filter_map(|t| {
+            t.get("function")
+                .and_then(|f| f.get("name"))
+                .and_then(Value::as_str)
+        })
+        .collect();
+    let messages: Vec<Value> = new.iter().map(ChatMessage::to_json).collect();
+    transcript.record(
+        "request",
+        json!({"turn": turn, "message_count": total, "messages": messages, "tools": names}),
+    );
+}
+
+fn record_response(transcript: &Transcript, turn: u32, reply: &ChatReply) {
+    let calls: Vec<Value> = reply
+        .tool_calls
+        .iter()
+        .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
+        .collect();
+    transcript.record(
+        "response",
+        json!({"turn": turn, "content": reply.content, "tool_calls": calls,
+               "usage": reply.usage, "finish_reason": reply.finish_reason}),
+    );
+}
+
+fn record_error(transcript: &Transcript, err: &LlmError) {
+    transcript.record(
+        "error",
+        json!({"error": err.to_string(), "retryable": err.is_retryable()}),
+    );
+}
+
+#[cfg(test)]
+mod tests;

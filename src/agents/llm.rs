@@ -1,0 +1,276 @@
+//! The model client every agent uses: one chat completion, with retries, over any
+//! OpenAI-compatible endpoint (SPEC §10).
+//!
+//! Requests go through async-openai's `create_byot` / `create_stream_byot` with
+//! `serde_json::Value` on both sides, so servers that deviate from OpenAI's schema still work;
+//! the reading is done by hand in [`messages`] and [`stream`]. Retries happen in one place,
+//! [`LlmClient::chat`]; [`transport`] explains why async-openai's own retry layer is replaced.
+
+mod error;
+mod messages;
+mod stream;
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
+mod transport;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_openai::config::OpenAIConfig;
+use async_openai::Client;
+use futures::StreamExt;
+use serde_json::{json, Value};
+
+use crate::config::{Config, CONFIG_FILE};
+pub use error::LlmError;
+use error::{ErrorContext, Failure};
+pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
+
+/// How to reach the model. Built from the config by [`LlmSettings::from_config`].
+#[derive(Clone)]
+pub struct LlmSettings {
+    pub base_url: String,
+    pub model: String,
+    pub api_key: Option<String>,
+    /// Longest silence while waiting for bytes; a stream that keeps sending never times out.
+    pub read_timeout: Duration,
+    pub connect_timeout: Duration,
+    /// Extra attempts after the first for 429, 5xx and dropped connections.
+    pub max_retries: u32,
+    pub stream: bool,
+    /// First backoff delay, doubled per attempt; tests shorten it.
+    pub retry_base: Duration,
+}
+
+impl std::fmt::Debug for LlmSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmSettings")
+            .field("base_url", &self.base_url)
+            .field("model", &self.model)
+            .field("api_key", &self.api_key.as_ref().map(|_| "[redacted]"))
+            .field("read_timeout", &self.read_timeout)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("max_retries", &self.max_retries)
+            .field("stream", &self.stream)
+            .field("retry_base", &self.retry_base)
+            .finish()
+    }
+}
+
+impl LlmSettings {
+    /// Reads `llm.*` with the environment overrides of SPEC §4, plus `AGENTIC_SDLC_STREAM`.
+    pub fn from_config(config: &Config) -> crate::Result<LlmSettings> {
+        Self::from_config_with_env(config, |name| std::env::var(name).ok())
+    }
+
+    /// [`Self::from_config`] with the environment passed in, so tests need not mutate it.
+    pub(crate) fn from_config_with_env(
+        config: &Config,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> crate::Result<LlmSettings> {
+        let base_url = config.base_url().trim().trim_end_matches('/').to_string();
+        let key_var = &config.llm.api_key_env;
+        // A key read from a file often ends in a newline, which is not valid in a header.
+        let api_key = env(key_var)
+            .map(|key| key.trim().to_string())
+            .filter(|key| !key.is_empty());
+        if api_key.is_none() && !is_local(&base_url) {
+            return Err(crate::Error::config(
+                CONFIG_FILE,
+                format!(
+                    "{key_var} is not set; the LLM endpoint {base_url} needs an API key \
+                     (set it, or point llm.baseUrl at a local server)"
+                ),
+            ));
+        }
+        let stream = env("AGENTIC_SDLC_STREAM")
+            .is_some_and(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"));
+        Ok(LlmSettings {
+            base_url,
+            model: config.model(),
+            api_key,
+            read_timeout: Duration::from_secs(config.llm.timeout_seconds),
+            connect_timeout: Duration::from_secs(10),
+            max_retries: config.llm.max_retries,
+            stream,
+            retry_base: Duration::from_millis(500),
+        })
+    }
+}
+
+/// Whether the URL's host is this machine, where a model server needs no key.
+fn is_local(url: &str) -> bool {
+    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    let host_port = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let host = match host_port.strip_prefix('[') {
+        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
+        None => host_port.split(':').next().unwrap_or_default(),
+    };
+    let host = host.to_ascii_lowercase();
+    host == "localhost" || host == "::1" || host.starts_with("127.")
+}
+
+/// A chat-completions client for one endpoint and model. Cloning is cheap (one `Arc`), so
+/// parallel stories share the connection pool.
+#[derive(Clone)]
+pub struct LlmClient {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    client: Client<OpenAIConfig>,
+    settings: LlmSettings,
+}
+
+impl std::fmt::Debug for LlmClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlmClient")
+            .field("settings", &self.inner.settings)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlmClient {
+    pub fn new(settings: LlmSettings) -> Result<LlmClient, LlmError> {
+        let context = ErrorContext {
+            endpoint: &settings.base_url,
+            model: &settings.model,
+            api_key: settings.api_key.as_deref(),
+        };
+        // async-openai unwraps the parsed `Authorization` header, so a key that is not a valid
+        // header value must be refused here rather than panic later.
+        let key = settings.api_key.clone().unwrap_or_default();
+        if reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).is_err() {
+            return Err(LlmError::InvalidRequest(context.describe(
+                "the API key contains characters that cannot go in an HTTP header",
+            )));
+        }
+        let http = transport::http_client(settings.read_timeout, settings.connect_timeout)
+            .map_err(|err| {
+                LlmError::InvalidRequest(
+                    context.describe(&format!("cannot build the HTTP client: {err}")),
+                )
+            })?;
+        // Set the key explicitly (even empty) so async-openai never falls back to OPENAI_API_KEY
+        // when llm.apiKeyEnv names another variable.
+        let config = OpenAIConfig::new()
+            .with_api_base(&settings.base_url)
+            .with_api_key(key);
+        let client =
+            Client::build(http.clone(), config).with_http_service(transport::Transport::new(http));
+        Ok(LlmClient {
+            inner: Arc::new(Inner { client, settings }),
+        })
+    }
+
+    pub fn from_config(config: &Config) -> crate::Result<LlmClient> {
+        let settings = LlmSettings::from_config(config)?;
+        LlmClient::new(settings).map_err(|err| crate::Error::Llm(err.to_string()))
+    }
+
+    pub fn settings(&self) -> &LlmSettings {
+        &self.inner.settings
+    }
+
+    /// One chat completion. `tools` are OpenAI function definitions; empty sends none. 429, 5xx
+    /// and dropped connections are retried up to `max_retries` times, waiting as long as the
+    /// server's `Retry-After` says (at most a minute) or else with exponential backoff.
+    pub async fn chat(
+        &self,
+        messages: &[ChatMessage],
+        tools: &[Value],
+    ) -> Result<ChatReply, LlmError> {
+        let settings = &self.inner.settings;
+        let body = self.request_body(messages, tools);
+        let mut attempt = 0;
+        loop {
+            let failure = match self.send(&body).await {
+                Ok(reply) => return Ok(reply),
+                Err(failure) => failure,
+            };
+            if !failure.error.is_retryable() || attempt >= settings.max_retries {
+                return Err(failure.error);
+            }
+            let delay = match failure.retry_after {
+                Some(asked) => asked.min(transport::RETRY_AFTER_CAP),
+                None => transport::backoff(settings.retry_base, attempt),
+            };
+            attempt += 1;
+            tracing::warn!(
+                "{}; retrying in {:.1}s (attempt {} of {})",
+                failure.error,
+                delay.as_secs_f64(),
+                attempt,
+                settings.max_retries
+            );
+            tokio::time::sleep(delay).await;
+        }
+    }
+
+    fn request_body(&self, messages: &[ChatMessage], tools: &[Value]) -> Value {
+        let settings = &self.inner.settings;
+        let messages: Vec<Value> = messages.iter().map(ChatMessage::to_json).collect();
+        let mut body =
+            json!({"model": settings.model, "messages": messages, "stream": settings.stream});
+        if !tools.is_empty() {
+            body["tools"] = Value::Array(tools.to_vec());
+        }
+        if settings.stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        body
+    }
+
+    fn context(&self) -> ErrorContext<'_> {
+        let settings = &self.inner.settings;
+        ErrorContext {
+            endpoint: &settings.base_url,
+            model: &settings.model,
+            api_key: settings.api_key.as_deref(),
+        }
+    }
+
+    /// One attempt, classified.
+    async fn send(&self, body: &Value) -> Result<ChatReply, Failure> {
+        let context = self.context();
+        let chat = self.inner.client.chat();
+        if !self.inner.settings.stream {
+            let response: Value = chat
+                .create_byot(body)
+                .await
+                .map_err(|err| context.classify(err))?;
+            return messages::parse_reply(&response)
+                .map_err(|why| LlmError::InvalidResponse(context.describe(&why)).into());
+        }
+        let mut events = chat
+            .create_stream_byot::<_, Value>(body)
+            .await
+            .map_err(|err| context.classify(err))?;
+        let mut accumulator = stream::StreamAccumulator::default();
+        while let Some(event) = events.next().await {
+            let chunk = event.map_err(|err| context.classify(err))?;
+            // OpenRouter and others report a failure inside the stream, after a 200.
+            if let Some(error) = chunk.get("error").filter(|e| !e.is_null()) {
+                let status = error.get("code").and_then(Value::as_u64).unwrap_or(502);
+                let status = u16::try_from(status)
+                    .ok()
+                    .filter(|s| (400..600).contains(s))
+                    .unwrap_or(502);
+                return Err(context.classify_status(
+                    status,
+                    &json!({"error": error}).to_string(),
+                    None,
+                ));
+            }
+            accumulator.push(&chunk);
+        }
+        accumulator.finish().ok_or_else(|| {
+            LlmError::InvalidResponse(context.describe("the stream ended without any event")).into()
+        })
+    }
+}

@@ -1,0 +1,325 @@
+//! What can go wrong talking to the model, classified for the retry loop and for the user.
+
+use std::time::Duration;
+
+use async_openai::error::OpenAIError;
+use serde_json::Value;
+
+use super::messages::snippet;
+use super::transport::HttpFailure;
+
+/// A failed model call. Every message names the endpoint and the model (never the API key), so
+/// a user with several configs can tell which one broke.
+#[derive(Debug, thiserror::Error)]
+pub enum LlmError {
+    #[error("the LLM endpoint refused the request (HTTP {status}): {message}\nHint: check the API key in the variable named by llm.apiKeyEnv")]
+    Auth { status: u16, message: String },
+
+    #[error("the conversation no longer fits the model's context window: {0}")]
+    ContextLength(String),
+
+    #[error("the LLM request failed (HTTP {status}): {message}")]
+    Http { status: u16, message: String },
+
+    /// The server could not be reached, the connection dropped, or a read timed out.
+    #[error("could not talk to the LLM: {0}")]
+    Connection(String),
+
+    #[error("the LLM sent a reply that could not be read: {0}")]
+    InvalidResponse(String),
+
+    /// The request could not be built (a bad header value, say); retrying will not help.
+    #[error("the LLM request could not be sent: {0}")]
+    InvalidRequest(String),
+
+    #[error("the agent did not finish within {0} turns\nHint: raise llm.maxTurns, or make the story smaller")]
+    MaxTurns(u32),
+}
+
+/// Where a message ends and the `[endpoint …, model …]` suffix that every message carries
+/// begins; the server's own words come before it.
+const CONTEXT_MARK: &str = " [endpoint ";
+
+impl LlmError {
+    /// Rate limits, server errors and dropped connections may pass; the rest will not.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            LlmError::Http { status, message } => {
+                // A 429 for an exhausted quota stays exhausted until someone pays.
+                (*status == 429 && !message.contains("insufficient_quota"))
+                    || *status == 408
+                    || *status >= 500
+            }
+            LlmError::Connection(_) => true,
+            _ => false,
+        }
+    }
+
+    /// The server refused the `tools` field itself (a model or server without function calling);
+    /// the caller may try again without tools.
+    pub fn is_tools_unsupported(&self) -> bool {
+        let LlmError::Http {
+            status: 400 | 422,
+            message,
+        } = self
+        else {
+            return false;
+        };
+        let said = server_words(message).to_lowercase();
+        ["tool", "function", "does not support"]
+            .iter()
+            .any(|needle| said.contains(needle))
+    }
+}
+
+fn server_words(message: &str) -> &str {
+    message
+        .rfind(CONTEXT_MARK)
+        .map_or(message, |at| &message[..at])
+}
+
+/// A classified failure and how long the server asked us to wait before trying again.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    pub(crate) error: LlmError,
+    pub(crate) retry_after: Option<Duration>,
+}
+
+impl From<LlmError> for Failure {
+    fn from(error: LlmError) -> Self {
+        Failure {
+            error,
+            retry_after: None,
+        }
+    }
+}
+
+/// What every message needs to say where it came from, and what it must never say.
+pub(crate) struct ErrorContext<'a> {
+    pub(crate) endpoint: &'a str,
+    pub(crate) model: &'a str,
+    pub(crate) api_key: Option<&'a str>,
+}
+
+impl ErrorContext<'_> {
+    /// Adds the endpoint and model, and blanks the key should a server echo it back.
+    pub(crate) fn describe(&self, detail: &str) -> String {
+        let mut text = snippet(detail);
+        if let Some(key) = self.api_key.filter(|key| key.len() >= 4) {
+            text = text.replace(key, "[redacted]");
+        }
+        format!(
+            "{text}{CONTEXT_MARK}{}, model {}]",
+            self.endpoint, self.model
+        )
+    }
+
+    pub(crate) fn classify(&self, error: OpenAIError) -> Failure {
+        match error {
+            OpenAIError::Boxed(boxed) => match boxed.downcast::<HttpFailure>() {
+                Ok(failure) => {
+                    self.classify_status(failure.status, &failure.body, failure.retry_after)
+                }
+                Err(other) => {
+                    LlmError::Connection(self.describe(&error_chain(other.as_ref()))).into()
+                }
+            },
+            // Our transport turns every non-2xx into `HttpFailure`; this arm is a safety net.
+            OpenAIError::ApiError(api) => {
+                self.classify_status(api.status_code.as_u16(), &api.api_error.to_string(), None)
+            }
+            OpenAIError::Reqwest(error) if error.is_builder() => {
+                LlmError::InvalidRequest(self.describe(&error_chain(&error))).into()
+            }
+            OpenAIError::Reqwest(error) => {
+                let mut detail = error_chain(&error);
+                if error.is_timeout() {
+                    detail.push_str(" (timed out; llm.timeoutSeconds sets how long to wait)");
+                }
+                LlmError::Connection(self.describe(&detail)).into()
+            }
+            // A stream that breaks off mid-way is a dropped connection.
+            OpenAIError::StreamError(error) => {
+                LlmError::Connection(self.describe(&error.to_string())).into()
+            }
+            OpenAIError::JSONDeserialize(error, body) => LlmError::InvalidResponse(
+                self.describe(&format!("{error}; the server sent: {}", snippet(&body))),
+            )
+            .into(),
+            other => LlmError::InvalidRequest(self.describe(&other.to_string())).into(),
+        }
+    }
+
+    pub(crate) fn classify_status(
+        &self,
+        status: u16,
+        body: &str,
+        retry_after: Option<Duration>,
+    ) -> Failure {
+        let (message, code) = error_body(body);
+        let detail = match &code {
+            Some(code) if !message.contains(code.as_str()) => format!("{message} (code {code})"),
+            _ => message.clone(),
+        };
+        let lower = message.to_lowercase();
+        let too_long = code.as_deref() == Some("context_length_exceeded")
+            || [
+                "context length",
+                "maximum context",
+                "context window",
+                "context size",
+            ]
+            .iter()
+            .any(|needle| lower.contains(needle));
+        let error = if too_long && (400..500).contains(&status) {
+            LlmError::ContextLength(self.describe(&detail))
+        } else if matches!(status, 401 | 403) {
+            LlmError::Auth {
+                status,
+                message: self.describe(&detail),
+            }
+        } else {
+            LlmError::Http {
+                status,
+                message: self.describe(&detail),
+            }
+        };
+        Failure { error, retry_after }
+    }
+}
+
+/// The message and code of an error body: OpenAI's `{"error": {"message", "code"}}`, Ollama's
+/// `{"error": "text"}`, a bare `{"message"}`, or plain text (an HTML page from a proxy).
+fn error_body(body: &str) -> (String, Option<String>) {
+    let Ok(value) = serde_json::from_str::<Value>(body) else {
+        let text = body.trim();
+        return (
+            if text.is_empty() {
+                "(empty body)".to_string()
+            } else {
+                text.to_string()
+            },
+            None,
+        );
+    };
+    let error = value.get("error").unwrap_or(&value);
+    let message = match error {
+        Value::String(text) => text.clone(),
+        other => other
+            .get("message")
+            .or_else(|| other.get("detail"))
+            .and_then(Value::as_str)
+            .map_or_else(|| other.to_string(), str::to_string),
+    };
+    let code = error.get("code").and_then(|code| match code {
+        Value::String(code) => Some(code.clone()),
+        Value::Number(code) => Some(code.to_string()),
+        _ => None,
+    });
+    let code = code.or_else(|| {
+        error
+            .get("type")
+            .and_then(Value::as_str)
+            .map(str::to_string)
+    });
+    (message, code)
+}
+
+/// An error and its causes in one line ("error sending request …: connection refused").
+fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CONTEXT: ErrorContext<'static> = ErrorContext {
+        endpoint: "http://h/v1",
+        model: "m",
+        api_key: Some("sk-secret"),
+    };
+
+    #[test]
+    fn statuses_are_classified() {
+        let cases: [(u16, &str, &str, bool); 9] = [
+            (
+                401,
+                r#"{"error":{"message":"Incorrect API key provided: sk-secret"}}"#,
+                "Auth",
+                false,
+            ),
+            (403, "forbidden", "Auth", false),
+            (
+                400,
+                r#"{"error":{"message":"too long","code":"context_length_exceeded"}}"#,
+                "ContextLength",
+                false,
+            ),
+            (
+                400,
+                r#"{"error":"exceeds the available context size"}"#,
+                "ContextLength",
+                false,
+            ),
+            (
+                404,
+                r#"{"error":{"message":"model not found"}}"#,
+                "Http",
+                false,
+            ),
+            (
+                429,
+                r#"{"error":{"message":"slow down","type":"rate_limit"}}"#,
+                "Http",
+                true,
+            ),
+            (
+                429,
+                r#"{"error":{"message":"pay up","type":"insufficient_quota"}}"#,
+                "Http",
+                false,
+            ),
+            (503, "<html>bad gateway</html>", "Http", true),
+            (
+                400,
+                r#"{"error":"m does not support tools"}"#,
+                "Http",
+                false,
+            ),
+        ];
+        for (status, body, kind, retryable) in cases {
+            let error = CONTEXT.classify_status(status, body, None).error;
+            let debug = format!("{error:?}");
+            assert!(debug.starts_with(kind), "{status} {body}: {debug}");
+            assert_eq!(error.is_retryable(), retryable, "{status} {body}");
+            assert!(!debug.contains("sk-secret") && !error.to_string().contains("sk-secret"));
+            assert!(
+                error.to_string().contains("endpoint http://h/v1, model m"),
+                "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn tools_unsupported_reads_only_the_server_words() {
+        let refused = CONTEXT.classify_status(400, r#"{"error":"m does not support tools"}"#, None);
+        assert!(refused.error.is_tools_unsupported());
+        let named = ErrorContext {
+            model: "functionary",
+            ..CONTEXT
+        };
+        let other = named.classify_status(400, r#"{"error":"bad temperature"}"#, None);
+        assert!(!other.error.is_tools_unsupported());
+    }
+}

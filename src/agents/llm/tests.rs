@@ -1,0 +1,331 @@
+//! The client against a fake OpenAI-compatible server on 127.0.0.1.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+use wiremock::matchers::{header, method, path};
+use wiremock::{Mock, MockServer, ResponseTemplate};
+
+use super::testing::{answer, client, completion, request_bodies, settings, sse, CHAT_PATH, KEY};
+use super::*;
+
+fn user(text: &str) -> Vec<ChatMessage> {
+    vec![
+        ChatMessage::System("sys".into()),
+        ChatMessage::User(text.into()),
+    ]
+}
+
+#[tokio::test]
+async fn plain_reply_sends_the_bearer_key_and_counts_usage() {
+    let server = MockServer::start().await;
+    Mock::given(method("POST"))
+        .and(path(CHAT_PATH))
+        .and(header("authorization", format!("Bearer {KEY}").as_str()))
+        .respond_with(ResponseTemplate::new(200).set_body_json(completion(Some("hello"), &[])))
+        .expect(1)
+        .mount(&server)
+        .await;
+    let client = client(&server);
+    let reply = client.chat(&user("hi"), &[]).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("hello"));
+    assert!(reply.tool_calls.is_empty());
+    assert_eq!(
+        reply.usage,
+        Usage {
+            prompt_tokens: 10,
+            completion_tokens: 5,
+            requests: 1
+        }
+    );
+    assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
+
+    let body = &request_bodies(&server).await[0];
+    assert_eq!(body["model"], "test-model");
+    assert_eq!(body["stream"], false);
+    assert_eq!(
+        body["messages"][1],
+        json!({"role": "user", "content": "hi"})
+    );
+    assert!(body.get("tools").is_none(), "no tools, no `tools` key");
+    assert!(!format!("{client:?}").contains(KEY), "{client:?}");
+    assert!(!format!("{:?}", client.settings()).contains(KEY));
+}
+
+#[tokio::test]
+async fn reply_without_usage_counts_one_request() {
+    let server = MockServer::start().await;
+    let body = json!({"choices": [{"message": {"content": "ok"}}], "x_extra": {"a": 1}});
+    answer(&server, ResponseTemplate::new(200).set_body_json(body), 1).await;
+    let reply = client(&server).chat(&user("hi"), &[]).await.unwrap();
+    assert_eq!(
+        reply.usage,
+        Usage {
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            requests: 1
+        }
+    );
+    assert_eq!(reply.finish_reason, None);
+}
+
+#[tokio::test]
+async fn streaming_reply_aggregates_content_tool_calls_and_usage() {
+    let server = MockServer::start().await;
+    let delta =
+        |delta: Value| json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]});
+    let chunks = [
+        delta(json!({"role": "assistant", "content": "Hel"})),
+        delta(json!({"content": "lo"})),
+        delta(
+            json!({"tool_calls": [{"index": 0, "id": "call_a", "type": "function",
+            "function": {"name": "read_file", "arguments": "{\"pa"}}]}),
+        ),
+        delta(json!({"tool_calls": [{"index": 0, "function": {"arguments": "th\": \"a.rs\"}"}}]})),
+        delta(json!({"tool_calls": [{"index": 1, "id": "call_b",
+            "function": {"name": "list_files", "arguments": ""}}]})),
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}),
+        json!({"choices": [], "usage": {"prompt_tokens": 7, "completion_tokens": 3}}),
+    ];
+    answer(&server, sse(&chunks), 1).await;
+    let client = LlmClient::new(LlmSettings {
+        stream: true,
+        ..settings(&server)
+    })
+    .unwrap();
+    let tools = [json!({"type": "function", "function": {"name": "read_file"}})];
+    let reply = client.chat(&user("hi"), &tools).await.unwrap();
+
+    assert_eq!(reply.content.as_deref(), Some("Hello"));
+    let calls: Vec<(&str, &str, &str)> = reply
+        .tool_calls
+        .iter()
+        .map(|c| (c.id.as_str(), c.name.as_str(), c.arguments.as_str()))
+        .collect();
+    assert_eq!(
+        calls,
+        [
+            ("call_a", "read_file", r#"{"path": "a.rs"}"#),
+            ("call_b", "list_files", "{}")
+        ]
+    );
+    assert_eq!(
+        reply.usage,
+        Usage {
+            prompt_tokens: 7,
+            completion_tokens: 3,
+            requests: 1
+        }
+    );
+    assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+
+    let body = &request_bodies(&server).await[0];
+    assert_eq!(body["stream"], true);
+    assert_eq!(body["stream_options"], json!({"include_usage": true}));
+    assert_eq!(body["tools"], Value::Array(tools.to_vec()));
+}
+
+#[tokio::test]
+async fn error_inside_a_stream_is_classified_and_retried() {
+    let server = MockServer::start().await;
+    let failed = json!({"error": {"message": "Provider returned error", "code": 502}});
+    answer(&server, sse(&[failed]), 1).await;
+    let recovered = json!({"choices": [{"delta": {"content": "ok"}, "finish_reason": "stop"}]});
+    answer(&server, sse(&[recovered]), 1).await;
+    let client = LlmClient::new(LlmSettings {
+        stream: true,
+        ..settings(&server)
+    })
+    .unwrap();
+    let reply = client.chat(&user("hi"), &[]).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("ok"));
+    assert_eq!(
+        reply.usage.requests, 1,
+        "no usage chunk still counts the request"
+    );
+    assert_eq!(request_bodies(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn server_error_is_retried() {
+    let server = MockServer::start().await;
+    answer(
+        &server,
+        ResponseTemplate::new(500).set_body_string("upstream broke"),
+        1,
+    )
+    .await;
+    answer(
+        &server,
+        ResponseTemplate::new(200).set_body_json(completion(Some("ok"), &[])),
+        1,
+    )
+    .await;
+    let reply = client(&server).chat(&user("hi"), &[]).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("ok"));
+    assert_eq!(request_bodies(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn rate_limit_waits_for_retry_after() {
+    let server = MockServer::start().await;
+    let limited = ResponseTemplate::new(429)
+        .insert_header("retry-after", "1")
+        .set_body_json(json!({"error": {"message": "Rate limit reached", "type": "requests", "code": "rate_limit_exceeded"}}));
+    answer(&server, limited, 1).await;
+    answer(
+        &server,
+        ResponseTemplate::new(200).set_body_json(completion(Some("ok"), &[])),
+        1,
+    )
+    .await;
+    let started = Instant::now();
+    let reply = client(&server).chat(&user("hi"), &[]).await.unwrap();
+    assert_eq!(reply.content.as_deref(), Some("ok"));
+    assert!(
+        started.elapsed() >= Duration::from_millis(950),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(request_bodies(&server).await.len(), 2);
+}
+
+#[tokio::test]
+async fn retries_stop_at_max_retries() {
+    let server = MockServer::start().await;
+    answer(&server, ResponseTemplate::new(503), 10).await;
+    let err = client(&server).chat(&user("hi"), &[]).await.unwrap_err();
+    assert!(matches!(err, LlmError::Http { status: 503, .. }), "{err:?}");
+    assert_eq!(
+        request_bodies(&server).await.len(),
+        3,
+        "one try and max_retries = 2 retries"
+    );
+}
+
+#[tokio::test]
+async fn unauthorized_is_not_retried_and_never_shows_the_key() {
+    let server = MockServer::start().await;
+    let refused = ResponseTemplate::new(401).set_body_json(json!({"error": {
+        "message": format!("Incorrect API key provided: {KEY}"), "type": "invalid_request_error", "code": "invalid_api_key"}}));
+    answer(&server, refused, 10).await;
+    let err = client(&server).chat(&user("hi"), &[]).await.unwrap_err();
+    assert!(matches!(err, LlmError::Auth { status: 401, .. }), "{err:?}");
+    assert!(!err.is_retryable());
+    assert_eq!(request_bodies(&server).await.len(), 1);
+    for text in [format!("{err:?}"), err.to_string()] {
+        assert!(!text.contains(KEY), "{text}");
+        assert!(
+            text.contains("test-model") && text.contains(&server.uri()),
+            "{text}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn context_length_is_not_retried() {
+    let server = MockServer::start().await;
+    let too_long = ResponseTemplate::new(400).set_body_json(json!({"error": {
+        "message": "This model's maximum context length is 8192 tokens.", "code": "context_length_exceeded"}}));
+    answer(&server, too_long, 10).await;
+    let err = client(&server).chat(&user("hi"), &[]).await.unwrap_err();
+    assert!(matches!(err, LlmError::ContextLength(_)), "{err:?}");
+    assert_eq!(request_bodies(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn refused_connection_is_retried_then_reported() {
+    // A port that was free a moment ago: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let server = MockServer::start().await;
+    let client = LlmClient::new(LlmSettings {
+        base_url: format!("http://127.0.0.1:{port}/v1"),
+        max_retries: 1,
+        ..settings(&server)
+    })
+    .unwrap();
+    let err = client.chat(&user("hi"), &[]).await.unwrap_err();
+    assert!(matches!(err, LlmError::Connection(_)), "{err:?}");
+    assert!(
+        err.to_string().contains(&format!("127.0.0.1:{port}")),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn unreadable_reply_is_invalid_response() {
+    let server = MockServer::start().await;
+    answer(
+        &server,
+        ResponseTemplate::new(200).set_body_string("<html>hi</html>"),
+        10,
+    )
+    .await;
+    let err = client(&server).chat(&user("hi"), &[]).await.unwrap_err();
+    assert!(matches!(err, LlmError::InvalidResponse(_)), "{err:?}");
+    assert_eq!(request_bodies(&server).await.len(), 1);
+}
+
+fn config(llm: Value) -> Config {
+    Config::from_value(
+        crate::config::merged_value(&json!({"llm": llm})),
+        Path::new("c.json"),
+    )
+    .unwrap()
+}
+
+#[test]
+fn settings_need_a_key_only_for_remote_endpoints() {
+    let no_env = |_: &str| None;
+    let remote = config(json!({"baseUrl": "https://api.example.com/v1/", "apiKeyEnv": "MY_KEY"}));
+    let err = LlmSettings::from_config_with_env(&remote, no_env).unwrap_err();
+    assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+    let text = err.to_string();
+    assert!(
+        text.contains("MY_KEY is not set") && text.contains("https://api.example.com/v1"),
+        "{text}"
+    );
+
+    let with_key = |name: &str| (name == "MY_KEY").then(|| " sk-x\n".to_string());
+    let settings = LlmSettings::from_config_with_env(&remote, with_key).unwrap();
+    assert_eq!(settings.api_key.as_deref(), Some("sk-x"));
+    assert_eq!(settings.base_url, "https://api.example.com/v1");
+    assert!(!format!("{settings:?}").contains("sk-x"));
+
+    let local = config(
+        json!({"baseUrl": "http://localhost:11434/v1", "timeoutSeconds": 42, "maxRetries": 5}),
+    );
+    let settings = LlmSettings::from_config_with_env(&local, no_env).unwrap();
+    assert_eq!(settings.api_key, None);
+    assert_eq!(settings.read_timeout, Duration::from_secs(42));
+    assert_eq!(settings.max_retries, 5);
+    assert!(!settings.stream);
+    let streaming = |name: &str| (name == "AGENTIC_SDLC_STREAM").then(|| "true".to_string());
+    assert!(
+        LlmSettings::from_config_with_env(&local, streaming)
+            .unwrap()
+            .stream
+    );
+}
+
+#[test]
+fn local_hosts() {
+    let cases = [
+        ("http://localhost:11434/v1", true),
+        ("http://LOCALHOST/v1", true),
+        ("http://127.0.0.1:8080", true),
+        ("http://[::1]:8000/v1", true),
+        ("http://user:pw@localhost/v1", true),
+        ("https://api.openai.com/v1", false),
+        ("https://localhost.evil.com/v1", false),
+        ("http://10.0.0.5:8000/v1", false),
+    ];
+    for (url, local) in cases {
+        assert_eq!(is_local(url), local, "{url}");
+    }
+}

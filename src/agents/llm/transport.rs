@@ -1,0 +1,204 @@
+//! The HTTP executor under async-openai, and the timing of retries.
+//!
+//! async-openai 0.43 builds every request (URL, `Authorization: Bearer`, JSON body) and parses
+//! every answer, but by default it sends through its own `OpenAIRetryLayer`: always 3 retries
+//! (not configurable without the `middleware` feature), `Retry-After` read only as whole seconds
+//! and never capped, no jitter, and only connect errors (not timeouts or a dropped body)
+//! retried. Its errors keep the status but not the headers, and a non-JSON 4xx body (a proxy's
+//! HTML page) loses even the status. A retry loop of our own on top would multiply with its
+//! loop, and could not see `Retry-After`.
+//!
+//! So [`Transport`] replaces that executor through `Client::with_http_service`: it sends the
+//! request async-openai built with our `reqwest::Client` and, for any non-2xx answer, returns
+//! an [`HttpFailure`] holding the status, the raw body and the `Retry-After` delay (carried as
+//! `OpenAIError::Boxed`). Successful answers go back to async-openai untouched, so it still
+//! parses JSON and SSE. The only retry loop is [`super::LlmClient::chat`]'s.
+
+use std::future::Future;
+use std::hash::{BuildHasher, Hasher};
+use std::pin::Pin;
+use std::sync::Once;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use async_openai::error::OpenAIError;
+use async_openai::middleware::HttpRequestFactory;
+use reqwest::header::HeaderMap;
+
+/// The longest wait between attempts that backoff alone will choose.
+const BACKOFF_CAP: Duration = Duration::from_secs(30);
+/// The longest `Retry-After` we honour; a server asking for an hour gets a minute.
+pub(crate) const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
+
+/// Builds the HTTP client: per-read and connect timeouts, never a total one, which would cut
+/// off a long stream that is still making progress.
+pub(crate) fn http_client(
+    read_timeout: Duration,
+    connect_timeout: Duration,
+) -> reqwest::Result<reqwest::Client> {
+    // reqwest is built with `rustls-no-provider`, so a process-wide crypto provider must exist
+    // before the first TLS client. Installing fails harmlessly if someone else already did.
+    static TLS_PROVIDER: Once = Once::new();
+    TLS_PROVIDER.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+    reqwest::Client::builder()
+        .user_agent(concat!("agentic-sdlc/", env!("CARGO_PKG_VERSION")))
+        .read_timeout(read_timeout)
+        .connect_timeout(connect_timeout)
+        .build()
+}
+
+/// A non-2xx answer with what the retry loop and the error message need.
+#[derive(Debug)]
+pub(crate) struct HttpFailure {
+    pub(crate) status: u16,
+    pub(crate) body: String,
+    pub(crate) retry_after: Option<Duration>,
+}
+
+impl std::fmt::Display for HttpFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "HTTP {}", self.status)
+    }
+}
+
+impl std::error::Error for HttpFailure {}
+
+/// See the module documentation.
+#[derive(Clone)]
+pub(crate) struct Transport {
+    http: reqwest::Client,
+}
+
+impl Transport {
+    pub(crate) fn new(http: reqwest::Client) -> Self {
+        Transport { http }
+    }
+}
+
+impl tower_service::Service<HttpRequestFactory> for Transport {
+    type Response = reqwest::Response;
+    type Error = OpenAIError;
+    type Future = Pin<Box<dyn Future<Output = Result<reqwest::Response, OpenAIError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), OpenAIError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
+        let http = self.http.clone();
+        Box::pin(async move {
+            let request = factory.build().await?;
+            let response = http.execute(request).await?;
+            let status = response.status();
+            if status.is_success() {
+                return Ok(response);
+            }
+            let retry_after = retry_after(response.headers(), chrono::Utc::now());
+            // A body that cannot be read is a dropped connection, which the loop retries.
+            let body = response.text().await?;
+            Err(OpenAIError::Boxed(Box::new(HttpFailure {
+                status: status.as_u16(),
+                body,
+                retry_after,
+            })))
+        })
+    }
+}
+
+/// The wait a server asked for: OpenAI's `retry-after-ms`, else `Retry-After` as seconds or as
+/// an HTTP date.
+pub(crate) fn retry_after(
+    headers: &HeaderMap,
+    now: chrono::DateTime<chrono::Utc>,
+) -> Option<Duration> {
+    let header = |name: &str| {
+        headers
+            .get(name)
+            .and_then(|v| v.to_str().ok())
+            .map(str::trim)
+    };
+    let seconds = |text: &str, scale: f64| {
+        text.parse::<f64>()
+            .ok()
+            .filter(|n| n.is_finite() && *n >= 0.0)
+            .map(|n| Duration::from_secs_f64((n * scale).min(86_400.0)))
+    };
+    if let Some(delay) = header("retry-after-ms").and_then(|ms| seconds(ms, 0.001)) {
+        return Some(delay);
+    }
+    let value = header("retry-after")?;
+    seconds(value, 1.0).or_else(|| {
+        let date = chrono::DateTime::parse_from_rfc2822(value).ok()?;
+        Some(
+            (date.with_timezone(&chrono::Utc) - now)
+                .to_std()
+                .unwrap_or(Duration::ZERO),
+        )
+    })
+}
+
+/// Exponential backoff from `base`, capped, with up to 20% jitter so that parallel stories
+/// hitting the same rate limit do not come back in lockstep.
+pub(crate) fn backoff(base: Duration, attempt: u32) -> Duration {
+    let delay = base
+        .saturating_mul(2u32.saturating_pow(attempt.min(20)))
+        .min(BACKOFF_CAP);
+    // A fresh `RandomState` is randomly keyed, which is all the randomness jitter needs.
+    let random = std::collections::hash_map::RandomState::new()
+        .build_hasher()
+        .finish();
+    let fraction = (random % 1000) as f64 / 1000.0 * 0.2;
+    delay + delay.mul_f64(fraction)
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::TimeZone;
+    use reqwest::header::HeaderValue;
+
+    use super::*;
+
+    #[test]
+    fn retry_after_forms() {
+        let now = chrono::Utc
+            .with_ymd_and_hms(2026, 11, 22, 10, 0, 0)
+            .unwrap();
+        let cases: [(&str, &str, Option<Duration>); 6] = [
+            ("retry-after", "3", Some(Duration::from_secs(3))),
+            ("retry-after", "1.5", Some(Duration::from_millis(1500))),
+            (
+                "retry-after",
+                "Sun, 22 Nov 2026 10:00:07 GMT",
+                Some(Duration::from_secs(7)),
+            ),
+            (
+                "retry-after",
+                "Sun, 22 Nov 2026 09:00:00 GMT",
+                Some(Duration::ZERO),
+            ),
+            ("retry-after", "soon", None),
+            ("retry-after-ms", "250", Some(Duration::from_millis(250))),
+        ];
+        for (name, value, expected) in cases {
+            let mut headers = HeaderMap::new();
+            headers.insert(name, HeaderValue::from_str(value).unwrap());
+            assert_eq!(retry_after(&headers, now), expected, "{name}: {value}");
+        }
+        assert_eq!(retry_after(&HeaderMap::new(), now), None);
+    }
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        let base = Duration::from_millis(500);
+        for (attempt, low) in [(0, 500), (1, 1000), (2, 2000), (10, 30_000)] {
+            let delay = backoff(base, attempt);
+            let low = Duration::from_millis(low);
+            assert!(
+                delay >= low && delay <= low.mul_f64(1.2),
+                "attempt {attempt}: {delay:?}"
+            );
+        }
+    }
+}

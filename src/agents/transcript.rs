@@ -1,0 +1,174 @@
+//! The record of one agent call: JSON Lines under `<board>/logs/<story-id>/` (SPEC §2), so a
+//! person can see what the model was sent and what it did.
+
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use serde_json::{Map, Value};
+
+/// Appends one JSON object per line to a transcript file, flushed per line so that a run that
+/// is killed leaves everything up to that point. Cloning shares the file.
+#[derive(Debug, Clone)]
+pub struct Transcript {
+    sink: Option<Arc<Sink>>,
+}
+
+#[derive(Debug)]
+struct Sink {
+    path: PathBuf,
+    file: Mutex<fs_err::File>,
+}
+
+impl Transcript {
+    /// Creates `<board_dir>/logs/<story_id>/<UTC time>-<phase>.jsonl`; a second call in the same
+    /// second gets `-2`, `-3`… rather than writing into the first one's file.
+    pub fn create(board_dir: &Path, story_id: &str, phase: &str) -> io::Result<Transcript> {
+        let dir = board_dir.join("logs").join(path_safe(story_id));
+        fs_err::create_dir_all(&dir)?;
+        let label = format!(
+            "{}-{}",
+            chrono::Utc::now().format("%Y-%m-%dT%H-%M-%SZ"),
+            path_safe(phase)
+        );
+        for attempt in 1u32.. {
+            let name = match attempt {
+                1 => format!("{label}.jsonl"),
+                n => format!("{label}-{n}.jsonl"),
+            };
+            let path = dir.join(name);
+            match fs_err::OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .open(&path)
+            {
+                Ok(file) => {
+                    return Ok(Transcript {
+                        sink: Some(Arc::new(Sink {
+                            path,
+                            file: Mutex::new(file),
+                        })),
+                    })
+                }
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => {
+                    continue
+                }
+                Err(err) => return Err(err),
+            }
+        }
+        unreachable!("the loop returns on every path")
+    }
+
+    /// A transcript that records nothing, for tests and callers without a board.
+    pub fn disabled() -> Transcript {
+        Transcript { sink: None }
+    }
+
+    pub fn path(&self) -> Option<&Path> {
+        self.sink.as_deref().map(|sink| sink.path.as_path())
+    }
+
+    /// Writes `{"timestamp", "event", ...data}`; a `data` that is not an object goes under
+    /// `"data"`. A transcript that cannot be written is worth a warning, not a failed action.
+    pub fn record(&self, event: &str, data: Value) {
+        let Some(sink) = &self.sink else { return };
+        let mut line = Map::new();
+        line.insert(
+            "timestamp".into(),
+            Value::String(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
+        );
+        line.insert("event".into(), Value::String(event.to_string()));
+        match data {
+            Value::Object(fields) => line.extend(fields),
+            Value::Null => {}
+            other => {
+                line.insert("data".into(), other);
+            }
+        }
+        let mut text = Value::Object(line).to_string();
+        text.push('\n');
+        // A panic elsewhere while holding the lock leaves a file that is still fine to append to.
+        let mut file = sink
+            .file
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if let Err(err) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
+            tracing::warn!(
+                "could not write the transcript {}: {err}",
+                sink.path.display()
+            );
+        }
+    }
+}
+
+/// Keeps an id or phase name from escaping its folder.
+fn path_safe(name: &str) -> String {
+    let safe: String = name
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if safe.is_empty() {
+        "unnamed".to_string()
+    } else {
+        safe
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn records_json_lines_in_the_story_folder() {
+        let board = tempfile::tempdir().unwrap();
+        let transcript = Transcript::create(board.path(), "story-abc-1234", "research").unwrap();
+        let again = Transcript::create(board.path(), "story-abc-1234", "research").unwrap();
+        assert_ne!(transcript.path(), again.path());
+
+        let path = transcript.path().unwrap().to_path_buf();
+        assert_eq!(
+            path.parent().unwrap(),
+            board.path().join("logs/story-abc-1234")
+        );
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            name.ends_with("Z-research.jsonl")
+                && name.len() == "2026-11-22T10-00-00Z-research.jsonl".len(),
+            "{name}"
+        );
+
+        transcript.clone().record("request", json!({"turn": 1}));
+        transcript.record("note", json!("plain"));
+        let lines: Vec<Value> = fs_err::read_to_string(&path)
+            .unwrap()
+            .lines()
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect();
+        assert_eq!(lines.len(), 2);
+        assert_eq!(
+            (lines[0]["event"].as_str(), lines[0]["turn"].as_u64()),
+            (Some("request"), Some(1))
+        );
+        assert!(lines[0]["timestamp"].as_str().unwrap().ends_with('Z'));
+        assert_eq!(lines[1]["data"], "plain");
+    }
+
+    #[test]
+    fn ids_cannot_escape_the_logs_folder() {
+        let board = tempfile::tempdir().unwrap();
+        let transcript = Transcript::create(board.path(), "../../etc", "x/y").unwrap();
+        assert!(transcript
+            .path()
+            .unwrap()
+            .starts_with(board.path().join("logs")));
+        Transcript::disabled().record("ignored", json!({}));
+    }
+}
