@@ -50,19 +50,54 @@ pub async fn converse(
     tools: Option<&dyn ToolExecutor>,
     max_turns: u32,
     transcript: &Transcript,
-) -> Result<Conversation, LlmError> {
-    let mut messages = vec![
-        ChatMessage::System(system.to_string()),
-        ChatMessage::User(user.to_string()),
-    ];
-    let mut definitions = tools.map(|t| t.definitions()).unwrap_or_default();
-    let mut recorded = 0;
+) -> Result<Conversation, ConversationError> {
     let mut done = Conversation {
         final_text: String::new(),
         usage: Usage::default(),
         turns: 0,
         tool_calls: 0,
     };
+    match run_turns(
+        client, system, user, tools, max_turns, transcript, &mut done,
+    )
+    .await
+    {
+        Ok(()) => Ok(done),
+        Err(error) => Err(ConversationError {
+            error,
+            usage: done.usage,
+        }),
+    }
+}
+
+/// A failed conversation still spent tokens; the story's usage counts them (SPEC §10).
+#[derive(Debug)]
+pub struct ConversationError {
+    pub error: LlmError,
+    pub usage: Usage,
+}
+
+impl std::fmt::Display for ConversationError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.error.fmt(f)
+    }
+}
+
+async fn run_turns(
+    client: &LlmClient,
+    system: &str,
+    user: &str,
+    tools: Option<&dyn ToolExecutor>,
+    max_turns: u32,
+    transcript: &Transcript,
+    done: &mut Conversation,
+) -> Result<(), LlmError> {
+    let mut messages = vec![
+        ChatMessage::System(system.to_string()),
+        ChatMessage::User(user.to_string()),
+    ];
+    let mut definitions = tools.map(|t| t.definitions()).unwrap_or_default();
+    let mut recorded = 0;
     loop {
         done.turns += 1;
         record_request(
@@ -109,7 +144,7 @@ pub async fn converse(
                 "done",
                 json!({"turns": done.turns, "tool_calls": done.tool_calls, "usage": done.usage}),
             );
-            return Ok(done);
+            return Ok(());
         }
         if done.turns >= max_turns {
             let err = LlmError::MaxTurns(max_turns);

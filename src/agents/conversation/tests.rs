@@ -172,7 +172,8 @@ async fn max_turns_ends_a_model_that_never_stops() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, LlmError::MaxTurns(2)), "{err:?}");
+    assert!(matches!(err.error, LlmError::MaxTurns(2)), "{err:?}");
+    assert_eq!(err.usage.requests, 2, "usage of the failed turns is kept");
     assert_eq!(request_bodies(&server).await.len(), 2);
     assert_eq!(
         tools.calls.lock().unwrap().len(),
@@ -224,5 +225,5 @@ async fn a_failing_request_ends_the_conversation() {
     )
     .await
     .unwrap_err();
-    assert!(matches!(err, LlmError::Auth { .. }), "{err:?}");
+    assert!(matches!(err.error, LlmError::Auth { .. }), "{err:?}");
 }
