@@ -6,3 +6,120 @@ pub mod llm;
 pub mod tools;
 pub mod transcript;
 pub mod verdict;
+
+pub mod llm_agents;
+pub mod prompts;
+
+use std::path::Path;
+
+use async_trait::async_trait;
+
+use crate::board::records::Usage;
+use crate::board::{Phase, Story};
+use transcript::Transcript;
+use verdict::PerspectiveVerdict;
+
+/// The feedback a phase re-run gets (SPEC §9): after a gate's RETRY, a predecessor retry or a
+/// rework.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Revision {
+    /// 2 for the first re-run, then 3, …
+    pub attempt: u32,
+    pub feedback: String,
+    pub previous_output: Option<String>,
+}
+
+pub struct PhaseRequest<'a> {
+    pub phase: Phase,
+    pub story: &'a Story,
+    pub revision: Option<&'a Revision>,
+    /// The working tree the agent may read and (for implement) change.
+    pub work_dir: &'a Path,
+    pub transcript: &'a Transcript,
+}
+
+/// What an agent produced, and what producing it cost.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentOutput {
+    pub text: String,
+    pub usage: Usage,
+}
+
+/// An agent that could not finish. The action ends, the story keeps its state and gets
+/// `last_error`; the tokens already spent are still counted.
+#[derive(Debug, Clone, PartialEq)]
+pub struct AgentError {
+    pub message: String,
+    pub usage: Usage,
+}
+
+impl AgentError {
+    pub fn new(message: impl Into<String>) -> Self {
+        Self {
+            message: message.into(),
+            usage: Usage::default(),
+        }
+    }
+}
+
+impl std::fmt::Display for AgentError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+/// The three ways the review looks at the work (SPEC §10).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Perspective {
+    Code,
+    Security,
+    ProductOwner,
+}
+
+impl Perspective {
+    pub const ALL: [Perspective; 3] = [Perspective::Code, Perspective::Security, Perspective::ProductOwner];
+
+    pub fn role(self) -> &'static str {
+        match self {
+            Perspective::Code => "code-review",
+            Perspective::Security => "security-review",
+            Perspective::ProductOwner => "po-review",
+        }
+    }
+}
+
+pub struct ReviewRequest<'a> {
+    pub story: &'a Story,
+    pub diff: &'a str,
+    pub transcript: &'a Transcript,
+}
+
+/// Each perspective's verdict; `None` when it gave none even after a reminder.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ReviewOutput {
+    pub verdicts: Vec<(Perspective, Option<PerspectiveVerdict>)>,
+    pub usage: Usage,
+}
+
+pub struct GateRequest<'a> {
+    pub phase: Phase,
+    pub story: &'a Story,
+    pub output: &'a str,
+    pub criteria: Option<&'a str>,
+    pub transcript: &'a Transcript,
+}
+
+/// Everything the run loop needs from agents, whatever thinks behind it: the LLM agents in
+/// production, scripted ones in tests.
+#[async_trait]
+pub trait Agents: Send + Sync {
+    /// Produces a phase's output: refine's Summary and Acceptance Criteria, the Research, the
+    /// Implementation Plan, or (after changing the working tree) the Implementation Notes.
+    async fn run_phase(&self, request: PhaseRequest<'_>) -> Result<AgentOutput, AgentError>;
+
+    /// Looks at the story's work from the three perspectives.
+    async fn review(&self, request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError>;
+
+    /// An `ai` phase gate: the reviewer's answer, which holds a decision line (SPEC §8).
+    async fn phase_review(&self, request: GateRequest<'_>) -> Result<AgentOutput, AgentError>;
+}

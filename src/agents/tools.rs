@@ -125,6 +125,40 @@ pub struct ToolBox {
     canon_board: PathBuf,
     access: ToolAccess,
     command_timeout: Duration,
+    env: CommandEnv,
+}
+
+/// Environment changes for commands: variables to set, and variables (such as the API key)
+/// that a command must never see, since its output goes back to the model and the transcript.
+#[derive(Debug, Clone, Default)]
+pub struct CommandEnv {
+    pub set: Vec<(String, String)>,
+    pub hidden: Vec<String>,
+}
+
+/// How a shell command ended, for callers outside the tool loop (test command, gates).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ShellOutput {
+    /// `None` when it timed out or was killed by a signal.
+    pub exit_code: Option<i32>,
+    pub timed_out: bool,
+    /// stdout and stderr together, cut to head and tail.
+    pub output: String,
+}
+
+/// Runs `sh -c command` in `dir` with the same process-group handling as `run_command`.
+pub async fn run_shell_command(
+    command: &str,
+    dir: &Path,
+    limit: Duration,
+    env: &CommandEnv,
+) -> Result<ShellOutput, String> {
+    let result = run_shell(command, dir, limit, env).await?;
+    Ok(ShellOutput {
+        exit_code: result.status.and_then(|s| s.code()),
+        timed_out: result.status.is_none(),
+        output: result.output.render(),
+    })
 }
 
 impl ToolBox {
@@ -147,7 +181,14 @@ impl ToolBox {
             canon_board,
             access,
             command_timeout,
+            env: CommandEnv::default(),
         }
+    }
+
+    /// Sets the environment changes `run_command` applies.
+    pub fn with_command_env(mut self, env: CommandEnv) -> Self {
+        self.env = env;
+        self
     }
 
     /// The OpenAI `tools` array for this agent's access.
@@ -421,7 +462,7 @@ impl ToolBox {
             return Err("command must not be empty".to_string());
         }
         let limit = self.effective_timeout(args.opt_seconds("timeout_seconds")?);
-        let result = run_shell(command, &self.canon_root, limit).await?;
+        let result = run_shell(command, &self.canon_root, limit, &self.env).await?;
         let output = result.output.render();
         match result.status {
             Some(status) => Ok(format!("{}\n{output}", describe_status(status))),
@@ -879,8 +920,18 @@ struct CommandResult {
 
 /// Runs `sh -c command` in `dir` in its own process group, killed as a whole at the timeout
 /// and again when the shell ends, so background children never outlive the call.
-async fn run_shell(command: &str, dir: &Path, limit: Duration) -> Result<CommandResult, String> {
-    let mut child = tokio::process::Command::new("sh")
+async fn run_shell(
+    command: &str,
+    dir: &Path,
+    limit: Duration,
+    env: &CommandEnv,
+) -> Result<CommandResult, String> {
+    let mut builder = tokio::process::Command::new("sh");
+    for name in &env.hidden {
+        builder.env_remove(name);
+    }
+    builder.envs(env.set.iter().map(|(k, v)| (k, v)));
+    let mut child = builder
         .arg("-c")
         .arg(command)
         .current_dir(dir)

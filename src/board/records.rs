@@ -70,6 +70,9 @@ pub struct PhaseReview {
     /// The reviewer's feedback or reason, or a note such as "no decision line".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
+    /// A person's RETRY or RETRY_PREDECESSOR given with `decide`, for the next run to carry out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resume: Option<String>,
 }
 
 pub type PhaseReviews = BTreeMap<String, PhaseReview>;

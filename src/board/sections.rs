@@ -131,6 +131,40 @@ pub fn append(body: &str, name: &str, addition: &str) -> String {
     set(body, name, &combined)
 }
 
+/// Fits an agent's answer under a section: a leading heading that repeats the section's name is
+/// dropped, and level-1/2 headings become `###`, so the answer cannot open sections of its own
+/// (which would duplicate or shadow the story's).
+pub fn nest(text: &str, name: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut fence: Option<&str> = None;
+    let mut first_content_line = true;
+    for line in text.trim().split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
+        match (fence, marker) {
+            (None, Some(m)) => fence = Some(m),
+            (Some(open), Some(m)) if open == m => fence = None,
+            _ => {}
+        }
+        let level = trimmed.chars().take_while(|&c| c == '#').count();
+        let is_heading = fence.is_none() && marker.is_none() && (level == 1 || level == 2) && trimmed[level..].starts_with(' ');
+        if is_heading && first_content_line && trimmed[level..].trim().eq_ignore_ascii_case(name) {
+            first_content_line = false;
+            continue;
+        }
+        if !line.trim().is_empty() {
+            first_content_line = false;
+        }
+        if is_heading {
+            out.push_str("###");
+            out.push_str(&trimmed[level..]);
+        } else {
+            out.push_str(line);
+        }
+    }
+    out.trim().to_string()
+}
+
 /// The body of a new story: a title heading and the standard sections, empty.
 pub fn template(title: &str, summary: Option<&str>) -> String {
     let mut body = format!("# {title}\n\n");
@@ -187,6 +221,15 @@ mod tests {
     fn append_adds_after_existing_content() {
         let out = append(BODY, "Summary", "More.");
         assert_eq!(get(&out, "Summary"), Some("Hello.\n\nMore."));
+    }
+
+    #[test]
+    fn nest_keeps_answers_inside_their_section() {
+        assert_eq!(nest("## Research\nFound it.\n## Risks\nNone.", "Research"), "Found it.\n### Risks\nNone.");
+        assert_eq!(nest("```\n## kept\n```", "Research"), "```\n## kept\n```");
+        let body = set(BODY, "Research", &nest("## Research\nNew.", "Research"));
+        assert_eq!(get(&body, "Research"), Some("New."));
+        assert_eq!(non_empty(&body).iter().filter(|(n, _)| n == "Research").count(), 1);
     }
 
     #[test]

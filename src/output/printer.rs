@@ -146,6 +146,13 @@ pub struct Spinner {
 }
 
 impl Spinner {
+    /// Removes the spinner; whatever reports the result prints its own line.
+    pub fn clear(self) {
+        if let Some(bar) = self.bar {
+            bar.finish_and_clear();
+        }
+    }
+
     pub fn finish(self, line: impl AsRef<str>, printer: &Printer) {
         if let Some(bar) = self.bar {
             bar.finish_and_clear();

@@ -1,0 +1,161 @@
+//! The production agents: LLM calls through any OpenAI-compatible API.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use super::conversation::{converse, ConversationError, ToolExecutor, ToolResultText};
+use super::llm::LlmClient;
+use super::tools::{CommandEnv, ToolAccess, ToolBox};
+use super::transcript::Transcript;
+use super::verdict::parse_verdict;
+use super::{prompts, AgentError, AgentOutput, Agents, GateRequest, Perspective, PhaseRequest, ReviewOutput, ReviewRequest};
+use crate::board::records::Usage;
+use crate::board::Phase;
+use crate::config::Config;
+
+pub struct LlmAgents {
+    client: LlmClient,
+    board_dir: PathBuf,
+    max_turns: u32,
+    command_timeout: Duration,
+    command_env: CommandEnv,
+}
+
+impl LlmAgents {
+    pub fn new(client: LlmClient, config: &Config, board_dir: PathBuf) -> Self {
+        Self {
+            client,
+            board_dir,
+            max_turns: config.llm.max_turns,
+            command_timeout: Duration::from_secs(config.review.test_timeout_seconds),
+            command_env: CommandEnv {
+                set: Vec::new(),
+                hidden: vec![config.llm.api_key_env.clone()],
+            },
+        }
+    }
+
+    async fn talk(
+        &self,
+        system: &str,
+        user: &str,
+        tools: Option<&dyn ToolExecutor>,
+        transcript: &Transcript,
+    ) -> Result<AgentOutput, AgentError> {
+        match converse(&self.client, system, user, tools, self.max_turns, transcript).await {
+            Ok(conversation) => Ok(AgentOutput {
+                text: conversation.final_text,
+                usage: conversation.usage,
+            }),
+            Err(ConversationError { error, usage }) => Err(AgentError {
+                message: error.to_string(),
+                usage,
+            }),
+        }
+    }
+
+    /// Asks one review perspective, reminding it once when its answer holds no verdict.
+    async fn perspective(
+        &self,
+        perspective: Perspective,
+        user: &str,
+        transcript: &Transcript,
+    ) -> Result<(Option<super::verdict::PerspectiveVerdict>, Usage), AgentError> {
+        let system = prompts::review_system(perspective.role());
+        let first = self.talk(&system, user, None, transcript).await?;
+        let mut usage = first.usage;
+        if let Some(verdict) = parse_verdict(&first.text) {
+            return Ok((Some(verdict), usage));
+        }
+        let retry_user = format!(
+            "{user}\n\n## Your previous answer\n{}\n\n{}",
+            prompts::head_tail(&first.text, 4_000),
+            prompts::VERDICT_REMINDER
+        );
+        let second = self.talk(&system, &retry_user, None, transcript).await.map_err(|mut e| {
+            e.usage.add(&usage);
+            e
+        })?;
+        usage.add(&second.usage);
+        Ok((parse_verdict(&second.text), usage))
+    }
+}
+
+#[async_trait]
+impl ToolExecutor for ToolBox {
+    fn definitions(&self) -> Vec<Value> {
+        ToolBox::definitions(self)
+    }
+
+    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+        let outcome = ToolBox::call(self, name, arguments).await;
+        ToolResultText {
+            content: outcome.content,
+            is_error: outcome.is_error,
+        }
+    }
+}
+
+#[async_trait]
+impl Agents for LlmAgents {
+    async fn run_phase(&self, request: PhaseRequest<'_>) -> Result<AgentOutput, AgentError> {
+        let access = if request.phase == Phase::Implement {
+            ToolAccess::ReadWrite
+        } else {
+            ToolAccess::ReadOnly
+        };
+        let tools = ToolBox::new(request.work_dir.to_path_buf(), self.board_dir.clone(), access, self.command_timeout)
+            .with_command_env(self.command_env.clone());
+        let context = format!(
+            "{}\n{}",
+            prompts::story_context(request.story, Some(request.phase)),
+            prompts::project_context(request.work_dir, &self.board_dir)
+        );
+        let user = prompts::assemble(&context, request.revision, prompts::phase_task(request.phase));
+        let system = prompts::phase_system(request.phase);
+        let output = self.talk(&system, &user, Some(&tools), request.transcript).await?;
+        if output.text.trim().is_empty() {
+            return Err(AgentError {
+                message: format!("the {} agent answered with no text", request.phase),
+                usage: output.usage,
+            });
+        }
+        Ok(output)
+    }
+
+    async fn review(&self, request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError> {
+        let user = prompts::review_user(request.story, request.diff);
+        let asks = Perspective::ALL.map(|p| self.perspective(p, &user, request.transcript));
+        let results = futures::future::join_all(asks).await;
+        let mut usage = Usage::default();
+        let mut verdicts = Vec::new();
+        let mut failure: Option<AgentError> = None;
+        for (perspective, result) in Perspective::ALL.into_iter().zip(results) {
+            match result {
+                Ok((verdict, spent)) => {
+                    usage.add(&spent);
+                    verdicts.push((perspective, verdict));
+                }
+                Err(err) => {
+                    usage.add(&err.usage);
+                    failure.get_or_insert(AgentError::new(format!("{}: {}", perspective.role(), err.message)));
+                }
+            }
+        }
+        match failure {
+            Some(mut err) => {
+                err.usage = usage;
+                Err(err)
+            }
+            None => Ok(ReviewOutput { verdicts, usage }),
+        }
+    }
+
+    async fn phase_review(&self, request: GateRequest<'_>) -> Result<AgentOutput, AgentError> {
+        let user = prompts::gate_user(request.story, request.phase, request.output, request.criteria);
+        self.talk(&prompts::gate_system(), &user, None, request.transcript).await
+    }
+}

@@ -1,0 +1,201 @@
+//! What the agents are told. Each user message carries only what its phase needs, then the
+//! Revision Instructions when the phase is re-run (SPEC §9), then `## Task`.
+
+use std::path::Path;
+
+use super::Revision;
+use crate::board::{Phase, Story};
+
+/// A section longer than this is cut to its head and tail in prompts, so one long story cannot
+/// blow up every request.
+const SECTION_BUDGET: usize = 8_000;
+/// The diff the reviewers see.
+pub const DIFF_BUDGET: usize = 60_000;
+const LISTING_LIMIT: usize = 200;
+const MANIFEST_BUDGET: usize = 4_000;
+
+/// The first line of every system message (SPEC §10).
+pub fn identity(role: &str) -> String {
+    format!("You are the agentic-sdlc {role} agent.")
+}
+
+pub fn phase_system(phase: Phase) -> String {
+    let role_text = match phase {
+        Phase::Refine => "You turn a rough story into a clear, testable one. You may read the repository with the tools given to understand the context, but you change nothing.",
+        Phase::Research => "You research how a story fits the existing codebase: the relevant files, patterns, constraints and risks. Read the repository with the tools given; change nothing.",
+        Phase::Plan => "You write a step-by-step implementation plan for a story, grounded in the research and the real code. Read the repository with the tools given; change nothing.",
+        Phase::Implement => "You implement a story in the repository with the tools given: read before you edit, keep changes focused, and run the project's tests or build with run_command to check your work. Paths are relative to the repository root; the .git folder and the board folder are off limits.",
+    };
+    format!("{}\n{role_text}\nAnswer in Markdown.", identity(phase.name()))
+}
+
+pub fn phase_task(phase: Phase) -> &'static str {
+    match phase {
+        Phase::Refine => "Rewrite the story's summary and acceptance criteria. Answer with exactly two sections:\n\n## Summary\n<what and why, in a few sentences>\n\n## Acceptance Criteria\n- [ ] <a testable criterion>\n- [ ] …",
+        Phase::Research => "Research this story. Report the relevant files and how they work today, patterns to follow, dependencies, risks and open questions. Answer with the findings only (no top-level heading).",
+        Phase::Plan => "Write the implementation plan for this story: numbered steps naming the files to change, the tests to add or update, and how to verify the result. Answer with the plan only (no top-level heading).",
+        Phase::Implement => "Implement this story now by changing the repository with the tools. When you are done, answer with implementation notes: what you changed and why, the files touched, and how you verified it.",
+    }
+}
+
+/// The Revision Instructions section of SPEC §9, ending with the `## Task` heading it precedes.
+pub fn revision_section(revision: &Revision) -> String {
+    let mut out = format!(
+        "## Revision Instructions (Attempt {})\nThis task is being re-executed based on reviewer feedback.\nIncorporate the feedback below into your response.\n\n### Feedback\n{}\n",
+        revision.attempt,
+        revision.feedback.trim()
+    );
+    if let Some(previous) = revision.previous_output.as_deref().filter(|p| !p.trim().is_empty()) {
+        out.push_str(&format!("\n### Previous Output\n{}\n", previous.trim()));
+    }
+    out
+}
+
+/// Context, then the revision (if any), then the task.
+pub fn assemble(context: &str, revision: Option<&Revision>, task: &str) -> String {
+    let mut out = context.trim_end().to_string();
+    out.push_str("\n\n");
+    if let Some(revision) = revision {
+        out.push_str(&revision_section(revision));
+        out.push('\n');
+    }
+    out.push_str("## Task\n");
+    out.push_str(task);
+    out.push('\n');
+    out
+}
+
+/// The story as a phase sees it: its description and the sections of the phases before it.
+pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
+    let meta = &story.meta;
+    let mut out = format!("# Story: {}\n\nType: {}", meta.title, meta.story_type);
+    if !meta.labels.is_empty() {
+        out.push_str(&format!(" · Labels: {}", meta.labels.join(", ")));
+    }
+    out.push('\n');
+    let earlier: &[&str] = match phase {
+        Some(Phase::Refine) => &["Summary", "Acceptance Criteria"],
+        Some(Phase::Research) => &["Summary", "Acceptance Criteria"],
+        Some(Phase::Plan) => &["Summary", "Acceptance Criteria", "Research"],
+        Some(Phase::Implement) | None => &["Summary", "Acceptance Criteria", "Research", "Implementation Plan"],
+    };
+    let mut names: Vec<&str> = earlier.to_vec();
+    if phase.is_none() {
+        names.push("Implementation Notes");
+    }
+    for name in names {
+        if let Some(content) = story.section(name).filter(|c| !c.is_empty()) {
+            out.push_str(&format!("\n## {name}\n{}\n", head_tail(content, SECTION_BUDGET)));
+        }
+    }
+    out
+}
+
+/// A short picture of the repository: its manifest and top-level files.
+pub fn project_context(root: &Path, board_dir: &Path) -> String {
+    let mut out = String::from("# Repository\n");
+    for manifest in ["Cargo.toml", "package.json", "pyproject.toml", "go.mod", "pom.xml", "build.gradle", "Gemfile", "composer.json"] {
+        if let Ok(text) = std::fs::read_to_string(root.join(manifest)) {
+            out.push_str(&format!("\n## {manifest}\n```\n{}\n```\n", head_tail(text.trim(), MANIFEST_BUDGET)));
+            break;
+        }
+    }
+    let mut entries: Vec<String> = std::fs::read_dir(root)
+        .map(|dir| {
+            dir.filter_map(|e| e.ok())
+                .filter(|e| e.file_name() != ".git" && e.path() != board_dir)
+                .map(|e| {
+                    let name = e.file_name().to_string_lossy().to_string();
+                    if e.path().is_dir() {
+                        format!("{name}/")
+                    } else {
+                        name
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    entries.sort();
+    let total = entries.len();
+    entries.truncate(LISTING_LIMIT);
+    out.push_str("\n## Top-level files\n");
+    for entry in &entries {
+        out.push_str(&format!("- {entry}\n"));
+    }
+    if total > LISTING_LIMIT {
+        out.push_str(&format!("- … and {} more\n", total - LISTING_LIMIT));
+    }
+    out
+}
+
+pub fn review_system(role: &str) -> String {
+    let focus = match role {
+        "code-review" => "You review the change as a senior engineer: correctness, tests, error handling, readability and fit with the codebase.",
+        "security-review" => "You review the change for security: injection, path traversal, secrets, unsafe input handling, authentication and authorisation, dependency risks.",
+        _ => "You review the change as the product owner: does it meet every acceptance criterion of the story, and nothing it should not do?",
+    };
+    format!(
+        "{}\n{focus}\nAnswer with one JSON object and nothing else:\n{{\"passed\": true|false, \"issues\": [{{\"severity\": \"blocker|critical|major|minor\", \"category\": \"…\", \"description\": \"…\", \"file\": \"…\", \"line\": 1, \"suggestedFix\": \"…\"}}], \"target_phase\": \"research|plan|implement\"}}\nUse target_phase only when the work must go back to an earlier phase (missing research, a wrong plan).",
+        identity(role)
+    )
+}
+
+pub fn review_user(story: &Story, diff: &str) -> String {
+    let diff = if diff.trim().is_empty() {
+        "(no changes found in the working tree)".to_string()
+    } else {
+        head_tail(diff, DIFF_BUDGET)
+    };
+    let context = format!("{}\n\n# Diff of the work\n```diff\n{diff}\n```\n", story_context(story, None));
+    assemble(&context, None, "Review the work against the story. Answer with the JSON verdict only.")
+}
+
+pub const VERDICT_REMINDER: &str = "Your previous answer contained no JSON verdict. Answer again with only the JSON object: {\"passed\": true|false, \"issues\": [...]}";
+
+pub fn gate_system() -> String {
+    format!(
+        "{}\nYou decide whether a phase's output is good enough to keep. Start your answer with exactly one decision line:\nAPPROVE\nRETRY: <what to improve>\nRETRY_PREDECESSOR <phase>: <what the previous phase must redo>\nREJECT: <why the story cannot go on>",
+        identity("phase-review")
+    )
+}
+
+pub fn gate_user(story: &Story, phase: Phase, output: &str, criteria: Option<&str>) -> String {
+    let mut context = story_context(story, Some(phase));
+    context.push_str(&format!("\n# Output of the {phase} phase\n{}\n", head_tail(output, SECTION_BUDGET * 2)));
+    if let Some(criteria) = criteria.filter(|c| !c.trim().is_empty()) {
+        context.push_str(&format!("\n# Review criteria\n{}\n", criteria.trim()));
+    }
+    let predecessor = phase.predecessor().map_or(String::new(), |p| format!(" The direct predecessor of {phase} is {p}."));
+    assemble(
+        &context,
+        None,
+        &format!("Review the {phase} output against the criteria and decide.{predecessor}"),
+    )
+}
+
+/// Keeps the first and last part of a long text, marking the cut.
+pub fn head_tail(text: &str, budget: usize) -> String {
+    crate::agents::tools::head_tail(text, budget)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn revision_section_matches_the_contract() {
+        let revision = Revision {
+            attempt: 2,
+            feedback: "Add sources".into(),
+            previous_output: Some("Old findings".into()),
+        };
+        let prompt = assemble("# Story: x", Some(&revision), "Do research.");
+        assert!(prompt.contains(
+            "## Revision Instructions (Attempt 2)\nThis task is being re-executed based on reviewer feedback.\nIncorporate the feedback below into your response.\n\n### Feedback\nAdd sources\n\n### Previous Output\nOld findings\n\n## Task\nDo research.\n"
+        ), "{prompt}");
+        let without_previous = Revision { previous_output: None, ..revision };
+        let prompt = assemble("ctx", Some(&without_previous), "T");
+        assert!(!prompt.contains("### Previous Output"));
+        assert!(prompt.contains("### Feedback\nAdd sources\n\n## Task\nT\n"));
+    }
+}

@@ -1,0 +1,41 @@
+//! What every action of a run shares.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::events::EventSink;
+use crate::agents::Agents;
+use crate::config::{Config, CONFIG_FILE};
+
+pub struct Workflow {
+    pub root: PathBuf,
+    pub board_dir: PathBuf,
+    pub config: Config,
+    pub agents: Arc<dyn Agents>,
+    pub events: EventSink,
+    /// Held by actions that change or read the shared working tree (implement, review, PR),
+    /// so two stories never edit one tree at once. Not taken when each story has a worktree.
+    pub shared_tree: tokio::sync::Mutex<()>,
+    /// Human gates may ask on this terminal; one question at a time.
+    pub terminal: Option<tokio::sync::Mutex<()>>,
+}
+
+impl Workflow {
+    /// Paths the tool itself writes all the time, relative to the repository root; they never
+    /// count as a user's uncommitted work and never go into a story's diff or commit.
+    pub fn own_paths(&self) -> Vec<PathBuf> {
+        let mut paths = vec![PathBuf::from(CONFIG_FILE)];
+        if let Ok(relative) = self.board_dir.strip_prefix(&self.root) {
+            paths.push(relative.to_path_buf());
+        }
+        paths.push(PathBuf::from(WORKTREES_DIR));
+        paths
+    }
+
+    pub fn worktrees_dir(&self) -> PathBuf {
+        self.root.join(WORKTREES_DIR)
+    }
+}
+
+/// Where per-story git worktrees live, inside the repository so they stay on the same disk.
+pub const WORKTREES_DIR: &str = ".agentic-sdlc-worktrees";

@@ -1,0 +1,24 @@
+//! How one action ended, and what that means for the rest of the run.
+
+/// Why a story was moved to blocked/, which decides whether the run goes on (SPEC §7, §8).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// Circuit breaker with escalation `manual`: stop new work, exit 3.
+    Manual,
+    /// Circuit breaker with escalation `error`: stop, exit 1.
+    Error,
+    /// Circuit breaker with escalation `skip`: go on with other stories.
+    Skip,
+    /// A gate's REJECT: go on with other stories, exit 3 at the end.
+    Rejected,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    Completed(String),
+    /// The action's agent failed; the story kept its state and has `last_error`.
+    Failed(String),
+    Blocked { reason: String, stop: Stop },
+    /// The story waits for a person (`agentic-sdlc decide`).
+    Waiting(String),
+}

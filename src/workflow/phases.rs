@@ -1,0 +1,388 @@
+//! Running a phase (refine, research, plan, implement) under its review gate (SPEC §8, §9):
+//! produce, let the gate decide, retry with feedback, and commit only the accepted output.
+
+use std::path::{Path, PathBuf};
+
+use super::context::Workflow;
+use super::decision::{parse_decision, GateDecision, ParsedDecision};
+use super::events::Event;
+use super::gates::{consult, GateAnswer};
+use super::outcome::{Outcome, Stop};
+use super::{story_ops, workspace};
+use crate::agents::transcript::Transcript;
+use crate::agents::{PhaseRequest, Revision};
+use crate::board::records::{IterationResult, PhaseReview, ReviewDecision, PENDING_DECISION};
+use crate::board::{sections, store, Column, Phase, Story};
+use crate::config::GateConfig;
+use crate::error::Result;
+
+/// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
+pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome> {
+    let story = store::locate(&wf.board_dir, story_id, None)?;
+    let transcript = match Transcript::create(&wf.board_dir, story_id, phase.name()) {
+        Ok(t) => t,
+        Err(err) => return story_ops::fail(wf, story_id, format!("cannot write the transcript: {err}"), Default::default()),
+    };
+    let work = match workspace::prepare(wf, &story, phase).await {
+        Ok(work) => work,
+        Err(message) => return story_ops::fail(wf, story_id, message, Default::default()),
+    };
+    let gate = wf.config.phases.gate(phase.name()).cloned();
+    let mut run = PhaseRun {
+        wf,
+        story_id,
+        phase,
+        work_dir: work.dir.clone(),
+        transcript: &transcript,
+        record: PhaseReview::default(),
+        retries: 0,
+        predecessor_retries: 0,
+    };
+    let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
+        Resume::Continue(revision) => revision,
+        Resume::Finished(outcome) => return Ok(outcome),
+    };
+    if revision.is_none() {
+        revision = rework_revision(&story, phase)?;
+    }
+    let outcome = run.produce_until_accepted(gate.as_ref(), revision).await;
+    if let Ok(Outcome::Completed(_)) = &outcome {
+        if let Err(message) = workspace::finish(wf, &work, story_id, phase).await {
+            return story_ops::fail(wf, story_id, message, Default::default());
+        }
+    }
+    outcome
+}
+
+enum Resume {
+    Continue(Option<Revision>),
+    Finished(Outcome),
+}
+
+struct PhaseRun<'a> {
+    wf: &'a Workflow,
+    story_id: &'a str,
+    phase: Phase,
+    work_dir: PathBuf,
+    transcript: &'a Transcript,
+    record: PhaseReview,
+    retries: u32,
+    predecessor_retries: u32,
+}
+
+impl PhaseRun<'_> {
+    async fn produce_until_accepted(&mut self, gate: Option<&GateConfig>, mut revision: Option<Revision>) -> Result<Outcome> {
+        loop {
+            let story = store::locate(&self.wf.board_dir, self.story_id, None)?;
+            let output = match self.produce(self.phase, &story, revision.as_ref()).await? {
+                Ok(text) => text,
+                Err(outcome) => return Ok(outcome),
+            };
+            let Some(gate) = gate else {
+                self.commit(&output, None)?;
+                return Ok(Outcome::Completed(completion_summary(self.phase)));
+            };
+            let (answer, usage) = match consult(self.wf, gate, self.phase, &story, &output, self.transcript).await {
+                Ok(answer) => answer,
+                Err(err) => return story_ops::fail(self.wf, self.story_id, format!("{} gate: {}", self.phase, err.message), err.usage),
+            };
+            story_ops::add_usage(self.wf, self.story_id, usage)?;
+            let parsed = match answer {
+                GateAnswer::Decided(parsed) => parsed,
+                GateAnswer::Pending => return self.wait_for_person(&output),
+            };
+            self.announce(&story, &parsed);
+            match self.apply(gate, parsed, output).await? {
+                Step::Again(next) => revision = next,
+                Step::Done(outcome) => return Ok(outcome),
+            }
+        }
+    }
+
+    /// Runs the phase's agent once. `Ok(Err(outcome))` is a failed agent, already recorded.
+    async fn produce(&mut self, phase: Phase, story: &Story, revision: Option<&Revision>) -> Result<Result<String, Outcome>> {
+        let request = PhaseRequest {
+            phase,
+            story,
+            revision,
+            work_dir: &self.work_dir,
+            transcript: self.transcript,
+        };
+        let result = self.wf.agents.run_phase(request).await;
+        if phase == self.phase {
+            self.record.attempts += 1;
+        }
+        match result {
+            Ok(output) => {
+                story_ops::add_usage(self.wf, self.story_id, output.usage)?;
+                self.transcript.record(
+                    "phase_output",
+                    serde_json::json!({ "phase": phase.name(), "attempt": self.record.attempts, "text": output.text }),
+                );
+                Ok(Ok(output.text))
+            }
+            Err(err) => {
+                let message = format!("{phase} agent failed: {}", err.message);
+                Ok(Err(story_ops::fail(self.wf, self.story_id, message, err.usage)?))
+            }
+        }
+    }
+
+    fn announce(&self, story: &Story, parsed: &ParsedDecision) {
+        self.wf.events.emit(Event::GateDecision {
+            story_id: self.story_id.to_string(),
+            slug: story.slug.clone(),
+            phase: self.phase.name().to_string(),
+            attempt: self.record.attempts,
+            decision: parsed.decision.to_string(),
+        });
+        self.transcript.record(
+            "gate_decision",
+            serde_json::json!({ "attempt": self.record.attempts, "decision": parsed.decision.to_string(), "had_decision_line": parsed.had_decision_line }),
+        );
+    }
+
+    async fn apply(&mut self, gate: &GateConfig, parsed: ParsedDecision, output: String) -> Result<Step> {
+        self.record.decision = parsed.decision.keyword().to_string();
+        match parsed.decision {
+            GateDecision::Approve => {
+                self.record.feedback = (!parsed.had_decision_line).then(|| "no decision line; approved by default".to_string());
+                self.commit(&output, Some(self.record.clone()))?;
+                Ok(Step::Done(Outcome::Completed(completion_summary(self.phase))))
+            }
+            GateDecision::Retry { feedback } => {
+                if self.retries < gate.max_retries {
+                    self.retries += 1;
+                    return Ok(Step::Again(Some(Revision {
+                        attempt: self.retries + 1,
+                        feedback,
+                        previous_output: Some(output),
+                    })));
+                }
+                self.record.exhausted = Some(true);
+                self.record.feedback = Some(feedback);
+                self.commit(&output, Some(self.record.clone()))?;
+                Ok(Step::Done(Outcome::Completed(format!(
+                    "{}; gate retries exhausted, last output kept",
+                    completion_summary(self.phase)
+                ))))
+            }
+            GateDecision::RetryPredecessor { phase, feedback } => self.retry_predecessor(gate, &phase, feedback, output).await,
+            GateDecision::Reject { reason } => {
+                self.record.feedback = Some(reason.clone());
+                let reason = format!("Phase {} rejected by review: {reason}", self.phase);
+                self.save_record_and_block(&reason)?;
+                Ok(Step::Done(Outcome::Blocked { reason, stop: Stop::Rejected }))
+            }
+        }
+    }
+
+    async fn retry_predecessor(&mut self, gate: &GateConfig, named: &str, feedback: String, output: String) -> Result<Step> {
+        let direct = self.phase.predecessor().filter(|p| p.name() == named.trim().to_ascii_lowercase());
+        let Some(predecessor) = direct.filter(|_| self.predecessor_retries < gate.max_predecessor_retries) else {
+            let why = if direct.is_none() {
+                format!("`{named}` is not the direct predecessor of {}", self.phase)
+            } else {
+                "predecessor retries exhausted".to_string()
+            };
+            self.record.feedback = Some(format!("{feedback} ({why}; current output kept)"));
+            self.record.exhausted = Some(direct.is_some());
+            self.commit(&output, Some(self.record.clone()))?;
+            return Ok(Step::Done(Outcome::Completed(format!("{}; {why}", completion_summary(self.phase)))));
+        };
+        self.predecessor_retries += 1;
+        self.record.predecessor_retries = Some(self.predecessor_retries);
+        let story = store::locate(&self.wf.board_dir, self.story_id, None)?;
+        let revision = Revision {
+            attempt: 2,
+            feedback,
+            previous_output: previous_output(&story, predecessor),
+        };
+        // The predecessor re-runs once, without its own gate, and is committed at once.
+        let text = match self.produce(predecessor, &story, Some(&revision)).await? {
+            Ok(text) => text,
+            Err(outcome) => return Ok(Step::Done(outcome)),
+        };
+        commit_output(self.wf, self.story_id, predecessor, &text, None)?;
+        // Then this phase starts over from its first attempt, without feedback.
+        self.retries = 0;
+        Ok(Step::Again(None))
+    }
+
+    fn commit(&self, output: &str, record: Option<PhaseReview>) -> Result<()> {
+        commit_output(self.wf, self.story_id, self.phase, output, record.map(|r| (self.phase, r)))
+    }
+
+    fn save_record_and_block(&self, reason: &str) -> Result<()> {
+        let phase = self.phase;
+        let record = self.record.clone();
+        store::update(&self.wf.board_dir, self.story_id, None, |story| {
+            set_phase_review(story, phase, record)?;
+            story_ops::block(story, reason);
+            Ok(())
+        })?;
+        Ok(())
+    }
+
+    fn wait_for_person(&mut self, output: &str) -> Result<Outcome> {
+        let pending = pending_output_path(&self.wf.board_dir, self.story_id, self.phase);
+        if let Some(folder) = pending.parent() {
+            fs_err::create_dir_all(folder)?;
+        }
+        store::write_atomic(&pending, output)?;
+        self.record.decision = PENDING_DECISION.to_string();
+        let phase = self.phase;
+        let record = self.record.clone();
+        store::update(&self.wf.board_dir, self.story_id, None, |story| set_phase_review(story, phase, record))?;
+        Ok(Outcome::Waiting(format!(
+            "waiting for a human decision on the {phase} review: agentic-sdlc decide {} \"APPROVE\"",
+            self.story_id
+        )))
+    }
+
+    /// Picks up a person's RETRY or RETRY_PREDECESSOR recorded by `decide`.
+    async fn resume_from_person(&mut self, story: &Story, gate: Option<&GateConfig>) -> Result<Resume> {
+        let reviews = story.phase_reviews()?;
+        let Some(previous) = reviews.get(self.phase.name()) else {
+            return Ok(Resume::Continue(None));
+        };
+        let Some(resume) = previous.resume.clone() else {
+            return Ok(Resume::Continue(None));
+        };
+        self.record = PhaseReview {
+            resume: None,
+            ..previous.clone()
+        };
+        self.retries = previous.attempts.saturating_sub(1);
+        self.predecessor_retries = previous.predecessor_retries.unwrap_or(0);
+        let pending_text = fs_err::read_to_string(pending_output_path(&self.wf.board_dir, self.story_id, self.phase)).ok();
+        let Some(gate) = gate else {
+            return Ok(Resume::Continue(None));
+        };
+        match parse_decision(&resume).decision {
+            GateDecision::Retry { feedback } => Ok(Resume::Continue(Some(Revision {
+                attempt: previous.attempts + 1,
+                feedback,
+                previous_output: pending_text,
+            }))),
+            GateDecision::RetryPredecessor { phase, feedback } => {
+                let output = pending_text.unwrap_or_default();
+                match self.retry_predecessor(gate, &phase, feedback, output).await? {
+                    Step::Again(revision) => Ok(Resume::Continue(revision)),
+                    Step::Done(outcome) => Ok(Resume::Finished(outcome)),
+                }
+            }
+            _ => Ok(Resume::Continue(None)),
+        }
+    }
+}
+
+enum Step {
+    Again(Option<Revision>),
+    Done(Outcome),
+}
+
+fn completion_summary(phase: Phase) -> String {
+    match phase {
+        Phase::Refine => "refined; moved to ready".into(),
+        Phase::Research => "research written".into(),
+        Phase::Plan => "implementation plan written".into(),
+        Phase::Implement => "implemented".into(),
+    }
+}
+
+/// Where a human gate's undecided output waits for `decide`.
+pub fn pending_output_path(board_dir: &Path, story_id: &str, phase: Phase) -> PathBuf {
+    board_dir.join("logs").join(story_id).join(format!("pending-{}.md", phase.name()))
+}
+
+fn set_phase_review(story: &mut Story, phase: Phase, record: PhaseReview) -> Result<()> {
+    let mut reviews = story.phase_reviews()?;
+    reviews.insert(phase.name().to_string(), record);
+    story.set("phase_reviews", &reviews);
+    Ok(())
+}
+
+/// The phase's current section(s), shown to its re-run as the previous output.
+pub fn previous_output(story: &Story, phase: Phase) -> Option<String> {
+    let text = match phase {
+        Phase::Refine => {
+            let summary = story.section("Summary").unwrap_or("");
+            let criteria = story.section("Acceptance Criteria").unwrap_or("");
+            format!("## Summary\n{summary}\n\n## Acceptance Criteria\n{criteria}")
+        }
+        other => story.section(other.section()).unwrap_or("").to_string(),
+    };
+    let empty = match phase {
+        Phase::Refine => story.section("Summary").unwrap_or("").is_empty() && story.section("Acceptance Criteria").unwrap_or("").is_empty(),
+        _ => text.trim().is_empty(),
+    };
+    (!empty).then_some(text)
+}
+
+/// The Revision Instructions for a phase re-run after a rework (SPEC §7, §9): while a rework
+/// iteration is open, every phase it reset sees the review's feedback.
+fn rework_revision(story: &Story, phase: Phase) -> Result<Option<Revision>> {
+    let Some(iteration) = story.latest_iteration()? else {
+        return Ok(None);
+    };
+    if iteration.result != IterationResult::InProgress {
+        return Ok(None);
+    }
+    let review = story
+        .review_history()?
+        .into_iter()
+        .rev()
+        .find(|r| r.decision == ReviewDecision::Rejected);
+    let feedback = match review {
+        Some(review) if !review.issues.is_empty() => crate::agents::verdict::format_issues(&review.issues),
+        Some(review) => review.feedback,
+        None => iteration.review_feedback.clone().unwrap_or_default(),
+    };
+    Ok(Some(Revision {
+        attempt: iteration.iteration + 1,
+        feedback,
+        previous_output: previous_output(story, phase),
+    }))
+}
+
+/// Writes a phase's accepted output into the story, sets its flag or column, and records the
+/// gate, in one atomic write.
+pub fn commit_output(wf: &Workflow, story_id: &str, phase: Phase, output: &str, record: Option<(Phase, PhaseReview)>) -> Result<()> {
+    store::update(&wf.board_dir, story_id, None, |story| {
+        apply_output(story, phase, output);
+        if let Some((phase, record)) = record {
+            set_phase_review(story, phase, record)?;
+        }
+        story.remove("last_error");
+        Ok(())
+    })?;
+    let _ = fs_err::remove_file(pending_output_path(&wf.board_dir, story_id, phase));
+    Ok(())
+}
+
+fn apply_output(story: &mut Story, phase: Phase, output: &str) {
+    match phase {
+        Phase::Refine => {
+            let summary = sections::get(output, "Summary");
+            let criteria = sections::get(output, "Acceptance Criteria");
+            if summary.is_none() && criteria.is_none() {
+                story.set_section("Summary", &sections::nest(output, "Summary"));
+            } else {
+                if let Some(summary) = summary {
+                    story.set_section("Summary", &sections::nest(summary, "Summary"));
+                }
+                if let Some(criteria) = criteria {
+                    story.set_section("Acceptance Criteria", &sections::nest(criteria, "Acceptance Criteria"));
+                }
+            }
+            if story.column == Column::Backlog {
+                story.set_column(Column::Ready);
+            }
+        }
+        Phase::Research | Phase::Plan | Phase::Implement => {
+            story.set_section(phase.section(), &sections::nest(output, phase.section()));
+            story.set_phase_flag(phase.name(), true);
+        }
+    }
+}

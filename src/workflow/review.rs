@@ -1,0 +1,178 @@
+//! The review action (SPEC §10): the test command first, then three perspectives, then one
+//! recorded decision.
+
+use std::time::Duration;
+
+use super::context::Workflow;
+use super::outcome::Outcome;
+use super::{rework, story_ops, workspace};
+use crate::agents::tools::{head_tail, run_shell_command, CommandEnv};
+use crate::agents::transcript::Transcript;
+use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
+use crate::agents::{Perspective, ReviewRequest};
+use crate::board::records::{IssueSeverity, ReviewDecision, ReviewIssue, ReviewRecord, Severity, Usage};
+use crate::board::{store, Phase};
+use crate::error::Result;
+
+/// Bytes of a failing test run that go into the blocker.
+const TEST_OUTPUT_TAIL: usize = 4_000;
+
+pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+    let story = store::locate(&wf.board_dir, story_id, None)?;
+    let transcript = match Transcript::create(&wf.board_dir, story_id, "review") {
+        Ok(t) => t,
+        Err(err) => return story_ops::fail(wf, story_id, format!("cannot write the transcript: {err}"), Usage::default()),
+    };
+    let work = match workspace::prepare(wf, &story, Phase::Implement).await {
+        Ok(work) => work,
+        Err(message) => return story_ops::fail(wf, story_id, message, Usage::default()),
+    };
+    if let Some(command) = &wf.config.review.test_command {
+        let limit = Duration::from_secs(wf.config.review.test_timeout_seconds);
+        let env = CommandEnv {
+            set: vec![("AGENTIC_SDLC_STORY_ID".into(), story_id.to_string())],
+            hidden: vec![wf.config.llm.api_key_env.clone()],
+        };
+        let result = run_shell_command(command, &work.dir, limit, &env).await;
+        transcript.record("test_command", serde_json::json!({ "command": command, "result": format!("{result:?}") }));
+        let failure = match result {
+            Ok(out) if out.exit_code == Some(0) => None,
+            Ok(out) if out.timed_out => Some(format!("Test command `{command}` timed out after {}s\n{}", limit.as_secs(), head_tail(&out.output, TEST_OUTPUT_TAIL))),
+            Ok(out) => Some(format!(
+                "Test command `{command}` failed (exit {})\n{}",
+                out.exit_code.map_or("signal".to_string(), |c| c.to_string()),
+                head_tail(&out.output, TEST_OUTPUT_TAIL)
+            )),
+            Err(err) => Some(format!("Test command `{command}` could not run: {err}")),
+        };
+        if let Some(description) = failure {
+            let issue = ReviewIssue {
+                severity: IssueSeverity::Blocker,
+                category: "testing".into(),
+                description,
+                file: None,
+                line: None,
+                suggested_fix: Some("Make the test command pass".into()),
+            };
+            let record = record_from(vec![issue], &[], None);
+            return record_review(wf, story_id, record, Usage::default());
+        }
+    }
+    let diff = match workspace::diff(wf, &story, &work).await {
+        Ok(diff) => diff,
+        Err(message) => return story_ops::fail(wf, story_id, message, Usage::default()),
+    };
+    let request = ReviewRequest {
+        story: &story,
+        diff: &diff,
+        transcript: &transcript,
+    };
+    match wf.agents.review(request).await {
+        Err(err) => record_failed(wf, story_id, format!("review agent failed: {}", err.message), err.usage),
+        Ok(output) => {
+            let missing: Vec<&str> = output.verdicts.iter().filter(|(_, v)| v.is_none()).map(|(p, _)| p.role()).collect();
+            if !missing.is_empty() {
+                let message = format!("review FAILED: no verdict from {} after a reminder", missing.join(", "));
+                return record_failed(wf, story_id, message, output.usage);
+            }
+            let verdicts: Vec<(Perspective, PerspectiveVerdict)> =
+                output.verdicts.into_iter().filter_map(|(p, v)| v.map(|v| (p, v))).collect();
+            let issues: Vec<ReviewIssue> = verdicts.iter().flat_map(|(_, v)| v.issues.clone()).collect();
+            let record = record_from(issues, &verdicts, earliest_target(&verdicts));
+            record_review(wf, story_id, record, output.usage)
+        }
+    }
+}
+
+/// The earliest phase any perspective asked to return to: the deepest cause wins.
+fn earliest_target(verdicts: &[(Perspective, PerspectiveVerdict)]) -> Option<String> {
+    verdicts
+        .iter()
+        .filter_map(|(_, v)| v.target_phase.as_deref().and_then(Phase::parse))
+        .min()
+        .map(|p| p.name().to_string())
+}
+
+fn record_from(issues: Vec<ReviewIssue>, verdicts: &[(Perspective, PerspectiveVerdict)], target_phase: Option<String>) -> ReviewRecord {
+    let (decision, severity) = decide(&issues);
+    let passed = |perspective: Perspective| {
+        verdicts
+            .iter()
+            .find(|(p, _)| *p == perspective)
+            .map_or(verdicts.is_empty() && decision == ReviewDecision::Approved, |(_, v)| v.passed && decision == ReviewDecision::Approved || v.passed && v.issues.iter().all(|i| i.severity > IssueSeverity::Critical))
+    };
+    let feedback = if issues.is_empty() {
+        "No issues found".to_string()
+    } else {
+        format_issues(&issues)
+    };
+    ReviewRecord {
+        timestamp: story_ops::now(),
+        decision,
+        severity: Some(severity),
+        feedback,
+        blockers: issues.iter().filter(|i| i.severity == IssueSeverity::Blocker).map(|i| i.description.clone()).collect(),
+        code_review_passed: passed(Perspective::Code),
+        security_review_passed: passed(Perspective::Security),
+        po_review_passed: passed(Perspective::ProductOwner),
+        target_phase: if decision == ReviewDecision::Rejected { target_phase } else { None },
+        issues,
+    }
+}
+
+/// Records a decided review: history, notes, the reviews flag and the open rework iteration.
+fn record_review(wf: &Workflow, story_id: &str, record: ReviewRecord, usage: Usage) -> Result<Outcome> {
+    let decision = record.decision;
+    let blockers = record.blockers.len();
+    store::update(&wf.board_dir, story_id, None, |story| {
+        story.add_usage(usage)?;
+        story.append_to_section("Review Notes", &review_note(&record));
+        story.push_review(record)?;
+        rework::finalise_iteration(story, decision)?;
+        story.set_phase_flag("review", decision == ReviewDecision::Approved);
+        story.remove("last_error");
+        Ok(())
+    })?;
+    Ok(Outcome::Completed(match decision {
+        ReviewDecision::Approved => "review APPROVED".to_string(),
+        _ => format!("review REJECTED ({blockers} blocker(s)); rework next"),
+    }))
+}
+
+/// A review whose agent failed is kept in the history as FAILED, which counts as no rejection
+/// (SPEC §7.5), and the action fails.
+fn record_failed(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Result<Outcome> {
+    let record = ReviewRecord {
+        timestamp: story_ops::now(),
+        decision: ReviewDecision::Failed,
+        severity: None,
+        feedback: message.clone(),
+        blockers: Vec::new(),
+        code_review_passed: false,
+        security_review_passed: false,
+        po_review_passed: false,
+        target_phase: None,
+        issues: Vec::new(),
+    };
+    store::update(&wf.board_dir, story_id, None, |story| {
+        story.add_usage(usage)?;
+        story.push_review(record)?;
+        story.set("last_error", &message);
+        Ok(())
+    })?;
+    Ok(Outcome::Failed(message))
+}
+
+fn review_note(record: &ReviewRecord) -> String {
+    let severity = record.severity.map_or(String::new(), |s: Severity| format!(" ({s})"));
+    let mark = |passed: bool| if passed { "passed" } else { "failed" };
+    format!(
+        "### Review {}: {}{severity}\n- code review: {}\n- security review: {}\n- product owner review: {}\n\n{}",
+        record.timestamp,
+        record.decision,
+        mark(record.code_review_passed),
+        mark(record.security_review_passed),
+        mark(record.po_review_passed),
+        record.feedback
+    )
+}
