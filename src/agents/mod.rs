@@ -2,13 +2,13 @@
 //! transcripts, the confined tools and the reading of review verdicts.
 
 pub mod conversation;
+pub mod git;
 pub mod llm;
+pub mod llm_agents;
+pub mod prompts;
 pub mod tools;
 pub mod transcript;
 pub mod verdict;
-
-pub mod llm_agents;
-pub mod prompts;
 
 use std::path::Path;
 
