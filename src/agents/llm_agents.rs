@@ -11,7 +11,10 @@ use super::llm::LlmClient;
 use super::tools::{CommandEnv, ToolAccess, ToolBox};
 use super::transcript::Transcript;
 use super::verdict::parse_verdict;
-use super::{prompts, AgentError, AgentOutput, Agents, GateRequest, Perspective, PhaseRequest, ReviewOutput, ReviewRequest};
+use super::{
+    prompts, AgentError, AgentOutput, Agents, GateRequest, Perspective, PhaseRequest, ReviewOutput,
+    ReviewRequest,
+};
 use crate::board::records::Usage;
 use crate::board::Phase;
 use crate::config::Config;
@@ -45,7 +48,16 @@ impl LlmAgents {
         tools: Option<&dyn ToolExecutor>,
         transcript: &Transcript,
     ) -> Result<AgentOutput, AgentError> {
-        match converse(&self.client, system, user, tools, self.max_turns, transcript).await {
+        match converse(
+            &self.client,
+            system,
+            user,
+            tools,
+            self.max_turns,
+            transcript,
+        )
+        .await
+        {
             Ok(conversation) => Ok(AgentOutput {
                 text: conversation.final_text,
                 usage: conversation.usage,
@@ -75,10 +87,13 @@ impl LlmAgents {
             prompts::head_tail(&first.text, 4_000),
             prompts::VERDICT_REMINDER
         );
-        let second = self.talk(&system, &retry_user, None, transcript).await.map_err(|mut e| {
-            e.usage.add(&usage);
-            e
-        })?;
+        let second = self
+            .talk(&system, &retry_user, None, transcript)
+            .await
+            .map_err(|mut e| {
+                e.usage.add(&usage);
+                e
+            })?;
         usage.add(&second.usage);
         Ok((parse_verdict(&second.text), usage))
     }
@@ -107,16 +122,27 @@ impl Agents for LlmAgents {
         } else {
             ToolAccess::ReadOnly
         };
-        let tools = ToolBox::new(request.work_dir.to_path_buf(), self.board_dir.clone(), access, self.command_timeout)
-            .with_command_env(self.command_env.clone());
+        let tools = ToolBox::new(
+            request.work_dir.to_path_buf(),
+            self.board_dir.clone(),
+            access,
+            self.command_timeout,
+        )
+        .with_command_env(self.command_env.clone());
         let context = format!(
             "{}\n{}",
             prompts::story_context(request.story, Some(request.phase)),
             prompts::project_context(request.work_dir, &self.board_dir)
         );
-        let user = prompts::assemble(&context, request.revision, prompts::phase_task(request.phase));
+        let user = prompts::assemble(
+            &context,
+            request.revision,
+            prompts::phase_task(request.phase),
+        );
         let system = prompts::phase_system(request.phase);
-        let output = self.talk(&system, &user, Some(&tools), request.transcript).await?;
+        let output = self
+            .talk(&system, &user, Some(&tools), request.transcript)
+            .await?;
         if output.text.trim().is_empty() {
             return Err(AgentError {
                 message: format!("the {} agent answered with no text", request.phase),
@@ -141,7 +167,11 @@ impl Agents for LlmAgents {
                 }
                 Err(err) => {
                     usage.add(&err.usage);
-                    failure.get_or_insert(AgentError::new(format!("{}: {}", perspective.role(), err.message)));
+                    failure.get_or_insert(AgentError::new(format!(
+                        "{}: {}",
+                        perspective.role(),
+                        err.message
+                    )));
                 }
             }
         }
@@ -155,7 +185,13 @@ impl Agents for LlmAgents {
     }
 
     async fn phase_review(&self, request: GateRequest<'_>) -> Result<AgentOutput, AgentError> {
-        let user = prompts::gate_user(request.story, request.phase, request.output, request.criteria);
-        self.talk(&prompts::gate_system(), &user, None, request.transcript).await
+        let user = prompts::gate_user(
+            request.story,
+            request.phase,
+            request.output,
+            request.criteria,
+        );
+        self.talk(&prompts::gate_system(), &user, None, request.transcript)
+            .await
     }
 }

@@ -77,7 +77,11 @@ pub enum Perspective {
 }
 
 impl Perspective {
-    pub const ALL: [Perspective; 3] = [Perspective::Code, Perspective::Security, Perspective::ProductOwner];
+    pub const ALL: [Perspective; 3] = [
+        Perspective::Code,
+        Perspective::Security,
+        Perspective::ProductOwner,
+    ];
 
     pub fn role(self) -> &'static str {
         match self {

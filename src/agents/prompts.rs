@@ -26,7 +26,10 @@ pub fn phase_system(phase: Phase) -> String {
         Phase::Plan => "You write a step-by-step implementation plan for a story, grounded in the research and the real code. Read the repository with the tools given; change nothing.",
         Phase::Implement => "You implement a story in the repository with the tools given: read before you edit, keep changes focused, and run the project's tests or build with run_command to check your work. Paths are relative to the repository root; the .git folder and the board folder are off limits.",
     };
-    format!("{}\n{role_text}\nAnswer in Markdown.", identity(phase.name()))
+    format!(
+        "{}\n{role_text}\nAnswer in Markdown.",
+        identity(phase.name())
+    )
 }
 
 pub fn phase_task(phase: Phase) -> &'static str {
@@ -45,7 +48,11 @@ pub fn revision_section(revision: &Revision) -> String {
         revision.attempt,
         revision.feedback.trim()
     );
-    if let Some(previous) = revision.previous_output.as_deref().filter(|p| !p.trim().is_empty()) {
+    if let Some(previous) = revision
+        .previous_output
+        .as_deref()
+        .filter(|p| !p.trim().is_empty())
+    {
         out.push_str(&format!("\n### Previous Output\n{}\n", previous.trim()));
     }
     out
@@ -77,7 +84,12 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
         Some(Phase::Refine) => &["Summary", "Acceptance Criteria"],
         Some(Phase::Research) => &["Summary", "Acceptance Criteria"],
         Some(Phase::Plan) => &["Summary", "Acceptance Criteria", "Research"],
-        Some(Phase::Implement) | None => &["Summary", "Acceptance Criteria", "Research", "Implementation Plan"],
+        Some(Phase::Implement) | None => &[
+            "Summary",
+            "Acceptance Criteria",
+            "Research",
+            "Implementation Plan",
+        ],
     };
     let mut names: Vec<&str> = earlier.to_vec();
     if phase.is_none() {
@@ -85,7 +97,10 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
     }
     for name in names {
         if let Some(content) = story.section(name).filter(|c| !c.is_empty()) {
-            out.push_str(&format!("\n## {name}\n{}\n", head_tail(content, SECTION_BUDGET)));
+            out.push_str(&format!(
+                "\n## {name}\n{}\n",
+                head_tail(content, SECTION_BUDGET)
+            ));
         }
     }
     out
@@ -94,9 +109,21 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
 /// A short picture of the repository: its manifest and top-level files.
 pub fn project_context(root: &Path, board_dir: &Path) -> String {
     let mut out = String::from("# Repository\n");
-    for manifest in ["Cargo.toml", "package.json", "pyproject.toml", "go.mod", "pom.xml", "build.gradle", "Gemfile", "composer.json"] {
+    for manifest in [
+        "Cargo.toml",
+        "package.json",
+        "pyproject.toml",
+        "go.mod",
+        "pom.xml",
+        "build.gradle",
+        "Gemfile",
+        "composer.json",
+    ] {
         if let Ok(text) = std::fs::read_to_string(root.join(manifest)) {
-            out.push_str(&format!("\n## {manifest}\n```\n{}\n```\n", head_tail(text.trim(), MANIFEST_BUDGET)));
+            out.push_str(&format!(
+                "\n## {manifest}\n```\n{}\n```\n",
+                head_tail(text.trim(), MANIFEST_BUDGET)
+            ));
             break;
         }
     }
@@ -146,8 +173,15 @@ pub fn review_user(story: &Story, diff: &str) -> String {
     } else {
         head_tail(diff, DIFF_BUDGET)
     };
-    let context = format!("{}\n\n# Diff of the work\n```diff\n{diff}\n```\n", story_context(story, None));
-    assemble(&context, None, "Review the work against the story. Answer with the JSON verdict only.")
+    let context = format!(
+        "{}\n\n# Diff of the work\n```diff\n{diff}\n```\n",
+        story_context(story, None)
+    );
+    assemble(
+        &context,
+        None,
+        "Review the work against the story. Answer with the JSON verdict only.",
+    )
 }
 
 pub const VERDICT_REMINDER: &str = "Your previous answer contained no JSON verdict. Answer again with only the JSON object: {\"passed\": true|false, \"issues\": [...]}";
@@ -161,11 +195,16 @@ pub fn gate_system() -> String {
 
 pub fn gate_user(story: &Story, phase: Phase, output: &str, criteria: Option<&str>) -> String {
     let mut context = story_context(story, Some(phase));
-    context.push_str(&format!("\n# Output of the {phase} phase\n{}\n", head_tail(output, SECTION_BUDGET * 2)));
+    context.push_str(&format!(
+        "\n# Output of the {phase} phase\n{}\n",
+        head_tail(output, SECTION_BUDGET * 2)
+    ));
     if let Some(criteria) = criteria.filter(|c| !c.trim().is_empty()) {
         context.push_str(&format!("\n# Review criteria\n{}\n", criteria.trim()));
     }
-    let predecessor = phase.predecessor().map_or(String::new(), |p| format!(" The direct predecessor of {phase} is {p}."));
+    let predecessor = phase.predecessor().map_or(String::new(), |p| {
+        format!(" The direct predecessor of {phase} is {p}.")
+    });
     assemble(
         &context,
         None,
@@ -193,7 +232,10 @@ mod tests {
         assert!(prompt.contains(
             "## Revision Instructions (Attempt 2)\nThis task is being re-executed based on reviewer feedback.\nIncorporate the feedback below into your response.\n\n### Feedback\nAdd sources\n\n### Previous Output\nOld findings\n\n## Task\nDo research.\n"
         ), "{prompt}");
-        let without_previous = Revision { previous_output: None, ..revision };
+        let without_previous = Revision {
+            previous_output: None,
+            ..revision
+        };
         let prompt = assemble("ctx", Some(&without_previous), "T");
         assert!(!prompt.contains("### Previous Output"));
         assert!(prompt.contains("### Feedback\nAdd sources\n\n## Task\nT\n"));

@@ -17,7 +17,9 @@ pub const PHASES: [&str; 4] = ["refine", "research", "plan", "implement"];
 
 /// A phase that produces output into the story. Refine's completion is the move out of
 /// backlog; the others have a `<phase>_complete` flag.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 #[serde(rename_all = "lowercase")]
 pub enum Phase {
     Refine,
@@ -27,7 +29,12 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 4] = [Phase::Refine, Phase::Research, Phase::Plan, Phase::Implement];
+    pub const ALL: [Phase; 4] = [
+        Phase::Refine,
+        Phase::Research,
+        Phase::Plan,
+        Phase::Implement,
+    ];
 
     pub fn name(self) -> &'static str {
         PHASES[self as usize]

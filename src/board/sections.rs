@@ -147,7 +147,10 @@ pub fn nest(text: &str, name: &str) -> String {
             _ => {}
         }
         let level = trimmed.chars().take_while(|&c| c == '#').count();
-        let is_heading = fence.is_none() && marker.is_none() && (level == 1 || level == 2) && trimmed[level..].starts_with(' ');
+        let is_heading = fence.is_none()
+            && marker.is_none()
+            && (level == 1 || level == 2)
+            && trimmed[level..].starts_with(' ');
         if is_heading && first_content_line && trimmed[level..].trim().eq_ignore_ascii_case(name) {
             first_content_line = false;
             continue;
@@ -225,11 +228,20 @@ mod tests {
 
     #[test]
     fn nest_keeps_answers_inside_their_section() {
-        assert_eq!(nest("## Research\nFound it.\n## Risks\nNone.", "Research"), "Found it.\n### Risks\nNone.");
+        assert_eq!(
+            nest("## Research\nFound it.\n## Risks\nNone.", "Research"),
+            "Found it.\n### Risks\nNone."
+        );
         assert_eq!(nest("```\n## kept\n```", "Research"), "```\n## kept\n```");
         let body = set(BODY, "Research", &nest("## Research\nNew.", "Research"));
         assert_eq!(get(&body, "Research"), Some("New."));
-        assert_eq!(non_empty(&body).iter().filter(|(n, _)| n == "Research").count(), 1);
+        assert_eq!(
+            non_empty(&body)
+                .iter()
+                .filter(|(n, _)| n == "Research")
+                .count(),
+            1
+        );
     }
 
     #[test]

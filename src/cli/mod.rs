@@ -3,8 +3,10 @@
 mod add;
 mod board_cmds;
 mod config_cmd;
+mod decide;
 mod details;
 mod init;
+mod run;
 mod status;
 mod validate;
 
@@ -61,6 +63,10 @@ pub enum Command {
     Unblock(board_cmds::UnblockArgs),
     /// Check every story and the config.
     Validate,
+    /// Execute the next action (or, with --auto, everything runnable).
+    Run(run::RunArgs),
+    /// Give a pending human phase review its decision.
+    Decide(decide::DecideArgs),
 }
 
 /// Where a command runs: the directory from `-C`, or the current one.
@@ -120,6 +126,8 @@ fn dispatch(command: Command, context: &Context) -> Result<i32> {
         Command::Move(args) => board_cmds::run_move(args, context),
         Command::Unblock(args) => board_cmds::run_unblock(args, context),
         Command::Validate => validate::run(context),
+        Command::Run(args) => run::run(args, context),
+        Command::Decide(args) => decide::run(args, context),
     }
 }
 

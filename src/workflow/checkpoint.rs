@@ -68,7 +68,10 @@ impl Checkpoint {
     pub fn new(board_dir: &Path, options: RunOptions, board: &Board) -> Checkpoint {
         Checkpoint {
             version: VERSION.into(),
-            workflow_id: format!("workflow-{}", chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ")),
+            workflow_id: format!(
+                "workflow-{}",
+                chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ")
+            ),
             timestamp: now(),
             current_action: None,
             completed_actions: Vec::new(),
@@ -113,7 +116,11 @@ impl Checkpoint {
     }
 
     pub fn complete(&mut self, action: &Action, story_path: PathBuf) {
-        if self.current_action.as_ref().is_some_and(|c| c.story_id == action.story_id) {
+        if self
+            .current_action
+            .as_ref()
+            .is_some_and(|c| c.story_id == action.story_id)
+        {
             self.current_action = None;
         }
         self.completed_actions.push(CheckpointAction {
@@ -132,9 +139,10 @@ impl Checkpoint {
 
     pub fn remove(board_dir: &Path) -> Result<()> {
         match std::fs::remove_file(path(board_dir)) {
-            Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-                Err(Error::io(format!("cannot remove {}", path(board_dir).display()), err))
-            }
+            Err(err) if err.kind() != std::io::ErrorKind::NotFound => Err(Error::io(
+                format!("cannot remove {}", path(board_dir).display()),
+                err,
+            )),
             _ => Ok(()),
         }
     }

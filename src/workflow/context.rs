@@ -15,7 +15,7 @@ pub struct Workflow {
     pub events: EventSink,
     /// Held by actions that change or read the shared working tree (implement, review, PR),
     /// so two stories never edit one tree at once. Not taken when each story has a worktree.
-    pub shared_tree: tokio::sync::Mutex<()>,
+    pub shared_tree: Arc<tokio::sync::Mutex<()>>,
     /// Human gates may ask on this terminal; one question at a time.
     pub terminal: Option<tokio::sync::Mutex<()>>,
 }

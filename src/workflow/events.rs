@@ -8,19 +8,51 @@ use crate::output::{Printer, Spinner};
 
 #[derive(Debug, Clone)]
 pub enum Event {
-    ActionStarted { action: Action, detail: Option<String> },
-    ActionCompleted { action: Action, summary: String },
-    ActionFailed { action: Action, error: String },
-    StoryBlocked { story_id: String, slug: String, reason: String },
-    StoryWaiting { story_id: String, slug: String, reason: String },
-    GateDecision { story_id: String, slug: String, phase: String, attempt: u32, decision: String },
-    Warning { story_id: Option<String>, message: String },
-    RunFinished { actions: u32, failed: u32, exit_code: i32, message: String },
+    ActionStarted {
+        action: Action,
+        detail: Option<String>,
+    },
+    ActionCompleted {
+        action: Action,
+        summary: String,
+    },
+    ActionFailed {
+        action: Action,
+        error: String,
+    },
+    StoryBlocked {
+        story_id: String,
+        slug: String,
+        reason: String,
+    },
+    StoryWaiting {
+        story_id: String,
+        slug: String,
+        reason: String,
+    },
+    GateDecision {
+        story_id: String,
+        slug: String,
+        phase: String,
+        attempt: u32,
+        decision: String,
+    },
+    Warning {
+        story_id: Option<String>,
+        message: String,
+    },
+    RunFinished {
+        actions: u32,
+        failed: u32,
+        exit_code: i32,
+        message: String,
+    },
 }
 
 impl Event {
     fn to_json(&self) -> Value {
-        let action_json = |a: &Action| json!({ "type": a.action_type, "storyId": a.story_id, "slug": a.slug });
+        let action_json =
+            |a: &Action| json!({ "type": a.action_type, "storyId": a.story_id, "slug": a.slug });
         match self {
             Event::ActionStarted { action, detail } => json!({
                 "event": "action_started", "storyId": action.story_id, "action": action_json(action), "detail": detail,
@@ -31,19 +63,38 @@ impl Event {
             Event::ActionFailed { action, error } => json!({
                 "event": "action_failed", "storyId": action.story_id, "action": action_json(action), "error": error,
             }),
-            Event::StoryBlocked { story_id, slug, reason } => json!({
+            Event::StoryBlocked {
+                story_id,
+                slug,
+                reason,
+            } => json!({
                 "event": "story_blocked", "storyId": story_id, "slug": slug, "reason": reason,
             }),
-            Event::StoryWaiting { story_id, slug, reason } => json!({
+            Event::StoryWaiting {
+                story_id,
+                slug,
+                reason,
+            } => json!({
                 "event": "story_waiting", "storyId": story_id, "slug": slug, "reason": reason,
             }),
-            Event::GateDecision { story_id, slug, phase, attempt, decision } => json!({
+            Event::GateDecision {
+                story_id,
+                slug,
+                phase,
+                attempt,
+                decision,
+            } => json!({
                 "event": "gate_decision", "storyId": story_id, "slug": slug, "phase": phase, "attempt": attempt, "decision": decision,
             }),
             Event::Warning { story_id, message } => json!({
                 "event": "warning", "storyId": story_id, "message": message,
             }),
-            Event::RunFinished { actions, failed, exit_code, message } => json!({
+            Event::RunFinished {
+                actions,
+                failed,
+                exit_code,
+                message,
+            } => json!({
                 "event": "run_finished", "storyId": null, "actions": actions, "failed": failed, "exitCode": exit_code, "message": message,
             }),
         }
@@ -99,13 +150,22 @@ impl EventSink {
                 action.action_type,
                 p.id(&action.slug)
             )),
-            Event::StoryBlocked { slug, reason, .. } => {
-                self.printer.info(format!("{} {} blocked: {reason}", p.warn("⛔"), p.id(&slug)))
-            }
+            Event::StoryBlocked { slug, reason, .. } => self.printer.info(format!(
+                "{} {} blocked: {reason}",
+                p.warn("⛔"),
+                p.id(&slug)
+            )),
             Event::StoryWaiting { slug, reason, .. } => {
-                self.printer.info(format!("{} {} {reason}", p.warn("⏸"), p.id(&slug)))
+                self.printer
+                    .info(format!("{} {} {reason}", p.warn("⏸"), p.id(&slug)))
             }
-            Event::GateDecision { slug, phase, attempt, decision, .. } => self.printer.detail(format!(
+            Event::GateDecision {
+                slug,
+                phase,
+                attempt,
+                decision,
+                ..
+            } => self.printer.detail(format!(
                 "  {phase} gate for {slug}, attempt {attempt}: {}",
                 decision.lines().next().unwrap_or("")
             )),
@@ -117,7 +177,10 @@ impl EventSink {
     /// Announces an action: a spinner on a terminal, a plain line otherwise, an event in JSON.
     pub fn start(&self, action: &Action, detail: Option<String>) -> Option<Spinner> {
         if self.printer.is_json() {
-            self.emit(Event::ActionStarted { action: action.clone(), detail });
+            self.emit(Event::ActionStarted {
+                action: action.clone(),
+                detail,
+            });
             return None;
         }
         let suffix = detail.map_or(String::new(), |d| format!(" ({d})"));

@@ -41,22 +41,32 @@ pub async fn consult(
                 transcript,
             };
             let answer = wf.agents.phase_review(request).await?;
-            Ok((GateAnswer::Decided(parse_decision(&answer.text)), answer.usage))
+            Ok((
+                GateAnswer::Decided(parse_decision(&answer.text)),
+                answer.usage,
+            ))
         }
         Reviewer::Command => {
             let command = gate.command.as_deref().unwrap_or_default();
-            let decision = command_gate(wf, command, gate.timeout_seconds, phase, story, output).await?;
+            let decision =
+                command_gate(wf, command, gate.timeout_seconds, phase, story, output).await?;
             transcript.record("gate_command", serde_json::json!({ "command": command, "decision": decision.decision.to_string() }));
             Ok((GateAnswer::Decided(decision), Usage::default()))
         }
         Reviewer::Human => match &wf.terminal {
             Some(terminal) => {
                 let _turn = terminal.lock().await;
-                let (phase_name, title, output) = (phase.name().to_string(), story.meta.title.clone(), output.to_string());
+                let (phase_name, title, output) = (
+                    phase.name().to_string(),
+                    story.meta.title.clone(),
+                    output.to_string(),
+                );
                 let criteria = gate.criteria.clone();
-                let decision = tokio::task::spawn_blocking(move || ask_person(&phase_name, &title, &output, criteria.as_deref()))
-                    .await
-                    .map_err(|e| AgentError::new(format!("the terminal prompt failed: {e}")))??;
+                let decision = tokio::task::spawn_blocking(move || {
+                    ask_person(&phase_name, &title, &output, criteria.as_deref())
+                })
+                .await
+                .map_err(|e| AgentError::new(format!("the terminal prompt failed: {e}")))??;
                 Ok((GateAnswer::Decided(decision), Usage::default()))
             }
             None => Ok((GateAnswer::Pending, Usage::default())),
@@ -78,27 +88,47 @@ async fn command_gate(
         .prefix("agentic-sdlc-gate-")
         .suffix(".md")
         .tempfile()
-        .map_err(|e| AgentError::new(format!("cannot write the phase output for the gate command: {e}")))?;
-    file.write_all(output.as_bytes())
-        .map_err(|e| AgentError::new(format!("cannot write the phase output for the gate command: {e}")))?;
+        .map_err(|e| {
+            AgentError::new(format!(
+                "cannot write the phase output for the gate command: {e}"
+            ))
+        })?;
+    file.write_all(output.as_bytes()).map_err(|e| {
+        AgentError::new(format!(
+            "cannot write the phase output for the gate command: {e}"
+        ))
+    })?;
     let env = CommandEnv {
         set: vec![
             ("AGENTIC_SDLC_STORY_ID".into(), story.id().to_string()),
             ("AGENTIC_SDLC_PHASE".into(), phase.name().to_string()),
-            ("AGENTIC_SDLC_OUTPUT_FILE".into(), file.path().display().to_string()),
+            (
+                "AGENTIC_SDLC_OUTPUT_FILE".into(),
+                file.path().display().to_string(),
+            ),
         ],
         hidden: vec![wf.config.llm.api_key_env.clone()],
     };
-    let result = run_shell_command(command, &wf.root, Duration::from_secs(timeout_seconds), &env)
-        .await
-        .map_err(|e| AgentError::new(format!("gate command `{command}`: {e}")))?;
+    let result = run_shell_command(
+        command,
+        &wf.root,
+        Duration::from_secs(timeout_seconds),
+        &env,
+    )
+    .await
+    .map_err(|e| AgentError::new(format!("gate command `{command}`: {e}")))?;
     let parsed = parse_decision(&result.output);
     if parsed.had_decision_line {
         return Ok(parsed);
     }
     let feedback = |why: String| ParsedDecision {
         decision: GateDecision::Retry {
-            feedback: format!("{why}\n{}", crate::agents::tools::head_tail(result.output.trim(), COMMAND_FEEDBACK_TAIL)).trim().to_string(),
+            feedback: format!(
+                "{why}\n{}",
+                crate::agents::tools::head_tail(result.output.trim(), COMMAND_FEEDBACK_TAIL)
+            )
+            .trim()
+            .to_string(),
         },
         had_decision_line: false,
     };
@@ -112,9 +142,18 @@ async fn command_gate(
 
 /// Shows the output on the terminal and reads the person's decision. An empty first line
 /// approves; a line ending in `:` takes the following lines as feedback until an empty line.
-fn ask_person(phase: &str, title: &str, output: &str, criteria: Option<&str>) -> Result<ParsedDecision, AgentError> {
+fn ask_person(
+    phase: &str,
+    title: &str,
+    output: &str,
+    criteria: Option<&str>,
+) -> Result<ParsedDecision, AgentError> {
     let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(stderr, "\n── {phase} output for \"{title}\" ──\n{}\n", output.trim());
+    let _ = writeln!(
+        stderr,
+        "\n── {phase} output for \"{title}\" ──\n{}\n",
+        output.trim()
+    );
     if let Some(criteria) = criteria {
         let _ = writeln!(stderr, "Criteria: {criteria}");
     }

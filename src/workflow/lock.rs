@@ -35,7 +35,11 @@ impl BoardLock {
                 let _ = file.read_to_string(&mut holder);
                 let pid = holder.trim();
                 return Err(Error::LockHeld {
-                    pid: if pid.is_empty() { "unknown".into() } else { pid.to_string() },
+                    pid: if pid.is_empty() {
+                        "unknown".into()
+                    } else {
+                        pid.to_string()
+                    },
                     path,
                 });
             }

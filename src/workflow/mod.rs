@@ -1,4 +1,18 @@
-//! The life cycle: what to do next, and doing it.
+//! The life cycle: the assessor picks what to do next; the runner does it through the agents,
+//! under phase gates, rework and the circuit breaker, with a lock and a checkpoint.
 
+pub mod actions;
 pub mod assessor;
+pub mod checkpoint;
+pub mod context;
 pub mod decision;
+pub mod events;
+pub mod gates;
+pub mod lock;
+pub mod outcome;
+pub mod phases;
+pub mod review;
+pub mod rework;
+pub mod runner;
+pub mod story_ops;
+pub mod workspace;

@@ -18,7 +18,10 @@ pub enum Outcome {
     Completed(String),
     /// The action's agent failed; the story kept its state and has `last_error`.
     Failed(String),
-    Blocked { reason: String, stop: Stop },
+    Blocked {
+        reason: String,
+        stop: Stop,
+    },
     /// The story waits for a person (`agentic-sdlc decide`).
     Waiting(String),
 }

@@ -21,12 +21,22 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
     let story = store::locate(&wf.board_dir, story_id, None)?;
     let transcript = match Transcript::create(&wf.board_dir, story_id, phase.name()) {
         Ok(t) => t,
-        Err(err) => return story_ops::fail(wf, story_id, format!("cannot write the transcript: {err}"), Default::default()),
+        Err(err) => {
+            return story_ops::fail(
+                wf,
+                story_id,
+                format!("cannot write the transcript: {err}"),
+                Default::default(),
+            )
+        }
     };
     let work = match workspace::prepare(wf, &story, phase).await {
         Ok(work) => work,
         Err(message) => return story_ops::fail(wf, story_id, message, Default::default()),
     };
+    if phase == Phase::Implement {
+        workspace::start_implementation(wf, story_id, &work)?;
+    }
     let gate = wf.config.phases.gate(phase.name()).cloned();
     let mut run = PhaseRun {
         wf,
@@ -71,7 +81,11 @@ struct PhaseRun<'a> {
 }
 
 impl PhaseRun<'_> {
-    async fn produce_until_accepted(&mut self, gate: Option<&GateConfig>, mut revision: Option<Revision>) -> Result<Outcome> {
+    async fn produce_until_accepted(
+        &mut self,
+        gate: Option<&GateConfig>,
+        mut revision: Option<Revision>,
+    ) -> Result<Outcome> {
         loop {
             let story = store::locate(&self.wf.board_dir, self.story_id, None)?;
             let output = match self.produce(self.phase, &story, revision.as_ref()).await? {
@@ -82,10 +96,18 @@ impl PhaseRun<'_> {
                 self.commit(&output, None)?;
                 return Ok(Outcome::Completed(completion_summary(self.phase)));
             };
-            let (answer, usage) = match consult(self.wf, gate, self.phase, &story, &output, self.transcript).await {
-                Ok(answer) => answer,
-                Err(err) => return story_ops::fail(self.wf, self.story_id, format!("{} gate: {}", self.phase, err.message), err.usage),
-            };
+            let (answer, usage) =
+                match consult(self.wf, gate, self.phase, &story, &output, self.transcript).await {
+                    Ok(answer) => answer,
+                    Err(err) => {
+                        return story_ops::fail(
+                            self.wf,
+                            self.story_id,
+                            format!("{} gate: {}", self.phase, err.message),
+                            err.usage,
+                        )
+                    }
+                };
             story_ops::add_usage(self.wf, self.story_id, usage)?;
             let parsed = match answer {
                 GateAnswer::Decided(parsed) => parsed,
@@ -100,7 +122,12 @@ impl PhaseRun<'_> {
     }
 
     /// Runs the phase's agent once. `Ok(Err(outcome))` is a failed agent, already recorded.
-    async fn produce(&mut self, phase: Phase, story: &Story, revision: Option<&Revision>) -> Result<Result<String, Outcome>> {
+    async fn produce(
+        &mut self,
+        phase: Phase,
+        story: &Story,
+        revision: Option<&Revision>,
+    ) -> Result<Result<String, Outcome>> {
         let request = PhaseRequest {
             phase,
             story,
@@ -123,7 +150,12 @@ impl PhaseRun<'_> {
             }
             Err(err) => {
                 let message = format!("{phase} agent failed: {}", err.message);
-                Ok(Err(story_ops::fail(self.wf, self.story_id, message, err.usage)?))
+                Ok(Err(story_ops::fail(
+                    self.wf,
+                    self.story_id,
+                    message,
+                    err.usage,
+                )?))
             }
         }
     }
@@ -142,13 +174,21 @@ impl PhaseRun<'_> {
         );
     }
 
-    async fn apply(&mut self, gate: &GateConfig, parsed: ParsedDecision, output: String) -> Result<Step> {
+    async fn apply(
+        &mut self,
+        gate: &GateConfig,
+        parsed: ParsedDecision,
+        output: String,
+    ) -> Result<Step> {
         self.record.decision = parsed.decision.keyword().to_string();
         match parsed.decision {
             GateDecision::Approve => {
-                self.record.feedback = (!parsed.had_decision_line).then(|| "no decision line; approved by default".to_string());
+                self.record.feedback = (!parsed.had_decision_line)
+                    .then(|| "no decision line; approved by default".to_string());
                 self.commit(&output, Some(self.record.clone()))?;
-                Ok(Step::Done(Outcome::Completed(completion_summary(self.phase))))
+                Ok(Step::Done(Outcome::Completed(completion_summary(
+                    self.phase,
+                ))))
             }
             GateDecision::Retry { feedback } => {
                 if self.retries < gate.max_retries {
@@ -167,19 +207,35 @@ impl PhaseRun<'_> {
                     completion_summary(self.phase)
                 ))))
             }
-            GateDecision::RetryPredecessor { phase, feedback } => self.retry_predecessor(gate, &phase, feedback, output).await,
+            GateDecision::RetryPredecessor { phase, feedback } => {
+                self.retry_predecessor(gate, &phase, feedback, output).await
+            }
             GateDecision::Reject { reason } => {
                 self.record.feedback = Some(reason.clone());
                 let reason = format!("Phase {} rejected by review: {reason}", self.phase);
                 self.save_record_and_block(&reason)?;
-                Ok(Step::Done(Outcome::Blocked { reason, stop: Stop::Rejected }))
+                Ok(Step::Done(Outcome::Blocked {
+                    reason,
+                    stop: Stop::Rejected,
+                }))
             }
         }
     }
 
-    async fn retry_predecessor(&mut self, gate: &GateConfig, named: &str, feedback: String, output: String) -> Result<Step> {
-        let direct = self.phase.predecessor().filter(|p| p.name() == named.trim().to_ascii_lowercase());
-        let Some(predecessor) = direct.filter(|_| self.predecessor_retries < gate.max_predecessor_retries) else {
+    async fn retry_predecessor(
+        &mut self,
+        gate: &GateConfig,
+        named: &str,
+        feedback: String,
+        output: String,
+    ) -> Result<Step> {
+        let direct = self
+            .phase
+            .predecessor()
+            .filter(|p| p.name() == named.trim().to_ascii_lowercase());
+        let Some(predecessor) =
+            direct.filter(|_| self.predecessor_retries < gate.max_predecessor_retries)
+        else {
             let why = if direct.is_none() {
                 format!("`{named}` is not the direct predecessor of {}", self.phase)
             } else {
@@ -188,7 +244,10 @@ impl PhaseRun<'_> {
             self.record.feedback = Some(format!("{feedback} ({why}; current output kept)"));
             self.record.exhausted = Some(direct.is_some());
             self.commit(&output, Some(self.record.clone()))?;
-            return Ok(Step::Done(Outcome::Completed(format!("{}; {why}", completion_summary(self.phase)))));
+            return Ok(Step::Done(Outcome::Completed(format!(
+                "{}; {why}",
+                completion_summary(self.phase)
+            ))));
         };
         self.predecessor_retries += 1;
         self.record.predecessor_retries = Some(self.predecessor_retries);
@@ -203,14 +262,20 @@ impl PhaseRun<'_> {
             Ok(text) => text,
             Err(outcome) => return Ok(Step::Done(outcome)),
         };
-        commit_output(self.wf, self.story_id, predecessor, &text, None)?;
+        commit_output(&self.wf.board_dir, self.story_id, predecessor, &text, None)?;
         // Then this phase starts over from its first attempt, without feedback.
         self.retries = 0;
         Ok(Step::Again(None))
     }
 
     fn commit(&self, output: &str, record: Option<PhaseReview>) -> Result<()> {
-        commit_output(self.wf, self.story_id, self.phase, output, record.map(|r| (self.phase, r)))
+        commit_output(
+            &self.wf.board_dir,
+            self.story_id,
+            self.phase,
+            output,
+            record.map(|r| (self.phase, r)),
+        )
     }
 
     fn save_record_and_block(&self, reason: &str) -> Result<()> {
@@ -233,7 +298,9 @@ impl PhaseRun<'_> {
         self.record.decision = PENDING_DECISION.to_string();
         let phase = self.phase;
         let record = self.record.clone();
-        store::update(&self.wf.board_dir, self.story_id, None, |story| set_phase_review(story, phase, record))?;
+        store::update(&self.wf.board_dir, self.story_id, None, |story| {
+            set_phase_review(story, phase, record)
+        })?;
         Ok(Outcome::Waiting(format!(
             "waiting for a human decision on the {phase} review: agentic-sdlc decide {} \"APPROVE\"",
             self.story_id
@@ -241,7 +308,11 @@ impl PhaseRun<'_> {
     }
 
     /// Picks up a person's RETRY or RETRY_PREDECESSOR recorded by `decide`.
-    async fn resume_from_person(&mut self, story: &Story, gate: Option<&GateConfig>) -> Result<Resume> {
+    async fn resume_from_person(
+        &mut self,
+        story: &Story,
+        gate: Option<&GateConfig>,
+    ) -> Result<Resume> {
         let reviews = story.phase_reviews()?;
         let Some(previous) = reviews.get(self.phase.name()) else {
             return Ok(Resume::Continue(None));
@@ -255,7 +326,12 @@ impl PhaseRun<'_> {
         };
         self.retries = previous.attempts.saturating_sub(1);
         self.predecessor_retries = previous.predecessor_retries.unwrap_or(0);
-        let pending_text = fs_err::read_to_string(pending_output_path(&self.wf.board_dir, self.story_id, self.phase)).ok();
+        let pending_text = fs_err::read_to_string(pending_output_path(
+            &self.wf.board_dir,
+            self.story_id,
+            self.phase,
+        ))
+        .ok();
         let Some(gate) = gate else {
             return Ok(Resume::Continue(None));
         };
@@ -267,7 +343,10 @@ impl PhaseRun<'_> {
             }))),
             GateDecision::RetryPredecessor { phase, feedback } => {
                 let output = pending_text.unwrap_or_default();
-                match self.retry_predecessor(gate, &phase, feedback, output).await? {
+                match self
+                    .retry_predecessor(gate, &phase, feedback, output)
+                    .await?
+                {
                     Step::Again(revision) => Ok(Resume::Continue(revision)),
                     Step::Done(outcome) => Ok(Resume::Finished(outcome)),
                 }
@@ -293,10 +372,13 @@ fn completion_summary(phase: Phase) -> String {
 
 /// Where a human gate's undecided output waits for `decide`.
 pub fn pending_output_path(board_dir: &Path, story_id: &str, phase: Phase) -> PathBuf {
-    board_dir.join("logs").join(story_id).join(format!("pending-{}.md", phase.name()))
+    board_dir
+        .join("logs")
+        .join(story_id)
+        .join(format!("pending-{}.md", phase.name()))
 }
 
-fn set_phase_review(story: &mut Story, phase: Phase, record: PhaseReview) -> Result<()> {
+pub fn set_phase_review(story: &mut Story, phase: Phase, record: PhaseReview) -> Result<()> {
     let mut reviews = story.phase_reviews()?;
     reviews.insert(phase.name().to_string(), record);
     story.set("phase_reviews", &reviews);
@@ -314,7 +396,13 @@ pub fn previous_output(story: &Story, phase: Phase) -> Option<String> {
         other => story.section(other.section()).unwrap_or("").to_string(),
     };
     let empty = match phase {
-        Phase::Refine => story.section("Summary").unwrap_or("").is_empty() && story.section("Acceptance Criteria").unwrap_or("").is_empty(),
+        Phase::Refine => {
+            story.section("Summary").unwrap_or("").is_empty()
+                && story
+                    .section("Acceptance Criteria")
+                    .unwrap_or("")
+                    .is_empty()
+        }
         _ => text.trim().is_empty(),
     };
     (!empty).then_some(text)
@@ -335,7 +423,9 @@ fn rework_revision(story: &Story, phase: Phase) -> Result<Option<Revision>> {
         .rev()
         .find(|r| r.decision == ReviewDecision::Rejected);
     let feedback = match review {
-        Some(review) if !review.issues.is_empty() => crate::agents::verdict::format_issues(&review.issues),
+        Some(review) if !review.issues.is_empty() => {
+            crate::agents::verdict::format_issues(&review.issues)
+        }
         Some(review) => review.feedback,
         None => iteration.review_feedback.clone().unwrap_or_default(),
     };
@@ -348,8 +438,14 @@ fn rework_revision(story: &Story, phase: Phase) -> Result<Option<Revision>> {
 
 /// Writes a phase's accepted output into the story, sets its flag or column, and records the
 /// gate, in one atomic write.
-pub fn commit_output(wf: &Workflow, story_id: &str, phase: Phase, output: &str, record: Option<(Phase, PhaseReview)>) -> Result<()> {
-    store::update(&wf.board_dir, story_id, None, |story| {
+pub fn commit_output(
+    board_dir: &Path,
+    story_id: &str,
+    phase: Phase,
+    output: &str,
+    record: Option<(Phase, PhaseReview)>,
+) -> Result<()> {
+    store::update(board_dir, story_id, None, |story| {
         apply_output(story, phase, output);
         if let Some((phase, record)) = record {
             set_phase_review(story, phase, record)?;
@@ -357,7 +453,7 @@ pub fn commit_output(wf: &Workflow, story_id: &str, phase: Phase, output: &str, 
         story.remove("last_error");
         Ok(())
     })?;
-    let _ = fs_err::remove_file(pending_output_path(&wf.board_dir, story_id, phase));
+    let _ = fs_err::remove_file(pending_output_path(board_dir, story_id, phase));
     Ok(())
 }
 
@@ -373,7 +469,10 @@ fn apply_output(story: &mut Story, phase: Phase, output: &str) {
                     story.set_section("Summary", &sections::nest(summary, "Summary"));
                 }
                 if let Some(criteria) = criteria {
-                    story.set_section("Acceptance Criteria", &sections::nest(criteria, "Acceptance Criteria"));
+                    story.set_section(
+                        "Acceptance Criteria",
+                        &sections::nest(criteria, "Acceptance Criteria"),
+                    );
                 }
             }
             if story.column == Column::Backlog {

@@ -10,7 +10,9 @@ use crate::agents::tools::{head_tail, run_shell_command, CommandEnv};
 use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
 use crate::agents::{Perspective, ReviewRequest};
-use crate::board::records::{IssueSeverity, ReviewDecision, ReviewIssue, ReviewRecord, Severity, Usage};
+use crate::board::records::{
+    IssueSeverity, ReviewDecision, ReviewIssue, ReviewRecord, Severity, Usage,
+};
 use crate::board::{store, Phase};
 use crate::error::Result;
 
@@ -21,7 +23,14 @@ pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     let story = store::locate(&wf.board_dir, story_id, None)?;
     let transcript = match Transcript::create(&wf.board_dir, story_id, "review") {
         Ok(t) => t,
-        Err(err) => return story_ops::fail(wf, story_id, format!("cannot write the transcript: {err}"), Usage::default()),
+        Err(err) => {
+            return story_ops::fail(
+                wf,
+                story_id,
+                format!("cannot write the transcript: {err}"),
+                Usage::default(),
+            )
+        }
     };
     let work = match workspace::prepare(wf, &story, Phase::Implement).await {
         Ok(work) => work,
@@ -34,13 +43,21 @@ pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
             hidden: vec![wf.config.llm.api_key_env.clone()],
         };
         let result = run_shell_command(command, &work.dir, limit, &env).await;
-        transcript.record("test_command", serde_json::json!({ "command": command, "result": format!("{result:?}") }));
+        transcript.record(
+            "test_command",
+            serde_json::json!({ "command": command, "result": format!("{result:?}") }),
+        );
         let failure = match result {
             Ok(out) if out.exit_code == Some(0) => None,
-            Ok(out) if out.timed_out => Some(format!("Test command `{command}` timed out after {}s\n{}", limit.as_secs(), head_tail(&out.output, TEST_OUTPUT_TAIL))),
+            Ok(out) if out.timed_out => Some(format!(
+                "Test command `{command}` timed out after {}s\n{}",
+                limit.as_secs(),
+                head_tail(&out.output, TEST_OUTPUT_TAIL)
+            )),
             Ok(out) => Some(format!(
                 "Test command `{command}` failed (exit {})\n{}",
-                out.exit_code.map_or("signal".to_string(), |c| c.to_string()),
+                out.exit_code
+                    .map_or("signal".to_string(), |c| c.to_string()),
                 head_tail(&out.output, TEST_OUTPUT_TAIL)
             )),
             Err(err) => Some(format!("Test command `{command}` could not run: {err}")),
@@ -68,16 +85,35 @@ pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         transcript: &transcript,
     };
     match wf.agents.review(request).await {
-        Err(err) => record_failed(wf, story_id, format!("review agent failed: {}", err.message), err.usage),
+        Err(err) => record_failed(
+            wf,
+            story_id,
+            format!("review agent failed: {}", err.message),
+            err.usage,
+        ),
         Ok(output) => {
-            let missing: Vec<&str> = output.verdicts.iter().filter(|(_, v)| v.is_none()).map(|(p, _)| p.role()).collect();
+            let missing: Vec<&str> = output
+                .verdicts
+                .iter()
+                .filter(|(_, v)| v.is_none())
+                .map(|(p, _)| p.role())
+                .collect();
             if !missing.is_empty() {
-                let message = format!("review FAILED: no verdict from {} after a reminder", missing.join(", "));
+                let message = format!(
+                    "review FAILED: no verdict from {} after a reminder",
+                    missing.join(", ")
+                );
                 return record_failed(wf, story_id, message, output.usage);
             }
-            let verdicts: Vec<(Perspective, PerspectiveVerdict)> =
-                output.verdicts.into_iter().filter_map(|(p, v)| v.map(|v| (p, v))).collect();
-            let issues: Vec<ReviewIssue> = verdicts.iter().flat_map(|(_, v)| v.issues.clone()).collect();
+            let verdicts: Vec<(Perspective, PerspectiveVerdict)> = output
+                .verdicts
+                .into_iter()
+                .filter_map(|(p, v)| v.map(|v| (p, v)))
+                .collect();
+            let issues: Vec<ReviewIssue> = verdicts
+                .iter()
+                .flat_map(|(_, v)| v.issues.clone())
+                .collect();
             let record = record_from(issues, &verdicts, earliest_target(&verdicts));
             record_review(wf, story_id, record, output.usage)
         }
@@ -93,14 +129,16 @@ fn earliest_target(verdicts: &[(Perspective, PerspectiveVerdict)]) -> Option<Str
         .map(|p| p.name().to_string())
 }
 
-fn record_from(issues: Vec<ReviewIssue>, verdicts: &[(Perspective, PerspectiveVerdict)], target_phase: Option<String>) -> ReviewRecord {
+fn record_from(
+    issues: Vec<ReviewIssue>,
+    verdicts: &[(Perspective, PerspectiveVerdict)],
+    target_phase: Option<String>,
+) -> ReviewRecord {
     let (decision, severity) = decide(&issues);
-    let passed = |perspective: Perspective| {
-        verdicts
-            .iter()
-            .find(|(p, _)| *p == perspective)
-            .map_or(verdicts.is_empty() && decision == ReviewDecision::Approved, |(_, v)| v.passed && decision == ReviewDecision::Approved || v.passed && v.issues.iter().all(|i| i.severity > IssueSeverity::Critical))
-    };
+    // A perspective passed when it said so; with no verdicts (the test command failed first)
+    // none did.
+    let passed =
+        |perspective: Perspective| verdicts.iter().any(|(p, v)| *p == perspective && v.passed);
     let feedback = if issues.is_empty() {
         "No issues found".to_string()
     } else {
@@ -111,17 +149,30 @@ fn record_from(issues: Vec<ReviewIssue>, verdicts: &[(Perspective, PerspectiveVe
         decision,
         severity: Some(severity),
         feedback,
-        blockers: issues.iter().filter(|i| i.severity == IssueSeverity::Blocker).map(|i| i.description.clone()).collect(),
+        blockers: issues
+            .iter()
+            .filter(|i| i.severity == IssueSeverity::Blocker)
+            .map(|i| i.description.clone())
+            .collect(),
         code_review_passed: passed(Perspective::Code),
         security_review_passed: passed(Perspective::Security),
         po_review_passed: passed(Perspective::ProductOwner),
-        target_phase: if decision == ReviewDecision::Rejected { target_phase } else { None },
+        target_phase: if decision == ReviewDecision::Rejected {
+            target_phase
+        } else {
+            None
+        },
         issues,
     }
 }
 
 /// Records a decided review: history, notes, the reviews flag and the open rework iteration.
-fn record_review(wf: &Workflow, story_id: &str, record: ReviewRecord, usage: Usage) -> Result<Outcome> {
+fn record_review(
+    wf: &Workflow,
+    story_id: &str,
+    record: ReviewRecord,
+    usage: Usage,
+) -> Result<Outcome> {
     let decision = record.decision;
     let blockers = record.blockers.len();
     store::update(&wf.board_dir, story_id, None, |story| {
@@ -164,7 +215,9 @@ fn record_failed(wf: &Workflow, story_id: &str, message: String, usage: Usage) -
 }
 
 fn review_note(record: &ReviewRecord) -> String {
-    let severity = record.severity.map_or(String::new(), |s: Severity| format!(" ({s})"));
+    let severity = record
+        .severity
+        .map_or(String::new(), |s: Severity| format!(" ({s})"));
     let mark = |passed: bool| if passed { "passed" } else { "failed" };
     format!(
         "### Review {}: {}{severity}\n- code review: {}\n- security review: {}\n- product owner review: {}\n\n{}",

@@ -19,12 +19,30 @@ pub struct ReworkPlan {
 
 /// Where the work goes back to: the review's `target_phase`, else the issue categories.
 pub fn target_phase(review: &ReviewRecord) -> Phase {
-    if let Some(phase) = review.target_phase.as_deref().and_then(Phase::parse).filter(|p| *p != Phase::Refine) {
+    if let Some(phase) = review
+        .target_phase
+        .as_deref()
+        .and_then(Phase::parse)
+        .filter(|p| *p != Phase::Refine)
+    {
         return phase;
     }
-    let categories: Vec<String> = review.issues.iter().map(|i| i.category.to_lowercase()).collect();
-    let mentions = |words: &[&str]| categories.iter().any(|c| words.iter().any(|w| c.contains(w)));
-    if mentions(&["research", "requirement", "understanding", "missing information"]) {
+    let categories: Vec<String> = review
+        .issues
+        .iter()
+        .map(|i| i.category.to_lowercase())
+        .collect();
+    let mentions = |words: &[&str]| {
+        categories
+            .iter()
+            .any(|c| words.iter().any(|w| c.contains(w)))
+    };
+    if mentions(&[
+        "research",
+        "requirement",
+        "understanding",
+        "missing information",
+    ]) {
         Phase::Research
     } else if mentions(&["plan", "architecture", "design", "approach"]) {
         Phase::Plan
@@ -34,7 +52,10 @@ pub fn target_phase(review: &ReviewRecord) -> Phase {
 }
 
 pub fn limit(wf: &Workflow, story: &Story) -> u32 {
-    story.meta.max_refinement_attempts.unwrap_or(wf.config.refinement.max_iterations)
+    story
+        .meta
+        .max_refinement_attempts
+        .unwrap_or(wf.config.refinement.max_iterations)
 }
 
 /// What the spinner shows before the rework runs: the iteration it would start.
@@ -53,7 +74,9 @@ pub fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         let review = story
             .latest_review()?
             .filter(|r| r.decision == ReviewDecision::Rejected)
-            .ok_or_else(|| Error::ActionFailed(format!("{}: no rejected review to rework", story.slug)))?;
+            .ok_or_else(|| {
+                Error::ActionFailed(format!("{}: no rejected review to rework", story.slug))
+            })?;
         let limit = limit(wf, story);
         let count = story.meta.refinement_count;
         if count >= limit && refinement.enable_circuit_breaker {
@@ -71,7 +94,12 @@ pub fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         let target = target_phase(&review);
         let iteration = count + 1;
         let summary = if review.issues.is_empty() {
-            review.feedback.lines().next().unwrap_or("Review failed").to_string()
+            review
+                .feedback
+                .lines()
+                .next()
+                .unwrap_or("Review failed")
+                .to_string()
         } else {
             feedback_summary(&review.issues)
         };
@@ -86,10 +114,15 @@ pub fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         });
         story.set("refinement_count", &iteration);
         story.set("refinement_iterations", &iterations);
-        story.append_to_section("Review Notes", &iteration_note(iteration, target, &summary, &review));
+        story.append_to_section(
+            "Review Notes",
+            &iteration_note(iteration, target, &summary, &review),
+        );
         story.reset_from_phase(target.name());
         story.remove("last_error");
-        Ok(Outcome::Completed(format!("iteration {iteration}/{limit}: back to {target} ({summary})")))
+        Ok(Outcome::Completed(format!(
+            "iteration {iteration}/{limit}: back to {target} ({summary})"
+        )))
     })?;
     Ok(outcome)
 }
@@ -111,7 +144,10 @@ pub fn finalise_iteration(story: &mut Story, decision: ReviewDecision) -> Result
         ReviewDecision::Failed => return Ok(()),
     };
     let mut iterations = story.refinement_iterations()?;
-    if let Some(open) = iterations.last_mut().filter(|i| i.result == IterationResult::InProgress) {
+    if let Some(open) = iterations
+        .last_mut()
+        .filter(|i| i.result == IterationResult::InProgress)
+    {
         open.result = result;
         open.completed_at = Some(story_ops::now());
         story.set("refinement_iterations", &iterations);

@@ -12,7 +12,9 @@ pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
     if usage == Usage::default() {
         return Ok(());
     }
-    store::update(&wf.board_dir, story_id, None, |story| Ok(story.add_usage(usage)?))?;
+    store::update(&wf.board_dir, story_id, None, |story| {
+        Ok(story.add_usage(usage)?)
+    })?;
     Ok(())
 }
 

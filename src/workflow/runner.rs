@@ -1,0 +1,434 @@
+//! The run loop (SPEC §5, §11): assess, start what may run, record, repeat.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use tokio::task::JoinSet;
+
+use super::assessor::{assess, Action, Assessment};
+use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
+use super::context::Workflow;
+use super::events::{Event, EventSink};
+use super::lock::BoardLock;
+use super::outcome::{Outcome, Stop};
+use super::{actions, rework};
+use crate::agents::Agents;
+use crate::board::validate::dependency_cycles;
+use crate::board::{lookup, store, Board};
+use crate::config::Project;
+use crate::error::{exit, Error, Result};
+
+/// What the command line asked for.
+#[derive(Debug, Clone, Default)]
+pub struct RunRequest {
+    pub options: RunOptions,
+    pub dry_run: bool,
+    pub resume: bool,
+}
+
+/// Builds the agents once the run knows it has work, so that `--dry-run` and an empty board
+/// need no API key.
+pub type AgentFactory = Box<dyn FnOnce(&Project) -> Result<Arc<dyn Agents>>>;
+
+/// The actions of an assessment this run may take, in order.
+fn runnable<'a>(
+    assessment: &'a Assessment,
+    options: &'a RunOptions,
+    skip: &'a HashSet<String>,
+) -> impl Iterator<Item = &'a Action> {
+    assessment.actions.iter().filter(move |a| {
+        options.story.as_ref().is_none_or(|id| &a.story_id == id)
+            && options.step.is_none_or(|step| a.action_type == step)
+            && !skip.contains(&a.story_id)
+    })
+}
+
+/// `run --dry-run`: the actions that would run, in order. Writes nothing.
+pub fn plan(project: &Project, options: &RunOptions) -> Result<Vec<Action>> {
+    let board = Board::load(&project.board_dir())?;
+    let options = resolve_story(&board, options.clone())?;
+    let assessment = assess(&board, project.config.git.create_pr);
+    let none = HashSet::new();
+    let limit = match (options.auto, options.max_actions) {
+        (false, _) => 1,
+        (true, Some(max)) => max as usize,
+        (true, None) => usize::MAX,
+    };
+    Ok(runnable(&assessment, &options, &none)
+        .take(limit)
+        .cloned()
+        .collect())
+}
+
+/// `--story` accepts an id or slug; the loop works with the id.
+fn resolve_story(board: &Board, mut options: RunOptions) -> Result<RunOptions> {
+    if let Some(query) = &options.story {
+        options.story = Some(lookup::find(&board.stories, query)?.id().to_string());
+    }
+    Ok(options)
+}
+
+pub async fn run(
+    project: &Project,
+    events: EventSink,
+    request: RunRequest,
+    agents: AgentFactory,
+    interactive: bool,
+) -> Result<i32> {
+    let board_dir = project.board_dir();
+    let board = Board::load(&board_dir)?;
+    if let Some(cycle) = dependency_cycles(&board).first() {
+        return Err(Error::ActionFailed(format!(
+            "refusing to run: dependency cycle {}\nHint: fix depends_on, then run `agentic-sdlc validate`",
+            cycle.join(" -> ")
+        )));
+    }
+    let _lock = BoardLock::acquire(&board_dir)?;
+    let mut checkpoint = if request.resume {
+        resume_checkpoint(&board_dir, &board, &events)?
+    } else {
+        Checkpoint::new(
+            &board_dir,
+            resolve_story(&board, request.options.clone())?,
+            &board,
+        )
+    };
+    let options = checkpoint.context.options.clone();
+    let assessment = assess(&board, project.config.git.create_pr);
+    if runnable(&assessment, &options, &HashSet::new())
+        .next()
+        .is_none()
+    {
+        return Ok(finish_empty(
+            &board_dir,
+            &events,
+            &assessment,
+            request.resume,
+        ));
+    }
+    let concurrency = options
+        .concurrency
+        .unwrap_or(project.config.concurrency)
+        .max(1) as usize;
+    let wf = Arc::new(Workflow {
+        root: project.root.clone(),
+        board_dir: board_dir.clone(),
+        config: project.config.clone(),
+        agents: agents(project)?,
+        events: events.clone(),
+        shared_tree: Arc::new(tokio::sync::Mutex::new(())),
+        terminal: interactive.then(|| tokio::sync::Mutex::new(())),
+    });
+    if !project.config.refinement.enable_circuit_breaker {
+        events.emit(Event::Warning {
+            story_id: None,
+            message: "the circuit breaker is disabled (refinement.enableCircuitBreaker: false): reworks are unbounded".into(),
+        });
+    }
+    let mut run = Loop {
+        wf,
+        options,
+        concurrency,
+        tasks: JoinSet::new(),
+        running: HashMap::new(),
+        parked: HashSet::new(),
+        started: 0,
+        failed: 0,
+        stop: None,
+        needs_person: false,
+    };
+    let exit_code = run.drive(&mut checkpoint).await?;
+    Ok(exit_code)
+}
+
+fn resume_checkpoint(
+    board_dir: &std::path::Path,
+    board: &Board,
+    events: &EventSink,
+) -> Result<Checkpoint> {
+    let checkpoint = Checkpoint::load(board_dir)?.ok_or_else(|| {
+        Error::ActionFailed("No checkpoint found; start a run with `agentic-sdlc run`".into())
+    })?;
+    if checkpoint
+        .age_hours()
+        .is_some_and(|h| h >= STALE_AFTER_HOURS)
+    {
+        events.emit(Event::Warning {
+            story_id: None,
+            message: format!(
+                "the checkpoint is older than {STALE_AFTER_HOURS} hours ({}); resuming anyway",
+                checkpoint.timestamp
+            ),
+        });
+    }
+    if checkpoint.context.story_content_hash != super::checkpoint::content_hash(board) {
+        events.emit(Event::Warning {
+            story_id: None,
+            message: "stories changed since the checkpoint was written; resuming from the board as it is now".into(),
+        });
+    }
+    Ok(checkpoint)
+}
+
+fn finish_empty(
+    board_dir: &std::path::Path,
+    events: &EventSink,
+    assessment: &Assessment,
+    resumed: bool,
+) -> i32 {
+    for waiting in &assessment.waiting {
+        events.emit(Event::StoryWaiting {
+            story_id: waiting.story_id.clone(),
+            slug: waiting.slug.clone(),
+            reason: waiting.reason.clone(),
+        });
+    }
+    let message = if resumed {
+        "All actions from checkpoint already completed!"
+    } else {
+        "Nothing to do."
+    };
+    let _ = Checkpoint::remove(board_dir);
+    events.emit(Event::RunFinished {
+        actions: 0,
+        failed: 0,
+        exit_code: exit::SUCCESS,
+        message: message.into(),
+    });
+    exit::SUCCESS
+}
+
+struct Loop {
+    wf: Arc<Workflow>,
+    options: RunOptions,
+    concurrency: usize,
+    tasks: JoinSet<(Action, Result<Outcome>)>,
+    /// Stories with an action in flight; a story never runs two actions at once.
+    running: HashMap<String, Action>,
+    /// Stories that take no further action in this run: failed, blocked or waiting.
+    parked: HashSet<String>,
+    started: u32,
+    failed: u32,
+    /// Set when an escalation stops new work.
+    stop: Option<Stop>,
+    needs_person: bool,
+}
+
+impl Loop {
+    async fn drive(&mut self, checkpoint: &mut Checkpoint) -> Result<i32> {
+        let mut interrupt = Box::pin(interrupted());
+        loop {
+            if self.may_start_more() {
+                self.start_actions(checkpoint)?;
+            }
+            if self.tasks.is_empty() {
+                break;
+            }
+            tokio::select! {
+                joined = self.tasks.join_next() => {
+                    let Some(joined) = joined else { break };
+                    let (action, result) = joined.map_err(|e| Error::Other(format!("an action task failed: {e}")))?;
+                    self.running.remove(&action.story_id);
+                    self.settle(&action, result, checkpoint)?;
+                }
+                _ = &mut interrupt => {
+                    self.tasks.abort_all();
+                    while self.tasks.join_next().await.is_some() {}
+                    self.wf.events.emit(Event::RunFinished {
+                        actions: self.started,
+                        failed: self.failed,
+                        exit_code: exit::INTERRUPTED,
+                        message: "Interrupted; the checkpoint is kept: `agentic-sdlc run --continue` resumes".into(),
+                    });
+                    return Ok(exit::INTERRUPTED);
+                }
+            }
+        }
+        Ok(self.conclude(checkpoint))
+    }
+
+    fn may_start_more(&self) -> bool {
+        self.stop.is_none()
+            && (self.options.auto || self.started == 0)
+            && self
+                .options
+                .max_actions
+                .is_none_or(|max| self.started < max)
+    }
+
+    fn start_actions(&mut self, checkpoint: &mut Checkpoint) -> Result<()> {
+        let board = Board::load(&self.wf.board_dir)?;
+        let assessment = assess(&board, self.wf.config.git.create_pr);
+        let mut skip: HashSet<String> = self.parked.clone();
+        skip.extend(self.running.keys().cloned());
+        let candidates: Vec<Action> = runnable(&assessment, &self.options, &skip)
+            .cloned()
+            .collect();
+        for action in candidates {
+            if self.running.len() >= self.concurrency || !self.may_start_more() {
+                break;
+            }
+            if self.running.contains_key(&action.story_id) {
+                continue;
+            }
+            let story_path = board
+                .get(&action.story_id)
+                .map(|s| s.path.clone())
+                .unwrap_or_default();
+            let detail = match action.action_type {
+                super::assessor::ActionType::Rework => board
+                    .get(&action.story_id)
+                    .and_then(|s| rework::preview(&self.wf, s))
+                    .map(|p| {
+                        format!(
+                            "iteration {}/{}, target: {}",
+                            p.iteration, p.limit, p.target
+                        )
+                    }),
+                _ => None,
+            };
+            checkpoint.start(&action, story_path);
+            checkpoint.save(&self.wf.board_dir, &board)?;
+            self.started += 1;
+            self.running.insert(action.story_id.clone(), action.clone());
+            let spinner = if self.concurrency == 1 {
+                self.wf.events.start(&action, detail)
+            } else {
+                self.wf.events.emit(Event::ActionStarted {
+                    action: action.clone(),
+                    detail,
+                });
+                None
+            };
+            let wf = Arc::clone(&self.wf);
+            self.tasks.spawn(async move {
+                let result = actions::execute(&wf, &action).await;
+                if let Some(spinner) = spinner {
+                    spinner.clear();
+                }
+                (action, result)
+            });
+        }
+        Ok(())
+    }
+
+    fn settle(
+        &mut self,
+        action: &Action,
+        result: Result<Outcome>,
+        checkpoint: &mut Checkpoint,
+    ) -> Result<()> {
+        let events = &self.wf.events;
+        let outcome = result.unwrap_or_else(|err| {
+            // An error outside the agent (I/O, a story removed by hand): the story stays as it
+            // is; record the error on it when it can still be written.
+            let message = err.to_string();
+            let _ = store::update(&self.wf.board_dir, &action.story_id, None, |s| {
+                s.set("last_error", &message);
+                Ok(())
+            });
+            Outcome::Failed(message)
+        });
+        let slug = action.slug.clone();
+        match &outcome {
+            Outcome::Completed(summary) => events.emit(Event::ActionCompleted {
+                action: action.clone(),
+                summary: summary.clone(),
+            }),
+            Outcome::Failed(error) => {
+                self.failed += 1;
+                self.parked.insert(action.story_id.clone());
+                events.emit(Event::ActionFailed {
+                    action: action.clone(),
+                    error: error.clone(),
+                });
+            }
+            Outcome::Blocked { reason, stop } => {
+                self.parked.insert(action.story_id.clone());
+                events.emit(Event::StoryBlocked {
+                    story_id: action.story_id.clone(),
+                    slug,
+                    reason: reason.clone(),
+                });
+                match stop {
+                    Stop::Manual | Stop::Error => self.stop = Some(*stop),
+                    Stop::Rejected => self.needs_person = true,
+                    Stop::Skip => {}
+                }
+            }
+            Outcome::Waiting(reason) => {
+                self.parked.insert(action.story_id.clone());
+                events.emit(Event::StoryWaiting {
+                    story_id: action.story_id.clone(),
+                    slug,
+                    reason: reason.clone(),
+                });
+            }
+        }
+        let board = Board::load(&self.wf.board_dir)?;
+        let story_path = board
+            .get(&action.story_id)
+            .map(|s| s.path.clone())
+            .unwrap_or_default();
+        checkpoint.complete(action, story_path);
+        checkpoint.save(&self.wf.board_dir, &board)
+    }
+
+    fn conclude(&self, checkpoint: &Checkpoint) -> i32 {
+        let (code, message) = match self.stop {
+            Some(Stop::Manual) => (
+                exit::NEEDS_PERSON,
+                "Stopped: a story needs a person (circuit breaker, escalation manual)".to_string(),
+            ),
+            Some(Stop::Error) => (
+                exit::FAILURE,
+                "Stopped: circuit breaker tripped (escalation error)".to_string(),
+            ),
+            _ if self.failed > 0 => (
+                exit::FAILURE,
+                format!(
+                    "{} action(s) failed; see last_error with `agentic-sdlc status`",
+                    self.failed
+                ),
+            ),
+            _ if self.needs_person => (
+                exit::NEEDS_PERSON,
+                "A phase review rejected a story; it waits in blocked/ for a person".to_string(),
+            ),
+            _ => (
+                exit::SUCCESS,
+                format!("Done: {} action(s) run", self.started),
+            ),
+        };
+        // A run that left nothing for its filters to do has nothing to resume.
+        let remaining = Board::load(&self.wf.board_dir)
+            .map(|board| {
+                let assessment = assess(&board, self.wf.config.git.create_pr);
+                let any = runnable(&assessment, &self.options, &self.parked)
+                    .next()
+                    .is_some();
+                any
+            })
+            .unwrap_or(true);
+        if code == exit::SUCCESS && !remaining && self.options.auto {
+            let _ = Checkpoint::remove(&self.wf.board_dir);
+        }
+        let _ = checkpoint;
+        self.wf.events.emit(Event::RunFinished {
+            actions: self.started,
+            failed: self.failed,
+            exit_code: code,
+            message,
+        });
+        code
+    }
+}
+
+/// Resolves on Ctrl-C or SIGTERM.
+async fn interrupted() {
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+    }
+}

@@ -1,0 +1,166 @@
+//! The working tree a story's implementation lives in: the repository itself on the story's
+//! branch (one implementation at a time), or a git worktree of its own (in parallel).
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use tokio::sync::OwnedMutexGuard;
+
+use super::context::Workflow;
+use crate::agents::git;
+use crate::agents::prompts::DIFF_BUDGET;
+use crate::board::{store, Column, Phase, Story};
+
+/// Where an action works, holding the shared tree for as long as the action runs.
+pub struct Work {
+    pub dir: PathBuf,
+    pub branch: Option<String>,
+    _turn: Option<OwnedMutexGuard<()>>,
+}
+
+fn uses_worktrees(wf: &Workflow) -> bool {
+    wf.config.git.worktrees && git::is_repo(&wf.root)
+}
+
+fn uses_branches(wf: &Workflow) -> bool {
+    (wf.config.git.branch_per_story || wf.config.git.worktrees) && git::is_repo(&wf.root)
+}
+
+/// Sets up the working tree for `phase`. Phases before implement only read the repository.
+/// Implement (and review, which reads the implementation) get the story's branch or worktree;
+/// implement also moves the story to in-progress.
+pub async fn prepare(wf: &Workflow, story: &Story, phase: Phase) -> Result<Work, String> {
+    if phase != Phase::Implement {
+        return Ok(Work {
+            dir: wf.root.clone(),
+            branch: None,
+            _turn: None,
+        });
+    }
+    let own_paths = wf.own_paths();
+    let (dir, branch, turn) = if uses_worktrees(wf) {
+        let (root, worktrees, slug) = (wf.root.clone(), wf.worktrees_dir(), story.slug.clone());
+        let dir = blocking(move || {
+            exclude_from_git(&root, &worktrees);
+            git::ensure_worktree(&root, &worktrees, &slug).map_err(|e| e.to_string())
+        })
+        .await?;
+        (dir, Some(git::story_branch(&story.slug)), None)
+    } else {
+        let turn = Arc::clone(&wf.shared_tree).lock_owned().await;
+        let branch = if uses_branches(wf) {
+            let (root, slug) = (wf.root.clone(), story.slug.clone());
+            let switch = blocking(move || {
+                let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
+                git::ensure_story_branch(&root, &slug, &ignore).map_err(|e| e.to_string())
+            })
+            .await?;
+            Some(switch.branch)
+        } else {
+            None
+        };
+        (wf.root.clone(), branch, Some(turn))
+    };
+    Ok(Work {
+        dir,
+        branch,
+        _turn: turn,
+    })
+}
+
+/// Marks the story as being implemented: in-progress, with its branch recorded.
+pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> crate::Result<()> {
+    store::update(&wf.board_dir, story_id, None, |story| {
+        if story.column != Column::InProgress {
+            story.set_column(Column::InProgress);
+        }
+        story.set_opt("branch", work.branch.as_ref());
+        Ok(())
+    })?;
+    Ok(())
+}
+
+/// After implement is committed into the story, its changes are committed on the story branch,
+/// so the next story's branch starts from a clean tree and review sees exactly this work.
+pub async fn finish(
+    wf: &Workflow,
+    work: &Work,
+    story_id: &str,
+    phase: Phase,
+) -> Result<(), String> {
+    if phase != Phase::Implement || work.branch.is_none() {
+        return Ok(());
+    }
+    let dir = work.dir.clone();
+    let own_paths = wf.own_paths();
+    let message = format!("agentic-sdlc: implement {story_id}");
+    blocking(move || {
+        let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
+        git::commit_all(&dir, &message, &ignore)
+            .map(|_| ())
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// The story's work as the reviewers see it.
+pub async fn diff(wf: &Workflow, _story: &Story, work: &Work) -> Result<String, String> {
+    if !git::is_repo(&work.dir) {
+        return Ok(String::new());
+    }
+    let (dir, branch, own_paths) = (work.dir.clone(), work.branch.clone(), wf.own_paths());
+    blocking(move || {
+        let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
+        git::diff_for_review(&dir, branch.as_deref(), &ignore, DIFF_BUDGET)
+            .map_err(|e| e.to_string())
+    })
+    .await
+}
+
+/// Removes a finished story's worktree; its branch stays for the pull request.
+pub async fn cleanup(wf: &Workflow, story: &Story) {
+    if !uses_worktrees(wf) {
+        return;
+    }
+    let path = wf.worktrees_dir().join(&story.slug);
+    if !path.exists() {
+        return;
+    }
+    let root = wf.root.clone();
+    if let Err(err) =
+        blocking(move || git::remove_worktree(&root, &path).map_err(|e| e.to_string())).await
+    {
+        tracing::warn!("could not remove the worktree of {}: {err}", story.slug);
+    }
+}
+
+/// Keeps the worktrees folder out of the user's `git status` without touching their
+/// `.gitignore`: `.git/info/exclude` is local to this clone.
+fn exclude_from_git(root: &Path, worktrees: &Path) {
+    let Ok(relative) = worktrees.strip_prefix(root) else {
+        return;
+    };
+    let exclude = root.join(".git").join("info").join("exclude");
+    let line = format!("/{}/", relative.display());
+    let current = std::fs::read_to_string(&exclude).unwrap_or_default();
+    if current.lines().any(|l| l.trim() == line) {
+        return;
+    }
+    if let Some(folder) = exclude.parent() {
+        let _ = std::fs::create_dir_all(folder);
+    }
+    let separator = if current.is_empty() || current.ends_with('\n') {
+        ""
+    } else {
+        "\n"
+    };
+    let _ = std::fs::write(&exclude, format!("{current}{separator}{line}\n"));
+}
+
+async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| format!("git task failed: {e}"))?
+}
