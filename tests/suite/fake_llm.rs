@@ -1,0 +1,238 @@
+//! A fake OpenAI-compatible chat-completions server on 127.0.0.1, so tests drive the real client
+//! (async-openai over HTTP) without a network or a paid API.
+//!
+//! Replies are scripted per agent role, read from the first line of the system message
+//! (`You are the agentic-sdlc <role> agent.`): queued replies first, then the role's default.
+//! Every request is recorded so tests can assert what the agents sent.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use wiremock::matchers::{method, path_regex};
+use wiremock::{Mock, MockServer, Request, Respond, ResponseTemplate};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// An assistant message with this content.
+    Text(String),
+    /// An assistant message asking for tool calls: (name, arguments).
+    ToolCalls(Vec<(String, Value)>),
+    /// An HTTP error, optionally with a `Retry-After` header.
+    Status { code: u16, body: String, retry_after: Option<String> },
+    /// A raw body with status 200, for malformed or unusual server answers.
+    Raw(String),
+}
+
+impl Reply {
+    pub fn text(content: impl Into<String>) -> Reply {
+        Reply::Text(content.into())
+    }
+
+    pub fn tool(name: &str, arguments: Value) -> Reply {
+        Reply::ToolCalls(vec![(name.to_string(), arguments)])
+    }
+
+    pub fn status(code: u16) -> Reply {
+        Reply::Status {
+            code,
+            body: json!({"error": {"message": format!("fake error {code}"), "type": "server_error"}}).to_string(),
+            retry_after: None,
+        }
+    }
+
+    /// A review perspective's verdict.
+    pub fn verdict(passed: bool, issues: Value) -> Reply {
+        Reply::Text(json!({"passed": passed, "issues": issues}).to_string())
+    }
+}
+
+/// A request the server received.
+#[derive(Debug, Clone)]
+pub struct Recorded {
+    pub role: String,
+    pub body: Value,
+    pub authorization: Option<String>,
+}
+
+impl Recorded {
+    /// The content of the user message (the first one).
+    pub fn user_message(&self) -> String {
+        self.body["messages"]
+            .as_array()
+            .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    }
+
+    pub fn system_message(&self) -> String {
+        self.body["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+    }
+
+    pub fn tool_names(&self) -> Vec<String> {
+        self.body["tools"]
+            .as_array()
+            .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(String::from)).collect())
+            .unwrap_or_default()
+    }
+}
+
+#[derive(Default)]
+struct Script {
+    queued: HashMap<String, VecDeque<Reply>>,
+    defaults: HashMap<String, Reply>,
+    log: Vec<Recorded>,
+    calls: u64,
+}
+
+/// The default answer of each role: a story goes from backlog to done with no script at all.
+fn default_reply(role: &str) -> Reply {
+    match role {
+        "refine" => Reply::text("## Summary\nRefined summary.\n\n## Acceptance Criteria\n- [ ] It works"),
+        "research" => Reply::text("Research findings: the code lives in src/."),
+        "plan" => Reply::text("1. Change src/lib.rs\n2. Add a test"),
+        "implement" => Reply::text("Implemented the story."),
+        "code-review" | "security-review" | "po-review" => Reply::verdict(true, json!([])),
+        "phase-review" => Reply::text("APPROVE"),
+        _ => Reply::text("ok"),
+    }
+}
+
+struct Responder {
+    script: Arc<Mutex<Script>>,
+    delay: Option<Duration>,
+}
+
+fn role_of(body: &Value) -> String {
+    let system = body["messages"][0]["content"].as_str().unwrap_or_default();
+    system
+        .split("You are the agentic-sdlc ")
+        .nth(1)
+        .and_then(|rest| rest.split(" agent.").next())
+        .unwrap_or("unknown")
+        .to_string()
+}
+
+impl Respond for Responder {
+    fn respond(&self, request: &Request) -> ResponseTemplate {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let role = role_of(&body);
+        let mut script = self.script.lock().unwrap();
+        script.calls += 1;
+        let call = script.calls;
+        script.log.push(Recorded {
+            role: role.clone(),
+            body: body.clone(),
+            authorization: request.headers.get("authorization").and_then(|v| v.to_str().ok()).map(String::from),
+        });
+        let reply = script
+            .queued
+            .get_mut(&role)
+            .and_then(VecDeque::pop_front)
+            .or_else(|| script.defaults.get(&role).cloned())
+            .unwrap_or_else(|| default_reply(&role));
+        drop(script);
+        let template = render(reply, call, &body);
+        match self.delay {
+            Some(delay) => template.set_delay(delay),
+            None => template,
+        }
+    }
+}
+
+fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
+    let usage = json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120});
+    let completion = |message: Value, finish: &str| {
+        json!({
+            "id": format!("chatcmpl-{call}"), "object": "chat.completion", "created": 0,
+            "model": body["model"].clone(),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": usage,
+        })
+    };
+    match reply {
+        Reply::Text(content) => {
+            ResponseTemplate::new(200).set_body_json(completion(json!({"role": "assistant", "content": content}), "stop"))
+        }
+        Reply::ToolCalls(calls) => {
+            let tool_calls: Vec<Value> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, (name, args))| {
+                    json!({"id": format!("call_{call}_{i}"), "type": "function",
+                           "function": {"name": name, "arguments": args.to_string()}})
+                })
+                .collect();
+            ResponseTemplate::new(200).set_body_json(completion(
+                json!({"role": "assistant", "content": null, "tool_calls": tool_calls}),
+                "tool_calls",
+            ))
+        }
+        Reply::Status { code, body, retry_after } => {
+            let template = ResponseTemplate::new(code).set_body_raw(body, "application/json");
+            match retry_after {
+                Some(value) => template.insert_header("retry-after", value.as_str()),
+                None => template,
+            }
+        }
+        Reply::Raw(body) => ResponseTemplate::new(200).set_body_raw(body, "application/json"),
+    }
+}
+
+pub struct FakeLlm {
+    server: MockServer,
+    script: Arc<Mutex<Script>>,
+}
+
+impl FakeLlm {
+    pub async fn start() -> FakeLlm {
+        FakeLlm::start_with_delay(None).await
+    }
+
+    /// Every answer comes after `delay`, like a real model thinking.
+    pub async fn start_with_delay(delay: Option<Duration>) -> FakeLlm {
+        let server = MockServer::start().await;
+        let script = Arc::new(Mutex::new(Script::default()));
+        Mock::given(method("POST"))
+            .and(path_regex(r"/chat/completions$"))
+            .respond_with(Responder {
+                script: Arc::clone(&script),
+                delay,
+            })
+            .mount(&server)
+            .await;
+        FakeLlm { server, script }
+    }
+
+    /// The base URL to give the tool (`OPENAI_BASE_URL` or `llm.baseUrl`).
+    pub fn base_url(&self) -> String {
+        format!("{}/v1", self.server.uri())
+    }
+
+    /// Queues a reply for the next request of `role` (e.g. "code-review", "implement").
+    pub fn push(&self, role: &str, reply: Reply) -> &Self {
+        self.script.lock().unwrap().queued.entry(role.to_string()).or_default().push_back(reply);
+        self
+    }
+
+    /// Replaces the answer `role` gets once its queue is empty.
+    pub fn set_default(&self, role: &str, reply: Reply) -> &Self {
+        self.script.lock().unwrap().defaults.insert(role.to_string(), reply);
+        self
+    }
+
+    pub fn requests(&self) -> Vec<Recorded> {
+        self.script.lock().unwrap().log.clone()
+    }
+
+    pub fn requests_for(&self, role: &str) -> Vec<Recorded> {
+        self.requests().into_iter().filter(|r| r.role == role).collect()
+    }
+
+    pub fn roles(&self) -> Vec<String> {
+        self.requests().into_iter().map(|r| r.role).collect()
+    }
+}
