@@ -103,9 +103,8 @@ impl Board {
     }
 }
 
-/// Writes `text` to `path` atomically: temp file in the same folder, fsync, rename.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let folder = path.parent().unwrap_or(Path::new("."));
+/// A fully written and fsynced temporary file in `folder`, ready to be renamed into place.
+fn prepared(folder: &Path, text: &str, path: &Path) -> Result<tempfile::NamedTempFile> {
     let mut temp = tempfile::Builder::new()
         .prefix(".tmp-")
         .suffix(".partial")
@@ -119,7 +118,14 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     temp.write_all(text.as_bytes())
         .and_then(|_| temp.as_file().sync_all())
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    temp.persist(path)
+    Ok(temp)
+}
+
+/// Writes `text` to `path` atomically: temp file in the same folder, fsync, rename.
+pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
+    let folder = path.parent().unwrap_or(Path::new("."));
+    prepared(folder, text, path)?
+        .persist(path)
         .map_err(|e| Error::io(format!("cannot replace {}", path.display()), e.error))?;
     Ok(())
 }
@@ -136,8 +142,10 @@ pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
         .expect("an unused name exists")
 }
 
-/// Writes a story back. When its column changed, the file is first renamed into the new folder
-/// (keeping its name unless that clashes) and then rewritten there.
+/// Writes a story back. When its column changed, the new text is written and synced in the
+/// destination folder first; then the file is renamed there (a move is a rename) and replaced
+/// by the new text at once, so a crash leaves the story whole in one folder and the window in
+/// which its `status` lags its folder is two renames wide.
 pub fn save(story: &mut Story) -> Result<()> {
     let board_dir = story
         .path
@@ -151,21 +159,25 @@ pub fn save(story: &mut Story) -> Result<()> {
         })?
         .to_path_buf();
     let target_folder = board_dir.join(story.column.name());
-    if story.path.parent() != Some(target_folder.as_path()) {
-        fs_err::create_dir_all(&target_folder)?;
-        let name = story
-            .path
-            .file_name()
-            .map(PathBuf::from)
-            .unwrap_or_default();
-        let mut target = target_folder.join(&name);
-        if target.exists() {
-            target = free_path(&target_folder, &story.slug);
-        }
-        fs_err::rename(&story.path, &target)?;
-        story.path = target;
+    if story.path.parent() == Some(target_folder.as_path()) {
+        return write_atomic(&story.path, &story.to_text());
     }
-    write_atomic(&story.path, &story.to_text())
+    fs_err::create_dir_all(&target_folder)?;
+    let name = story
+        .path
+        .file_name()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let mut target = target_folder.join(&name);
+    if target.exists() {
+        target = free_path(&target_folder, &story.slug);
+    }
+    let temp = prepared(&target_folder, &story.to_text(), &target)?;
+    fs_err::rename(&story.path, &target)?;
+    temp.persist(&target)
+        .map_err(|e| Error::io(format!("cannot replace {}", target.display()), e.error))?;
+    story.path = target;
+    Ok(())
 }
 
 /// Creates a new story file in its column under `board_dir`.
@@ -174,22 +186,33 @@ pub fn create(board_dir: &Path, story: &mut Story) -> Result<()> {
     fs_err::create_dir_all(&folder)?;
     story.path = free_path(&folder, &story.slug);
     // `create_new` semantics: a file that appeared meanwhile is never overwritten.
-    let text = story.to_text();
-    let mut temp = tempfile::Builder::new()
-        .prefix(".tmp-")
-        .tempfile_in(&folder)
-        .map_err(|e| {
-            Error::io(
-                format!("cannot create a temporary file in {}", folder.display()),
-                e,
-            )
-        })?;
-    temp.write_all(text.as_bytes())
-        .and_then(|_| temp.as_file().sync_all())
-        .map_err(|e| Error::io(format!("cannot write {}", story.path.display()), e))?;
+    let temp = prepared(&folder, &story.to_text(), &story.path)?;
     temp.persist_noclobber(&story.path)
         .map_err(|e| Error::io(format!("cannot create {}", story.path.display()), e.error))?;
     Ok(())
+}
+
+/// Removes temporary files a killed process left in the columns. They are hidden and never read
+/// as stories; this only keeps the folders tidy. Call it while holding the board lock.
+pub fn sweep_temporary_files(board_dir: &Path) {
+    let old_enough = std::time::Duration::from_secs(60);
+    for column in Column::ALL {
+        let Ok(entries) = std::fs::read_dir(board_dir.join(column.name())) else {
+            continue;
+        };
+        for entry in entries.filter_map(|e| e.ok()) {
+            let name = entry.file_name();
+            let stale = entry
+                .metadata()
+                .and_then(|m| m.modified())
+                .ok()
+                .and_then(|t| t.elapsed().ok())
+                .is_some_and(|age| age > old_enough);
+            if name.to_string_lossy().starts_with(".tmp-") && stale {
+                let _ = std::fs::remove_file(entry.path());
+            }
+        }
+    }
 }
 
 /// Finds the current file of the story `id`: at `hint` if it is still there, else anywhere on

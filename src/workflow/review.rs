@@ -79,6 +79,8 @@ pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         Ok(diff) => diff,
         Err(message) => return story_ops::fail(wf, story_id, message, Usage::default()),
     };
+    // The reviewers only read the diff: let other stories use the working tree meanwhile.
+    drop(work);
     let request = ReviewRequest {
         story: &story,
         diff: &diff,

@@ -84,6 +84,7 @@ pub async fn run(
         )));
     }
     let _lock = BoardLock::acquire(&board_dir)?;
+    store::sweep_temporary_files(&board_dir);
     let mut checkpoint = if request.resume {
         resume_checkpoint(&board_dir, &board, &events)?
     } else {
