@@ -1,0 +1,148 @@
+//! `details` (alias `d`): one story, found by id, slug, any case or a unique prefix.
+
+use serde_json::json;
+
+use crate::suite::common::TestEnv;
+
+/// A hand-written story with keys the tool does not know and prose in its sections.
+const HAND_WRITTEN: &str = "\
+---
+id: story-mwrovghh-7lzs
+title: Add dark mode toggle
+priority: 10
+status: ready
+type: feature
+created: '2026-01-02'
+updated: '2026-01-03'
+labels: [ui]
+team: platform   # a key only people read
+estimate_points: 3
+research_complete: true
+plan_complete: false
+implementation_complete: false
+reviews_complete: false
+refinement_count: 1
+---
+# Add dark mode toggle
+
+## Summary
+Night owls want a dark theme.
+
+## Acceptance Criteria
+- a toggle in settings
+
+## Research
+Uses CSS variables.
+
+## Implementation Plan
+
+## Review Notes
+";
+
+#[test]
+fn details_finds_a_story_by_id_slug_case_and_prefix() {
+    let env = TestEnv::init();
+    let (id, _, _) = env.add("Add dark mode toggle", &[]);
+    env.add("Login page", &[]);
+    let queries = [
+        id.clone(),
+        id.to_uppercase(),
+        "add-dark-mode-toggle".to_string(),
+        "ADD-Dark-Mode-Toggle".to_string(),
+        "add-dark".to_string(),
+        "ADD".to_string(),
+        id[..id.len() - 2].to_string(),
+    ];
+    for query in &queries {
+        for command in ["details", "d"] {
+            let details = env.run_json(&[command, query]);
+            assert_eq!(details["story"]["id"], id.as_str(), "`{command} {query}`");
+        }
+    }
+}
+
+#[test]
+fn details_lists_the_candidates_of_an_ambiguous_prefix() {
+    let env = TestEnv::init();
+    env.add("Login page", &[]);
+    env.add("Login form", &[]);
+    env.run(&["details", "login"])
+        .code(1)
+        .stderr_has("login-page")
+        .stderr_has("login-form")
+        .stdout_empty();
+}
+
+#[test]
+fn details_suggests_close_matches_when_nothing_is_found() {
+    let env = TestEnv::init();
+    env.add("Login page", &[]);
+    env.add("Payment flow", &[]);
+    env.run(&["details", "logn-page"])
+        .code(1)
+        .stderr_has("logn-page")
+        .stderr_has("Did you mean: login-page");
+    env.run(&["d", "logn-page", "--json"])
+        .code(1)
+        .stdout_empty()
+        .stderr_has("Did you mean");
+    env.run(&["details", "zzzzzz"])
+        .code(1)
+        .stderr_has("not found");
+}
+
+#[test]
+fn details_json_carries_every_frontmatter_key_and_the_sections() {
+    let env = TestEnv::init();
+    let path = env.write_story("ready", "add-dark-mode-toggle.md", HAND_WRITTEN);
+    let details = env.run_json(&["details", "add-dark-mode-toggle"]);
+    assert_eq!(
+        details,
+        json!({
+            "schemaVersion": 1,
+            "kind": "story",
+            "story": {
+                "id": "story-mwrovghh-7lzs",
+                "title": "Add dark mode toggle",
+                "priority": 10,
+                "status": "ready",
+                "type": "feature",
+                "created": "2026-01-02",
+                "updated": "2026-01-03",
+                "labels": ["ui"],
+                "team": "platform",
+                "estimate_points": 3,
+                "research_complete": true,
+                "plan_complete": false,
+                "implementation_complete": false,
+                "reviews_complete": false,
+                "refinement_count": 1,
+                "slug": "add-dark-mode-toggle",
+                "path": path.to_str().unwrap(),
+                "sections": {
+                    "Summary": "Night owls want a dark theme.",
+                    "Acceptance Criteria": "- a toggle in settings",
+                    "Research": "Uses CSS variables.",
+                    "Implementation Plan": "",
+                    "Review Notes": "",
+                },
+            },
+        })
+    );
+}
+
+#[test]
+fn details_shows_metadata_and_the_non_empty_sections() {
+    let env = TestEnv::init();
+    env.write_story("ready", "add-dark-mode-toggle.md", HAND_WRITTEN);
+    let out = env.run(&["d", "add-dark"]);
+    out.success();
+    assert!(
+        !out.stdout.contains("## Implementation Plan"),
+        "empty sections are left out:\n{}",
+        out.stdout
+    );
+    env.snapshot_settings().bind(|| {
+        insta::assert_snapshot!("details_hand_written", out.stdout);
+    });
+}
