@@ -2,8 +2,11 @@
 
 mod add;
 mod color;
+mod config;
 mod details;
 mod init;
+mod move_unblock;
 mod root;
 mod status;
 mod usage;
+mod validate;
