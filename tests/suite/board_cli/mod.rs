@@ -4,6 +4,7 @@ mod add;
 mod color;
 mod config;
 mod details;
+mod hand_edits;
 mod init;
 mod move_unblock;
 mod root;

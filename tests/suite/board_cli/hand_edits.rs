@@ -1,0 +1,118 @@
+//! Hand edits are first-class (SPEC §3): commands change only the keys they mean to change.
+
+use crate::suite::common::{assert_date, TestEnv};
+
+/// A story as a person might leave it: keys reordered, a key the tool does not know, comments
+/// (one right after a key that `move` rewrites), and prose in the sections.
+const HAND_EDITED: &str = "\
+---
+# Owned by the platform team; ask in #platform before changing.
+title: Add dark mode toggle
+id: story-mwrovghh-7lzs
+status: backlog
+# status above is managed by agentic-sdlc
+priority: 10
+team: platform   # a key only people read
+type: feature
+labels:
+  - ui
+  - accessibility
+created: '2025-01-01'
+updated: '2025-01-01'
+research_complete: true
+plan_complete: false
+implementation_complete: false
+reviews_complete: false
+refinement_count: 2
+---
+# Add dark mode toggle
+
+Some context before the first section.
+
+## Summary
+Night owls want a *dark* theme.
+It should follow the OS setting:
+
+```yaml
+## not a heading
+theme: auto
+```
+
+## Acceptance Criteria
+- [ ] a toggle in settings
+- [ ] remembers the choice
+
+## Research
+Uses CSS variables.
+
+## Design Notes
+A section the tool has never heard of.
+";
+
+#[test]
+fn move_and_unblock_change_only_their_keys() {
+    let env = TestEnv::init();
+    let path = env.write_story("backlog", "add-dark-mode-toggle.md", HAND_EDITED);
+
+    env.run(&["move", "add-dark-mode-toggle", "blocked"])
+        .success();
+    let blocked = env.path(".agentic-sdlc/blocked/add-dark-mode-toggle.md");
+    assert!(!path.exists(), "moved, not copied");
+    let front = env.frontmatter(&blocked);
+    let today = front["updated"].as_str().expect("updated").to_string();
+    assert_date(&today);
+    assert_ne!(today, "2025-01-01", "a write stamps `updated`");
+    let expected_blocked = HAND_EDITED
+        .replace("status: backlog\n", "status: blocked\n")
+        .replace("updated: '2025-01-01'", &format!("updated: '{today}'"))
+        .replace(
+            "refinement_count: 2\n",
+            "refinement_count: 2\nblocked_reason: Moved to blocked by hand\n",
+        );
+    assert_eq!(env.read(&blocked), expected_blocked);
+
+    // A person records why and what went wrong, then unblocks with a reset.
+    env.edit(
+        &blocked,
+        "blocked_reason: Moved to blocked by hand\n",
+        "blocked_reason: Waiting for the design review\nlast_error: 'Review failed: 1 blocker(s)'\n",
+    );
+    env.run(&["unblock", "add-dark-mode-toggle", "--reset"])
+        .success();
+    let ready = env.path(".agentic-sdlc/ready/add-dark-mode-toggle.md");
+    let expected_ready = expected_blocked
+        .replace("status: blocked\n", "status: ready\n")
+        .replace("refinement_count: 2\n", "refinement_count: 0\n")
+        .replace("blocked_reason: Moved to blocked by hand\n", "");
+    assert_eq!(env.read(&ready), expected_ready);
+
+    // Moving to the column it is already in writes nothing at all.
+    let before = env.files();
+    env.run(&["move", "add-dark-mode-toggle", "ready"])
+        .success();
+    assert_eq!(env.files(), before);
+}
+
+#[test]
+fn the_old_numbered_layout_is_read_and_keeps_its_file_name() {
+    let env = TestEnv::init();
+    env.write_story(
+        "backlog",
+        "03-my-story.md",
+        "---\nid: story-old-0003\ntitle: My story\npriority: 3\nstatus: backlog\n---\n# My story\n",
+    );
+    let details = env.run_json(&["details", "my-story"]);
+    assert_eq!(details["story"]["slug"], "my-story");
+    assert_eq!(details["story"]["id"], "story-old-0003");
+    let status = env.status_json();
+    assert_eq!(status["columns"]["backlog"][0]["slug"], "my-story");
+    assert_eq!(status["recommended"][0]["slug"], "my-story");
+
+    env.run(&["move", "my-story", "ready"]).success();
+    assert!(env.path(".agentic-sdlc/ready/03-my-story.md").is_file());
+    assert!(!env.path(".agentic-sdlc/ready/my-story.md").exists());
+    env.run(&["move", "MY-STORY", "blocked"]).success();
+    env.run(&["unblock", "my-story"]).success();
+    assert!(env.path(".agentic-sdlc/backlog/03-my-story.md").is_file());
+    env.run(&["validate"]).success();
+}
