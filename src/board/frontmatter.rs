@@ -21,6 +21,8 @@ struct Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frontmatter {
     entries: Vec<Entry>,
+    /// Whether the file uses `\r\n`; entries the tool writes follow the file's line ending.
+    crlf: bool,
 }
 
 /// A frontmatter problem, with the 0-based line inside the frontmatter where it sits.
@@ -118,12 +120,17 @@ impl Frontmatter {
                 }
             }
         }
-        Ok(Self { entries })
+        let crlf = text
+            .split_inclusive('\n')
+            .next()
+            .is_some_and(|l| l.ends_with("\r\n"));
+        Ok(Self { entries, crlf })
     }
 
     pub fn empty() -> Self {
         Self {
             entries: Vec::new(),
+            crlf: false,
         }
     }
 
@@ -223,7 +230,10 @@ impl Frontmatter {
                 }
             }
         }
-        let raw = render_entry(key, &new_value);
+        let mut raw = render_entry(key, &new_value);
+        if self.crlf {
+            raw = raw.replace('\n', "\r\n");
+        }
         match self
             .entries
             .iter_mut()
@@ -444,6 +454,21 @@ mod tests {
             "lines still count from the original text"
         );
         assert_eq!(fm.get::<String>("owner").unwrap().as_deref(), Some("bob"));
+    }
+
+    #[test]
+    fn written_entries_follow_the_line_ending() {
+        let mut fm = Frontmatter::parse("id: a\r\nstatus: ready\r\n").unwrap();
+        fm.set("status", &"done");
+        fm.set("labels", &["x", "y"]);
+        assert_eq!(
+            fm.to_text(),
+            "id: a\r\nstatus: done\r\nlabels:\r\n- x\r\n- y\r\n"
+        );
+        assert_eq!(
+            fm.get::<Vec<String>>("labels").unwrap().unwrap(),
+            ["x", "y"]
+        );
     }
 
     #[test]

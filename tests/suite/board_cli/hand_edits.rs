@@ -94,6 +94,31 @@ fn move_and_unblock_change_only_their_keys() {
 }
 
 #[test]
+fn windows_line_endings_survive_a_move() {
+    let env = TestEnv::init();
+    let text = "---\r\nid: story-crlf-0001\r\ntitle: Windows\r\nstatus: ready\r\nowner: bob\r\n---\r\n# Windows\r\n\r\n## Summary\r\nWritten on Windows.\r\n";
+    env.write_story("ready", "windows.md", text);
+    env.run(&["move", "windows", "done"]).success();
+    let moved = env.read(".agentic-sdlc/done/windows.md");
+    assert!(
+        moved.ends_with("---\r\n# Windows\r\n\r\n## Summary\r\nWritten on Windows.\r\n"),
+        "the body is untouched:\n{moved:?}"
+    );
+    assert!(moved.contains("owner: bob\r\n"), "{moved:?}");
+    assert_eq!(
+        moved.matches('\n').count(),
+        moved.matches("\r\n").count(),
+        "keys the tool writes use the file's line ending:\n{moved:?}"
+    );
+    let details = env.run_json(&["details", "windows"]);
+    assert_eq!(details["story"]["status"], "done");
+    assert_eq!(
+        details["story"]["sections"]["Summary"],
+        "Written on Windows."
+    );
+}
+
+#[test]
 fn the_old_numbered_layout_is_read_and_keeps_its_file_name() {
     let env = TestEnv::init();
     env.write_story(
