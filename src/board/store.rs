@@ -103,10 +103,23 @@ impl Board {
     }
 }
 
+/// A temporary-file builder for files that become board files. tempfile creates private (0600)
+/// files; a story or config is an ordinary project file, so it gets the mode the umask gives.
+fn temp_builder() -> tempfile::Builder<'static, 'static> {
+    #[cfg_attr(not(unix), allow(unused_mut))]
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder
+}
+
 /// Writes `text` to `path` atomically: temp file in the same folder, fsync, rename.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
     let folder = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::Builder::new()
+    let mut temp = temp_builder()
         .prefix(".tmp-")
         .suffix(".partial")
         .tempfile_in(folder)
@@ -116,6 +129,12 @@ pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
                 e,
             )
         })?;
+    // The rename replaces the file, so its mode would be the temporary file's; keep the old one.
+    if let Ok(existing) = std::fs::metadata(path) {
+        temp.as_file()
+            .set_permissions(existing.permissions())
+            .map_err(|e| Error::io(format!("cannot set the mode of {}", path.display()), e))?;
+    }
     temp.write_all(text.as_bytes())
         .and_then(|_| temp.as_file().sync_all())
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
@@ -175,7 +194,7 @@ pub fn create(board_dir: &Path, story: &mut Story) -> Result<()> {
     story.path = free_path(&folder, &story.slug);
     // `create_new` semantics: a file that appeared meanwhile is never overwritten.
     let text = story.to_text();
-    let mut temp = tempfile::Builder::new()
+    let mut temp = temp_builder()
         .prefix(".tmp-")
         .tempfile_in(&folder)
         .map_err(|e| {

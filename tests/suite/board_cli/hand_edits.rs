@@ -141,3 +141,40 @@ fn the_old_numbered_layout_is_read_and_keeps_its_file_name() {
     assert!(env.path(".agentic-sdlc/backlog/03-my-story.md").is_file());
     env.run(&["validate"]).success();
 }
+
+#[cfg(unix)]
+#[test]
+fn files_keep_their_mode_and_new_files_follow_the_umask() {
+    use std::os::unix::fs::PermissionsExt;
+
+    let env = TestEnv::init();
+    // Octal text, so a failure reads `600` rather than `384`.
+    let mode = |path: &std::path::Path| {
+        let mode = std::fs::metadata(path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .permissions()
+            .mode();
+        format!("{:o}", mode & 0o7777)
+    };
+    // A file written the ordinary way shows what the umask gives new files.
+    let umask_mode = mode(&env.write("reference.txt", "x"));
+    let (_, _, story) = env.add("Dark mode", &[]);
+    for path in [
+        env.path(".agentic-sdlc.json"),
+        env.path(".agentic-sdlc/.gitignore"),
+        story.clone(),
+    ] {
+        assert_eq!(mode(&path), umask_mode, "{}", path.display());
+    }
+
+    // A mode a person chose survives a rewrite.
+    let set_mode = |path: &std::path::Path, mode: u32| {
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap()
+    };
+    set_mode(&story, 0o640);
+    env.run(&["move", "dark-mode", "ready"]).success();
+    assert_eq!(mode(&env.story_path("dark-mode")), "640");
+    set_mode(&env.path(".agentic-sdlc.json"), 0o600);
+    env.run(&["config", "concurrency", "2"]).success();
+    assert_eq!(mode(&env.path(".agentic-sdlc.json")), "600");
+}
