@@ -17,7 +17,7 @@ pub struct DetailsArgs {
 pub fn run(args: DetailsArgs, context: &Context) -> Result<i32> {
     let project = context.project()?;
     let board = Board::load(&project.board_dir())?;
-    let story = lookup::find(&board.stories, &args.story)?;
+    let story = lookup::find_on_board(&board, &args.story)?;
     let printer = &context.printer;
     if printer.is_json() {
         printer.json_line(&super::envelope(
