@@ -146,3 +146,34 @@ fn details_shows_metadata_and_the_non_empty_sections() {
         insta::assert_snapshot!("details_hand_written", out.stdout);
     });
 }
+
+#[test]
+fn a_story_that_does_not_parse_is_named_with_path_and_line() {
+    let env = TestEnv::init();
+    env.add("Healthy", &[]);
+    env.write_story(
+        "ready",
+        "broken-one.md",
+        "---\nid: story-broken-0001\ntitle: Broken\nlabels: [a\n---\n# Broken\n",
+    );
+    let before = env.files();
+    let commands: [&[&str]; 4] = [
+        &["details", "broken-one"],
+        &["d", "BROKEN-ONE", "--json"],
+        &["move", "broken-one", "done"],
+        &["unblock", "broken-one"],
+    ];
+    for args in commands {
+        env.run(args)
+            .code(1)
+            .stdout_empty()
+            .stderr_has("ready/broken-one.md:4:")
+            .stderr_has("agentic-sdlc validate");
+    }
+    env.run(&["add", "Needs it", "--depends-on", "broken-one"])
+        .code(1)
+        .stderr_has("broken-one.md:4:");
+    assert_eq!(env.files(), before);
+    // The rest of the board keeps working.
+    env.run(&["details", "healthy"]).success();
+}
