@@ -177,3 +177,102 @@ fn a_story_that_does_not_parse_is_named_with_path_and_line() {
     // The rest of the board keeps working.
     env.run(&["details", "healthy"]).success();
 }
+
+/// A story after a run went badly: every optional key and record of SPEC §3 is set.
+/// `{login}` is replaced by the id of a real story it depends on.
+const WORKED_ON: &str = "\
+---
+id: story-rich-0001
+title: Remember me
+priority: 12
+status: blocked
+type: feature
+created: '2026-01-02'
+updated: '2026-01-05'
+labels: [auth, ui]
+assignee: alice
+estimated_effort: medium
+research_complete: true
+plan_complete: true
+implementation_complete: true
+reviews_complete: false
+depends_on:
+- {login}
+- story-gone-zzzz
+branch: agentic-sdlc/remember-me
+pr_url: https://example.com/pr/7
+last_error: 'Circuit breaker: reached max refinement attempts (3/3); manual intervention required'
+blocked_reason: 'Circuit breaker: reached max refinement attempts (3/3); manual intervention required'
+refinement_count: 3
+max_refinement_attempts: 3
+refinement_iterations:
+- iteration: 1
+  agentType: implement
+  startedAt: '2026-01-03T10:00:00Z'
+  completedAt: '2026-01-03T11:00:00Z'
+  reviewFeedback: 'Review failed: 1 blocker(s), 2 critical'
+  result: failed
+review_history:
+- timestamp: '2026-01-03T09:00:00Z'
+  decision: REJECTED
+  severity: CRITICAL
+  feedback: Tokens are stored in plain text.
+  blockers: [Store a hash of the token]
+  codeReviewPassed: true
+  securityReviewPassed: false
+  poReviewPassed: true
+phase_reviews:
+  plan:
+    attempts: 2
+    decision: APPROVE
+    predecessor_retries: 1
+  implement:
+    attempts: 3
+    decision: RETRY
+    exhausted: true
+    feedback: Add tests for expiry.
+usage:
+  prompt_tokens: 1200
+  completion_tokens: 340
+  requests: 4
+---
+# Remember me
+
+## Summary
+Stay signed in for 30 days.
+
+## Implementation Notes
+Cookie-based.
+";
+
+#[test]
+fn details_shows_dependencies_records_usage_and_errors() {
+    let env = TestEnv::init();
+    let (login, _, _) = env.add("Login page", &[]);
+    env.write_story(
+        "blocked",
+        "remember-me.md",
+        &WORKED_ON.replace("{login}", &login),
+    );
+    let out = env.run(&["details", "remember-me"]);
+    out.success();
+    env.snapshot_settings().bind(|| {
+        insta::assert_snapshot!("details_worked_on", out.stdout);
+    });
+
+    let story = &env.run_json(&["details", "remember-me"])["story"];
+    assert_eq!(story["depends_on"], json!([login, "story-gone-zzzz"]));
+    assert_eq!(story["max_refinement_attempts"], 3);
+    assert_eq!(story["review_history"][0]["decision"], "REJECTED");
+    assert_eq!(story["review_history"][0]["securityReviewPassed"], false);
+    assert_eq!(story["refinement_iterations"][0]["result"], "failed");
+    assert_eq!(story["phase_reviews"]["implement"]["exhausted"], true);
+    assert_eq!(
+        story["usage"],
+        json!({"prompt_tokens": 1200, "completion_tokens": 340, "requests": 4})
+    );
+    assert_eq!(
+        story["sections"],
+        json!({"Summary": "Stay signed in for 30 days.", "Implementation Notes": "Cookie-based."})
+    );
+}

@@ -292,3 +292,39 @@ fn status_details_and_validate_leave_every_byte_alone() {
         );
     }
 }
+
+#[test]
+fn status_says_what_a_story_waits_on() {
+    let env = TestEnv::init();
+    let (login, _, _) = env.add("Login page", &["--priority", "10"]);
+    env.add(
+        "Remember me",
+        &["--priority", "5", "--depends-on", "login-page"],
+    );
+    env.run(&["move", "remember-me", "ready"]).success();
+    let out = env.run(&["status"]);
+    out.success().stdout_has(
+        "  [5] remember-me - Remember me [----]\n      ⏸ waiting on login-page (backlog)",
+    );
+    assert!(
+        out.stdout
+            .ends_with("Next: refine login-page (in backlog: needs refinement)\n"),
+        "the waiting story is not recommended:\n{}",
+        out.stdout
+    );
+
+    let status = env.status_json();
+    assert_eq!(status["columns"]["ready"][0]["depends_on"], json!([login]));
+    let recommended: Vec<&str> = status["recommended"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|a| a["slug"].as_str().unwrap())
+        .collect();
+    assert_eq!(recommended, ["login-page"]);
+
+    env.run(&["move", "login-page", "done"]).success();
+    let out = env.run(&["status"]);
+    assert!(!out.stdout.contains("waiting on"), "{}", out.stdout);
+    out.stdout_has("Next: research remember-me");
+}
