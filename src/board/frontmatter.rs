@@ -21,6 +21,8 @@ struct Entry {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Frontmatter {
     entries: Vec<Entry>,
+    /// Whether the file uses `\r\n`; entries the tool writes follow the file's line ending.
+    crlf: bool,
 }
 
 /// A frontmatter problem, with the 0-based line inside the frontmatter where it sits.
@@ -118,12 +120,17 @@ impl Frontmatter {
                 }
             }
         }
-        Ok(Self { entries })
+        let crlf = text
+            .split_inclusive('\n')
+            .next()
+            .is_some_and(|l| l.ends_with("\r\n"));
+        Ok(Self { entries, crlf })
     }
 
     pub fn empty() -> Self {
         Self {
             entries: Vec::new(),
+            crlf: false,
         }
     }
 
@@ -223,13 +230,16 @@ impl Frontmatter {
                 }
             }
         }
-        let raw = render_entry(key, &new_value);
+        let mut raw = render_entry(key, &new_value);
+        if self.crlf {
+            raw = raw.replace('\n', "\r\n");
+        }
         match self
             .entries
             .iter_mut()
             .find(|e| e.key.as_deref() == Some(key))
         {
-            Some(entry) => entry.raw = raw,
+            Some(entry) => entry.raw = raw + trailing_comments(&entry.raw),
             None => {
                 let line = self
                     .entries
@@ -252,8 +262,30 @@ impl Frontmatter {
         }
     }
 
+    /// Removes `key`. Comment lines that followed it stay where they were.
     pub fn remove(&mut self, key: &str) {
-        self.entries.retain(|e| e.key.as_deref() != Some(key));
+        let Some(index) = self
+            .entries
+            .iter()
+            .position(|e| e.key.as_deref() == Some(key))
+        else {
+            return;
+        };
+        let entry = self.entries.remove(index);
+        let comments = trailing_comments(&entry.raw);
+        if !comments.is_empty() {
+            let value_lines = entry.raw[..entry.raw.len() - comments.len()]
+                .lines()
+                .count();
+            self.entries.insert(
+                index,
+                Entry {
+                    key: None,
+                    line: entry.line + value_lines,
+                    raw: comments.to_string(),
+                },
+            );
+        }
     }
 
     /// Every entry as one YAML mapping, for `details --json` and validation.
@@ -268,6 +300,24 @@ impl Frontmatter {
         }
         Ok(mapping)
     }
+}
+
+/// The comment lines at the end of an entry: the parser files a comment under the key above it,
+/// but it is a person's note, not part of the value, so rewriting or removing the key keeps it.
+/// The tail starts at a top-level `#` line; blank lines before it may belong to a `|+` value.
+fn trailing_comments(raw: &str) -> &str {
+    let value_start = raw.find('\n').map_or(raw.len(), |i| i + 1);
+    let mut start = raw.len();
+    let mut offset = raw.len();
+    for line in raw[value_start..].split_inclusive('\n').rev() {
+        offset -= line.len();
+        if line.starts_with('#') {
+            start = offset;
+        } else if !line.trim().is_empty() {
+            break;
+        }
+    }
+    &raw[start..]
 }
 
 /// The value of a single-line entry when it is a plain scalar, for a fast path that skips YAML.
@@ -379,6 +429,46 @@ mod tests {
         assert_eq!(fm.to_text(), TEXT.replace("priority: 10", "priority: 5"));
         fm.set("new_key", &true);
         assert!(fm.to_text().ends_with("priority: 5\nnew_key: true\n"));
+    }
+
+    #[test]
+    fn comments_after_a_changed_or_removed_key_stay() {
+        let text = "status: ready\n# status is set by the tool\n\n# second note\nowner: bob\nnotes: |+\n  kept\n\n# after a block\nz: 1\n";
+        let mut fm = Frontmatter::parse(text).unwrap();
+        fm.set("status", &"done");
+        fm.set("notes", &"new\n\n");
+        assert_eq!(
+            fm.to_text(),
+            text.replace("status: ready", "status: done")
+                .replace("  kept\n", "  new\n")
+        );
+        fm.remove("status");
+        fm.remove("notes");
+        assert_eq!(
+            fm.to_text(),
+            "# status is set by the tool\n\n# second note\nowner: bob\n# after a block\nz: 1\n"
+        );
+        assert_eq!(
+            fm.line_of("z"),
+            Some(9),
+            "lines still count from the original text"
+        );
+        assert_eq!(fm.get::<String>("owner").unwrap().as_deref(), Some("bob"));
+    }
+
+    #[test]
+    fn written_entries_follow_the_line_ending() {
+        let mut fm = Frontmatter::parse("id: a\r\nstatus: ready\r\n").unwrap();
+        fm.set("status", &"done");
+        fm.set("labels", &["x", "y"]);
+        assert_eq!(
+            fm.to_text(),
+            "id: a\r\nstatus: done\r\nlabels:\r\n- x\r\n- y\r\n"
+        );
+        assert_eq!(
+            fm.get::<Vec<String>>("labels").unwrap().unwrap(),
+            ["x", "y"]
+        );
     }
 
     #[test]

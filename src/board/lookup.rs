@@ -1,7 +1,24 @@
 //! Finding a story from what a person typed: an id or a slug, any case, or a unique prefix.
 
-use super::story::Story;
+use super::store::Board;
+use super::story::{slug_from_path, Story};
 use crate::error::{Error, Result};
+
+/// Like [`find`] on the whole board: a query that names a story file that does not parse gets
+/// that file's path, line and problem rather than "not found" (SPEC §3).
+pub fn find_on_board<'a>(board: &'a Board, query: &str) -> Result<&'a Story> {
+    find(&board.stories, query).map_err(|err| match err {
+        Error::StoryNotFound { .. } => {
+            let wanted = query.trim();
+            board
+                .broken
+                .iter()
+                .find(|broken| slug_from_path(&broken.path).eq_ignore_ascii_case(wanted))
+                .map_or(err, |broken| broken.clone().into())
+        }
+        other => other,
+    })
+}
 
 pub fn find<'a>(stories: &'a [Story], query: &str) -> Result<&'a Story> {
     let wanted = query.trim().to_lowercase();

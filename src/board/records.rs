@@ -44,6 +44,17 @@ pub enum IterationResult {
     Failed,
 }
 
+impl std::fmt::Display for IterationResult {
+    /// The value as the story file spells it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            IterationResult::InProgress => "in_progress",
+            IterationResult::Success => "success",
+            IterationResult::Failed => "failed",
+        })
+    }
+}
+
 /// One entry of `refinement_iterations`: a rework and how the review after it went.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

@@ -103,9 +103,22 @@ impl Board {
     }
 }
 
+/// A temporary-file builder for files that become board files. tempfile creates private (0600)
+/// files; a story or config is an ordinary project file, so it gets the mode the umask gives.
+fn temp_builder() -> tempfile::Builder<'static, 'static> {
+    #[cfg_attr(not(unix), allow(unused_mut))]
+    let mut builder = tempfile::Builder::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o666));
+    }
+    builder
+}
+
 /// A fully written and fsynced temporary file in `folder`, ready to be renamed into place.
 fn prepared(folder: &Path, text: &str, path: &Path) -> Result<tempfile::NamedTempFile> {
-    let mut temp = tempfile::Builder::new()
+    let mut temp = temp_builder()
         .prefix(".tmp-")
         .suffix(".partial")
         .tempfile_in(folder)
@@ -115,6 +128,12 @@ fn prepared(folder: &Path, text: &str, path: &Path) -> Result<tempfile::NamedTem
                 e,
             )
         })?;
+    // The rename replaces the file, so its mode would be the temporary file's; keep the old one.
+    if let Ok(existing) = std::fs::metadata(path) {
+        temp.as_file()
+            .set_permissions(existing.permissions())
+            .map_err(|e| Error::io(format!("cannot set the mode of {}", path.display()), e))?;
+    }
     temp.write_all(text.as_bytes())
         .and_then(|_| temp.as_file().sync_all())
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
@@ -172,7 +191,8 @@ pub fn save(story: &mut Story) -> Result<()> {
     if target.exists() {
         target = free_path(&target_folder, &story.slug);
     }
-    let temp = prepared(&target_folder, &story.to_text(), &target)?;
+    // The old file's mode carries over to the moved one.
+    let temp = prepared(&target_folder, &story.to_text(), &story.path)?;
     fs_err::rename(&story.path, &target)?;
     temp.persist(&target)
         .map_err(|e| Error::io(format!("cannot replace {}", target.display()), e.error))?;

@@ -42,7 +42,7 @@ pub fn run(args: AddArgs, context: &Context) -> Result<i32> {
     let depends_on = args
         .depends_on
         .iter()
-        .map(|query| lookup::find(&board.stories, query).map(|s| s.id().to_string()))
+        .map(|query| lookup::find_on_board(&board, query).map(|s| s.id().to_string()))
         .collect::<Result<Vec<_>>>()?;
     let body = match &args.body_file {
         Some(path) => body_from_file(title, &fs_err::read_to_string(context.cwd.join(path))?),

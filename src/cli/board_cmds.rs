@@ -28,7 +28,7 @@ fn find(context: &Context, query: &str) -> Result<(std::path::PathBuf, Story)> {
     let project = context.project()?;
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
-    let story = lookup::find(&board.stories, query)?.clone();
+    let story = lookup::find_on_board(&board, query)?.clone();
     Ok((board_dir, story))
 }
 

@@ -17,7 +17,7 @@ pub struct DetailsArgs {
 pub fn run(args: DetailsArgs, context: &Context) -> Result<i32> {
     let project = context.project()?;
     let board = Board::load(&project.board_dir())?;
-    let story = lookup::find(&board.stories, &args.story)?;
+    let story = lookup::find_on_board(&board, &args.story)?;
     let printer = &context.printer;
     if printer.is_json() {
         printer.json_line(&super::envelope(
@@ -120,7 +120,7 @@ fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {
             .as_deref()
             .map_or(String::new(), |c| format!(" → {c}"));
         out.push(format!(
-            "  #{} {:?} by {} at {}{done}",
+            "  #{} {} by {} at {}{done}",
             it.iteration, it.result, it.agent_type, it.started_at
         ));
         if let Some(feedback) = it.review_feedback {
@@ -132,11 +132,9 @@ fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {
         out.push(String::new());
         out.push(p.heading("Review history"));
         for review in history {
-            let severity = review
-                .severity
-                .map_or(String::new(), |s| format!(" {s:?}").to_uppercase());
+            let severity = review.severity.map_or(String::new(), |s| format!(" {s}"));
             out.push(format!(
-                "  {} {:?}{severity}  code {} security {} po {}",
+                "  {} {}{severity}  code {} security {} po {}",
                 review.timestamp,
                 review.decision,
                 yes_no(review.code_review_passed),

@@ -21,7 +21,11 @@ pub enum Reply {
     /// An assistant message asking for tool calls: (name, arguments).
     ToolCalls(Vec<(String, Value)>),
     /// An HTTP error, optionally with a `Retry-After` header.
-    Status { code: u16, body: String, retry_after: Option<String> },
+    Status {
+        code: u16,
+        body: String,
+        retry_after: Option<String>,
+    },
     /// A raw body with status 200, for malformed or unusual server answers.
     Raw(String),
 }
@@ -38,7 +42,9 @@ impl Reply {
     pub fn status(code: u16) -> Reply {
         Reply::Status {
             code,
-            body: json!({"error": {"message": format!("fake error {code}"), "type": "server_error"}}).to_string(),
+            body:
+                json!({"error": {"message": format!("fake error {code}"), "type": "server_error"}})
+                    .to_string(),
             retry_after: None,
         }
     }
@@ -69,13 +75,21 @@ impl Recorded {
     }
 
     pub fn system_message(&self) -> String {
-        self.body["messages"][0]["content"].as_str().unwrap_or_default().to_string()
+        self.body["messages"][0]["content"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
     }
 
     pub fn tool_names(&self) -> Vec<String> {
         self.body["tools"]
             .as_array()
-            .map(|tools| tools.iter().filter_map(|t| t["function"]["name"].as_str().map(String::from)).collect())
+            .map(|tools| {
+                tools
+                    .iter()
+                    .filter_map(|t| t["function"]["name"].as_str().map(String::from))
+                    .collect()
+            })
             .unwrap_or_default()
     }
 }
@@ -91,7 +105,9 @@ struct Script {
 /// The default answer of each role: a story goes from backlog to done with no script at all.
 fn default_reply(role: &str) -> Reply {
     match role {
-        "refine" => Reply::text("## Summary\nRefined summary.\n\n## Acceptance Criteria\n- [ ] It works"),
+        "refine" => {
+            Reply::text("## Summary\nRefined summary.\n\n## Acceptance Criteria\n- [ ] It works")
+        }
         "research" => Reply::text("Research findings: the code lives in src/."),
         "plan" => Reply::text("1. Change src/lib.rs\n2. Add a test"),
         "implement" => Reply::text("Implemented the story."),
@@ -126,7 +142,11 @@ impl Respond for Responder {
         script.log.push(Recorded {
             role: role.clone(),
             body: body.clone(),
-            authorization: request.headers.get("authorization").and_then(|v| v.to_str().ok()).map(String::from),
+            authorization: request
+                .headers
+                .get("authorization")
+                .and_then(|v| v.to_str().ok())
+                .map(String::from),
         });
         let reply = script
             .queued
@@ -154,9 +174,10 @@ fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
         })
     };
     match reply {
-        Reply::Text(content) => {
-            ResponseTemplate::new(200).set_body_json(completion(json!({"role": "assistant", "content": content}), "stop"))
-        }
+        Reply::Text(content) => ResponseTemplate::new(200).set_body_json(completion(
+            json!({"role": "assistant", "content": content}),
+            "stop",
+        )),
         Reply::ToolCalls(calls) => {
             let tool_calls: Vec<Value> = calls
                 .iter()
@@ -171,7 +192,11 @@ fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
                 "tool_calls",
             ))
         }
-        Reply::Status { code, body, retry_after } => {
+        Reply::Status {
+            code,
+            body,
+            retry_after,
+        } => {
             let template = ResponseTemplate::new(code).set_body_raw(body, "application/json");
             match retry_after {
                 Some(value) => template.insert_header("retry-after", value.as_str()),
@@ -214,13 +239,23 @@ impl FakeLlm {
 
     /// Queues a reply for the next request of `role` (e.g. "code-review", "implement").
     pub fn push(&self, role: &str, reply: Reply) -> &Self {
-        self.script.lock().unwrap().queued.entry(role.to_string()).or_default().push_back(reply);
+        self.script
+            .lock()
+            .unwrap()
+            .queued
+            .entry(role.to_string())
+            .or_default()
+            .push_back(reply);
         self
     }
 
     /// Replaces the answer `role` gets once its queue is empty.
     pub fn set_default(&self, role: &str, reply: Reply) -> &Self {
-        self.script.lock().unwrap().defaults.insert(role.to_string(), reply);
+        self.script
+            .lock()
+            .unwrap()
+            .defaults
+            .insert(role.to_string(), reply);
         self
     }
 
@@ -229,7 +264,10 @@ impl FakeLlm {
     }
 
     pub fn requests_for(&self, role: &str) -> Vec<Recorded> {
-        self.requests().into_iter().filter(|r| r.role == role).collect()
+        self.requests()
+            .into_iter()
+            .filter(|r| r.role == role)
+            .collect()
     }
 
     pub fn roles(&self) -> Vec<String> {

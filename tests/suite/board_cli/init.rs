@@ -1,0 +1,115 @@
+//! `init`: the default config, the five columns and the board's `.gitignore`; idempotent.
+
+use serde_json::json;
+
+use crate::suite::common::{TestEnv, COLUMNS};
+
+/// SPEC §4, written out here so that a change to the defaults in the code fails a test.
+fn spec_defaults() -> serde_json::Value {
+    json!({
+        "sdlcFolder": ".agentic-sdlc",
+        "theme": "auto",
+        "defaultLabels": [],
+        "concurrency": 1,
+        "refinement": { "maxIterations": 3, "escalateOnMaxAttempts": "manual", "enableCircuitBreaker": true },
+        "review": { "testCommand": null, "testTimeoutSeconds": 600 },
+        "llm": { "baseUrl": null, "model": "gpt-4o-mini", "apiKeyEnv": "OPENAI_API_KEY",
+                 "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50 },
+        "phases": {},
+        "git": { "branchPerStory": true, "worktrees": false, "createPr": false }
+    })
+}
+
+#[test]
+fn init_writes_the_default_config_and_the_columns() {
+    let env = TestEnv::new();
+    env.run(&["init"])
+        .success()
+        .stdout_has("created .agentic-sdlc.json");
+
+    let config: serde_json::Value =
+        serde_json::from_str(&env.read(".agentic-sdlc.json")).expect("config is JSON");
+    assert_eq!(config, spec_defaults());
+    for column in COLUMNS {
+        let folder = env.path(format!(".agentic-sdlc/{column}"));
+        assert!(folder.is_dir(), "{} missing", folder.display());
+    }
+    let ignored: Vec<String> = env
+        .read(".agentic-sdlc/.gitignore")
+        .lines()
+        .map(str::to_string)
+        .collect();
+    for entry in [".workflow-state.json", ".lock", "logs/"] {
+        assert!(ignored.iter().any(|l| l == entry), "{entry} not ignored");
+    }
+}
+
+#[test]
+fn init_json_reports_what_it_created() {
+    let env = TestEnv::new();
+    let report = env.run_json(&["init"]);
+    assert_eq!(report["schemaVersion"], 1);
+    assert_eq!(report["kind"], "init");
+    let created = report["created"].as_array().expect("created is a list");
+    assert!(created.contains(&json!(".agentic-sdlc.json")), "{report}");
+    assert!(
+        created.contains(&json!(".agentic-sdlc/backlog/")),
+        "{report}"
+    );
+
+    let again = env.run_json(&["init"]);
+    assert_eq!(again["created"], json!([]), "{again}");
+}
+
+#[test]
+fn init_twice_changes_no_byte() {
+    let env = TestEnv::init();
+    env.add("Keep me", &[]);
+    let before = env.files();
+    env.run(&["init"])
+        .success()
+        .stdout_has("already initialised");
+    assert_eq!(env.files(), before);
+}
+
+#[test]
+fn init_repairs_a_missing_column_without_touching_the_rest() {
+    let env = TestEnv::init();
+    std::fs::remove_dir(env.path(".agentic-sdlc/blocked")).unwrap();
+    let config = env.read(".agentic-sdlc.json");
+    env.run(&["init"])
+        .success()
+        .stdout_has("created .agentic-sdlc/blocked/");
+    assert!(env.path(".agentic-sdlc/blocked").is_dir());
+    assert_eq!(env.read(".agentic-sdlc.json"), config);
+}
+
+#[test]
+fn init_honours_an_existing_config() {
+    let env = TestEnv::new();
+    let config = "{\"sdlcFolder\": \"stories\"}\n";
+    env.write(".agentic-sdlc.json", config);
+    env.run(&["init"]).success();
+
+    assert_eq!(
+        env.read(".agentic-sdlc.json"),
+        config,
+        "a partial config is kept as written"
+    );
+    for column in COLUMNS {
+        assert!(env.path(format!("stories/{column}")).is_dir(), "{column}");
+    }
+    assert!(env.path("stories/.gitignore").is_file());
+    assert!(!env.path(".agentic-sdlc").exists());
+
+    let (_, _, path) = env.add("Lives in stories", &[]);
+    assert_eq!(path, env.path("stories/backlog/lives-in-stories.md"));
+}
+
+#[test]
+fn init_refuses_a_broken_config() {
+    let env = TestEnv::new();
+    env.write(".agentic-sdlc.json", "{\"theme\": \"pink\"}");
+    env.run(&["init"]).code(2).stderr_has("theme");
+    assert!(!env.path(".agentic-sdlc").exists());
+}
