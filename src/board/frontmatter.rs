@@ -370,12 +370,49 @@ fn yaml_message(err: &serde_norway::Error) -> String {
 /// quoted so that YAML 1.1 readers (js-yaml, PyYAML) keep them as strings.
 fn render_entry(key: &str, value: &serde_norway::Value) -> String {
     let mut single = serde_norway::Mapping::new();
-    single.insert(serde_norway::Value::String(key.to_string()), value.clone());
+    single.insert(
+        serde_norway::Value::String(key.to_string()),
+        mark_dates(value.clone()),
+    );
     let text = serde_norway::to_string(&single).expect("a YAML mapping serialises");
+    quote_marked(&text)
+}
+
+/// Marks date-like strings so they can be written single-quoted after serialisation: YAML 1.1
+/// readers (js-yaml, PyYAML) would otherwise turn `2026-11-22` or a timestamp into a date.
+const DATE_MARK: char = '\u{E000}';
+
+fn mark_dates(value: serde_norway::Value) -> serde_norway::Value {
+    use serde_norway::Value;
     match value {
-        serde_norway::Value::String(s) if looks_like_date(s) => format!("{key}: '{s}'\n"),
-        _ => text,
+        Value::String(s) if looks_like_date(&s) => Value::String(format!("{DATE_MARK}{s}")),
+        Value::Sequence(items) => Value::Sequence(items.into_iter().map(mark_dates).collect()),
+        Value::Mapping(map) => {
+            Value::Mapping(map.into_iter().map(|(k, v)| (k, mark_dates(v))).collect())
+        }
+        other => other,
     }
+}
+
+fn quote_marked(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    for line in text.split_inclusive('\n') {
+        let Some(at) = line.find(DATE_MARK) else {
+            out.push_str(line);
+            continue;
+        };
+        let (before, rest) = line.split_at(at);
+        let rest = &rest[DATE_MARK.len_utf8()..];
+        if before.ends_with(['\'', '"']) {
+            // The emitter quoted it already; only the mark goes.
+            out.push_str(before);
+            out.push_str(rest);
+        } else {
+            let value = rest.trim_end_matches(['\n', '\r']);
+            out.push_str(&format!("{before}'{value}'{}", &rest[value.len()..]));
+        }
+    }
+    out
 }
 
 fn looks_like_date(s: &str) -> bool {
@@ -386,8 +423,9 @@ fn looks_like_date(s: &str) -> bool {
         && b[5..7].iter().all(u8::is_ascii_digit)
         && b[7] == b'-'
         && b[8..10].iter().all(u8::is_ascii_digit)
-        && !s.contains('\n')
-        && !s.contains('\'')
+        && s[10..]
+            .chars()
+            .all(|c| c.is_ascii_digit() || "TtZz:.+- ".contains(c))
 }
 
 #[cfg(test)]
@@ -483,6 +521,26 @@ mod tests {
         let mut fm = Frontmatter::empty();
         fm.set("created", &"2026-11-22");
         assert_eq!(fm.to_text(), "created: '2026-11-22'\n");
+        #[derive(serde::Serialize)]
+        struct At {
+            #[serde(rename = "startedAt")]
+            started_at: &'static str,
+            note: &'static str,
+        }
+        fm.set(
+            "items",
+            &vec![At {
+                started_at: "2026-11-22T10:00:00.000Z",
+                note: "2026-11-22 was a Sunday",
+            }],
+        );
+        assert!(
+            fm.to_text().contains(
+                "- startedAt: '2026-11-22T10:00:00.000Z'\n  note: 2026-11-22 was a Sunday\n"
+            ),
+            "{}",
+            fm.to_text()
+        );
         assert_eq!(
             fm.get::<String>("created").unwrap().as_deref(),
             Some("2026-11-22")
