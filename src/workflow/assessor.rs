@@ -248,3 +248,201 @@ pub fn is_after(later: &str, earlier: &str) -> bool {
         _ => later > earlier,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::path::PathBuf;
+
+    use super::*;
+
+    /// A story in `column` with extra frontmatter lines.
+    fn story(id: &str, column: Column, priority: i64, extra: &str) -> Story {
+        let text =
+            format!("---\nid: {id}\ntitle: {id}\npriority: {priority}\n{extra}---\n# {id}\n");
+        let path = PathBuf::from(format!("/board/{}/{id}.md", column.name()));
+        Story::parse(&text, path, column).unwrap()
+    }
+
+    fn board(stories: Vec<Story>) -> Board {
+        Board {
+            dir: PathBuf::from("/board"),
+            stories,
+            broken: Vec::new(),
+        }
+    }
+
+    fn only_action(stories: Vec<Story>, create_pr: bool) -> Option<(ActionType, i64)> {
+        let assessment = assess(&board(stories), create_pr);
+        assessment
+            .actions
+            .first()
+            .map(|a| (a.action_type, a.priority))
+    }
+
+    const ALL_DONE: &str = "research_complete: true\nplan_complete: true\nimplementation_complete: true\nreviews_complete: true\n";
+    const REJECTED: &str =
+        "review_history:\n- timestamp: '2026-11-22T10:00:00.000Z'\n  decision: REJECTED\n";
+
+    #[test]
+    fn rules_in_order() {
+        let cases: Vec<(&str, Column, String, bool, Option<(ActionType, i64)>)> = vec![
+            (
+                "backlog",
+                Column::Backlog,
+                String::new(),
+                false,
+                Some((ActionType::Refine, 510)),
+            ),
+            (
+                "research",
+                Column::Ready,
+                String::new(),
+                false,
+                Some((ActionType::Research, 210)),
+            ),
+            (
+                "plan",
+                Column::Ready,
+                "research_complete: true\n".into(),
+                false,
+                Some((ActionType::Plan, 310)),
+            ),
+            (
+                "implement in ready",
+                Column::Ready,
+                "research_complete: true\nplan_complete: true\n".into(),
+                false,
+                Some((ActionType::Implement, 410)),
+            ),
+            (
+                "implement in progress",
+                Column::InProgress,
+                "research_complete: true\nplan_complete: true\n".into(),
+                false,
+                Some((ActionType::Implement, 60)),
+            ),
+            (
+                "review",
+                Column::InProgress,
+                "research_complete: true\nplan_complete: true\nimplementation_complete: true\n"
+                    .into(),
+                false,
+                Some((ActionType::Review, 110)),
+            ),
+            (
+                "create_pr",
+                Column::InProgress,
+                ALL_DONE.into(),
+                true,
+                Some((ActionType::CreatePr, 160)),
+            ),
+            (
+                "pr exists",
+                Column::InProgress,
+                format!("{ALL_DONE}pr_url: https://x/1\n"),
+                true,
+                Some((ActionType::MoveToDone, 185)),
+            ),
+            (
+                "move_to_done",
+                Column::InProgress,
+                ALL_DONE.into(),
+                false,
+                Some((ActionType::MoveToDone, 185)),
+            ),
+            (
+                "rejected",
+                Column::InProgress,
+                format!("{ALL_DONE}{REJECTED}")
+                    .replace("reviews_complete: true", "reviews_complete: false"),
+                false,
+                Some((ActionType::Rework, 10)),
+            ),
+            ("done", Column::Done, String::new(), false, None),
+            ("blocked", Column::Blocked, String::new(), false, None),
+            (
+                "pending human gate",
+                Column::Ready,
+                "phase_reviews:\n  research:\n    attempts: 1\n    decision: PENDING\n".into(),
+                false,
+                None,
+            ),
+        ];
+        for (name, column, extra, create_pr, expected) in cases {
+            assert_eq!(
+                only_action(vec![story("s", column, 10, &extra)], create_pr),
+                expected,
+                "{name}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_rework_started_after_the_rejection_answers_it() {
+        let reset = format!("{REJECTED}refinement_iterations:\n- iteration: 1\n  agentType: implement\n  startedAt: '2026-11-22T10:05:00.000Z'\n  result: in_progress\nresearch_complete: true\nplan_complete: true\nimplementation_complete: true\n");
+        assert_eq!(
+            only_action(vec![story("s", Column::InProgress, 10, &reset)], false),
+            Some((ActionType::Review, 110))
+        );
+        let older = reset.replace("10:05:00", "09:55:00");
+        assert_eq!(
+            only_action(vec![story("s", Column::InProgress, 10, &older)], false),
+            Some((ActionType::Rework, 10))
+        );
+    }
+
+    #[test]
+    fn dependencies_hold_a_story_after_refinement() {
+        let dependent = story("b", Column::Ready, 1, "depends_on:\n- a\n");
+        let waiting = assess(
+            &board(vec![story("a", Column::Ready, 50, ""), dependent.clone()]),
+            false,
+        );
+        assert_eq!(
+            waiting
+                .actions
+                .iter()
+                .map(|a| a.story_id.as_str())
+                .collect::<Vec<_>>(),
+            ["a"]
+        );
+        assert_eq!(waiting.waiting[0].on, ["a"]);
+        assert!(
+            waiting.waiting[0].reason.contains("a (ready)"),
+            "{}",
+            waiting.waiting[0].reason
+        );
+        let free = assess(
+            &board(vec![story("a", Column::Done, 50, ""), dependent]),
+            false,
+        );
+        assert_eq!(free.actions[0].story_id, "b");
+        let refine_anyway = assess(
+            &board(vec![story(
+                "c",
+                Column::Backlog,
+                1,
+                "depends_on:\n- missing\n",
+            )]),
+            false,
+        );
+        assert_eq!(refine_anyway.actions[0].action_type, ActionType::Refine);
+    }
+
+    #[test]
+    fn ordered_by_action_priority_then_story_priority_then_id() {
+        // y (301 + 200) ties z (1 + 500): the story priority breaks the tie.
+        let stories = vec![
+            story("z", Column::Backlog, 1, ""),
+            story("y", Column::Ready, 301, ""),
+            story("b", Column::Ready, 5, ""),
+            story("a", Column::Ready, 5, ""),
+        ];
+        let order: Vec<String> = assess(&board(stories), false)
+            .actions
+            .into_iter()
+            .map(|a| a.story_id)
+            .collect();
+        assert_eq!(order, ["a", "b", "z", "y"]);
+    }
+}
