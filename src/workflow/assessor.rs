@@ -285,7 +285,14 @@ mod tests {
 
     #[test]
     fn rules_in_order() {
-        let cases: Vec<(&str, Column, String, bool, Option<(ActionType, i64)>)> = vec![
+        type Case = (
+            &'static str,
+            Column,
+            String,
+            bool,
+            Option<(ActionType, i64)>,
+        );
+        let cases: Vec<Case> = vec![
             (
                 "backlog",
                 Column::Backlog,
