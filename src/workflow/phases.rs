@@ -56,10 +56,23 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         revision = rework_revision(&story, phase)?;
     }
     let outcome = run.produce_until_accepted(gate.as_ref(), revision).await;
-    if let Ok(Outcome::Completed(_)) = &outcome {
-        if let Err(message) = workspace::finish(wf, &work, story_id, phase).await {
-            return story_ops::fail(wf, story_id, message, Default::default());
+    match &outcome {
+        Ok(Outcome::Completed(_)) => {
+            if let Err(message) = workspace::finish(wf, &work, story_id, phase, None).await {
+                return story_ops::fail(wf, story_id, message, Default::default());
+            }
         }
+        // Partial edits of a failed implementation stay on the story's branch, so the shared
+        // tree is clean for the next story and the retry starts from them.
+        Ok(Outcome::Failed(why)) => {
+            if let Err(message) = workspace::finish(wf, &work, story_id, phase, Some(why)).await {
+                wf.events.emit(super::events::Event::Warning {
+                    story_id: Some(story_id.to_string()),
+                    message: format!("could not save the partial implementation: {message}"),
+                });
+            }
+        }
+        _ => {}
     }
     outcome
 }

@@ -81,19 +81,26 @@ pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> crate
 }
 
 /// After implement is committed into the story, its changes are committed on the story branch,
-/// so the next story's branch starts from a clean tree and review sees exactly this work.
+/// so the next story's branch starts from a clean tree and review sees exactly this work. With
+/// `failure`, the commit keeps a failed attempt's partial work and says why.
 pub async fn finish(
     wf: &Workflow,
     work: &Work,
     story_id: &str,
     phase: Phase,
+    failure: Option<&str>,
 ) -> Result<(), String> {
     if phase != Phase::Implement || work.branch.is_none() {
         return Ok(());
     }
     let dir = work.dir.clone();
     let own_paths = wf.own_paths();
-    let message = format!("agentic-sdlc: implement {story_id}");
+    let message = match failure {
+        None => format!("agentic-sdlc: implement {story_id}"),
+        Some(why) => {
+            format!("agentic-sdlc: partial implementation of {story_id} (failed)\n\n{why}")
+        }
+    };
     blocking(move || {
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
         git::commit_all(&dir, &message, &ignore)
