@@ -19,13 +19,23 @@ struct Heading {
     end: usize,
 }
 
-/// Finds every `## ` heading outside fenced code blocks. A section runs until the next heading
-/// of level 1 or 2, so `###` sub-headings stay inside their section.
-fn headings(body: &str) -> Vec<Heading> {
-    let mut found: Vec<Heading> = Vec::new();
+/// One line of Markdown as the section logic sees it.
+struct Line<'a> {
+    offset: usize,
+    text: &'a str,
+    /// 1 or 2 for a `#`/`##` heading outside fenced code, else 0.
+    heading_level: usize,
+    /// The heading's text, trimmed.
+    heading: &'a str,
+}
+
+/// Splits Markdown into lines, recognising level-1 and level-2 headings outside ``` and ~~~
+/// fences (a `## ` inside a code block is not a heading).
+fn scan(text: &str) -> Vec<Line<'_>> {
     let mut fence: Option<&str> = None;
     let mut offset = 0;
-    for line in body.split_inclusive('\n') {
+    let mut lines = Vec::new();
+    for line in text.split_inclusive('\n') {
         let trimmed = line.trim_start();
         let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
         match (fence, marker) {
@@ -33,26 +43,39 @@ fn headings(body: &str) -> Vec<Heading> {
             (Some(open), Some(m)) if open == m => fence = None,
             _ => {}
         }
-        let is_heading = fence.is_none() && marker.is_none();
         let level = trimmed.chars().take_while(|&c| c == '#').count();
         let after = &trimmed[level..];
-        if is_heading
+        let is_heading = fence.is_none()
+            && marker.is_none()
             && (level == 1 || level == 2)
-            && (after.starts_with(' ') || after.trim().is_empty())
-        {
-            if let Some(last) = found.last_mut() {
-                last.end = offset;
-            }
-            if level == 2 {
-                found.push(Heading {
-                    name: after.trim().to_string(),
-                    start: offset,
-                    content_start: offset + line.len(),
-                    end: body.len(),
-                });
-            }
-        }
+            && (after.starts_with(' ') || after.trim().is_empty());
+        lines.push(Line {
+            offset,
+            text: line,
+            heading_level: if is_heading { level } else { 0 },
+            heading: if is_heading { after.trim() } else { "" },
+        });
         offset += line.len();
+    }
+    lines
+}
+
+/// Finds every `## ` heading. A section runs until the next heading of level 1 or 2, so `###`
+/// sub-headings stay inside their section.
+fn headings(body: &str) -> Vec<Heading> {
+    let mut found: Vec<Heading> = Vec::new();
+    for line in scan(body).into_iter().filter(|l| l.heading_level > 0) {
+        if let Some(last) = found.last_mut() {
+            last.end = line.offset;
+        }
+        if line.heading_level == 2 {
+            found.push(Heading {
+                name: line.heading.to_string(),
+                start: line.offset,
+                content_start: line.offset + line.text.len(),
+                end: body.len(),
+            });
+        }
     }
     found
 }
@@ -136,33 +159,20 @@ pub fn append(body: &str, name: &str, addition: &str) -> String {
 /// (which would duplicate or shadow the story's).
 pub fn nest(text: &str, name: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut fence: Option<&str> = None;
     let mut first_content_line = true;
-    for line in text.trim().split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (fence, marker) {
-            (None, Some(m)) => fence = Some(m),
-            (Some(open), Some(m)) if open == m => fence = None,
-            _ => {}
-        }
-        let level = trimmed.chars().take_while(|&c| c == '#').count();
-        let is_heading = fence.is_none()
-            && marker.is_none()
-            && (level == 1 || level == 2)
-            && trimmed[level..].starts_with(' ');
-        if is_heading && first_content_line && trimmed[level..].trim().eq_ignore_ascii_case(name) {
+    for line in scan(text.trim()) {
+        let repeats_name = line.heading_level > 0 && line.heading.eq_ignore_ascii_case(name);
+        if first_content_line && repeats_name {
             first_content_line = false;
             continue;
         }
-        if !line.trim().is_empty() {
+        if !line.text.trim().is_empty() {
             first_content_line = false;
         }
-        if is_heading {
-            out.push_str("###");
-            out.push_str(&trimmed[level..]);
+        if line.heading_level > 0 {
+            out.push_str(&format!("### {}\n", line.heading));
         } else {
-            out.push_str(line);
+            out.push_str(line.text);
         }
     }
     out.trim().to_string()

@@ -19,16 +19,9 @@ use crate::error::Result;
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome> {
     let story = store::locate(&wf.board_dir, story_id, None)?;
-    let transcript = match Transcript::create(&wf.board_dir, story_id, phase.name()) {
-        Ok(t) => t,
-        Err(err) => {
-            return story_ops::fail(
-                wf,
-                story_id,
-                format!("cannot write the transcript: {err}"),
-                Default::default(),
-            )
-        }
+    let transcript = match story_ops::open_transcript(wf, story_id, phase.name())? {
+        Ok(transcript) => transcript,
+        Err(outcome) => return Ok(outcome),
     };
     let work = match workspace::prepare(wf, &story, phase).await {
         Ok(work) => work,

@@ -7,7 +7,6 @@ use super::context::Workflow;
 use super::outcome::Outcome;
 use super::{rework, story_ops, workspace};
 use crate::agents::tools::{head_tail, run_shell_command, CommandEnv};
-use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
 use crate::agents::{Perspective, ReviewRequest};
 use crate::board::records::{
@@ -21,16 +20,9 @@ const TEST_OUTPUT_TAIL: usize = 4_000;
 
 pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     let story = store::locate(&wf.board_dir, story_id, None)?;
-    let transcript = match Transcript::create(&wf.board_dir, story_id, "review") {
-        Ok(t) => t,
-        Err(err) => {
-            return story_ops::fail(
-                wf,
-                story_id,
-                format!("cannot write the transcript: {err}"),
-                Usage::default(),
-            )
-        }
+    let transcript = match story_ops::open_transcript(wf, story_id, "review")? {
+        Ok(transcript) => transcript,
+        Err(outcome) => return Ok(outcome),
     };
     let work = match workspace::prepare(wf, &story, Phase::Implement).await {
         Ok(work) => work,

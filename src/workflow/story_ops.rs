@@ -2,6 +2,7 @@
 
 use super::context::Workflow;
 use super::outcome::Outcome;
+use crate::agents::transcript::Transcript;
 use crate::board::records::Usage;
 use crate::board::{store, Column, Story};
 use crate::error::Result;
@@ -29,6 +30,25 @@ pub fn fail(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Res
         Ok(())
     })?;
     Ok(Outcome::Failed(message))
+}
+
+/// Opens the action's transcript. When it cannot be written the action fails like an agent
+/// error: running agents without a record of what they did is not an option.
+pub fn open_transcript(
+    wf: &Workflow,
+    story_id: &str,
+    label: &str,
+) -> Result<Result<Transcript, Outcome>> {
+    match Transcript::create(&wf.board_dir, story_id, label) {
+        Ok(transcript) => Ok(Ok(transcript)),
+        Err(err) => fail(
+            wf,
+            story_id,
+            format!("cannot write the transcript: {err}"),
+            Usage::default(),
+        )
+        .map(Err),
+    }
 }
 
 /// Moves a story to blocked/ with the reason as `blocked_reason` and `last_error`.
