@@ -85,6 +85,12 @@ pub async fn run(
     }
     let _lock = BoardLock::acquire(&board_dir)?;
     store::sweep_temporary_files(&board_dir);
+    for broken in &board.broken {
+        events.emit(Event::Warning {
+            story_id: None,
+            message: format!("skipping a story that does not parse: {broken}"),
+        });
+    }
     let mut checkpoint = if request.resume {
         resume_checkpoint(&board_dir, &board, &events)?
     } else {
