@@ -107,7 +107,7 @@ pub fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         iterations.push(RefinementIteration {
             iteration,
             agent_type: target.name().to_string(),
-            started_at: story_ops::now(),
+            started_at: started_after(&review.timestamp),
             completed_at: None,
             review_feedback: Some(summary.clone()),
             result: IterationResult::InProgress,
@@ -125,6 +125,19 @@ pub fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         )))
     })?;
     Ok(outcome)
+}
+
+/// Now, but strictly after the review it answers: the assessor tells an answered rejection by
+/// comparing these instants, and a rework in the same millisecond must still count.
+fn started_after(review_timestamp: &str) -> String {
+    let now = chrono::Utc::now();
+    let at = match chrono::DateTime::parse_from_rfc3339(review_timestamp) {
+        Ok(review) if review >= now => {
+            review.with_timezone(&chrono::Utc) + chrono::Duration::milliseconds(1)
+        }
+        _ => now,
+    };
+    at.to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 fn iteration_note(iteration: u32, target: Phase, summary: &str, review: &ReviewRecord) -> String {
