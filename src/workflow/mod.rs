@@ -14,5 +14,7 @@ pub mod phases;
 pub mod review;
 pub mod rework;
 pub mod runner;
+#[cfg(test)]
+mod scripted_tests;
 pub mod story_ops;
 pub mod workspace;

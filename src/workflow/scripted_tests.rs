@@ -1,0 +1,212 @@
+//! The run loop with scripted in-process agents: the loop's decisions, independent of any LLM.
+
+use std::collections::VecDeque;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use async_trait::async_trait;
+
+use super::checkpoint::RunOptions;
+use super::events::EventSink;
+use super::runner::{run, AgentFactory, RunRequest};
+use crate::agents::verdict::PerspectiveVerdict;
+use crate::agents::{
+    AgentError, AgentOutput, Agents, GateRequest, Perspective, PhaseRequest, ReviewOutput,
+    ReviewRequest,
+};
+use crate::board::records::{IssueSeverity, IterationResult, ReviewDecision, ReviewIssue, Usage};
+use crate::board::{frontmatter::Frontmatter, sections, store, Board, Column, Story};
+use crate::config::Project;
+use crate::output::Printer;
+
+/// Answers every phase with a fixed text and each review from a queue (approve when empty);
+/// records what each phase was asked, to check the feedback it got.
+#[derive(Default)]
+struct Scripted {
+    reviews: Mutex<VecDeque<Vec<ReviewIssue>>>,
+    prompts: Mutex<Vec<(String, Option<String>)>>,
+}
+
+#[async_trait]
+impl Agents for Scripted {
+    async fn run_phase(&self, request: PhaseRequest<'_>) -> Result<AgentOutput, AgentError> {
+        let feedback = request.revision.map(|r| r.feedback.clone());
+        self.prompts
+            .lock()
+            .unwrap()
+            .push((request.phase.name().to_string(), feedback));
+        let text = match request.phase {
+            crate::board::Phase::Refine => {
+                "## Summary\nS\n\n## Acceptance Criteria\n- [ ] A".to_string()
+            }
+            phase => format!("{phase} output"),
+        };
+        Ok(AgentOutput {
+            text,
+            usage: Usage {
+                prompt_tokens: 1,
+                completion_tokens: 1,
+                requests: 1,
+            },
+        })
+    }
+
+    async fn review(&self, _request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError> {
+        let issues = self.reviews.lock().unwrap().pop_front().unwrap_or_default();
+        let verdict = |issues: Vec<ReviewIssue>| {
+            Some(PerspectiveVerdict {
+                passed: issues.is_empty(),
+                issues,
+                target_phase: None,
+            })
+        };
+        Ok(ReviewOutput {
+            verdicts: vec![
+                (Perspective::Code, verdict(issues)),
+                (Perspective::Security, verdict(Vec::new())),
+                (Perspective::ProductOwner, verdict(Vec::new())),
+            ],
+            usage: Usage::default(),
+        })
+    }
+
+    async fn phase_review(&self, _request: GateRequest<'_>) -> Result<AgentOutput, AgentError> {
+        Ok(AgentOutput {
+            text: "APPROVE".into(),
+            usage: Usage::default(),
+        })
+    }
+}
+
+fn blocker() -> Vec<ReviewIssue> {
+    vec![ReviewIssue {
+        severity: IssueSeverity::Blocker,
+        category: "testing".into(),
+        description: "no tests".into(),
+        file: Some("src/lib.rs".into()),
+        line: Some(3),
+        suggested_fix: Some("add tests".into()),
+    }]
+}
+
+fn project(root: &Path, config: &str) -> Project {
+    fs_err::write(root.join(crate::config::CONFIG_FILE), config).unwrap();
+    let project = Project::discover(root).unwrap();
+    let mut front = Frontmatter::empty();
+    front.set("id", &"story-1");
+    front.set("title", &"Rate limiter");
+    front.set("priority", &10);
+    front.set("status", &"backlog");
+    let mut story = Story::new(
+        front,
+        sections::template("Rate limiter", None),
+        Column::Backlog,
+        "rate-limiter".into(),
+    )
+    .unwrap();
+    store::create(&project.board_dir(), &mut story).unwrap();
+    project
+}
+
+async fn run_auto(project: &Project, agents: Arc<Scripted>) -> i32 {
+    let factory: AgentFactory = Box::new(move |_| Ok(agents as Arc<dyn Agents>));
+    let request = RunRequest {
+        options: RunOptions {
+            auto: true,
+            ..RunOptions::default()
+        },
+        ..RunRequest::default()
+    };
+    run(
+        project,
+        EventSink::new(Printer::silent()),
+        request,
+        factory,
+        false,
+    )
+    .await
+    .unwrap()
+}
+
+fn only_story(project: &Project) -> Story {
+    Board::load(&project.board_dir()).unwrap().stories.remove(0)
+}
+
+#[tokio::test]
+async fn reject_reject_approve_reworks_twice_then_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project(dir.path(), "{}");
+    let agents = Arc::new(Scripted::default());
+    agents
+        .reviews
+        .lock()
+        .unwrap()
+        .extend([blocker(), blocker()]);
+    assert_eq!(run_auto(&project, Arc::clone(&agents)).await, 0);
+
+    let story = only_story(&project);
+    assert_eq!(story.column, Column::Done);
+    assert_eq!(story.meta.refinement_count, 2);
+    let results: Vec<IterationResult> = story
+        .refinement_iterations()
+        .unwrap()
+        .iter()
+        .map(|i| i.result)
+        .collect();
+    assert_eq!(results, [IterationResult::Failed, IterationResult::Success]);
+    let decisions: Vec<ReviewDecision> = story
+        .review_history()
+        .unwrap()
+        .iter()
+        .map(|r| r.decision)
+        .collect();
+    assert_eq!(
+        decisions,
+        [
+            ReviewDecision::Rejected,
+            ReviewDecision::Rejected,
+            ReviewDecision::Approved
+        ]
+    );
+    // Both implement re-runs carried the blocker as feedback; the first run had none.
+    let prompts = agents.prompts.lock().unwrap();
+    let implement: Vec<&Option<String>> = prompts
+        .iter()
+        .filter(|(p, _)| p == "implement")
+        .map(|(_, f)| f)
+        .collect();
+    assert_eq!(implement.len(), 3);
+    assert!(implement[0].is_none());
+    assert!(
+        implement[1]
+            .as_deref()
+            .unwrap()
+            .contains("no tests — src/lib.rs:3"),
+        "{:?}",
+        implement[1]
+    );
+}
+
+#[tokio::test]
+async fn the_breaker_blocks_and_stops_for_a_person() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project(dir.path(), r#"{"refinement": {"maxIterations": 1}}"#);
+    let agents = Arc::new(Scripted::default());
+    agents
+        .reviews
+        .lock()
+        .unwrap()
+        .extend([blocker(), blocker(), blocker()]);
+    assert_eq!(
+        run_auto(&project, agents).await,
+        crate::error::exit::NEEDS_PERSON
+    );
+    let story = only_story(&project);
+    assert_eq!(story.column, Column::Blocked);
+    assert_eq!(
+        story.meta.blocked_reason.as_deref(),
+        Some(
+            "Circuit breaker: reached max refinement attempts (1/1); manual intervention required"
+        )
+    );
+}
