@@ -1,6 +1,8 @@
 //! The agents through the real binary and the real HTTP client, against the fake OpenAI server:
 //! prompts, phase outputs, tools, git, review, API failures, usage, the key and transcripts.
 
+mod git;
+mod implement;
 mod phases;
 mod prompts;
 
