@@ -5,6 +5,7 @@ mod git;
 mod implement;
 mod phases;
 mod prompts;
+mod review;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
