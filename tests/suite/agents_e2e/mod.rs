@@ -1,11 +1,14 @@
 //! The agents through the real binary and the real HTTP client, against the fake OpenAI server:
 //! prompts, phase outputs, tools, git, review, API failures, usage, the key and transcripts.
 
+mod api;
 mod git;
 mod implement;
 mod phases;
 mod prompts;
 mod review;
+mod secrets;
+mod usage;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
