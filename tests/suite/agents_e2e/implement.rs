@@ -163,6 +163,9 @@ async fn paths_outside_the_repository_are_refused_as_error_results() {
             json!({"path": "escape/written.txt", "content": "x"}),
         ),
         ("read_file", json!({"path": "escape/secret.txt"})),
+        // Calls that cannot run at all get their one error result too.
+        ("delete_everything", json!({"path": "."})),
+        ("write_file", json!("not an object")),
     ];
     p.fake
         .push("implement", calls(&refused))
@@ -209,16 +212,20 @@ async fn paths_outside_the_repository_are_refused_as_error_results() {
 }
 
 #[tokio::test]
-async fn a_command_that_outlives_its_timeout_is_an_error_result() {
+async fn commands_are_bounded_in_time_and_in_the_output_the_model_gets() {
     let p = Project::new().await;
     let story = planned(&p);
+    let flood = "echo HEAD-MARK; head -c 3000000 /dev/zero | tr '\\0' x; echo; echo TAIL-MARK";
     p.fake
         .push(
             "implement",
-            Reply::tool(
-                "run_command",
-                json!({"command": "sleep 30", "timeout_seconds": 1}),
-            ),
+            calls(&[
+                (
+                    "run_command",
+                    json!({"command": "sleep 30", "timeout_seconds": 1}),
+                ),
+                ("run_command", json!({"command": flood})),
+            ]),
         )
         .push("implement", Reply::text("Gave up waiting."));
 
@@ -231,12 +238,17 @@ async fn a_command_that_outlives_its_timeout_is_an_error_result() {
         started.elapsed()
     );
     let results = tool_results(&p.fake.requests_for("implement")[1]);
-    assert_eq!(results.len(), 1);
-    let content = &results[0].1;
+    assert_eq!(results.len(), 2);
+    let timed_out = &results[0].1;
     assert!(
-        content.starts_with("Error:") && content.contains("timed out"),
-        "{content}"
+        timed_out.starts_with("Error:") && timed_out.contains("timed out"),
+        "{timed_out}"
     );
+    // Three megabytes of output reach the model as its head and tail.
+    let flooded = &results[1].1;
+    assert!(flooded.len() < 200_000, "{} bytes", flooded.len());
+    assert!(flooded.contains("HEAD-MARK") && flooded.contains("TAIL-MARK"));
+    assert!(!flooded.starts_with("Error:"), "{}", &flooded[..200]);
 }
 
 #[tokio::test]

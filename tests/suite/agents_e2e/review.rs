@@ -115,13 +115,13 @@ async fn verdicts_are_read_in_fences_with_prose_null_fields_and_any_case() {
         .push(
             "security-review",
             Reply::text(
-                "I looked carefully. {\"passed\": true, \"issues\": [{\"severity\": \"major\", \"category\": \"security\", \"description\": \"NULL-FIELDS-ISSUE\", \"file\": null, \"line\": null, \"suggestedFix\": null}], \"target_phase\": null} That is all.",
+                "I looked carefully. {\"Passed\": true, \"issues\": [{\"severity\": \"MAJOR\", \"category\": \"security\", \"description\": \"NULL-FIELDS-ISSUE\", \"file\": null, \"line\": null, \"suggestedFix\": null}], \"target_phase\": null} That is all.",
             ),
         )
         .push(
             "po-review",
             Reply::text(
-                "{\"Passed\": false, \"Issues\": [{\"severity\": \"BLOCKER\", \"Category\": \"Requirements\", \"Description\": \"UPPER-CASE-ISSUE\"}]}",
+                "{\"PASSED\": false, \"Issues\": [{\"severity\": \"BLOCKER\", \"Category\": \"Requirements\", \"Description\": \"UPPER-CASE-ISSUE\"}]}",
             ),
         );
 
@@ -204,25 +204,52 @@ async fn a_perspective_without_a_verdict_is_reminded_once_then_the_review_fails(
 #[tokio::test]
 async fn decision_and_severity_follow_the_issue_counts() {
     let p = Project::new().await;
+    let none = json!([]);
     let rows = [
-        // (issues of code-review, decision, severity)
-        (json!([issue("blocker", "b")]), "REJECTED", "CRITICAL"),
+        // (issues of code-review, of security-review, decision, severity)
+        (
+            json!([issue("blocker", "b")]),
+            none.clone(),
+            "REJECTED",
+            "CRITICAL",
+        ),
         (
             json!([issue("critical", "c1"), issue("critical", "c2")]),
+            none.clone(),
             "REJECTED",
             "HIGH",
         ),
-        (json!([issue("critical", "c1")]), "APPROVED", "MEDIUM"),
+        // Counted over all perspectives together.
         (
-            json!([issue("minor", "m1"), issue("minor", "m2")]),
+            json!([issue("critical", "c1")]),
+            json!([issue("critical", "c2")]),
+            "REJECTED",
+            "HIGH",
+        ),
+        (
+            json!([issue("critical", "c1")]),
+            none.clone(),
+            "APPROVED",
+            "MEDIUM",
+        ),
+        (
+            json!([issue("major", "m")]),
+            none.clone(),
+            "APPROVED",
+            "MEDIUM",
+        ),
+        (
+            json!([issue("minor", "m1")]),
+            json!([issue("minor", "m2")]),
             "APPROVED",
             "LOW",
         ),
     ];
-    for (index, (issues, decision, severity)) in rows.into_iter().enumerate() {
+    for (index, (code, security, decision, severity)) in rows.into_iter().enumerate() {
         let story = p.implemented(&format!("Row {index}"));
         p.fake
-            .push("code-review", Reply::verdict(false, issues.clone()));
+            .push("code-review", Reply::verdict(false, code.clone()))
+            .push("security-review", Reply::verdict(false, security.clone()));
 
         p.step(&story, "review").success();
 
@@ -230,7 +257,7 @@ async fn decision_and_severity_follow_the_issue_counts() {
         assert_eq!(
             (review["decision"].as_str(), review["severity"].as_str()),
             (Some(decision), Some(severity)),
-            "row {index}: {issues}\n{review}"
+            "row {index}: {code} {security}\n{review}"
         );
         assert_eq!(p.front(&story)["reviews_complete"], decision == "APPROVED");
     }

@@ -102,12 +102,41 @@ async fn the_key_is_sent_as_a_bearer_token_and_written_nowhere() {
         assert!(dump.contains("PATH=") && !dump.contains(KEY_VAR), "{dump}");
     }
     assert_eq!(p.last_review(&story)["decision"], "APPROVED");
-    // No file of the project holds it: story, config, checkpoint, transcripts, the dump.
+
+    // A server that echoes the key in its refusal: the error is kept, the key is not.
+    let refused = p.ready("Refused");
+    p.fake.push(
+        "research",
+        Reply::Status {
+            code: 401,
+            body: json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}})
+                .to_string(),
+            retry_after: None,
+        },
+    );
+    let failed = outcome(
+        p.env
+            .cmd(&["run", "--story", &refused.id, "-v"])
+            .env(KEY_VAR, KEY),
+    );
+    failed.code(1);
+    let error = p.front(&refused)["last_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(error.contains("401"), "{error}");
+
+    // No file of the project holds it: stories, config, checkpoint, transcripts, the dumps.
     let files = p.env.files();
     assert!(files.keys().any(|f| f.starts_with(".agentic-sdlc/logs")));
     assert_eq!(
         files_containing(&files, KEY),
         Vec::<std::path::PathBuf>::new()
     );
-    assert!(!out.stdout.contains(KEY) && !out.stderr.contains(KEY));
+    for out in [out, failed] {
+        assert!(
+            !out.stdout.contains(KEY) && !out.stderr.contains(KEY),
+            "{out:?}"
+        );
+    }
 }
