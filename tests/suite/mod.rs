@@ -1,5 +1,6 @@
 //! Integration tests that drive the real `agentic-sdlc` binary in temporary folders.
 
+mod agents_e2e;
 mod board_cli;
 pub mod common;
 #[allow(dead_code)] // Each test module scripts a different part of the fake server.

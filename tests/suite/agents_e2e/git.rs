@@ -1,0 +1,169 @@
+//! Implement in a git repository: the story's own branch, a commit of its work, a refusal to
+//! touch a tree with the user's uncommitted changes, and pull requests without `gh`.
+
+use serde_json::json;
+
+use super::{Made, Project};
+use crate::suite::common::outcome;
+use crate::suite::fake_llm::Reply;
+
+fn planned(p: &Project, title: &str) -> Made {
+    p.story(
+        title,
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research", "plan"],
+    )
+}
+
+fn write_feature(p: &Project, content: &str) {
+    p.fake
+        .push(
+            "implement",
+            Reply::tool(
+                "write_file",
+                json!({"path": "src/feature.rs", "content": content}),
+            ),
+        )
+        .push("implement", Reply::text("Added the feature."));
+}
+
+#[tokio::test]
+async fn implement_works_and_commits_on_the_story_branch() {
+    let p = Project::new().await;
+    p.env.write("src/lib.rs", "pub fn base() {}\n");
+    p.git_init(false);
+    let story = planned(&p, "Add feature");
+    write_feature(&p, "// FEATURE-MARK\n");
+
+    p.step(&story, "implement").success();
+
+    let branch = format!("agentic-sdlc/{}", story.slug);
+    assert_eq!(p.git(&["branch", "--show-current"]), branch);
+    assert_eq!(p.front(&story)["branch"], branch.as_str());
+    // The work is committed on the story branch, and only there.
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:src/feature.rs")]),
+        "// FEATURE-MARK"
+    );
+    let touched = p.git(&["diff", "--name-only", "main", &branch]);
+    assert_eq!(touched, "src/feature.rs");
+    assert!(!p
+        .git_output(&["cat-file", "-e", "main:src/feature.rs"])
+        .status
+        .success());
+    // Nothing of the story's work is left uncommitted; the board is not the tool's to commit.
+    let status = p.git(&[
+        "status",
+        "--porcelain",
+        "--",
+        ".",
+        ":!.agentic-sdlc",
+        ":!.agentic-sdlc.json",
+    ]);
+    assert_eq!(status, "");
+    assert!(!p
+        .git(&["ls-tree", "-r", "--name-only", &branch])
+        .contains(".agentic-sdlc/"));
+}
+
+#[tokio::test]
+async fn a_dirty_tree_stops_implement_naming_the_file_and_leaving_it_alone() {
+    let p = Project::new().await;
+    p.env.write("src/lib.rs", "pub fn base() {}\n");
+    p.git_init(false);
+    p.env
+        .write("src/lib.rs", "pub fn base() {} // USER-WORK-IN-PROGRESS\n");
+    let story = planned(&p, "Add feature");
+    write_feature(&p, "// FEATURE-MARK\n");
+
+    let out = p.step(&story, "implement");
+
+    out.code(1);
+    let error = p.front(&story)["last_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(error.contains("src/lib.rs"), "last_error: {error:?}");
+    assert!(out.stderr.contains("src/lib.rs"), "{}", out.stderr);
+    assert_eq!(
+        p.env.read("src/lib.rs"),
+        "pub fn base() {} // USER-WORK-IN-PROGRESS\n"
+    );
+    assert_eq!(p.git(&["branch", "--show-current"]), "main");
+    assert!(!p.env.path("src/feature.rs").exists());
+    assert!(
+        p.fake.requests_for("implement").is_empty(),
+        "no model call on a dirty tree"
+    );
+    assert_eq!(p.column(&story), "ready");
+    assert_eq!(p.front(&story)["implementation_complete"], false);
+}
+
+#[tokio::test]
+async fn changes_in_the_board_and_config_do_not_make_the_tree_dirty() {
+    let p = Project::new().await;
+    p.env.write("src/lib.rs", "pub fn base() {}\n");
+    let story = planned(&p, "Add feature");
+    p.git_init(true);
+    // The board and config are tracked here, and both have uncommitted changes.
+    p.config(&[("llm.maxTurns", "20")]);
+    p.env.edit(
+        p.path_of(&story),
+        "A summary.",
+        "A summary, edited by hand.",
+    );
+    p.story("Another", "New and untracked.", "- [ ] x", "backlog", &[]);
+    assert_ne!(p.git(&["status", "--porcelain"]), "");
+    write_feature(&p, "// FEATURE-MARK\n");
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(
+        p.git(&["branch", "--show-current"]),
+        format!("agentic-sdlc/{}", story.slug)
+    );
+    assert_eq!(p.env.read("src/feature.rs"), "// FEATURE-MARK\n");
+    assert!(p.body(&story).contains("A summary, edited by hand."));
+}
+
+#[tokio::test]
+async fn create_pr_without_gh_warns_and_the_story_still_reaches_done() {
+    let p = Project::new().await;
+    p.env.write("src/lib.rs", "pub fn base() {}\n");
+    p.git_init(false);
+    p.config(&[("git.createPr", "true")]);
+    let story = planned(&p, "Add feature");
+    write_feature(&p, "// FEATURE-MARK\n");
+    // A PATH with git and a shell but no gh.
+    let bin = tempfile::tempdir().unwrap();
+    for tool in ["git", "sh"] {
+        let real = which(tool);
+        std::os::unix::fs::symlink(real, bin.path().join(tool)).unwrap();
+    }
+
+    let out = outcome(
+        p.cmd(&["run", "--auto", "--story", &story.id])
+            .env("PATH", bin.path()),
+    );
+
+    out.success();
+    assert_eq!(p.column(&story), "done");
+    let warning = out
+        .stderr
+        .lines()
+        .find(|l| l.starts_with("warning:") && l.contains("gh"))
+        .unwrap_or_else(|| panic!("no warning about gh:\n{}", out.stderr));
+    assert!(warning.contains("pull request"), "{warning}");
+    assert!(p.front(&story).get("pr_url").is_none());
+}
+
+fn which(tool: &str) -> std::path::PathBuf {
+    std::env::var_os("PATH")
+        .iter()
+        .flat_map(std::env::split_paths)
+        .map(|dir| dir.join(tool))
+        .find(|path| path.is_file())
+        .unwrap_or_else(|| panic!("{tool} is not on PATH"))
+}
