@@ -111,6 +111,9 @@ pub struct BranchSwitch {
     pub created: bool,
     /// The commit the branch was created from, when it was recorded.
     pub base: Option<String>,
+    /// The branch the tree was on before the switch (`None` when it already was on the story
+    /// branch, or HEAD was detached), so the caller can go back to it.
+    pub previous: Option<String>,
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -388,12 +391,14 @@ pub fn ensure_story_branch(
     ignore: &[&Path],
 ) -> Result<BranchSwitch, GitError> {
     let branch = story_branch(slug);
-    if current_branch(dir)?.as_deref() == Some(branch.as_str()) {
+    let previous = current_branch(dir)?;
+    if previous.as_deref() == Some(branch.as_str()) {
         let base = recorded_base(dir, &branch)?;
         return Ok(BranchSwitch {
             branch,
             created: false,
             base,
+            previous: None,
         });
     }
     let head = head_commit(dir)?.ok_or_else(|| GitError::NoCommits {
@@ -404,13 +409,21 @@ pub fn ensure_story_branch(
         return Err(GitError::DirtyTree { branch, paths });
     }
     let created = create_branch_if_missing(dir, &branch, &head)?;
-    checked(git(dir).args(["checkout", "--quiet", &branch, "--"]))?;
+    checkout(dir, &branch)?;
     let base = recorded_base(dir, &branch)?;
     Ok(BranchSwitch {
         branch,
         created,
         base,
+        previous,
     })
+}
+
+/// Checks out an existing branch. Changes outside the tool's own files must have been committed
+/// first; git itself refuses a checkout that would overwrite them.
+pub fn checkout(dir: &Path, branch: &str) -> Result<(), GitError> {
+    checked(git(dir).args(["checkout", "--quiet", branch, "--"]))?;
+    Ok(())
 }
 
 /// Creates `branch` at `head` and records `head` as its base, so the story's diff keeps its
@@ -993,6 +1006,7 @@ mod tests {
                 branch: "agentic-sdlc/dark-mode".into(),
                 created: true,
                 base: head.clone(),
+                previous: Some("main".into()),
             }
         );
         assert_eq!(

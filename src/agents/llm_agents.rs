@@ -1,6 +1,6 @@
 //! The production agents: LLM calls through any OpenAI-compatible API.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -41,6 +41,17 @@ impl LlmAgents {
         }
     }
 
+    /// The tools of one agent call, confined to `work_dir`.
+    fn tools(&self, work_dir: &Path, access: ToolAccess) -> ToolBox {
+        ToolBox::new(
+            work_dir.to_path_buf(),
+            self.board_dir.clone(),
+            access,
+            self.command_timeout,
+        )
+        .with_command_env(self.command_env.clone())
+    }
+
     async fn talk(
         &self,
         system: &str,
@@ -74,10 +85,11 @@ impl LlmAgents {
         &self,
         perspective: Perspective,
         user: &str,
+        tools: &ToolBox,
         transcript: &Transcript,
     ) -> Result<(Option<super::verdict::PerspectiveVerdict>, Usage), AgentError> {
         let system = prompts::review_system(perspective.role());
-        let first = self.talk(&system, user, None, transcript).await?;
+        let first = self.talk(&system, user, Some(tools), transcript).await?;
         let mut usage = first.usage;
         if let Some(verdict) = parse_verdict(&first.text) {
             return Ok((Some(verdict), usage));
@@ -88,7 +100,7 @@ impl LlmAgents {
             prompts::VERDICT_REMINDER
         );
         let second = self
-            .talk(&system, &retry_user, None, transcript)
+            .talk(&system, &retry_user, Some(tools), transcript)
             .await
             .map_err(|mut e| {
                 e.usage.add(&usage);
@@ -122,13 +134,7 @@ impl Agents for LlmAgents {
         } else {
             ToolAccess::ReadOnly
         };
-        let tools = ToolBox::new(
-            request.work_dir.to_path_buf(),
-            self.board_dir.clone(),
-            access,
-            self.command_timeout,
-        )
-        .with_command_env(self.command_env.clone());
+        let tools = self.tools(request.work_dir, access);
         let context = format!(
             "{}\n{}",
             prompts::story_context(request.story, Some(request.phase)),
@@ -154,7 +160,8 @@ impl Agents for LlmAgents {
 
     async fn review(&self, request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError> {
         let user = prompts::review_user(request.story, request.diff);
-        let asks = Perspective::ALL.map(|p| self.perspective(p, &user, request.transcript));
+        let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
+        let asks = Perspective::ALL.map(|p| self.perspective(p, &user, &tools, request.transcript));
         let results = futures::future::join_all(asks).await;
         let mut usage = Usage::default();
         let mut verdicts = Vec::new();
@@ -191,7 +198,13 @@ impl Agents for LlmAgents {
             request.output,
             request.criteria,
         );
-        self.talk(&prompts::gate_system(), &user, None, request.transcript)
-            .await
+        let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
+        self.talk(
+            &prompts::gate_system(),
+            &user,
+            Some(&tools),
+            request.transcript,
+        )
+        .await
     }
 }

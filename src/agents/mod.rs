@@ -95,6 +95,8 @@ impl Perspective {
 pub struct ReviewRequest<'a> {
     pub story: &'a Story,
     pub diff: &'a str,
+    /// The story's working tree, which the reviewers may read.
+    pub work_dir: &'a Path,
     pub transcript: &'a Transcript,
 }
 
@@ -110,6 +112,8 @@ pub struct GateRequest<'a> {
     pub story: &'a Story,
     pub output: &'a str,
     pub criteria: Option<&'a str>,
+    /// The working tree the phase ran in, which the gate may read.
+    pub work_dir: &'a Path,
     pub transcript: &'a Transcript,
 }
 

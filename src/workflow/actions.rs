@@ -63,6 +63,7 @@ async fn create_pr(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         git::create_pull_request(&dir, &branch, &title, &body)
     })
     .await;
+    workspace::release(wf, work).await;
     match pushed {
         Ok(Ok(url)) => {
             store::update(&wf.board_dir, story_id, None, |story| {

@@ -29,6 +29,7 @@ pub async fn consult(
     phase: Phase,
     story: &Story,
     output: &str,
+    work_dir: &std::path::Path,
     transcript: &Transcript,
 ) -> Result<(GateAnswer, Usage), AgentError> {
     match gate.reviewer {
@@ -38,6 +39,7 @@ pub async fn consult(
                 story,
                 output,
                 criteria: gate.criteria.as_deref(),
+                work_dir,
                 transcript,
             };
             let answer = wf.agents.phase_review(request).await?;

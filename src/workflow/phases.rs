@@ -67,6 +67,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         }
         _ => {}
     }
+    workspace::release(wf, work).await;
     outcome
 }
 
@@ -102,18 +103,27 @@ impl PhaseRun<'_> {
                 self.commit(&output, None)?;
                 return Ok(Outcome::Completed(completion_summary(self.phase)));
             };
-            let (answer, usage) =
-                match consult(self.wf, gate, self.phase, &story, &output, self.transcript).await {
-                    Ok(answer) => answer,
-                    Err(err) => {
-                        return story_ops::fail(
-                            self.wf,
-                            self.story_id,
-                            format!("{} gate: {}", self.phase, err.message),
-                            err.usage,
-                        )
-                    }
-                };
+            let (answer, usage) = match consult(
+                self.wf,
+                gate,
+                self.phase,
+                &story,
+                &output,
+                &self.work_dir,
+                self.transcript,
+            )
+            .await
+            {
+                Ok(answer) => answer,
+                Err(err) => {
+                    return story_ops::fail(
+                        self.wf,
+                        self.story_id,
+                        format!("{} gate: {}", self.phase, err.message),
+                        err.usage,
+                    )
+                }
+            };
             story_ops::add_usage(self.wf, self.story_id, usage)?;
             let parsed = match answer {
                 GateAnswer::Decided(parsed) => parsed,

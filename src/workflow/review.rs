@@ -5,14 +5,16 @@ use std::time::Duration;
 
 use super::context::Workflow;
 use super::outcome::Outcome;
+use super::workspace::Work;
 use super::{rework, story_ops, workspace};
 use crate::agents::tools::{head_tail, run_shell_command, CommandEnv};
+use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
 use crate::agents::{Perspective, ReviewRequest};
 use crate::board::records::{
     IssueSeverity, ReviewDecision, ReviewIssue, ReviewRecord, Severity, Usage,
 };
-use crate::board::{store, Phase};
+use crate::board::{store, Phase, Story};
 use crate::error::Result;
 
 /// Bytes of a failing test run that go into the blocker.
@@ -28,6 +30,19 @@ pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         Ok(work) => work,
         Err(message) => return story_ops::fail(wf, story_id, message, Usage::default()),
     };
+    // The reviewers read the story's tree, so it stays on the story's branch until they are done.
+    let outcome = review_work(wf, &story, &transcript, &work).await;
+    workspace::release(wf, work).await;
+    outcome
+}
+
+async fn review_work(
+    wf: &Workflow,
+    story: &Story,
+    transcript: &Transcript,
+    work: &Work,
+) -> Result<Outcome> {
+    let story_id = story.id();
     if let Some(command) = &wf.config.review.test_command {
         let limit = Duration::from_secs(wf.config.review.test_timeout_seconds);
         let env = CommandEnv {
@@ -67,16 +82,15 @@ pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
             return record_review(wf, story_id, record, Usage::default());
         }
     }
-    let diff = match workspace::diff(wf, &story, &work).await {
+    let diff = match workspace::diff(wf, story, work).await {
         Ok(diff) => diff,
         Err(message) => return story_ops::fail(wf, story_id, message, Usage::default()),
     };
-    // The reviewers only read the diff: let other stories use the working tree meanwhile.
-    drop(work);
     let request = ReviewRequest {
-        story: &story,
+        story,
         diff: &diff,
-        transcript: &transcript,
+        work_dir: &work.dir,
+        transcript,
     };
     match wf.agents.review(request).await {
         Err(err) => record_failed(

@@ -15,6 +15,10 @@ use crate::board::{store, Column, Phase, Story};
 pub struct Work {
     pub dir: PathBuf,
     pub branch: Option<String>,
+    /// The branch the shared tree was on before the story's branch was checked out; `release`
+    /// goes back to it, so every story branch starts from the user's branch, not the previous
+    /// story's.
+    return_to: Option<String>,
     _turn: Option<OwnedMutexGuard<()>>,
 }
 
@@ -34,18 +38,19 @@ pub async fn prepare(wf: &Workflow, story: &Story, phase: Phase) -> Result<Work,
         return Ok(Work {
             dir: wf.root.clone(),
             branch: None,
+            return_to: None,
             _turn: None,
         });
     }
     let own_paths = wf.own_paths();
-    let (dir, branch, turn) = if uses_worktrees(wf) {
+    let (dir, branch, return_to, turn) = if uses_worktrees(wf) {
         let (root, worktrees, slug) = (wf.root.clone(), wf.worktrees_dir(), story.slug.clone());
         let dir = blocking(move || {
             exclude_from_git(&root, &worktrees);
             git::ensure_worktree(&root, &worktrees, &slug).map_err(|e| e.to_string())
         })
         .await?;
-        (dir, Some(git::story_branch(&story.slug)), None)
+        (dir, Some(git::story_branch(&story.slug)), None, None)
     } else {
         let turn = Arc::clone(&wf.shared_tree).lock_owned().await;
         let branch = if uses_branches(wf) {
@@ -55,15 +60,17 @@ pub async fn prepare(wf: &Workflow, story: &Story, phase: Phase) -> Result<Work,
                 git::ensure_story_branch(&root, &slug, &ignore).map_err(|e| e.to_string())
             })
             .await?;
-            Some(switch.branch)
+            Some(switch)
         } else {
             None
         };
-        (wf.root.clone(), branch, Some(turn))
+        let (branch, return_to) = branch.map_or((None, None), |s| (Some(s.branch), s.previous));
+        (wf.root.clone(), branch, return_to, Some(turn))
     };
     Ok(Work {
         dir,
         branch,
+        return_to,
         _turn: turn,
     })
 }
@@ -108,6 +115,21 @@ pub async fn finish(
             .map_err(|e| e.to_string())
     })
     .await
+}
+
+/// Puts the shared tree back on the branch it was on and lets the next story have it.
+pub async fn release(wf: &Workflow, work: Work) {
+    let Some(previous) = work.return_to.clone() else {
+        return;
+    };
+    let dir = work.dir.clone();
+    let result = blocking(move || git::checkout(&dir, &previous).map_err(|e| e.to_string())).await;
+    if let Err(message) = result {
+        wf.events.emit(super::events::Event::Warning {
+            story_id: None,
+            message: format!("could not switch the working tree back: {message}"),
+        });
+    }
 }
 
 /// The story's work as the reviewers see it.

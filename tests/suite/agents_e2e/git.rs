@@ -40,7 +40,8 @@ async fn implement_works_and_commits_on_the_story_branch() {
     p.step(&story, "implement").success();
 
     let branch = format!("agentic-sdlc/{}", story.slug);
-    assert_eq!(p.git(&["branch", "--show-current"]), branch);
+    // The tree goes back to the user's branch, so the next story branches from it too.
+    assert_eq!(p.git(&["branch", "--show-current"]), "main");
     assert_eq!(p.front(&story)["branch"], branch.as_str());
     // The work is committed on the story branch, and only there.
     assert_eq!(
@@ -102,6 +103,35 @@ async fn a_dirty_tree_stops_implement_naming_the_file_and_leaving_it_alone() {
 }
 
 #[tokio::test]
+async fn every_story_branch_starts_from_the_users_branch() {
+    let p = Project::new().await;
+    p.env.write("src/lib.rs", "pub fn base() {}\n");
+    p.git_init(false);
+    let first = planned(&p, "First feature");
+    let second = planned(&p, "Second feature");
+    write_feature(&p, "// FIRST\n");
+    p.step(&first, "implement").success();
+    p.fake
+        .push(
+            "implement",
+            Reply::tool(
+                "write_file",
+                json!({"path": "src/second.rs", "content": "// SECOND\n"}),
+            ),
+        )
+        .push("implement", Reply::text("Added the second feature."));
+    p.step(&second, "implement").success();
+
+    // The second branch holds only its own work, not the first story's commit.
+    let second_branch = format!("agentic-sdlc/{}", second.slug);
+    assert_eq!(
+        p.git(&["diff", "--name-only", "main", &second_branch]),
+        "src/second.rs"
+    );
+    assert_eq!(p.git(&["branch", "--show-current"]), "main");
+}
+
+#[tokio::test]
 async fn changes_in_the_board_and_config_do_not_make_the_tree_dirty() {
     let p = Project::new().await;
     p.env.write("src/lib.rs", "pub fn base() {}\n");
@@ -120,11 +150,12 @@ async fn changes_in_the_board_and_config_do_not_make_the_tree_dirty() {
 
     p.step(&story, "implement").success();
 
+    let branch = format!("agentic-sdlc/{}", story.slug);
+    assert_eq!(p.git(&["branch", "--show-current"]), "main");
     assert_eq!(
-        p.git(&["branch", "--show-current"]),
-        format!("agentic-sdlc/{}", story.slug)
+        p.git(&["show", &format!("{branch}:src/feature.rs")]),
+        "// FEATURE-MARK"
     );
-    assert_eq!(p.env.read("src/feature.rs"), "// FEATURE-MARK\n");
     assert!(p.body(&story).contains("A summary, edited by hand."));
 }
 
