@@ -1,6 +1,8 @@
 //! The run loop (SPEC §6, §7, §11) through the real binary, with the model faked over HTTP.
 
 mod breaker;
+mod dry_run;
+mod failures;
 mod lifecycle;
 mod rework;
 mod selection;
