@@ -1,10 +1,13 @@
 //! The run loop (SPEC §6, §7, §11) through the real binary, with the model faked over HTTP.
 
 mod breaker;
+mod checkpoint;
 mod dry_run;
 mod failures;
 mod lifecycle;
+mod lock;
 mod rework;
+mod robustness;
 mod selection;
 
 use std::path::Path;
