@@ -136,3 +136,34 @@ async fn a_hand_edit_made_while_a_run_works_is_kept() {
     assert_eq!(front["usage"]["requests"], 7);
     assert!(text.contains("## Research\nResearch findings"), "{text}");
 }
+
+#[tokio::test]
+async fn a_story_broken_by_hand_during_a_run_is_named_and_left_alone() {
+    let env = TestEnv::init();
+    let slow = FakeLlm::start_with_delay(Some(Duration::from_millis(400))).await;
+    let (_, slug, _) = env.add("Add a rate limiter", &[]);
+
+    let child = env.spawn_with_llm(&slow, &["run", "--auto"]);
+    wait_until("the research request", Duration::from_secs(20), || {
+        slow.requests().len() == 2
+    });
+    let path = env.story_path(&slug);
+    env.edit(&path, "priority: 10\n", "priority: [10\n");
+    let broken = env.read(&path);
+    let out = finish(child);
+    // The failure names the file and line to fix, as every broken story does (SPEC §3).
+    out.code(1)
+        .stderr_has(&format!("{}:", path.display()))
+        .stderr_has("agentic-sdlc validate");
+    assert!(!out.stderr.contains("not found"), "{}", out.stderr);
+    assert_eq!(
+        env.read(&path),
+        broken,
+        "the run must not overwrite a file it cannot read"
+    );
+    assert_eq!(
+        slow.requests().len(),
+        2,
+        "the broken story takes no further action"
+    );
+}
