@@ -102,11 +102,25 @@ async fn an_agent_failure_leaves_the_story_as_it_was() {
 async fn a_failure_mid_way_keeps_earlier_phases_and_a_later_run_clears_it() {
     let env = TestEnv::init();
     let failing = FakeLlm::start().await;
-    failing.set_default("research", Reply::status(401));
-    let (_, slug, _) = env.add("Add a rate limiter", &[]);
+    failing.when(
+        "research",
+        "# Story: Add a rate limiter\n",
+        Reply::status(401),
+    );
+    let (_, slug, _) = env.add("Add a rate limiter", &["--priority", "10"]);
+    let (_, other, _) = env.add("Export to CSV", &["--priority", "20"]);
 
     env.run_with_llm(&failing, &["run", "--auto"]).code(1);
-    assert_eq!(failing.roles(), ["refine", "research"]);
+    let roles: Vec<String> = requests_about(&failing, "Add a rate limiter")
+        .into_iter()
+        .map(|r| r.role)
+        .collect();
+    assert_eq!(
+        roles,
+        ["refine", "research"],
+        "no second try in the same run"
+    );
+    assert!(env.story_path(&other).starts_with(env.board().join("done")));
     let path = env.story_path(&slug);
     assert!(path.starts_with(env.board().join("ready")));
     let front = front_json(&env, &path);

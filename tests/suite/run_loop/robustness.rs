@@ -24,13 +24,15 @@ fn clock_seed() -> u64 {
 
 #[tokio::test]
 async fn a_killed_run_leaves_a_board_a_new_run_finishes() {
-    // Two stories take 14 requests. Each round waits for a later request to reach the server,
-    // then kills after a random few milliseconds: while the model thinks, while the answer is
-    // written, or while the next action starts.
+    // Two stories take 14 requests, the first story's seven before the second's. Each round
+    // waits for a later request to reach the server, then kills after a random few
+    // milliseconds: while the model thinks, while its answer is written, or while the next
+    // action starts. The last round stops at the second story's implement, so that the run is
+    // still working when the kill comes.
     const DELAY_MS: u64 = 40;
     let seed = clock_seed();
-    for (round, after_request) in [1_usize, 4, 7, 10, 13].into_iter().enumerate() {
-        let jitter = seed.wrapping_add(round as u64 * 7_919) % (DELAY_MS + 20);
+    for (round, after_request) in [1_usize, 3, 5, 8, 11].into_iter().enumerate() {
+        let jitter = seed.wrapping_add(round as u64 * 7_919) % (DELAY_MS + 10);
         let context = format!(
             "round {round}: killed {jitter} ms after request {after_request} (seed {seed})"
         );
