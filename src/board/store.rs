@@ -256,16 +256,27 @@ pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<Story> 
     if let Some(story) = board.stories.into_iter().find(|s| s.id() == id) {
         return Ok(story);
     }
-    if let Some(err) = board
-        .broken
-        .into_iter()
-        .find(|e| e.path == hint.map(Path::to_path_buf).unwrap_or_default())
-    {
+    // A story someone broke by hand is that file's parse error, not a missing story: the run
+    // looks stories up by id alone, so recognise the file by its `id:` line.
+    let is_the_story = |err: &StoryError| {
+        hint.is_some_and(|h| err.path == h)
+            || std::fs::read_to_string(&err.path).is_ok_and(|text| declares_id(&text, id))
+    };
+    if let Some(err) = board.broken.into_iter().find(is_the_story) {
         return Err(err.into());
     }
     Err(Error::StoryNotFound {
         query: id.to_string(),
         close_matches: Vec::new(),
+    })
+}
+
+/// Whether a story file's text has the line `id: <id>` (quoted or not), even when the rest of
+/// its frontmatter does not parse.
+fn declares_id(text: &str, id: &str) -> bool {
+    text.lines().any(|line| {
+        line.strip_prefix("id:")
+            .is_some_and(|value| value.trim().trim_matches(['\'', '"']) == id)
     })
 }
 
@@ -345,6 +356,23 @@ mod tests {
         });
         assert!(result.is_err());
         assert_eq!(fs_err::read_to_string(&story.path).unwrap(), before);
+    }
+
+    #[test]
+    fn a_story_broken_by_hand_is_its_parse_error_not_a_missing_story() {
+        let dir = tempfile::tempdir().unwrap();
+        let story = new_story(dir.path(), "story-1", Column::Ready);
+        new_story(dir.path(), "story-2", Column::Ready);
+        let text = fs_err::read_to_string(&story.path).unwrap();
+        fs_err::write(&story.path, text.replace("title: T", "title: [T")).unwrap();
+        match locate(dir.path(), "story-1", None) {
+            Err(Error::StoryParse { path, .. }) => assert_eq!(path, story.path),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            locate(dir.path(), "story-3", None),
+            Err(Error::StoryNotFound { .. })
+        ));
     }
 
     #[test]

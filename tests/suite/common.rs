@@ -11,6 +11,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value as Json;
 
+use super::fake_llm::FakeLlm;
+
 /// The five board columns, in board order.
 pub const COLUMNS: [&str; 5] = ["backlog", "ready", "in-progress", "done", "blocked"];
 
@@ -146,6 +148,37 @@ impl TestEnv {
     /// Runs a command to completion.
     pub fn run(&self, args: &[&str]) -> Outcome {
         outcome(&mut self.cmd(args))
+    }
+
+    /// A command whose agents talk to the fake model server. A run that loops is killed after
+    /// a while (exit code -1), so a test fails instead of hanging.
+    pub fn cmd_with_llm(&self, llm: &FakeLlm, args: &[&str]) -> assert_cmd::Command {
+        let mut cmd = self.cmd(args);
+        cmd.env("OPENAI_BASE_URL", llm.base_url())
+            .timeout(std::time::Duration::from_secs(120));
+        cmd
+    }
+
+    /// Runs a command to completion against the fake model server.
+    pub fn run_with_llm(&self, llm: &FakeLlm, args: &[&str]) -> Outcome {
+        outcome(&mut self.cmd_with_llm(llm, args))
+    }
+
+    /// Starts a command against the fake model server without waiting for it, for tests that
+    /// signal it or act while it works. Its output is piped; `finish` collects it.
+    pub fn spawn_with_llm(&self, llm: &FakeLlm, args: &[&str]) -> std::process::Child {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"));
+        cmd.current_dir(self.root())
+            .env("NO_COLOR", "1")
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped());
+        for var in SCRUBBED_ENV {
+            cmd.env_remove(var);
+        }
+        cmd.env("OPENAI_BASE_URL", llm.base_url());
+        cmd.spawn().expect("start agentic-sdlc")
     }
 
     /// Runs a command with `--json`, asserts it succeeded and parses its stdout.
@@ -297,6 +330,16 @@ pub fn outcome(cmd: &mut assert_cmd::Command) -> Outcome {
         code: output.status.code().unwrap_or(-1),
         stdout: String::from_utf8(output.stdout).expect("stdout is UTF-8"),
         stderr: String::from_utf8(output.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// Waits for a spawned command to end and collects what it printed.
+pub fn finish(child: std::process::Child) -> Outcome {
+    let output = child.wait_with_output().expect("wait for agentic-sdlc");
+    Outcome {
+        code: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
     }
 }
 

@@ -2,7 +2,9 @@
 //! (async-openai over HTTP) without a network or a paid API.
 //!
 //! Replies are scripted per agent role, read from the first line of the system message
-//! (`You are the agentic-sdlc <role> agent.`): queued replies first, then the role's default.
+//! (`You are the agentic-sdlc <role> agent.`): queued replies first, then the first rule whose
+//! text appears in the user message (to script one story among several), then the role's
+//! default.
 //! Every request is recorded so tests can assert what the agents sent.
 
 use std::collections::{HashMap, VecDeque};
@@ -94,9 +96,17 @@ impl Recorded {
     }
 }
 
+/// A standing answer for the requests of one role whose user message contains `needle`.
+struct Rule {
+    role: String,
+    needle: String,
+    reply: Reply,
+}
+
 #[derive(Default)]
 struct Script {
     queued: HashMap<String, VecDeque<Reply>>,
+    rules: Vec<Rule>,
     defaults: HashMap<String, Reply>,
     log: Vec<Recorded>,
     calls: u64,
@@ -136,6 +146,12 @@ impl Respond for Responder {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let role = role_of(&body);
+        let user = Recorded {
+            role: role.clone(),
+            body: body.clone(),
+            authorization: None,
+        }
+        .user_message();
         let mut script = self.script.lock().unwrap();
         script.calls += 1;
         let call = script.calls;
@@ -152,6 +168,13 @@ impl Respond for Responder {
             .queued
             .get_mut(&role)
             .and_then(VecDeque::pop_front)
+            .or_else(|| {
+                script
+                    .rules
+                    .iter()
+                    .find(|rule| rule.role == role && user.contains(&rule.needle))
+                    .map(|rule| rule.reply.clone())
+            })
             .or_else(|| script.defaults.get(&role).cloned())
             .unwrap_or_else(|| default_reply(&role));
         drop(script);
@@ -256,6 +279,17 @@ impl FakeLlm {
             .unwrap()
             .defaults
             .insert(role.to_string(), reply);
+        self
+    }
+
+    /// Answers every request of `role` whose user message contains `needle` (a story's title,
+    /// say) with `reply`, once that role's queue is empty. The first matching rule wins.
+    pub fn when(&self, role: &str, needle: &str, reply: Reply) -> &Self {
+        self.script.lock().unwrap().rules.push(Rule {
+            role: role.to_string(),
+            needle: needle.to_string(),
+            reply,
+        });
         self
     }
 
