@@ -21,38 +21,58 @@ pub struct BoardLock {
 impl BoardLock {
     pub fn acquire(board_dir: &Path) -> Result<BoardLock> {
         let path = board_dir.join(LOCK_FILE);
-        let mut file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .open(&path)
-            .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))?;
-        match file.try_lock() {
-            Ok(()) => {}
-            Err(TryLockError::WouldBlock) => {
-                let mut holder = String::new();
-                let _ = file.read_to_string(&mut holder);
-                let pid = holder.trim();
-                return Err(Error::LockHeld {
-                    pid: if pid.is_empty() {
-                        "unknown".into()
-                    } else {
-                        pid.to_string()
-                    },
-                    path,
-                });
+        loop {
+            let mut file = open(&path)?;
+            match file.try_lock() {
+                Ok(()) => {}
+                Err(TryLockError::WouldBlock) => {
+                    let mut holder = String::new();
+                    let _ = file.read_to_string(&mut holder);
+                    let pid = holder.trim();
+                    return Err(Error::LockHeld {
+                        pid: if pid.is_empty() {
+                            "unknown".into()
+                        } else {
+                            pid.to_string()
+                        },
+                        path,
+                    });
+                }
+                Err(TryLockError::Error(err)) => {
+                    return Err(Error::io(format!("cannot lock {}", path.display()), err))
+                }
             }
-            Err(TryLockError::Error(err)) => {
-                return Err(Error::io(format!("cannot lock {}", path.display()), err))
+            // A holder that just finished deletes the file before unlocking it; if we locked
+            // that deleted file, the lock protects nothing. Start over with the current file.
+            if !same_file(&file, &path) {
+                continue;
             }
+            file.set_len(0)
+                .and_then(|_| file.seek(SeekFrom::Start(0)))
+                .and_then(|_| writeln!(file, "{}", std::process::id()))
+                .and_then(|_| file.sync_all())
+                .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
+            return Ok(BoardLock { file, path });
         }
-        file.set_len(0)
-            .and_then(|_| file.seek(SeekFrom::Start(0)))
-            .and_then(|_| writeln!(file, "{}", std::process::id()))
-            .and_then(|_| file.sync_all())
-            .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-        Ok(BoardLock { file, path })
+    }
+}
+
+fn open(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| Error::io(format!("cannot open {}", path.display()), e))
+}
+
+/// Whether `path` still names the file we hold open.
+fn same_file(file: &File, path: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (file.metadata(), std::fs::metadata(path)) {
+        (Ok(held), Ok(current)) => held.dev() == current.dev() && held.ino() == current.ino(),
+        _ => false,
     }
 }
 

@@ -110,6 +110,7 @@ pub async fn run(
             &board_dir,
             &events,
             &assessment,
+            &options,
             request.resume,
         ));
     }
@@ -181,6 +182,7 @@ fn finish_empty(
     board_dir: &std::path::Path,
     events: &EventSink,
     assessment: &Assessment,
+    options: &RunOptions,
     resumed: bool,
 ) -> i32 {
     for waiting in &assessment.waiting {
@@ -195,7 +197,10 @@ fn finish_empty(
     } else {
         "Nothing to do."
     };
-    let _ = Checkpoint::remove(board_dir);
+    // A filtered run with nothing to do says nothing about an interrupted unfiltered one.
+    if resumed || (options.story.is_none() && options.step.is_none()) {
+        let _ = Checkpoint::remove(board_dir);
+    }
     events.emit(Event::RunFinished {
         actions: 0,
         failed: 0,
