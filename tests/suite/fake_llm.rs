@@ -2,8 +2,9 @@
 //! (async-openai over HTTP) without a network or a paid API.
 //!
 //! Replies are scripted per agent role, read from the first line of the system message
-//! (`You are the agentic-sdlc <role> agent.`): queued replies first, then the role's default.
-//! Every request is recorded so tests can assert what the agents sent.
+//! (`You are the agentic-sdlc <role> agent.`): replies queued for one story first (matched by a
+//! text in the user message, such as its title), then replies queued for the role, then the
+//! role's default. Every request is recorded so tests can assert what the agents sent.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -66,12 +67,7 @@ pub struct Recorded {
 impl Recorded {
     /// The content of the user message (the first one).
     pub fn user_message(&self) -> String {
-        self.body["messages"]
-            .as_array()
-            .and_then(|m| m.iter().find(|m| m["role"] == "user"))
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or_default()
-            .to_string()
+        user_message_of(&self.body)
     }
 
     pub fn system_message(&self) -> String {
@@ -94,8 +90,19 @@ impl Recorded {
     }
 }
 
+fn user_message_of(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
 #[derive(Default)]
 struct Script {
+    /// (role, text the user message must contain, reply), oldest first.
+    targeted: Vec<(String, String, Reply)>,
     queued: HashMap<String, VecDeque<Reply>>,
     defaults: HashMap<String, Reply>,
     log: Vec<Recorded>,
@@ -148,10 +155,14 @@ impl Respond for Responder {
                 .and_then(|v| v.to_str().ok())
                 .map(String::from),
         });
-        let reply = script
-            .queued
-            .get_mut(&role)
-            .and_then(VecDeque::pop_front)
+        let user = user_message_of(&body);
+        let targeted = script
+            .targeted
+            .iter()
+            .position(|(r, marker, _)| *r == role && user.contains(marker.as_str()))
+            .map(|index| script.targeted.remove(index).2);
+        let reply = targeted
+            .or_else(|| script.queued.get_mut(&role).and_then(VecDeque::pop_front))
             .or_else(|| script.defaults.get(&role).cloned())
             .unwrap_or_else(|| default_reply(&role));
         drop(script);
@@ -246,6 +257,18 @@ impl FakeLlm {
             .entry(role.to_string())
             .or_default()
             .push_back(reply);
+        self
+    }
+
+    /// Queues a reply for the next request of `role` whose user message contains `marker`
+    /// (a story's title, say), so concurrent stories can be scripted apart. It goes before the
+    /// role's queue.
+    pub fn push_for(&self, role: &str, marker: &str, reply: Reply) -> &Self {
+        self.script
+            .lock()
+            .unwrap()
+            .targeted
+            .push((role.to_string(), marker.to_string(), reply));
         self
     }
 
