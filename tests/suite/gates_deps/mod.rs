@@ -2,7 +2,11 @@
 //! binary and the fake model.
 
 mod ai_gate;
+mod command_gate;
 mod config;
+mod human_gate;
+mod predecessor;
+mod reject;
 
 use std::path::Path;
 
