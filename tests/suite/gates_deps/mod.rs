@@ -3,10 +3,13 @@
 
 mod ai_gate;
 mod command_gate;
+mod concurrency;
 mod config;
+mod dependencies;
 mod human_gate;
 mod predecessor;
 mod reject;
+mod worktrees;
 
 use std::path::Path;
 
