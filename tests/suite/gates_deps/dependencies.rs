@@ -20,6 +20,16 @@ fn is_action(event: &Json, kind: &str, story: &Story) -> bool {
     event["event"] == kind && event["storyId"] == story.id.as_str()
 }
 
+/// Where `story`'s move_to_done started. Its file is in done/ before that action ends, so a
+/// dependent may rightly start while the action is still cleaning up; the start is the moment
+/// before which no dependent may go past refinement.
+#[track_caller]
+fn moved_to_done(events: &[Json], story: &Story) -> usize {
+    position(events, &format!("{} move_to_done", story.slug), |e| {
+        is_action(e, "action_started", story) && e["action"]["type"] == "move_to_done"
+    })
+}
+
 /// Asserts from the run's events and the fake's request log that `dependent` went past
 /// refinement only after each of `dependencies` reached done.
 #[track_caller]
@@ -45,9 +55,7 @@ fn assert_waited(fake: &FakeLlm, events: &[Json], dependent: &Story, dependencie
         .map(|(i, _)| i)
         .unwrap_or_else(|| panic!("no work request for {}", dependent.slug));
     for dependency in dependencies {
-        let done = position(events, &format!("{} done", dependency.slug), |e| {
-            is_action(e, "action_completed", dependency) && e["action"]["type"] == "move_to_done"
-        });
+        let done = moved_to_done(events, dependency);
         assert!(
             started_past_refine > done,
             "{} started work before {} was done",
@@ -72,9 +80,7 @@ fn assert_refined_early(events: &[Json], dependent: &Story, dependency: &Story) 
     let refine = position(events, &format!("{} refine", dependent.slug), |e| {
         is_action(e, "action_started", dependent) && e["action"]["type"] == "refine"
     });
-    let done = position(events, &format!("{} done", dependency.slug), |e| {
-        is_action(e, "action_completed", dependency) && e["action"]["type"] == "move_to_done"
-    });
+    let done = moved_to_done(events, dependency);
     assert!(
         refine < done,
         "{} was refined only after {}",
