@@ -21,7 +21,10 @@ fn a_bad_gate_is_a_config_error_naming_its_key() {
             json!({"implement": {"review": {"reviewer": "ai", "maxPredecessorRetries": -2}}}),
             "phases.implement.review.maxPredecessorRetries",
         ),
-        (json!({"deploy": {"review": {"reviewer": "ai"}}}), "deploy"),
+        (
+            json!({"deploy": {"review": {"reviewer": "ai"}}}),
+            "phases.deploy",
+        ),
         (
             json!({"plan": {"review": {"reviewer": "command"}}}),
             "phases.plan.review.command",
