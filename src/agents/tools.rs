@@ -931,9 +931,12 @@ async fn run_shell(
         builder.env_remove(name);
     }
     builder.envs(env.set.iter().map(|(k, v)| (k, v)));
+    // One stream, in the order it was written: with two pipes read side by side, a last
+    // error line on stderr can be read before the stdout that preceded it and end up in the
+    // cut middle instead of the tail that callers keep.
     let mut child = builder
         .arg("-c")
-        .arg(command)
+        .arg(format!("exec 2>&1; {command}"))
         .current_dir(dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

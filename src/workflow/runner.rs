@@ -77,7 +77,14 @@ pub async fn run(
 ) -> Result<i32> {
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
-    if let Some(cycle) = dependency_cycles(&board).first() {
+    // `dependency_cycles` leaves out a story that names itself (validate reports it apart),
+    // but that story would wait on itself for ever just the same.
+    let self_loop = board
+        .stories
+        .iter()
+        .find(|s| s.meta.depends_on.iter().any(|d| d == s.id()))
+        .map(|s| vec![s.id().to_string(), s.id().to_string()]);
+    if let Some(cycle) = dependency_cycles(&board).into_iter().next().or(self_loop) {
         return Err(Error::ActionFailed(format!(
             "refusing to run: dependency cycle {}\nHint: fix depends_on, then run `agentic-sdlc validate`",
             cycle.join(" -> ")

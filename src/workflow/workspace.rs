@@ -22,6 +22,17 @@ pub struct Work {
     _turn: Option<OwnedMutexGuard<()>>,
 }
 
+/// Git does not wait for a lock on `.git/config` or the worktree list, it fails ("could not
+/// lock config file"), so stories create and remove their worktrees one at a time; the work
+/// inside the worktrees still runs in parallel.
+static WORKTREE_ADMIN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn worktree_admin_turn() -> std::sync::MutexGuard<'static, ()> {
+    WORKTREE_ADMIN
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 fn uses_worktrees(wf: &Workflow) -> bool {
     wf.config.git.worktrees && git::is_repo(&wf.root)
 }
@@ -46,6 +57,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, phase: Phase) -> Result<Work,
     let (dir, branch, return_to, turn) = if uses_worktrees(wf) {
         let (root, worktrees, slug) = (wf.root.clone(), wf.worktrees_dir(), story.slug.clone());
         let dir = blocking(move || {
+            let _admin = worktree_admin_turn();
             exclude_from_git(&root, &worktrees);
             git::ensure_worktree(&root, &worktrees, &slug).map_err(|e| e.to_string())
         })
@@ -156,8 +168,11 @@ pub async fn cleanup(wf: &Workflow, story: &Story) {
         return;
     }
     let root = wf.root.clone();
-    if let Err(err) =
-        blocking(move || git::remove_worktree(&root, &path).map_err(|e| e.to_string())).await
+    if let Err(err) = blocking(move || {
+        let _admin = worktree_admin_turn();
+        git::remove_worktree(&root, &path).map_err(|e| e.to_string())
+    })
+    .await
     {
         tracing::warn!("could not remove the worktree of {}: {err}", story.slug);
     }

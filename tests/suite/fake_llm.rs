@@ -2,10 +2,10 @@
 //! (async-openai over HTTP) without a network or a paid API.
 //!
 //! Replies are scripted per agent role, read from the first line of the system message
-//! (`You are the agentic-sdlc <role> agent.`): queued replies first, then the first rule whose
-//! text appears in the user message (to script one story among several), then the role's
-//! default.
-//! Every request is recorded so tests can assert what the agents sent.
+//! (`You are the agentic-sdlc <role> agent.`): replies queued for one story first (matched by a
+//! text in the user message, such as its title), then replies queued for the role, then the
+//! first standing rule whose text appears in the user message, then the role's default. Every
+//! request is recorded so tests can assert what the agents sent.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -68,12 +68,7 @@ pub struct Recorded {
 impl Recorded {
     /// The content of the user message (the first one).
     pub fn user_message(&self) -> String {
-        self.body["messages"]
-            .as_array()
-            .and_then(|m| m.iter().find(|m| m["role"] == "user"))
-            .and_then(|m| m["content"].as_str())
-            .unwrap_or_default()
-            .to_string()
+        user_message_of(&self.body)
     }
 
     pub fn system_message(&self) -> String {
@@ -103,10 +98,21 @@ struct Rule {
     reply: Reply,
 }
 
+fn user_message_of(body: &Value) -> String {
+    body["messages"]
+        .as_array()
+        .and_then(|m| m.iter().find(|m| m["role"] == "user"))
+        .and_then(|m| m["content"].as_str())
+        .unwrap_or_default()
+        .to_string()
+}
+
 #[derive(Default)]
 struct Script {
-    queued: HashMap<String, VecDeque<Reply>>,
+    /// (role, text the user message must contain, reply), oldest first.
+    targeted: Vec<(String, String, Reply)>,
     rules: Vec<Rule>,
+    queued: HashMap<String, VecDeque<Reply>>,
     defaults: HashMap<String, Reply>,
     log: Vec<Recorded>,
     calls: u64,
@@ -146,12 +152,6 @@ impl Respond for Responder {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
         let role = role_of(&body);
-        let user = Recorded {
-            role: role.clone(),
-            body: body.clone(),
-            authorization: None,
-        }
-        .user_message();
         let mut script = self.script.lock().unwrap();
         script.calls += 1;
         let call = script.calls;
@@ -164,10 +164,14 @@ impl Respond for Responder {
                 .and_then(|v| v.to_str().ok())
                 .map(String::from),
         });
-        let reply = script
-            .queued
-            .get_mut(&role)
-            .and_then(VecDeque::pop_front)
+        let user = user_message_of(&body);
+        let targeted = script
+            .targeted
+            .iter()
+            .position(|(r, marker, _)| *r == role && user.contains(marker.as_str()))
+            .map(|index| script.targeted.remove(index).2);
+        let reply = targeted
+            .or_else(|| script.queued.get_mut(&role).and_then(VecDeque::pop_front))
             .or_else(|| {
                 script
                     .rules
@@ -272,13 +276,15 @@ impl FakeLlm {
         self
     }
 
-    /// Replaces the answer `role` gets once its queue is empty.
-    pub fn set_default(&self, role: &str, reply: Reply) -> &Self {
+    /// Queues a reply for the next request of `role` whose user message contains `marker`
+    /// (a story's title, say), so concurrent stories can be scripted apart. It goes before the
+    /// role's queue.
+    pub fn push_for(&self, role: &str, marker: &str, reply: Reply) -> &Self {
         self.script
             .lock()
             .unwrap()
-            .defaults
-            .insert(role.to_string(), reply);
+            .targeted
+            .push((role.to_string(), marker.to_string(), reply));
         self
     }
 
@@ -290,6 +296,16 @@ impl FakeLlm {
             needle: needle.to_string(),
             reply,
         });
+        self
+    }
+
+    /// Replaces the answer `role` gets once its queue is empty.
+    pub fn set_default(&self, role: &str, reply: Reply) -> &Self {
+        self.script
+            .lock()
+            .unwrap()
+            .defaults
+            .insert(role.to_string(), reply);
         self
     }
 

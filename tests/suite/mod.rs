@@ -5,4 +5,5 @@ mod board_cli;
 pub mod common;
 #[allow(dead_code)] // Each test module scripts a different part of the fake server.
 pub mod fake_llm;
+mod gates_deps;
 mod run_loop;
