@@ -8,6 +8,8 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
+use super::simple_value;
+
 /// One top-level `key: value` entry with its continuation lines, exactly as written.
 #[derive(Debug, Clone, PartialEq)]
 struct Entry {
@@ -16,6 +18,16 @@ struct Entry {
     /// 0-based line of the entry's first line within the frontmatter.
     line: usize,
     raw: String,
+}
+
+impl Entry {
+    fn new(key: Option<&str>, line: usize, raw: &str) -> Self {
+        Self {
+            key: key.map(str::to_string),
+            line,
+            raw: raw.to_string(),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -82,31 +94,37 @@ impl Frontmatter {
     pub fn parse(text: &str) -> Result<Self, FrontmatterError> {
         let mut entries: Vec<Entry> = Vec::new();
         let mut seen = std::collections::HashSet::new();
+        // The entry being collected: its key, first line and byte offset. Its text runs to the
+        // start of the next entry and is copied once, when that entry begins.
+        let mut open: Option<(Option<&str>, usize, usize)> = None;
+        let mut offset = 0;
         for (index, line) in text.split_inclusive('\n').enumerate() {
+            let start = offset;
+            offset += line.len();
             match top_level_key(line) {
                 Some(key) => {
-                    if !seen.insert(key.to_string()) {
+                    if !seen.insert(key) {
                         return Err(FrontmatterError::new(
                             index,
                             format!("duplicate key `{key}`"),
                         ));
                     }
-                    entries.push(Entry {
-                        key: Some(key.to_string()),
-                        line: index,
-                        raw: line.to_string(),
-                    });
+                    if let Some((key, at, from)) = open.replace((Some(key), index, start)) {
+                        entries.push(Entry::new(key, at, &text[from..start]));
+                    }
                 }
                 None => {
                     let trimmed = line.trim_start();
                     let is_filler = trimmed.is_empty() || trimmed.starts_with('#');
-                    match entries.last_mut() {
-                        Some(entry) => entry.raw.push_str(line),
-                        None if is_filler => entries.push(Entry {
-                            key: None,
-                            line: index,
-                            raw: line.to_string(),
-                        }),
+                    match open {
+                        // Continuation lines belong to the entry above them.
+                        Some((Some(_), _, _)) => {}
+                        // Comments and blank lines before the first key.
+                        Some((None, _, _)) if is_filler => {}
+                        None if is_filler => open = Some((None, index, start)),
+                        Some((None, _, _)) => {
+                            return Err(FrontmatterError::new(index, "expected `key: value`"))
+                        }
                         None => {
                             return Err(FrontmatterError::new(
                                 index,
@@ -114,11 +132,11 @@ impl Frontmatter {
                             ))
                         }
                     }
-                    if entries.last().is_some_and(|e| e.key.is_none()) && !is_filler {
-                        return Err(FrontmatterError::new(index, "expected `key: value`"));
-                    }
                 }
             }
+        }
+        if let Some((key, at, from)) = open {
+            entries.push(Entry::new(key, at, &text[from..]));
         }
         let crlf = text
             .split_inclusive('\n')
@@ -170,6 +188,13 @@ impl Frontmatter {
         if let Some(value) = plain_scalar(entry) {
             if value.is_empty() || value == "null" || value == "~" {
                 return Ok(None);
+            }
+        }
+        // Most values are a plain scalar or a list of them: read those without starting a YAML
+        // parser. A declined value (any doubt, or not the type asked for) is parsed as before.
+        if let Some(simple) = simple_value(entry) {
+            if let Ok(value) = T::deserialize(simple) {
+                return Ok(Some(value));
             }
         }
         parse_entry::<Option<T>>(entry)
@@ -330,6 +355,12 @@ fn plain_scalar(entry: &Entry) -> Option<&str> {
     let value = value.trim();
     let special = |c: char| "'\"[]{}|>&*!%@`#,".contains(c);
     (!value.contains(": ") && !value.starts_with(special)).then_some(value)
+}
+
+fn simple_value(entry: &Entry) -> Option<simple_value::Simple<'_>> {
+    let (first, rest) = entry.raw.split_once('\n').unwrap_or((&entry.raw, ""));
+    let (_, value) = split_key(first)?;
+    simple_value::read(value, rest)
 }
 
 fn parse_entry<T: DeserializeOwned>(entry: &Entry) -> Result<T, FrontmatterError> {

@@ -5,6 +5,7 @@ pub mod ids;
 pub mod lookup;
 pub mod records;
 pub mod sections;
+mod simple_value;
 pub mod store;
 pub mod story;
 pub mod validate;

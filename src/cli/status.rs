@@ -1,13 +1,16 @@
 //! `status`: the board column by column, then what the assessor recommends. Read-only.
 
+use std::path::Path;
+
 use clap::Args;
-use serde_json::{json, Value};
+use serde::ser::SerializeMap;
+use serde::Serialize;
 
 use super::Context;
 use crate::board::{Board, Column, Story};
 use crate::error::Result;
 use crate::output::Palette;
-use crate::workflow::assessor::{self, Assessment};
+use crate::workflow::assessor::{self, Action, Assessment, Waiting};
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
@@ -26,7 +29,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
         .collect();
     let printer = &context.printer;
     if printer.is_json() {
-        printer.json_line(&status_json(&board, &assessment, &columns));
+        printer.json_document(&status_json(&board, &assessment, &columns));
         return Ok(0);
     }
     let palette = printer.palette();
@@ -122,47 +125,114 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 
-fn story_json(story: &Story) -> Value {
-    let meta = &story.meta;
-    json!({
-        "id": meta.id,
-        "slug": story.slug,
-        "title": meta.title,
-        "priority": meta.priority,
-        "status": story.column.name(),
-        "type": meta.story_type,
-        "path": story.path,
-        "research_complete": meta.research_complete,
-        "plan_complete": meta.plan_complete,
-        "implementation_complete": meta.implementation_complete,
-        "reviews_complete": meta.reviews_complete,
-        "refinement_count": meta.refinement_count,
-        "last_error": meta.last_error,
-        "blocked_reason": meta.blocked_reason,
-        "depends_on": meta.depends_on,
-    })
+/// One story in `status --json` (SPEC §5), borrowed from the board.
+#[derive(Serialize)]
+struct StoryJson<'a> {
+    id: &'a str,
+    slug: &'a str,
+    title: &'a str,
+    priority: i64,
+    status: &'static str,
+    #[serde(rename = "type")]
+    story_type: &'a str,
+    path: &'a Path,
+    research_complete: bool,
+    plan_complete: bool,
+    implementation_complete: bool,
+    reviews_complete: bool,
+    refinement_count: u32,
+    last_error: Option<&'a str>,
+    blocked_reason: Option<&'a str>,
+    depends_on: &'a [String],
 }
 
-fn status_json(board: &Board, assessment: &Assessment, columns: &[Column]) -> Value {
-    let mut by_column = serde_json::Map::new();
-    for column in columns {
-        let mut stories: Vec<&Story> = board.in_column(*column).collect();
-        stories.sort_by(|a, b| (a.meta.priority, a.id()).cmp(&(b.meta.priority, b.id())));
-        by_column.insert(
-            column.name().into(),
-            stories.into_iter().map(story_json).collect(),
-        );
+impl<'a> StoryJson<'a> {
+    fn new(story: &'a Story) -> Self {
+        let meta = &story.meta;
+        Self {
+            id: &meta.id,
+            slug: &story.slug,
+            title: &meta.title,
+            priority: meta.priority,
+            status: story.column.name(),
+            story_type: &meta.story_type,
+            path: &story.path,
+            research_complete: meta.research_complete,
+            plan_complete: meta.plan_complete,
+            implementation_complete: meta.implementation_complete,
+            reviews_complete: meta.reviews_complete,
+            refinement_count: meta.refinement_count,
+            last_error: meta.last_error.as_deref(),
+            blocked_reason: meta.blocked_reason.as_deref(),
+            depends_on: &meta.depends_on,
+        }
     }
-    let errors: Vec<Value> = board
-        .broken
+}
+
+#[derive(Serialize)]
+struct ErrorJson<'a> {
+    path: &'a Path,
+    line: usize,
+    message: &'a str,
+}
+
+/// The columns in board order, each with its stories by priority.
+struct ColumnsJson<'a>(Vec<(Column, Vec<&'a Story>)>);
+
+impl Serialize for ColumnsJson<'_> {
+    fn serialize<S: serde::Serializer>(
+        &self,
+        serializer: S,
+    ) -> std::result::Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (column, stories) in &self.0 {
+            let stories: Vec<StoryJson> = stories.iter().map(|s| StoryJson::new(s)).collect();
+            map.serialize_entry(column.name(), &stories)?;
+        }
+        map.end()
+    }
+}
+
+/// `status --json`. Serialised straight from the board: as a `serde_json::Value` tree, a board
+/// of 10,000 stories took more memory than the stories themselves.
+#[derive(Serialize)]
+struct StatusJson<'a> {
+    #[serde(rename = "schemaVersion")]
+    schema_version: u32,
+    kind: &'static str,
+    columns: ColumnsJson<'a>,
+    recommended: &'a [Action],
+    waiting: &'a [Waiting],
+    errors: Vec<ErrorJson<'a>>,
+}
+
+fn status_json<'a>(
+    board: &'a Board,
+    assessment: &'a Assessment,
+    columns: &[Column],
+) -> StatusJson<'a> {
+    let by_column = columns
         .iter()
-        .map(|e| json!({ "path": e.path, "line": e.line, "message": e.message }))
+        .map(|column| {
+            let mut stories: Vec<&Story> = board.in_column(*column).collect();
+            stories.sort_by(|a, b| (a.meta.priority, a.id()).cmp(&(b.meta.priority, b.id())));
+            (*column, stories)
+        })
         .collect();
-    let body = json!({
-        "columns": by_column,
-        "recommended": assessment.actions,
-        "waiting": assessment.waiting,
-        "errors": errors,
-    });
-    super::envelope("status", body.as_object().cloned().unwrap_or_default())
+    StatusJson {
+        schema_version: super::SCHEMA_VERSION,
+        kind: "status",
+        columns: ColumnsJson(by_column),
+        recommended: &assessment.actions,
+        waiting: &assessment.waiting,
+        errors: board
+            .broken
+            .iter()
+            .map(|e| ErrorJson {
+                path: &e.path,
+                line: e.line,
+                message: &e.message,
+            })
+            .collect(),
+    }
 }

@@ -97,6 +97,17 @@ impl Printer {
         }
     }
 
+    /// A JSON document on stdout, in JSON mode only, serialised as it is written: for large
+    /// documents that need not be built as a `serde_json::Value` first.
+    pub fn json_document<T: serde::Serialize>(&self, value: &T) {
+        if self.json {
+            let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+            let _ = serde_json::to_writer(&mut stdout, value);
+            let _ = stdout.write_all(b"\n");
+            let _ = stdout.flush();
+        }
+    }
+
     /// Progress for a person, on stderr; hidden by `-q` and in JSON mode.
     pub fn info(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Normal {

@@ -1,6 +1,8 @@
 //! The state assessor (SPEC §6): a pure function from the board to the actions it calls for.
 //! It never writes, so `status` and `run --dry-run` are read-only.
 
+use std::collections::HashMap;
+
 use serde::Serialize;
 
 use crate::board::records::{ReviewDecision, PENDING_DECISION};
@@ -106,11 +108,18 @@ enum Next {
 
 pub fn assess(board: &Board, create_pr: bool) -> Assessment {
     let mut assessment = Assessment::default();
+    // Dependencies are looked up by id for every open story; scanning the board for each one
+    // made assessing a large board quadratic. The first story with an id wins, as in
+    // `Board::get` (duplicates are a validation error).
+    let mut by_id: HashMap<&str, &Story> = HashMap::with_capacity(board.stories.len());
+    for story in &board.stories {
+        by_id.entry(story.id()).or_insert(story);
+    }
     for story in &board.stories {
         if matches!(story.column, Column::Done | Column::Blocked) {
             continue;
         }
-        match next_for(story, board, create_pr) {
+        match next_for(story, &by_id, create_pr) {
             Next::Act(action_type, offset, reason) => assessment.actions.push(Action {
                 action_type,
                 story_id: story.id().to_string(),
@@ -137,7 +146,7 @@ pub fn assess(board: &Board, create_pr: bool) -> Assessment {
     assessment
 }
 
-fn next_for(story: &Story, board: &Board, create_pr: bool) -> Next {
+fn next_for(story: &Story, board: &HashMap<&str, &Story>, create_pr: bool) -> Next {
     if story.column == Column::Backlog {
         return Next::Act(
             ActionType::Refine,
@@ -149,7 +158,11 @@ fn next_for(story: &Story, board: &Board, create_pr: bool) -> Next {
         .meta
         .depends_on
         .iter()
-        .filter(|dep| board.get(dep).is_none_or(|d| d.column != Column::Done))
+        .filter(|dep| {
+            board
+                .get(dep.as_str())
+                .is_none_or(|d| d.column != Column::Done)
+        })
         .cloned()
         .collect();
     if !unfinished.is_empty() {
@@ -216,7 +229,7 @@ fn next_for(story: &Story, board: &Board, create_pr: bool) -> Next {
     }
 }
 
-fn describe_dependency(board: &Board, id: &str) -> String {
+fn describe_dependency(board: &HashMap<&str, &Story>, id: &str) -> String {
     match board.get(id) {
         Some(dep) if dep.column == Column::Blocked => format!("{} (blocked)", dep.slug),
         Some(dep) => format!("{} ({})", dep.slug, dep.column),
