@@ -55,6 +55,16 @@ pub fn read_story(path: &Path, column: Column) -> Result<Story, StoryError> {
 impl Board {
     /// Reads every column. Broken files are collected, not fatal: the rest of the board works.
     pub fn load(dir: &Path) -> Result<Board> {
+        Board::read(dir, Ok)
+    }
+
+    /// Like [`Board::load`], but keeps only each story's summary ([`Story::into_summary`]):
+    /// what `status` and run planning need, at a fraction of the memory.
+    pub fn load_summaries(dir: &Path) -> Result<Board> {
+        Board::read(dir, |story| Ok(story.into_summary()))
+    }
+
+    fn read(dir: &Path, keep: fn(Story) -> Result<Story, StoryError>) -> Result<Board> {
         let mut files = Vec::new();
         for column in Column::ALL {
             files.extend(story_files(dir, column)?.into_iter().map(|p| (p, column)));
@@ -71,7 +81,7 @@ impl Board {
                 .map(|part| {
                     scope.spawn(move || {
                         part.iter()
-                            .map(|(p, c)| read_story(p, *c))
+                            .map(|(p, c)| read_story(p, *c).and_then(keep))
                             .collect::<Vec<_>>()
                     })
                 })
@@ -166,6 +176,12 @@ pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
 /// by the new text at once, so a crash leaves the story whole in one folder and the window in
 /// which its `status` lags its folder is two renames wide.
 pub fn save(story: &mut Story) -> Result<()> {
+    if story.is_summary() {
+        return Err(Error::Other(format!(
+            "internal error: {} was loaded as a summary and cannot be written",
+            story.path.display()
+        )));
+    }
     let board_dir = story
         .path
         .parent()

@@ -21,7 +21,7 @@ pub struct StatusArgs {
 
 pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
     let project = context.project()?;
-    let board = Board::load(&project.board_dir())?;
+    let board = Board::load_summaries(&project.board_dir())?;
     let assessment = assessor::assess(&board, project.config.git.create_pr);
     let columns: Vec<Column> = Column::ALL
         .into_iter()

@@ -5,7 +5,7 @@ use std::collections::HashMap;
 
 use serde::Serialize;
 
-use crate::board::records::{ReviewDecision, PENDING_DECISION};
+use crate::board::records::ReviewDecision;
 use crate::board::{Board, Column, Story};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
@@ -172,29 +172,22 @@ fn next_for(story: &Story, board: &HashMap<&str, &Story>, create_pr: bool) -> Ne
             .collect();
         return Next::Wait(format!("waiting on {}", described.join(", ")), unfinished);
     }
-    match story.phase_reviews() {
-        Ok(reviews) => {
-            if let Some((phase, _)) = reviews.iter().find(|(_, r)| r.decision == PENDING_DECISION) {
-                return Next::Wait(
-                    format!(
-                        "waiting for a human decision on the {phase} review (agentic-sdlc decide)"
-                    ),
-                    Vec::new(),
-                );
-            }
-        }
-        Err(err) => return Next::Wait(format!("cannot read phase_reviews: {err}"), Vec::new()),
+    let progress = match story.progress() {
+        Ok(progress) => progress,
+        Err(err) => return Next::Wait(format!("cannot read its records: {err}"), Vec::new()),
+    };
+    if let Some(phase) = &progress.pending_gate {
+        return Next::Wait(
+            format!("waiting for a human decision on the {phase} review (agentic-sdlc decide)"),
+            Vec::new(),
+        );
     }
-    match unanswered_rejection(story) {
-        Ok(true) => {
-            return Next::Act(
-                ActionType::Rework,
-                0,
-                "latest review rejected the work".into(),
-            )
-        }
-        Ok(false) => {}
-        Err(err) => return Next::Wait(format!("cannot read review history: {err}"), Vec::new()),
+    if rejection_unanswered(&progress) {
+        return Next::Act(
+            ActionType::Rework,
+            0,
+            "latest review rejected the work".into(),
+        );
     }
     let meta = &story.meta;
     if !meta.research_complete {
@@ -238,17 +231,14 @@ fn describe_dependency(board: &HashMap<&str, &Story>, id: &str) -> String {
 }
 
 /// Whether the latest review rejected the work and no rework was started after it.
-pub fn unanswered_rejection(story: &Story) -> Result<bool, crate::board::StoryError> {
-    let Some(review) = story.latest_review()? else {
-        return Ok(false);
-    };
-    if review.decision != ReviewDecision::Rejected {
-        return Ok(false);
+fn rejection_unanswered(progress: &crate::board::story::Progress) -> bool {
+    match &progress.latest_review {
+        Some((ReviewDecision::Rejected, reviewed_at)) => !progress
+            .latest_rework_started
+            .as_deref()
+            .is_some_and(|started| is_after(started, reviewed_at)),
+        _ => false,
     }
-    let answered = story
-        .latest_iteration()?
-        .is_some_and(|iteration| is_after(&iteration.started_at, &review.timestamp));
-    Ok(!answered)
 }
 
 /// Compares two timestamps as instants when both parse (RFC 3339), else as text.

@@ -45,7 +45,7 @@ fn runnable<'a>(
 
 /// `run --dry-run`: the actions that would run, in order. Writes nothing.
 pub fn plan(project: &Project, options: &RunOptions) -> Result<Vec<Action>> {
-    let board = Board::load(&project.board_dir())?;
+    let board = Board::load_summaries(&project.board_dir())?;
     let options = resolve_story(&board, options.clone())?;
     let assessment = assess(&board, project.config.git.create_pr);
     let none = HashSet::new();
@@ -420,7 +420,7 @@ impl Loop {
             ),
         };
         // A run that left nothing for its filters to do has nothing to resume.
-        let remaining = Board::load(&self.wf.board_dir)
+        let remaining = Board::load_summaries(&self.wf.board_dir)
             .map(|board| {
                 let assessment = assess(&board, self.wf.config.git.create_pr);
                 let any = runnable(&assessment, &self.options, &self.parked)
