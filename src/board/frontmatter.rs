@@ -167,6 +167,11 @@ impl Frontmatter {
         self.entries.iter().find(|e| e.key.as_deref() == Some(key))
     }
 
+    /// Whether `key`'s text contains `needle`, a cheap test before parsing it.
+    pub fn raw_contains(&self, key: &str, needle: &str) -> bool {
+        self.entry(key).is_some_and(|e| e.raw.contains(needle))
+    }
+
     pub fn contains(&self, key: &str) -> bool {
         self.entry(key).is_some()
     }
@@ -203,8 +208,59 @@ impl Frontmatter {
     /// Deserialises only the last item of a list entry: the latest review or iteration, without
     /// the cost of parsing the whole history.
     pub fn last_item<T: DeserializeOwned>(&self, key: &str) -> Result<Option<T>, FrontmatterError> {
+        let (entry, text, item_line) = match self.last_item_text(key) {
+            LastItem::Missing => return Ok(None),
+            // Flow style (`key: [...]`) or an empty list: parse the whole entry.
+            LastItem::NotBlock => {
+                return Ok(self.get::<Vec<T>>(key)?.and_then(|mut items| items.pop()))
+            }
+            LastItem::Block { entry, text, line } => (entry, text, line),
+        };
+        let mut items: Vec<T> = serde_norway::from_str(text).map_err(|err| {
+            let line = err.location().map_or(0, |l| l.line().saturating_sub(1));
+            FrontmatterError::new(
+                entry.line + item_line + line,
+                format!("key `{key}`: {}", yaml_message(&err)),
+            )
+        })?;
+        Ok(items.pop())
+    }
+
+    /// The string values of `fields` in the last item of a block list, read without a YAML
+    /// parser: the assessor needs two fields of the latest review on every story, and parsing
+    /// the whole record (issues and all) was most of the cost of `status`. `None` when a field
+    /// is missing or its value is not a simple one-line string; the caller then parses the item.
+    pub fn last_item_fields(&self, key: &str, fields: &[&str]) -> Option<Vec<String>> {
+        let LastItem::Block { text, .. } = self.last_item_text(key) else {
+            return None;
+        };
+        let mut lines = text.lines();
+        let first = lines.next()?;
+        let indent = first.len() - first.trim_start().len();
+        let keys_at = indent + 2;
+        let mut found: Vec<Option<String>> = vec![None; fields.len()];
+        let first_field = first.trim_start().strip_prefix("- ").map(|f| (keys_at, f));
+        let rest = lines.filter_map(|line| {
+            let stripped = line.trim_start_matches(' ');
+            Some((line.len() - stripped.len(), stripped))
+        });
+        for (at, line) in first_field.into_iter().chain(rest) {
+            if at != keys_at {
+                continue;
+            }
+            let Some((name, value)) = split_key(line) else {
+                continue;
+            };
+            if let Some(index) = fields.iter().position(|f| *f == name) {
+                found[index] = Some(simple_string(value.trim())?.to_string());
+            }
+        }
+        found.into_iter().collect()
+    }
+
+    fn last_item_text(&self, key: &str) -> LastItem<'_> {
         let Some(entry) = self.entry(key) else {
-            return Ok(None);
+            return LastItem::Missing;
         };
         let body = entry
             .raw
@@ -217,8 +273,7 @@ impl Frontmatter {
             .filter(|l| l.trim_start().starts_with('-'))
             .map(|l| l.len() - l.trim_start().len())
         else {
-            // Flow style (`key: [...]`) or an empty list: parse the whole entry.
-            return Ok(self.get::<Vec<T>>(key)?.and_then(|mut items| items.pop()));
+            return LastItem::NotBlock;
         };
         let mut offset = 0;
         let mut last_start = None;
@@ -231,17 +286,14 @@ impl Frontmatter {
             }
             offset += line.len();
         }
-        let Some(start) = last_start else {
-            return Ok(None);
-        };
-        let mut items: Vec<T> = serde_norway::from_str(&body[start..]).map_err(|err| {
-            let line = err.location().map_or(0, |l| l.line().saturating_sub(1));
-            FrontmatterError::new(
-                entry.line + last_line + line,
-                format!("key `{key}`: {}", yaml_message(&err)),
-            )
-        })?;
-        Ok(items.pop())
+        match last_start {
+            Some(start) => LastItem::Block {
+                entry,
+                text: &body[start..],
+                line: last_line,
+            },
+            None => LastItem::Missing,
+        }
     }
 
     /// Sets `key` to `value`, keeping its position. An entry whose current value is already equal
@@ -343,6 +395,45 @@ fn trailing_comments(raw: &str) -> &str {
         }
     }
     &raw[start..]
+}
+
+enum LastItem<'a> {
+    Missing,
+    /// A flow list (`[...]`) or something else that is not `- item` lines.
+    NotBlock,
+    /// The text of the last item, from its `-` line to the end of the entry, and the item's
+    /// line within the entry.
+    Block {
+        entry: &'a Entry,
+        text: &'a str,
+        line: usize,
+    },
+}
+
+/// A one-line string value whose meaning needs no YAML parser: plain text without comment or
+/// mapping syntax, or a quoted string without escapes.
+fn simple_string(value: &str) -> Option<&str> {
+    let quoted = |q: char| {
+        value
+            .strip_prefix(q)
+            .and_then(|v| v.strip_suffix(q))
+            .filter(|inner| !inner.contains(q) && !inner.contains('\\'))
+    };
+    if value.starts_with('\'') {
+        return quoted('\'');
+    }
+    if value.starts_with('"') {
+        return quoted('"');
+    }
+    let plain = !value.is_empty()
+        && value
+            .bytes()
+            .next()
+            .is_some_and(|b| b.is_ascii_alphanumeric())
+        && !value.contains(": ")
+        && !value.contains(" #")
+        && !value.ends_with(':');
+    plain.then_some(value)
 }
 
 /// The value of a single-line entry when it is a plain scalar, for a fast path that skips YAML.
@@ -600,6 +691,28 @@ mod tests {
         assert_eq!(flow.last_item::<Item>("h").unwrap().unwrap().n, 4);
         let empty = Frontmatter::parse("h: []\n").unwrap();
         assert_eq!(empty.last_item::<Item>("h").unwrap(), None);
+    }
+
+    #[test]
+    fn last_item_fields_reads_simple_values_or_declines() {
+        let text = "h:\n- timestamp: '2026-11-22T10:00:00.000Z'\n  decision: REJECTED\n  issues:\n  - decision: nested\n- timestamp: '2026-11-23T10:00:00.000Z'\n  blockers: []\n  decision: APPROVED\nz: 1\n";
+        let fm = Frontmatter::parse(text).unwrap();
+        assert_eq!(
+            fm.last_item_fields("h", &["timestamp", "decision"]),
+            Some(vec![
+                "2026-11-23T10:00:00.000Z".to_string(),
+                "APPROVED".to_string()
+            ])
+        );
+        let missing = Frontmatter::parse("h:\n- timestamp: x\n").unwrap();
+        assert_eq!(
+            missing.last_item_fields("h", &["timestamp", "decision"]),
+            None
+        );
+        let escaped = Frontmatter::parse("h:\n- decision: \"A\\u0042\"\n").unwrap();
+        assert_eq!(escaped.last_item_fields("h", &["decision"]), None);
+        let flow = Frontmatter::parse("h: [{decision: A}]\n").unwrap();
+        assert_eq!(flow.last_item_fields("h", &["decision"]), None);
     }
 
     #[test]

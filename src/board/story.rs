@@ -216,14 +216,41 @@ impl Story {
         if let Some(progress) = &self.progress {
             return Ok(progress.clone());
         }
-        let pending_gate = self
-            .phase_reviews()?
-            .into_iter()
-            .find(|(_, r)| r.decision == super::records::PENDING_DECISION)
-            .map(|(phase, _)| phase);
+        // Only a record that mentions PENDING can hold a waiting gate; most stories skip the parse.
+        let pending_gate = if self
+            .front
+            .raw_contains("phase_reviews", super::records::PENDING_DECISION)
+        {
+            self.phase_reviews()?
+                .into_iter()
+                .find(|(_, r)| r.decision == super::records::PENDING_DECISION)
+                .map(|(phase, _)| phase)
+        } else {
+            None
+        };
+        let quick_review = self
+            .front
+            .last_item_fields("review_history", &["decision", "timestamp"])
+            .and_then(|mut fields| {
+                let timestamp = fields.pop()?;
+                let decision =
+                    serde_json::from_value(serde_json::Value::String(fields.pop()?)).ok()?;
+                Some((decision, timestamp))
+            });
+        let latest_review = match quick_review {
+            Some(review) => Some(review),
+            None => self.latest_review()?.map(|r| (r.decision, r.timestamp)),
+        };
+        let latest_rework_started = match self
+            .front
+            .last_item_fields("refinement_iterations", &["startedAt"])
+        {
+            Some(mut fields) => fields.pop(),
+            None => self.latest_iteration()?.map(|i| i.started_at),
+        };
         Ok(Progress {
-            latest_review: self.latest_review()?.map(|r| (r.decision, r.timestamp)),
-            latest_rework_started: self.latest_iteration()?.map(|i| i.started_at),
+            latest_review,
+            latest_rework_started,
             pending_gate,
         })
     }
