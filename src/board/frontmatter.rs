@@ -240,9 +240,9 @@ impl Frontmatter {
         let keys_at = indent + 2;
         let mut found: Vec<Option<String>> = vec![None; fields.len()];
         let first_field = first.trim_start().strip_prefix("- ").map(|f| (keys_at, f));
-        let rest = lines.filter_map(|line| {
+        let rest = lines.map(|line| {
             let stripped = line.trim_start_matches(' ');
-            Some((line.len() - stripped.len(), stripped))
+            (line.len() - stripped.len(), stripped)
         });
         for (at, line) in first_field.into_iter().chain(rest) {
             if at != keys_at {
