@@ -113,6 +113,25 @@ pub fn slug_from_path(path: &Path) -> String {
     }
 }
 
+/// The byte range of the `---` line that closes the frontmatter starting at `from`. A substring
+/// search finds the candidates; walking every line was a measurable part of loading a board.
+fn closing_delimiter(text: &str, from: usize) -> Option<(usize, usize)> {
+    let mut start = if text[from..].starts_with("---") {
+        from
+    } else {
+        from + text[from..].find("\n---")? + 1
+    };
+    loop {
+        let line_end = text[start..]
+            .find('\n')
+            .map_or(text.len(), |i| start + i + 1);
+        if text[start..line_end].trim_end() == "---" {
+            return Some((start, line_end));
+        }
+        start = start + text[start..].find("\n---")? + 1;
+    }
+}
+
 impl Story {
     /// Parses a story file's text. `path` and `column` say where it was found.
     pub fn parse(text: &str, path: PathBuf, column: Column) -> Result<Story, StoryError> {
@@ -130,16 +149,7 @@ impl Story {
             ));
         }
         let open = text[..first_end].to_string();
-        let mut offset = first_end;
-        let mut close_at = None;
-        for line in text[first_end..].split_inclusive('\n') {
-            if line.trim_end() == "---" {
-                close_at = Some((offset, offset + line.len()));
-                break;
-            }
-            offset += line.len();
-        }
-        let Some((close_start, close_end)) = close_at else {
+        let Some((close_start, close_end)) = closing_delimiter(text, first_end) else {
             return Err(fail(
                 1,
                 "frontmatter is not closed: add a `---` line after it".into(),
@@ -496,6 +506,15 @@ mod tests {
             .replace("## Research\n", "## Research\nFindings.\n");
         assert_eq!(s.to_text(), expected);
         assert!(s.meta.research_complete);
+    }
+
+    #[test]
+    fn closing_delimiter_skips_lookalikes() {
+        let text = "---\nid: a\n----\nx: '---'\n--- not\n---\r\nbody\n";
+        let (start, end) = closing_delimiter(text, 4).unwrap();
+        assert_eq!(&text[start..end], "---\r\n");
+        assert_eq!(closing_delimiter("---\nid: a\n", 4), None);
+        assert_eq!(closing_delimiter("---\n---", 4), Some((4, 7)));
     }
 
     #[test]
