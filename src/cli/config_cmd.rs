@@ -13,6 +13,7 @@ pub struct ConfigArgs {
     /// A dotted key, e.g. `refinement.maxIterations`.
     pub key: Option<String>,
     /// A new value: JSON (`5`, `true`, `null`, `["a"]`) or plain text.
+    #[arg(allow_negative_numbers = true)]
     pub value: Option<String>,
 }
 

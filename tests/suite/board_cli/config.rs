@@ -99,6 +99,7 @@ fn config_rejects_invalid_values_naming_the_key() {
             "refinement.maxIterations",
         ),
         ("refinement.maxIterations", "0", "refinement.maxIterations"),
+        ("concurrency", "-1", "concurrency"),
         (
             "refinement.maxIterations",
             "true",
