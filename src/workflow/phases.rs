@@ -49,23 +49,29 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         revision = rework_revision(&story, phase)?;
     }
     let outcome = run.produce_until_accepted(gate.as_ref(), revision).await;
-    match &outcome {
-        Ok(Outcome::Completed(_)) => {
-            if let Err(message) = workspace::finish(wf, &work, story_id, phase, None).await {
-                return story_ops::fail(wf, story_id, message, Default::default());
-            }
+    // An implementation that did not complete (failed, blocked by its gate, or waiting for a
+    // person) still leaves its edits committed on the story's branch: the shared tree is clean
+    // for the next story, switching back cannot carry them onto the user's branch, and a retry
+    // starts from them.
+    let unfinished = match &outcome {
+        Ok(Outcome::Completed(_)) => None,
+        Ok(Outcome::Failed(why) | Outcome::Waiting(why))
+        | Ok(Outcome::Blocked { reason: why, .. }) => Some(why.clone()),
+        Err(err) => Some(err.to_string()),
+    };
+    match (
+        workspace::finish(wf, &work, story_id, phase, unfinished.as_deref()).await,
+        &unfinished,
+    ) {
+        (Err(message), None) => {
+            workspace::release(wf, work).await;
+            return story_ops::fail(wf, story_id, message, Default::default());
         }
-        // Partial edits of a failed implementation stay on the story's branch, so the shared
-        // tree is clean for the next story and the retry starts from them.
-        Ok(Outcome::Failed(why)) => {
-            if let Err(message) = workspace::finish(wf, &work, story_id, phase, Some(why)).await {
-                wf.events.emit(super::events::Event::Warning {
-                    story_id: Some(story_id.to_string()),
-                    message: format!("could not save the partial implementation: {message}"),
-                });
-            }
-        }
-        _ => {}
+        (Err(message), Some(_)) => wf.events.emit(super::events::Event::Warning {
+            story_id: Some(story_id.to_string()),
+            message: format!("could not save the partial implementation: {message}"),
+        }),
+        (Ok(()), _) => {}
     }
     workspace::release(wf, work).await;
     outcome

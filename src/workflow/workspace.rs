@@ -101,7 +101,7 @@ pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> crate
 
 /// After implement is committed into the story, its changes are committed on the story branch,
 /// so the next story's branch starts from a clean tree and review sees exactly this work. With
-/// `failure`, the commit keeps a failed attempt's partial work and says why.
+/// `failure`, the commit keeps an unfinished attempt's partial work and says why.
 pub async fn finish(
     wf: &Workflow,
     work: &Work,
@@ -117,7 +117,7 @@ pub async fn finish(
     let message = match failure {
         None => format!("agentic-sdlc: implement {story_id}"),
         Some(why) => {
-            format!("agentic-sdlc: partial implementation of {story_id} (failed)\n\n{why}")
+            format!("agentic-sdlc: partial implementation of {story_id}\n\n{why}")
         }
     };
     blocking(move || {

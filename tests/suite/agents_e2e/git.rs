@@ -132,6 +132,34 @@ async fn every_story_branch_starts_from_the_users_branch() {
 }
 
 #[tokio::test]
+async fn work_waiting_for_a_human_gate_stays_on_its_branch() {
+    let p = Project::new().await;
+    p.env.write("src/lib.rs", "pub fn base() {}\n");
+    p.git_init(false);
+    p.config(&[("phases.implement.review.reviewer", "human")]);
+    let story = planned(&p, "Add feature");
+    write_feature(&p, "// WAITING\n");
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(
+        p.front(&story)["phase_reviews"]["implement"]["decision"],
+        "PENDING"
+    );
+    // The user's branch is back, clean: the edits did not travel onto it.
+    assert_eq!(p.git(&["branch", "--show-current"]), "main");
+    assert!(!p.env.path("src/feature.rs").exists());
+    let branch = format!("agentic-sdlc/{}", story.slug);
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:src/feature.rs")]),
+        "// WAITING"
+    );
+
+    p.env.run(&["decide", &story.slug, "APPROVE"]).success();
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+}
+
+#[tokio::test]
 async fn changes_in_the_board_and_config_do_not_make_the_tree_dirty() {
     let p = Project::new().await;
     p.env.write("src/lib.rs", "pub fn base() {}\n");
