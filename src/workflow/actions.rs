@@ -4,9 +4,9 @@ use super::assessor::{Action, ActionType};
 use super::context::Workflow;
 use super::outcome::Outcome;
 use super::{phases, review, rework, story_ops, workspace};
-use crate::agents::git;
 use crate::board::{store, Column, Phase};
 use crate::error::Result;
+use crate::vcs as git;
 
 pub async fn execute(wf: &Workflow, action: &Action) -> Result<Outcome> {
     let id = action.story_id.as_str();

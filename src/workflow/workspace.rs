@@ -7,9 +7,9 @@ use std::sync::Arc;
 use tokio::sync::OwnedMutexGuard;
 
 use super::context::Workflow;
-use crate::agents::git;
 use crate::agents::prompts::DIFF_BUDGET;
 use crate::board::{store, Column, Phase, Story};
+use crate::vcs as git;
 
 /// Where an action works, holding the shared tree for as long as the action runs.
 pub struct Work {

@@ -1,0 +1,1 @@
+//! Delivering a story into its base branch (SPEC §12).
