@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::command::{checked, git, optional, run};
+use super::command::{checked, git, optional, run, text};
 use super::repo::{
     branch_exists, current_branch, dirty_paths, head_commit, normalize_ignore, whole_repo_pathspecs,
 };
@@ -14,7 +14,7 @@ pub const BRANCH_PREFIX: &str = "agentic-sdlc/";
 /// `branch.<name>` section with the branch, so a recreated branch never inherits a stale base.
 const BASE_KEY: &str = "agentic-base";
 /// Identity used only when the repository has none, so a commit never fails on a fresh machine.
-const FALLBACK_IDENTITY: [&str; 4] = [
+pub(super) const FALLBACK_IDENTITY: [&str; 4] = [
     "-c",
     "user.name=agentic-sdlc",
     "-c",
@@ -27,7 +27,7 @@ pub fn recorded_base(dir: &Path, branch: &str) -> Result<Option<String>, GitErro
     optional(git(dir).args(["config", "--get", &key]))
 }
 
-pub(super) fn record_base(dir: &Path, branch: &str, base: &str) -> Result<(), GitError> {
+pub fn record_base(dir: &Path, branch: &str, base: &str) -> Result<(), GitError> {
     let key = format!("branch.{branch}.{BASE_KEY}");
     checked(git(dir).args(["config", &key, base]))?;
     Ok(())
@@ -37,42 +37,132 @@ pub fn story_branch(slug: &str) -> String {
     format!("{BRANCH_PREFIX}{slug}")
 }
 
-/// Puts the working tree on `agentic-sdlc/<slug>`, creating it from HEAD when missing.
+/// The branch a story's work goes into: `configured` (git.baseBranch) when set, else the branch
+/// checked out in `dir`. Refused when that is no branch at all (detached HEAD) or a story branch
+/// (an interrupted run's checkout that recovery could not put back).
+pub fn resolve_base(dir: &Path, configured: Option<&str>) -> Result<String, GitError> {
+    if let Some(base) = configured {
+        if !branch_exists(dir, base)? {
+            return Err(GitError::BaseMissing {
+                branch: base.to_string(),
+            });
+        }
+        return Ok(base.to_string());
+    }
+    match current_branch(dir)? {
+        None => Err(GitError::DetachedHead {
+            dir: dir.to_path_buf(),
+        }),
+        Some(branch) if branch.starts_with(BRANCH_PREFIX) => Err(GitError::OnStoryBranch {
+            dir: dir.to_path_buf(),
+            branch,
+        }),
+        Some(branch) => Ok(branch),
+    }
+}
+
+/// The commit a branch points at.
+pub fn branch_tip(dir: &Path, branch: &str) -> Result<Option<String>, GitError> {
+    let reference = format!("refs/heads/{branch}^{{commit}}");
+    optional(git(dir).args(["rev-parse", "--verify", "--quiet", &reference]))
+}
+
+/// Puts the working tree on `agentic-sdlc/<slug>`, creating it from the tip of `base` when
+/// missing (SPEC §12).
 ///
 /// A switch is refused while there are changes outside `ignore`, because checking out another
-/// branch could carry or clobber the user's unfinished work.
+/// branch could carry or clobber the user's unfinished work, and while a merge or rebase the
+/// user started is in progress. The branch the tree was on is remembered in the repository's
+/// config until [`switch_back`], so a run killed in between can put the user's checkout back.
 pub fn ensure_story_branch(
     dir: &Path,
     slug: &str,
+    base: &str,
     ignore: &[&Path],
 ) -> Result<BranchSwitch, GitError> {
     let branch = story_branch(slug);
     let previous = current_branch(dir)?;
     if previous.as_deref() == Some(branch.as_str()) {
-        let base = recorded_base(dir, &branch)?;
         return Ok(BranchSwitch {
             branch,
             created: false,
-            base,
             previous: None,
         });
     }
-    let head = head_commit(dir)?.ok_or_else(|| GitError::NoCommits {
-        dir: dir.to_path_buf(),
-    })?;
+    if head_commit(dir)?.is_none() {
+        return Err(GitError::NoCommits {
+            dir: dir.to_path_buf(),
+        });
+    }
+    refuse_operation_in_progress(dir)?;
     let paths = dirty_paths(dir, ignore)?;
     if !paths.is_empty() {
         return Err(GitError::DirtyTree { branch, paths });
     }
-    let created = create_branch_if_missing(dir, &branch, &head)?;
+    let start = branch_tip(dir, base)?.ok_or_else(|| GitError::BaseMissing {
+        branch: base.to_string(),
+    })?;
+    let created = create_branch_if_missing(dir, &branch, &start)?;
+    if let Some(previous) = &previous {
+        remember_return_branch(dir, previous)?;
+    }
     checkout(dir, &branch)?;
-    let base = recorded_base(dir, &branch)?;
     Ok(BranchSwitch {
         branch,
         created,
-        base,
         previous,
     })
+}
+
+/// Config key holding the branch to go back to while the shared tree is on a story branch.
+const RETURN_KEY: &str = "agentic-sdlc.returnTo";
+
+fn remember_return_branch(dir: &Path, branch: &str) -> Result<(), GitError> {
+    checked(git(dir).args(["config", RETURN_KEY, branch]))?;
+    Ok(())
+}
+
+/// The branch an interrupted run left the shared tree away from, if any.
+pub fn remembered_return_branch(dir: &Path) -> Result<Option<String>, GitError> {
+    optional(git(dir).args(["config", "--get", RETURN_KEY]))
+}
+
+/// Checks `branch` out again after a story's action and forgets the remembered branch.
+pub fn switch_back(dir: &Path, branch: &str) -> Result<(), GitError> {
+    checkout(dir, branch)?;
+    // Exit 5 means the key was already gone, which is the state wanted.
+    let _ = run(git(dir).args(["config", "--unset", RETURN_KEY]));
+    Ok(())
+}
+
+/// Refuses to touch a tree where a merge, rebase, cherry-pick or revert is under way: it is
+/// someone's unfinished work, and a checkout or merge would mix the tool's work into it.
+pub fn refuse_operation_in_progress(dir: &Path) -> Result<(), GitError> {
+    match operation_in_progress(dir)? {
+        Some(operation) => Err(GitError::OperationInProgress {
+            dir: dir.to_path_buf(),
+            operation,
+        }),
+        None => Ok(()),
+    }
+}
+
+/// The git operation under way in `dir`'s working tree, by the state files git keeps for it.
+pub fn operation_in_progress(dir: &Path) -> Result<Option<&'static str>, GitError> {
+    const MARKERS: [(&str, &str); 5] = [
+        ("rebase-merge", "rebase"),
+        ("rebase-apply", "rebase"),
+        ("MERGE_HEAD", "merge"),
+        ("CHERRY_PICK_HEAD", "cherry-pick"),
+        ("REVERT_HEAD", "revert"),
+    ];
+    for (marker, operation) in MARKERS {
+        let path = text(&checked(git(dir).args(["rev-parse", "--git-path", marker]))?.stdout);
+        if dir.join(path).exists() {
+            return Ok(Some(operation));
+        }
+    }
+    Ok(None)
 }
 
 /// Checks out an existing branch. Changes outside the tool's own files must have been committed
@@ -107,7 +197,9 @@ pub fn commit_all(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<
     let staged = run(git(dir)
         .args(["diff", "--cached", "--quiet", "--"])
         .args(&pathspecs))?;
-    if staged.status.success() {
+    // A merge being concluded is committed even when its result equals HEAD: the commit is
+    // what records that the other side was merged.
+    if staged.status.success() && operation_in_progress(dir)? != Some("merge") {
         return Ok(None);
     }
     let mut commit = git(dir);
@@ -136,43 +228,97 @@ mod tests {
     use crate::vcs::*;
 
     #[test]
-    fn story_branch_is_created_from_head_with_its_base_recorded() {
+    fn story_branch_is_created_from_the_base_tip_with_its_start_recorded() {
         let dir = repo();
         let head = head_commit(dir.path()).unwrap();
-        let switch = ensure_story_branch(dir.path(), "dark-mode", &board()).unwrap();
+        let switch = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
         assert_eq!(
             switch,
             BranchSwitch {
                 branch: "agentic-sdlc/dark-mode".into(),
                 created: true,
-                base: head.clone(),
                 previous: Some("main".into()),
             }
+        );
+        let recorded = |d: &Path| recorded_base(d, "agentic-sdlc/dark-mode").unwrap();
+        assert_eq!(recorded(dir.path()), head);
+        assert_eq!(
+            remembered_return_branch(dir.path()).unwrap().as_deref(),
+            Some("main")
         );
         assert_eq!(
             current_branch(dir.path()).unwrap().as_deref(),
             Some("agentic-sdlc/dark-mode")
         );
         // Already on it: nothing happens, and the base survives (it lives in git config).
-        let again = ensure_story_branch(dir.path(), "dark-mode", &board()).unwrap();
+        let again = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
         assert!(!again.created);
-        assert_eq!(again.base, head);
+        assert_eq!(recorded(dir.path()), head);
         // Back from another branch: the existing branch is checked out, not recreated.
         sh(dir.path(), &["checkout", "-q", "main"]);
-        let back = ensure_story_branch(dir.path(), "dark-mode", &board()).unwrap();
+        let back = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
         assert!(!back.created);
-        assert_eq!(back.base, head);
+        assert_eq!(recorded(dir.path()), head);
         assert_eq!(
             current_branch(dir.path()).unwrap().as_deref(),
             Some("agentic-sdlc/dark-mode")
         );
+        switch_back(dir.path(), "main").unwrap();
+        assert_eq!(remembered_return_branch(dir.path()).unwrap(), None);
+    }
+
+    #[test]
+    fn the_base_is_the_configured_branch_or_the_checked_out_one() {
+        let dir = repo();
+        assert_eq!(resolve_base(dir.path(), None).unwrap(), "main");
+        let missing = resolve_base(dir.path(), Some("develop")).unwrap_err();
+        assert!(matches!(missing, GitError::BaseMissing { .. }), "{missing}");
+        assert!(missing.to_string().contains("git.baseBranch"), "{missing}");
+        sh(dir.path(), &["branch", "develop"]);
+        assert_eq!(
+            resolve_base(dir.path(), Some("develop")).unwrap(),
+            "develop"
+        );
+        sh(dir.path(), &["checkout", "-q", "--detach"]);
+        let detached = resolve_base(dir.path(), None).unwrap_err();
+        assert!(detached.to_string().contains("detached"), "{detached}");
+    }
+
+    #[test]
+    fn a_story_branch_starts_at_the_base_tip_not_at_head() {
+        let dir = repo();
+        sh(dir.path(), &["checkout", "-q", "-b", "develop"]);
+        write(dir.path(), "src/develop.rs", "fn develop() {}\n");
+        sh(dir.path(), &["add", "-A"]);
+        sh(dir.path(), &["commit", "-q", "-m", "develop only"]);
+        sh(dir.path(), &["checkout", "-q", "main"]);
+        ensure_story_branch(dir.path(), "s", "develop", &board()).unwrap();
+        assert!(dir.path().join("src/develop.rs").exists());
+    }
+
+    #[test]
+    fn a_merge_the_user_started_is_never_touched() {
+        let dir = repo();
+        sh(dir.path(), &["checkout", "-q", "-b", "other"]);
+        write(dir.path(), "src/lib.rs", "fn other() {}\n");
+        sh(dir.path(), &["commit", "-q", "-am", "other"]);
+        sh(dir.path(), &["checkout", "-q", "main"]);
+        write(dir.path(), "src/lib.rs", "fn mine() {}\n");
+        sh(dir.path(), &["commit", "-q", "-am", "mine"]);
+        let _ = run(git(dir.path()).args(["merge", "other"]));
+        let error = ensure_story_branch(dir.path(), "s", "main", &[]).unwrap_err();
+        assert!(
+            error.to_string().contains("a merge is in progress"),
+            "{error}"
+        );
+        assert_eq!(operation_in_progress(dir.path()).unwrap(), Some("merge"));
     }
 
     #[test]
     fn story_branch_is_refused_on_a_dirty_tree() {
         let dir = repo();
         write(dir.path(), "src/lib.rs", "fn unsaved_work() {}\n");
-        let error = ensure_story_branch(dir.path(), "dark-mode", &board()).unwrap_err();
+        let error = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap_err();
         assert!(
             matches!(&error, GitError::DirtyTree { paths, .. } if paths == &["src/lib.rs"]),
             "{error:?}"
@@ -212,7 +358,7 @@ mod tests {
             "# Other\n",
         );
         write(dir.path(), CONFIG, "{\"theme\": \"dark\"}\n");
-        let switch = ensure_story_branch(dir.path(), "dark-mode", &board()).unwrap();
+        let switch = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
         assert!(switch.created);
         // The board edits came along untouched.
         let story = fs_err::read_to_string(dir.path().join(".agentic-sdlc/backlog/story.md"));
@@ -222,7 +368,7 @@ mod tests {
     #[test]
     fn story_branch_needs_a_first_commit() {
         let dir = unborn_repo();
-        let error = ensure_story_branch(dir.path(), "x", &board()).unwrap_err();
+        let error = ensure_story_branch(dir.path(), "x", "main", &board()).unwrap_err();
         assert!(matches!(error, GitError::NoCommits { .. }), "{error:?}");
         assert!(error.to_string().contains("no commits yet"));
     }

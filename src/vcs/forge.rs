@@ -43,14 +43,18 @@ pub fn gh_available() -> bool {
 pub fn create_pull_request(
     dir: &Path,
     branch: &str,
+    base: Option<&str>,
     title: &str,
     body: &str,
 ) -> Result<String, GitError> {
     let mut cmd = command("gh");
     cmd.current_dir(dir)
         .env("GH_PROMPT_DISABLED", "1")
-        .args(["pr", "create", "--head", branch, "--title", title])
-        .args(["--body-file", "-"]);
+        .args(["pr", "create", "--head", branch]);
+    if let Some(base) = base {
+        cmd.args(["--base", base]);
+    }
+    cmd.args(["--title", title]).args(["--body-file", "-"]);
     let output = match with_input(&mut cmd, body.as_bytes()) {
         // A missing working folder is also NotFound; only blame gh when the folder is there.
         Err(source) if source.kind() == io::ErrorKind::NotFound && dir.is_dir() => {
@@ -107,7 +111,7 @@ mod tests {
         sh(origin.path(), &["init", "-q", "--bare"]);
         let url = origin.path().to_string_lossy().into_owned();
         sh(dir.path(), &["remote", "add", "origin", &url]);
-        ensure_story_branch(dir.path(), "dark-mode", &board()).unwrap();
+        ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
         push_branch(dir.path(), "agentic-sdlc/dark-mode").unwrap();
         let pushed = sh(
             origin.path(),
@@ -125,7 +129,7 @@ mod tests {
         let path = empty.path().as_os_str().to_owned();
         assert!(!with_env("PATH", path.clone(), gh_available));
         let error = with_env("PATH", path, || {
-            create_pull_request(dir.path(), "agentic-sdlc/x", "Title", "Body")
+            create_pull_request(dir.path(), "agentic-sdlc/x", None, "Title", "Body")
         })
         .unwrap_err();
         assert!(matches!(error, GitError::GhMissing), "{error:?}");
@@ -150,7 +154,7 @@ mod tests {
         let body = "## Summary\nIt's \"quoted\" & $(not run)\n";
         let url = with_env("PATH", path, || {
             retry_text_file_busy(|| {
-                create_pull_request(dir.path(), "agentic-sdlc/x", "Add it", body)
+                create_pull_request(dir.path(), "agentic-sdlc/x", None, "Add it", body)
             })
         })
         .unwrap();

@@ -2,32 +2,42 @@
 
 use std::path::{Path, PathBuf};
 
-use super::branches::{create_branch_if_missing, story_branch};
+use super::branches::{branch_tip, create_branch_if_missing, story_branch};
 use super::command::{checked, git};
 use super::repo::{head_commit, is_repo};
 use super::GitError;
 
 /// A working tree of the repository as `git worktree list --porcelain` describes it.
 pub(super) struct WorktreeEntry {
-    path: PathBuf,
-    branch: Option<String>,
+    pub(super) path: PathBuf,
+    pub(super) branch: Option<String>,
 }
 
 /// Gives the story its own working tree at `<worktrees_dir>/<slug>` on `agentic-sdlc/<slug>`,
 /// so parallel implement actions do not share files. A relative `worktrees_dir` is taken from
 /// `repo`. An existing worktree of this repository on that branch is reused.
-pub fn ensure_worktree(repo: &Path, worktrees_dir: &Path, slug: &str) -> Result<PathBuf, GitError> {
+pub fn ensure_worktree(
+    repo: &Path,
+    worktrees_dir: &Path,
+    slug: &str,
+    base: &str,
+) -> Result<PathBuf, GitError> {
     let branch = story_branch(slug);
     let path = absolute(&repo.join(worktrees_dir).join(slug))?;
     if path.exists() {
         return reuse_worktree(repo, path, branch);
     }
-    let head = head_commit(repo)?.ok_or_else(|| GitError::NoCommits {
-        dir: repo.to_path_buf(),
+    if head_commit(repo)?.is_none() {
+        return Err(GitError::NoCommits {
+            dir: repo.to_path_buf(),
+        });
+    }
+    let start = branch_tip(repo, base)?.ok_or_else(|| GitError::BaseMissing {
+        branch: base.to_string(),
     })?;
     // A worktree folder deleted by hand stays registered and would block `worktree add`.
     checked(git(repo).args(["worktree", "prune"]))?;
-    create_branch_if_missing(repo, &branch, &head)?;
+    create_branch_if_missing(repo, &branch, &start)?;
     checked(
         git(repo)
             .args(["worktree", "add", "--quiet"])
@@ -119,7 +129,7 @@ mod tests {
     fn worktrees_are_created_reused_listed_and_removed() {
         let dir = repo();
         let trees = tempfile::tempdir().unwrap();
-        let path = ensure_worktree(dir.path(), trees.path(), "dark-mode").unwrap();
+        let path = ensure_worktree(dir.path(), trees.path(), "dark-mode", "main").unwrap();
         assert_eq!(path, trees.path().join("dark-mode"));
         assert!(path.join("src/lib.rs").exists());
         assert_eq!(
@@ -132,7 +142,7 @@ mod tests {
         assert_eq!(current_branch(dir.path()).unwrap().as_deref(), Some("main"));
 
         write(&path, "src/wip.rs", "work in progress\n");
-        let reused = ensure_worktree(dir.path(), trees.path(), "dark-mode").unwrap();
+        let reused = ensure_worktree(dir.path(), trees.path(), "dark-mode", "main").unwrap();
         assert_eq!(reused, path);
         assert!(path.join("src/wip.rs").exists(), "reuse must keep the work");
 
@@ -149,7 +159,7 @@ mod tests {
         assert_eq!(list_worktrees(dir.path()).unwrap().len(), 1);
         remove_worktree(dir.path(), &path).unwrap(); // already gone: fine
                                                      // The branch, and so the committed work, is kept; a new worktree picks it up again.
-        let again = ensure_worktree(dir.path(), trees.path(), "dark-mode").unwrap();
+        let again = ensure_worktree(dir.path(), trees.path(), "dark-mode", "main").unwrap();
         assert_eq!(
             current_branch(&again).unwrap().as_deref(),
             Some("agentic-sdlc/dark-mode")
@@ -160,9 +170,9 @@ mod tests {
     fn worktree_folder_deleted_by_hand_is_recreated() {
         let dir = repo();
         let trees = tempfile::tempdir().unwrap();
-        let path = ensure_worktree(dir.path(), trees.path(), "a").unwrap();
+        let path = ensure_worktree(dir.path(), trees.path(), "a", "main").unwrap();
         fs_err::remove_dir_all(&path).unwrap();
-        let again = ensure_worktree(dir.path(), trees.path(), "a").unwrap();
+        let again = ensure_worktree(dir.path(), trees.path(), "a", "main").unwrap();
         assert!(is_repo(&again));
     }
 
@@ -171,7 +181,7 @@ mod tests {
         let dir = repo();
         let trees = tempfile::tempdir().unwrap();
         write(trees.path(), "taken/file.txt", "mine\n");
-        let error = ensure_worktree(dir.path(), trees.path(), "taken").unwrap_err();
+        let error = ensure_worktree(dir.path(), trees.path(), "taken", "main").unwrap_err();
         assert!(
             matches!(error, GitError::WorktreePathTaken { .. }),
             "{error:?}"
