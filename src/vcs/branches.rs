@@ -193,7 +193,14 @@ pub(super) fn create_branch_if_missing(
 pub fn commit_all(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<String>, GitError> {
     let ignored = normalize_ignore(dir, ignore)?;
     let pathspecs = whole_repo_pathspecs(&ignored);
-    checked(git(dir).args(["add", "--all", "--"]).args(&pathspecs))?;
+    // `git add` fails when a pathspec, even an excluding one, names a path `.gitignore`
+    // ignores, as users often do with the board; those are never added anyway.
+    let addable = without_gitignored(dir, ignored)?;
+    checked(
+        git(dir)
+            .args(["add", "--all", "--"])
+            .args(whole_repo_pathspecs(&addable)),
+    )?;
     let staged = run(git(dir)
         .args(["diff", "--cached", "--quiet", "--"])
         .args(&pathspecs))?;
@@ -209,6 +216,19 @@ pub fn commit_all(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<
     // Hooks run: a repository's pre-commit policy applies to the tool as to anyone.
     checked(commit.args(["commit", "--quiet", "-m", message]))?;
     head_commit(dir)
+}
+
+/// The paths `.gitignore` does not ignore (tracked paths never are).
+fn without_gitignored(dir: &Path, paths: Vec<String>) -> Result<Vec<String>, GitError> {
+    if paths.is_empty() {
+        return Ok(paths);
+    }
+    let output = run(git(dir).args(["check-ignore", "--"]).args(&paths))?;
+    let ignored: Vec<String> = text(&output.stdout).lines().map(str::to_string).collect();
+    Ok(paths
+        .into_iter()
+        .filter(|path| !ignored.contains(path))
+        .collect())
 }
 
 pub(super) fn identity_configured(dir: &Path) -> Result<bool, GitError> {
@@ -294,6 +314,41 @@ mod tests {
         sh(dir.path(), &["checkout", "-q", "main"]);
         ensure_story_branch(dir.path(), "s", "develop", &board()).unwrap();
         assert!(dir.path().join("src/develop.rs").exists());
+    }
+
+    #[test]
+    fn commit_all_works_when_the_board_is_gitignored() {
+        let dir = repo();
+        write(
+            dir.path(),
+            ".gitignore",
+            ".agentic-sdlc/\n.agentic-sdlc.json\n",
+        );
+        sh(
+            dir.path(),
+            &[
+                "rm",
+                "-q",
+                "-r",
+                "--cached",
+                ".agentic-sdlc",
+                ".agentic-sdlc.json",
+            ],
+        );
+        sh(dir.path(), &["add", ".gitignore"]);
+        sh(
+            dir.path(),
+            &["commit", "-q", "-m", "keep the board out of git"],
+        );
+        write(dir.path(), "src/lib.rs", "fn changed() {}\n");
+        write(dir.path(), ".agentic-sdlc/ready/new.md", "# New\n");
+        let commit = commit_all(dir.path(), "work", &board()).unwrap();
+        assert!(commit.is_some());
+        let files = sh(dir.path(), &["show", "--name-only", "--format=", "HEAD"]);
+        assert!(
+            files.contains("src/lib.rs") && !files.contains(".agentic-sdlc/"),
+            "{files}"
+        );
     }
 
     #[test]
