@@ -57,6 +57,23 @@ impl BoardLock {
     }
 }
 
+/// Whether a run holds the board now, without touching the lock (taking it even for a moment
+/// would make a run that starts at that instant fail): the holder's pid is alive. A file left
+/// by a killed run names a dead pid.
+pub fn held(board_dir: &Path) -> bool {
+    let Ok(text) = std::fs::read_to_string(board_dir.join(LOCK_FILE)) else {
+        return false;
+    };
+    let Ok(pid) = text.trim().parse::<libc::pid_t>() else {
+        // Being written this very moment: a run is starting.
+        return text.trim().is_empty();
+    };
+    // SAFETY: signal 0 checks that the process exists and sends nothing.
+    pid > 0
+        && (unsafe { libc::kill(pid, 0) } == 0
+            || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM))
+}
+
 fn open(path: &Path) -> Result<File> {
     OpenOptions::new()
         .read(true)
