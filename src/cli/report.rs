@@ -165,6 +165,8 @@ fn print_story_detail(printer: &Printer, story: &StoryReport) {
                 "completed" => "✓",
                 "failed" => "✗",
                 "stopped" => "■",
+                "blocked" => "⛔",
+                "waiting" => "⏸",
                 _ => "…",
             };
             let duration = match a.outcome.as_str() {

@@ -33,6 +33,8 @@ fn colour(outcome: &str) -> &'static str {
         "completed" => "#2e9d57",
         "failed" => "#d64545",
         "stopped" => "#e39b2d",
+        "blocked" => "#8a4fd1",
+        "waiting" => "#3d7fd6",
         _ => "#9aa3ad",
     }
 }
@@ -144,7 +146,7 @@ fn timeline(page: &mut String, report: &RunReport) {
         LABEL_WIDTH + CHART_WIDTH,
         escape(&format_duration(report.totals.duration_ms))
     );
-    page.push_str("<p class=\"legend\"><span class=\"completed\">completed</span> <span class=\"failed\">failed</span> <span class=\"stopped\">stopped</span> <span class=\"interrupted\">interrupted</span></p>\n");
+    page.push_str("<p class=\"legend\"><span class=\"completed\">completed</span> <span class=\"failed\">failed</span> <span class=\"stopped\">stopped</span> <span class=\"blocked\">blocked</span> <span class=\"waiting\">waiting</span> <span class=\"interrupted\">interrupted</span></p>\n");
 }
 
 fn result_of(story: &StoryReport) -> String {
@@ -231,5 +233,5 @@ th{background:#f3f5f7}tr.blocked td:nth-child(2),tr.failed td:nth-child(3){color
 code{background:#f3f5f7;padding:0 .25em;border-radius:3px}\
 svg.timeline{background:#fafbfc;border:1px solid #dde2e7;border-radius:4px}svg text{font-size:12px;fill:#1d232a}svg text.axis{fill:#6b7580}\
 .legend span{display:inline-block;padding:0 .6em;border-radius:3px;color:#fff;margin-right:.4em}\
-.legend .completed{background:#2e9d57}.legend .failed{background:#d64545}.legend .stopped{background:#e39b2d}.legend .interrupted{background:#9aa3ad}\
+.legend .completed{background:#2e9d57}.legend .failed{background:#d64545}.legend .stopped{background:#e39b2d}.legend .blocked{background:#8a4fd1}.legend .waiting{background:#3d7fd6}.legend .interrupted{background:#9aa3ad}\
 .warning{color:#b02a2a}.note{color:#6b7580}";

@@ -272,71 +272,22 @@ impl Builder {
             }
             "action_completed" | "action_failed" | "action_stopped" => {
                 let outcome = kind.trim_start_matches("action_").to_string();
-                let detail = text(event, "summary")
-                    .or_else(|| text(event, "error"))
-                    .or_else(|| text(event, "reason"));
-                let tokens = event
-                    .pointer("/tokens/total")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
-                let cost = event.get("costUsd").and_then(Value::as_f64);
-                let action_type = event
-                    .pointer("/action/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("action")
-                    .to_string();
-                let Some(story) = self.story(event) else {
-                    return;
-                };
-                let open = story
-                    .actions
-                    .iter()
-                    .rposition(|a| a.outcome == "interrupted" && a.action_type == action_type);
-                let action = match open {
-                    Some(index) => &mut story.actions[index],
-                    None => {
-                        story.actions.push(ActionReport {
-                            action_type: action_type.clone(),
-                            outcome: String::new(),
-                            started_at: text(event, "startedAt"),
-                            finished_at: None,
-                            duration_ms: None,
-                            detail: None,
-                            tokens: 0,
-                            cost_usd: None,
-                        });
-                        story.actions.last_mut().expect("just pushed")
-                    }
-                };
-                action.outcome = outcome.clone();
-                action.finished_at = at;
-                action.duration_ms = event.get("durationMs").and_then(Value::as_u64);
-                action.detail = detail;
-                action.tokens = tokens;
-                action.cost_usd = cost;
-                story.tokens += tokens;
-                if let Some(cost) = cost {
-                    story.cost_usd = Some(crate::board::records::round_usd(
-                        story.cost_usd.unwrap_or(0.0) + cost,
-                    ));
-                }
-                if action_type == "rework" && outcome == "completed" {
-                    story.reworks += 1;
-                }
-                story.outcome = match (outcome.as_str(), action_type.as_str()) {
-                    ("completed", "move_to_done" | "create_pr") => "done".into(),
-                    ("completed", _) => "progressed".into(),
-                    (other, _) => other.into(),
-                };
+                self.end_action(event, outcome, at);
             }
             "story_blocked" => {
                 let reason = text(event, "reason");
+                if event.get("startedAt").is_some() {
+                    self.end_action(event, "blocked".into(), at);
+                }
                 if let Some(story) = self.story(event) {
                     story.outcome = "blocked".into();
                     story.blocked_reason = reason;
                 }
             }
             "story_waiting" => {
+                if event.get("startedAt").is_some() {
+                    self.end_action(event, "waiting".into(), at);
+                }
                 if let Some(story) = self.story(event) {
                     if story.outcome != "blocked" {
                         story.outcome = "waiting".into();
@@ -370,6 +321,65 @@ impl Builder {
             }
             _ => {}
         }
+    }
+
+    /// Closes the story's open action: by its end event, or by the block or wait it led to.
+    fn end_action(&mut self, event: &Value, outcome: String, at: Option<String>) {
+        let detail = text(event, "summary")
+            .or_else(|| text(event, "error"))
+            .or_else(|| text(event, "reason"));
+        let tokens = event
+            .pointer("/tokens/total")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let cost = event.get("costUsd").and_then(Value::as_f64);
+        let named_type = event
+            .pointer("/action/type")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(story) = self.story(event) else {
+            return;
+        };
+        let open = story.actions.iter().rposition(|a| {
+            a.outcome == "interrupted" && named_type.as_ref().is_none_or(|t| *t == a.action_type)
+        });
+        let action = match open {
+            Some(index) => &mut story.actions[index],
+            None => {
+                story.actions.push(ActionReport {
+                    action_type: named_type.clone().unwrap_or_else(|| "action".into()),
+                    outcome: String::new(),
+                    started_at: text(event, "startedAt"),
+                    finished_at: None,
+                    duration_ms: None,
+                    detail: None,
+                    tokens: 0,
+                    cost_usd: None,
+                });
+                story.actions.last_mut().expect("just pushed")
+            }
+        };
+        action.outcome = outcome.clone();
+        action.finished_at = at;
+        action.duration_ms = event.get("durationMs").and_then(Value::as_u64);
+        action.detail = detail;
+        action.tokens = tokens;
+        action.cost_usd = cost;
+        let action_type = action.action_type.clone();
+        story.tokens += tokens;
+        if let Some(cost) = cost {
+            story.cost_usd = Some(crate::board::records::round_usd(
+                story.cost_usd.unwrap_or(0.0) + cost,
+            ));
+        }
+        if action_type == "rework" && outcome == "completed" {
+            story.reworks += 1;
+        }
+        story.outcome = match (outcome.as_str(), action_type.as_str()) {
+            ("completed", "move_to_done" | "create_pr") => "done".into(),
+            ("completed", _) => "progressed".into(),
+            (other, _) => other.into(),
+        };
     }
 
     fn finish(mut self, board: Option<&Board>) -> RunReport {

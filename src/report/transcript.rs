@@ -48,6 +48,9 @@ pub struct Renderer {
     /// Fold long messages; `false` shows everything.
     pub fold: bool,
     request_at: Option<DateTime<Utc>>,
+    /// The agent's role, from the first request's system message; later requests carry only
+    /// the messages added since.
+    role: Option<String>,
 }
 
 impl Renderer {
@@ -55,12 +58,14 @@ impl Renderer {
         Renderer {
             fold,
             request_at: None,
+            role: None,
         }
     }
 
     /// The heading of one transcript file.
     pub fn header(&mut self, path: &Path) -> String {
         self.request_at = None;
+        self.role = None;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let phase = phase_of(path).unwrap_or_else(|| "transcript".into());
         format!("━━ {phase} ━━ {name}")
@@ -83,12 +88,18 @@ impl Renderer {
                 self.request_at = at;
                 let turn = entry["turn"].as_u64().unwrap_or(0);
                 let messages = entry["messages"].as_array().cloned().unwrap_or_default();
-                let role = messages
+                if let Some(role) = messages
                     .iter()
                     .find(|m| m["role"] == "system")
                     .and_then(|m| m["content"].as_str())
-                    .and_then(agent_role);
-                let role = role.map_or(String::new(), |r| format!(" · {r} agent"));
+                    .and_then(agent_role)
+                {
+                    self.role = Some(role);
+                }
+                let role = self
+                    .role
+                    .as_ref()
+                    .map_or(String::new(), |r| format!(" · {r} agent"));
                 out.push(format!("{clock} ▶ call {turn}{role}"));
                 let tools: Vec<&str> = entry["tools"]
                     .as_array()

@@ -213,6 +213,12 @@ impl EventSink {
             });
             return None;
         }
+        if let Some(journal) = &self.journal {
+            journal.append(&Event::ActionStarted {
+                action: action.clone(),
+                detail: detail.clone(),
+            });
+        }
         let suffix = detail.map_or(String::new(), |d| format!(" ({d})"));
         Some(self.printer.spinner(format!(
             "⟳ {} \"{}\"{suffix}",

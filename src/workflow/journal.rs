@@ -134,16 +134,38 @@ impl Journal {
                     line.insert("startedAt".into(), stamp_of(started_at).into());
                     line.insert("durationMs".into(), millis(started).into());
                 }
-                add_usage(&mut line, &self.spending.action_usage(&action.story_id));
+                self.add_usage(&mut line, &self.spending.action_usage(&action.story_id));
+            }
+            // An action that blocks its story or leaves it waiting ends with that event.
+            Event::StoryBlocked { story_id, .. } | Event::StoryWaiting { story_id, .. } => {
+                if let Some((started_at, started)) = inner.actions.remove(story_id) {
+                    line.insert("startedAt".into(), stamp_of(started_at).into());
+                    line.insert("durationMs".into(), millis(started).into());
+                    self.add_usage(&mut line, &self.spending.action_usage(story_id));
+                }
             }
             Event::RunFinished { .. } => {
                 line.insert("durationMs".into(), millis(self.started).into());
-                add_usage(&mut line, &self.spending.run_usage());
+                self.add_usage(&mut line, &self.spending.run_usage());
             }
             _ => {}
         }
         drop(inner);
         self.write(Value::Object(line));
+    }
+
+    /// Tokens, requests and cost; with a price, an action that made no call cost 0, not null.
+    fn add_usage(&self, line: &mut Map<String, Value>, usage: &Usage) {
+        line.insert(
+            "tokens".into(),
+            json!({"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.tokens()}),
+        );
+        line.insert("requests".into(), usage.requests.into());
+        let cost = match self.spending.price() {
+            Some(_) => Some(usage.cost_usd.unwrap_or(0.0)),
+            None => usage.cost_usd,
+        };
+        line.insert("costUsd".into(), json!(cost));
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
@@ -177,15 +199,6 @@ fn stamp_of(at: DateTime<Utc>) -> String {
 
 fn millis(since: Instant) -> u64 {
     u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
-}
-
-fn add_usage(line: &mut Map<String, Value>, usage: &Usage) {
-    line.insert(
-        "tokens".into(),
-        json!({"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.tokens()}),
-    );
-    line.insert("requests".into(), usage.requests.into());
-    line.insert("costUsd".into(), json!(usage.cost_usd));
 }
 
 /// The journals of a board, oldest first (their names sort by time).
