@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::assessor::{Action, ActionType};
 use super::journal::Journal;
-use crate::output::{Printer, Spinner};
+use crate::output::{LiveLine, Printer, Spinner};
 
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -139,6 +139,22 @@ impl EventSink {
             printer,
             journal: None,
         }
+    }
+
+    /// A parallel run shows one live line per running story on a terminal (SPEC §14).
+    pub fn with_live_lines(mut self) -> Self {
+        self.printer = self.printer.with_live_lines();
+        self
+    }
+
+    /// The live line of a story's action; `None` where no live lines are shown.
+    pub fn live_line(&self, action: &Action) -> Option<LiveLine> {
+        self.printer.live().line(format!(
+            "{} {} ({})",
+            verb(action.action_type),
+            action.slug,
+            action.action_type
+        ))
     }
 
     /// Every event from now on also goes to `journal` (SPEC §14).

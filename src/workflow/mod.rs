@@ -10,6 +10,7 @@ pub mod decision;
 pub mod events;
 pub mod gates;
 pub mod journal;
+pub mod live;
 pub mod lock;
 pub mod no_progress;
 pub mod outcome;

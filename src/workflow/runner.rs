@@ -131,6 +131,11 @@ pub async fn run(
         .max(1) as usize;
     let spending = Arc::new(Spending::new(&project.config));
     let agents = agents(project, Arc::clone(&spending) as Arc<dyn CallMeter>)?;
+    let events = if concurrency > 1 {
+        events.with_live_lines()
+    } else {
+        events
+    };
     // The journal starts with the work: a run that stops at its config or finds nothing to do
     // leaves no file behind.
     let events = match Journal::create(&board_dir, Arc::clone(&spending), &options) {
@@ -337,18 +342,21 @@ impl Loop {
             checkpoint.save(&self.wf.board_dir, &board)?;
             self.started += 1;
             self.running.insert(action.story_id.clone(), action.clone());
-            let spinner = if self.concurrency == 1 {
-                self.wf.events.start(&action, detail)
+            let (spinner, live_line) = if self.concurrency == 1 {
+                (self.wf.events.start(&action, detail), None)
             } else {
                 self.wf.events.emit(Event::ActionStarted {
                     action: action.clone(),
                     detail,
                 });
-                None
+                (None, self.wf.events.live_line(&action))
             };
             let wf = Arc::clone(&self.wf);
             self.tasks.spawn(async move {
-                let result = actions::execute(&wf, &action).await;
+                let work = actions::execute(&wf, &action);
+                let spending = Arc::clone(&wf.spending);
+                let result =
+                    super::live::track(live_line, spending, action.story_id.clone(), work).await;
                 if let Some(spinner) = spinner {
                     spinner.clear();
                 }
