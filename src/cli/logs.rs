@@ -95,7 +95,12 @@ impl Follower<'_> {
             let complete = text.rfind('\n').map_or(0, |end| end + 1);
             if fresh {
                 let header = self.renderer.header(path);
-                self.print(vec![String::new(), header]);
+                // A blank line between transcripts, none before the first.
+                let lines = match self.offsets.is_empty() {
+                    true => vec![header],
+                    false => vec![String::new(), header],
+                };
+                self.print(lines);
             }
             self.offsets.insert(path.clone(), start + complete as u64);
             for line in text[..complete].lines().filter(|l| !l.trim().is_empty()) {
