@@ -9,6 +9,7 @@ use crate::board::Board;
 use crate::error::Result;
 use crate::output::Printer;
 use crate::report::{self, format_cost, format_duration, RunReport, StoryReport};
+use crate::workflow::lock;
 
 #[derive(Debug, Args)]
 pub struct ReportArgs {
@@ -29,7 +30,7 @@ pub fn run(args: ReportArgs, context: &Context) -> Result<i32> {
     let path = report::find_journal(&board_dir, args.run.as_deref())?;
     // The board adds what the journal cannot know: merged commits and current blocked reasons.
     let board = Board::load(&board_dir).ok();
-    let report = report::read(&path, board.as_ref())?;
+    let report = report::read(&path, board.as_ref(), lock::holder(&board_dir))?;
     let printer = &context.printer;
     for warning in &report.warnings {
         printer.warn(warning);
@@ -63,6 +64,7 @@ fn print_table(printer: &Printer, report: &RunReport) {
     let ending = match (report.exit_code, &report.message) {
         (Some(code), Some(message)) => format!("exit {code}: {message}"),
         (Some(code), None) => format!("exit {code}"),
+        (None, _) if report.running => "still running".to_string(),
         (None, _) => "interrupted: the run ended without finishing its journal".to_string(),
     };
     printer.out(format!(
@@ -170,7 +172,7 @@ fn print_story_detail(printer: &Printer, story: &StoryReport) {
                 _ => "…",
             };
             let duration = match a.outcome.as_str() {
-                "interrupted" => "interrupted".to_string(),
+                "interrupted" | "running" => a.outcome.clone(),
                 _ => format_duration(a.duration_ms),
             };
             format!("{} {mark} {duration}", a.action_type)

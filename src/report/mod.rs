@@ -22,8 +22,10 @@ pub struct RunReport {
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
     pub duration_ms: Option<u64>,
-    /// None when the run never wrote its last line: it was killed.
+    /// None when the run never wrote its last line: it was killed, or it is still running.
     pub exit_code: Option<i32>,
+    /// The run still holds the board: its open actions are running, not interrupted.
+    pub running: bool,
     pub message: Option<String>,
     pub model: Option<String>,
     /// Models whose usage has no cost because `pricing` does not list them.
@@ -146,8 +148,13 @@ pub fn find_journal(board_dir: &Path, id: Option<&str>) -> Result<PathBuf, Repor
 }
 
 /// Reads a journal into a report; `board` supplies what happened since (merged commits, the
-/// reasons of stories blocked now).
-pub fn read(path: &Path, board: Option<&Board>) -> Result<RunReport, ReportError> {
+/// reasons of stories blocked now), and `lock_holder` the pid of the run holding the board, if
+/// any, so a run still at work is told from a killed one.
+pub fn read(
+    path: &Path,
+    board: Option<&Board>,
+    lock_holder: Option<u32>,
+) -> Result<RunReport, ReportError> {
     let text = fs_err::read_to_string(path).map_err(|source| ReportError::Read {
         path: path.to_path_buf(),
         source,
@@ -165,13 +172,16 @@ pub fn read(path: &Path, board: Option<&Board>) -> Result<RunReport, ReportError
             Err(err) => builder.warn(index + 1, &format!("not JSON ({err})")),
         }
     }
-    Ok(builder.finish(board))
+    let running = builder.pid.is_some() && builder.pid == lock_holder.map(u64::from);
+    Ok(builder.finish(board, running))
 }
 
 struct Builder {
     report: RunReport,
     index: HashMap<String, usize>,
     priced: Option<bool>,
+    /// The process that wrote the journal.
+    pid: Option<u64>,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -192,6 +202,7 @@ impl Builder {
                 finished_at: None,
                 duration_ms: None,
                 exit_code: None,
+                running: false,
                 message: None,
                 model: None,
                 unpriced_models: Vec::new(),
@@ -201,6 +212,7 @@ impl Builder {
             },
             index: HashMap::new(),
             priced: None,
+            pid: None,
         }
     }
 
@@ -250,6 +262,7 @@ impl Builder {
                 self.report.started_at = at;
                 self.report.model = text(event, "model");
                 self.priced = Some(event.get("price").is_some_and(|p| !p.is_null()));
+                self.pid = event.get("pid").and_then(Value::as_u64);
             }
             "action_started" => {
                 let action_type = event
@@ -382,8 +395,16 @@ impl Builder {
         };
     }
 
-    fn finish(mut self, board: Option<&Board>) -> RunReport {
+    fn finish(mut self, board: Option<&Board>, running: bool) -> RunReport {
         let report = &mut self.report;
+        report.running = running && report.exit_code.is_none();
+        if report.running {
+            for action in report.stories.iter_mut().flat_map(|s| s.actions.iter_mut()) {
+                if action.outcome == "interrupted" {
+                    action.outcome = "running".into();
+                }
+            }
+        }
         if self.priced == Some(false) {
             if let Some(model) = &report.model {
                 report.unpriced_models.push(model.clone());
@@ -404,6 +425,9 @@ impl Builder {
             }
             if story.actions.iter().any(|a| a.outcome == "interrupted") && killed {
                 story.outcome = "interrupted".into();
+            }
+            if story.actions.iter().any(|a| a.outcome == "running") {
+                story.outcome = "running".into();
             }
             (story.next_command, story.next_note) = next_step(story);
         }
@@ -493,6 +517,7 @@ fn next_step(story: &StoryReport) -> (Option<String>, Option<String>) {
             Some("see last_error with `agentic-sdlc details`".into()),
         ),
         "stopped" | "interrupted" | "progressed" => (run_again, None),
+        "running" => (None, Some("the run is still working on it".into())),
         _ => (None, None),
     }
 }

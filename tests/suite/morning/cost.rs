@@ -28,6 +28,10 @@ async fn every_usage_record_carries_its_cost() {
     assert_eq!(usage["completion_tokens"], 20 * LIFE_CYCLE_CALLS);
     assert_usd(&usage["cost_usd"], COST_PER_CALL * LIFE_CYCLE_CALLS as f64);
 
+    env.run(&["details", &slug])
+        .success()
+        .stdout_has("7 request(s), 700 prompt + 140 completion tokens, $0.189");
+
     // Each action in the journal has its own tokens and cost; the run has their sum.
     let events = journal_events(&env);
     let ended: Vec<_> = events

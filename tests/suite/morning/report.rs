@@ -254,11 +254,16 @@ async fn a_killed_run_shows_its_open_actions_as_interrupted() {
                 .unwrap_or(false)
         },
     );
+    // While the run works, its open action is running, not interrupted.
+    let live = env.run_json(&["report"]);
+    assert_eq!(live["running"], true, "{live}");
+    assert_eq!(live["stories"][0]["actions"][0]["outcome"], "running");
     child.kill().expect("kill the run");
     finish(child);
 
     let report = env.run_json(&["report"]);
     assert!(report["exitCode"].is_null(), "{report}");
+    assert_eq!(report["running"], false);
     let story = &report["stories"][0];
     assert_eq!(story["outcome"], "interrupted");
     assert_eq!(story["actions"][0]["type"], "refine");
