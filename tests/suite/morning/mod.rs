@@ -3,6 +3,7 @@
 
 mod budget;
 mod cost;
+mod live;
 mod logs;
 mod no_progress;
 mod report;
