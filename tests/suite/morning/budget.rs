@@ -128,3 +128,25 @@ async fn parallel_stories_overshoot_the_run_budget_by_at_most_the_calls_in_fligh
         assert!(front(&env, slug).get("last_error").is_none(), "{slug}");
     }
 }
+
+#[tokio::test]
+async fn each_of_four_parallel_stories_keeps_its_own_budget() {
+    let env = TestEnv::init();
+    let llm = FakeLlm::start_with_delay(Some(Duration::from_millis(100))).await;
+    configure(&env, json!({"budget": {"storyTokens": 250}}));
+    let slugs: Vec<String> = (1..=4)
+        .map(|n| env.add(&format!("Budgeted story {n}"), &[]).1)
+        .collect();
+    let out = run(&env, &llm, &["run", "--auto", "--concurrency", "4"]);
+    out.code(3).stderr_has("Budget: 360 of 250 tokens");
+    // Each story made its three calls (refine, research, plan) and was stopped before its fourth.
+    assert_eq!(llm.requests().len(), 12);
+    assert!(llm.requests_for("implement").is_empty());
+    for slug in &slugs {
+        assert_eq!(column(&env, slug), "blocked", "{slug}");
+        assert_eq!(
+            front(&env, slug)["blocked_reason"],
+            "Budget: 360 of 250 tokens"
+        );
+    }
+}
