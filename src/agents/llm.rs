@@ -23,6 +23,7 @@ use async_openai::Client;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
+use super::meter::StoryMeter;
 use crate::config::{Config, CONFIG_FILE};
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
@@ -120,6 +121,8 @@ fn is_local(url: &str) -> bool {
 #[derive(Clone)]
 pub struct LlmClient {
     inner: Arc<Inner>,
+    /// Set on a story's copy of the client: every call is admitted and counted (SPEC §14).
+    meter: Option<StoryMeter>,
 }
 
 struct Inner {
@@ -165,12 +168,21 @@ impl LlmClient {
             Client::build(http.clone(), config).with_http_service(transport::Transport::new(http));
         Ok(LlmClient {
             inner: Arc::new(Inner { client, settings }),
+            meter: None,
         })
     }
 
     pub fn from_config(config: &Config) -> crate::Result<LlmClient> {
         let settings = LlmSettings::from_config(config)?;
         LlmClient::new(settings).map_err(|err| crate::Error::Llm(err.to_string()))
+    }
+
+    /// This client for one story's calls, each admitted and counted by `meter`.
+    pub fn metered(&self, meter: StoryMeter) -> LlmClient {
+        LlmClient {
+            inner: Arc::clone(&self.inner),
+            meter: Some(meter),
+        }
     }
 
     pub fn settings(&self) -> &LlmSettings {
@@ -186,11 +198,19 @@ impl LlmClient {
         tools: &[Value],
     ) -> Result<ChatReply, LlmError> {
         let settings = &self.inner.settings;
+        if let Some(meter) = &self.meter {
+            meter.admit().map_err(LlmError::Budget)?;
+        }
         let body = self.request_body(messages, tools);
         let mut attempt = 0;
         loop {
             let failure = match self.send(&body).await {
-                Ok(reply) => return Ok(reply),
+                Ok(reply) => {
+                    if let Some(meter) = &self.meter {
+                        meter.answered(&reply.usage);
+                    }
+                    return Ok(reply);
+                }
                 Err(failure) => failure,
             };
             if !failure.error.is_retryable() || attempt >= settings.max_retries {

@@ -1,6 +1,7 @@
 //! The production agents: LLM calls through any OpenAI-compatible API.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -8,6 +9,7 @@ use serde_json::Value;
 
 use super::conversation::{converse, ConversationError, ToolExecutor, ToolResultText};
 use super::llm::LlmClient;
+use super::meter::{CallMeter, StoryMeter};
 use super::tools::{CommandEnv, ToolAccess, ToolBox};
 use super::transcript::Transcript;
 use super::verdict::parse_verdict;
@@ -25,6 +27,8 @@ pub struct LlmAgents {
     max_turns: u32,
     command_timeout: Duration,
     command_env: CommandEnv,
+    /// The run's budget meter; every call of a story is admitted and counted there.
+    meter: Option<Arc<dyn CallMeter>>,
 }
 
 impl LlmAgents {
@@ -38,6 +42,23 @@ impl LlmAgents {
                 set: Vec::new(),
                 hidden: vec![config.llm.api_key_env.clone()],
             },
+            meter: None,
+        }
+    }
+
+    /// Counts every call against the run's budgets (SPEC §14).
+    pub fn with_meter(mut self, meter: Arc<dyn CallMeter>) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    /// The client for one story's calls.
+    fn client_for(&self, story_id: &str) -> LlmClient {
+        match &self.meter {
+            Some(meter) => self
+                .client
+                .metered(StoryMeter::new(Arc::clone(meter), story_id)),
+            None => self.client.clone(),
         }
     }
 
@@ -54,13 +75,14 @@ impl LlmAgents {
 
     async fn talk(
         &self,
+        story_id: &str,
         system: &str,
         user: &str,
         tools: Option<&dyn ToolExecutor>,
         transcript: &Transcript,
     ) -> Result<AgentOutput, AgentError> {
         match converse(
-            &self.client,
+            &self.client_for(story_id),
             system,
             user,
             tools,
@@ -83,13 +105,16 @@ impl LlmAgents {
     /// Asks one review perspective, reminding it once when its answer holds no verdict.
     async fn perspective(
         &self,
+        story_id: &str,
         perspective: Perspective,
         user: &str,
         tools: &ToolBox,
         transcript: &Transcript,
     ) -> Result<(Option<super::verdict::PerspectiveVerdict>, Usage), AgentError> {
         let system = prompts::review_system(perspective.role());
-        let first = self.talk(&system, user, Some(tools), transcript).await?;
+        let first = self
+            .talk(story_id, &system, user, Some(tools), transcript)
+            .await?;
         let mut usage = first.usage;
         if let Some(verdict) = parse_verdict(&first.text) {
             return Ok((Some(verdict), usage));
@@ -100,7 +125,7 @@ impl LlmAgents {
             prompts::VERDICT_REMINDER
         );
         let second = self
-            .talk(&system, &retry_user, Some(tools), transcript)
+            .talk(story_id, &system, &retry_user, Some(tools), transcript)
             .await
             .map_err(|mut e| {
                 e.usage.add(&usage);
@@ -147,7 +172,13 @@ impl Agents for LlmAgents {
         );
         let system = prompts::phase_system(request.phase);
         let output = self
-            .talk(&system, &user, Some(&tools), request.transcript)
+            .talk(
+                request.story.id(),
+                &system,
+                &user,
+                Some(&tools),
+                request.transcript,
+            )
             .await?;
         if output.text.trim().is_empty() {
             return Err(AgentError {
@@ -161,7 +192,8 @@ impl Agents for LlmAgents {
     async fn review(&self, request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError> {
         let user = prompts::review_user(request.story, request.diff);
         let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
-        let asks = Perspective::ALL.map(|p| self.perspective(p, &user, &tools, request.transcript));
+        let asks = Perspective::ALL
+            .map(|p| self.perspective(request.story.id(), p, &user, &tools, request.transcript));
         let results = futures::future::join_all(asks).await;
         let mut usage = Usage::default();
         let mut verdicts = Vec::new();
@@ -200,6 +232,7 @@ impl Agents for LlmAgents {
         );
         let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
         self.talk(
+            request.story.id(),
             &prompts::gate_system(),
             &user,
             Some(&tools),

@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use super::progress::LiveArea;
 use super::theme::Palette;
 use crate::config::Theme;
 
@@ -29,6 +30,8 @@ pub struct Printer {
     color: bool,
     spinners: bool,
     palette: Palette,
+    /// Live lines of a parallel run; stderr output goes above them.
+    live: LiveArea,
 }
 
 impl Printer {
@@ -48,6 +51,7 @@ impl Printer {
             color,
             spinners,
             palette: Palette::new(Theme::Auto, color),
+            live: LiveArea::default(),
         }
     }
 
@@ -65,7 +69,20 @@ impl Printer {
             color: false,
             spinners: false,
             palette: Palette::new(Theme::None, false),
+            live: LiveArea::default(),
         }
+    }
+
+    /// This printer with live lines for a parallel run, where a terminal can show them.
+    pub fn with_live_lines(mut self) -> Self {
+        if self.spinners && !self.live.is_active() {
+            self.live = LiveArea::new();
+        }
+        self
+    }
+
+    pub fn live(&self) -> &LiveArea {
+        &self.live
     }
 
     pub fn palette(&self) -> &Palette {
@@ -111,24 +128,32 @@ impl Printer {
     /// Progress for a person, on stderr; hidden by `-q` and in JSON mode.
     pub fn info(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Normal {
-            eprintln!("{}", text.as_ref());
+            self.live.eprintln(text.as_ref());
         }
     }
 
     /// Extra detail shown with `-v`.
     pub fn detail(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Verbose {
-            eprintln!("{}", self.palette.dim(text.as_ref()));
+            self.live.eprintln(&self.palette.dim(text.as_ref()));
         }
     }
 
     /// A warning always reaches stderr, even with `-q` or `--json`.
     pub fn warn(&self, text: impl AsRef<str>) {
-        eprintln!("{} {}", self.palette.warn("warning:"), text.as_ref());
+        self.live.eprintln(&format!(
+            "{} {}",
+            self.palette.warn("warning:"),
+            text.as_ref()
+        ));
     }
 
     pub fn error(&self, text: impl AsRef<str>) {
-        eprintln!("{} {}", self.palette.error("error:"), text.as_ref());
+        self.live.eprintln(&format!(
+            "{} {}",
+            self.palette.error("error:"),
+            text.as_ref()
+        ));
     }
 
     /// A spinner on a terminal; plain lines otherwise.

@@ -201,8 +201,9 @@ fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
         })
     };
     match reply {
+        // `{call}` becomes the request's number, for a model that says something new each time.
         Reply::Text(content) => ResponseTemplate::new(200).set_body_json(completion(
-            json!({"role": "assistant", "content": content}),
+            json!({"role": "assistant", "content": content.replace("{call}", &call.to_string())}),
             "stop",
         )),
         Reply::ToolCalls(calls) => {

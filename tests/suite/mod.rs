@@ -7,4 +7,5 @@ mod delivery;
 #[allow(dead_code)] // Each test module scripts a different part of the fake server.
 pub mod fake_llm;
 mod gates_deps;
+mod morning;
 mod run_loop;

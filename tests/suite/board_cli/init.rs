@@ -16,7 +16,9 @@ fn spec_defaults() -> serde_json::Value {
         "llm": { "baseUrl": null, "model": "gpt-4o-mini", "apiKeyEnv": "OPENAI_API_KEY",
                  "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50 },
         "phases": {},
-        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null }
+        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
+        "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
+        "pricing": {}
     })
 }
 
