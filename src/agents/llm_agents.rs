@@ -1,14 +1,13 @@
 //! The production agents: LLM calls through any OpenAI-compatible API.
 
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
 
 use super::conversation::{converse, ConversationError, ToolExecutor, ToolResultText};
 use super::llm::LlmClient;
-use super::tools::{CommandEnv, ToolAccess, ToolBox};
+use super::tools::{CommandEnv, ToolAccess, ToolBox, ToolLimits};
 use super::transcript::Transcript;
 use super::verdict::parse_verdict;
 use super::{
@@ -17,27 +16,30 @@ use super::{
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
-use crate::config::Config;
+use crate::config::{Config, CONFIG_FILE};
 
 pub struct LlmAgents {
     client: LlmClient,
     board_dir: PathBuf,
     max_turns: u32,
-    command_timeout: Duration,
+    tool_limits: ToolLimits,
     command_env: CommandEnv,
+    /// The project's `.agentic-sdlc.json`, which no agent may change.
+    config_file: PathBuf,
 }
 
 impl LlmAgents {
     pub fn new(client: LlmClient, config: &Config, board_dir: PathBuf) -> Self {
         Self {
             client,
-            board_dir,
             max_turns: config.llm.max_turns,
-            command_timeout: Duration::from_secs(config.review.test_timeout_seconds),
+            tool_limits: ToolLimits::from_config(&config.tools),
             command_env: CommandEnv {
                 set: Vec::new(),
                 hidden: vec![config.llm.api_key_env.clone()],
             },
+            config_file: project_root(&board_dir, &config.sdlc_folder).join(CONFIG_FILE),
+            board_dir,
         }
     }
 
@@ -47,9 +49,11 @@ impl LlmAgents {
             work_dir.to_path_buf(),
             self.board_dir.clone(),
             access,
-            self.command_timeout,
+            self.tool_limits,
         )
         .with_command_env(self.command_env.clone())
+        .protect(self.config_file.clone())
+        .with_secrets(self.client.settings().api_key.clone().into_iter().collect())
     }
 
     async fn talk(
@@ -146,9 +150,19 @@ impl Agents for LlmAgents {
             prompts::phase_task(request.phase),
         );
         let system = prompts::phase_system(request.phase);
-        let output = self
-            .talk(&system, &user, Some(&tools), request.transcript)
-            .await?;
+        let talk = self.talk(&system, &user, Some(&tools), request.transcript);
+        let output = if access == ToolAccess::ReadWrite {
+            // Commands can change any file, the config included; a change to it is undone.
+            let guard = ConfigGuard::take(&self.config_file);
+            let output = talk.await;
+            guard.restore_if_changed().map_err(|message| AgentError {
+                message,
+                usage: output.as_ref().map(|o| o.usage.clone()).unwrap_or_default(),
+            })?;
+            output?
+        } else {
+            talk.await?
+        };
         if output.text.trim().is_empty() {
             return Err(AgentError {
                 message: format!("the {} agent answered with no text", request.phase),
@@ -207,4 +221,73 @@ impl Agents for LlmAgents {
         )
         .await
     }
+}
+
+/// The project root: the board folder without its `sdlcFolder` components.
+fn project_root(board_dir: &Path, sdlc_folder: &str) -> PathBuf {
+    let depth = Path::new(sdlc_folder)
+        .components()
+        .filter(|part| matches!(part, std::path::Component::Normal(_)))
+        .count();
+    board_dir
+        .ancestors()
+        .nth(depth)
+        .unwrap_or(board_dir)
+        .to_path_buf()
+}
+
+/// The bytes of `.agentic-sdlc.json` before an agent with write access ran (SPEC §13): the
+/// config decides where the key goes and which commands run, so a change made by the agent,
+/// through run_command for example, is reverted and fails the action.
+struct ConfigGuard {
+    path: PathBuf,
+    before: Option<(Vec<u8>, std::fs::Permissions)>,
+}
+
+impl ConfigGuard {
+    fn take(path: &Path) -> ConfigGuard {
+        ConfigGuard {
+            path: path.to_path_buf(),
+            before: std::fs::read(path)
+                .and_then(|bytes| Ok((bytes, std::fs::metadata(path)?.permissions())))
+                .ok(),
+        }
+    }
+
+    /// Puts the config back if it changed (or was removed or created); the error names it.
+    fn restore_if_changed(&self) -> Result<(), String> {
+        let now = std::fs::read(&self.path).ok();
+        if now.as_ref() == self.before.as_ref().map(|(bytes, _)| bytes) {
+            return Ok(());
+        }
+        let restored = match &self.before {
+            Some((bytes, permissions)) => write_back(&self.path, bytes, permissions),
+            None => std::fs::remove_file(&self.path),
+        };
+        let shown = self.path.display();
+        match restored {
+            Ok(()) => Err(format!(
+                "the implement agent changed {shown}, which agents may not change; the change was reverted"
+            )),
+            Err(err) => Err(format!(
+                "the implement agent changed {shown}, which agents may not change, and restoring it failed: {err}; check the file by hand"
+            )),
+        }
+    }
+}
+
+/// Replaces the file atomically, so an interrupted restore never leaves half a config.
+fn write_back(
+    path: &Path,
+    bytes: &[u8],
+    permissions: &std::fs::Permissions,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let parent = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(parent)?;
+    temp.write_all(bytes)?;
+    temp.as_file().set_permissions(permissions.clone())?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
 }
