@@ -161,8 +161,8 @@ impl LlmClient {
         let config = OpenAIConfig::new()
             .with_api_base(&settings.base_url)
             .with_api_key(key);
-        let client =
-            Client::build(http.clone(), config).with_http_service(transport::Transport::new(http));
+        let client = Client::build(http.clone(), config)
+            .with_http_service(transport::Transport::new(http, settings.read_timeout));
         Ok(LlmClient {
             inner: Arc::new(Inner { client, settings }),
         })

@@ -6,7 +6,7 @@ use async_openai::error::OpenAIError;
 use serde_json::Value;
 
 use super::messages::snippet;
-use super::transport::HttpFailure;
+use super::transport::{HttpFailure, ReplyLimit};
 
 /// A failed model call. Every message names the endpoint and the model (never the API key), so
 /// a user with several configs can tell which one broke.
@@ -120,9 +120,20 @@ impl ErrorContext<'_> {
                 Ok(failure) => {
                     self.classify_status(failure.status, &failure.body, failure.retry_after)
                 }
-                Err(other) => {
-                    LlmError::Connection(self.describe(&error_chain(other.as_ref()))).into()
-                }
+                Err(other) => match other.downcast::<ReplyLimit>() {
+                    // Too large stays too large; a missed deadline may pass, like a read timeout.
+                    Ok(limit) => match *limit {
+                        ReplyLimit::TooLarge => {
+                            LlmError::InvalidResponse(self.describe(&limit.to_string())).into()
+                        }
+                        ReplyLimit::Deadline(_) => {
+                            LlmError::Connection(self.describe(&limit.to_string())).into()
+                        }
+                    },
+                    Err(other) => {
+                        LlmError::Connection(self.describe(&error_chain(other.as_ref()))).into()
+                    }
+                },
             },
             // Our transport turns every non-2xx into `HttpFailure`; this arm is a safety net.
             OpenAIError::ApiError(api) => {
