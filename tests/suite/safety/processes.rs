@@ -22,7 +22,12 @@ async fn a_child_that_calls_setsid_dies_with_its_command() {
     let p = Project::new().await;
     let story = ready_for_implement(&p);
     let marker = marker();
-    let command = format!("setsid sleep {marker} & (sleep {marker} &); echo started");
+    // The command ends only once the daemon has its own session, so it cannot be killed with
+    // the command's process group by luck.
+    let command = format!(
+        "setsid sh -c 'touch in-session; exec sleep {marker}' & (sleep {marker} &); \
+         while [ ! -e in-session ]; do sleep 0.1; done; echo started"
+    );
     p.fake
         .push(
             "implement",
