@@ -16,7 +16,8 @@ fn spec_defaults() -> serde_json::Value {
         "llm": { "baseUrl": null, "model": "gpt-4o-mini", "apiKeyEnv": "OPENAI_API_KEY",
                  "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50 },
         "phases": {},
-        "git": { "branchPerStory": true, "worktrees": false, "createPr": false }
+        "git": { "branchPerStory": true, "worktrees": false, "createPr": false },
+        "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 }
     })
 }
 
