@@ -126,6 +126,7 @@ impl ToolExecutor for ToolBox {
         ToolResultText {
             content: outcome.content,
             is_error: outcome.is_error,
+            fatal: outcome.fatal,
         }
     }
 }
@@ -157,7 +158,10 @@ impl Agents for LlmAgents {
             let output = talk.await;
             guard.restore_if_changed().map_err(|message| AgentError {
                 message,
-                usage: output.as_ref().map(|o| o.usage.clone()).unwrap_or_default(),
+                usage: match &output {
+                    Ok(done) => done.usage,
+                    Err(failed) => failed.usage,
+                },
             })?;
             output?
         } else {

@@ -30,6 +30,7 @@ impl ToolExecutor for FakeTools {
         ToolResultText {
             content: format!("result of {name} {arguments}"),
             is_error: false,
+            fatal: false,
         }
     }
 }

@@ -34,6 +34,10 @@ pub enum LlmError {
 
     #[error("the agent did not finish within {0} turns\nHint: raise llm.maxTurns, or make the story smaller")]
     MaxTurns(u32),
+
+    /// A tool broke on the tool's side (not a refusal the model could act on).
+    #[error("a tool failed: {0}")]
+    Tool(String),
 }
 
 /// Where a message ends and the `[endpoint …, model …]` suffix that every message carries

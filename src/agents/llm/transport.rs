@@ -56,6 +56,19 @@ pub(crate) fn http_client(
         .user_agent(concat!("agentic-sdlc/", env!("CARGO_PKG_VERSION")))
         .read_timeout(read_timeout)
         .connect_timeout(connect_timeout)
+        // The key goes to the configured endpoint only (SPEC §13): a redirect to another origin
+        // is not followed (it ends as an HTTP error naming its status).
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let same_origin = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if same_origin && attempt.previous().len() < 5 {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
         .build()
 }
 

@@ -495,3 +495,35 @@ fn timeout_is_the_smaller_of_asked_and_configured() {
         Duration::from_secs(30)
     );
 }
+
+#[tokio::test]
+async fn a_failure_of_the_tool_itself_is_fatal_and_a_refusal_is_not() {
+    let fx = rw();
+    let refused = fx
+        .call(
+            "write_file",
+            json!({"path": ".agentic-sdlc.json", "content": "{}"}),
+        )
+        .await;
+    assert_error(&refused, "agentic-sdlc config");
+    assert!(!refused.fatal);
+    // With its folder gone, no command can start: nothing the model can fix.
+    fs::remove_dir_all(&fx.root).unwrap();
+    let broken = fx.call("run_command", json!({"command": "true"})).await;
+    assert_error(&broken, "cannot start sh");
+    assert!(broken.fatal, "{broken:?}");
+}
+
+#[tokio::test]
+async fn the_key_is_blanked_out_of_results() {
+    let fx = rw();
+    let tools = fx
+        .tools
+        .clone()
+        .with_secrets(vec!["sk-test-0123456789".into()]);
+    fs::write(fx.root.join("leak.txt"), "key=sk-test-0123456789\n").unwrap();
+    let out = tools
+        .call("read_file", &json!({"path": "leak.txt"}).to_string())
+        .await;
+    assert_eq!(assert_ok(&out), "key=[redacted]\n");
+}

@@ -149,3 +149,43 @@ async fn a_config_changed_by_a_command_is_reverted_and_fails_the_action() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_redirect_to_another_server_is_not_followed() {
+    use wiremock::matchers::method;
+    use wiremock::{Mock, MockServer, ResponseTemplate};
+
+    let attacker = FakeLlm::start().await;
+    let endpoint = MockServer::start().await;
+    Mock::given(method("POST"))
+        .respond_with(ResponseTemplate::new(307).insert_header(
+            "location",
+            format!("{}/chat/completions", attacker.base_url()).as_str(),
+        ))
+        .mount(&endpoint)
+        .await;
+    let p = Project::new().await;
+    let url = format!("{}/v1", endpoint.uri());
+    p.config(&[
+        ("llm.baseUrl", url.as_str()),
+        ("llm.apiKeyEnv", KEY_VAR),
+        ("llm.maxRetries", "0"),
+    ]);
+    let story = p.ready("Redirected");
+
+    let out = outcome(
+        p.cmd(&["run", "--story", &story.id, "--step", "research"])
+            .env(KEY_VAR, KEY),
+    );
+
+    out.code(1);
+    assert!(
+        attacker.requests().is_empty(),
+        "the request followed the redirect"
+    );
+    let error = p.front(&story)["last_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(error.contains("307"), "{error}");
+}
