@@ -41,6 +41,9 @@ use nix::unistd::{fork, getppid, pipe2, read, write, ForkResult, Pid};
 /// return (the shell's own code for "could not run").
 const SETUP_FAILED: i32 = 127;
 
+/// `CAP_SYS_ADMIN` from `linux/capability.h`; libc does not export the capability numbers.
+const CAP_SYS_ADMIN: u32 = 21;
+
 /// What the keeper needs, prepared before the fork.
 #[derive(Debug, Clone)]
 pub(crate) struct Plan {
@@ -174,6 +177,23 @@ fn init(report: OwnedFd, go: OwnedFd) -> io::Result<()> {
         Ok(ForkResult::Child) => {
             // The command dies with init; everything else in the namespace dies with it too.
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(os)?;
+            // Root inside the namespace could unmount the new /proc and see the machine's
+            // processes under it (the user's shell, with a key it exported). Without
+            // CAP_SYS_ADMIN in the bounding set, no exec gets it back, so nothing inside can
+            // mount or unmount; a nested user namespace gets its mounts locked by the kernel.
+            // SAFETY: prctl only takes integers.
+            let dropped = unsafe {
+                libc::prctl(
+                    libc::PR_CAPBSET_DROP,
+                    libc::c_ulong::from(CAP_SYS_ADMIN),
+                    0,
+                    0,
+                    0,
+                )
+            };
+            if dropped != 0 {
+                return Err(io::Error::last_os_error());
+            }
             return Ok(());
         }
         Ok(ForkResult::Parent { child }) => child,

@@ -117,6 +117,34 @@ fn commands_see_their_own_processes_only() {
 }
 
 #[test]
+fn the_private_proc_cannot_be_unmounted_even_as_root() {
+    if !namespaces_work() {
+        eprintln!("skipped: this kernel refuses user namespaces");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        "umount /proc 2>/dev/null || umount -l /proc 2>/dev/null || echo refused; \
+         unshare -Urm sh -c 'umount /proc 2>/dev/null || umount -l /proc 2>/dev/null || echo refused-nested' 2>&1 | head -c 200; \
+         ls /proc | grep -c '^[0-9]'",
+        dir.path(),
+        30,
+    );
+    let lines: Vec<&str> = out.output.lines().collect();
+    assert_eq!(lines.first(), Some(&"refused"), "{}", out.output);
+    // A nested user namespace gets its own CAP_SYS_ADMIN, but the kernel locks the mounts it
+    // inherits.
+    assert!(
+        out.output.contains("refused-nested") || out.output.contains("unshare: "),
+        "{}",
+        out.output
+    );
+    // Init, sh and ls (and grep): not the machine's processes.
+    let visible: usize = lines.last().unwrap().parse().unwrap();
+    assert!(visible < 10, "{}", out.output);
+}
+
+#[test]
 fn a_setsid_child_dies_when_the_command_ends() {
     if !namespaces_work() {
         eprintln!("skipped: this kernel refuses user namespaces");
