@@ -152,11 +152,3 @@ pub(super) fn is_git_dir(name: &std::ffi::OsStr) -> bool {
     name.to_str()
         .is_some_and(|name| name.eq_ignore_ascii_case(".git"))
 }
-
-pub(super) fn sorted_entries(dir: &Path) -> io::Result<Vec<PathBuf>> {
-    let mut entries = fs::read_dir(dir)?
-        .map(|entry| entry.map(|entry| entry.path()))
-        .collect::<io::Result<Vec<_>>>()?;
-    entries.sort();
-    Ok(entries)
-}

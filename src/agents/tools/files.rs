@@ -10,7 +10,7 @@ use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 use super::args::Args;
-use super::confine::{is_git_dir, sorted_entries};
+use super::search::Walk;
 use super::{ToolBox, ToolError};
 use crate::exec::floor_char_boundary;
 
@@ -51,14 +51,14 @@ impl ToolBox {
                 format!("'{path}' is a file, not a folder; use read_file to read it").into(),
             );
         }
-        let mut entries: Vec<String> = sorted_entries(&real)
-            .map_err(|err| format!("cannot list '{path}': {err}"))?
-            .into_iter()
-            .filter(|entry| {
-                !is_git_dir(entry.file_name().unwrap_or_default()) && !self.in_board(entry)
-            })
-            .map(|entry| self.entry_line(&entry))
-            .collect();
+        // The walk skips what `.gitignore` ignores, `.git` and the board.
+        let mut entries = Vec::new();
+        for entry in self.walk(&real, Walk::Entries) {
+            let entry = entry.map_err(|err| format!("cannot list '{path}': {err}"))?;
+            if entry.depth() == 1 {
+                entries.push(self.entry_line(entry.path()));
+            }
+        }
         Ok(cap_listing(&mut entries))
     }
 

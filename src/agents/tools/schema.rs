@@ -29,7 +29,8 @@ pub(super) fn read_file(max_bytes: usize) -> (String, Value) {
 
 pub(super) fn list_files() -> (String, Value) {
     (
-        "List the entries of a folder of the repository (not recursive). Folders end with '/'."
+        "List the entries of a folder of the repository (not recursive), without what \
+         .gitignore ignores. Folders end with '/'."
             .to_string(),
         json!({
             "type": "object",
@@ -44,8 +45,8 @@ pub(super) fn search() -> (String, Value) {
     (
         format!(
             "Search text files for a literal, case-sensitive substring (not a regex), recursively. \
-             Skips .git, target/, node_modules/ and binary files. Returns 'path:line: text' lines, \
-             at most {SEARCH_MATCH_CAP}."
+             Skips .git, target/, node_modules/, what .gitignore ignores and binary files. \
+             Returns 'path:line: text' lines, at most {SEARCH_MATCH_CAP}."
         ),
         json!({
             "type": "object",

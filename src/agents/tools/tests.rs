@@ -527,3 +527,52 @@ async fn the_key_is_blanked_out_of_results() {
         .await;
     assert_eq!(assert_ok(&out), "key=[redacted]\n");
 }
+
+#[tokio::test]
+async fn gitignored_trees_are_skipped_by_list_files_and_search() {
+    let fx = rw();
+    fs::write(fx.root.join(".gitignore"), "dist/\n*.log\n").unwrap();
+    fs::create_dir_all(fx.root.join("dist")).unwrap();
+    fs::write(fx.root.join("dist/bundle.js"), "hello bundle\n").unwrap();
+    fs::write(fx.root.join("debug.log"), "hello log\n").unwrap();
+    fs::create_dir_all(fx.root.join(".github")).unwrap();
+    fs::write(fx.root.join(".github/ci.yml"), "hello ci\n").unwrap();
+
+    let out = fx.call("list_files", json!({})).await;
+    assert_eq!(
+        assert_ok(&out),
+        ".github/\n.gitignore\nREADME.md\nsrc/\ntarget/"
+    );
+    let out = fx.call("search", json!({"pattern": "hello"})).await;
+    assert_eq!(
+        assert_ok(&out),
+        ".github/ci.yml:1: hello ci\nREADME.md:2: hello world\nsrc/main.rs:2:     println!(\"hello\");"
+    );
+    // An ignored file can still be read when asked for by name.
+    assert_ok(&fx.call("read_file", json!({"path": "debug.log"})).await);
+}
+
+#[tokio::test]
+async fn search_stops_at_the_byte_cap() {
+    let fx = rw();
+    let limits = ToolLimits {
+        max_read_bytes: 4096,
+        timeout: Duration::from_secs(30),
+    };
+    let board = fx.root.join(".agentic-sdlc");
+    let tools = ToolBox::new(fx.root.clone(), board, ToolAccess::ReadOnly, limits);
+    let line = format!("needle {}\n", "x".repeat(290));
+    fs::write(fx.root.join("wide.txt"), line.repeat(150)).unwrap();
+    let out = tools
+        .call("search", &json!({"pattern": "needle"}).to_string())
+        .await;
+    let text = assert_ok(&out);
+    assert!(text.len() <= 4096 + 100, "{}", text.len());
+    assert!(
+        text.ends_with(
+            "stopped at 4096 bytes (tools.maxReadBytes); narrow the pattern or the path]"
+        ),
+        "{}",
+        &text[text.len() - 100..]
+    );
+}
