@@ -154,15 +154,28 @@ impl Agents for LlmAgents {
         let talk = self.talk(&system, &user, Some(&tools), request.transcript);
         let output = if access == ToolAccess::ReadWrite {
             // Commands can change any file, the config included; a change to it is undone.
-            let guard = ConfigGuard::take(&self.config_file);
+            // In a worktree, the copy there is guarded too: it would be committed with the work.
+            let mut files = vec![self.config_file.clone()];
+            let local = request.work_dir.join(CONFIG_FILE);
+            if !files.contains(&local) {
+                files.push(local);
+            }
+            let guards: Vec<ConfigGuard> = files.iter().map(|f| ConfigGuard::take(f)).collect();
             let output = talk.await;
-            guard.restore_if_changed().map_err(|message| AgentError {
-                message,
-                usage: match &output {
-                    Ok(done) => done.usage,
-                    Err(failed) => failed.usage,
-                },
-            })?;
+            // Every guard restores its file before the first complaint is reported.
+            let complaints: Vec<String> = guards
+                .iter()
+                .filter_map(|guard| guard.restore_if_changed().err())
+                .collect();
+            if !complaints.is_empty() {
+                return Err(AgentError {
+                    message: complaints.join("; "),
+                    usage: match &output {
+                        Ok(done) => done.usage,
+                        Err(failed) => failed.usage,
+                    },
+                });
+            }
             output?
         } else {
             talk.await?

@@ -40,8 +40,8 @@ const BACKOFF_CAP: Duration = Duration::from_secs(30);
 /// The longest `Retry-After` we honour; a server asking for an hour gets a minute.
 pub(crate) const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 
-/// Builds the HTTP client: per-read and connect timeouts, never a total one, which would cut
-/// off a long stream that is still making progress.
+/// Builds the HTTP client with per-read and connect timeouts; the deadline for a whole exchange
+/// is [`Transport`]'s.
 pub(crate) fn http_client(
     read_timeout: Duration,
     connect_timeout: Duration,
