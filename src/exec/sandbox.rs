@@ -81,7 +81,11 @@ impl Plan {
 /// caller can fall back. The keeper and init never return.
 pub(crate) fn enter(plan: &Plan) -> io::Result<()> {
     die_with_parent(plan.tool_pid)?;
-    nix::sys::prctl::set_dumpable(false).map_err(os)?;
+    // Init's /proc files (its id maps among them) belong to its user only while it is
+    // dumpable; a non-dumpable one's belong to root, and an unprivileged keeper could not map
+    // it. So init is born dumpable and turns non-dumpable once mapped, before anything
+    // untrusted runs; the keeper turns non-dumpable right after the clone.
+    nix::sys::prctl::set_dumpable(true).map_err(os)?;
     let (report_read, report_write) = pipe2(OFlag::O_CLOEXEC).map_err(os)?;
     let (go_read, go_write) = pipe2(OFlag::O_CLOEXEC).map_err(os)?;
     let flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWNS;
@@ -104,6 +108,7 @@ pub(crate) fn enter(plan: &Plan) -> io::Result<()> {
             init(report_write, go_read)
         }
         child => {
+            nix::sys::prctl::set_dumpable(false).map_err(os)?;
             drop((report_write, go_read));
             let init_pid = Pid::from_raw(child as libc::pid_t);
             keep(plan, init_pid, report_read, go_write)
@@ -162,6 +167,9 @@ fn init(report: OwnedFd, go: OwnedFd) -> io::Result<()> {
     let mut go_byte = [0u8; 1];
     if read_full(&go, &mut go_byte) != 1 || go_byte[0] != b'k' {
         exit(SETUP_FAILED);
+    }
+    if let Err(errno) = nix::sys::prctl::set_dumpable(false) {
+        fail(errno);
     }
     let none: Option<&str> = None;
     if let Err(errno) = mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none) {

@@ -190,3 +190,67 @@ async fn a_redirect_to_another_server_is_not_followed() {
         .to_string();
     assert!(error.contains("307"), "{error}");
 }
+
+#[tokio::test]
+async fn commands_cannot_read_the_key_as_an_unprivileged_user_either() {
+    // Runs the tool as nobody when the suite runs as root: the namespaces must then be set up
+    // without privileges, and the attack must fail the same way.
+    let setpriv = std::path::Path::new("/usr/bin/setpriv");
+    if !nix::unistd::geteuid().is_root() || !setpriv.exists() {
+        eprintln!("skipped: needs root to switch to an unprivileged user");
+        return;
+    }
+    let (p, story) = keyed_project().await;
+    let nobody = nix::unistd::Uid::from_raw(65534);
+    let nogroup = nix::unistd::Gid::from_raw(65534);
+    for entry in walk(&p.env.root()) {
+        nix::unistd::chown(&entry, Some(nobody), Some(nogroup)).unwrap();
+    }
+    let steal = "cat /proc/$PPID/environ > stolen.txt 2>&1; \
+                 for f in /proc/[0-9]*/environ; do tr '\\0' '\\n' < $f >> stolen.txt 2>/dev/null; done; \
+                 echo \"parent $PPID\" >> stolen.txt";
+    p.fake
+        .push(
+            "implement",
+            Reply::tool("run_command", json!({ "command": steal })),
+        )
+        .push("implement", Reply::text("Looked around."));
+
+    let mut cmd = assert_cmd::Command::new(setpriv);
+    cmd.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"])
+        .arg(env!("CARGO_BIN_EXE_agentic-sdlc"))
+        .args(["run", "--story", &story.id, "--step", "implement"])
+        .current_dir(p.env.root())
+        .env("NO_COLOR", "1")
+        .env("HOME", p.env.root())
+        .env("OPENAI_BASE_URL", p.fake.base_url())
+        .env(KEY_VAR, KEY);
+    let out = outcome(&mut cmd);
+
+    out.success();
+    assert!(
+        !out.stderr.contains("refused a PID namespace"),
+        "{}",
+        out.stderr
+    );
+    let stolen = p.env.read("stolen.txt");
+    assert!(stolen.contains("parent 1"), "not in a namespace: {stolen}");
+    assert!(!stolen.contains(KEY), "the command read the key:\n{stolen}");
+}
+
+/// Every path under `root`, the root included.
+fn walk(root: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut paths = vec![root.to_path_buf()];
+    let mut index = 0;
+    while index < paths.len() {
+        if paths[index].is_dir() && !paths[index].is_symlink() {
+            let children: Vec<_> = std::fs::read_dir(&paths[index])
+                .unwrap()
+                .map(|entry| entry.unwrap().path())
+                .collect();
+            paths.extend(children);
+        }
+        index += 1;
+    }
+    paths
+}
