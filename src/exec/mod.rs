@@ -6,13 +6,15 @@
 //!   removed; nothing waits for a person (no pager, no credential prompt).
 //! - **Isolation:** the command runs in its own user, PID and mount namespaces (see
 //!   [`sandbox`]), so it cannot see the tool's processes and everything it started dies when it
-//!   ends. Where the kernel refuses namespaces, the tool says so once and runs commands in a
-//!   process group of their own instead, which a `setsid` can leave.
+//!   ends. Where the kernel refuses namespaces, the tool says so once and runs commands under a
+//!   keeper that is their child subreaper instead (see [`reaper`]): it still ends the whole
+//!   tree, but cannot hide the tool's `/proc` from a command run as root.
 //! - **Time:** at the limit the whole tree is killed; it also dies with the tool, even on
 //!   `kill -9`, and dropping the future (Ctrl-C) kills it at once.
 //! - **Output:** stdout and stderr as one stream, cut to its head and tail in bounded memory.
 
 mod capture;
+mod reaper;
 mod sandbox;
 
 use std::io;
@@ -31,9 +33,8 @@ pub(crate) use capture::floor_char_boundary;
 use capture::Capture;
 pub use capture::{head_tail, OUTPUT_BUDGET};
 
-/// How long output pipes may stay open after the command ended or was killed. In the fallback
-/// without namespaces, a process that left the process group (`setsid`) can hold them forever;
-/// the call must still return.
+/// How long output pipes may stay open after the command ended or was killed: a process stuck
+/// in the kernel can hold them, and the call must still return.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// Name parts that mark a variable as a secret a command has no business seeing.
@@ -92,7 +93,7 @@ pub enum ExecError {
 pub(crate) enum Isolation {
     /// Own user, PID and mount namespaces.
     Namespaces,
-    /// A process group of its own, killed as a whole.
+    /// A process group of its own under a subreaper keeper that sweeps the tree.
     ProcessGroup,
 }
 
@@ -147,9 +148,8 @@ fn spawn(
     // The plain spawn worked, so the namespaces were what failed.
     if ISOLATION.swap(PROCESS_GROUP, Ordering::Relaxed) != PROCESS_GROUP {
         tracing::warn!(
-            "the kernel refused a PID namespace for commands ({refused}); they run in a process \
-             group instead, where a command run as root could read the API key from \
-             /proc and a child that calls setsid can outlive it"
+            "the kernel refused a PID namespace for commands ({refused}); they run without one, \
+             where a command run as root could read the API key from the tool's /proc entry"
         );
     }
     Ok((child, Isolation::ProcessGroup))
@@ -193,16 +193,12 @@ pub(crate) fn build(
         }
         Isolation::ProcessGroup => {
             let tool = nix::unistd::getpid();
-            // SAFETY: prctl and getppid are plain system calls.
+            // The keeper sweeps the tree on SIGTERM; SIGKILL from tokio would kill it first.
+            builder.kill_on_drop(false);
+            // SAFETY: `reaper::enter` only makes system calls, as code between fork and exec
+            // must.
             unsafe {
-                builder.pre_exec(move || {
-                    nix::sys::prctl::set_pdeathsig(nix::sys::signal::Signal::SIGKILL)
-                        .map_err(|errno| io::Error::from_raw_os_error(errno as i32))?;
-                    if nix::unistd::getppid() != tool {
-                        return Err(io::Error::from_raw_os_error(libc::ESRCH));
-                    }
-                    Ok(())
-                });
+                builder.pre_exec(move || reaper::enter(tool));
             }
         }
     }
@@ -252,7 +248,7 @@ pub(crate) async fn supervise(
     isolation: Isolation,
     limit: Duration,
 ) -> io::Result<ShellOutput> {
-    let mut group = GroupKiller::new(child.id());
+    let mut group = TreeKiller::new(child.id(), isolation);
     let capture = Arc::new(Mutex::new(Capture::new(OUTPUT_BUDGET)));
     let readers = [
         child.stdout.take().map(|out| spawn_pump(out, &capture)),
@@ -260,13 +256,19 @@ pub(crate) async fn supervise(
     ];
 
     let status = tokio::time::timeout(limit, child.wait()).await;
-    // In namespaces this kills the keeper, whose death takes the namespace down; in a process
-    // group, the group.
-    group.kill();
+    if status.is_ok() {
+        // The keeper ended (after its own sweep, without namespaces) and was reaped: its pid
+        // may belong to someone else now.
+        group.keeper_reaped();
+    }
+    // In namespaces this kills the keeper, whose death takes the namespace down; without, it
+    // asks the keeper to sweep the tree.
+    group.stop();
     if status.is_err() {
-        // Reap the killed command; bounded in case it is stuck in the kernel.
+        // Reap the stopped command; bounded in case it is stuck in the kernel.
         let _ = tokio::time::timeout(PIPE_GRACE, child.wait()).await;
     }
+    group.kill_group();
     drain(readers.into_iter().flatten()).await;
 
     let output = lock(&capture).render();
@@ -290,29 +292,61 @@ impl From<io::Error> for ExecError {
     }
 }
 
-/// Sends SIGKILL to a process group once, explicitly or when dropped (a cancelled call).
-struct GroupKiller(Option<nix::unistd::Pid>);
+/// Ends a command's tree once, explicitly or when dropped (a cancelled call, Ctrl-C).
+struct TreeKiller {
+    /// The keeper: what the tool spawned, leader of the process group.
+    keeper: Option<nix::unistd::Pid>,
+    isolation: Isolation,
+    reaped: bool,
+}
 
-impl GroupKiller {
-    fn new(pid: Option<u32>) -> Self {
-        Self(
-            pid.and_then(|pid| libc::pid_t::try_from(pid).ok())
+impl TreeKiller {
+    fn new(pid: Option<u32>, isolation: Isolation) -> Self {
+        Self {
+            keeper: pid
+                .and_then(|pid| libc::pid_t::try_from(pid).ok())
                 .map(nix::unistd::Pid::from_raw),
-        )
+            isolation,
+            reaped: false,
+        }
     }
 
-    fn kill(&mut self) {
-        if let Some(group) = self.0.take() {
-            // The group id is the child's pid, which cannot be reused while the child is
+    fn keeper_reaped(&mut self) {
+        self.reaped = true;
+    }
+
+    /// In namespaces, SIGKILL to the group: the keeper's death ends the namespace. Without,
+    /// SIGTERM to the keeper, which sweeps the tree, setsid children included.
+    fn stop(&mut self) {
+        let Some(keeper) = self.keeper else { return };
+        match self.isolation {
+            Isolation::Namespaces => self.kill_group(),
+            Isolation::ProcessGroup if !self.reaped => {
+                let _ = nix::sys::signal::kill(keeper, nix::sys::signal::Signal::SIGTERM);
+            }
+            Isolation::ProcessGroup => {}
+        }
+    }
+
+    /// SIGKILL to the whole process group, once: the backstop.
+    fn kill_group(&mut self) {
+        if let Some(group) = self.keeper.take() {
+            // The group id is the keeper's pid, which cannot be reused while the keeper is
             // unreaped or any member of its group is alive; an empty group just yields ESRCH.
             let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         }
     }
 }
 
-impl Drop for GroupKiller {
+impl Drop for TreeKiller {
     fn drop(&mut self) {
-        self.kill();
+        // Dropped mid-command: without namespaces the keeper needs a moment to sweep, and a
+        // SIGKILL to its group now would kill it first; it ends on its own after the sweep.
+        if self.isolation == Isolation::ProcessGroup && !self.reaped {
+            self.stop();
+            self.keeper = None;
+        }
+        self.kill_group();
     }
 }
 

@@ -80,7 +80,7 @@ impl Plan {
 /// command (inside the namespaces), and an error when the kernel refuses the namespaces, so the
 /// caller can fall back. The keeper and init never return.
 pub(crate) fn enter(plan: &Plan) -> io::Result<()> {
-    die_with_parent(plan.tool_pid)?;
+    die_with_parent(plan.tool_pid, Signal::SIGKILL)?;
     // Init's /proc files (its id maps among them) belong to its user only while it is
     // dumpable; a non-dumpable one's belong to root, and an unprivileged keeper could not map
     // it. So init is born dumpable and turns non-dumpable once mapped, before anything
@@ -235,8 +235,8 @@ fn map_ids(plan: &Plan, init: Pid) -> io::Result<()> {
 }
 
 /// `PR_SET_PDEATHSIG`, then a check that the parent did not die before it took effect.
-fn die_with_parent(parent: Pid) -> io::Result<()> {
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(os)?;
+pub(super) fn die_with_parent(parent: Pid, signal: Signal) -> io::Result<()> {
+    nix::sys::prctl::set_pdeathsig(signal).map_err(os)?;
     if getppid() != parent {
         exit(SETUP_FAILED);
     }
@@ -245,7 +245,7 @@ fn die_with_parent(parent: Pid) -> io::Result<()> {
 
 /// The code the keeper and init exit with: the command's own, or 128 + the signal that
 /// killed it, as shells report it.
-fn exit_code_of(status: WaitStatus) -> Option<i32> {
+pub(super) fn exit_code_of(status: WaitStatus) -> Option<i32> {
     match status {
         WaitStatus::Exited(_, code) => Some(code),
         WaitStatus::Signaled(_, signal, _) => Some(128 + signal as i32),
@@ -255,7 +255,7 @@ fn exit_code_of(status: WaitStatus) -> Option<i32> {
 
 /// Restores default dispositions for the signals the tool's runtime handles: a keeper or init
 /// must not run the tool's handlers, which write to the tool's own descriptors.
-fn default_signals() {
+pub(super) fn default_signals() {
     for sig in [
         Signal::SIGINT,
         Signal::SIGTERM,
@@ -270,7 +270,7 @@ fn default_signals() {
 
 /// Closes every descriptor, including std's pipe that reports a failed exec: the tool's
 /// `spawn` waits until every copy of it is closed.
-fn close_all_files() {
+pub(super) fn close_all_files() {
     // SAFETY: close_range only takes integers.
     let closed = unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
     if closed != 0 {
@@ -307,11 +307,11 @@ fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
     Ok(())
 }
 
-fn os(errno: Errno) -> io::Error {
+pub(super) fn os(errno: Errno) -> io::Error {
     io::Error::from_raw_os_error(errno as i32)
 }
 
-fn exit(code: i32) -> ! {
+pub(super) fn exit(code: i32) -> ! {
     // SAFETY: _exit ends this process without running the tool's atexit handlers or
     // flushing its buffers, which belong to the parent.
     unsafe { libc::_exit(code) }

@@ -173,30 +173,91 @@ fn the_timeout_kills_the_whole_tree() {
     assert!(out.timed_out);
     assert_eq!(out.exit_code, None);
     assert_eq!(out.output, "begun\n");
-    if namespaces_work() {
-        assert_eq!(live_processes_with(&marker), Vec::<String>::new());
-    } else {
-        // The fallback cannot follow a setsid; the escaped sleep is left to end on its own.
-        for pid in live_processes_with(&marker) {
-            let _ = std::process::Command::new("kill").arg(pid).status();
-        }
-    }
+    assert_eq!(live_processes_with(&marker), Vec::<String>::new());
 }
 
 #[test]
-fn the_fallback_kills_its_process_group() {
+fn without_namespaces_the_keeper_sweeps_setsid_children_at_the_timeout() {
     let dir = tempfile::tempdir().unwrap();
     let marker = marker();
     let out = run_in_group(
-        &format!("sleep {marker} & echo begun; sleep {marker}"),
+        &format!("setsid sleep {marker} & (sleep {marker} &); echo begun; sleep {marker}"),
         dir.path(),
         1,
     );
     assert!(out.timed_out);
     assert_eq!(out.output, "begun\n");
-    assert_eq!(live_processes_with(&marker), Vec::<String>::new());
+    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
     let out = run_in_group("exit 4", dir.path(), 30);
     assert_eq!(out.exit_code, Some(4));
+}
+
+#[test]
+fn without_namespaces_the_keeper_sweeps_setsid_children_when_the_command_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = marker();
+    let out = run_in_group(
+        &format!(
+            "setsid sh -c 'touch in-session; exec sleep {marker}' & (sleep {marker} &); \
+             while [ ! -e in-session ]; do sleep 0.1; done; echo started"
+        ),
+        dir.path(),
+        30,
+    );
+    assert_eq!(out.exit_code, Some(0));
+    assert_eq!(out.output, "started\n");
+    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn without_namespaces_a_cancelled_call_sweeps_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = marker();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let command = format!("setsid sh -c 'touch in-session; exec sleep {marker}' & sleep {marker}");
+    runtime.block_on(async {
+        let child = build(
+            &command,
+            dir.path(),
+            &CommandEnv::default(),
+            Isolation::ProcessGroup,
+        )
+        .spawn()
+        .unwrap();
+        let call = supervise(child, Isolation::ProcessGroup, Duration::from_secs(60));
+        // Ctrl-C drops the call; here an outer timeout does, once the daemon has its session.
+        let cancel = async {
+            while !dir.path().join("in-session").exists() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::select! {
+            _ = call => panic!("the command ended by itself"),
+            _ = cancel => {}
+        }
+    });
+    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+}
+
+/// The processes with `marker` still alive after a generous while (a swept process takes a
+/// moment to be reaped); kills them so that a failing test leaves nothing behind.
+fn gone_after_a_while(marker: &str) -> Vec<String> {
+    for _ in 0..50 {
+        if live_processes_with(marker).is_empty() {
+            return Vec::new();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let alive = live_processes_with(marker);
+    for pid in &alive {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    alive
 }
 
 #[test]
