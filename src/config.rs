@@ -22,6 +22,7 @@ pub struct Config {
     pub llm: LlmConfig,
     pub phases: PhasesConfig,
     pub git: GitConfig,
+    pub tools: ToolsConfig,
     pub budget: BudgetConfig,
     pub pricing: Pricing,
 }
@@ -174,6 +175,20 @@ pub struct Price {
 
 /// `pricing`: model name → price. A model with no entry simply has no cost.
 pub type Pricing = std::collections::BTreeMap<String, Price>;
+/// `tools.*`: the bounds of every agent tool call (SPEC §13).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ToolsConfig {
+    /// Bytes one read_file or search result holds at most.
+    pub max_read_bytes: u64,
+    /// Seconds one tool call may take; a command's `timeout_seconds` may only shorten it.
+    pub timeout_seconds: u64,
+}
+
+/// The smallest `tools.maxReadBytes`: less would not show a screenful of code.
+const MIN_READ_BYTES: u64 = 1024;
+/// The largest `tools.maxReadBytes`: a reply larger than 16 MiB is refused anyway.
+const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
 impl PhasesConfig {
     pub fn gate(&self, phase: &str) -> Option<&GateConfig> {
@@ -201,6 +216,7 @@ pub fn default_value() -> Value {
                  "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50 },
         "phases": {},
         "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
+        "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
         "pricing": {}
     })
@@ -265,6 +281,15 @@ impl Config {
         }
         if self.llm.max_turns == 0 {
             return fail("llm.maxTurns", "must be at least 1");
+        }
+        if !(MIN_READ_BYTES..=MAX_READ_BYTES).contains(&self.tools.max_read_bytes) {
+            return fail(
+                "tools.maxReadBytes",
+                &format!("must be between {MIN_READ_BYTES} and {MAX_READ_BYTES}"),
+            );
+        }
+        if self.tools.timeout_seconds == 0 {
+            return fail("tools.timeoutSeconds", "must be at least 1");
         }
         if let Some(url) = &self.llm.base_url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -536,6 +561,17 @@ mod tests {
                 json!({"pricing": {"m": {"inputPerMTok": 1, "outputPerMTok": "cheap"}}}),
                 "pricing.m.outputPerMTok",
             ),
+            (json!({"tools": {"maxReadBytes": 10}}), "tools.maxReadBytes"),
+            (json!({"tools": {"maxReadBytes": -1}}), "tools.maxReadBytes"),
+            (
+                json!({"tools": {"timeoutSeconds": 0}}),
+                "tools.timeoutSeconds",
+            ),
+            (
+                json!({"tools": {"timeoutSeconds": "x"}}),
+                "tools.timeoutSeconds",
+            ),
+            (json!({"tools": {"maxReads": 1}}), "maxReads"),
         ];
         for (user, key) in cases {
             let err = from(user.clone()).unwrap_err().to_string();

@@ -6,6 +6,7 @@ pub mod board;
 pub mod cli;
 pub mod config;
 pub mod error;
+pub mod exec;
 pub mod output;
 pub mod report;
 pub mod vcs;

@@ -8,11 +8,13 @@ use super::llm::{ChatMessage, ChatReply, LlmClient, LlmError, Usage};
 use super::transcript::Transcript;
 
 /// The result of one tool call as the model will read it. An error here (a bad argument, a
-/// refused path) is for the model to handle, not a reason to end the action.
+/// refused path) is for the model to handle, not a reason to end the action; only a `fatal` one
+/// (the tool itself broke) ends it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolResultText {
     pub content: String,
     pub is_error: bool,
+    pub fatal: bool,
 }
 
 /// The tools one agent may use.
@@ -164,6 +166,7 @@ async fn run_turns(
                         call.name
                     ),
                     is_error: true,
+                    fatal: false,
                 },
             };
             done.tool_calls += 1;
@@ -172,6 +175,11 @@ async fn run_turns(
                 json!({"id": call.id, "name": call.name, "arguments": call.arguments,
                        "result": result.content, "is_error": result.is_error}),
             );
+            if result.fatal {
+                let err = LlmError::Tool(format!("{}: {}", call.name, result.content));
+                record_error(transcript, &err);
+                return Err(err);
+            }
             messages.push(ChatMessage::Tool {
                 tool_call_id: call.id.clone(),
                 content: result.content,

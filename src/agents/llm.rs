@@ -35,7 +35,8 @@ pub struct LlmSettings {
     pub base_url: String,
     pub model: String,
     pub api_key: Option<String>,
-    /// Longest silence while waiting for bytes; a stream that keeps sending never times out.
+    /// `llm.timeoutSeconds`: the longest silence while waiting for bytes, and also the longest a
+    /// whole exchange may take, body included, streamed or not (see [`transport`]).
     pub read_timeout: Duration,
     pub connect_timeout: Duration,
     /// Extra attempts after the first for 429, 5xx and dropped connections.
@@ -164,8 +165,8 @@ impl LlmClient {
         let config = OpenAIConfig::new()
             .with_api_base(&settings.base_url)
             .with_api_key(key);
-        let client =
-            Client::build(http.clone(), config).with_http_service(transport::Transport::new(http));
+        let client = Client::build(http.clone(), config)
+            .with_http_service(transport::Transport::new(http, settings.read_timeout));
         Ok(LlmClient {
             inner: Arc::new(Inner { client, settings }),
             meter: None,

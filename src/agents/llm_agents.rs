@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
 
 use async_trait::async_trait;
 use serde_json::Value;
@@ -10,7 +9,7 @@ use serde_json::Value;
 use super::conversation::{converse, ConversationError, ToolExecutor, ToolResultText};
 use super::llm::LlmClient;
 use super::meter::{CallMeter, StoryMeter};
-use super::tools::{CommandEnv, ToolAccess, ToolBox};
+use super::tools::{CommandEnv, ToolAccess, ToolBox, ToolLimits};
 use super::transcript::Transcript;
 use super::verdict::parse_verdict;
 use super::{
@@ -19,29 +18,32 @@ use super::{
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
-use crate::config::Config;
+use crate::config::{Config, CONFIG_FILE};
 
 pub struct LlmAgents {
     client: LlmClient,
     board_dir: PathBuf,
     max_turns: u32,
-    command_timeout: Duration,
+    tool_limits: ToolLimits,
     command_env: CommandEnv,
     /// The run's budget meter; every call of a story is admitted and counted there.
     meter: Option<Arc<dyn CallMeter>>,
+    /// The project's `.agentic-sdlc.json`, which no agent may change.
+    config_file: PathBuf,
 }
 
 impl LlmAgents {
     pub fn new(client: LlmClient, config: &Config, board_dir: PathBuf) -> Self {
         Self {
             client,
-            board_dir,
             max_turns: config.llm.max_turns,
-            command_timeout: Duration::from_secs(config.review.test_timeout_seconds),
+            tool_limits: ToolLimits::from_config(&config.tools),
             command_env: CommandEnv {
                 set: Vec::new(),
                 hidden: vec![config.llm.api_key_env.clone()],
             },
+            config_file: project_root(&board_dir, &config.sdlc_folder).join(CONFIG_FILE),
+            board_dir,
             meter: None,
         }
     }
@@ -68,9 +70,11 @@ impl LlmAgents {
             work_dir.to_path_buf(),
             self.board_dir.clone(),
             access,
-            self.command_timeout,
+            self.tool_limits,
         )
         .with_command_env(self.command_env.clone())
+        .protect(self.config_file.clone())
+        .with_secrets(self.client.settings().api_key.clone().into_iter().collect())
     }
 
     async fn talk(
@@ -147,6 +151,7 @@ impl ToolExecutor for ToolBox {
         ToolResultText {
             content: outcome.content,
             is_error: outcome.is_error,
+            fatal: outcome.fatal,
         }
     }
 }
@@ -171,15 +176,41 @@ impl Agents for LlmAgents {
             prompts::phase_task(request.phase),
         );
         let system = prompts::phase_system(request.phase);
-        let output = self
-            .talk(
-                request.story.id(),
-                &system,
-                &user,
-                Some(&tools),
-                request.transcript,
-            )
-            .await?;
+        let talk = self.talk(
+            request.story.id(),
+            &system,
+            &user,
+            Some(&tools),
+            request.transcript,
+        );
+        let output = if access == ToolAccess::ReadWrite {
+            // Commands can change any file, the config included; a change to it is undone.
+            // In a worktree, the copy there is guarded too: it would be committed with the work.
+            let mut files = vec![self.config_file.clone()];
+            let local = request.work_dir.join(CONFIG_FILE);
+            if !files.contains(&local) {
+                files.push(local);
+            }
+            let guards: Vec<ConfigGuard> = files.iter().map(|f| ConfigGuard::take(f)).collect();
+            let output = talk.await;
+            // Every guard restores its file before the first complaint is reported.
+            let complaints: Vec<String> = guards
+                .iter()
+                .filter_map(|guard| guard.restore_if_changed().err())
+                .collect();
+            if !complaints.is_empty() {
+                return Err(AgentError {
+                    message: complaints.join("; "),
+                    usage: match &output {
+                        Ok(done) => done.usage,
+                        Err(failed) => failed.usage,
+                    },
+                });
+            }
+            output?
+        } else {
+            talk.await?
+        };
         if output.text.trim().is_empty() {
             return Err(AgentError {
                 message: format!("the {} agent answered with no text", request.phase),
@@ -240,4 +271,73 @@ impl Agents for LlmAgents {
         )
         .await
     }
+}
+
+/// The project root: the board folder without its `sdlcFolder` components.
+fn project_root(board_dir: &Path, sdlc_folder: &str) -> PathBuf {
+    let depth = Path::new(sdlc_folder)
+        .components()
+        .filter(|part| matches!(part, std::path::Component::Normal(_)))
+        .count();
+    board_dir
+        .ancestors()
+        .nth(depth)
+        .unwrap_or(board_dir)
+        .to_path_buf()
+}
+
+/// The bytes of `.agentic-sdlc.json` before an agent with write access ran (SPEC §13): the
+/// config decides where the key goes and which commands run, so a change made by the agent,
+/// through run_command for example, is reverted and fails the action.
+struct ConfigGuard {
+    path: PathBuf,
+    before: Option<(Vec<u8>, std::fs::Permissions)>,
+}
+
+impl ConfigGuard {
+    fn take(path: &Path) -> ConfigGuard {
+        ConfigGuard {
+            path: path.to_path_buf(),
+            before: std::fs::read(path)
+                .and_then(|bytes| Ok((bytes, std::fs::metadata(path)?.permissions())))
+                .ok(),
+        }
+    }
+
+    /// Puts the config back if it changed (or was removed or created); the error names it.
+    fn restore_if_changed(&self) -> Result<(), String> {
+        let now = std::fs::read(&self.path).ok();
+        if now.as_ref() == self.before.as_ref().map(|(bytes, _)| bytes) {
+            return Ok(());
+        }
+        let restored = match &self.before {
+            Some((bytes, permissions)) => write_back(&self.path, bytes, permissions),
+            None => std::fs::remove_file(&self.path),
+        };
+        let shown = self.path.display();
+        match restored {
+            Ok(()) => Err(format!(
+                "the implement agent changed {shown}, which agents may not change; the change was reverted"
+            )),
+            Err(err) => Err(format!(
+                "the implement agent changed {shown}, which agents may not change, and restoring it failed: {err}; check the file by hand"
+            )),
+        }
+    }
+}
+
+/// Replaces the file atomically, so an interrupted restore never leaves half a config.
+fn write_back(
+    path: &Path,
+    bytes: &[u8],
+    permissions: &std::fs::Permissions,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    let parent = path.parent().unwrap_or(Path::new("."));
+    let mut temp = tempfile::NamedTempFile::new_in(parent)?;
+    temp.write_all(bytes)?;
+    temp.as_file().set_permissions(permissions.clone())?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
 }

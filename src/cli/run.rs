@@ -90,6 +90,8 @@ pub fn run(args: RunArgs, context: &Context) -> Result<i32> {
         resume: args.resume,
     };
     let agents: runner::AgentFactory = Box::new(|project, meter| {
+        // Before the key is read: its copies in memory stay out of other processes' reach.
+        crate::exec::protect_tool_process();
         let client = LlmClient::from_config(&project.config)?;
         Ok(
             Arc::new(LlmAgents::new(client, &project.config, project.board_dir()).with_meter(meter))
@@ -101,11 +103,15 @@ pub fn run(args: RunArgs, context: &Context) -> Result<i32> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("cannot start the async runtime", e))?;
-    runtime.block_on(runner::run(
+    let result = runtime.block_on(runner::run(
         &project,
         EventSink::new(printer.clone()),
         request,
         agents,
         interactive,
-    ))
+    ));
+    // A file tool stuck in the kernel (a hung network mount, say) must not keep an interrupted
+    // run from exiting: blocking threads are left behind rather than waited for.
+    runtime.shutdown_background();
+    result
 }

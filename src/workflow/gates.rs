@@ -5,12 +5,12 @@ use std::time::Duration;
 
 use super::context::Workflow;
 use super::decision::{parse_decision, GateDecision, ParsedDecision};
-use crate::agents::tools::{run_shell_command, CommandEnv};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentError, GateRequest};
 use crate::board::records::Usage;
 use crate::board::{Phase, Story};
 use crate::config::{GateConfig, Reviewer};
+use crate::exec::{run_shell_command, CommandEnv};
 
 /// How a gate answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -131,7 +131,7 @@ async fn command_gate(
         decision: GateDecision::Retry {
             feedback: format!(
                 "{why}\n{}",
-                crate::agents::tools::head_tail(result.output.trim(), COMMAND_FEEDBACK_TAIL)
+                crate::exec::head_tail(result.output.trim(), COMMAND_FEEDBACK_TAIL)
             )
             .trim()
             .to_string(),

@@ -7,7 +7,6 @@ use super::context::Workflow;
 use super::outcome::{Outcome, Stop};
 use super::workspace::Work;
 use super::{budget, no_progress, rework, story_ops, workspace};
-use crate::agents::tools::{head_tail, run_shell_command, CommandEnv};
 use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
 use crate::agents::{Perspective, ReviewRequest};
@@ -16,6 +15,7 @@ use crate::board::records::{
 };
 use crate::board::{store, Phase, Story};
 use crate::error::Result;
+use crate::exec::{head_tail, run_shell_command, CommandEnv};
 
 /// Bytes of a failing test run that go into the blocker.
 const TEST_OUTPUT_TAIL: usize = 4_000;

@@ -9,3 +9,4 @@ pub mod fake_llm;
 mod gates_deps;
 mod morning;
 mod run_loop;
+mod safety;

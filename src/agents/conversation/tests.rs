@@ -30,6 +30,7 @@ impl ToolExecutor for FakeTools {
         ToolResultText {
             content: format!("result of {name} {arguments}"),
             is_error: false,
+            fatal: false,
         }
     }
 }
@@ -227,4 +228,47 @@ async fn a_failing_request_ends_the_conversation() {
     .await
     .unwrap_err();
     assert!(matches!(err.error, LlmError::Auth { .. }), "{err:?}");
+}
+
+/// A tool box whose every call breaks on the tool's side.
+struct BrokenTools;
+
+#[async_trait]
+impl ToolExecutor for BrokenTools {
+    fn definitions(&self) -> Vec<Value> {
+        FakeTools::default().definitions()
+    }
+
+    async fn call(&self, _name: &str, _arguments: &str) -> ToolResultText {
+        ToolResultText {
+            content: "Error: cannot start sh: No such file or directory".into(),
+            is_error: true,
+            fatal: true,
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_fatal_tool_error_ends_the_conversation() {
+    let server = MockServer::start().await;
+    let calls = [("c1", "run_command", r#"{"command":"make"}"#)];
+    answer(&server, ok(completion(Some("building"), &calls)), 1).await;
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+
+    let failed = converse(
+        &client(&server),
+        "sys",
+        "task",
+        Some(&BrokenTools),
+        5,
+        &transcript,
+    )
+    .await
+    .unwrap_err();
+
+    assert!(matches!(failed.error, LlmError::Tool(_)), "{failed}");
+    assert!(failed.to_string().contains("cannot start sh"), "{failed}");
+    // The model was not asked again.
+    assert_eq!(request_bodies(&server).await.len(), 1);
 }

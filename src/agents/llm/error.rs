@@ -6,7 +6,7 @@ use async_openai::error::OpenAIError;
 use serde_json::Value;
 
 use super::messages::snippet;
-use super::transport::HttpFailure;
+use super::transport::{HttpFailure, ReplyLimit};
 
 /// A failed model call. Every message names the endpoint and the model (never the API key), so
 /// a user with several configs can tell which one broke.
@@ -38,6 +38,10 @@ pub enum LlmError {
 
     #[error("the agent did not finish within {0} turns\nHint: raise llm.maxTurns, or make the story smaller")]
     MaxTurns(u32),
+
+    /// A tool broke on the tool's side (not a refusal the model could act on).
+    #[error("a tool failed: {0}")]
+    Tool(String),
 }
 
 /// Where a message ends and the `[endpoint …, model …]` suffix that every message carries
@@ -124,9 +128,20 @@ impl ErrorContext<'_> {
                 Ok(failure) => {
                     self.classify_status(failure.status, &failure.body, failure.retry_after)
                 }
-                Err(other) => {
-                    LlmError::Connection(self.describe(&error_chain(other.as_ref()))).into()
-                }
+                Err(other) => match other.downcast::<ReplyLimit>() {
+                    // Too large stays too large; a missed deadline may pass, like a read timeout.
+                    Ok(limit) => match *limit {
+                        ReplyLimit::TooLarge => {
+                            LlmError::InvalidResponse(self.describe(&limit.to_string())).into()
+                        }
+                        ReplyLimit::Deadline(_) => {
+                            LlmError::Connection(self.describe(&limit.to_string())).into()
+                        }
+                    },
+                    Err(other) => {
+                        LlmError::Connection(self.describe(&error_chain(other.as_ref()))).into()
+                    }
+                },
             },
             // Our transport turns every non-2xx into `HttpFailure`; this arm is a safety net.
             OpenAIError::ApiError(api) => {

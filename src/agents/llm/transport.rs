@@ -13,6 +13,11 @@
 //! an [`HttpFailure`] holding the status, the raw body and the `Retry-After` delay (carried as
 //! `OpenAIError::Boxed`). Successful answers go back to async-openai untouched, so it still
 //! parses JSON and SSE. The only retry loop is [`super::LlmClient::chat`]'s.
+//!
+//! The transport also bounds every answer (SPEC §13): the whole exchange, body included, must
+//! end within `llm.timeoutSeconds` (a reply that drips a byte at a time never trips a per-read
+//! timeout), and a body larger than [`REPLY_CAP`] is an error, read no further. So a successful
+//! body, streamed or not, is read here in full before async-openai sees it.
 
 use std::future::Future;
 use std::hash::{BuildHasher, Hasher};
@@ -25,13 +30,18 @@ use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use reqwest::header::HeaderMap;
 
+/// The largest reply body read; anything larger is refused as it arrives.
+pub(crate) const REPLY_CAP: usize = 16 * 1024 * 1024;
+/// The part of an error body kept for the message.
+const ERROR_BODY_CAP: usize = 64 * 1024;
+
 /// The longest wait between attempts that backoff alone will choose.
 const BACKOFF_CAP: Duration = Duration::from_secs(30);
 /// The longest `Retry-After` we honour; a server asking for an hour gets a minute.
 pub(crate) const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 
-/// Builds the HTTP client: per-read and connect timeouts, never a total one, which would cut
-/// off a long stream that is still making progress.
+/// Builds the HTTP client with per-read and connect timeouts; the deadline for a whole exchange
+/// is [`Transport`]'s.
 pub(crate) fn http_client(
     read_timeout: Duration,
     connect_timeout: Duration,
@@ -46,6 +56,19 @@ pub(crate) fn http_client(
         .user_agent(concat!("agentic-sdlc/", env!("CARGO_PKG_VERSION")))
         .read_timeout(read_timeout)
         .connect_timeout(connect_timeout)
+        // The key goes to the configured endpoint only (SPEC §13): a redirect to another origin
+        // is not followed (it ends as an HTTP error naming its status).
+        .redirect(reqwest::redirect::Policy::custom(|attempt| {
+            let same_origin = attempt
+                .previous()
+                .first()
+                .is_some_and(|first| first.origin() == attempt.url().origin());
+            if same_origin && attempt.previous().len() < 5 {
+                attempt.follow()
+            } else {
+                attempt.stop()
+            }
+        }))
         .build()
 }
 
@@ -65,15 +88,45 @@ impl std::fmt::Display for HttpFailure {
 
 impl std::error::Error for HttpFailure {}
 
+/// A reply that broke one of the transport's bounds.
+#[derive(Debug)]
+pub(crate) enum ReplyLimit {
+    /// The body passed [`REPLY_CAP`].
+    TooLarge,
+    /// The exchange did not end within `llm.timeoutSeconds`.
+    Deadline(Duration),
+}
+
+impl std::fmt::Display for ReplyLimit {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReplyLimit::TooLarge => write!(
+                f,
+                "the reply is larger than {} MiB and was refused",
+                REPLY_CAP / (1024 * 1024)
+            ),
+            ReplyLimit::Deadline(limit) => write!(
+                f,
+                "no complete reply within {}s (llm.timeoutSeconds bounds a whole reply, streamed or not)",
+                limit.as_secs()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for ReplyLimit {}
+
 /// See the module documentation.
 #[derive(Clone)]
 pub(crate) struct Transport {
     http: reqwest::Client,
+    /// How long one exchange may take, from sending to the last byte of the answer.
+    deadline: Duration,
 }
 
 impl Transport {
-    pub(crate) fn new(http: reqwest::Client) -> Self {
-        Transport { http }
+    pub(crate) fn new(http: reqwest::Client, deadline: Duration) -> Self {
+        Transport { http, deadline }
     }
 }
 
@@ -88,23 +141,68 @@ impl tower_service::Service<HttpRequestFactory> for Transport {
 
     fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
         let http = self.http.clone();
+        let deadline = self.deadline;
         Box::pin(async move {
-            let request = factory.build().await?;
-            let response = http.execute(request).await?;
-            let status = response.status();
-            if status.is_success() {
-                return Ok(response);
+            match tokio::time::timeout(deadline, exchange(http, factory)).await {
+                Ok(result) => result,
+                Err(_) => Err(OpenAIError::Boxed(Box::new(ReplyLimit::Deadline(deadline)))),
             }
-            let retry_after = retry_after(response.headers(), chrono::Utc::now());
-            // A body that cannot be read is a dropped connection, which the loop retries.
-            let body = response.text().await?;
-            Err(OpenAIError::Boxed(Box::new(HttpFailure {
-                status: status.as_u16(),
-                body,
-                retry_after,
-            })))
         })
     }
+}
+
+/// Sends one request and reads its answer within the caps.
+async fn exchange(
+    http: reqwest::Client,
+    factory: HttpRequestFactory,
+) -> Result<reqwest::Response, OpenAIError> {
+    let request = factory.build().await?;
+    let mut response = http.execute(request).await?;
+    let status = response.status();
+    if !status.is_success() {
+        let retry_after = retry_after(response.headers(), chrono::Utc::now());
+        // A body that cannot be read is a dropped connection, which the loop retries.
+        let (body, _) = read_capped(&mut response, ERROR_BODY_CAP).await?;
+        return Err(OpenAIError::Boxed(Box::new(HttpFailure {
+            status: status.as_u16(),
+            body: String::from_utf8_lossy(&body).into_owned(),
+            retry_after,
+        })));
+    }
+    if response
+        .content_length()
+        .is_some_and(|length| length > REPLY_CAP as u64)
+    {
+        return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
+    }
+    let (body, complete) = read_capped(&mut response, REPLY_CAP).await?;
+    if !complete {
+        return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
+    }
+    let mut rebuilt = http::Response::builder().status(status);
+    if let Some(headers) = rebuilt.headers_mut() {
+        *headers = response.headers().clone();
+    }
+    let rebuilt = rebuilt
+        .body(reqwest::Body::from(body))
+        .map_err(|err| OpenAIError::InvalidArgument(err.to_string()))?;
+    Ok(reqwest::Response::from(rebuilt))
+}
+
+/// Reads the body up to `cap` bytes; `false` when there was more, which is left unread.
+async fn read_capped(
+    response: &mut reqwest::Response,
+    cap: usize,
+) -> Result<(Vec<u8>, bool), OpenAIError> {
+    let mut body = Vec::new();
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > cap {
+            body.extend_from_slice(&chunk[..cap - body.len()]);
+            return Ok((body, false));
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok((body, true))
 }
 
 /// The wait a server asked for: OpenAI's `retry-after-ms`, else `Retry-After` as seconds or as

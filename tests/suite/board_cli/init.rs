@@ -17,6 +17,7 @@ fn spec_defaults() -> serde_json::Value {
                  "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50 },
         "phases": {},
         "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
+        "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
         "pricing": {}
     })

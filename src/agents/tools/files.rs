@@ -1,0 +1,407 @@
+//! read_file, list_files, write_file and edit_file.
+//!
+//! Reads stream: a file is never read whole, only up to the lines and the bytes a call returns
+//! (plus a bounded look-ahead to count its lines). Only regular files are opened, and they are
+//! opened without blocking, so a FIFO or a device cannot hang a call.
+
+use std::fs;
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+use super::args::Args;
+use super::search::Walk;
+use super::{ToolBox, ToolError};
+use crate::exec::floor_char_boundary;
+
+/// Lines `read_file` returns when the model gives no `limit`.
+pub(super) const READ_LINE_LIMIT: usize = 2000;
+/// Entries `list_files` shows at most.
+const LIST_CAP: usize = 1000;
+/// Bytes read past the returned lines to tell the model how many lines the file has.
+const LINE_COUNT_LOOKAHEAD: u64 = 8 * 1024 * 1024;
+/// Bytes looked at to tell a binary file from a text file.
+const BINARY_SNIFF: usize = 8 * 1024;
+/// Files larger than this cannot be changed with edit_file, which holds them in memory.
+const EDIT_SIZE_CAP: u64 = 16 * 1024 * 1024;
+
+impl ToolBox {
+    pub(super) fn read_file(&self, args: &Args) -> Result<String, ToolError> {
+        let path = args.string("path")?;
+        let offset = args.opt_count("offset")?.unwrap_or(0);
+        let limit = args.opt_count("limit")?.unwrap_or(READ_LINE_LIMIT);
+        if limit == 0 {
+            return Err("limit must be at least 1".to_string().into());
+        }
+        let real = self.resolve(path, false)?;
+        let file = open_regular(&real, path)?;
+        let window = Window {
+            offset,
+            limit,
+            max_bytes: self.limits.max_read_bytes,
+        };
+        Ok(read_lines(file, window, path)?)
+    }
+
+    pub(super) fn list_files(&self, args: &Args) -> Result<String, ToolError> {
+        let path = args.opt_string("path")?.unwrap_or(".");
+        let real = self.resolve(path, false)?;
+        if !real.is_dir() {
+            return Err(
+                format!("'{path}' is a file, not a folder; use read_file to read it").into(),
+            );
+        }
+        // The walk skips what `.gitignore` ignores, `.git` and the board.
+        let mut entries = Vec::new();
+        for entry in self.walk(&real, Walk::Entries) {
+            let entry = entry.map_err(|err| format!("cannot list '{path}': {err}"))?;
+            if entry.depth() == 1 {
+                entries.push(self.entry_line(entry.path()));
+            }
+        }
+        Ok(cap_listing(&mut entries))
+    }
+
+    fn entry_line(&self, entry: &Path) -> String {
+        let shown = self.display(entry);
+        // Follows links on purpose: a link to a folder is listed (and usable) as a folder.
+        if entry.is_dir() {
+            format!("{shown}/")
+        } else {
+            shown
+        }
+    }
+
+    pub(super) fn write_file(&self, args: &Args) -> Result<String, ToolError> {
+        let path = args.string("path")?;
+        let content = args.string("content")?;
+        let real = self.resolve(path, true)?;
+        self.check_writable(path, &real)?;
+        if real.is_dir() {
+            return Err(format!("'{path}' is a folder; give a file path").into());
+        }
+        write_atomic(&real, content.as_bytes())
+            .map_err(|err| format!("cannot write '{path}': {err}"))?;
+        Ok(format!("Wrote {} bytes to {path}", content.len()))
+    }
+
+    pub(super) fn edit_file(&self, args: &Args) -> Result<String, ToolError> {
+        let path = args.string("path")?;
+        let old = args.string("old_string")?;
+        let new = args.string("new_string")?;
+        let real = self.resolve(path, true)?;
+        self.check_writable(path, &real)?;
+        let Some(text) = read_for_edit(&real, path)? else {
+            return Ok(create_by_edit(&real, path, old, new)?);
+        };
+        let updated = replace_once(&text, old, new, path)?;
+        write_atomic(&real, updated.as_bytes())
+            .map_err(|err| format!("cannot write '{path}': {err}"))?;
+        Ok(format!("Edited {path}: replaced 1 occurrence"))
+    }
+}
+
+/// Opens a file for reading if it is a regular file. The open does not block (a FIFO without a
+/// writer would wait forever), and the type is checked on the opened file, so a path swapped
+/// for a FIFO after a check is refused too.
+pub(super) fn open_regular(real: &Path, shown: &str) -> Result<fs::File, String> {
+    let file = fs::OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(real)
+        .map_err(|err| format!("cannot read '{shown}': {err}"))?;
+    let kind = file
+        .metadata()
+        .map_err(|err| format!("cannot read '{shown}': {err}"))?
+        .file_type();
+    if kind.is_dir() {
+        return Err(format!(
+            "'{shown}' is a folder; use list_files to see its entries"
+        ));
+    }
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_socket() {
+            "a socket"
+        } else if kind.is_block_device() || kind.is_char_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(format!(
+            "'{shown}' is {what}; only regular files can be read"
+        ));
+    }
+    Ok(file)
+}
+
+/// Which lines a read returns.
+#[derive(Debug, Clone, Copy)]
+struct Window {
+    offset: usize,
+    limit: usize,
+    max_bytes: usize,
+}
+
+/// Lines `[offset, offset + limit)` of the file, raw, cut at `max_bytes`, with a note on how
+/// to read on when anything was left out. Memory stays within `max_bytes` plus a buffer, however
+/// large the file or its lines.
+fn read_lines(file: fs::File, window: Window, shown: &str) -> Result<String, String> {
+    let size = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+    let mut reader = BufReader::with_capacity(64 * 1024, file);
+    let failed = |err: io::Error| format!("cannot read '{shown}': {err}");
+    let head = reader.fill_buf().map_err(failed)?;
+    if head.is_empty() {
+        // Some OpenAI-compatible servers reject an empty tool message.
+        return Ok("(empty file)".to_string());
+    }
+    if head[..head.len().min(BINARY_SNIFF)].contains(&0) {
+        return Err(format!(
+            "'{shown}' is a binary file; only text files can be read"
+        ));
+    }
+    for skipped in 0..window.offset {
+        if skip_line(&mut reader).map_err(failed)? == 0 {
+            return Err(format!(
+                "offset {} is past the end of '{shown}', which has {skipped} lines",
+                window.offset
+            ));
+        }
+    }
+    let mut out = Vec::new();
+    let mut end = window.offset;
+    let mut line = Vec::new();
+    let mut cut_line = false;
+    while end - window.offset < window.limit {
+        let room = window.max_bytes.saturating_sub(out.len());
+        line.clear();
+        let complete = read_line_capped(&mut reader, &mut line, room).map_err(failed)?;
+        if line.is_empty() {
+            break;
+        }
+        if !complete {
+            if out.is_empty() {
+                // A single enormous line (minified code): show its start rather than nothing.
+                out.extend_from_slice(&line);
+                skip_line(&mut reader).map_err(failed)?;
+                end += 1;
+                cut_line = true;
+            }
+            break;
+        }
+        out.extend_from_slice(&line);
+        end += 1;
+    }
+    if end == window.offset && window.offset > 0 {
+        return Err(format!(
+            "offset {} is past the end of '{shown}', which has {} lines",
+            window.offset, window.offset
+        ));
+    }
+    if out.contains(&0) {
+        return Err(format!(
+            "'{shown}' is a binary file; only text files can be read"
+        ));
+    }
+    let mut text = String::from_utf8_lossy(&out).into_owned();
+    let at_end = reader.fill_buf().map_err(failed)?.is_empty();
+    if cut_line {
+        text.truncate(floor_char_boundary(&text, window.max_bytes));
+        text.push_str(&format!(
+            "\n[cut: line {end} is longer than {} bytes (tools.maxReadBytes); showed its start]",
+            window.max_bytes
+        ));
+        if !at_end {
+            text.push_str(&format!("\n[read on with offset={end}]"));
+        }
+    } else if !at_end {
+        text.truncate(floor_char_boundary(&text, window.max_bytes));
+        if !text.ends_with('\n') {
+            text.push('\n');
+        }
+        let total = count_remaining_lines(&mut reader).map(|rest| end + rest);
+        let of = match total {
+            Some(total) => format!("of {total}"),
+            None => format!("of a {size}-byte file"),
+        };
+        text.push_str(&format!(
+            "[cut: showed lines {}-{end} {of}; read on with offset={end}]",
+            window.offset + 1
+        ));
+    }
+    Ok(text)
+}
+
+/// Consumes one line without keeping it; returns the bytes consumed (0 at the end).
+fn skip_line(reader: &mut impl BufRead) -> io::Result<usize> {
+    let mut consumed = 0;
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(consumed);
+        }
+        match buf.iter().position(|byte| *byte == b'\n') {
+            Some(at) => {
+                reader.consume(at + 1);
+                return Ok(consumed + at + 1);
+            }
+            None => {
+                let len = buf.len();
+                reader.consume(len);
+                consumed += len;
+            }
+        }
+    }
+}
+
+/// Appends one line (with its newline) to `out` if it fits in `room` bytes; returns whether it
+/// did. A line that does not fit leaves its first `room` bytes in `out`, the rest unread.
+fn read_line_capped(reader: &mut impl BufRead, out: &mut Vec<u8>, room: usize) -> io::Result<bool> {
+    loop {
+        let buf = reader.fill_buf()?;
+        if buf.is_empty() {
+            return Ok(true);
+        }
+        let (take, done) = match buf.iter().position(|byte| *byte == b'\n') {
+            Some(at) => (at + 1, true),
+            None => (buf.len(), false),
+        };
+        if out.len() + take > room {
+            let fits = room - out.len();
+            out.extend_from_slice(&buf[..fits]);
+            reader.consume(fits);
+            return Ok(false);
+        }
+        out.extend_from_slice(&buf[..take]);
+        reader.consume(take);
+        if done {
+            return Ok(true);
+        }
+    }
+}
+
+/// The lines left after the reader's position, if the end comes within the look-ahead.
+fn count_remaining_lines(reader: &mut impl BufRead) -> Option<usize> {
+    let mut lines = 0;
+    let mut seen: u64 = 0;
+    let mut ends_with_newline = true;
+    loop {
+        let buf = reader.fill_buf().ok()?;
+        if buf.is_empty() {
+            return Some(lines + usize::from(!ends_with_newline));
+        }
+        if seen > LINE_COUNT_LOOKAHEAD {
+            return None;
+        }
+        lines += buf.iter().filter(|byte| **byte == b'\n').count();
+        ends_with_newline = buf.last() == Some(&b'\n');
+        let len = buf.len();
+        seen += len as u64;
+        reader.consume(len);
+    }
+}
+
+fn cap_listing(entries: &mut Vec<String>) -> String {
+    if entries.is_empty() {
+        return "(empty folder)".to_string();
+    }
+    let left_out = entries.len().saturating_sub(LIST_CAP);
+    entries.truncate(LIST_CAP);
+    let mut out = entries.join("\n");
+    if left_out > 0 {
+        out.push_str(&format!("\n... and {left_out} more entries not shown"));
+    }
+    out
+}
+
+/// Writes via a temporary file in the same folder and a rename, so a crash or a cancelled call
+/// never leaves a half-written file behind.
+fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let parent = path
+        .parent()
+        .ok_or_else(|| io::Error::other("the path has no parent folder"))?;
+    fs::create_dir_all(parent)?;
+    // Temporary files are created 0600; keep an existing file's mode, else the usual 0644.
+    let permissions = fs::metadata(path)
+        .map(|meta| meta.permissions())
+        .unwrap_or_else(|_| fs::Permissions::from_mode(0o644));
+    let mut temp = tempfile::NamedTempFile::new_in(parent)?;
+    temp.write_all(bytes)?;
+    temp.as_file().set_permissions(permissions)?;
+    temp.as_file().sync_all()?;
+    temp.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+/// The text of a file to edit, or `None` when it does not exist yet.
+fn read_for_edit(real: &Path, shown: &str) -> Result<Option<String>, String> {
+    match fs::symlink_metadata(real) {
+        Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
+        _ => {}
+    }
+    let file = open_regular(real, shown)?;
+    let size = file.metadata().map(|meta| meta.len()).unwrap_or(0);
+    if size > EDIT_SIZE_CAP {
+        return Err(format!(
+            "'{shown}' is {size} bytes, too large to edit; use run_command (sed, a patch) instead"
+        ));
+    }
+    let mut bytes = Vec::new();
+    file.take(EDIT_SIZE_CAP + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|err| format!("cannot read '{shown}': {err}"))?;
+    if bytes.contains(&0) {
+        return Err(format!(
+            "'{shown}' is a binary file; only text files can be edited"
+        ));
+    }
+    String::from_utf8(bytes)
+        .map(Some)
+        .map_err(|_| format!("'{shown}' is not valid UTF-8; use write_file to replace it whole"))
+}
+
+fn create_by_edit(real: &Path, shown: &str, old: &str, new: &str) -> Result<String, String> {
+    if !old.is_empty() {
+        return Err(format!(
+            "'{shown}' does not exist; to create it, call edit_file with an empty old_string or use write_file"
+        ));
+    }
+    write_atomic(real, new.as_bytes()).map_err(|err| format!("cannot write '{shown}': {err}"))?;
+    Ok(format!("Created {shown} ({} bytes)", new.len()))
+}
+
+fn replace_once(text: &str, old: &str, new: &str, shown: &str) -> Result<String, String> {
+    if old.is_empty() {
+        if text.is_empty() {
+            return Ok(new.to_string());
+        }
+        return Err(format!(
+            "old_string is empty but '{shown}' already exists; quote the exact text to replace"
+        ));
+    }
+    if old == new {
+        return Err("old_string and new_string are the same; nothing would change".to_string());
+    }
+    match count_occurrences(text, old) {
+        0 => Err(format!(
+            "old_string not found in '{shown}'; read the file and copy the text exactly, whitespace included"
+        )),
+        1 => Ok(text.replacen(old, new, 1)),
+        n => Err(format!(
+            "old_string matches {n} times in '{shown}'; give more context so it matches exactly once"
+        )),
+    }
+}
+
+/// Counts overlapping occurrences: `aa` in `aaa` is ambiguous (two places), so it counts twice.
+fn count_occurrences(text: &str, needle: &str) -> usize {
+    let mut count = 0;
+    let mut start = 0;
+    while let Some(found) = text[start..].find(needle) {
+        count += 1;
+        let at = start + found;
+        start = at + text[at..].chars().next().map_or(1, char::len_utf8);
+    }
+    count
+}

@@ -1,0 +1,578 @@
+//! The tools through `ToolBox::call`, as the model sees them.
+
+use super::*;
+use std::fs;
+use std::os::unix::fs::symlink;
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::time::Duration;
+use tempfile::TempDir;
+
+/// The read cap the fixture uses, smaller than the default to keep files small.
+const READ_BYTE_CAP: usize = 100 * 1024;
+
+const MAIN_RS: &str = "fn main() {\n    println!(\"hello\");\n}\n";
+
+struct Fixture {
+    dir: TempDir,
+    root: PathBuf,
+    tools: ToolBox,
+}
+
+impl Fixture {
+    fn new(access: ToolAccess) -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().join("repo");
+        let files = [
+            ("repo/src/main.rs", MAIN_RS),
+            ("repo/README.md", "# Demo\nhello world\n"),
+            ("repo/.git/config", "[core]\nhello = git\n"),
+            ("repo/.agentic-sdlc/backlog/story.md", "hello board\n"),
+            ("repo/target/debug/out.txt", "hello build\n"),
+            ("outside/secret.txt", "hello secret\n"),
+        ];
+        for (path, text) in files {
+            let path = dir.path().join(path);
+            fs::create_dir_all(path.parent().unwrap()).unwrap();
+            fs::write(path, text).unwrap();
+        }
+        let board = root.join(".agentic-sdlc");
+        let limits = ToolLimits {
+            max_read_bytes: READ_BYTE_CAP,
+            timeout: Duration::from_secs(30),
+        };
+        let tools = ToolBox::new(root.clone(), board, access, limits);
+        Self { dir, root, tools }
+    }
+
+    fn outside(&self) -> PathBuf {
+        self.dir.path().join("outside")
+    }
+
+    async fn call(&self, name: &str, args: Value) -> ToolOutcome {
+        self.tools.call(name, &args.to_string()).await
+    }
+}
+
+fn rw() -> Fixture {
+    Fixture::new(ToolAccess::ReadWrite)
+}
+
+#[track_caller]
+fn assert_error(outcome: &ToolOutcome, needle: &str) {
+    assert!(outcome.is_error, "expected an error, got {outcome:?}");
+    assert!(outcome.content.starts_with("Error: "), "{outcome:?}");
+    assert!(
+        outcome.content.contains(needle),
+        "{outcome:?} lacks {needle:?}"
+    );
+}
+
+#[track_caller]
+fn assert_ok(outcome: &ToolOutcome) -> &str {
+    assert!(!outcome.is_error, "expected success, got {outcome:?}");
+    &outcome.content
+}
+
+fn names(definitions: &[Value]) -> Vec<&str> {
+    definitions
+        .iter()
+        .map(|def| def["function"]["name"].as_str().unwrap())
+        .collect()
+}
+
+#[test]
+fn definitions_follow_access() {
+    let read_only = Fixture::new(ToolAccess::ReadOnly).tools.definitions();
+    assert_eq!(names(&read_only), ["read_file", "list_files", "search"]);
+    let all = rw().tools.definitions();
+    assert_eq!(
+        names(&all),
+        [
+            "read_file",
+            "list_files",
+            "search",
+            "write_file",
+            "edit_file",
+            "run_command"
+        ]
+    );
+    for def in &all {
+        assert_eq!(def["type"], "function");
+        assert_eq!(def["function"]["parameters"]["type"], "object");
+        assert!(def["function"]["description"].is_string());
+    }
+    let edit = &all[4]["function"]["parameters"];
+    assert_eq!(
+        edit["required"],
+        json!(["path", "old_string", "new_string"])
+    );
+    let run = &all[5]["function"]["parameters"]["properties"];
+    assert!(run["timeout_seconds"].is_object());
+}
+
+#[tokio::test]
+async fn read_file_returns_raw_text() {
+    let fx = rw();
+    let out = fx.call("read_file", json!({"path": "src/main.rs"})).await;
+    assert_eq!(assert_ok(&out), MAIN_RS);
+    fs::write(fx.root.join("empty.txt"), "").unwrap();
+    let out = fx.call("read_file", json!({"path": "empty.txt"})).await;
+    assert_eq!(assert_ok(&out), "(empty file)");
+}
+
+#[tokio::test]
+async fn read_file_slices_lines_and_says_how_to_read_on() {
+    let fx = rw();
+    let out = fx
+        .call(
+            "read_file",
+            json!({"path": "src/main.rs", "offset": 1, "limit": 1}),
+        )
+        .await;
+    assert_eq!(
+        assert_ok(&out),
+        "    println!(\"hello\");\n[cut: showed lines 2-2 of 3; read on with offset=2]"
+    );
+    // Models sometimes send numbers as strings.
+    let out = fx
+        .call("read_file", json!({"path": "src/main.rs", "offset": "2"}))
+        .await;
+    assert_eq!(assert_ok(&out), "}\n");
+    let out = fx
+        .call("read_file", json!({"path": "src/main.rs", "offset": 9}))
+        .await;
+    assert_error(&out, "past the end");
+}
+
+#[tokio::test]
+async fn read_file_caps_bytes() {
+    let fx = rw();
+    let line = "x".repeat(99) + "\n";
+    fs::write(fx.root.join("big.txt"), line.repeat(1500)).unwrap();
+    let out = fx.call("read_file", json!({"path": "big.txt"})).await;
+    let text = assert_ok(&out);
+    assert!(text.len() <= READ_BYTE_CAP + 100);
+    assert!(
+        text.ends_with("read on with offset=1024]"),
+        "{}",
+        &text[text.len() - 80..]
+    );
+}
+
+#[tokio::test]
+async fn read_file_refuses_binary_and_folders_and_missing_files() {
+    let fx = rw();
+    fs::write(fx.root.join("blob.bin"), b"abc\0def").unwrap();
+    assert_error(
+        &fx.call("read_file", json!({"path": "blob.bin"})).await,
+        "binary",
+    );
+    assert_error(
+        &fx.call("read_file", json!({"path": "src"})).await,
+        "folder",
+    );
+    assert_error(
+        &fx.call("read_file", json!({"path": "nope.txt"})).await,
+        "'nope.txt' does not exist",
+    );
+}
+
+#[tokio::test]
+async fn list_files_sorts_marks_folders_and_hides_git_and_board() {
+    let fx = rw();
+    let out = fx.call("list_files", json!({})).await;
+    assert_eq!(assert_ok(&out), "README.md\nsrc/\ntarget/");
+    let out = fx.call("list_files", json!({"path": "src"})).await;
+    assert_eq!(assert_ok(&out), "src/main.rs");
+    fs::create_dir(fx.root.join("empty")).unwrap();
+    let out = fx.call("list_files", json!({"path": "empty"})).await;
+    assert_eq!(assert_ok(&out), "(empty folder)");
+    let out = fx.call("list_files", json!({"path": "README.md"})).await;
+    assert_error(&out, "not a folder");
+}
+
+#[tokio::test]
+async fn list_files_caps_entries() {
+    let fx = rw();
+    let many = fx.root.join("many");
+    fs::create_dir(&many).unwrap();
+    for i in 0..1005 {
+        fs::write(many.join(format!("f{i:04}")), "").unwrap();
+    }
+    let out = fx.call("list_files", json!({"path": "many"})).await;
+    let text = assert_ok(&out);
+    assert_eq!(text.lines().count(), 1001);
+    assert!(text.ends_with("... and 5 more entries not shown"));
+}
+
+#[tokio::test]
+async fn search_finds_substrings_and_skips_git_board_build_and_binary() {
+    let fx = rw();
+    fs::write(fx.root.join("blob.bin"), b"hello\0").unwrap();
+    fs::create_dir_all(fx.root.join("node_modules/x")).unwrap();
+    fs::write(fx.root.join("node_modules/x/a.js"), "hello\n").unwrap();
+    let out = fx.call("search", json!({"pattern": "hello"})).await;
+    assert_eq!(
+        assert_ok(&out),
+        "README.md:2: hello world\nsrc/main.rs:2:     println!(\"hello\");"
+    );
+    let out = fx
+        .call("search", json!({"pattern": "hello", "path": "src/main.rs"}))
+        .await;
+    assert_eq!(assert_ok(&out), "src/main.rs:2:     println!(\"hello\");");
+    // Case-sensitive, and no match is not an error.
+    let out = fx.call("search", json!({"pattern": "HELLO"})).await;
+    assert_eq!(assert_ok(&out), "No matches for 'HELLO' in '.'.");
+}
+
+#[tokio::test]
+async fn search_caps_matches() {
+    let fx = rw();
+    fs::write(fx.root.join("many.txt"), "needle\n".repeat(250)).unwrap();
+    let out = fx.call("search", json!({"pattern": "needle"})).await;
+    let text = assert_ok(&out);
+    assert_eq!(text.lines().count(), 201);
+    assert!(text.ends_with("narrow the pattern or the path]"));
+}
+
+#[tokio::test]
+async fn write_file_creates_parents_atomically_with_normal_mode() {
+    let fx = rw();
+    let out = fx
+        .call(
+            "write_file",
+            json!({"path": "new/dir/a.txt", "content": "hi\n"}),
+        )
+        .await;
+    assert_eq!(assert_ok(&out), "Wrote 3 bytes to new/dir/a.txt");
+    let written = fx.root.join("new/dir/a.txt");
+    assert_eq!(fs::read_to_string(&written).unwrap(), "hi\n");
+    let mode = fs::metadata(&written).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644);
+    // No temporary file is left behind.
+    assert_eq!(fs::read_dir(fx.root.join("new/dir")).unwrap().count(), 1);
+}
+
+#[tokio::test]
+async fn edit_file_replaces_exactly_one_match() {
+    let fx = rw();
+    fs::write(fx.root.join("e.txt"), "one two two\n").unwrap();
+    let edit = |old: &str| json!({"path": "e.txt", "old_string": old, "new_string": "three"});
+    assert_error(&fx.call("edit_file", edit("four")).await, "not found");
+    assert_error(
+        &fx.call("edit_file", edit("two")).await,
+        "matches 2 times in 'e.txt'; give more context",
+    );
+    let out = fx.call("edit_file", edit("one")).await;
+    assert_eq!(assert_ok(&out), "Edited e.txt: replaced 1 occurrence");
+    assert_eq!(
+        fs::read_to_string(fx.root.join("e.txt")).unwrap(),
+        "three two two\n"
+    );
+}
+
+#[tokio::test]
+async fn edit_file_with_empty_old_string_creates_only_missing_files() {
+    let fx = rw();
+    let args = json!({"path": "docs/new.md", "old_string": "", "new_string": "# New\n"});
+    assert_ok(&fx.call("edit_file", args).await);
+    assert_eq!(
+        fs::read_to_string(fx.root.join("docs/new.md")).unwrap(),
+        "# New\n"
+    );
+    let args = json!({"path": "README.md", "old_string": "", "new_string": "x"});
+    assert_error(&fx.call("edit_file", args).await, "already exists");
+    let args = json!({"path": "gone.md", "old_string": "a", "new_string": "b"});
+    assert_error(&fx.call("edit_file", args).await, "does not exist");
+}
+
+#[tokio::test]
+async fn paths_outside_the_root_are_refused() {
+    let fx = rw();
+    for path in ["../x", "src/../../x", "/etc/passwd"] {
+        let out = fx.call("read_file", json!({ "path": path })).await;
+        assert_error(&out, &format!("path '{path}' is outside the repository"));
+    }
+    let out = fx
+        .call("write_file", json!({"path": "../x", "content": ""}))
+        .await;
+    assert_error(&out, "outside the repository");
+    assert!(!fx.dir.path().join("x").exists());
+}
+
+#[tokio::test]
+async fn absolute_paths_inside_the_root_are_allowed() {
+    let fx = rw();
+    let path = fx.root.join("src/main.rs");
+    let out = fx
+        .call("read_file", json!({"path": path.to_str().unwrap()}))
+        .await;
+    assert_eq!(assert_ok(&out), MAIN_RS);
+    let out = fx
+        .call("read_file", json!({"path": "src/../README.md"}))
+        .await;
+    assert_ok(&out);
+}
+
+#[tokio::test]
+async fn symlinks_leading_outside_are_refused() {
+    let fx = rw();
+    symlink(fx.outside(), fx.root.join("escape")).unwrap();
+    symlink(fx.outside().join("secret.txt"), fx.root.join("secret.txt")).unwrap();
+    symlink(fx.root.join("README.md"), fx.root.join("inside.md")).unwrap();
+    for path in ["escape/secret.txt", "secret.txt", "escape"] {
+        let out = fx.call("read_file", json!({ "path": path })).await;
+        assert_error(&out, "outside the repository through a symbolic link");
+    }
+    let out = fx
+        .call(
+            "write_file",
+            json!({"path": "escape/new.txt", "content": "x"}),
+        )
+        .await;
+    assert_error(&out, "symbolic link");
+    assert!(!fx.outside().join("new.txt").exists());
+    let out = fx.call("search", json!({"pattern": "secret"})).await;
+    assert_eq!(assert_ok(&out), "No matches for 'secret' in '.'.");
+    let out = fx.call("read_file", json!({"path": "inside.md"})).await;
+    assert_ok(&out);
+}
+
+#[tokio::test]
+async fn git_folder_is_refused() {
+    let fx = rw();
+    for path in [".git/config", ".git", "src/../.git/config"] {
+        let out = fx.call("read_file", json!({ "path": path })).await;
+        assert_error(&out, "inside .git");
+    }
+    let out = fx
+        .call(
+            "write_file",
+            json!({"path": ".git/hooks/pre-commit", "content": "x"}),
+        )
+        .await;
+    assert_error(&out, "inside .git");
+    // A link to .git is no way around it.
+    symlink(fx.root.join(".git"), fx.root.join("g")).unwrap();
+    let out = fx.call("read_file", json!({"path": "g/config"})).await;
+    assert_error(&out, "inside .git");
+}
+
+#[tokio::test]
+async fn board_folder_is_refused() {
+    let fx = rw();
+    let story = ".agentic-sdlc/backlog/story.md";
+    assert_error(
+        &fx.call("read_file", json!({ "path": story })).await,
+        "board folder",
+    );
+    assert_error(
+        &fx.call("list_files", json!({"path": ".agentic-sdlc"}))
+            .await,
+        "board folder",
+    );
+    let args = json!({"path": story, "old_string": "hello", "new_string": "bye"});
+    assert_error(&fx.call("edit_file", args).await, "board folder");
+    assert_eq!(
+        fs::read_to_string(fx.root.join(story)).unwrap(),
+        "hello board\n"
+    );
+}
+
+#[tokio::test]
+async fn write_tools_are_refused_in_read_only_mode() {
+    let fx = Fixture::new(ToolAccess::ReadOnly);
+    for name in ["write_file", "edit_file", "run_command"] {
+        let out = fx
+            .call(name, json!({"path": "a", "content": "", "command": "true"}))
+            .await;
+        assert_error(&out, "read-only access");
+    }
+    assert!(!fx.root.join("a").exists());
+    assert_ok(&fx.call("read_file", json!({"path": "README.md"})).await);
+}
+
+#[tokio::test]
+async fn bad_calls_become_error_results() {
+    let fx = rw();
+    let out = fx.tools.call("read_file", "{\"path\": ").await;
+    assert_error(&out, "not valid JSON");
+    let out = fx.tools.call("read_file", "[1]").await;
+    assert_error(&out, "must be a JSON object");
+    let out = fx.call("read_file", json!({})).await;
+    assert_error(&out, "missing required argument 'path'");
+    let out = fx.call("read_file", json!({"path": 3})).await;
+    assert_error(&out, "argument 'path' must be a string");
+    let out = fx.call("delete_everything", json!({})).await;
+    assert_error(
+        &out,
+        "unknown tool 'delete_everything'; available tools: read_file",
+    );
+    // No arguments at all is fine for a tool without required ones.
+    assert_ok(&fx.tools.call("list_files", "").await);
+}
+
+#[tokio::test]
+async fn run_command_reports_exit_code_and_combined_output() {
+    let fx = rw();
+    let out = fx
+        .call(
+            "run_command",
+            json!({"command": "echo out; echo err >&2; ls src; exit 3"}),
+        )
+        .await;
+    let text = assert_ok(&out);
+    assert!(text.starts_with("exit code: 3\n"), "{text}");
+    for needle in ["out\n", "err\n", "main.rs\n"] {
+        assert!(text.contains(needle), "{text}");
+    }
+    let out = fx.call("run_command", json!({"command": "true"})).await;
+    assert_eq!(assert_ok(&out), "exit code: 0\n(no output)");
+}
+
+#[tokio::test]
+async fn run_command_timeout_kills_the_whole_group() {
+    let fx = rw();
+    let started = std::time::Instant::now();
+    // Commands run in a PID namespace of their own, so `$!` would be a pid of that namespace;
+    // the sleep is found by a duration no other process uses.
+    let marker = crate::exec::tests::marker();
+    let command = format!("sleep {marker} & echo begun; sleep {marker}");
+    let out = fx
+        .call(
+            "run_command",
+            json!({"command": command, "timeout_seconds": 1}),
+        )
+        .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_error(&out, "command timed out after 1s");
+    assert!(out.content.contains("begun"), "{out:?}");
+    assert_eq!(
+        crate::exec::tests::live_processes_with(&marker),
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test]
+async fn run_command_does_not_wait_for_background_children() {
+    let fx = rw();
+    let started = std::time::Instant::now();
+    let out = fx
+        .call(
+            "run_command",
+            json!({"command": "sleep 100 & echo started"}),
+        )
+        .await;
+    assert!(started.elapsed() < Duration::from_secs(5));
+    assert_eq!(assert_ok(&out), "exit code: 0\nstarted\n");
+}
+
+#[tokio::test]
+async fn run_command_output_is_cut_to_head_and_tail() {
+    let fx = rw();
+    let command =
+        "echo first; i=0; while [ $i -lt 5000 ]; do echo line-$i; i=$((i+1)); done; echo last";
+    let out = fx.call("run_command", json!({ "command": command })).await;
+    let text = assert_ok(&out);
+    assert!(text.len() < OUTPUT_BUDGET + 200, "{}", text.len());
+    assert!(text.starts_with("exit code: 0\nfirst\n"));
+    assert!(text.ends_with("last\n"));
+    assert!(text.contains(" bytes omitted] ..."));
+}
+
+#[test]
+fn timeout_is_the_smaller_of_asked_and_configured() {
+    let tools = rw().tools;
+    assert_eq!(tools.effective_timeout(None), Duration::from_secs(30));
+    assert_eq!(tools.effective_timeout(Some(2.0)), Duration::from_secs(2));
+    assert_eq!(
+        tools.effective_timeout(Some(1e300)),
+        Duration::from_secs(30)
+    );
+}
+
+#[tokio::test]
+async fn a_failure_of_the_tool_itself_is_fatal_and_a_refusal_is_not() {
+    let fx = rw();
+    let refused = fx
+        .call(
+            "write_file",
+            json!({"path": ".agentic-sdlc.json", "content": "{}"}),
+        )
+        .await;
+    assert_error(&refused, "agentic-sdlc config");
+    assert!(!refused.fatal);
+    // With its folder gone, no command can start: nothing the model can fix.
+    fs::remove_dir_all(&fx.root).unwrap();
+    let broken = fx.call("run_command", json!({"command": "true"})).await;
+    assert_error(&broken, "cannot start sh");
+    assert!(broken.fatal, "{broken:?}");
+}
+
+#[tokio::test]
+async fn the_key_is_blanked_out_of_results() {
+    let fx = rw();
+    let tools = fx
+        .tools
+        .clone()
+        .with_secrets(vec!["sk-test-0123456789".into()]);
+    fs::write(fx.root.join("leak.txt"), "key=sk-test-0123456789\n").unwrap();
+    let out = tools
+        .call("read_file", &json!({"path": "leak.txt"}).to_string())
+        .await;
+    assert_eq!(assert_ok(&out), "key=[redacted]\n");
+}
+
+#[tokio::test]
+async fn gitignored_trees_are_skipped_by_list_files_and_search() {
+    let fx = rw();
+    fs::write(fx.root.join(".gitignore"), "dist/\n*.log\n").unwrap();
+    fs::create_dir_all(fx.root.join("dist")).unwrap();
+    fs::write(fx.root.join("dist/bundle.js"), "hello bundle\n").unwrap();
+    fs::write(fx.root.join("debug.log"), "hello log\n").unwrap();
+    fs::create_dir_all(fx.root.join(".github")).unwrap();
+    fs::write(fx.root.join(".github/ci.yml"), "hello ci\n").unwrap();
+
+    let out = fx.call("list_files", json!({})).await;
+    assert_eq!(
+        assert_ok(&out),
+        ".github/\n.gitignore\nREADME.md\nsrc/\ntarget/"
+    );
+    let out = fx.call("search", json!({"pattern": "hello"})).await;
+    assert_eq!(
+        assert_ok(&out),
+        ".github/ci.yml:1: hello ci\nREADME.md:2: hello world\nsrc/main.rs:2:     println!(\"hello\");"
+    );
+    // An ignored file can still be read when asked for by name.
+    assert_ok(&fx.call("read_file", json!({"path": "debug.log"})).await);
+}
+
+#[tokio::test]
+async fn search_stops_at_the_byte_cap() {
+    let fx = rw();
+    let limits = ToolLimits {
+        max_read_bytes: 4096,
+        timeout: Duration::from_secs(30),
+    };
+    let board = fx.root.join(".agentic-sdlc");
+    let tools = ToolBox::new(fx.root.clone(), board, ToolAccess::ReadOnly, limits);
+    let line = format!("needle {}\n", "x".repeat(290));
+    fs::write(fx.root.join("wide.txt"), line.repeat(150)).unwrap();
+    let out = tools
+        .call("search", &json!({"pattern": "needle"}).to_string())
+        .await;
+    let text = assert_ok(&out);
+    assert!(text.len() <= 4096 + 100, "{}", text.len());
+    assert!(
+        text.ends_with(
+            "stopped at 4096 bytes (tools.maxReadBytes); narrow the pattern or the path]"
+        ),
+        "{}",
+        &text[text.len() - 100..]
+    );
+}

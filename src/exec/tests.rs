@@ -1,0 +1,306 @@
+//! The runner against real processes: namespaces where the kernel allows them (it does on the
+//! machines this is built on), and the process-group fallback.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::Duration;
+
+use super::*;
+
+fn run(command: &str, dir: &Path, secs: u64) -> ShellOutput {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime
+        .block_on(run_shell_command(
+            command,
+            dir,
+            Duration::from_secs(secs),
+            &CommandEnv::default(),
+        ))
+        .unwrap()
+}
+
+/// Runs without namespaces, as on a kernel that refuses them.
+fn run_in_group(command: &str, dir: &Path, secs: u64) -> ShellOutput {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let child = build(
+            command,
+            dir,
+            &CommandEnv::default(),
+            Isolation::ProcessGroup,
+        )
+        .spawn()
+        .unwrap();
+        supervise(child, Isolation::ProcessGroup, Duration::from_secs(secs))
+            .await
+            .unwrap()
+    })
+}
+
+/// Processes of this machine whose command line holds `marker`, zombies aside.
+pub(crate) fn live_processes_with(marker: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let pid = entry.file_name().to_string_lossy().into_owned();
+        if !pid.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
+            continue;
+        };
+        let zombie = std::fs::read_to_string(entry.path().join("stat"))
+            .map(|stat| stat.contains(") Z"))
+            .unwrap_or(true);
+        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
+            found.push(pid);
+        }
+    }
+    found
+}
+
+/// A `sleep` duration no other process on the machine uses, to find ours by.
+pub(crate) fn marker() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{}.{:09}", 700 + std::process::id() % 200, nanos)
+}
+
+fn namespaces_work() -> bool {
+    std::process::Command::new("unshare")
+        .args(["-Urpf", "--mount-proc", "true"])
+        .status()
+        .is_ok_and(|status| status.success())
+}
+
+#[test]
+fn reports_exit_code_and_combined_output() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run("echo out; echo err >&2; exit 3", dir.path(), 30);
+    assert_eq!(out.exit_code, Some(3));
+    assert!(!out.timed_out);
+    assert_eq!(out.output, "out\nerr\n");
+    assert_eq!(out.describe_status(), "exit code: 3");
+}
+
+#[test]
+fn commands_see_their_own_processes_only() {
+    if !namespaces_work() {
+        eprintln!("skipped: this kernel refuses user namespaces");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let tool = std::process::id();
+    let out = run(
+        &format!(
+            "echo parent=$PPID; ls /proc | grep -x '[0-9]*' | wc -l; \
+             cat /proc/{tool}/environ 2>&1 || echo no-tool; cat /proc/1/environ 2>&1 || echo no-init"
+        ),
+        dir.path(),
+        30,
+    );
+    assert_eq!(out.exit_code, Some(0), "{}", out.output);
+    // sh's parent is init, pid 1 of the namespace; the tool's pid does not exist there.
+    assert!(out.output.starts_with("parent=1\n"), "{}", out.output);
+    assert!(out.output.contains("no-tool"), "{}", out.output);
+    // Init is a fork of the tool and holds its environment; it is not readable.
+    assert!(out.output.contains("no-init"), "{}", out.output);
+    assert!(!out.output.contains("PATH="), "{}", out.output);
+    assert!(out.output.contains("Permission denied"), "{}", out.output);
+}
+
+#[test]
+fn the_private_proc_cannot_be_unmounted_even_as_root() {
+    if !namespaces_work() {
+        eprintln!("skipped: this kernel refuses user namespaces");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(
+        "umount /proc 2>/dev/null || umount -l /proc 2>/dev/null || echo refused; \
+         unshare -Urm sh -c 'umount /proc 2>/dev/null || umount -l /proc 2>/dev/null || echo refused-nested' 2>&1 | head -c 200; \
+         ls /proc | grep -c '^[0-9]'",
+        dir.path(),
+        30,
+    );
+    let lines: Vec<&str> = out.output.lines().collect();
+    assert_eq!(lines.first(), Some(&"refused"), "{}", out.output);
+    // A nested user namespace gets its own CAP_SYS_ADMIN, but the kernel locks the mounts it
+    // inherits.
+    assert!(
+        out.output.contains("refused-nested") || out.output.contains("unshare: "),
+        "{}",
+        out.output
+    );
+    // Init, sh and ls (and grep): not the machine's processes.
+    let visible: usize = lines.last().unwrap().parse().unwrap();
+    assert!(visible < 10, "{}", out.output);
+}
+
+#[test]
+fn a_setsid_child_dies_when_the_command_ends() {
+    if !namespaces_work() {
+        eprintln!("skipped: this kernel refuses user namespaces");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let marker = marker();
+    let out = run(
+        &format!("setsid sleep {marker} & (sleep {marker} &) ; echo started"),
+        dir.path(),
+        30,
+    );
+    assert_eq!(out.output, "started\n");
+    assert_eq!(live_processes_with(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn the_timeout_kills_the_whole_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = marker();
+    let out = run(
+        &format!("setsid sleep {marker} & echo begun; sleep {marker}"),
+        dir.path(),
+        1,
+    );
+    assert!(out.timed_out);
+    assert_eq!(out.exit_code, None);
+    assert_eq!(out.output, "begun\n");
+    assert_eq!(live_processes_with(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn without_namespaces_the_keeper_sweeps_setsid_children_at_the_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = marker();
+    let out = run_in_group(
+        &format!("setsid sleep {marker} & (sleep {marker} &); echo begun; sleep {marker}"),
+        dir.path(),
+        1,
+    );
+    assert!(out.timed_out);
+    assert_eq!(out.output, "begun\n");
+    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+    let out = run_in_group("exit 4", dir.path(), 30);
+    assert_eq!(out.exit_code, Some(4));
+}
+
+#[test]
+fn without_namespaces_the_keeper_sweeps_setsid_children_when_the_command_ends() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = marker();
+    let out = run_in_group(
+        &format!(
+            "setsid sh -c 'touch in-session; exec sleep {marker}' & (sleep {marker} &); \
+             while [ ! -e in-session ]; do sleep 0.1; done; echo started"
+        ),
+        dir.path(),
+        30,
+    );
+    assert_eq!(out.exit_code, Some(0));
+    assert_eq!(out.output, "started\n");
+    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+}
+
+#[test]
+fn without_namespaces_a_cancelled_call_sweeps_the_tree() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = marker();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let command = format!("setsid sh -c 'touch in-session; exec sleep {marker}' & sleep {marker}");
+    runtime.block_on(async {
+        let child = build(
+            &command,
+            dir.path(),
+            &CommandEnv::default(),
+            Isolation::ProcessGroup,
+        )
+        .spawn()
+        .unwrap();
+        let call = supervise(child, Isolation::ProcessGroup, Duration::from_secs(60));
+        // Ctrl-C drops the call; here an outer timeout does, once the daemon has its session.
+        let cancel = async {
+            while !dir.path().join("in-session").exists() {
+                tokio::time::sleep(Duration::from_millis(50)).await;
+            }
+        };
+        tokio::select! {
+            _ = call => panic!("the command ended by itself"),
+            _ = cancel => {}
+        }
+    });
+    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+}
+
+/// The processes with `marker` still alive after a generous while (a swept process takes a
+/// moment to be reaped); kills them so that a failing test leaves nothing behind.
+fn gone_after_a_while(marker: &str) -> Vec<String> {
+    for _ in 0..50 {
+        if live_processes_with(marker).is_empty() {
+            return Vec::new();
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let alive = live_processes_with(marker);
+    for pid in &alive {
+        let _ = std::process::Command::new("kill")
+            .args(["-9", pid])
+            .status();
+    }
+    alive
+}
+
+#[test]
+fn files_written_inside_keep_their_owner() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run("echo hi > made.txt; id -u", dir.path(), 30);
+    assert_eq!(out.exit_code, Some(0), "{}", out.output);
+    assert_eq!(out.output.trim(), nix::unistd::geteuid().to_string());
+    let meta = std::fs::metadata(dir.path().join("made.txt")).unwrap();
+    assert_eq!(
+        std::os::unix::fs::MetadataExt::uid(&meta),
+        nix::unistd::geteuid().as_raw()
+    );
+}
+
+#[test]
+fn secrets_are_scrubbed_from_the_environment() {
+    let env = CommandEnv {
+        set: Vec::new(),
+        hidden: vec!["MY_LLM_KEY_VAR".into()],
+    };
+    let current = [
+        ("MY_LLM_KEY_VAR", "sk-abcdefgh12345"),
+        ("COPY_OF_IT", "sk-abcdefgh12345"),
+        ("GITHUB_TOKEN", "ghp_x"),
+        ("AWS_SECRET_ACCESS_KEY", "x"),
+        ("DB_PASSWORD", "x"),
+        ("PATH", "/usr/bin"),
+        ("KEYBOARD_LAYOUT", "us"),
+        ("MONKEY", "x"),
+    ]
+    .map(|(k, v)| (OsString::from(k), OsString::from(v)));
+    let mut removed = scrubbed_names(&env, current.into_iter());
+    removed.sort();
+    assert_eq!(
+        removed,
+        [
+            "AWS_SECRET_ACCESS_KEY",
+            "COPY_OF_IT",
+            "DB_PASSWORD",
+            "GITHUB_TOKEN",
+            "MY_LLM_KEY_VAR"
+        ]
+        .map(OsString::from)
+    );
+}

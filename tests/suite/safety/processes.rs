@@ -1,0 +1,94 @@
+//! Processes (SPEC §13): nothing a command started survives it, the tool's death, or Ctrl-C.
+
+use serde_json::json;
+
+use super::{marker, survivors, wait_for_process};
+use crate::suite::agents_e2e::{Made, Project};
+use crate::suite::common::finish;
+use crate::suite::fake_llm::Reply;
+
+fn ready_for_implement(p: &Project) -> Made {
+    p.story(
+        "Run things",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research", "plan"],
+    )
+}
+
+#[tokio::test]
+async fn a_child_that_calls_setsid_dies_with_its_command() {
+    let p = Project::new().await;
+    let story = ready_for_implement(&p);
+    let marker = marker();
+    // The command ends only once the daemon has its own session, so it cannot be killed with
+    // the command's process group by luck.
+    let command = format!(
+        "setsid sh -c 'touch in-session; exec sleep {marker}' & (sleep {marker} &); \
+         while [ ! -e in-session ]; do sleep 0.1; done; echo started"
+    );
+    p.fake
+        .push(
+            "implement",
+            Reply::tool("run_command", json!({ "command": command })),
+        )
+        .push("implement", Reply::text("Started a daemon."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(survivors(&marker), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn commands_die_with_the_tool_even_on_kill_9() {
+    let p = Project::new().await;
+    let story = ready_for_implement(&p);
+    let marker = marker();
+    p.fake.push(
+        "implement",
+        Reply::tool(
+            "run_command",
+            json!({ "command": format!("sleep {marker}") }),
+        ),
+    );
+    let child = p.env.spawn_with_llm(
+        &p.fake,
+        &["run", "--story", &story.id, "--step", "implement"],
+    );
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let started = wait_for_process(&marker);
+
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
+    finish(child);
+
+    assert!(started, "the command never ran");
+    assert_eq!(survivors(&marker), Vec::<String>::new());
+}
+
+#[tokio::test]
+async fn ctrl_c_stops_a_running_command_at_once() {
+    let p = Project::new().await;
+    let story = ready_for_implement(&p);
+    let marker = marker();
+    p.fake.push(
+        "implement",
+        Reply::tool(
+            "run_command",
+            json!({ "command": format!("setsid sleep {marker} & sleep {marker}") }),
+        ),
+    );
+    let child = p.env.spawn_with_llm(
+        &p.fake,
+        &["run", "--story", &story.id, "--step", "implement"],
+    );
+    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+    let started = wait_for_process(&marker);
+
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
+    let out = finish(child);
+
+    assert!(started, "the command never ran");
+    out.code(130);
+    assert_eq!(survivors(&marker), Vec::<String>::new());
+}
