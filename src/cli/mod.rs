@@ -95,13 +95,13 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    init_tracing(cli.verbose);
     let verbosity = match (cli.quiet, cli.verbose) {
         (true, _) => Verbosity::Quiet,
         (_, true) => Verbosity::Verbose,
         _ => Verbosity::Normal,
     };
     let printer = Printer::new(verbosity, cli.json, cli.color);
+    init_tracing(cli.verbose, printer.stderr_color());
     let cwd = match resolve_cwd(cli.directory.as_deref()) {
         Ok(cwd) => cwd,
         Err(err) => return report(&printer, err),
@@ -155,7 +155,7 @@ fn report(printer: &Printer, err: Error) -> i32 {
     err.exit_code()
 }
 
-fn init_tracing(verbose: bool) {
+fn init_tracing(verbose: bool, color: bool) {
     let default = if verbose {
         "agentic_sdlc=debug"
     } else {
@@ -166,6 +166,7 @@ fn init_tracing(verbose: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(color)
         .without_time()
         .try_init();
 }

@@ -27,6 +27,8 @@ pub struct Printer {
     verbosity: Verbosity,
     json: bool,
     color: bool,
+    /// Colour on stderr, where log lines go: the same decision, asked of stderr.
+    stderr_color: bool,
     spinners: bool,
     palette: Palette,
 }
@@ -41,11 +43,17 @@ impl Printer {
                 ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
             };
         colored::control::set_override(color);
+        let stderr_color = match choice {
+            ColorChoice::Always => !json,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => color && std::io::stderr().is_terminal(),
+        };
         let spinners = !json && verbosity != Verbosity::Quiet && std::io::stderr().is_terminal();
         Self {
             verbosity,
             json,
             color,
+            stderr_color,
             spinners,
             palette: Palette::new(Theme::Auto, color),
         }
@@ -63,9 +71,16 @@ impl Printer {
             verbosity: Verbosity::Quiet,
             json: false,
             color: false,
+            stderr_color: false,
             spinners: false,
             palette: Palette::new(Theme::None, false),
         }
+    }
+
+    /// Whether log lines on stderr may carry colour: never with `--color never`, `--json`,
+    /// `NO_COLOR`, or a stderr that is a file or a pipe (unless `--color always`).
+    pub fn stderr_color(&self) -> bool {
+        self.stderr_color
     }
 
     pub fn palette(&self) -> &Palette {

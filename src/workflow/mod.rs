@@ -10,6 +10,7 @@ pub mod events;
 pub mod gates;
 pub mod lock;
 pub mod outcome;
+pub mod output_check;
 pub mod phases;
 pub mod review;
 pub mod rework;

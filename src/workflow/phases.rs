@@ -10,11 +10,13 @@ use super::gates::{consult, GateAnswer};
 use super::outcome::{Outcome, Stop};
 use super::{story_ops, workspace};
 use crate::agents::transcript::Transcript;
-use crate::agents::{PhaseRequest, Revision};
+use crate::agents::{AgentOutput, PhaseRequest, Revision};
 use crate::board::records::{IterationResult, PhaseReview, ReviewDecision, PENDING_DECISION};
 use crate::board::{sections, store, Column, Phase, Story};
 use crate::config::GateConfig;
 use crate::error::Result;
+
+mod checked;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome> {
@@ -101,7 +103,10 @@ impl PhaseRun<'_> {
     ) -> Result<Outcome> {
         loop {
             let story = store::locate(&self.wf.board_dir, self.story_id, None)?;
-            let output = match self.produce(self.phase, &story, revision.as_ref()).await? {
+            let output = match self
+                .produce_checked(self.phase, &story, revision.as_ref())
+                .await?
+            {
                 Ok(text) => text,
                 Err(outcome) => return Ok(outcome),
             };
@@ -149,7 +154,7 @@ impl PhaseRun<'_> {
         phase: Phase,
         story: &Story,
         revision: Option<&Revision>,
-    ) -> Result<Result<String, Outcome>> {
+    ) -> Result<Result<AgentOutput, Outcome>> {
         let request = PhaseRequest {
             phase,
             story,
@@ -166,9 +171,10 @@ impl PhaseRun<'_> {
                 story_ops::add_usage(self.wf, self.story_id, output.usage)?;
                 self.transcript.record(
                     "phase_output",
-                    serde_json::json!({ "phase": phase.name(), "attempt": self.record.attempts, "text": output.text }),
+                    serde_json::json!({ "phase": phase.name(), "attempt": self.record.attempts,
+                                        "text": output.text, "truncated": output.truncated }),
                 );
-                Ok(Ok(output.text))
+                Ok(Ok(output))
             }
             Err(err) => {
                 let message = format!("{phase} agent failed: {}", err.message);
@@ -280,7 +286,10 @@ impl PhaseRun<'_> {
             previous_output: previous_output(&story, predecessor),
         };
         // The predecessor re-runs once, without its own gate, and is committed at once.
-        let text = match self.produce(predecessor, &story, Some(&revision)).await? {
+        let text = match self
+            .produce_checked(predecessor, &story, Some(&revision))
+            .await?
+        {
             Ok(text) => text,
             Err(outcome) => return Ok(Step::Done(outcome)),
         };

@@ -66,6 +66,15 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// Whether this request continues an agent call: it carries the results of the tool calls
+    /// the model asked for in the previous answer.
+    pub fn continues_a_call(&self) -> bool {
+        self.body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .is_some_and(|m| m["role"] == "tool")
+    }
+
     /// The content of the user message (the first one).
     pub fn user_message(&self) -> String {
         user_message_of(&self.body)
@@ -118,9 +127,30 @@ struct Script {
     calls: u64,
 }
 
+/// The file the default implement answer writes, so a feature's implementation changes a file
+/// (SPEC §15) without any script.
+pub const DEFAULT_CHANGE: &str = "agentic-change.txt";
+
 /// The default answer of each role: a story goes from backlog to done with no script at all.
-fn default_reply(role: &str) -> Reply {
+/// The implement agent writes [`DEFAULT_CHANGE`] unless it already changed a file in this
+/// conversation, then answers with its notes.
+fn default_reply(role: &str, body: &Value) -> Reply {
+    let changed_a_file = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .any(|call| {
+            matches!(
+                call["function"]["name"].as_str(),
+                Some("write_file" | "edit_file")
+            )
+        });
     match role {
+        "implement" if !changed_a_file => Reply::tool(
+            "write_file",
+            json!({"path": DEFAULT_CHANGE, "content": "implemented\n"}),
+        ),
         "refine" => {
             Reply::text("## Summary\nRefined summary.\n\n## Acceptance Criteria\n- [ ] It works")
         }
@@ -180,7 +210,7 @@ impl Respond for Responder {
                     .map(|rule| rule.reply.clone())
             })
             .or_else(|| script.defaults.get(&role).cloned())
-            .unwrap_or_else(|| default_reply(&role));
+            .unwrap_or_else(|| default_reply(&role, &body));
         drop(script);
         let template = render(reply, call, &body);
         match self.delay {
@@ -309,6 +339,12 @@ impl FakeLlm {
         self
     }
 
+    /// Goes back to the built-in answer of `role` once its queue is empty.
+    pub fn clear_default(&self, role: &str) -> &Self {
+        self.script.lock().unwrap().defaults.remove(role);
+        self
+    }
+
     pub fn requests(&self) -> Vec<Recorded> {
         self.script.lock().unwrap().log.clone()
     }
@@ -320,7 +356,17 @@ impl FakeLlm {
             .collect()
     }
 
+    /// The requests that start an agent call (not the ones that answer its tool calls).
+    pub fn calls(&self) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| !r.continues_a_call())
+            .collect()
+    }
+
+    /// The role of every agent call, in order: an implement that writes a file and then gives
+    /// its notes is one call of two requests.
     pub fn roles(&self) -> Vec<String> {
-        self.requests().into_iter().map(|r| r.role).collect()
+        self.calls().into_iter().map(|r| r.role).collect()
     }
 }

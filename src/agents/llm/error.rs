@@ -6,6 +6,7 @@ use async_openai::error::OpenAIError;
 use serde_json::Value;
 
 use super::messages::snippet;
+use super::request::ContextFigures;
 use super::transport::HttpFailure;
 
 /// A failed model call. Every message names the endpoint and the model (never the API key), so
@@ -21,9 +22,14 @@ pub enum LlmError {
     #[error("the LLM request failed (HTTP {status}): {message}")]
     Http { status: u16, message: String },
 
-    /// The server could not be reached, the connection dropped, or a read timed out.
+    /// The server could not be reached or the connection dropped.
     #[error("could not talk to the LLM: {0}")]
     Connection(String),
+
+    /// The reply did not come within `llm.timeoutSeconds`. A model that rambles until the
+    /// timeout will ramble again, so this is retried at most once (SPEC §15).
+    #[error("the LLM did not answer in time: {0}\nHint: raise llm.timeoutSeconds, or lower llm.maxTokens so the reply ends sooner")]
+    Timeout(String),
 
     #[error("the LLM sent a reply that could not be read: {0}")]
     InvalidResponse(String),
@@ -50,9 +56,43 @@ impl LlmError {
                     || *status == 408
                     || *status >= 500
             }
-            LlmError::Connection(_) => true,
+            LlmError::Connection(_) | LlmError::Timeout(_) => true,
             _ => false,
         }
+    }
+
+    /// The server refused `response_format` (a JSON schema it cannot follow); under
+    /// `llm.structuredOutputs: auto` the request is made again without it.
+    pub fn is_response_format_unsupported(&self) -> bool {
+        let LlmError::Http {
+            status: 400 | 422 | 501,
+            message,
+        } = self
+        else {
+            return false;
+        };
+        let said = server_words(message).to_lowercase();
+        [
+            "response_format",
+            "json_schema",
+            "schema",
+            "structured output",
+        ]
+        .iter()
+        .any(|needle| said.contains(needle))
+    }
+
+    /// The server wants the reply cap as `max_completion_tokens` instead of `max_tokens`.
+    pub fn wants_max_completion_tokens(&self) -> bool {
+        let LlmError::Http {
+            status: 400 | 422,
+            message,
+        } = self
+        else {
+            return false;
+        };
+        let said = server_words(message);
+        said.contains("max_tokens") && said.contains("max_completion_tokens")
     }
 
     /// The server refused the `tools` field itself (a model or server without function calling);
@@ -83,6 +123,8 @@ fn server_words(message: &str) -> &str {
 pub(crate) struct Failure {
     pub(crate) error: LlmError,
     pub(crate) retry_after: Option<Duration>,
+    /// The server's own figures when the prompt did not fit its context.
+    pub(crate) context: ContextFigures,
 }
 
 impl From<LlmError> for Failure {
@@ -90,6 +132,7 @@ impl From<LlmError> for Failure {
         Failure {
             error,
             retry_after: None,
+            context: ContextFigures::default(),
         }
     }
 }
@@ -120,9 +163,7 @@ impl ErrorContext<'_> {
                 Ok(failure) => {
                     self.classify_status(failure.status, &failure.body, failure.retry_after)
                 }
-                Err(other) => {
-                    LlmError::Connection(self.describe(&error_chain(other.as_ref()))).into()
-                }
+                Err(other) => self.connection(error_chain(other.as_ref()), false),
             },
             // Our transport turns every non-2xx into `HttpFailure`; this arm is a safety net.
             OpenAIError::ApiError(api) => {
@@ -131,22 +172,25 @@ impl ErrorContext<'_> {
             OpenAIError::Reqwest(error) if error.is_builder() => {
                 LlmError::InvalidRequest(self.describe(&error_chain(&error))).into()
             }
-            OpenAIError::Reqwest(error) => {
-                let mut detail = error_chain(&error);
-                if error.is_timeout() {
-                    detail.push_str(" (timed out; llm.timeoutSeconds sets how long to wait)");
-                }
-                LlmError::Connection(self.describe(&detail)).into()
-            }
+            OpenAIError::Reqwest(error) => self.connection(error_chain(&error), error.is_timeout()),
             // A stream that breaks off mid-way is a dropped connection.
-            OpenAIError::StreamError(error) => {
-                LlmError::Connection(self.describe(&error.to_string())).into()
-            }
+            OpenAIError::StreamError(error) => self.connection(error.to_string(), false),
             OpenAIError::JSONDeserialize(error, body) => LlmError::InvalidResponse(
                 self.describe(&format!("{error}; the server sent: {}", snippet(&body))),
             )
             .into(),
             other => LlmError::InvalidRequest(self.describe(&other.to_string())).into(),
+        }
+    }
+
+    /// A transport failure: a timeout when the client or the chain says so, else a dropped or
+    /// refused connection.
+    fn connection(&self, detail: String, timed_out: bool) -> Failure {
+        let lower = detail.to_lowercase();
+        if timed_out || lower.contains("timed out") || lower.contains("deadline") {
+            LlmError::Timeout(self.describe(&detail)).into()
+        } else {
+            LlmError::Connection(self.describe(&detail)).into()
         }
     }
 
@@ -171,7 +215,9 @@ impl ErrorContext<'_> {
             ]
             .iter()
             .any(|needle| lower.contains(needle));
+        let mut context = ContextFigures::default();
         let error = if too_long && (400..500).contains(&status) {
+            context = ContextFigures::read(body);
             LlmError::ContextLength(self.describe(&detail))
         } else if matches!(status, 401 | 403) {
             LlmError::Auth {
@@ -184,7 +230,11 @@ impl ErrorContext<'_> {
                 message: self.describe(&detail),
             }
         };
-        Failure { error, retry_after }
+        Failure {
+            error,
+            retry_after,
+            context,
+        }
     }
 }
 

@@ -287,7 +287,9 @@ fn settings_need_a_key_only_for_remote_endpoints() {
     assert_eq!(err.exit_code(), crate::error::exit::USAGE);
     let text = err.to_string();
     assert!(
-        text.contains("MY_KEY is not set") && text.contains("https://api.example.com/v1"),
+        text.contains("environment variable MY_KEY is not set")
+            && text.contains("https://api.example.com/v1")
+            && !text.contains("config error"),
         "{text}"
     );
 

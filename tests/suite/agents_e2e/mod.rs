@@ -107,6 +107,18 @@ impl Project {
         )
     }
 
+    /// Changes the story's type by hand (`chore`, `spike`, …).
+    #[track_caller]
+    pub fn set_type(&self, story: &Made, story_type: &str) {
+        let path = self.path_of(story);
+        let kind = self.front(story)["type"].as_str().unwrap().to_string();
+        self.env.edit(
+            &path,
+            &format!("type: {kind}"),
+            &format!("type: {story_type}"),
+        );
+    }
+
     /// Sets a boolean frontmatter key by hand, the way a person would.
     #[track_caller]
     pub fn set_flag(&self, slug: &str, key: &str, value: bool) {

@@ -14,7 +14,8 @@ fn spec_defaults() -> serde_json::Value {
         "refinement": { "maxIterations": 3, "escalateOnMaxAttempts": "manual", "enableCircuitBreaker": true },
         "review": { "testCommand": null, "testTimeoutSeconds": 600 },
         "llm": { "baseUrl": null, "model": "gpt-4o-mini", "apiKeyEnv": "OPENAI_API_KEY",
-                 "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50 },
+                 "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50,
+                 "maxTokens": 4096, "structuredOutputs": "auto" },
         "phases": {},
         "git": { "branchPerStory": true, "worktrees": false, "createPr": false }
     })

@@ -85,7 +85,11 @@ async fn reject_reject_approve() {
     assert!(first < second);
     assert!(notes[first..second].contains("The limiter never resets its counter"));
 
-    let implements = llm.requests_for("implement");
+    let implements: Vec<_> = llm
+        .calls()
+        .into_iter()
+        .filter(|r| r.role == "implement")
+        .collect();
     assert_eq!(implements.len(), 3);
     assert!(!implements[0]
         .user_message()
