@@ -98,7 +98,7 @@ pub fn gate_text(answer: &str) -> Option<String> {
                 .and_then(Value::as_str)
                 .unwrap_or_default()
                 .trim();
-            with_feedback(&format!("RETRY_PREDECESSOR {phase}").trim_end().to_string())
+            with_feedback(format!("RETRY_PREDECESSOR {phase}").trim_end())
         }
         "REJECT" | "REJECTED" => with_feedback("REJECT"),
         _ => return None,

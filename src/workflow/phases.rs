@@ -76,7 +76,22 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         (Ok(()), _) => {}
     }
     workspace::release(wf, work).await;
+    if phase == Phase::Implement && matches!(outcome, Ok(Outcome::Failed(_))) {
+        restore_column(wf, story_id, story.column)?;
+    }
     outcome
+}
+
+/// An implement that failed leaves the story in the column it started from (SPEC §13), not in
+/// in-progress where the attempt put it.
+fn restore_column(wf: &Workflow, story_id: &str, column: Column) -> Result<()> {
+    store::update(&wf.board_dir, story_id, None, |story| {
+        if story.column != column && story.column == Column::InProgress {
+            story.set_column(column);
+        }
+        Ok(())
+    })?;
+    Ok(())
 }
 
 enum Resume {

@@ -30,6 +30,10 @@ pub enum Reply {
     },
     /// A raw body with status 200, for malformed or unusual server answers.
     Raw(String),
+    /// An assistant message cut off by the reply cap (finish_reason `length`).
+    Truncated(String),
+    /// Another reply, sent after a delay (to run into llm.timeoutSeconds).
+    Delayed(Duration, Box<Reply>),
 }
 
 impl Reply {
@@ -47,6 +51,24 @@ impl Reply {
             body:
                 json!({"error": {"message": format!("fake error {code}"), "type": "server_error"}})
                     .to_string(),
+            retry_after: None,
+        }
+    }
+
+    pub fn truncated(content: impl Into<String>) -> Reply {
+        Reply::Truncated(content.into())
+    }
+
+    pub fn delayed(delay: Duration, reply: Reply) -> Reply {
+        Reply::Delayed(delay, Box::new(reply))
+    }
+
+    /// A 400 with this error message, as OpenAI-compatible servers word their refusals.
+    pub fn bad_request(message: &str) -> Reply {
+        Reply::Status {
+            code: 400,
+            body: json!({"error": {"message": message, "type": "invalid_request_error"}})
+                .to_string(),
             retry_after: None,
         }
     }
@@ -261,6 +283,11 @@ fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
             }
         }
         Reply::Raw(body) => ResponseTemplate::new(200).set_body_raw(body, "application/json"),
+        Reply::Truncated(content) => ResponseTemplate::new(200).set_body_json(completion(
+            json!({"role": "assistant", "content": content}),
+            "length",
+        )),
+        Reply::Delayed(delay, reply) => render(*reply, call, body).set_delay(delay),
     }
 }
 

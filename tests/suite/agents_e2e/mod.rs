@@ -2,8 +2,12 @@
 //! prompts, phase outputs, tools, git, review, API failures, usage, the key and transcripts.
 
 mod api;
+mod fail_closed;
 mod git;
 mod implement;
+mod models_output;
+mod models_requests;
+mod models_verdicts;
 mod phases;
 mod prompts;
 mod review;
