@@ -53,7 +53,11 @@ pub fn revision_section(revision: &Revision) -> String {
         .as_deref()
         .filter(|p| !p.trim().is_empty())
     {
-        out.push_str(&format!("\n### Previous Output\n{}\n", previous.trim()));
+        // A runaway previous answer is quoted by its head and tail only (SPEC §15).
+        out.push_str(&format!(
+            "\n### Previous Output\n{}\n",
+            head_tail(previous.trim(), SECTION_BUDGET)
+        ));
     }
     out
 }
@@ -273,5 +277,17 @@ mod tests {
         let prompt = assemble("ctx", Some(&without_previous), "T");
         assert!(!prompt.contains("### Previous Output"));
         assert!(prompt.contains("### Feedback\nAdd sources\n\n## Task\nT\n"));
+
+        let runaway = Revision {
+            previous_output: Some(format!(
+                "HEAD {} MIDDLE {} TAIL",
+                "x".repeat(50_000),
+                "y".repeat(50_000)
+            )),
+            ..without_previous
+        };
+        let prompt = assemble("ctx", Some(&runaway), "T");
+        assert!(prompt.contains("HEAD") && prompt.contains("TAIL") && !prompt.contains("MIDDLE"));
+        assert!(prompt.len() < SECTION_BUDGET + 1_000, "{}", prompt.len());
     }
 }

@@ -6,4 +6,5 @@ pub mod common;
 #[allow(dead_code)] // Each test module scripts a different part of the fake server.
 pub mod fake_llm;
 mod gates_deps;
+mod real_llm;
 mod run_loop;
