@@ -16,7 +16,7 @@ pub(crate) mod testing;
 mod tests;
 mod transport;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -31,6 +31,10 @@ use error::{ErrorContext, Failure};
 pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
 use request::{context_length_message, TokenField};
 pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema};
+
+const SCHEMA_BOUNDED: u8 = 0;
+const SCHEMA_UNBOUNDED: u8 = 1;
+const SCHEMA_REFUSED: u8 = 2;
 
 /// How to reach the model. Built from the config by [`LlmSettings::from_config`].
 #[derive(Clone)]
@@ -133,9 +137,11 @@ pub struct LlmClient {
 struct Inner {
     client: Client<OpenAIConfig>,
     settings: LlmSettings,
-    /// Set when the server refused `response_format` under `auto`: the rest of the run prompts
-    /// for JSON instead of asking for a schema.
-    schema_refused: AtomicBool,
+    /// How much of a schema the server accepts, learnt from its refusals and kept for the run:
+    /// [`SCHEMA_BOUNDED`], then [`SCHEMA_UNBOUNDED`] (hosted APIs with a strict subset of JSON
+    /// Schema may refuse length bounds), then [`SCHEMA_REFUSED`] (prompting instead, under
+    /// `auto` only).
+    schema_level: AtomicU8,
     /// Set when the server asked for `max_completion_tokens` instead of `max_tokens`.
     wants_completion_tokens: AtomicBool,
 }
@@ -180,7 +186,7 @@ impl LlmClient {
             inner: Arc::new(Inner {
                 client,
                 settings,
-                schema_refused: AtomicBool::new(false),
+                schema_level: AtomicU8::new(SCHEMA_BOUNDED),
                 wants_completion_tokens: AtomicBool::new(false),
             }),
         })
@@ -256,8 +262,21 @@ impl LlmClient {
                 },
             });
             if structured && failure.error.is_response_format_unsupported() {
+                if self.schema_level() == SCHEMA_BOUNDED {
+                    self.inner
+                        .schema_level
+                        .store(SCHEMA_UNBOUNDED, Ordering::Relaxed);
+                    tracing::warn!(
+                        "the LLM server refused the bounded JSON schema; sending it without \
+                         length bounds for the rest of this run: {}",
+                        failure.error
+                    );
+                    continue;
+                }
                 if settings.structured_outputs == StructuredOutputs::Auto {
-                    self.inner.schema_refused.store(true, Ordering::Relaxed);
+                    self.inner
+                        .schema_level
+                        .store(SCHEMA_REFUSED, Ordering::Relaxed);
                     tracing::warn!(
                         "the LLM server refused a JSON schema in response_format; prompting for \
                          JSON instead for the rest of this run: {}",
@@ -318,11 +337,15 @@ impl LlmClient {
         }
     }
 
+    fn schema_level(&self) -> u8 {
+        self.inner.schema_level.load(Ordering::Relaxed)
+    }
+
     fn schema_allowed(&self) -> bool {
         match self.inner.settings.structured_outputs {
             StructuredOutputs::Off => false,
             StructuredOutputs::On => true,
-            StructuredOutputs::Auto => !self.inner.schema_refused.load(Ordering::Relaxed),
+            StructuredOutputs::Auto => self.schema_level() != SCHEMA_REFUSED,
         }
     }
 
@@ -341,7 +364,11 @@ impl LlmClient {
             body["tools"] = Value::Array(request.tools.to_vec());
         }
         if let Some(schema) = request.schema.filter(|_| structured) {
-            body["response_format"] = schema.response_format();
+            body["response_format"] = if self.schema_level() == SCHEMA_BOUNDED {
+                schema.response_format()
+            } else {
+                schema.without_bounds().response_format()
+            };
         }
         if settings.stream {
             body["stream_options"] = json!({"include_usage": true});

@@ -16,6 +16,42 @@ pub struct ResponseSchema {
 }
 
 impl ResponseSchema {
+    /// The same schema without length and count bounds, for servers whose strict mode
+    /// supports only a subset of JSON Schema.
+    pub(crate) fn without_bounds(&self) -> ResponseSchema {
+        fn strip(value: &mut Value) {
+            match value {
+                Value::Object(map) => {
+                    // Only a schema node has bounds; a `properties` map may name anything.
+                    let bounds: &[&str] = if map.contains_key("type") {
+                        &[
+                            "maxLength",
+                            "minLength",
+                            "maxItems",
+                            "minItems",
+                            "minimum",
+                            "maximum",
+                        ]
+                    } else {
+                        &[]
+                    };
+                    for bound in bounds {
+                        map.remove(*bound);
+                    }
+                    map.values_mut().for_each(strip);
+                }
+                Value::Array(items) => items.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let mut schema = self.schema.clone();
+        strip(&mut schema);
+        ResponseSchema {
+            name: self.name,
+            schema,
+        }
+    }
+
     pub(crate) fn response_format(&self) -> Value {
         json!({
             "type": "json_schema",

@@ -335,7 +335,9 @@ fn local_hosts() {
 fn verdict_schema() -> ResponseSchema {
     ResponseSchema {
         name: "verdict",
-        schema: json!({"type": "object"}),
+        schema: json!({"type": "object", "properties": {
+            "maxLength": {"type": "string", "maxLength": 9}
+        }}),
     }
 }
 
@@ -344,7 +346,7 @@ async fn a_refused_schema_is_dropped_for_the_rest_of_the_client_s_life() {
     let server = MockServer::start().await;
     let refused = ResponseTemplate::new(400)
         .set_body_json(json!({"error": {"message": "response_format is not supported"}}));
-    answer(&server, refused, 1).await;
+    answer(&server, refused, 2).await;
     answer(
         &server,
         ResponseTemplate::new(200).set_body_json(completion(Some("{}"), &[])),
@@ -364,18 +366,28 @@ async fn a_refused_schema_is_dropped_for_the_rest_of_the_client_s_life() {
     let second = client.exchange(&request).await;
 
     assert!(first.result.is_ok() && second.result.is_ok());
-    assert_eq!(first.attempts.len(), 2);
-    assert!(first.attempts[0].structured && !first.attempts[1].structured);
-    assert_eq!(first.usage().requests, 2);
+    // The bounded schema, the schema without bounds, then no schema at all.
+    let structured: Vec<bool> = first.attempts.iter().map(|a| a.structured).collect();
+    assert_eq!(structured, [true, true, false]);
+    assert_eq!(first.usage().requests, 3);
     assert_eq!(second.attempts.len(), 1);
     let bodies = request_bodies(&server).await;
-    assert_eq!(bodies.len(), 3);
+    assert_eq!(bodies.len(), 4);
+    let property = |body: &Value| {
+        body["response_format"]["json_schema"]["schema"]["properties"]["maxLength"].clone()
+    };
     assert_eq!(
         bodies[0]["response_format"]["json_schema"]["name"],
         "verdict"
     );
-    assert!(bodies[1].get("response_format").is_none());
-    assert!(bodies[2].get("response_format").is_none(), "remembered");
+    assert_eq!(
+        property(&bodies[0]),
+        json!({"type": "string", "maxLength": 9})
+    );
+    // A property named like a bound stays; its own bound goes.
+    assert_eq!(property(&bodies[1]), json!({"type": "string"}));
+    assert!(bodies[2].get("response_format").is_none());
+    assert!(bodies[3].get("response_format").is_none(), "remembered");
     assert!(bodies.iter().all(|b| b["max_tokens"] == 77));
 }
 

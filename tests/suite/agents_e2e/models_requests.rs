@@ -100,18 +100,29 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
         "ready",
         &["research"],
     );
-    p.fake.push(
-        "phase-review",
-        Reply::bad_request("response_format json_schema is not supported by this server"),
-    );
+    let refusal =
+        || Reply::bad_request("response_format json_schema is not supported by this server");
+    p.fake
+        .push("phase-review", refusal())
+        .push("phase-review", refusal());
 
     p.run(&["run", "--auto", "--story", &story.id]).success();
 
     assert_eq!(p.column(&story), "done");
     let gates = p.fake.requests_for("phase-review");
-    assert_eq!(gates.len(), 2, "asked once more, without the schema");
+    assert_eq!(
+        gates.len(),
+        3,
+        "asked without bounds, then without a schema"
+    );
+    let feedback = |body: &Value| {
+        body["response_format"]["json_schema"]["schema"]["properties"]["feedback"].clone()
+    };
     assert_eq!(schema_name(&gates[0].body), Some("phase_gate_decision"));
-    assert!(gates[1].body.get("response_format").is_none());
+    assert!(feedback(&gates[0].body)["maxLength"].is_u64());
+    assert_eq!(schema_name(&gates[1].body), Some("phase_gate_decision"));
+    assert_eq!(feedback(&gates[1].body), json!({"type": "string"}));
+    assert!(gates[2].body.get("response_format").is_none());
     // Remembered: the reviewers later in the run were not asked for a schema at all.
     let reviews: Vec<_> = p
         .fake
@@ -135,10 +146,9 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
     );
     p.config(&[("llm.structuredOutputs", "on")]);
     p.fake.push("plan", Reply::text("1. A plan step"));
-    p.fake.push(
-        "phase-review",
-        Reply::bad_request("response_format json_schema is not supported by this server"),
-    );
+    p.fake
+        .push("phase-review", refusal())
+        .push("phase-review", refusal());
     p.step(&strict, "plan").code(1);
     let error = p.front(&strict)["last_error"]
         .as_str()
