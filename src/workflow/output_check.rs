@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+use crate::agents::git;
 use crate::board::{sections, Phase};
 
 /// Words a summary, research or plan needs outside headings and code fences: one real word
@@ -187,18 +188,54 @@ fn open_fence(text: &str) -> Option<&'static str> {
 /// The files of a working tree by size and modification time: two fingerprints differ when
 /// any file was added, removed or written, whatever wrote it (write_file, edit_file or a
 /// command the agent ran).
+///
+/// In a git repository only the commit and the files git reports as changed are looked at,
+/// so ignored build output (`target/`, `node_modules/`) is no "change", and a commit the agent
+/// made is one. Elsewhere the whole tree is walked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TreeFingerprint {
+    head: Option<String>,
     files: BTreeMap<PathBuf, (u64, Option<SystemTime>)>,
     /// The walk stopped at [`FINGERPRINT_FILES`]; such a tree counts as changed.
     incomplete: bool,
 }
 
 impl TreeFingerprint {
-    /// Walks `root`, skipping `.git` and `ignore` (paths relative to `root`: the board, the
-    /// config, the worktrees). Unreadable entries are skipped, not fatal.
+    /// Fingerprints `root`, leaving out `.git` and `ignore` (paths relative to `root`: the
+    /// board, the config, the worktrees).
     pub fn take(root: &Path, ignore: &[PathBuf]) -> TreeFingerprint {
+        if git::is_repo(root) {
+            if let Some(fingerprint) = Self::from_git(root, ignore) {
+                return fingerprint;
+            }
+        }
+        Self::walk(root, ignore)
+    }
+
+    fn from_git(root: &Path, ignore: &[PathBuf]) -> Option<TreeFingerprint> {
+        let ignore: Vec<&Path> = ignore.iter().map(PathBuf::as_path).collect();
+        let top = git::toplevel(root).ok()?;
+        let head = git::head_commit(root).ok()?;
+        let dirty = git::dirty_paths(root, &ignore).ok()?;
+        let files = dirty
+            .into_iter()
+            .map(|path| {
+                let meta = std::fs::symlink_metadata(top.join(&path)).ok();
+                let stamp = meta.map_or((0, None), |m| (m.len(), m.modified().ok()));
+                (PathBuf::from(path), stamp)
+            })
+            .collect();
+        Some(TreeFingerprint {
+            head: Some(head.unwrap_or_default()),
+            files,
+            incomplete: false,
+        })
+    }
+
+    /// Walks the tree. Unreadable entries are skipped, not fatal.
+    fn walk(root: &Path, ignore: &[PathBuf]) -> TreeFingerprint {
         let mut fingerprint = TreeFingerprint {
+            head: None,
             files: BTreeMap::new(),
             incomplete: false,
         };
@@ -232,7 +269,7 @@ impl TreeFingerprint {
 
     /// Whether the tree changed between `self` (before) and `after`.
     pub fn changed(&self, after: &TreeFingerprint) -> bool {
-        self.incomplete || after.incomplete || self.files != after.files
+        self.incomplete || after.incomplete || self.head != after.head || self.files != after.files
     }
 }
 
@@ -331,5 +368,46 @@ mod tests {
         assert!(!before.changed(&TreeFingerprint::take(dir.path(), &ignore)));
         std::fs::write(dir.path().join("src/b.rs"), "b").unwrap();
         assert!(before.changed(&TreeFingerprint::take(dir.path(), &ignore)));
+    }
+
+    fn git(dir: &Path, args: &[&str]) {
+        let status = std::process::Command::new("git")
+            .current_dir(dir)
+            .args(args)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@example.com")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@example.com")
+            .status()
+            .unwrap();
+        assert!(status.success(), "git {args:?}");
+    }
+
+    #[test]
+    fn in_git_ignored_output_is_no_change_and_a_commit_is_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+        std::fs::write(root.join("lib.rs"), "a").unwrap();
+        git(root, &["init", "--quiet", "-b", "main"]);
+        git(root, &["add", "--all"]);
+        git(root, &["commit", "--quiet", "-m", "init"]);
+        let before = TreeFingerprint::take(root, &[]);
+
+        std::fs::create_dir_all(root.join("target/debug")).unwrap();
+        std::fs::write(root.join("target/debug/build.o"), "x").unwrap();
+        assert!(
+            !before.changed(&TreeFingerprint::take(root, &[])),
+            "ignored"
+        );
+
+        std::fs::write(root.join("lib.rs"), "b").unwrap();
+        let edited = TreeFingerprint::take(root, &[]);
+        assert!(before.changed(&edited));
+        // Committing the edit leaves a clean tree, but a new HEAD: still a change.
+        git(root, &["commit", "--quiet", "-am", "edit"]);
+        assert!(before.changed(&TreeFingerprint::take(root, &[])));
     }
 }
