@@ -179,6 +179,23 @@ async fn a_server_that_wants_max_completion_tokens_gets_the_cap_under_that_name(
         assert_eq!(later.body["max_completion_tokens"], 4096, "{}", later.role);
         assert!(later.body.get("max_tokens").is_none());
     }
+    // The refused request is in the transcript as a failed attempt, and in the usage.
+    let attempts: Vec<Value> = transcript_lines(&p, &story.id)
+        .into_iter()
+        .filter(|l| l["event"] == "attempt" && l["agent"] == "research")
+        .collect();
+    assert_eq!(attempts.len(), 2, "{attempts:#?}");
+    assert_eq!(attempts[0]["outcome"], "failed");
+    assert!(attempts[0]["error"]
+        .as_str()
+        .unwrap()
+        .contains("max_completion_tokens"));
+    assert!(attempts[0]["duration_ms"].is_u64());
+    assert_eq!(attempts[1]["outcome"], "answered");
+    assert_eq!(
+        p.details(&story)["usage"]["requests"],
+        requests.len() as u64
+    );
 }
 
 #[tokio::test]
