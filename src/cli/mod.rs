@@ -101,7 +101,6 @@ pub fn main() -> i32 {
         _ => Verbosity::Normal,
     };
     let printer = Printer::new(verbosity, cli.json, cli.color);
-    init_tracing(cli.verbose, printer.stderr_color());
     let cwd = match resolve_cwd(cli.directory.as_deref()) {
         Ok(cwd) => cwd,
         Err(err) => return report(&printer, err),
@@ -110,6 +109,8 @@ pub fn main() -> i32 {
     if let Ok(project) = context.project() {
         context.printer = context.printer.clone().with_theme(project.config.theme);
     }
+    // Log lines follow the colour decision of the rest of the output, theme included.
+    init_tracing(cli.verbose, context.printer.stderr_color());
     match dispatch(cli.command, &context) {
         Ok(code) => code,
         Err(err) => report(&context.printer, err),

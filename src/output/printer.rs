@@ -62,6 +62,8 @@ impl Printer {
     /// Applies the configured theme once the config is known.
     pub fn with_theme(mut self, theme: Theme) -> Self {
         self.palette = Palette::new(theme, self.color);
+        // `theme: none` means no colour anywhere, log lines included.
+        self.stderr_color &= theme != Theme::None;
         self
     }
 

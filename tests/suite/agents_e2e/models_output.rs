@@ -118,4 +118,8 @@ async fn warnings_carry_colour_codes_only_when_the_output_may() {
         assert!(!stderr.contains('\u{1b}'), "--color {color}: {stderr:?}");
     }
     assert!(run("always").contains('\u{1b}'));
+    // `theme: none` turns colour off everywhere, log lines included.
+    p.config(&[("theme", "none")]);
+    let stderr = run("always");
+    assert!(!stderr.contains('\u{1b}'), "theme none: {stderr:?}");
 }
