@@ -64,22 +64,22 @@ impl LlmError {
     /// The server refused `response_format` (a JSON schema it cannot follow); under
     /// `llm.structuredOutputs: auto` the request is made again without it.
     pub fn is_response_format_unsupported(&self) -> bool {
-        let LlmError::Http {
-            status: 400 | 422 | 501,
-            message,
-        } = self
-        else {
+        let LlmError::Http { status, message } = self else {
             return false;
         };
         let said = server_words(message).to_lowercase();
-        [
-            "response_format",
-            "json_schema",
-            "schema",
-            "structured output",
-        ]
-        .iter()
-        .any(|needle| said.contains(needle))
+        let names_the_field = ["response_format", "json_schema"]
+            .iter()
+            .any(|needle| said.contains(needle));
+        match status {
+            400 | 422 | 501 => {
+                names_the_field || said.contains("schema") || said.contains("structured output")
+            }
+            // Some servers answer a field they cannot handle with a 500; retrying the same body
+            // would only fail again.
+            500 => names_the_field,
+            _ => false,
+        }
     }
 
     /// The server wants the reply cap as `max_completion_tokens` instead of `max_tokens`.
@@ -357,6 +357,38 @@ mod tests {
             assert!(
                 error.to_string().contains("endpoint http://h/v1, model m"),
                 "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn response_format_refusals() {
+        let cases = [
+            (
+                400,
+                r#"{"error":{"message":"Invalid schema for response_format 'v': 'maxLength' is not permitted."}}"#,
+                true,
+            ),
+            (400, r#"{"error":"json_schema is not supported"}"#, true),
+            (
+                500,
+                r#"{"error":{"message":"Unsupported param: response_format"}}"#,
+                true,
+            ),
+            (500, r#"{"error":{"message":"out of memory"}}"#, false),
+            (400, r#"{"error":{"message":"bad temperature"}}"#, false),
+            (
+                429,
+                r#"{"error":{"message":"response_format rate limited"}}"#,
+                false,
+            ),
+        ];
+        for (status, body, expected) in cases {
+            let error = CONTEXT.classify_status(status, body, None).error;
+            assert_eq!(
+                error.is_response_format_unsupported(),
+                expected,
+                "{status} {body}"
             );
         }
     }
