@@ -12,8 +12,11 @@
 //! - (a) the whole life cycle in a folder that is not a git repository: implement has no branch
 //!   and the stories share one working tree, so implement and review (whose reviewers read that
 //!   tree) take turns;
-//! - (b) the whole life cycle in a git repository with `git.worktrees: true`: each story
-//!   implements in a worktree of its own, so every phase can run in parallel;
+//! - (b) the whole life cycle in a git repository with `git.worktrees: true` and
+//!   `git.integrate: "none"`: each story implements in a worktree of its own, so every phase
+//!   can run in parallel, and its work stays on its branch;
+//! - (d) as (b) with `git.integrate: "merge"` (the default): every story ends merged into main,
+//!   one merge at a time, each on the base the one before left;
 //! - (c) `run --auto --step refine`, then `research`, then `plan`: phases that never touch the
 //!   working tree.
 //!
@@ -36,8 +39,8 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-use fake_llm::FakeLlm;
-use serde_json::Value;
+use fake_llm::{FakeLlm, Reply};
+use serde_json::{json, Value};
 
 /// The binary under test: a private copy, taken at start, of the one cargo built for this bench
 /// (or of `AGENTIC_SDLC_BIN`, to measure another build). Checkouts that share one target folder
@@ -62,9 +65,8 @@ fn copy_binary(into: &Path) -> Result<String, String> {
 
 /// The target: speed-up ≥ 0.8 × N where every phase can run in parallel.
 const TARGET: f64 = 0.8;
-/// Requests one story makes from backlog to done: refine, research, plan, implement (two: the
-/// fake writes a file, then gives its notes, since a feature must change one), and the three
-/// review perspectives.
+/// Requests one story makes from backlog to done: refine, research, plan, implement (a
+/// `write_file` call, then its report), and the three review perspectives.
 const REQUESTS_PER_STORY: usize = 8;
 /// Rounds of requests a story waits for in turn: the review's three perspectives go at once.
 const ROUNDS_PER_STORY: usize = 6;
@@ -129,7 +131,10 @@ fn main() {
 #[derive(Clone, Copy, PartialEq)]
 enum Tree {
     Shared,
+    /// Worktrees, work left on its branch.
     Worktrees,
+    /// Worktrees, work merged into main.
+    WorktreesMerged,
 }
 
 /// One row of the table: the median wall times at C=1 and C=N.
@@ -163,7 +168,7 @@ fn bench(options: &Options, source: &str) -> Result<(), String> {
         .map_err(|e| format!("cannot start tokio: {e}"))?;
     let n = options.stories;
     let load_before = load_average();
-    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); 4 + 2 * STEPS.len()];
+    let mut samples: Vec<Vec<Duration>> = vec![Vec::new(); 6 + 2 * STEPS.len()];
     for run in 0..options.runs {
         // Alternate the order so drift in the machine's load does not favour one side.
         let order = if run % 2 == 0 { [1, n] } else { [n, 1] };
@@ -171,11 +176,17 @@ fn bench(options: &Options, source: &str) -> Result<(), String> {
             let side = usize::from(c != 1);
             samples[side].push(whole_life_cycle(&runtime, options, Tree::Shared, c)?);
             samples[2 + side].push(whole_life_cycle(&runtime, options, Tree::Worktrees, c)?);
+            samples[4 + side].push(whole_life_cycle(
+                &runtime,
+                options,
+                Tree::WorktreesMerged,
+                c,
+            )?);
             for (i, time) in parallel_steps(&runtime, options, c)?
                 .into_iter()
                 .enumerate()
             {
-                samples[4 + 2 * i + side].push(time);
+                samples[6 + 2 * i + side].push(time);
             }
         }
     }
@@ -195,7 +206,7 @@ fn bench(options: &Options, source: &str) -> Result<(), String> {
             "(a) life cycle, shared tree".into(),
             0,
             life_cycle,
-            3 + 2 * n,
+            3 + 3 * n,
             false,
         ),
         row(
@@ -205,11 +216,19 @@ fn bench(options: &Options, source: &str) -> Result<(), String> {
             ROUNDS_PER_STORY,
             true,
         ),
+        // Merges take turns, but each is a few git commands next to the model's delay.
+        row(
+            "(d) life cycle, worktrees, merge".into(),
+            4,
+            life_cycle,
+            ROUNDS_PER_STORY,
+            true,
+        ),
     ];
     for (i, step) in STEPS.iter().enumerate() {
-        rows.push(row(format!("(c) --step {step}"), 4 + 2 * i, n, 1, true));
+        rows.push(row(format!("(c) --step {step}"), 6 + 2 * i, n, 1, true));
     }
-    let steps: Vec<usize> = (0..STEPS.len()).map(|i| 4 + 2 * i).collect();
+    let steps: Vec<usize> = (0..STEPS.len()).map(|i| 6 + 2 * i).collect();
     rows.push(Row {
         name: "(c) refine+research+plan".into(),
         serial: steps.iter().map(|&i| m(i)).sum(),
@@ -236,7 +255,7 @@ fn print_table(options: &Options, rows: &[Row], source: &str, load_before: &str)
     let cn = format!("C={n} (s)");
     let target = format!("target ≥{:.1}", TARGET * n as f64);
     println!(
-        "{:<30} {c1:>8} {cn:>8} {:>9} {:>11} {target:>11} {:>6} {:>13}",
+        "{:<34} {c1:>8} {cn:>8} {:>9} {:>11} {target:>11} {:>6} {:>13}",
         "configuration", "speed-up", "speed-up/N", "ideal", "C=N overhead"
     );
     for row in rows {
@@ -248,7 +267,7 @@ fn print_table(options: &Options, rows: &[Row], source: &str, load_before: &str)
             (true, false) => "MISSED",
         };
         println!(
-            "{:<30} {:>8.2} {:>8.2} {:>9.2} {:>11.2} {verdict:>11} {:>6.2} {:>12.2}s",
+            "{:<34} {:>8.2} {:>8.2} {:>9.2} {:>11.2} {verdict:>11} {:>6.2} {:>12.2}s",
             row.name,
             row.serial.as_secs_f64(),
             row.parallel.as_secs_f64(),
@@ -277,6 +296,17 @@ fn whole_life_cycle(
     let project = new_project(tree, options.stories)?;
     let dir = project.path();
     let llm = runtime.block_on(FakeLlm::start_with_delay(Some(options.delay)));
+    for i in 1..=options.stories {
+        // The title line ends the marker, so story 1 does not match story 10.
+        let marker = format!("# Story: {}\n", story_title(i));
+        let file = story_file(i);
+        llm.push_for(
+            "implement",
+            &marker,
+            Reply::tool("write_file", json!({"path": file, "content": "work\n"})),
+        );
+        llm.push_for("implement", &marker, Reply::text(format!("Wrote {file}.")));
+    }
     let concurrency = concurrency.to_string();
     let (elapsed, _) = run_tool(dir, &llm, &["run", "--auto", "--concurrency", &concurrency])?;
     for story in stories(dir, &llm)? {
@@ -285,6 +315,12 @@ fn whole_life_cycle(
                 "story {} ended in {} ({})",
                 story["slug"], story["status"], story["last_error"]
             ));
+        }
+    }
+    if tree == Tree::WorktreesMerged {
+        for i in 1..=options.stories {
+            git(dir, &["cat-file", "-e", &format!("main:{}", story_file(i))])
+                .map_err(|e| format!("story {i}'s work is not on main: {e}"))?;
         }
     }
     expect_requests(&llm, REQUESTS_PER_STORY * options.stories)?;
@@ -334,13 +370,22 @@ fn parallel_steps(
     Ok(times)
 }
 
-/// A fresh board with `stories` independent stories; a git repository with one commit and
-/// `git.worktrees: true` for [`Tree::Worktrees`].
+fn story_title(i: usize) -> String {
+    format!("Independent story {i}")
+}
+
+fn story_file(i: usize) -> String {
+    format!("story-{i}.txt")
+}
+
+/// A fresh board with `stories` independent stories; for the worktree trees, a git repository
+/// with one commit and `git.worktrees: true`.
 fn new_project(tree: Tree, stories: usize) -> Result<tempfile::TempDir, String> {
     let project =
         tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
     let dir = project.path();
-    if tree == Tree::Worktrees {
+    let git_repo = tree != Tree::Shared;
+    if git_repo {
         std::fs::write(dir.join("README.md"), "# bench\n").map_err(|e| e.to_string())?;
         git(dir, &["init", "--quiet", "--initial-branch", "main"])?;
         git(dir, &["add", "README.md"])?;
@@ -348,11 +393,14 @@ fn new_project(tree: Tree, stories: usize) -> Result<tempfile::TempDir, String> 
     }
     let no_model = |args: &[&str]| command(dir, None, args).map(|_| ());
     no_model(&["init"])?;
-    if tree == Tree::Worktrees {
+    if git_repo {
         no_model(&["config", "git.worktrees", "true"])?;
     }
+    if tree == Tree::Worktrees {
+        no_model(&["config", "git.integrate", "none"])?;
+    }
     for i in 1..=stories {
-        no_model(&["add", &format!("Independent story {i}")])?;
+        no_model(&["add", &story_title(i)])?;
     }
     Ok(project)
 }

@@ -150,8 +150,26 @@ pub enum Reviewer {
 pub struct GitConfig {
     pub branch_per_story: bool,
     pub worktrees: bool,
-    pub create_pr: bool,
+    pub integrate: Integrate,
+    /// The branch finished work goes into; `None` is the branch checked out when a story's
+    /// branch is made (SPEC §12).
+    pub base_branch: Option<String>,
 }
+
+/// How a reviewed story's work is delivered (SPEC §12).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum Integrate {
+    /// Merged into the base, tested there together with everything merged before it.
+    Merge,
+    /// Pushed, with a pull request opened (stacked on an unmerged dependency's branch).
+    Pr,
+    /// Left on its branch.
+    None,
+}
+
+/// The key older config files used before `git.integrate`; `true` meant open a pull request.
+const LEGACY_CREATE_PR: &str = "createPr";
 
 impl PhasesConfig {
     pub fn gate(&self, phase: &str) -> Option<&GateConfig> {
@@ -191,7 +209,7 @@ pub fn default_value() -> Value {
                  "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50,
                  "maxTokens": 4096, "structuredOutputs": "auto" },
         "phases": {},
-        "git": { "branchPerStory": true, "worktrees": false, "createPr": false }
+        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null }
     })
 }
 
@@ -266,6 +284,17 @@ impl Config {
         if let Some(url) = &self.llm.base_url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
                 return fail("llm.baseUrl", "must start with http:// or https://");
+            }
+        }
+        if let Some(base) = &self.git.base_branch {
+            if base.trim().is_empty()
+                || base.starts_with('-')
+                || base.chars().any(|c| c.is_whitespace() || c.is_control())
+            {
+                return fail(
+                    "git.baseBranch",
+                    "must be a branch name (or null for the branch checked out)",
+                );
             }
         }
         for phase in crate::board::PHASES {
@@ -362,7 +391,28 @@ pub fn read_user_value(root: &Path) -> Result<Value> {
 pub fn merged_value(user: &Value) -> Value {
     let mut merged = default_value();
     deep_merge(&mut merged, user);
+    upgrade_legacy_keys(user, &mut merged);
     merged
+}
+
+/// An older file's `git.createPr: true` is read as `git.integrate: "pr"`, unless the file also
+/// chooses another way than the default (`integrate: "none"`): a file that `init` wrote lists
+/// the default `merge`, and a `createPr: true` set on it by hand still means pull requests. A
+/// boolean `createPr` is then dropped; anything else is left in place, so validation names it.
+fn upgrade_legacy_keys(user: &Value, merged: &mut Value) {
+    let Some(git) = merged.get_mut("git").and_then(Value::as_object_mut) else {
+        return;
+    };
+    let Some(Value::Bool(create_pr)) = git.get(LEGACY_CREATE_PR).cloned() else {
+        return;
+    };
+    git.remove(LEGACY_CREATE_PR);
+    let other_way_chosen = get_dotted(user, "git.integrate")
+        .and_then(Value::as_str)
+        .is_some_and(|way| way != "merge");
+    if create_pr && !other_way_chosen {
+        git.insert("integrate".into(), Value::String("pr".into()));
+    }
 }
 
 pub fn load(root: &Path) -> Result<Config> {
@@ -478,6 +528,36 @@ mod tests {
             from(json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": 0}}}}))
                 .unwrap();
         assert_eq!(config.phases.gate("plan").unwrap().max_retries, 0);
+    }
+
+    #[test]
+    fn legacy_create_pr_is_read_as_integrate_pr() {
+        assert_eq!(from(json!({})).unwrap().git.integrate, Integrate::Merge);
+        let cases = [
+            (json!({"git": {"createPr": true}}), Integrate::Pr),
+            (json!({"git": {"createPr": false}}), Integrate::Merge),
+            (
+                json!({"git": {"createPr": true, "integrate": "none"}}),
+                Integrate::None,
+            ),
+        ];
+        for (user, expected) in cases {
+            let config = from(user.clone()).unwrap();
+            assert_eq!(config.git.integrate, expected, "{user}");
+            assert!(get_dotted(&merged_value(&user), "git.createPr").is_none());
+        }
+        let err = from(json!({"git": {"createPr": "yes"}})).unwrap_err();
+        assert!(err.to_string().contains("createPr"), "{err}");
+    }
+
+    #[test]
+    fn base_branch_must_be_a_branch_name() {
+        let config = from(json!({"git": {"baseBranch": "develop"}})).unwrap();
+        assert_eq!(config.git.base_branch.as_deref(), Some("develop"));
+        for bad in ["", "two words", "-x"] {
+            let err = from(json!({"git": {"baseBranch": bad}})).unwrap_err();
+            assert!(err.to_string().contains("git.baseBranch"), "{bad}: {err}");
+        }
     }
 
     #[test]

@@ -76,6 +76,10 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// A git or forge command failed; the action ends and the story is left as it was.
+    #[error(transparent)]
+    Git(#[from] crate::vcs::GitError),
+
     #[error("{0}")]
     Other(String),
 }

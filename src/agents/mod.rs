@@ -2,7 +2,6 @@
 //! transcripts, the confined tools and the reading of review verdicts.
 
 pub mod conversation;
-pub mod git;
 pub mod llm;
 pub mod llm_agents;
 pub mod prompts;

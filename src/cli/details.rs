@@ -83,8 +83,14 @@ fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {
             out.push(format!("  {:<10} {value}", format!("{label}:")));
         }
     }
-    if let Some(branch) = &meta.branch {
-        out.push(format!("  branch:    {branch}"));
+    for (label, value) in [
+        ("branch:", &meta.branch),
+        ("base:", &meta.base_branch),
+        ("merged:", &meta.merged_commit),
+    ] {
+        if let Some(value) = value {
+            out.push(format!("  {label:<10} {value}"));
+        }
     }
     if let Some(url) = &meta.pr_url {
         out.push(format!("  pr:        {url}"));

@@ -1,5 +1,6 @@
 //! `status`: the board column by column, then what the assessor recommends. Read-only.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use clap::Args;
@@ -8,9 +9,11 @@ use serde::Serialize;
 
 use super::Context;
 use crate::board::{Board, Column, Story};
+use crate::config::Config;
 use crate::error::Result;
 use crate::output::Palette;
-use crate::workflow::assessor::{self, Action, Assessment, Waiting};
+use crate::vcs;
+use crate::workflow::assessor::{self, Action, Assessment, Policy, Waiting};
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
@@ -22,7 +25,7 @@ pub struct StatusArgs {
 pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
     let project = context.project()?;
     let board = Board::load_summaries(&project.board_dir())?;
-    let assessment = assessor::assess(&board, project.config.git.create_pr);
+    let assessment = assessor::assess(&board, Policy::from_config(&project.config));
     let columns: Vec<Column> = Column::ALL
         .into_iter()
         .filter(|c| !(args.active && *c == Column::Done))
@@ -33,6 +36,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
         return Ok(0);
     }
     let palette = printer.palette();
+    let behind = behind_counts(&project.root, &board, &project.config);
     let mut out = String::new();
     for column in &columns {
         let mut stories: Vec<&Story> = board.in_column(*column).collect();
@@ -40,7 +44,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
         out.push_str(&palette.heading(&format!("{} ({})", column.name(), stories.len())));
         out.push('\n');
         for story in stories {
-            out.push_str(&story_line(story, &assessment, palette));
+            out.push_str(&story_line(story, &assessment, &behind, palette));
             out.push('\n');
         }
     }
@@ -74,7 +78,12 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
 }
 
 /// `[priority] slug - title [RPIV]`, then `!` for an error, the blocked reason, or what it waits on.
-fn story_line(story: &Story, assessment: &Assessment, palette: &Palette) -> String {
+fn story_line(
+    story: &Story,
+    assessment: &Assessment,
+    behind: &HashMap<String, u32>,
+    palette: &Palette,
+) -> String {
     let meta = &story.meta;
     let flag = |done: bool, letter: &str| {
         if done {
@@ -97,6 +106,9 @@ fn story_line(story: &Story, assessment: &Assessment, palette: &Palette) -> Stri
         meta.title,
         palette.dim(&flags)
     );
+    if let Some(note) = delivery_note(story, behind) {
+        line.push_str(&format!(" {}", palette.dim(&format!("({note})"))));
+    }
     if let Some(error) = &meta.last_error {
         line.push_str(&format!(
             " {} {}",
@@ -119,6 +131,56 @@ fn story_line(story: &Story, assessment: &Assessment, palette: &Palette) -> Stri
         line.push_str(&format!("\n      {} {}", palette.warn("⏸"), waiting.reason));
     }
     line
+}
+
+/// Where a story's work is (SPEC §12): a done story's merge commit or "branch only", a started
+/// story's branch and how many base commits it lacks.
+fn delivery_note(story: &Story, behind: &HashMap<String, u32>) -> Option<String> {
+    let meta = &story.meta;
+    if story.column == Column::Done {
+        return match (&meta.merged_commit, &meta.branch) {
+            (Some(commit), _) => Some(format!("merged {}", &commit[..commit.len().min(7)])),
+            (None, Some(_)) => Some("branch only".into()),
+            (None, None) => None,
+        };
+    }
+    let branch = meta.branch.as_ref()?;
+    let base = meta.base_branch.as_deref().unwrap_or("its base");
+    Some(match behind.get(branch) {
+        Some(0) => format!("{branch}, up to date with {base}"),
+        Some(n) => format!("{branch}, {n} behind {base}"),
+        None => branch.clone(),
+    })
+}
+
+/// How far each started story's branch is behind its base, from git; nothing outside a
+/// repository. One `git rev-list` per started story: they are few next to the board.
+fn behind_counts(root: &Path, board: &Board, config: &Config) -> HashMap<String, u32> {
+    let mut counts = HashMap::new();
+    let started: Vec<&Story> = board
+        .stories
+        .iter()
+        .filter(|s| s.column != Column::Done && s.meta.branch.is_some())
+        .collect();
+    if started.is_empty() || !vcs::is_repo(root) {
+        return counts;
+    }
+    for story in started {
+        let (Some(branch), Some(base)) = (
+            &story.meta.branch,
+            story
+                .meta
+                .base_branch
+                .as_ref()
+                .or(config.git.base_branch.as_ref()),
+        ) else {
+            continue;
+        };
+        if let Ok(Some(n)) = vcs::commits_behind(root, branch, base) {
+            counts.insert(branch.clone(), n);
+        }
+    }
+    counts
 }
 
 fn first_line(text: &str) -> &str {
@@ -144,6 +206,9 @@ struct StoryJson<'a> {
     last_error: Option<&'a str>,
     blocked_reason: Option<&'a str>,
     depends_on: &'a [String],
+    branch: Option<&'a str>,
+    base_branch: Option<&'a str>,
+    merged_commit: Option<&'a str>,
 }
 
 impl<'a> StoryJson<'a> {
@@ -165,6 +230,9 @@ impl<'a> StoryJson<'a> {
             last_error: meta.last_error.as_deref(),
             blocked_reason: meta.blocked_reason.as_deref(),
             depends_on: &meta.depends_on,
+            branch: meta.branch.as_deref(),
+            base_branch: meta.base_branch.as_deref(),
+            merged_commit: meta.merged_commit.as_deref(),
         }
     }
 }

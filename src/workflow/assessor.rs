@@ -101,12 +101,31 @@ pub struct Assessment {
     pub waiting: Vec<Waiting>,
 }
 
+/// The parts of the config the assessor's rules depend on (SPEC §6, §12).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Policy {
+    /// `git.integrate: "pr"`: a reviewed story opens a pull request before it is done.
+    pub create_pr: bool,
+    /// `git.integrate: "merge"`: a dependency counts as done only once its work is merged.
+    pub dependencies_merged: bool,
+}
+
+impl Policy {
+    pub fn from_config(config: &crate::config::Config) -> Policy {
+        use crate::config::Integrate;
+        Policy {
+            create_pr: config.git.integrate == Integrate::Pr,
+            dependencies_merged: config.git.integrate == Integrate::Merge,
+        }
+    }
+}
+
 enum Next {
     Act(ActionType, i64, String),
     Wait(String, Vec<String>),
 }
 
-pub fn assess(board: &Board, create_pr: bool) -> Assessment {
+pub fn assess(board: &Board, policy: Policy) -> Assessment {
     let mut assessment = Assessment::default();
     // Dependencies are looked up by id for every open story; scanning the board for each one
     // made assessing a large board quadratic. The first story with an id wins, as in
@@ -119,7 +138,7 @@ pub fn assess(board: &Board, create_pr: bool) -> Assessment {
         if matches!(story.column, Column::Done | Column::Blocked) {
             continue;
         }
-        match next_for(story, &by_id, create_pr) {
+        match next_for(story, &by_id, policy) {
             Next::Act(action_type, offset, reason) => assessment.actions.push(Action {
                 action_type,
                 story_id: story.id().to_string(),
@@ -146,7 +165,7 @@ pub fn assess(board: &Board, create_pr: bool) -> Assessment {
     assessment
 }
 
-fn next_for(story: &Story, board: &HashMap<&str, &Story>, create_pr: bool) -> Next {
+fn next_for(story: &Story, board: &HashMap<&str, &Story>, policy: Policy) -> Next {
     if story.column == Column::Backlog {
         return Next::Act(
             ActionType::Refine,
@@ -161,7 +180,7 @@ fn next_for(story: &Story, board: &HashMap<&str, &Story>, create_pr: bool) -> Ne
         .filter(|dep| {
             board
                 .get(dep.as_str())
-                .is_none_or(|d| d.column != Column::Done)
+                .is_none_or(|d| !delivered(d, policy))
         })
         .cloned()
         .collect();
@@ -211,7 +230,7 @@ fn next_for(story: &Story, board: &HashMap<&str, &Story>, create_pr: bool) -> Ne
             100,
             "implementation awaits review".into(),
         )
-    } else if meta.pr_url.is_none() && create_pr {
+    } else if meta.pr_url.is_none() && policy.create_pr {
         Next::Act(
             ActionType::CreatePr,
             150,
@@ -222,9 +241,22 @@ fn next_for(story: &Story, board: &HashMap<&str, &Story>, create_pr: bool) -> Ne
     }
 }
 
+/// Whether a dependency's work is where its dependents can build on it: done and, when work is
+/// merged, merged. A done story that never had a branch (no git, no branch per story, or moved
+/// to done by hand before implementing) has nothing to merge.
+fn delivered(dependency: &Story, policy: Policy) -> bool {
+    dependency.column == Column::Done
+        && (!policy.dependencies_merged
+            || dependency.meta.merged_commit.is_some()
+            || dependency.meta.branch.is_none())
+}
+
 fn describe_dependency(board: &HashMap<&str, &Story>, id: &str) -> String {
     match board.get(id) {
         Some(dep) if dep.column == Column::Blocked => format!("{} (blocked)", dep.slug),
+        Some(dep) if dep.column == Column::Done => {
+            format!("{} (done, but its branch is not merged yet)", dep.slug)
+        }
         Some(dep) => format!("{} ({})", dep.slug, dep.column),
         None => format!("{id} (unknown story)"),
     }
@@ -275,7 +307,11 @@ mod tests {
     }
 
     fn only_action(stories: Vec<Story>, create_pr: bool) -> Option<(ActionType, i64)> {
-        let assessment = assess(&board(stories), create_pr);
+        let policy = Policy {
+            create_pr,
+            dependencies_merged: false,
+        };
+        let assessment = assess(&board(stories), policy);
         assessment
             .actions
             .first()
@@ -406,7 +442,7 @@ mod tests {
         let dependent = story("b", Column::Ready, 1, "depends_on:\n- a\n");
         let waiting = assess(
             &board(vec![story("a", Column::Ready, 50, ""), dependent.clone()]),
-            false,
+            Policy::default(),
         );
         assert_eq!(
             waiting
@@ -424,7 +460,7 @@ mod tests {
         );
         let free = assess(
             &board(vec![story("a", Column::Done, 50, ""), dependent]),
-            false,
+            Policy::default(),
         );
         assert_eq!(free.actions[0].story_id, "b");
         let refine_anyway = assess(
@@ -434,9 +470,45 @@ mod tests {
                 1,
                 "depends_on:\n- missing\n",
             )]),
-            false,
+            Policy::default(),
         );
         assert_eq!(refine_anyway.actions[0].action_type, ActionType::Refine);
+    }
+
+    #[test]
+    fn with_merge_a_dependency_counts_once_its_branch_is_merged() {
+        let merge = Policy {
+            create_pr: false,
+            dependencies_merged: true,
+        };
+        let dependent = story("b", Column::Ready, 1, "depends_on:\n- a\n");
+        let done_on_a_branch = story("a", Column::Done, 50, "branch: agentic-sdlc/a\n");
+        let waiting = assess(
+            &board(vec![done_on_a_branch.clone(), dependent.clone()]),
+            merge,
+        );
+        assert!(waiting.actions.is_empty());
+        assert!(
+            waiting.waiting[0].reason.contains("not merged"),
+            "{}",
+            waiting.waiting[0].reason
+        );
+        let branch_only_is_enough = assess(
+            &board(vec![done_on_a_branch, dependent.clone()]),
+            Policy::default(),
+        );
+        assert_eq!(branch_only_is_enough.actions[0].story_id, "b");
+        let merged = story(
+            "a",
+            Column::Done,
+            50,
+            "branch: agentic-sdlc/a\nmerged_commit: 0123abc\n",
+        );
+        let free = assess(&board(vec![merged, dependent.clone()]), merge);
+        assert_eq!(free.actions[0].story_id, "b");
+        let never_branched = story("a", Column::Done, 50, "");
+        let free = assess(&board(vec![never_branched, dependent]), merge);
+        assert_eq!(free.actions[0].story_id, "b");
     }
 
     #[test]
@@ -448,7 +520,7 @@ mod tests {
             story("b", Column::Ready, 5, ""),
             story("a", Column::Ready, 5, ""),
         ];
-        let order: Vec<String> = assess(&board(stories), false)
+        let order: Vec<String> = assess(&board(stories), Policy::default())
             .actions
             .into_iter()
             .map(|a| a.story_id)

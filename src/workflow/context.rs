@@ -16,6 +16,9 @@ pub struct Workflow {
     /// Held by actions that change or read the shared working tree (implement, review, PR),
     /// so two stories never edit one tree at once. Not taken when each story has a worktree.
     pub shared_tree: Arc<tokio::sync::Mutex<()>>,
+    /// Held while a story is merged into its base and tested there: merges into one base
+    /// happen one at a time (SPEC §12).
+    pub integration: tokio::sync::Mutex<()>,
     /// Human gates may ask on this terminal; one question at a time.
     pub terminal: Option<tokio::sync::Mutex<()>>,
 }

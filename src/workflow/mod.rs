@@ -6,6 +6,7 @@ pub mod assessor;
 pub mod checkpoint;
 pub mod context;
 pub mod decision;
+pub mod delivery;
 pub mod events;
 pub mod gates;
 pub mod lock;

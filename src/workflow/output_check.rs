@@ -9,8 +9,8 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use crate::agents::git;
 use crate::board::{sections, Phase};
+use crate::vcs;
 
 /// Words a summary, research or plan needs outside headings and code fences: one real word
 /// already tells prose from empty checkboxes, bare fences and placeholders.
@@ -204,7 +204,7 @@ impl TreeFingerprint {
     /// Fingerprints `root`, leaving out `.git` and `ignore` (paths relative to `root`: the
     /// board, the config, the worktrees).
     pub fn take(root: &Path, ignore: &[PathBuf]) -> TreeFingerprint {
-        if git::is_repo(root) {
+        if vcs::is_repo(root) {
             if let Some(fingerprint) = Self::from_git(root, ignore) {
                 return fingerprint;
             }
@@ -214,9 +214,9 @@ impl TreeFingerprint {
 
     fn from_git(root: &Path, ignore: &[PathBuf]) -> Option<TreeFingerprint> {
         let ignore: Vec<&Path> = ignore.iter().map(PathBuf::as_path).collect();
-        let top = git::toplevel(root).ok()?;
-        let head = git::head_commit(root).ok()?;
-        let dirty = git::dirty_paths(root, &ignore).ok()?;
+        let top = vcs::toplevel(root).ok()?;
+        let head = vcs::head_commit(root).ok()?;
+        let dirty = vcs::dirty_paths(root, &ignore).ok()?;
         let files = dirty
             .into_iter()
             .map(|path| {

@@ -25,9 +25,9 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         Ok(transcript) => transcript,
         Err(outcome) => return Ok(outcome),
     };
-    let work = match workspace::prepare(wf, &story, phase).await {
+    let work = match workspace::prepare(wf, &story, workspace::Purpose::of(phase)).await {
         Ok(work) => work,
-        Err(message) => return story_ops::fail(wf, story_id, message, Default::default()),
+        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Default::default()),
     };
     if phase == Phase::Implement {
         workspace::start_implementation(wf, story_id, &work)?;
@@ -50,6 +50,9 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
     if revision.is_none() {
         revision = rework_revision(&story, phase)?;
     }
+    if !work.conflicts.is_empty() {
+        revision = Some(with_merge_to_resolve(revision, &story, &work));
+    }
     let outcome = run.produce_until_accepted(gate.as_ref(), revision).await;
     // An implementation that did not complete (failed, blocked by its gate, or waiting for a
     // person) still leaves its edits committed on the story's branch: the shared tree is clean
@@ -65,13 +68,19 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         workspace::finish(wf, &work, story_id, phase, unfinished.as_deref()).await,
         &unfinished,
     ) {
-        (Err(message), None) => {
+        (Err(err), None) => {
             workspace::release(wf, work).await;
-            return story_ops::fail(wf, story_id, message, Default::default());
+            // The output was accepted, but its work could not be kept on the branch: the
+            // implementation is not complete.
+            store::update(&wf.board_dir, story_id, None, |story| {
+                story.set_phase_flag(phase.name(), false);
+                Ok(())
+            })?;
+            return story_ops::fail(wf, story_id, err.to_string(), Default::default());
         }
-        (Err(message), Some(_)) => wf.events.emit(super::events::Event::Warning {
+        (Err(err), Some(_)) => wf.events.emit(super::events::Event::Warning {
             story_id: Some(story_id.to_string()),
-            message: format!("could not save the partial implementation: {message}"),
+            message: format!("could not save the partial implementation: {err}"),
         }),
         (Ok(()), _) => {}
     }
@@ -454,6 +463,33 @@ pub fn previous_output(story: &Story, phase: Phase) -> Option<String> {
     (!empty).then_some(text)
 }
 
+/// Implement starts with a merge of the base in progress: its Revision Instructions say which
+/// files hold conflict markers, whatever else they say.
+fn with_merge_to_resolve(
+    revision: Option<Revision>,
+    story: &Story,
+    work: &workspace::Work,
+) -> Revision {
+    let base = work.base.as_deref().unwrap_or("the base branch");
+    let note = format!(
+        "Your branch is in the middle of merging the latest {base}, which conflicts with this story's work in: {}.\nResolve every conflict (the <<<<<<< ======= >>>>>>> blocks) in those files so that both sides' changes keep working, and leave no conflict marker behind: the merge is committed only when none is left.",
+        work.conflicts.join(", ")
+    );
+    match revision {
+        Some(mut revision) => {
+            if !revision.feedback.contains(&note) {
+                revision.feedback = format!("{}\n\n{note}", revision.feedback);
+            }
+            revision
+        }
+        None => Revision {
+            attempt: 2,
+            feedback: note,
+            previous_output: previous_output(story, Phase::Implement),
+        },
+    }
+}
+
 /// The Revision Instructions for a phase re-run after a rework (SPEC §7, §9): while a rework
 /// iteration is open, every phase it reset sees the review's feedback.
 fn rework_revision(story: &Story, phase: Phase) -> Result<Option<Revision>> {
@@ -528,6 +564,10 @@ fn apply_output(story: &mut Story, phase: Phase, output: &str) {
         Phase::Research | Phase::Plan | Phase::Implement => {
             story.set_section(phase.section(), &sections::nest(output, phase.section()));
             story.set_phase_flag(phase.name(), true);
+            // Only a finished implementation moves the story: a failed one stays in its column.
+            if phase == Phase::Implement && story.column != Column::InProgress {
+                story.set_column(Column::InProgress);
+            }
         }
     }
 }

@@ -26,9 +26,9 @@ pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         Ok(transcript) => transcript,
         Err(outcome) => return Ok(outcome),
     };
-    let work = match workspace::prepare(wf, &story, Phase::Implement).await {
+    let work = match workspace::prepare(wf, &story, workspace::Purpose::Inspect).await {
         Ok(work) => work,
-        Err(message) => return story_ops::fail(wf, story_id, message, Usage::default()),
+        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
     };
     // The reviewers read the story's tree, so it stays on the story's branch until they are done.
     let outcome = review_work(wf, &story, &transcript, &work).await;
@@ -43,53 +43,21 @@ async fn review_work(
     work: &Work,
 ) -> Result<Outcome> {
     let story_id = story.id();
-    if let Some(command) = &wf.config.review.test_command {
-        let limit = Duration::from_secs(wf.config.review.test_timeout_seconds);
-        let env = CommandEnv {
-            set: vec![("AGENTIC_SDLC_STORY_ID".into(), story_id.to_string())],
-            hidden: vec![wf.config.llm.api_key_env.clone()],
+    if let Some(failure) = run_test_command(wf, story_id, &work.dir, transcript).await {
+        let issue = ReviewIssue {
+            severity: IssueSeverity::Blocker,
+            category: "testing".into(),
+            description: failure,
+            file: None,
+            line: None,
+            suggested_fix: Some("Make the test command pass".into()),
         };
-        let result = run_shell_command(command, &work.dir, limit, &env).await;
-        let recorded = match &result {
-            Ok(out) => serde_json::json!({"exit_code": out.exit_code, "timed_out": out.timed_out,
-                                          "output": head_tail(&out.output, TEST_OUTPUT_TAIL)}),
-            Err(err) => serde_json::json!({"error": err}),
-        };
-        transcript.record(
-            "test_command",
-            serde_json::json!({ "command": command, "result": recorded }),
-        );
-        let failure = match result {
-            Ok(out) if out.exit_code == Some(0) => None,
-            Ok(out) if out.timed_out => Some(format!(
-                "Test command `{command}` timed out after {}s\n{}",
-                limit.as_secs(),
-                head_tail(&out.output, TEST_OUTPUT_TAIL)
-            )),
-            Ok(out) => Some(format!(
-                "Test command `{command}` failed (exit {})\n{}",
-                out.exit_code
-                    .map_or("signal".to_string(), |c| c.to_string()),
-                head_tail(&out.output, TEST_OUTPUT_TAIL)
-            )),
-            Err(err) => Some(format!("Test command `{command}` could not run: {err}")),
-        };
-        if let Some(description) = failure {
-            let issue = ReviewIssue {
-                severity: IssueSeverity::Blocker,
-                category: "testing".into(),
-                description,
-                file: None,
-                line: None,
-                suggested_fix: Some("Make the test command pass".into()),
-            };
-            let record = record_from(vec![issue], &[], None);
-            return record_review(wf, story_id, record, Usage::default());
-        }
+        let record = record_from(vec![issue], &[], None);
+        return record_review(wf, story_id, record, Usage::default());
     }
     let diff = match workspace::diff(wf, story, work).await {
         Ok(diff) => diff,
-        Err(message) => return story_ops::fail(wf, story_id, message, Usage::default()),
+        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
     };
     let request = ReviewRequest {
         story,
@@ -133,6 +101,49 @@ async fn review_work(
     }
 }
 
+/// Runs `review.testCommand` in `dir`, when one is set, and describes its failure: what it
+/// printed last, or that it timed out. The review runs it on the story's branch, delivery on
+/// the integrated tree (SPEC §10, §12).
+pub async fn run_test_command(
+    wf: &Workflow,
+    story_id: &str,
+    dir: &std::path::Path,
+    transcript: &Transcript,
+) -> Option<String> {
+    let command = wf.config.review.test_command.as_ref()?;
+    let limit = Duration::from_secs(wf.config.review.test_timeout_seconds);
+    let env = CommandEnv {
+        set: vec![("AGENTIC_SDLC_STORY_ID".into(), story_id.to_string())],
+        hidden: vec![wf.config.llm.api_key_env.clone()],
+    };
+    let result = run_shell_command(command, dir, limit, &env).await;
+    // JSON a program can read, not a Rust debug string.
+    let recorded = match &result {
+        Ok(out) => serde_json::json!({"exit_code": out.exit_code, "timed_out": out.timed_out,
+                                      "output": head_tail(&out.output, TEST_OUTPUT_TAIL)}),
+        Err(err) => serde_json::json!({"error": err}),
+    };
+    transcript.record(
+        "test_command",
+        serde_json::json!({ "command": command, "result": recorded }),
+    );
+    match result {
+        Ok(out) if out.exit_code == Some(0) => None,
+        Ok(out) if out.timed_out => Some(format!(
+            "Test command `{command}` timed out after {}s\n{}",
+            limit.as_secs(),
+            head_tail(&out.output, TEST_OUTPUT_TAIL)
+        )),
+        Ok(out) => Some(format!(
+            "Test command `{command}` failed (exit {})\n{}",
+            out.exit_code
+                .map_or("signal".to_string(), |c| c.to_string()),
+            head_tail(&out.output, TEST_OUTPUT_TAIL)
+        )),
+        Err(err) => Some(format!("Test command `{command}` could not run: {err}")),
+    }
+}
+
 /// The earliest phase any perspective asked to return to: the deepest cause wins.
 fn earliest_target(verdicts: &[(Perspective, PerspectiveVerdict)]) -> Option<String> {
     verdicts
@@ -142,7 +153,7 @@ fn earliest_target(verdicts: &[(Perspective, PerspectiveVerdict)]) -> Option<Str
         .map(|p| p.name().to_string())
 }
 
-fn record_from(
+pub(super) fn record_from(
     issues: Vec<ReviewIssue>,
     verdicts: &[(Perspective, PerspectiveVerdict)],
     target_phase: Option<String>,
@@ -184,7 +195,7 @@ fn record_from(
 }
 
 /// Records a decided review: history, notes, the reviews flag and the open rework iteration.
-fn record_review(
+pub(super) fn record_review(
     wf: &Workflow,
     story_id: &str,
     record: ReviewRecord,

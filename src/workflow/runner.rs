@@ -5,13 +5,13 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use super::assessor::{assess, Action, Assessment};
+use super::assessor::{assess, Action, Assessment, Policy};
 use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
 use super::context::Workflow;
 use super::events::{Event, EventSink};
 use super::lock::BoardLock;
 use super::outcome::{Outcome, Stop};
-use super::{actions, rework};
+use super::{actions, rework, workspace};
 use crate::agents::Agents;
 use crate::board::validate::dependency_cycles;
 use crate::board::{lookup, store, Board};
@@ -47,7 +47,7 @@ fn runnable<'a>(
 pub fn plan(project: &Project, options: &RunOptions) -> Result<Vec<Action>> {
     let board = Board::load_summaries(&project.board_dir())?;
     let options = resolve_story(&board, options.clone())?;
-    let assessment = assess(&board, project.config.git.create_pr);
+    let assessment = assess(&board, Policy::from_config(&project.config));
     let none = HashSet::new();
     let limit = match (options.auto, options.max_actions) {
         (false, _) => 1,
@@ -92,6 +92,7 @@ pub async fn run(
     }
     let _lock = BoardLock::acquire(&board_dir)?;
     store::sweep_temporary_files(&board_dir);
+    put_back_interrupted_work(project, &events);
     for broken in &board.broken {
         events.emit(Event::Warning {
             story_id: None,
@@ -108,7 +109,7 @@ pub async fn run(
         )
     };
     let options = checkpoint.context.options.clone();
-    let assessment = assess(&board, project.config.git.create_pr);
+    let assessment = assess(&board, Policy::from_config(&project.config));
     if runnable(&assessment, &options, &HashSet::new())
         .next()
         .is_none()
@@ -132,6 +133,7 @@ pub async fn run(
         agents: agents(project)?,
         events: events.clone(),
         shared_tree: Arc::new(tokio::sync::Mutex::new(())),
+        integration: tokio::sync::Mutex::new(()),
         terminal: interactive.then(|| tokio::sync::Mutex::new(())),
     });
     if !project.config.refinement.enable_circuit_breaker {
@@ -154,6 +156,18 @@ pub async fn run(
     };
     let exit_code = run.drive(&mut checkpoint).await?;
     Ok(exit_code)
+}
+
+/// A run killed in the middle of an action can leave the agent's work uncommitted on a story
+/// branch, and the user's checkout on that branch; the lock says no run is using them now.
+fn put_back_interrupted_work(project: &Project, events: &EventSink) {
+    let board_dir = project.board_dir();
+    for message in workspace::recover_interrupted(&project.root, &board_dir, &project.config) {
+        events.emit(Event::Warning {
+            story_id: None,
+            message,
+        });
+    }
 }
 
 fn resume_checkpoint(
@@ -253,6 +267,10 @@ impl Loop {
                 _ = &mut interrupt => {
                     self.tasks.abort_all();
                     while self.tasks.join_next().await.is_some() {}
+                    let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir.clone(), self.wf.config.clone());
+                    for message in workspace::recover_interrupted(&root, &board_dir, &config) {
+                        self.wf.events.emit(Event::Warning { story_id: None, message });
+                    }
                     self.wf.events.emit(Event::RunFinished {
                         actions: self.started,
                         failed: self.failed,
@@ -277,7 +295,7 @@ impl Loop {
 
     fn start_actions(&mut self, checkpoint: &mut Checkpoint) -> Result<()> {
         let board = Board::load(&self.wf.board_dir)?;
-        let assessment = assess(&board, self.wf.config.git.create_pr);
+        let assessment = assess(&board, Policy::from_config(&self.wf.config));
         let mut skip: HashSet<String> = self.parked.clone();
         skip.extend(self.running.keys().cloned());
         let candidates: Vec<Action> = runnable(&assessment, &self.options, &skip)
@@ -422,7 +440,7 @@ impl Loop {
         // A run that left nothing for its filters to do has nothing to resume.
         let remaining = Board::load_summaries(&self.wf.board_dir)
             .map(|board| {
-                let assessment = assess(&board, self.wf.config.git.create_pr);
+                let assessment = assess(&board, Policy::from_config(&self.wf.config));
                 let any = runnable(&assessment, &self.options, &self.parked)
                     .next()
                     .is_some();

@@ -1,5 +1,6 @@
-//! The working tree a story's implementation lives in: the repository itself on the story's
-//! branch (one implementation at a time), or a git worktree of its own (in parallel).
+//! The working tree a story's work lives in: the repository itself on the story's branch (one
+//! story at a time), or a git worktree of its own (in parallel), and putting things back after
+//! an action, or after a run that was killed in the middle of one (SPEC §12).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -7,19 +8,46 @@ use std::sync::Arc;
 use tokio::sync::OwnedMutexGuard;
 
 use super::context::Workflow;
-use crate::agents::git;
 use crate::agents::prompts::DIFF_BUDGET;
-use crate::board::{store, Column, Phase, Story};
+use crate::board::{store, Phase, Story};
+use crate::config::{Config, Integrate};
+use crate::error::{Error, Result};
+use crate::vcs as git;
 
 /// Where an action works, holding the shared tree for as long as the action runs.
 pub struct Work {
     pub dir: PathBuf,
     pub branch: Option<String>,
+    /// The branch the story's work goes into.
+    pub base: Option<String>,
+    /// Files of a merge of the base that stopped on conflicts; the implement agent resolves
+    /// them, and the merge is committed only once no marker is left.
+    pub conflicts: Vec<String>,
     /// The branch the shared tree was on before the story's branch was checked out; `release`
-    /// goes back to it, so every story branch starts from the user's branch, not the previous
-    /// story's.
+    /// goes back to it, so the user's checkout is left as it was found.
     return_to: Option<String>,
     _turn: Option<OwnedMutexGuard<()>>,
+}
+
+/// What an action needs from the repository.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Refine, research and plan read the repository as it is.
+    Read,
+    /// Implement works on the story's branch, which first takes in the base's latest work
+    /// (`integrate: merge`) or, when it is new, its dependencies' branches (`pr`, `none`).
+    Implement,
+    /// Review, pull request and delivery look at the story's branch as it is.
+    Inspect,
+}
+
+impl Purpose {
+    pub fn of(phase: Phase) -> Purpose {
+        match phase {
+            Phase::Implement => Purpose::Implement,
+            _ => Purpose::Read,
+        }
+    }
 }
 
 /// Git does not wait for a lock on `.git/config` or the worktree list, it fails ("could not
@@ -37,63 +65,188 @@ fn uses_worktrees(wf: &Workflow) -> bool {
     wf.config.git.worktrees && git::is_repo(&wf.root)
 }
 
-fn uses_branches(wf: &Workflow) -> bool {
+/// Whether stories get branches of their own here.
+pub fn uses_branches(wf: &Workflow) -> bool {
     (wf.config.git.branch_per_story || wf.config.git.worktrees) && git::is_repo(&wf.root)
 }
 
-/// Sets up the working tree for `phase`. Phases before implement only read the repository.
-/// Implement (and review, which reads the implementation) get the story's branch or worktree;
-/// implement also moves the story to in-progress.
-pub async fn prepare(wf: &Workflow, story: &Story, phase: Phase) -> Result<Work, String> {
-    if phase != Phase::Implement {
-        return Ok(Work {
-            dir: wf.root.clone(),
-            branch: None,
-            return_to: None,
-            _turn: None,
-        });
-    }
-    let own_paths = wf.own_paths();
-    let (dir, branch, return_to, turn) = if uses_worktrees(wf) {
-        let (root, worktrees, slug) = (wf.root.clone(), wf.worktrees_dir(), story.slug.clone());
-        let dir = blocking(move || {
-            let _admin = worktree_admin_turn();
-            exclude_from_git(&root, &worktrees);
-            git::ensure_worktree(&root, &worktrees, &slug).map_err(|e| e.to_string())
-        })
-        .await?;
-        (dir, Some(git::story_branch(&story.slug)), None, None)
-    } else {
-        let turn = Arc::clone(&wf.shared_tree).lock_owned().await;
-        let branch = if uses_branches(wf) {
-            let (root, slug) = (wf.root.clone(), story.slug.clone());
-            let switch = blocking(move || {
-                let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
-                git::ensure_story_branch(&root, &slug, &ignore).map_err(|e| e.to_string())
-            })
-            .await?;
-            Some(switch)
-        } else {
-            None
-        };
-        let (branch, return_to) = branch.map_or((None, None), |s| (Some(s.branch), s.previous));
-        (wf.root.clone(), branch, return_to, Some(turn))
+/// Sets up the working tree for an action. Implement and the actions that inspect its work
+/// get the story's branch or worktree.
+pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<Work> {
+    let mut work = Work {
+        dir: wf.root.clone(),
+        branch: None,
+        base: None,
+        conflicts: Vec::new(),
+        return_to: None,
+        _turn: None,
     };
-    Ok(Work {
-        dir,
-        branch,
-        return_to,
-        _turn: turn,
-    })
+    if purpose == Purpose::Read {
+        return Ok(work);
+    }
+    let worktrees = uses_worktrees(wf);
+    if !worktrees {
+        work._turn = Some(Arc::clone(&wf.shared_tree).lock_owned().await);
+    }
+    if !uses_branches(wf) {
+        return Ok(work);
+    }
+    let plan = BranchPlan {
+        root: wf.root.clone(),
+        slug: story.slug.clone(),
+        recorded_branch: story.meta.branch.clone(),
+        recorded_base: story.meta.base_branch.clone(),
+        configured_base: wf.config.git.base_branch.clone(),
+        integrate: wf.config.git.integrate,
+        purpose,
+        dependency_branches: dependency_branches(wf, story),
+        worktrees: worktrees.then(|| wf.worktrees_dir()),
+        own_paths: wf.own_paths(),
+    };
+    let checkout = blocking(move || plan.check_out()).await?;
+    work.dir = checkout.dir;
+    work.branch = Some(checkout.branch);
+    work.base = Some(checkout.base);
+    work.conflicts = checkout.conflicts;
+    work.return_to = checkout.return_to;
+    Ok(work)
 }
 
-/// Marks the story as being implemented: in-progress, with its branch recorded.
-pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> crate::Result<()> {
-    store::update(&wf.board_dir, story_id, None, |story| {
-        if story.column != Column::InProgress {
-            story.set_column(Column::InProgress);
+/// The branches of the story's done dependencies, which a new branch takes in when finished
+/// work is not merged into the base (`pr`, `none`).
+fn dependency_branches(wf: &Workflow, story: &Story) -> Vec<String> {
+    if wf.config.git.integrate == Integrate::Merge {
+        return Vec::new();
+    }
+    story
+        .meta
+        .depends_on
+        .iter()
+        .filter_map(|id| store::locate(&wf.board_dir, id, None).ok())
+        .filter_map(|dependency| dependency.meta.branch)
+        .collect()
+}
+
+/// Everything `prepare` needs to know, owned, so the git work can run on a blocking thread.
+struct BranchPlan {
+    root: PathBuf,
+    slug: String,
+    recorded_branch: Option<String>,
+    recorded_base: Option<String>,
+    configured_base: Option<String>,
+    integrate: Integrate,
+    purpose: Purpose,
+    dependency_branches: Vec<String>,
+    worktrees: Option<PathBuf>,
+    own_paths: Vec<PathBuf>,
+}
+
+struct Checkout {
+    dir: PathBuf,
+    branch: String,
+    base: String,
+    conflicts: Vec<String>,
+    return_to: Option<String>,
+}
+
+impl BranchPlan {
+    fn check_out(self) -> Result<Checkout> {
+        let root = &self.root;
+        let branch = git::story_branch(&self.slug);
+        let exists = git::branch_tip(root, &branch)?.is_some();
+        if !exists && self.purpose == Purpose::Inspect && self.recorded_branch.is_some() {
+            return Err(git::GitError::StoryBranchMissing { branch }.into());
         }
+        let base = match &self.recorded_base {
+            Some(base) => base.clone(),
+            None => git::resolve_base(root, self.configured_base.as_deref())?,
+        };
+        let ignore: Vec<&Path> = self.own_paths.iter().map(PathBuf::as_path).collect();
+        let (dir, return_to) = match &self.worktrees {
+            Some(worktrees) => {
+                let _admin = worktree_admin_turn();
+                exclude_from_git(root, worktrees);
+                let dir = git::ensure_worktree(root, worktrees, &self.slug, &base)?;
+                (dir, None)
+            }
+            None => {
+                let switch = git::ensure_story_branch(root, &self.slug, &base, &ignore)?;
+                (root.clone(), switch.previous)
+            }
+        };
+        let mut checkout = Checkout {
+            dir,
+            branch,
+            base,
+            conflicts: Vec::new(),
+            return_to,
+        };
+        if self.purpose == Purpose::Implement {
+            if let Err(err) = self.take_in_finished_work(&mut checkout, exists) {
+                // The tree must not stay on the story branch when the action cannot start.
+                if let Some(previous) = &checkout.return_to {
+                    let _ = git::switch_back(root, previous);
+                }
+                return Err(err);
+            }
+        }
+        Ok(checkout)
+    }
+
+    /// Brings into the story's branch the finished work it must build on: the base's latest
+    /// tip when work is merged, the dependencies' branches when it is not.
+    fn take_in_finished_work(&self, checkout: &mut Checkout, existed: bool) -> Result<()> {
+        let (dir, branch) = (&checkout.dir, &checkout.branch);
+        if self.integrate == Integrate::Merge {
+            if !existed {
+                return Ok(()); // just made from the base's tip
+            }
+            let message = format!("Merge {} into {branch}", checkout.base);
+            let base_tip = git::branch_tip(&self.root, &checkout.base)?.ok_or_else(|| {
+                git::GitError::BaseMissing {
+                    branch: checkout.base.clone(),
+                }
+            })?;
+            match git::merge_into_checkout(dir, &base_tip, &message)? {
+                git::MergeOutcome::Conflicted(files) => checkout.conflicts = files,
+                git::MergeOutcome::Merged | git::MergeOutcome::UpToDate => {}
+            }
+            // The review diff starts at the base the story now holds, so reviewers see the
+            // story's own work, not the teammates' commits that came in with the merge.
+            git::record_base(&self.root, branch, &base_tip)?;
+            return Ok(());
+        }
+        if existed {
+            return Ok(());
+        }
+        for dependency in &self.dependency_branches {
+            if git::branch_tip(&self.root, dependency)?.is_none() {
+                continue;
+            }
+            let message = format!("Merge dependency {dependency} into {branch}");
+            if let git::MergeOutcome::Conflicted(paths) =
+                git::merge_into_checkout(dir, dependency, &message)?
+            {
+                git::abort_merge(dir)?;
+                return Err(git::GitError::DependencyConflict {
+                    branch: branch.clone(),
+                    paths,
+                }
+                .into());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Records where the story's implementation lives: its branch and the branch it goes into.
+pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> Result<()> {
+    if work.branch.is_none() {
+        return Ok(());
+    }
+    store::update(&wf.board_dir, story_id, None, |story| {
         story.set_opt("branch", work.branch.as_ref());
+        story.set_opt("base_branch", work.base.as_ref());
         Ok(())
     })?;
     Ok(())
@@ -102,18 +255,24 @@ pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> crate
 /// After implement is committed into the story, its changes are committed on the story branch,
 /// so the next story's branch starts from a clean tree and review sees exactly this work. With
 /// `failure`, the commit keeps an unfinished attempt's partial work and says why.
+///
+/// A merge of the base the agent was to resolve is committed only when no conflict marker is
+/// left; otherwise it is given up (the tree goes back to the story's last commit), what the
+/// agent did is kept as a patch beside the transcripts, and the action fails.
 pub async fn finish(
     wf: &Workflow,
     work: &Work,
     story_id: &str,
     phase: Phase,
     failure: Option<&str>,
-) -> Result<(), String> {
+) -> Result<()> {
     if phase != Phase::Implement || work.branch.is_none() {
         return Ok(());
     }
     let dir = work.dir.clone();
     let own_paths = wf.own_paths();
+    let logs = wf.board_dir.join("logs").join(story_id);
+    let conflicts = work.conflicts.clone();
     let message = match failure {
         None => format!("agentic-sdlc: implement {story_id}"),
         Some(why) => {
@@ -122,11 +281,43 @@ pub async fn finish(
     };
     blocking(move || {
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
-        git::commit_all(&dir, &message, &ignore)
-            .map(|_| ())
-            .map_err(|e| e.to_string())
+        if let Some(unresolved) = give_up_unresolved_merge(&dir, &conflicts, &logs)? {
+            return Err(Error::ActionFailed(unresolved));
+        }
+        git::commit_all(&dir, &message, &ignore)?;
+        Ok(())
     })
     .await
+}
+
+/// When a merge is in progress in `dir` and conflict markers are left in its files, aborts it
+/// and says which files, and where the attempt's patch was saved.
+fn give_up_unresolved_merge(
+    dir: &Path,
+    known_conflicts: &[String],
+    logs: &Path,
+) -> Result<Option<String>> {
+    if git::operation_in_progress(dir)? != Some("merge") {
+        return Ok(None);
+    }
+    let mut candidates = git::unmerged_paths(dir)?;
+    candidates.extend(known_conflicts.iter().cloned());
+    candidates.sort();
+    candidates.dedup();
+    let marked = git::files_with_markers(dir, &candidates);
+    if marked.is_empty() {
+        return Ok(None);
+    }
+    let patch = git::abort_merge(dir)?;
+    fs_err::create_dir_all(logs)?;
+    let stamp = chrono::Utc::now().format("%Y%m%dT%H%M%S%.3fZ");
+    let saved = logs.join(format!("unresolved-merge-{stamp}.patch"));
+    fs_err::write(&saved, patch)?;
+    Ok(Some(format!(
+        "conflict markers are left in {}; the merge was given up and nothing was committed (the attempt is saved in {})",
+        marked.join(", "),
+        saved.display()
+    )))
 }
 
 /// Puts the shared tree back on the branch it was on and lets the next story have it.
@@ -135,30 +326,34 @@ pub async fn release(wf: &Workflow, work: Work) {
         return;
     };
     let dir = work.dir.clone();
-    let result = blocking(move || git::checkout(&dir, &previous).map_err(|e| e.to_string())).await;
-    if let Err(message) = result {
+    let result = blocking(move || Ok(git::switch_back(&dir, &previous)?)).await;
+    if let Err(err) = result {
         wf.events.emit(super::events::Event::Warning {
             story_id: None,
-            message: format!("could not switch the working tree back: {message}"),
+            message: format!("could not switch the working tree back: {err}"),
         });
     }
 }
 
 /// The story's work as the reviewers see it.
-pub async fn diff(wf: &Workflow, _story: &Story, work: &Work) -> Result<String, String> {
+pub async fn diff(wf: &Workflow, _story: &Story, work: &Work) -> Result<String> {
     if !git::is_repo(&work.dir) {
         return Ok(String::new());
     }
     let (dir, branch, own_paths) = (work.dir.clone(), work.branch.clone(), wf.own_paths());
     blocking(move || {
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
-        git::diff_for_review(&dir, branch.as_deref(), &ignore, DIFF_BUDGET)
-            .map_err(|e| e.to_string())
+        Ok(git::diff_for_review(
+            &dir,
+            branch.as_deref(),
+            &ignore,
+            DIFF_BUDGET,
+        )?)
     })
     .await
 }
 
-/// Removes a finished story's worktree; its branch stays for the pull request.
+/// Removes a finished story's worktree; its branch stays.
 pub async fn cleanup(wf: &Workflow, story: &Story) {
     if !uses_worktrees(wf) {
         return;
@@ -170,11 +365,85 @@ pub async fn cleanup(wf: &Workflow, story: &Story) {
     let root = wf.root.clone();
     if let Err(err) = blocking(move || {
         let _admin = worktree_admin_turn();
-        git::remove_worktree(&root, &path).map_err(|e| e.to_string())
+        Ok(git::remove_worktree(&root, &path)?)
     })
     .await
     {
         tracing::warn!("could not remove the worktree of {}: {err}", story.slug);
+    }
+}
+
+/// Puts back what a run killed in the middle of an action left (SPEC §12): the agent's
+/// uncommitted work is committed on its story's branch, a merge it was resolving is concluded
+/// or given up, and the user's branch is checked out again. Returns what it did, for warnings.
+/// Runs under the board lock, so no other run can be using these trees.
+pub fn recover_interrupted(root: &Path, board_dir: &Path, config: &Config) -> Vec<String> {
+    if !git::is_repo(root) {
+        return Vec::new();
+    }
+    let mut own_paths = vec![PathBuf::from(crate::config::CONFIG_FILE)];
+    if let Ok(relative) = board_dir.strip_prefix(root) {
+        own_paths.push(relative.to_path_buf());
+    }
+    own_paths.push(PathBuf::from(super::context::WORKTREES_DIR));
+    let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
+    let mut done = Vec::new();
+    let checkouts = match git::checkouts(root) {
+        Ok(checkouts) => checkouts,
+        Err(err) => return vec![format!("could not list the repository's checkouts: {err}")],
+    };
+    for (dir, branch) in checkouts {
+        let Some(branch) = branch.filter(|b| b.starts_with(git::BRANCH_PREFIX)) else {
+            continue;
+        };
+        let slug = &branch[git::BRANCH_PREFIX.len()..];
+        let logs = board_dir.join("logs").join(format!("recovered-{slug}"));
+        match save_leftover_work(&dir, &branch, &ignore, &logs) {
+            Ok(Some(note)) => done.push(note),
+            Ok(None) => {}
+            Err(err) => done.push(format!("could not save the work left on {branch}: {err}")),
+        }
+        if dir_is(&dir, root) {
+            done.push(put_user_branch_back(root, &branch, config));
+        }
+    }
+    done
+}
+
+fn dir_is(dir: &Path, root: &Path) -> bool {
+    fs_err::canonicalize(dir).ok() == fs_err::canonicalize(root).ok()
+}
+
+fn save_leftover_work(
+    dir: &Path,
+    branch: &str,
+    ignore: &[&Path],
+    logs: &Path,
+) -> Result<Option<String>> {
+    if let Some(unresolved) = give_up_unresolved_merge(dir, &[], logs)? {
+        return Ok(Some(format!("{branch}: {unresolved}")));
+    }
+    let message = format!(
+        "agentic-sdlc: work left on {branch} by an interrupted run\n\nCommitted by the next run so that nothing is lost."
+    );
+    Ok(git::commit_all(dir, &message, ignore)?.map(|commit| {
+        format!("committed the work an interrupted run left on {branch} ({commit:.7})")
+    }))
+}
+
+fn put_user_branch_back(root: &Path, story_branch: &str, config: &Config) -> String {
+    let target = git::remembered_return_branch(root)
+        .ok()
+        .flatten()
+        .or_else(|| config.git.base_branch.clone());
+    let Some(target) = target else {
+        return format!("the checkout is on {story_branch} after an interrupted run, and the branch it came from is unknown\nHint: check out your branch (`git switch main`)");
+    };
+    match git::switch_back(root, &target) {
+        Ok(()) => format!(
+            "checked out {target} again (an interrupted run had left {story_branch} checked out)"
+        ),
+        Err(err) => format!("could not check out {target} again after an interrupted run: {err}"),
     }
 }
 
@@ -201,10 +470,10 @@ fn exclude_from_git(root: &Path, worktrees: &Path) {
     let _ = std::fs::write(&exclude, format!("{current}{separator}{line}\n"));
 }
 
-async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| format!("git task failed: {e}"))?
+        .map_err(|e| Error::Other(format!("git task failed: {e}")))?
 }

@@ -33,7 +33,7 @@ fn config_prints_one_key() {
     let cases = [
         ("refinement.maxIterations", "3\n"),
         ("sdlcFolder", ".agentic-sdlc\n"),
-        ("git.createPr", "false\n"),
+        ("git.integrate", "merge\n"),
         ("review.testCommand", "null\n"),
     ];
     for (key, expected) in cases {

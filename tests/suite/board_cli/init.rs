@@ -17,7 +17,7 @@ fn spec_defaults() -> serde_json::Value {
                  "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50,
                  "maxTokens": 4096, "structuredOutputs": "auto" },
         "phases": {},
-        "git": { "branchPerStory": true, "worktrees": false, "createPr": false }
+        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null }
     })
 }
 

@@ -5,12 +5,15 @@ use serde_json::{json, Value};
 use crate::suite::common::{TestEnv, COLUMNS};
 
 /// The keys of S in SPEC §5, sorted.
-const STORY_KEYS: [&str; 15] = [
+const STORY_KEYS: [&str; 18] = [
+    "base_branch",
     "blocked_reason",
+    "branch",
     "depends_on",
     "id",
     "implementation_complete",
     "last_error",
+    "merged_commit",
     "path",
     "plan_complete",
     "priority",

@@ -63,7 +63,11 @@ async fn each_story_commits_on_its_own_branch_in_its_own_worktree() {
     git_ok(&root, &["add", "README.md"]);
     git_ok(&root, &["commit", "--quiet", "-m", "initial"]);
     let initial = git_ok(&root, &["rev-parse", "HEAD"]);
-    configure(&env, json!({"git": {"worktrees": true}}));
+    // Work left on its branch (`integrate: none`), so each branch shows only its own story.
+    configure(
+        &env,
+        json!({"git": {"worktrees": true, "integrate": "none"}}),
+    );
     let alpha = backlog_story(&env, "Alpha greeting", &[]);
     let bravo = backlog_story(&env, "Bravo farewell", &[]);
     script_implement(&fake, &alpha, "alpha.txt");

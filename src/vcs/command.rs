@@ -1,0 +1,102 @@
+//! Running `git` and `gh`: one place that builds every command, so they all get the same
+//! policy (no stdin, argument vectors, never a shell) and the same error reporting.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use super::GitError;
+
+// Running commands
+
+/// A command with the environment every git/gh call gets. Stdin is closed so that nothing can
+/// ever wait for a person to type: the workflow runs unattended.
+pub(super) fn command(program: &str) -> Command {
+    let mut cmd = Command::new(program);
+    cmd.stdin(Stdio::null());
+    #[cfg(test)]
+    super::test_support::apply_test_env(&mut cmd);
+    cmd
+}
+
+pub(super) fn git(dir: &Path) -> Command {
+    let mut cmd = command("git");
+    cmd.current_dir(dir);
+    cmd
+}
+
+/// The command line as a person would type it, for error messages.
+pub(super) fn describe(cmd: &Command) -> String {
+    let mut parts = vec![cmd.get_program().to_string_lossy().into_owned()];
+    for arg in cmd.get_args() {
+        let arg = arg.to_string_lossy();
+        if arg.is_empty() || arg.contains(char::is_whitespace) {
+            parts.push(format!("{arg:?}"));
+        } else {
+            parts.push(arg.into_owned());
+        }
+    }
+    parts.join(" ")
+}
+
+/// Runs to completion; the exit status is left to the caller.
+pub(super) fn run(cmd: &mut Command) -> Result<Output, GitError> {
+    cmd.output().map_err(|source| GitError::Spawn {
+        command: describe(cmd),
+        source,
+    })
+}
+
+/// Runs and requires success.
+pub(super) fn checked(cmd: &mut Command) -> Result<Output, GitError> {
+    let output = run(cmd)?;
+    if output.status.success() {
+        Ok(output)
+    } else {
+        Err(failure(cmd, &output))
+    }
+}
+
+pub(super) fn failure(cmd: &Command, output: &Output) -> GitError {
+    // Some git commands (commit, for one) report on stdout, so fall back to it.
+    let stderr = text(&output.stderr);
+    let stderr = if stderr.is_empty() {
+        text(&output.stdout)
+    } else {
+        stderr
+    };
+    GitError::Failed {
+        command: describe(cmd),
+        status: output.status.to_string(),
+        stderr,
+    }
+}
+
+/// For plumbing that answers "no" with exit 1 (`rev-parse --verify --quiet`, `config --get`,
+/// `symbolic-ref --quiet`): exit 1 is `None`, anything else but success is a real error.
+pub(super) fn optional(cmd: &mut Command) -> Result<Option<String>, GitError> {
+    let output = run(cmd)?;
+    match output.status.code() {
+        Some(0) => Ok(Some(text(&output.stdout))),
+        Some(1) => Ok(None),
+        _ => Err(failure(cmd, &output)),
+    }
+}
+
+/// Runs with `input` on stdin. Fine for the small outputs of the commands that use it: stdin
+/// is written in full before stdout is read.
+pub(super) fn with_input(cmd: &mut Command, input: &[u8]) -> io::Result<Output> {
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn()?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // The child may exit before reading (bad flags, no auth); its own error then says why.
+        let _ = stdin.write_all(input);
+    }
+    child.wait_with_output()
+}
+
+pub(super) fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).trim_end().to_string()
+}

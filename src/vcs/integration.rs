@@ -1,0 +1,456 @@
+//! Delivering a story into its base branch (SPEC §12), by the "not rocket science" rule: the
+//! base only ever moves, as a fast-forward, to a commit whose tree was tested as merged.
+//!
+//! The merge that is tested is computed with `git merge-tree`, which touches no working tree and
+//! no index, so a conflict leaves nothing half done anywhere. The only merge that does run in a
+//! working tree is the one that brings the base into a story branch for its implement agent to
+//! resolve; [`conclude_merge`] commits it only once no conflict marker is left, and
+//! [`abort_merge`] puts the tree back otherwise.
+
+use std::path::{Path, PathBuf};
+
+use super::branches::{branch_tip, identity_configured, FALLBACK_IDENTITY};
+use super::command::{checked, git, optional, run, text};
+use super::repo::dirty_paths;
+use super::worktrees::worktree_entries;
+use super::GitError;
+
+/// Base commits listed per conflicting file in a rework's instructions.
+const COMMITS_PER_FILE: usize = 5;
+
+/// A file both sides changed in ways git cannot combine, with the base commits that touched it
+/// since the story branched off (`<short sha> <subject>`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Conflict {
+    pub path: String,
+    pub base_commits: Vec<String>,
+}
+
+/// What bringing the base's tip into a story's work gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Integration {
+    /// A merge commit (first parent the base, second the story) whose tree is the two combined.
+    Merged { commit: String, base_tip: String },
+    /// The base already holds the story's work (a run killed after advancing it, or a merge by
+    /// hand); `commit` is the story's tip.
+    AlreadyMerged { commit: String },
+    /// Nothing was written anywhere.
+    Conflicts(Vec<Conflict>),
+}
+
+/// Computes the merge of `base`'s tip and `story`'s tip without touching any working tree, and
+/// on success writes it as a commit that no branch points at yet.
+pub fn integrate(
+    dir: &Path,
+    story: &str,
+    base: &str,
+    message: &str,
+) -> Result<Integration, GitError> {
+    let story_tip = branch_tip(dir, story)?.ok_or_else(|| GitError::StoryBranchMissing {
+        branch: story.to_string(),
+    })?;
+    let base_tip = branch_tip(dir, base)?.ok_or_else(|| GitError::BaseMissing {
+        branch: base.to_string(),
+    })?;
+    if is_ancestor(dir, &story_tip, &base_tip)? {
+        return Ok(Integration::AlreadyMerged { commit: story_tip });
+    }
+    let merged = run(git(dir).args([
+        "merge-tree",
+        "--write-tree",
+        "--name-only",
+        "--no-messages",
+        &base_tip,
+        &story_tip,
+    ]))?;
+    let stdout = text(&merged.stdout);
+    let mut lines = stdout.lines();
+    let tree = lines.next().unwrap_or_default().to_string();
+    match merged.status.code() {
+        Some(0) => {}
+        Some(1) => {
+            let fork = merge_base(dir, &base_tip, &story_tip)?;
+            let mut conflicts = Vec::new();
+            for path in lines.filter(|line| !line.is_empty()) {
+                if conflicts.iter().any(|c: &Conflict| c.path == path) {
+                    continue;
+                }
+                conflicts.push(Conflict {
+                    path: path.to_string(),
+                    base_commits: commits_touching(dir, fork.as_deref(), &base_tip, path)?,
+                });
+            }
+            return Ok(Integration::Conflicts(conflicts));
+        }
+        _ => {
+            return Err(GitError::Failed {
+                command: format!("git merge-tree --write-tree {base_tip} {story_tip}"),
+                status: merged.status.to_string(),
+                stderr: text(&merged.stderr),
+            })
+        }
+    }
+    let mut commit = git(dir);
+    if !identity_configured(dir)? {
+        commit.args(FALLBACK_IDENTITY);
+    }
+    let output = checked(commit.args([
+        "commit-tree",
+        &tree,
+        "-p",
+        &base_tip,
+        "-p",
+        &story_tip,
+        "-m",
+        message,
+    ]))?;
+    Ok(Integration::Merged {
+        commit: text(&output.stdout),
+        base_tip,
+    })
+}
+
+/// Whether `into` already holds every commit of `branch`.
+pub fn is_merged(dir: &Path, branch: &str, into: &str) -> Result<bool, GitError> {
+    match (branch_tip(dir, branch)?, branch_tip(dir, into)?) {
+        (Some(branch), Some(into)) => is_ancestor(dir, &branch, &into),
+        _ => Ok(false),
+    }
+}
+
+fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> Result<bool, GitError> {
+    let answer = optional(git(dir).args(["merge-base", "--is-ancestor", ancestor, descendant]))?;
+    Ok(answer.is_some())
+}
+
+fn merge_base(dir: &Path, one: &str, other: &str) -> Result<Option<String>, GitError> {
+    optional(git(dir).args(["merge-base", one, other]))
+}
+
+/// The base commits since the fork point that changed `path`, newest first.
+fn commits_touching(
+    dir: &Path,
+    fork: Option<&str>,
+    base_tip: &str,
+    path: &str,
+) -> Result<Vec<String>, GitError> {
+    let range = match fork {
+        Some(fork) => format!("{fork}..{base_tip}"),
+        None => base_tip.to_string(),
+    };
+    let limit = format!("--max-count={COMMITS_PER_FILE}");
+    let output = checked(git(dir).args(["log", "--format=%h %s", &limit, &range, "--", path]))?;
+    Ok(text(&output.stdout).lines().map(str::to_string).collect())
+}
+
+/// Moves the branch checked out in `dir` forward to `commit` (which must descend from it),
+/// working tree included.
+pub fn fast_forward_checkout(dir: &Path, commit: &str) -> Result<(), GitError> {
+    checked(git(dir).args(["merge", "--ff-only", "--quiet", commit]))?;
+    Ok(())
+}
+
+/// Why the base did not move.
+#[derive(Debug)]
+pub enum AdvanceRefused {
+    /// Someone committed to the base since it was integrated: integrate again.
+    Moved,
+    Error(GitError),
+}
+
+impl From<GitError> for AdvanceRefused {
+    fn from(error: GitError) -> Self {
+        AdvanceRefused::Error(error)
+    }
+}
+
+/// Fast-forwards `base` from `old_tip` to `new_tip`. Where the base is checked out, that
+/// working tree moves with it, and it is refused (nothing moved) when it has uncommitted changes
+/// to files the move would change, or an operation of the user's in progress. Elsewhere the
+/// branch is moved with a compare-and-swap, so a commit made meanwhile is never lost. Either
+/// way the branch ref changes in one atomic step: a kill leaves it at the old tip or the new.
+pub fn advance_base(
+    repo: &Path,
+    base: &str,
+    old_tip: &str,
+    new_tip: &str,
+    ignore: &[&Path],
+) -> Result<(), AdvanceRefused> {
+    if branch_tip(repo, base)?.as_deref() != Some(old_tip) {
+        return Err(AdvanceRefused::Moved);
+    }
+    let checkout = worktree_entries(repo)?
+        .into_iter()
+        .find(|entry| entry.branch.as_deref() == Some(base))
+        .map(|entry| entry.path);
+    let Some(checkout) = checkout else {
+        let reference = format!("refs/heads/{base}");
+        let swapped = run(git(repo).args(["update-ref", &reference, new_tip, old_tip]))?;
+        return if swapped.status.success() {
+            Ok(())
+        } else {
+            Err(AdvanceRefused::Moved)
+        };
+    };
+    super::branches::refuse_operation_in_progress(&checkout)?;
+    let touched = changed_files(repo, old_tip, new_tip)?;
+    let in_the_way: Vec<String> = dirty_paths(&checkout, ignore)?
+        .into_iter()
+        .filter(|path| touched.contains(path))
+        .collect();
+    if !in_the_way.is_empty() {
+        return Err(AdvanceRefused::Error(GitError::DirtyBase {
+            branch: base.to_string(),
+            dir: checkout,
+            paths: in_the_way,
+        }));
+    }
+    fast_forward_checkout(&checkout, new_tip)?;
+    Ok(())
+}
+
+fn changed_files(dir: &Path, from: &str, to: &str) -> Result<Vec<String>, GitError> {
+    let output = checked(git(dir).args(["diff", "--name-only", "-z", from, to]))?;
+    Ok(output
+        .stdout
+        .split(|byte| *byte == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect())
+}
+
+/// How many commits of `base` the story branch does not hold yet.
+pub fn commits_behind(dir: &Path, branch: &str, base: &str) -> Result<Option<u32>, GitError> {
+    let (Some(_), Some(_)) = (branch_tip(dir, branch)?, branch_tip(dir, base)?) else {
+        return Ok(None);
+    };
+    let range = format!("refs/heads/{branch}..refs/heads/{base}");
+    let output = checked(git(dir).args(["rev-list", "--count", &range]))?;
+    Ok(text(&output.stdout).parse().ok())
+}
+
+/// What merging a branch into the checkout gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MergeOutcome {
+    /// The checkout already held it.
+    UpToDate,
+    /// Merged and committed.
+    Merged,
+    /// The merge stopped with these files conflicted; it is still in progress in the tree.
+    Conflicted(Vec<String>),
+}
+
+/// Merges `rev` into the branch checked out in `dir` (always as a merge commit). On a conflict
+/// the merge is left in progress, markers in the files, for the implement agent to resolve.
+pub fn merge_into_checkout(dir: &Path, rev: &str, message: &str) -> Result<MergeOutcome, GitError> {
+    let head = super::repo::head_commit(dir)?.unwrap_or_default();
+    if is_ancestor(dir, rev, &head)? {
+        return Ok(MergeOutcome::UpToDate);
+    }
+    let mut merge = git(dir);
+    if !identity_configured(dir)? {
+        merge.args(FALLBACK_IDENTITY);
+    }
+    let output = run(merge.args([
+        "merge",
+        "--no-ff",
+        "--no-edit",
+        "--quiet",
+        "-m",
+        message,
+        rev,
+    ]))?;
+    if output.status.success() {
+        return Ok(MergeOutcome::Merged);
+    }
+    let conflicted = unmerged_paths(dir)?;
+    if conflicted.is_empty() {
+        // Refused before it started (an untracked file in the way, say): nothing is in progress.
+        return Err(GitError::Failed {
+            command: format!("git merge {rev}"),
+            status: output.status.to_string(),
+            stderr: text(&output.stderr),
+        });
+    }
+    Ok(MergeOutcome::Conflicted(conflicted))
+}
+
+/// Files the index still holds as conflicted.
+pub fn unmerged_paths(dir: &Path) -> Result<Vec<String>, GitError> {
+    let output = checked(git(dir).args(["diff", "--name-only", "--diff-filter=U", "-z"]))?;
+    let mut paths: Vec<String> = output
+        .stdout
+        .split(|byte| *byte == 0)
+        .filter(|name| !name.is_empty())
+        .map(|name| String::from_utf8_lossy(name).into_owned())
+        .collect();
+    paths.dedup();
+    Ok(paths)
+}
+
+/// Conflicted files whose text still holds a conflict marker line, so the merge must not be
+/// committed. Git's markers are seven `<` or `>` at the start of a line.
+pub fn files_with_markers(dir: &Path, paths: &[String]) -> Vec<String> {
+    paths
+        .iter()
+        .filter(|path| {
+            let full: PathBuf = dir.join(path);
+            std::fs::read(full).is_ok_and(|bytes| has_conflict_markers(&bytes))
+        })
+        .cloned()
+        .collect()
+}
+
+pub fn has_conflict_markers(bytes: &[u8]) -> bool {
+    bytes
+        .split(|byte| *byte == b'\n')
+        .any(|line| line.starts_with(b"<<<<<<<") || line.starts_with(b">>>>>>>"))
+}
+
+/// Gives up the merge in progress in `dir`, putting the tree back as it was before it started.
+/// Returns what had been done to the tree since, as a patch, so an attempt is never lost
+/// without a trace.
+pub fn abort_merge(dir: &Path) -> Result<String, GitError> {
+    let patch = run(git(dir).args(["diff", "--no-color", "HEAD"]))?;
+    checked(git(dir).args(["merge", "--abort"]))?;
+    Ok(String::from_utf8_lossy(&patch.stdout).into_owned())
+}
+
+/// Every working tree of the repository with the branch it has checked out.
+pub fn checkouts(repo: &Path) -> Result<Vec<(PathBuf, Option<String>)>, GitError> {
+    Ok(worktree_entries(repo)?
+        .into_iter()
+        .map(|entry| (entry.path, entry.branch))
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vcs::test_support::*;
+    use crate::vcs::*;
+
+    fn story_with(dir: &Path, file: &str, content: &str) {
+        sh(dir, &["checkout", "-q", "-b", "agentic-sdlc/s"]);
+        write(dir, file, content);
+        sh(dir, &["add", "-A"]);
+        sh(dir, &["commit", "-q", "-m", "story work"]);
+        sh(dir, &["checkout", "-q", "main"]);
+    }
+
+    #[test]
+    fn a_clean_merge_is_a_commit_on_top_of_both_tips_and_no_tree_changes() {
+        let dir = repo();
+        story_with(dir.path(), "src/story.rs", "fn story() {}\n");
+        write(dir.path(), "src/teammate.rs", "fn teammate() {}\n");
+        sh(dir.path(), &["add", "-A"]);
+        sh(dir.path(), &["commit", "-q", "-m", "teammate"]);
+        let main_before = sh(dir.path(), &["rev-parse", "main"]);
+        let result = integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap();
+        let Integration::Merged { commit, base_tip } = result else {
+            panic!("{result:?}")
+        };
+        assert_eq!(base_tip, main_before);
+        assert_eq!(sh(dir.path(), &["rev-parse", "main"]), main_before);
+        let parents = sh(dir.path(), &["rev-list", "--parents", "-n", "1", &commit]);
+        assert!(parents.contains(&main_before), "{parents}");
+        let files = sh(dir.path(), &["ls-tree", "-r", "--name-only", &commit]);
+        assert!(files.contains("src/story.rs") && files.contains("src/teammate.rs"));
+        assert!(!dir.path().join("src/story.rs").exists());
+
+        advance_base(dir.path(), "main", &main_before, &commit, &board()).unwrap();
+        assert_eq!(sh(dir.path(), &["rev-parse", "main"]), commit);
+        assert!(
+            dir.path().join("src/story.rs").exists(),
+            "the checkout moved"
+        );
+        let again = integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap();
+        assert!(
+            matches!(again, Integration::AlreadyMerged { .. }),
+            "{again:?}"
+        );
+    }
+
+    #[test]
+    fn a_conflict_names_the_file_and_the_base_commits_and_writes_nothing() {
+        let dir = repo();
+        story_with(dir.path(), "src/lib.rs", "fn story() {}\n");
+        write(dir.path(), "src/lib.rs", "fn teammate() {}\n");
+        sh(
+            dir.path(),
+            &["commit", "-q", "-am", "Teammate rewrites lib"],
+        );
+        let main_before = sh(dir.path(), &["rev-parse", "main"]);
+        let result = integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap();
+        let Integration::Conflicts(conflicts) = result else {
+            panic!("{result:?}")
+        };
+        assert_eq!(conflicts.len(), 1);
+        assert_eq!(conflicts[0].path, "src/lib.rs");
+        assert!(conflicts[0].base_commits[0].ends_with("Teammate rewrites lib"));
+        assert_eq!(sh(dir.path(), &["rev-parse", "main"]), main_before);
+        assert!(sh(dir.path(), &["status", "--porcelain"]).is_empty());
+    }
+
+    #[test]
+    fn advancing_refuses_a_dirty_checkout_in_the_way_and_a_moved_base() {
+        let dir = repo();
+        story_with(dir.path(), "src/lib.rs", "fn story() {}\n");
+        let Integration::Merged { commit, base_tip } =
+            integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap()
+        else {
+            panic!()
+        };
+        write(dir.path(), "src/lib.rs", "fn unsaved() {}\n");
+        let refused = advance_base(dir.path(), "main", &base_tip, &commit, &board()).unwrap_err();
+        let AdvanceRefused::Error(error) = refused else {
+            panic!("{refused:?}")
+        };
+        assert!(error.to_string().contains("src/lib.rs"), "{error}");
+        assert_eq!(sh(dir.path(), &["rev-parse", "main"]), base_tip);
+        assert_eq!(
+            fs_err::read_to_string(dir.path().join("src/lib.rs")).unwrap(),
+            "fn unsaved() {}\n"
+        );
+        let moved = advance_base(dir.path(), "main", "0000000", &commit, &board());
+        assert!(matches!(moved, Err(AdvanceRefused::Moved)));
+    }
+
+    #[test]
+    fn a_conflicted_merge_in_a_checkout_is_concluded_only_without_markers() {
+        let dir = repo();
+        story_with(dir.path(), "src/lib.rs", "fn story() {}\n");
+        write(dir.path(), "src/lib.rs", "fn teammate() {}\n");
+        sh(dir.path(), &["commit", "-q", "-am", "teammate"]);
+        sh(dir.path(), &["checkout", "-q", "agentic-sdlc/s"]);
+        let outcome = merge_into_checkout(dir.path(), "main", "Merge main").unwrap();
+        assert_eq!(outcome, MergeOutcome::Conflicted(vec!["src/lib.rs".into()]));
+        let conflicted = unmerged_paths(dir.path()).unwrap();
+        assert_eq!(files_with_markers(dir.path(), &conflicted), ["src/lib.rs"]);
+        let patch = abort_merge(dir.path()).unwrap();
+        assert!(patch.contains("<<<<<<<"), "{patch}");
+        assert_eq!(operation_in_progress(dir.path()).unwrap(), None);
+
+        merge_into_checkout(dir.path(), "main", "Merge main").unwrap();
+        write(
+            dir.path(),
+            "src/lib.rs",
+            "fn story() {}\nfn teammate() {}\n",
+        );
+        assert!(files_with_markers(dir.path(), &conflicted).is_empty());
+        commit_all(dir.path(), "resolved", &board()).unwrap();
+        let parents = sh(dir.path(), &["rev-list", "--parents", "-n", "1", "HEAD"]);
+        assert_eq!(parents.split(' ').count(), 3, "a merge commit: {parents}");
+        assert_eq!(
+            commits_behind(dir.path(), "agentic-sdlc/s", "main").unwrap(),
+            Some(0)
+        );
+    }
+
+    #[test]
+    fn marker_lines_are_recognised_only_at_line_starts() {
+        assert!(has_conflict_markers(b"a\n<<<<<<< HEAD\nb\n"));
+        assert!(has_conflict_markers(b">>>>>>> main"));
+        assert!(!has_conflict_markers(b"text <<<<<<< inside\n=======\n"));
+    }
+}

@@ -1,0 +1,165 @@
+//! Version control: everything the workflow needs from git and the GitHub CLI (SPEC §10, §12).
+//!
+//! Every function runs `git` (or `gh`) as a child process with an argument vector, never
+//! through a shell, so slugs, titles and paths cannot be interpreted as shell syntax. The
+//! functions are synchronous because each is a quick local command; async callers wrap them in
+//! `spawn_blocking`.
+//!
+//! Two rules run through the module. The user's work is never clobbered: a branch switch is
+//! refused while the working tree has changes, and the review diff is built on a temporary index
+//! so the user's staging area is untouched. And the files the tool itself keeps rewriting (the
+//! board folder, `.agentic-sdlc.json`) are passed in as `ignore` paths, so they neither block a
+//! switch nor end up in a diff or a commit.
+//!
+//! One file per concern: `repo` (facts and the user's uncommitted work), `branches`,
+//! `worktrees`, `diff` (for reviewers), `integration` (delivering a story into its base) and
+//! `forge` (push and pull requests).
+
+use std::io;
+use std::path::PathBuf;
+
+mod branches;
+mod command;
+mod diff;
+mod forge;
+mod integration;
+mod repo;
+#[cfg(test)]
+mod test_support;
+mod worktrees;
+
+pub use branches::{
+    branch_tip, checkout, commit_all, ensure_story_branch, operation_in_progress, record_base,
+    recorded_base, refuse_operation_in_progress, remembered_return_branch, resolve_base,
+    story_branch, switch_back, BRANCH_PREFIX,
+};
+pub use diff::diff_for_review;
+pub use forge::{create_pull_request, gh_available, push_branch};
+pub use integration::{
+    abort_merge, advance_base, checkouts, commits_behind, fast_forward_checkout,
+    files_with_markers, integrate, is_merged, merge_into_checkout, unmerged_paths, AdvanceRefused,
+    Conflict, Integration, MergeOutcome,
+};
+pub use repo::{current_branch, dirty_paths, head_commit, is_repo, toplevel};
+pub use worktrees::{ensure_worktree, list_worktrees, remove_worktree};
+
+/// Dirty paths a `DirtyTree` message lists before summarising the rest.
+const DIRTY_LIST_CAP: usize = 10;
+
+#[derive(Debug, thiserror::Error)]
+pub enum GitError {
+    #[error("could not run `{command}`: {source}")]
+    Spawn {
+        command: String,
+        #[source]
+        source: io::Error,
+    },
+
+    #[error("`{command}` failed ({status}): {stderr}")]
+    Failed {
+        command: String,
+        status: String,
+        stderr: String,
+    },
+
+    #[error("{}", dirty_message(.branch, .paths))]
+    DirtyTree { branch: String, paths: Vec<String> },
+
+    #[error("the repository at {} has no commits yet, so there is nothing to branch from\nHint: make a first commit (`git commit --allow-empty -m \"Initial commit\"`), or set git.branchPerStory to false", .dir.display())]
+    NoCommits { dir: PathBuf },
+
+    #[error("cannot push {branch}: the repository has no `origin` remote\nHint: add one with `git remote add origin <url>`, or set git.integrate to \"merge\" or \"none\"")]
+    NoRemote { branch: String },
+
+    #[error("the GitHub CLI `gh` is not on PATH, so no pull request can be opened\nHint: install it from https://cli.github.com and run `gh auth login`, or set git.integrate to \"merge\" or \"none\"")]
+    GhMissing,
+
+    #[error("`gh pr create` succeeded but printed no pull request URL; its output was: {output}")]
+    PrUrlMissing { output: String },
+
+    #[error("cannot use {} as the worktree for {branch}: {reason}\nHint: move or remove that folder, then run again", .path.display())]
+    WorktreePathTaken {
+        path: PathBuf,
+        branch: String,
+        reason: String,
+    },
+
+    #[error("the base branch `{branch}` does not exist\nHint: create it, or set git.baseBranch to an existing branch (null means the branch checked out)")]
+    BaseMissing { branch: String },
+
+    #[error("HEAD is detached in {}, so there is no branch to build the story on\nHint: check out a branch (`git switch main`), or set git.baseBranch", .dir.display())]
+    DetachedHead { dir: PathBuf },
+
+    #[error("{} is on the story branch {branch}, not on a branch of yours\nHint: check out your own branch (`git switch main`), or set git.baseBranch", .dir.display())]
+    OnStoryBranch { dir: PathBuf, branch: String },
+
+    #[error("the story branch `{branch}` no longer exists (deleted by hand?)\nHint: restore it with `git branch {branch} <commit>` (`git reflog` lists recent commits), or set implementation_complete: false in the story to implement it again")]
+    StoryBranchMissing { branch: String },
+
+    #[error("a {operation} is in progress in {} (started outside agentic-sdlc), so the tool leaves that tree alone\nHint: finish it (`git {operation} --continue`) or abort it (`git {operation} --abort`), then run again", .dir.display())]
+    OperationInProgress {
+        dir: PathBuf,
+        operation: &'static str,
+    },
+
+    #[error("{}", dirty_base_message(.branch, .dir, .paths))]
+    DirtyBase {
+        branch: String,
+        dir: PathBuf,
+        paths: Vec<String>,
+    },
+
+    #[error("the branches of its dependencies conflict when merged into {branch}, in: {}\nHint: merge the dependencies' branches by hand, then run again", .paths.join(", "))]
+    DependencyConflict { branch: String, paths: Vec<String> },
+
+    #[error("{context}: {source}")]
+    Io {
+        context: String,
+        #[source]
+        source: io::Error,
+    },
+}
+
+fn dirty_message(branch: &str, paths: &[String]) -> String {
+    let mut message = format!(
+        "cannot switch to branch {branch}: the working tree has uncommitted changes in {} path(s):",
+        paths.len()
+    );
+    for path in paths.iter().take(DIRTY_LIST_CAP) {
+        message.push_str("\n  ");
+        message.push_str(path);
+    }
+    if paths.len() > DIRTY_LIST_CAP {
+        message.push_str(&format!("\n  … and {} more", paths.len() - DIRTY_LIST_CAP));
+    }
+    message.push_str("\nHint: commit or stash them, or set git.branchPerStory to false");
+    message
+}
+
+fn dirty_base_message(branch: &str, dir: &std::path::Path, paths: &[String]) -> String {
+    let mut message = format!(
+        "cannot advance {branch}: its checkout at {} has uncommitted changes to {} file(s) the story changes:",
+        dir.display(),
+        paths.len()
+    );
+    for path in paths.iter().take(DIRTY_LIST_CAP) {
+        message.push_str("\n  ");
+        message.push_str(path);
+    }
+    if paths.len() > DIRTY_LIST_CAP {
+        message.push_str(&format!("\n  … and {} more", paths.len() - DIRTY_LIST_CAP));
+    }
+    message.push_str("\nHint: commit or stash them, then run again; the story waits in its column and nothing was merged");
+    message
+}
+
+/// What `ensure_story_branch` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchSwitch {
+    pub branch: String,
+    /// The branch did not exist and was created from the base's tip.
+    pub created: bool,
+    /// The branch the tree was on before the switch (`None` when it already was on the story
+    /// branch, or HEAD was detached), so the caller can go back to it.
+    pub previous: Option<String>,
+}

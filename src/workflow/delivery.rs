@@ -1,0 +1,342 @@
+//! Done means delivered (SPEC §12): `move_to_done` merges a story's work into its base, tested
+//! together with everything merged before it; `create_pr` opens its pull request.
+
+use std::path::{Path, PathBuf};
+
+use super::context::Workflow;
+use super::outcome::Outcome;
+use super::workspace::{self, blocking, Purpose, Work};
+use super::{review, story_ops};
+use crate::agents::transcript::Transcript;
+use crate::board::records::{IssueSeverity, ReviewIssue, Usage};
+use crate::board::{store, Column, Story};
+use crate::config::Integrate;
+use crate::error::{Error, Result};
+use crate::vcs as git;
+
+/// Times a delivery integrates again because someone committed to the base while it tested.
+const BASE_RACES: usize = 3;
+
+pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+    let story = store::locate(&wf.board_dir, story_id, None)?;
+    let merges = wf.config.git.integrate == Integrate::Merge
+        && workspace::uses_branches(wf)
+        && story.meta.branch.is_some();
+    if !merges {
+        mark_done(wf, &story, None).await?;
+        return Ok(Outcome::Completed("moved to done".into()));
+    }
+    // Merges into one base happen one at a time, so each is tested on the base as the one
+    // before it left it.
+    let _integrating = wf.integration.lock().await;
+    let transcript = match story_ops::open_transcript(wf, story_id, "integrate")? {
+        Ok(transcript) => transcript,
+        Err(outcome) => return Ok(outcome),
+    };
+    let work = match workspace::prepare(wf, &story, Purpose::Inspect).await {
+        Ok(work) => work,
+        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
+    };
+    let delivered = integrate_and_test(wf, &story, &work, &transcript).await;
+    workspace::release(wf, work).await;
+    match delivered {
+        Ok(Delivery::Merged { commit, base }) => {
+            mark_done(wf, &story, Some((&commit, &base))).await?;
+            Ok(Outcome::Completed(format!(
+                "merged into {base} as {}",
+                short(&commit)
+            )))
+        }
+        Ok(Delivery::Rejected { issue, base }) => send_back(wf, story_id, issue, &base),
+        Err(err) => story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
+    }
+}
+
+enum Delivery {
+    Merged {
+        commit: String,
+        base: String,
+    },
+    /// A conflict or red tests: the base is untouched and the work goes back to implement.
+    Rejected {
+        issue: ReviewIssue,
+        base: String,
+    },
+}
+
+async fn integrate_and_test(
+    wf: &Workflow,
+    story: &Story,
+    work: &Work,
+    transcript: &Transcript,
+) -> Result<Delivery> {
+    let (Some(branch), Some(base)) = (work.branch.clone(), work.base.clone()) else {
+        return Err(Error::Other(
+            "internal: delivery without a story branch".into(),
+        ));
+    };
+    let message = format!(
+        "Merge {branch} into {base}\n\nStory {}: {}",
+        story.id(),
+        story.meta.title
+    );
+    for _ in 0..BASE_RACES {
+        let (root, story_branch, into, text) = (
+            wf.root.clone(),
+            branch.clone(),
+            base.clone(),
+            message.clone(),
+        );
+        let integration =
+            blocking(move || Ok(git::integrate(&root, &story_branch, &into, &text)?)).await?;
+        transcript.record(
+            "integrate",
+            serde_json::json!({ "branch": branch, "base": base, "result": describe(&integration) }),
+        );
+        let (commit, base_tip) = match integration {
+            git::Integration::AlreadyMerged { commit } => {
+                return Ok(Delivery::Merged { commit, base });
+            }
+            git::Integration::Conflicts(conflicts) => {
+                return Ok(Delivery::Rejected {
+                    issue: conflict_issue(&conflicts, &base),
+                    base,
+                });
+            }
+            git::Integration::Merged { commit, base_tip } => (commit, base_tip),
+        };
+        // The story's branch takes the merge whatever the tests say: a rework then builds on
+        // the base's latest work.
+        let (dir, root, story_branch, merged, fork) = (
+            work.dir.clone(),
+            wf.root.clone(),
+            branch.clone(),
+            commit.clone(),
+            base_tip.clone(),
+        );
+        blocking(move || {
+            git::fast_forward_checkout(&dir, &merged)?;
+            git::record_base(&root, &story_branch, &fork)?;
+            Ok(())
+        })
+        .await?;
+        if let Some(failure) = review::run_test_command(wf, story.id(), &work.dir, transcript).await
+        {
+            return Ok(Delivery::Rejected {
+                issue: test_issue(&failure, &base, &commit),
+                base,
+            });
+        }
+        let (root, into, merged, own_paths) = (
+            wf.root.clone(),
+            base.clone(),
+            commit.clone(),
+            wf.own_paths(),
+        );
+        let advanced = blocking(move || {
+            let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
+            match git::advance_base(&root, &into, &base_tip, &merged, &ignore) {
+                Ok(()) => Ok(true),
+                Err(git::AdvanceRefused::Moved) => Ok(false),
+                Err(git::AdvanceRefused::Error(err)) => Err(err.into()),
+            }
+        })
+        .await?;
+        if advanced {
+            return Ok(Delivery::Merged { commit, base });
+        }
+    }
+    Err(Error::ActionFailed(format!(
+        "{base} kept moving while {branch} was tested against it ({BASE_RACES} tries); nothing was merged\nHint: run again when nobody is committing to {base}"
+    )))
+}
+
+fn describe(integration: &git::Integration) -> String {
+    match integration {
+        git::Integration::Merged { commit, .. } => format!("merged cleanly as {commit}"),
+        git::Integration::AlreadyMerged { commit } => format!("already merged ({commit})"),
+        git::Integration::Conflicts(conflicts) => {
+            let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
+            format!("conflicts in {}", paths.join(", "))
+        }
+    }
+}
+
+fn conflict_issue(conflicts: &[git::Conflict], base: &str) -> ReviewIssue {
+    let mut description = format!(
+        "Merging this story into {base} conflicts in {} file(s); {base} is unchanged. The next implement run starts with {base}'s latest work being merged into the story's branch: resolve the conflict markers in these files, keeping the intent of both sides.",
+        conflicts.len()
+    );
+    for conflict in conflicts {
+        description.push_str(&format!("\n- {}", conflict.path));
+        if !conflict.base_commits.is_empty() {
+            description.push_str(&format!(
+                " (changed on {base} by: {})",
+                conflict.base_commits.join("; ")
+            ));
+        }
+    }
+    ReviewIssue {
+        severity: IssueSeverity::Blocker,
+        category: "integration".into(),
+        description,
+        file: conflicts.first().map(|c| c.path.clone()),
+        line: None,
+        suggested_fix: Some(format!(
+            "Resolve the conflicts with {base} so both changes work together"
+        )),
+    }
+}
+
+fn test_issue(failure: &str, base: &str, commit: &str) -> ReviewIssue {
+    ReviewIssue {
+        severity: IssueSeverity::Blocker,
+        category: "testing".into(),
+        description: format!(
+            "The tests fail on this story merged with {base}'s latest work (merge {}); {base} is unchanged and the story's branch now holds that merge.\n{failure}",
+            short(commit)
+        ),
+        file: None,
+        line: None,
+        suggested_fix: Some(format!(
+            "Make the tests pass together with the work already on {base}"
+        )),
+    }
+}
+
+/// A failed integration is a rejected review aimed at implement: the rework that follows runs
+/// in this same run and is bounded by the circuit breaker like any other (SPEC §7, §12).
+fn send_back(wf: &Workflow, story_id: &str, issue: ReviewIssue, base: &str) -> Result<Outcome> {
+    let headline = issue
+        .description
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .to_string();
+    let record = review::record_from(vec![issue], &[], Some("implement".into()));
+    review::record_review(wf, story_id, record, Usage::default())?;
+    Ok(Outcome::Completed(format!(
+        "not merged into {base}: {headline} Rework next."
+    )))
+}
+
+/// Moves the story to done, with the base commit that now holds its work, and removes its
+/// worktree (its branch stays).
+async fn mark_done(wf: &Workflow, story: &Story, merged: Option<(&str, &str)>) -> Result<()> {
+    let (updated, ()) = store::update(&wf.board_dir, story.id(), None, |story| {
+        if let Some((commit, base)) = merged {
+            story.set("merged_commit", &commit);
+            story.set("base_branch", &base);
+        }
+        story.set_column(Column::Done);
+        story.remove("last_error");
+        Ok(())
+    })?;
+    workspace::cleanup(wf, &updated).await;
+    Ok(())
+}
+
+fn short(commit: &str) -> &str {
+    &commit[..commit.len().min(7)]
+}
+
+/// Pushes the story branch and opens a pull request with `gh`, stacked on its dependency's
+/// branch when exactly one dependency is still unmerged with a pull request of its own. Where
+/// that cannot be done (no git repository, no branch, no `gh`), it says so and the story goes
+/// on to done.
+pub async fn create_pr(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+    let story = store::locate(&wf.board_dir, story_id, None)?;
+    let Some(branch) = story.meta.branch.clone().filter(|_| git::is_repo(&wf.root)) else {
+        return skip_pr(
+            wf,
+            &story,
+            "the story has no git branch, so there is nothing to open a pull request for",
+        )
+        .await;
+    };
+    if !git::gh_available() {
+        return skip_pr(
+            wf,
+            &story,
+            &format!("the GitHub CLI `gh` is not installed; push {branch} and open the pull request by hand"),
+        )
+        .await;
+    }
+    let target = pr_target(wf, &story);
+    let work = match workspace::prepare(wf, &story, Purpose::Inspect).await {
+        Ok(work) => work,
+        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
+    };
+    let title = story.meta.title.clone();
+    let body = format!(
+        "{}\n\n## Acceptance Criteria\n{}\n\n---\nOpened by agentic-sdlc for story {story_id}.",
+        story.section("Summary").unwrap_or(""),
+        story.section("Acceptance Criteria").unwrap_or("")
+    );
+    let dir = work.dir.clone();
+    let pushed = blocking(move || {
+        git::push_branch(&dir, &branch)?;
+        Ok(git::create_pull_request(
+            &dir,
+            &branch,
+            target.as_deref(),
+            &title,
+            &body,
+        )?)
+    })
+    .await;
+    workspace::release(wf, work).await;
+    match pushed {
+        Ok(url) => {
+            store::update(&wf.board_dir, story_id, None, |story| {
+                story.set("pr_url", &url);
+                story.remove("last_error");
+                Ok(())
+            })?;
+            Ok(Outcome::Completed(format!("pull request {url}")))
+        }
+        Err(err) => story_ops::fail(
+            wf,
+            story_id,
+            format!("create_pr failed: {err}"),
+            Usage::default(),
+        ),
+    }
+}
+
+/// The branch a pull request goes into: the one unmerged dependency's branch that has a pull
+/// request open (a stacked PR), else the story's base.
+fn pr_target(wf: &Workflow, story: &Story) -> Option<String> {
+    let base = story
+        .meta
+        .base_branch
+        .clone()
+        .or_else(|| wf.config.git.base_branch.clone());
+    let open_dependencies: Vec<String> = story
+        .meta
+        .depends_on
+        .iter()
+        .filter_map(|id| store::locate(&wf.board_dir, id, None).ok())
+        .filter(|dependency| dependency.meta.pr_url.is_some())
+        .filter_map(|dependency| dependency.meta.branch)
+        .filter(|dependency_branch| {
+            let into = base.as_deref().unwrap_or("HEAD");
+            !git::is_merged(&wf.root, dependency_branch, into).unwrap_or(false)
+        })
+        .collect();
+    match open_dependencies.as_slice() {
+        [only] => Some(only.clone()),
+        _ => base,
+    }
+}
+
+async fn skip_pr(wf: &Workflow, story: &Story, why: &str) -> Result<Outcome> {
+    wf.events.emit(super::events::Event::Warning {
+        story_id: Some(story.id().to_string()),
+        message: format!("no pull request: {why}"),
+    });
+    mark_done(wf, story, None).await?;
+    Ok(Outcome::Completed(format!(
+        "no pull request ({why}); moved to done"
+    )))
+}
