@@ -138,9 +138,9 @@ struct Inner {
     client: Client<OpenAIConfig>,
     settings: LlmSettings,
     /// How much of a schema the server accepts, learnt from its refusals and kept for the run:
-    /// [`SCHEMA_BOUNDED`], then [`SCHEMA_UNBOUNDED`] (hosted APIs with a strict subset of JSON
-    /// Schema may refuse length bounds), then [`SCHEMA_REFUSED`] (prompting instead, under
-    /// `auto` only).
+    /// [`SCHEMA_BOUNDED`]; [`SCHEMA_UNBOUNDED`] once it refused a bound by name (hosted APIs
+    /// with a strict subset of JSON Schema); [`SCHEMA_REFUSED`] once it refused the schema
+    /// itself (prompting instead, under `auto` only).
     schema_level: AtomicU8,
     /// Set when the server asked for `max_completion_tokens` instead of `max_tokens`.
     wants_completion_tokens: AtomicBool,
@@ -262,7 +262,7 @@ impl LlmClient {
                 },
             });
             if structured && failure.error.is_response_format_unsupported() {
-                if self.schema_level() == SCHEMA_BOUNDED {
+                if self.schema_level() == SCHEMA_BOUNDED && failure.error.refuses_schema_bounds() {
                     self.inner
                         .schema_level
                         .store(SCHEMA_UNBOUNDED, Ordering::Relaxed);

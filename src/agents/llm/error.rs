@@ -82,6 +82,25 @@ impl LlmError {
         }
     }
 
+    /// The refusal names a length or count bound of the schema (hosted strict modes accept
+    /// only a subset of JSON Schema): the schema may still go without its bounds.
+    pub fn refuses_schema_bounds(&self) -> bool {
+        let LlmError::Http { message, .. } = self else {
+            return false;
+        };
+        let said = server_words(message);
+        [
+            "maxLength",
+            "minLength",
+            "maxItems",
+            "minItems",
+            "minimum",
+            "maximum",
+        ]
+        .iter()
+        .any(|bound| said.contains(bound))
+    }
+
     /// The server wants the reply cap as `max_completion_tokens` instead of `max_tokens`.
     pub fn wants_max_completion_tokens(&self) -> bool {
         let LlmError::Http {

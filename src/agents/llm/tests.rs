@@ -344,9 +344,12 @@ fn verdict_schema() -> ResponseSchema {
 #[tokio::test]
 async fn a_refused_schema_is_dropped_for_the_rest_of_the_client_s_life() {
     let server = MockServer::start().await;
+    let bounds_refused = ResponseTemplate::new(400).set_body_json(json!({"error": {
+        "message": "Invalid schema for response_format 'verdict': 'maxLength' is not permitted."}}));
+    answer(&server, bounds_refused, 1).await;
     let refused = ResponseTemplate::new(400)
         .set_body_json(json!({"error": {"message": "response_format is not supported"}}));
-    answer(&server, refused, 2).await;
+    answer(&server, refused, 1).await;
     answer(
         &server,
         ResponseTemplate::new(200).set_body_json(completion(Some("{}"), &[])),

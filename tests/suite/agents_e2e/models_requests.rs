@@ -89,6 +89,19 @@ async fn every_request_carries_its_cap_and_machine_read_answers_carry_a_schema()
         .all(|r| r.body.get("response_format").is_none()));
 }
 
+/// The requests of the three review perspectives.
+fn reviewer_requests(p: &Project) -> Vec<crate::suite::fake_llm::Recorded> {
+    p.fake
+        .requests()
+        .into_iter()
+        .filter(|r| r.role.ends_with("-review") && r.role != "phase-review")
+        .collect()
+}
+
+fn gate_feedback_schema(body: &Value) -> Value {
+    body["response_format"]["json_schema"]["schema"]["properties"]["feedback"].clone()
+}
+
 #[tokio::test]
 async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_the_run() {
     let p = Project::new().await;
@@ -102,34 +115,17 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
     );
     let refusal =
         || Reply::bad_request("response_format json_schema is not supported by this server");
-    p.fake
-        .push("phase-review", refusal())
-        .push("phase-review", refusal());
+    p.fake.push("phase-review", refusal());
 
     p.run(&["run", "--auto", "--story", &story.id]).success();
 
     assert_eq!(p.column(&story), "done");
     let gates = p.fake.requests_for("phase-review");
-    assert_eq!(
-        gates.len(),
-        3,
-        "asked without bounds, then without a schema"
-    );
-    let feedback = |body: &Value| {
-        body["response_format"]["json_schema"]["schema"]["properties"]["feedback"].clone()
-    };
+    assert_eq!(gates.len(), 2, "asked once more, without the schema");
     assert_eq!(schema_name(&gates[0].body), Some("phase_gate_decision"));
-    assert!(feedback(&gates[0].body)["maxLength"].is_u64());
-    assert_eq!(schema_name(&gates[1].body), Some("phase_gate_decision"));
-    assert_eq!(feedback(&gates[1].body), json!({"type": "string"}));
-    assert!(gates[2].body.get("response_format").is_none());
+    assert!(gates[1].body.get("response_format").is_none());
     // Remembered: the reviewers later in the run were not asked for a schema at all.
-    let reviews: Vec<_> = p
-        .fake
-        .requests()
-        .into_iter()
-        .filter(|r| r.role.ends_with("-review") && r.role != "phase-review")
-        .collect();
+    let reviews = reviewer_requests(&p);
     assert_eq!(reviews.len(), 3);
     assert!(reviews
         .iter()
@@ -146,9 +142,7 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
     );
     p.config(&[("llm.structuredOutputs", "on")]);
     p.fake.push("plan", Reply::text("1. A plan step"));
-    p.fake
-        .push("phase-review", refusal())
-        .push("phase-review", refusal());
+    p.fake.push("phase-review", refusal());
     p.step(&strict, "plan").code(1);
     let error = p.front(&strict)["last_error"]
         .as_str()
@@ -156,6 +150,46 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
         .to_string();
     assert!(error.contains("llm.structuredOutputs"), "{error}");
     assert_eq!(p.front(&strict)["plan_complete"], false);
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_the_bounds_gets_the_schema_without_them_for_the_run() {
+    let p = Project::new().await;
+    p.config(&[("phases.plan.review", r#"{"reviewer": "ai"}"#)]);
+    let story = p.story(
+        "Hosted strict mode",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research"],
+    );
+    p.fake.push(
+        "phase-review",
+        Reply::bad_request(
+            "Invalid schema for response_format 'phase_gate_decision': 'maxLength' is not permitted.",
+        ),
+    );
+
+    p.run(&["run", "--auto", "--story", &story.id]).success();
+
+    let gates = p.fake.requests_for("phase-review");
+    assert_eq!(gates.len(), 2);
+    assert!(gate_feedback_schema(&gates[0].body)["maxLength"].is_u64());
+    assert_eq!(schema_name(&gates[1].body), Some("phase_gate_decision"));
+    assert_eq!(
+        gate_feedback_schema(&gates[1].body),
+        json!({"type": "string"})
+    );
+    // Remembered: the reviewers got their schema, without bounds, at the first try.
+    let reviews = reviewer_requests(&p);
+    assert_eq!(reviews.len(), 3);
+    for review in &reviews {
+        assert_eq!(schema_name(&review.body), Some("review_verdict"));
+        assert!(!review.body["response_format"]
+            .to_string()
+            .contains("maxLength"));
+    }
+    assert_eq!(p.last_review(&story)["decision"], "APPROVED");
 }
 
 #[tokio::test]
