@@ -409,6 +409,12 @@ mod tests {
                 expected,
                 "{status} {body}"
             );
+            // Only the first names a bound, so only there the schema may go without bounds.
+            assert_eq!(
+                error.refuses_schema_bounds(),
+                body.contains("maxLength"),
+                "{status} {body}"
+            );
         }
     }
 
