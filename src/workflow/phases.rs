@@ -8,6 +8,7 @@ use super::decision::{parse_decision, GateDecision, ParsedDecision};
 use super::events::Event;
 use super::gates::{consult, GateAnswer};
 use super::outcome::{Outcome, Stop};
+use super::output_check;
 use super::{story_ops, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
@@ -42,6 +43,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         record: PhaseReview::default(),
         retries: 0,
         predecessor_retries: 0,
+        tree_before: None,
     };
     let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
         Resume::Continue(revision) => revision,
@@ -117,6 +119,9 @@ struct PhaseRun<'a> {
     record: PhaseReview,
     retries: u32,
     predecessor_retries: u32,
+    /// The working tree before implement's first attempt in this action, which its output
+    /// must have changed (SPEC §15): a gate's retry may keep the earlier attempt's edits.
+    tree_before: Option<output_check::TreeFingerprint>,
 }
 
 impl PhaseRun<'_> {

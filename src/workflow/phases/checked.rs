@@ -25,8 +25,10 @@ impl PhaseRun<'_> {
         revision: Option<&Revision>,
     ) -> Result<Result<String, Outcome>> {
         let mut retry: Option<Revision> = None;
+        if self.tree_before.is_none() {
+            self.tree_before = self.fingerprint(phase).await;
+        }
         loop {
-            let before = self.fingerprint(phase).await;
             let output = match self
                 .produce(phase, story, retry.as_ref().or(revision))
                 .await?
@@ -34,12 +36,10 @@ impl PhaseRun<'_> {
                 Ok(output) => output,
                 Err(outcome) => return Ok(Err(outcome)),
             };
-            let changed = match before {
-                Some(before) => Some(match self.fingerprint(phase).await {
-                    Some(after) => before.changed(&after),
-                    None => true,
-                }),
-                None => None,
+            let changed = match (&self.tree_before, self.fingerprint(phase).await) {
+                (Some(before), Some(after)) => Some(before.changed(&after)),
+                (Some(_), None) => Some(true),
+                (None, _) => None,
             };
             let why = match refusal(phase, story, &output, changed) {
                 None => return Ok(Ok(self.accepted(phase, story, output, changed))),
@@ -72,7 +72,8 @@ impl PhaseRun<'_> {
         }
     }
 
-    /// The files of the working tree, for an implement to be checked against.
+    /// The files of the working tree, for an implement to be checked against; `None` for the
+    /// phases that change no file.
     async fn fingerprint(&self, phase: Phase) -> Option<TreeFingerprint> {
         if phase != Phase::Implement {
             return None;

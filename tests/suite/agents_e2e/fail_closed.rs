@@ -248,3 +248,35 @@ async fn a_server_that_refuses_tools_gets_a_clear_error_in_implement() {
     assert!(error.contains("--jinja"), "{error}");
     assert_eq!(p.front(&story)["implementation_complete"], false);
 }
+
+#[tokio::test]
+async fn a_gate_retry_of_implement_may_keep_the_first_attempts_edits() {
+    let p = Project::new().await;
+    p.config(&[("phases.implement.review", r#"{"reviewer": "ai"}"#)]);
+    let story = p.story(
+        "Explain better",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research", "plan"],
+    );
+    // The first attempt writes a file (the fake's default); the gate asks for better notes,
+    // and the second attempt only gives them. The action as a whole changed a file.
+    p.fake
+        .push(
+            "phase-review",
+            Reply::text("RETRY: Say which file you changed"),
+        )
+        .push("phase-review", Reply::text("APPROVE"));
+    p.fake.push_for(
+        "implement",
+        "Say which file you changed",
+        Reply::text("SECOND-NOTES: changed agentic-change.txt"),
+    );
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let notes = section(&p.body(&story), "Implementation Notes");
+    assert!(notes.starts_with("SECOND-NOTES"), "{notes}");
+}
