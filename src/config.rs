@@ -22,6 +22,8 @@ pub struct Config {
     pub llm: LlmConfig,
     pub phases: PhasesConfig,
     pub git: GitConfig,
+    pub budget: BudgetConfig,
+    pub pricing: Pricing,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -170,6 +172,26 @@ pub enum Integrate {
 
 /// The key older config files used before `git.integrate`; `true` meant open a pull request.
 const LEGACY_CREATE_PR: &str = "createPr";
+/// `budget` (SPEC §14): limits on what a story or a run may spend; null means no limit.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct BudgetConfig {
+    pub story_tokens: Option<u64>,
+    pub run_tokens: Option<u64>,
+    pub story_usd: Option<f64>,
+    pub run_usd: Option<f64>,
+}
+
+/// One model's price in USD per million tokens (SPEC §14).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Price {
+    pub input_per_m_tok: f64,
+    pub output_per_m_tok: f64,
+}
+
+/// `pricing`: model name → price. A model with no entry simply has no cost.
+pub type Pricing = std::collections::BTreeMap<String, Price>;
 
 impl PhasesConfig {
     pub fn gate(&self, phase: &str) -> Option<&GateConfig> {
@@ -209,7 +231,9 @@ pub fn default_value() -> Value {
                  "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50,
                  "maxTokens": 4096, "structuredOutputs": "auto" },
         "phases": {},
-        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null }
+        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
+        "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
+        "pricing": {}
     })
 }
 
@@ -297,6 +321,7 @@ impl Config {
                 );
             }
         }
+        self.validate_budget_and_pricing(path)?;
         for phase in crate::board::PHASES {
             if let Some(gate) = self.phases.gate(phase) {
                 if gate.reviewer == Reviewer::Command
@@ -311,6 +336,49 @@ impl Config {
                     return fail(
                         &format!("phases.{phase}.review.timeoutSeconds"),
                         "must be at least 1",
+                    );
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// A limit of zero or less would stop everything before it starts, and a negative price
+    /// would make spending earn money: both are mistakes worth naming (SPEC §14).
+    fn validate_budget_and_pricing(&self, path: &Path) -> Result<()> {
+        let fail = |key: String, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
+        let budget = &self.budget;
+        for (key, tokens) in [
+            ("budget.storyTokens", budget.story_tokens),
+            ("budget.runTokens", budget.run_tokens),
+        ] {
+            if tokens == Some(0) {
+                return fail(
+                    key.to_string(),
+                    "a budget must be above 0 (null means no limit)",
+                );
+            }
+        }
+        for (key, usd) in [
+            ("budget.storyUsd", budget.story_usd),
+            ("budget.runUsd", budget.run_usd),
+        ] {
+            if usd.is_some_and(|usd| !(usd.is_finite() && usd > 0.0)) {
+                return fail(
+                    key.to_string(),
+                    "a budget must be above 0 (null means no limit)",
+                );
+            }
+        }
+        for (model, price) in &self.pricing {
+            for (field, value) in [
+                ("inputPerMTok", price.input_per_m_tok),
+                ("outputPerMTok", price.output_per_m_tok),
+            ] {
+                if !(value.is_finite() && value >= 0.0) {
+                    return fail(
+                        format!("pricing.{model}.{field}"),
+                        "a price must be a number of USD per million tokens, 0 or more",
                     );
                 }
             }
@@ -504,6 +572,18 @@ mod tests {
             (
                 json!({"phases": {"plan": {"maxTokens": 0}}}),
                 "phases.plan.maxTokens",
+            ),
+            (json!({"budget": {"storyTokens": 0}}), "budget.storyTokens"),
+            (json!({"budget": {"runTokens": -5}}), "budget.runTokens"),
+            (json!({"budget": {"runUsd": 0}}), "budget.runUsd"),
+            (json!({"budget": {"storyUsd": -1.5}}), "budget.storyUsd"),
+            (
+                json!({"pricing": {"m": {"inputPerMTok": -1, "outputPerMTok": 1}}}),
+                "pricing.m.inputPerMTok",
+            ),
+            (
+                json!({"pricing": {"m": {"inputPerMTok": 1, "outputPerMTok": "cheap"}}}),
+                "pricing.m.outputPerMTok",
             ),
         ];
         for (user, key) in cases {

@@ -69,6 +69,10 @@ pub enum Error {
     #[error("interrupted")]
     Interrupted,
 
+    /// `report` could not find or read a run journal.
+    #[error(transparent)]
+    Report(#[from] crate::report::ReportError),
+
     #[error("{context}: {source}")]
     Io {
         context: String,

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod output;
+pub mod report;
 pub mod vcs;
 pub mod workflow;
 

@@ -258,7 +258,7 @@ async fn run_turns(
             done.tool_calls += 1;
             transcript.record(
                 "tool_call",
-                json!({"id": call.id, "name": call.name, "arguments": arguments_json(&call.arguments),
+                json!({"id": call.id, "name": call.name, "arguments": call.arguments,
                        "result": result.content, "is_error": result.is_error}),
             );
             messages.push(ChatMessage::Tool {
@@ -291,16 +291,11 @@ fn record_request(
     );
 }
 
-/// The arguments as the JSON they are, or as the text the model wrote when it is not JSON.
-fn arguments_json(arguments: &str) -> Value {
-    serde_json::from_str(arguments).unwrap_or_else(|_| Value::String(arguments.to_string()))
-}
-
 fn record_response(transcript: &Transcript, turn: u32, reply: &ChatReply) {
     let calls: Vec<Value> = reply
         .tool_calls
         .iter()
-        .map(|c| json!({"id": c.id, "name": c.name, "arguments": arguments_json(&c.arguments)}))
+        .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
         .collect();
     transcript.record(
         "response",

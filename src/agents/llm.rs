@@ -25,6 +25,7 @@ use async_openai::Client;
 use futures::StreamExt;
 use serde_json::{json, Value};
 
+use super::meter::StoryMeter;
 use crate::config::{Config, StructuredOutputs};
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
@@ -132,6 +133,8 @@ fn is_local(url: &str) -> bool {
 #[derive(Clone)]
 pub struct LlmClient {
     inner: Arc<Inner>,
+    /// Set on a story's copy of the client: every call is admitted and counted (SPEC §14).
+    meter: Option<StoryMeter>,
 }
 
 struct Inner {
@@ -189,12 +192,21 @@ impl LlmClient {
                 schema_level: AtomicU8::new(SCHEMA_BOUNDED),
                 wants_completion_tokens: AtomicBool::new(false),
             }),
+            meter: None,
         })
     }
 
     pub fn from_config(config: &Config) -> crate::Result<LlmClient> {
         let settings = LlmSettings::from_config(config)?;
         LlmClient::new(settings).map_err(|err| crate::Error::Llm(err.to_string()))
+    }
+
+    /// This client for one story's calls, each admitted and counted by `meter`.
+    pub fn metered(&self, meter: StoryMeter) -> LlmClient {
+        LlmClient {
+            inner: Arc::clone(&self.inner),
+            meter: Some(meter),
+        }
     }
 
     pub fn settings(&self) -> &LlmSettings {
@@ -222,7 +234,30 @@ impl LlmClient {
     /// - a server that refuses `response_format` under `auto` is asked again without it, and is
     ///   not asked for a schema again in this run; one that wants `max_completion_tokens` gets
     ///   the cap under that name from then on.
+    ///
+    /// A metered client asks its meter first (a story or run over budget sends nothing) and
+    /// reports every request sent, answered or not, with the answer's tokens.
     pub async fn exchange(&self, request: &ChatRequest<'_>) -> Exchange {
+        if let Some(meter) = &self.meter {
+            if let Err(refused) = meter.admit() {
+                return Exchange {
+                    result: Err(LlmError::Budget(refused)),
+                    attempts: Vec::new(),
+                };
+            }
+        }
+        let exchange = self.send_with_retries(request).await;
+        if let Some(meter) = self
+            .meter
+            .as_ref()
+            .filter(|_| !exchange.attempts.is_empty())
+        {
+            meter.answered(&exchange.usage());
+        }
+        exchange
+    }
+
+    async fn send_with_retries(&self, request: &ChatRequest<'_>) -> Exchange {
         let settings = &self.inner.settings;
         let max_tokens = request.max_tokens.unwrap_or(settings.max_tokens);
         let mut attempts: Vec<Attempt> = Vec::new();

@@ -1,6 +1,7 @@
 //! The production agents: LLM calls through any OpenAI-compatible API.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -10,6 +11,7 @@ use super::conversation::{
     converse_with, ConversationError, ConverseOptions, ToolExecutor, ToolResultText,
 };
 use super::llm::LlmClient;
+use super::meter::{CallMeter, StoryMeter};
 use super::structured::{gate_schema, gate_text, verdict_schema};
 use super::tools::{CommandEnv, ToolAccess, ToolBox};
 use super::transcript::Transcript;
@@ -31,6 +33,8 @@ pub struct LlmAgents {
     /// `llm.maxTokens`, and the per-phase overrides.
     max_tokens: u32,
     phases: PhasesConfig,
+    /// The run's budget meter; every call of a story is admitted and counted there.
+    meter: Option<Arc<dyn CallMeter>>,
 }
 
 /// Why a machine-read answer is asked for once more.
@@ -79,6 +83,23 @@ impl LlmAgents {
             },
             max_tokens: config.llm.max_tokens,
             phases: config.phases.clone(),
+            meter: None,
+        }
+    }
+
+    /// Counts every call against the run's budgets (SPEC §14).
+    pub fn with_meter(mut self, meter: Arc<dyn CallMeter>) -> Self {
+        self.meter = Some(meter);
+        self
+    }
+
+    /// The client for one story's calls.
+    fn client_for(&self, story_id: &str) -> LlmClient {
+        match &self.meter {
+            Some(meter) => self
+                .client
+                .metered(StoryMeter::new(Arc::clone(meter), story_id)),
+            None => self.client.clone(),
         }
     }
 
@@ -95,6 +116,7 @@ impl LlmAgents {
 
     async fn talk(
         &self,
+        story_id: &str,
         system: &str,
         user: &str,
         tools: Option<&dyn ToolExecutor>,
@@ -102,7 +124,7 @@ impl LlmAgents {
         options: ConverseOptions<'_>,
     ) -> Result<AgentOutput, AgentError> {
         match converse_with(
-            &self.client,
+            &self.client_for(story_id),
             system,
             user,
             tools,
@@ -131,6 +153,7 @@ impl LlmAgents {
     /// still falls short is no verdict (a FAILED review), never an approval (SPEC §15).
     async fn perspective(
         &self,
+        story_id: &str,
         perspective: Perspective,
         user: &str,
         tools: &ToolBox,
@@ -143,7 +166,7 @@ impl LlmAgents {
             schema: Some(verdict_schema()),
         };
         let first = self
-            .talk(&system, user, Some(tools), &transcript, options)
+            .talk(story_id, &system, user, Some(tools), &transcript, options)
             .await?;
         let mut usage = first.usage;
         let reason = match judge(&first) {
@@ -158,6 +181,7 @@ impl LlmAgents {
         };
         let second = self
             .talk(
+                story_id,
                 &system,
                 &format!("{user}\n\n{reminder}"),
                 Some(tools),
@@ -225,7 +249,14 @@ impl Agents for LlmAgents {
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let output = self
-            .talk(&system, &user, Some(&tools), &transcript, options)
+            .talk(
+                request.story.id(),
+                &system,
+                &user,
+                Some(&tools),
+                &transcript,
+                options,
+            )
             .await?;
         // Whether the output is good enough to keep is the workflow's call (it checks every
         // phase's output the same way, whoever produced it).
@@ -235,7 +266,8 @@ impl Agents for LlmAgents {
     async fn review(&self, request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError> {
         let user = prompts::review_user(request.story, request.diff);
         let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
-        let asks = Perspective::ALL.map(|p| self.perspective(p, &user, &tools, request.transcript));
+        let asks = Perspective::ALL
+            .map(|p| self.perspective(request.story.id(), p, &user, &tools, request.transcript));
         let results = futures::future::join_all(asks).await;
         let mut usage = Usage::default();
         let mut verdicts = Vec::new();
@@ -282,7 +314,14 @@ impl Agents for LlmAgents {
             schema: Some(gate_schema()),
         };
         let mut answer = self
-            .talk(&system, &user, Some(&tools), &transcript, options)
+            .talk(
+                request.story.id(),
+                &system,
+                &user,
+                Some(&tools),
+                &transcript,
+                options,
+            )
             .await?;
         if answer.truncated {
             transcript.record("reask", json!({"reason": Reask::Truncated.name()}));
@@ -290,6 +329,7 @@ impl Agents for LlmAgents {
             let spent = answer.usage;
             answer = self
                 .talk(
+                    request.story.id(),
                     &system,
                     &format!("{user}\n\n{reminder}"),
                     Some(&tools),

@@ -4,6 +4,7 @@
 pub mod conversation;
 pub mod llm;
 pub mod llm_agents;
+pub mod meter;
 pub mod prompts;
 pub mod structured;
 pub mod tools;

@@ -91,8 +91,9 @@ pub type PhaseReviews = BTreeMap<String, PhaseReview>;
 /// The decision value a human gate records while it waits for `agentic-sdlc decide`.
 pub const PENDING_DECISION: &str = "PENDING";
 
-/// Tokens and requests spent; summed over a conversation and stored on the story (SPEC §10).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// Tokens and requests spent; summed over a conversation and stored on the story (SPEC §10),
+/// with their cost in USD when the model's price is known (SPEC §14).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     #[serde(default)]
     pub prompt_tokens: u64,
@@ -100,6 +101,8 @@ pub struct Usage {
     pub completion_tokens: u64,
     #[serde(default)]
     pub requests: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
 }
 
 impl Usage {
@@ -107,5 +110,24 @@ impl Usage {
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.requests += other.requests;
+        self.cost_usd = match (self.cost_usd, other.cost_usd) {
+            (None, None) => None,
+            (a, b) => Some(round_usd(a.unwrap_or(0.0) + b.unwrap_or(0.0))),
+        };
     }
+
+    pub fn tokens(&self) -> u64 {
+        self.prompt_tokens + self.completion_tokens
+    }
+
+    /// Nothing spent at all (a call that never reached the model, say).
+    pub fn is_empty(&self) -> bool {
+        self.tokens() == 0 && self.requests == 0 && self.cost_usd.is_none_or(|c| c == 0.0)
+    }
+}
+
+/// Sums of float prices drift (0.1 + 0.2); a billionth of a dollar is precise enough and keeps
+/// the story file readable.
+pub fn round_usd(usd: f64) -> f64 {
+    (usd * 1e9).round() / 1e9
 }

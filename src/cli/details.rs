@@ -186,8 +186,11 @@ fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {
     if usage.requests > 0 {
         out.push(String::new());
         out.push(p.heading("Usage"));
+        let cost = usage.cost_usd.map_or(String::new(), |usd| {
+            format!(", ${}", crate::workflow::budget::format_usd(usd))
+        });
         out.push(format!(
-            "  {} request(s), {} prompt + {} completion tokens",
+            "  {} request(s), {} prompt + {} completion tokens{cost}",
             usage.requests, usage.prompt_tokens, usage.completion_tokens
         ));
     }

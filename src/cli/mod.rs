@@ -6,6 +6,8 @@ mod config_cmd;
 mod decide;
 mod details;
 mod init;
+mod logs;
+mod report;
 mod run;
 mod status;
 mod validate;
@@ -67,6 +69,10 @@ pub enum Command {
     Run(run::RunArgs),
     /// Give a pending human phase review its decision.
     Decide(decide::DecideArgs),
+    /// What a run did, story by story: outcomes, reworks, gates, tokens and cost.
+    Report(report::ReportArgs),
+    /// A story's agent transcripts, readable; --follow streams a running story.
+    Logs(logs::LogsArgs),
 }
 
 /// Where a command runs: the directory from `-C`, or the current one.
@@ -129,6 +135,8 @@ fn dispatch(command: Command, context: &Context) -> Result<i32> {
         Command::Validate => validate::run(context),
         Command::Run(args) => run::run(args, context),
         Command::Decide(args) => decide::run(args, context),
+        Command::Report(args) => report::run(args, context),
+        Command::Logs(args) => logs::run(args, context),
     }
 }
 

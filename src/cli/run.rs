@@ -90,10 +90,10 @@ pub fn run(args: RunArgs, context: &Context) -> Result<i32> {
         dry_run: false,
         resume: args.resume,
     };
-    let agents: runner::AgentFactory = Box::new(|project| {
+    let agents: runner::AgentFactory = Box::new(|project, meter| {
         let client = LlmClient::from_config(&project.config)?;
         Ok(
-            Arc::new(LlmAgents::new(client, &project.config, project.board_dir()))
+            Arc::new(LlmAgents::new(client, &project.config, project.board_dir()).with_meter(meter))
                 as Arc<dyn Agents>,
         )
     });

@@ -3,6 +3,7 @@
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
+use super::progress::LiveArea;
 use super::theme::Palette;
 use crate::config::Theme;
 
@@ -31,6 +32,8 @@ pub struct Printer {
     stderr_color: bool,
     spinners: bool,
     palette: Palette,
+    /// Live lines of a parallel run; stderr output goes above them.
+    live: LiveArea,
 }
 
 impl Printer {
@@ -56,6 +59,7 @@ impl Printer {
             stderr_color,
             spinners,
             palette: Palette::new(Theme::Auto, color),
+            live: LiveArea::default(),
         }
     }
 
@@ -76,6 +80,7 @@ impl Printer {
             stderr_color: false,
             spinners: false,
             palette: Palette::new(Theme::None, false),
+            live: LiveArea::default(),
         }
     }
 
@@ -83,6 +88,18 @@ impl Printer {
     /// `NO_COLOR`, or a stderr that is a file or a pipe (unless `--color always`).
     pub fn stderr_color(&self) -> bool {
         self.stderr_color
+    }
+
+    /// This printer with live lines for a parallel run, where a terminal can show them.
+    pub fn with_live_lines(mut self) -> Self {
+        if self.spinners && !self.live.is_active() {
+            self.live = LiveArea::new();
+        }
+        self
+    }
+
+    pub fn live(&self) -> &LiveArea {
+        &self.live
     }
 
     pub fn palette(&self) -> &Palette {
@@ -128,24 +145,32 @@ impl Printer {
     /// Progress for a person, on stderr; hidden by `-q` and in JSON mode.
     pub fn info(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Normal {
-            eprintln!("{}", text.as_ref());
+            self.live.eprintln(text.as_ref());
         }
     }
 
     /// Extra detail shown with `-v`.
     pub fn detail(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Verbose {
-            eprintln!("{}", self.palette.dim(text.as_ref()));
+            self.live.eprintln(&self.palette.dim(text.as_ref()));
         }
     }
 
     /// A warning always reaches stderr, even with `-q` or `--json`.
     pub fn warn(&self, text: impl AsRef<str>) {
-        eprintln!("{} {}", self.palette.warn("warning:"), text.as_ref());
+        self.live.eprintln(&format!(
+            "{} {}",
+            self.palette.warn("warning:"),
+            text.as_ref()
+        ));
     }
 
     pub fn error(&self, text: impl AsRef<str>) {
-        eprintln!("{} {}", self.palette.error("error:"), text.as_ref());
+        self.live.eprintln(&format!(
+            "{} {}",
+            self.palette.error("error:"),
+            text.as_ref()
+        ));
     }
 
     /// A spinner on a terminal; plain lines otherwise.

@@ -121,36 +121,33 @@ pub enum GitError {
 }
 
 fn dirty_message(branch: &str, paths: &[String]) -> String {
-    let mut message = format!(
-        "cannot switch to branch {branch}: the working tree has uncommitted changes in {} path(s):",
-        paths.len()
-    );
-    for path in paths.iter().take(DIRTY_LIST_CAP) {
-        message.push_str("\n  ");
-        message.push_str(path);
-    }
-    if paths.len() > DIRTY_LIST_CAP {
-        message.push_str(&format!("\n  … and {} more", paths.len() - DIRTY_LIST_CAP));
-    }
-    message.push_str("\nHint: commit or stash them, or set git.branchPerStory to false");
-    message
+    format!(
+        "cannot switch to branch {branch}: the working tree has uncommitted changes in {} path(s):{}\nHint: commit or stash them, or set git.branchPerStory to false",
+        paths.len(),
+        listed(paths)
+    )
 }
 
 fn dirty_base_message(branch: &str, dir: &std::path::Path, paths: &[String]) -> String {
-    let mut message = format!(
-        "cannot advance {branch}: its checkout at {} has uncommitted changes to {} file(s) the story changes:",
+    format!(
+        "cannot advance {branch}: its checkout at {} has uncommitted changes to {} file(s) the story changes:{}\nHint: commit or stash them, then run again; the story waits in its column and nothing was merged",
         dir.display(),
-        paths.len()
-    );
+        paths.len(),
+        listed(paths)
+    )
+}
+
+/// One indented line per path, the first `DIRTY_LIST_CAP`, then how many more.
+fn listed(paths: &[String]) -> String {
+    let mut list = String::new();
     for path in paths.iter().take(DIRTY_LIST_CAP) {
-        message.push_str("\n  ");
-        message.push_str(path);
+        list.push_str("\n  ");
+        list.push_str(path);
     }
     if paths.len() > DIRTY_LIST_CAP {
-        message.push_str(&format!("\n  … and {} more", paths.len() - DIRTY_LIST_CAP));
+        list.push_str(&format!("\n  … and {} more", paths.len() - DIRTY_LIST_CAP));
     }
-    message.push_str("\nHint: commit or stash them, then run again; the story waits in its column and nothing was merged");
-    message
+    list
 }
 
 /// What `ensure_story_branch` did.

@@ -3,6 +3,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use super::budget::Spending;
 use super::events::EventSink;
 use crate::agents::Agents;
 use crate::config::{Config, CONFIG_FILE};
@@ -21,6 +22,8 @@ pub struct Workflow {
     pub integration: tokio::sync::Mutex<()>,
     /// Human gates may ask on this terminal; one question at a time.
     pub terminal: Option<tokio::sync::Mutex<()>>,
+    /// What the run spent, against `budget.*` (SPEC §14).
+    pub spending: Arc<Spending>,
 }
 
 impl Workflow {

@@ -1,10 +1,13 @@
 //! What a run reports while it works: one JSON object per line with `--json`, readable lines
 //! (and a spinner on a terminal) otherwise.
 
+use std::sync::Arc;
+
 use serde_json::{json, Value};
 
 use super::assessor::{Action, ActionType};
-use crate::output::{Printer, Spinner};
+use super::journal::Journal;
+use crate::output::{LiveLine, Printer, Spinner};
 
 #[derive(Debug, Clone)]
 pub enum Event {
@@ -19,6 +22,11 @@ pub enum Event {
     ActionFailed {
         action: Action,
         error: String,
+    },
+    /// The run's budget stopped the action before its next model call (SPEC §14).
+    ActionStopped {
+        action: Action,
+        reason: String,
     },
     StoryBlocked {
         story_id: String,
@@ -50,7 +58,7 @@ pub enum Event {
 }
 
 impl Event {
-    fn to_json(&self) -> Value {
+    pub fn to_json(&self) -> Value {
         let action_json =
             |a: &Action| json!({ "type": a.action_type, "storyId": a.story_id, "slug": a.slug });
         match self {
@@ -62,6 +70,9 @@ impl Event {
             }),
             Event::ActionFailed { action, error } => json!({
                 "event": "action_failed", "storyId": action.story_id, "action": action_json(action), "error": error,
+            }),
+            Event::ActionStopped { action, reason } => json!({
+                "event": "action_stopped", "storyId": action.story_id, "action": action_json(action), "reason": reason,
             }),
             Event::StoryBlocked {
                 story_id,
@@ -115,15 +126,41 @@ pub fn verb(action_type: ActionType) -> &'static str {
     }
 }
 
-/// Sends events to the printer.
+/// Sends events to the printer, and to the run's journal once it has one.
 #[derive(Debug, Clone)]
 pub struct EventSink {
     printer: Printer,
+    journal: Option<Arc<Journal>>,
 }
 
 impl EventSink {
     pub fn new(printer: Printer) -> Self {
-        Self { printer }
+        Self {
+            printer,
+            journal: None,
+        }
+    }
+
+    /// A parallel run shows one live line per running story on a terminal (SPEC §14).
+    pub fn with_live_lines(mut self) -> Self {
+        self.printer = self.printer.with_live_lines();
+        self
+    }
+
+    /// The live line of a story's action; `None` where no live lines are shown.
+    pub fn live_line(&self, action: &Action) -> Option<LiveLine> {
+        self.printer.live().line(format!(
+            "{} {} ({})",
+            verb(action.action_type),
+            action.slug,
+            action.action_type
+        ))
+    }
+
+    /// Every event from now on also goes to `journal` (SPEC §14).
+    pub fn with_journal(mut self, journal: Arc<Journal>) -> Self {
+        self.journal = Some(journal);
+        self
     }
 
     pub fn printer(&self) -> &Printer {
@@ -131,6 +168,9 @@ impl EventSink {
     }
 
     pub fn emit(&self, event: Event) {
+        if let Some(journal) = &self.journal {
+            journal.append(&event);
+        }
         if self.printer.is_json() {
             self.printer.json_line(&event.to_json());
             return;
@@ -147,6 +187,12 @@ impl EventSink {
             Event::ActionFailed { action, error } => self.printer.info(format!(
                 "{} {} {}: {error}",
                 p.error("✗"),
+                action.action_type,
+                p.id(&action.slug)
+            )),
+            Event::ActionStopped { action, reason } => self.printer.info(format!(
+                "{} {} {}: {reason}",
+                p.warn("■"),
                 action.action_type,
                 p.id(&action.slug)
             )),
@@ -182,6 +228,12 @@ impl EventSink {
                 detail,
             });
             return None;
+        }
+        if let Some(journal) = &self.journal {
+            journal.append(&Event::ActionStarted {
+                action: action.clone(),
+                detail: detail.clone(),
+            });
         }
         let suffix = detail.map_or(String::new(), |d| format!(" ({d})"));
         Some(self.printer.spinner(format!(

@@ -64,8 +64,12 @@ pub async fn consult(
                     output.to_string(),
                 );
                 let criteria = gate.criteria.clone();
+                // The live lines of a parallel run are hidden while the person reads and types.
+                let printer = wf.events.printer().clone();
                 let decision = tokio::task::spawn_blocking(move || {
-                    ask_person(&phase_name, &title, &output, criteria.as_deref())
+                    printer
+                        .live()
+                        .suspend(|| ask_person(&phase_name, &title, &output, criteria.as_deref()))
                 })
                 .await
                 .map_err(|e| AgentError::new(format!("the terminal prompt failed: {e}")))??;

@@ -57,6 +57,28 @@ impl BoardLock {
     }
 }
 
+/// Whether a run holds the board now, without touching the lock (taking it even for a moment
+/// would make a run that starts at that instant fail).
+pub fn held(board_dir: &Path) -> bool {
+    match std::fs::read_to_string(board_dir.join(LOCK_FILE)) {
+        // An empty file is being written this very moment: a run is starting.
+        Ok(text) if text.trim().is_empty() => true,
+        Ok(_) => holder(board_dir).is_some(),
+        Err(_) => false,
+    }
+}
+
+/// The pid of the run that holds the board, when that process is alive. A file left by a
+/// killed run names a dead pid.
+pub fn holder(board_dir: &Path) -> Option<u32> {
+    let text = std::fs::read_to_string(board_dir.join(LOCK_FILE)).ok()?;
+    let pid = text.trim().parse::<libc::pid_t>().ok().filter(|p| *p > 0)?;
+    // SAFETY: signal 0 checks that the process exists and sends nothing.
+    let alive = unsafe { libc::kill(pid, 0) } == 0
+        || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    alive.then_some(pid as u32)
+}
+
 fn open(path: &Path) -> Result<File> {
     OpenOptions::new()
         .read(true)

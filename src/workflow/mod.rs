@@ -3,13 +3,17 @@
 
 pub mod actions;
 pub mod assessor;
+pub mod budget;
 pub mod checkpoint;
 pub mod context;
 pub mod decision;
 pub mod delivery;
 pub mod events;
 pub mod gates;
+pub mod journal;
+pub mod live;
 pub mod lock;
+pub mod no_progress;
 pub mod outcome;
 pub mod output_check;
 pub mod phases;

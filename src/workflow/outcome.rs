@@ -11,6 +11,11 @@ pub enum Stop {
     Skip,
     /// A gate's REJECT: go on with other stories, exit 3 at the end.
     Rejected,
+    /// The story reached `budget.storyTokens` or `budget.storyUsd` (SPEC §14): go on with
+    /// other stories, exit 3 at the end.
+    Budget,
+    /// The story repeated itself (SPEC §14): go on with other stories, exit 3 at the end.
+    NoProgress,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -24,4 +29,7 @@ pub enum Outcome {
     },
     /// The story waits for a person (`agentic-sdlc decide`).
     Waiting(String),
+    /// The run's budget refused the action's next model call: the action ended early and the
+    /// story is as it was, ready for the next run (SPEC §14).
+    Stopped(String),
 }

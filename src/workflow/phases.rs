@@ -9,7 +9,7 @@ use super::events::Event;
 use super::gates::{consult, GateAnswer};
 use super::outcome::{Outcome, Stop};
 use super::output_check;
-use super::{story_ops, workspace};
+use super::{no_progress, story_ops, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
 use crate::board::records::{IterationResult, PhaseReview, ReviewDecision, PENDING_DECISION};
@@ -44,6 +44,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         retries: 0,
         predecessor_retries: 0,
         tree_before: None,
+        rework_downstream: false,
     };
     let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
         Resume::Continue(revision) => revision,
@@ -51,6 +52,10 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
     };
     if revision.is_none() {
         revision = rework_revision(&story, phase)?;
+        // Only the phase a rework went back to must change; the phases after it re-run on new
+        // input and may well come to the same result (SPEC §14).
+        run.rework_downstream =
+            revision.is_some() && no_progress::rework_target(&story) != Some(phase);
     }
     if !work.conflicts.is_empty() {
         revision = Some(with_merge_to_resolve(revision, &story, &work));
@@ -62,7 +67,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
     // starts from them.
     let unfinished = match &outcome {
         Ok(Outcome::Completed(_)) => None,
-        Ok(Outcome::Failed(why) | Outcome::Waiting(why))
+        Ok(Outcome::Failed(why) | Outcome::Waiting(why) | Outcome::Stopped(why))
         | Ok(Outcome::Blocked { reason: why, .. }) => Some(why.clone()),
         Err(err) => Some(err.to_string()),
     };
@@ -122,6 +127,8 @@ struct PhaseRun<'a> {
     /// The working tree before implement's first attempt in this action, which its output
     /// must have changed (SPEC §15): a gate's retry may keep the earlier attempt's edits.
     tree_before: Option<output_check::TreeFingerprint>,
+    /// This phase re-runs because a rework reset an earlier one.
+    rework_downstream: bool,
 }
 
 impl PhaseRun<'_> {
@@ -183,7 +190,13 @@ impl PhaseRun<'_> {
         phase: Phase,
         story: &Story,
         revision: Option<&Revision>,
+        check_progress: bool,
     ) -> Result<Result<AgentOutput, Outcome>> {
+        let first_after_rework = self.rework_downstream && phase == self.phase && self.retries == 0;
+        let previous = revision
+            .filter(|_| check_progress && !first_after_rework)
+            .and_then(|r| r.previous_output.as_deref());
+        let code_before = self.code_fingerprint(phase, story, previous).await;
         let request = PhaseRequest {
             phase,
             story,
@@ -203,6 +216,17 @@ impl PhaseRun<'_> {
                     serde_json::json!({ "phase": phase.name(), "attempt": self.record.attempts,
                                         "text": output.text, "truncated": output.truncated }),
                 );
+                // Output the check will refuse is no "output" to compare: it is retried with
+                // feedback instead (SPEC §15).
+                if output_check::check_text(phase, &output.text).is_ok() {
+                    let code_unchanged =
+                        code_before == self.code_fingerprint(phase, story, previous).await;
+                    if let Some(reason) =
+                        no_progress::repeated_output(phase, previous, &output.text, code_unchanged)
+                    {
+                        return Ok(Err(no_progress::block(self.wf, self.story_id, &reason)?));
+                    }
+                }
                 Ok(Ok(output))
             }
             Err(err) => {
@@ -215,6 +239,19 @@ impl PhaseRun<'_> {
                 )?))
             }
         }
+    }
+
+    /// For an implement re-run, the story's code as a patch (SPEC §14 compares it).
+    async fn code_fingerprint(
+        &self,
+        phase: Phase,
+        story: &Story,
+        previous: Option<&str>,
+    ) -> Option<String> {
+        if phase != Phase::Implement || previous.is_none() {
+            return None;
+        }
+        no_progress::work_fingerprint(self.wf, &self.work_dir, story.meta.branch.clone()).await
     }
 
     fn announce(&self, story: &Story, parsed: &ParsedDecision) {

@@ -4,9 +4,9 @@
 use std::time::Duration;
 
 use super::context::Workflow;
-use super::outcome::Outcome;
+use super::outcome::{Outcome, Stop};
 use super::workspace::Work;
-use super::{rework, story_ops, workspace};
+use super::{budget, no_progress, rework, story_ops, workspace};
 use crate::agents::tools::{head_tail, run_shell_command, CommandEnv};
 use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
@@ -66,12 +66,15 @@ async fn review_work(
         transcript,
     };
     match wf.agents.review(request).await {
-        Err(err) => record_failed(
-            wf,
-            story_id,
-            format!("review agent failed: {}", err.message),
-            err.usage,
-        ),
+        Err(err) => match story_ops::budget_refusal(wf, story_id, err.usage)? {
+            Some(outcome) => Ok(outcome),
+            None => record_failed(
+                wf,
+                story_id,
+                format!("review agent failed: {}", err.message),
+                err.usage,
+            ),
+        },
         Ok(output) => {
             let missing: Vec<&str> = output
                 .verdicts
@@ -203,15 +206,25 @@ pub(super) fn record_review(
 ) -> Result<Outcome> {
     let decision = record.decision;
     let blockers = record.blockers.len();
-    store::update(&wf.board_dir, story_id, None, |story| {
-        story.add_usage(usage)?;
+    let (_, repeated) = store::update(&wf.board_dir, story_id, None, |story| {
+        let repeated = no_progress::repeated_blockers(&story.review_history()?, &record);
+        story.add_usage(budget::priced(wf.spending.price(), usage))?;
         story.append_to_section("Review Notes", &review_note(&record));
         story.push_review(record)?;
         rework::finalise_iteration(story, decision)?;
         story.set_phase_flag("review", decision == ReviewDecision::Approved);
         story.remove("last_error");
-        Ok(())
+        if let Some(reason) = &repeated {
+            story_ops::block(story, reason);
+        }
+        Ok(repeated)
     })?;
+    if let Some(reason) = repeated {
+        return Ok(Outcome::Blocked {
+            reason,
+            stop: Stop::NoProgress,
+        });
+    }
     Ok(Outcome::Completed(match decision {
         ReviewDecision::Approved => "review APPROVED".to_string(),
         _ => format!("review REJECTED ({blockers} blocker(s)); rework next"),
@@ -234,7 +247,7 @@ fn record_failed(wf: &Workflow, story_id: &str, message: String, usage: Usage) -
         issues: Vec::new(),
     };
     store::update(&wf.board_dir, story_id, None, |story| {
-        story.add_usage(usage)?;
+        story.add_usage(budget::priced(wf.spending.price(), usage))?;
         story.push_review(record)?;
         story.set("last_error", &message);
         Ok(())

@@ -6,12 +6,15 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::assessor::{assess, Action, Assessment, Policy};
+use super::budget::Spending;
 use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
 use super::context::Workflow;
 use super::events::{Event, EventSink};
+use super::journal::Journal;
 use super::lock::BoardLock;
 use super::outcome::{Outcome, Stop};
 use super::{actions, rework, workspace};
+use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
 use crate::board::validate::dependency_cycles;
 use crate::board::{lookup, store, Board};
@@ -28,7 +31,8 @@ pub struct RunRequest {
 
 /// Builds the agents once the run knows it has work, so that `--dry-run` and an empty board
 /// need no API key.
-pub type AgentFactory = Box<dyn FnOnce(&Project) -> Result<Arc<dyn Agents>>>;
+/// The factory gets the run's budget meter, which every model call must go through.
+pub type AgentFactory = Box<dyn FnOnce(&Project, Arc<dyn CallMeter>) -> Result<Arc<dyn Agents>>>;
 
 /// The actions of an assessment this run may take, in order.
 fn runnable<'a>(
@@ -126,15 +130,35 @@ pub async fn run(
         .concurrency
         .unwrap_or(project.config.concurrency)
         .max(1) as usize;
+    let spending = Arc::new(Spending::new(&project.config));
+    let agents = agents(project, Arc::clone(&spending) as Arc<dyn CallMeter>)?;
+    let events = if concurrency > 1 {
+        events.with_live_lines()
+    } else {
+        events
+    };
+    // The journal starts with the work: a run that stops at its config or finds nothing to do
+    // leaves no file behind.
+    let events = match Journal::create(&board_dir, Arc::clone(&spending), &options) {
+        Ok(journal) => events.with_journal(Arc::new(journal)),
+        Err(err) => {
+            events.emit(Event::Warning {
+                story_id: None,
+                message: format!("this run keeps no journal: {err}"),
+            });
+            events
+        }
+    };
     let wf = Arc::new(Workflow {
         root: project.root.clone(),
         board_dir: board_dir.clone(),
         config: project.config.clone(),
-        agents: agents(project)?,
+        agents,
         events: events.clone(),
         shared_tree: Arc::new(tokio::sync::Mutex::new(())),
         integration: tokio::sync::Mutex::new(()),
         terminal: interactive.then(|| tokio::sync::Mutex::new(())),
+        spending,
     });
     if !project.config.refinement.enable_circuit_breaker {
         events.emit(Event::Warning {
@@ -152,7 +176,7 @@ pub async fn run(
         started: 0,
         failed: 0,
         stop: None,
-        needs_person: false,
+        needs_person: None,
     };
     let exit_code = run.drive(&mut checkpoint).await?;
     Ok(exit_code)
@@ -244,7 +268,9 @@ struct Loop {
     failed: u32,
     /// Set when an escalation stops new work.
     stop: Option<Stop>,
-    needs_person: bool,
+    /// Why the run ends with exit 3 once it is done: the first story newly blocked for a
+    /// person (a REJECT, its budget, no progress).
+    needs_person: Option<String>,
 }
 
 impl Loop {
@@ -286,6 +312,7 @@ impl Loop {
 
     fn may_start_more(&self) -> bool {
         self.stop.is_none()
+            && self.wf.spending.run_stop().is_none()
             && (self.options.auto || self.started == 0)
             && self
                 .options
@@ -324,22 +351,30 @@ impl Loop {
                     }),
                 _ => None,
             };
+            let spent = board
+                .get(&action.story_id)
+                .and_then(|s| s.usage().ok())
+                .unwrap_or_default();
+            self.wf.spending.begin_action(&action.story_id, spent);
             checkpoint.start(&action, story_path);
             checkpoint.save(&self.wf.board_dir, &board)?;
             self.started += 1;
             self.running.insert(action.story_id.clone(), action.clone());
-            let spinner = if self.concurrency == 1 {
-                self.wf.events.start(&action, detail)
+            let (spinner, live_line) = if self.concurrency == 1 {
+                (self.wf.events.start(&action, detail), None)
             } else {
                 self.wf.events.emit(Event::ActionStarted {
                     action: action.clone(),
                     detail,
                 });
-                None
+                (None, self.wf.events.live_line(&action))
             };
             let wf = Arc::clone(&self.wf);
             self.tasks.spawn(async move {
-                let result = actions::execute(&wf, &action).await;
+                let work = actions::execute(&wf, &action);
+                let spending = Arc::clone(&wf.spending);
+                let result =
+                    super::live::track(live_line, spending, action.story_id.clone(), work).await;
                 if let Some(spinner) = spinner {
                     spinner.clear();
                 }
@@ -389,9 +424,29 @@ impl Loop {
                 });
                 match stop {
                     Stop::Manual | Stop::Error => self.stop = Some(*stop),
-                    Stop::Rejected => self.needs_person = true,
+                    Stop::Rejected => {
+                        self.needs_person.get_or_insert_with(|| {
+                            "A phase review rejected a story; it waits in blocked/ for a person"
+                                .to_string()
+                        });
+                    }
+                    Stop::Budget | Stop::NoProgress => {
+                        self.needs_person.get_or_insert_with(|| {
+                            format!(
+                                "Stopped for a person: {} is blocked ({reason})",
+                                action.slug
+                            )
+                        });
+                    }
                     Stop::Skip => {}
                 }
+            }
+            Outcome::Stopped(reason) => {
+                self.parked.insert(action.story_id.clone());
+                events.emit(Event::ActionStopped {
+                    action: action.clone(),
+                    reason: reason.clone(),
+                });
             }
             Outcome::Waiting(reason) => {
                 self.parked.insert(action.story_id.clone());
@@ -421,6 +476,13 @@ impl Loop {
                 exit::FAILURE,
                 "Stopped: circuit breaker tripped (escalation error)".to_string(),
             ),
+            _ if self.wf.spending.run_stop().is_some() => (
+                exit::NEEDS_PERSON,
+                format!(
+                    "Stopped: {}; no new action was started",
+                    self.wf.spending.run_stop().unwrap_or_default()
+                ),
+            ),
             _ if self.failed > 0 => (
                 exit::FAILURE,
                 format!(
@@ -428,9 +490,9 @@ impl Loop {
                     self.failed
                 ),
             ),
-            _ if self.needs_person => (
+            _ if self.needs_person.is_some() => (
                 exit::NEEDS_PERSON,
-                "A phase review rejected a story; it waits in blocked/ for a person".to_string(),
+                self.needs_person.clone().unwrap_or_default(),
             ),
             _ => (
                 exit::SUCCESS,

@@ -19,8 +19,9 @@ use crate::board::{frontmatter::Frontmatter, sections, store, Board, Column, Sto
 use crate::config::Project;
 use crate::output::Printer;
 
-/// Answers every phase with a fixed text and each review from a queue (approve when empty);
-/// records what each phase was asked, to check the feedback it got.
+/// Answers every phase with a new text each time (a model that makes progress, SPEC §14) and
+/// each review from a queue (approve when empty); records what each phase was asked, to check
+/// the feedback it got.
 #[derive(Default)]
 struct Scripted {
     reviews: Mutex<VecDeque<Vec<ReviewIssue>>>,
@@ -48,7 +49,7 @@ impl Agents for Scripted {
             crate::board::Phase::Refine => {
                 "## Summary\nS\n\n## Acceptance Criteria\n- [ ] A".to_string()
             }
-            phase => format!("{phase} output"),
+            phase => format!("{phase} output {}", self.prompts.lock().unwrap().len()),
         };
         Ok(AgentOutput {
             text,
@@ -56,6 +57,7 @@ impl Agents for Scripted {
                 prompt_tokens: 1,
                 completion_tokens: 1,
                 requests: 1,
+                cost_usd: None,
             },
             ..AgentOutput::default()
         })
@@ -88,11 +90,12 @@ impl Agents for Scripted {
     }
 }
 
-fn blocker() -> Vec<ReviewIssue> {
+/// A blocker worded differently per `n`, so that repeated rejections are not "No progress".
+fn blocker(n: u32) -> Vec<ReviewIssue> {
     vec![ReviewIssue {
         severity: IssueSeverity::Blocker,
         category: "testing".into(),
-        description: "no tests".into(),
+        description: format!("no tests ({n})"),
         file: Some("src/lib.rs".into()),
         line: Some(3),
         suggested_fix: Some("add tests".into()),
@@ -119,7 +122,7 @@ fn project(root: &Path, config: &str) -> Project {
 }
 
 async fn run_auto(project: &Project, agents: Arc<Scripted>) -> i32 {
-    let factory: AgentFactory = Box::new(move |_| Ok(agents as Arc<dyn Agents>));
+    let factory: AgentFactory = Box::new(move |_, _| Ok(agents as Arc<dyn Agents>));
     let request = RunRequest {
         options: RunOptions {
             auto: true,
@@ -151,7 +154,7 @@ async fn reject_reject_approve_reworks_twice_then_finishes() {
         .reviews
         .lock()
         .unwrap()
-        .extend([blocker(), blocker()]);
+        .extend([blocker(1), blocker(2)]);
     assert_eq!(run_auto(&project, Arc::clone(&agents)).await, 0);
 
     let story = only_story(&project);
@@ -191,7 +194,7 @@ async fn reject_reject_approve_reworks_twice_then_finishes() {
         implement[1]
             .as_deref()
             .unwrap()
-            .contains("no tests — src/lib.rs:3"),
+            .contains("no tests (1) — src/lib.rs:3"),
         "{:?}",
         implement[1]
     );
@@ -206,7 +209,7 @@ async fn the_breaker_blocks_and_stops_for_a_person() {
         .reviews
         .lock()
         .unwrap()
-        .extend([blocker(), blocker(), blocker()]);
+        .extend([blocker(1), blocker(2), blocker(3)]);
     assert_eq!(
         run_auto(&project, agents).await,
         crate::error::exit::NEEDS_PERSON

@@ -1,7 +1,8 @@
 //! Small story changes every action makes: counting usage, recording a failure, blocking.
 
+use super::budget::{self, Refusal};
 use super::context::Workflow;
-use super::outcome::Outcome;
+use super::outcome::{Outcome, Stop};
 use crate::agents::transcript::Transcript;
 use crate::board::records::Usage;
 use crate::board::{store, Column, Story};
@@ -10,9 +11,10 @@ use crate::error::Result;
 /// Adds an agent call's usage to the story right away (SPEC §10), so nothing spent is lost
 /// even if the action fails later.
 pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
-    if usage == Usage::default() {
+    if usage.is_empty() {
         return Ok(());
     }
+    let usage = budget::priced(wf.spending.price(), usage);
     store::update(&wf.board_dir, story_id, None, |story| {
         Ok(story.add_usage(usage)?)
     })?;
@@ -21,15 +23,48 @@ pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
 
 /// Leaves the story as it was, with `last_error` set and the usage spent, and reports the
 /// failure.
+///
+/// A failure that was the budget refusing a call is not the agent's fault: it blocks the story
+/// (its own budget) or stops the action (the run's), see [`budget_refusal`].
 pub fn fail(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Result<Outcome> {
+    if let Some(outcome) = budget_refusal(wf, story_id, usage)? {
+        return Ok(outcome);
+    }
+    let usage = budget::priced(wf.spending.price(), usage);
     store::update(&wf.board_dir, story_id, None, |story| {
-        if usage != Usage::default() {
+        if !usage.is_empty() {
             story.add_usage(usage)?;
         }
         story.set("last_error", &message);
         Ok(())
     })?;
     Ok(Outcome::Failed(message))
+}
+
+/// When the budget refused the story's last call, records that and returns how the action
+/// ended; `None` when the failure was something else.
+pub fn budget_refusal(wf: &Workflow, story_id: &str, usage: Usage) -> Result<Option<Outcome>> {
+    let Some(refusal) = wf.spending.take_refusal(story_id) else {
+        return Ok(None);
+    };
+    let usage = budget::priced(wf.spending.price(), usage);
+    let outcome = store::update(&wf.board_dir, story_id, None, |story| {
+        if !usage.is_empty() {
+            story.add_usage(usage)?;
+        }
+        Ok(match &refusal {
+            Refusal::Story(reason) => {
+                block(story, reason);
+                Outcome::Blocked {
+                    reason: reason.clone(),
+                    stop: Stop::Budget,
+                }
+            }
+            Refusal::Run(reason) => Outcome::Stopped(reason.clone()),
+        })
+    })?
+    .1;
+    Ok(Some(outcome))
 }
 
 /// Opens the action's transcript. When it cannot be written the action fails like an agent

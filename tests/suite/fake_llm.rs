@@ -153,11 +153,9 @@ struct Script {
 /// (SPEC §15) without any script.
 pub const DEFAULT_CHANGE: &str = "agentic-change.txt";
 
-/// The default answer of each role: a story goes from backlog to done with no script at all.
-/// The implement agent writes [`DEFAULT_CHANGE`] unless it already changed a file in this
-/// conversation, then answers with its notes.
-fn default_reply(role: &str, body: &Value) -> Reply {
-    let changed_a_file = body["messages"]
+/// Whether the conversation already asked for a write_file or edit_file.
+fn changed_a_file(body: &Value) -> bool {
+    body["messages"]
         .as_array()
         .into_iter()
         .flatten()
@@ -167,12 +165,24 @@ fn default_reply(role: &str, body: &Value) -> Reply {
                 call["function"]["name"].as_str(),
                 Some("write_file" | "edit_file")
             )
-        });
+        })
+}
+
+/// The write a default implement answer makes first: new content every time, so a rework's
+/// write is a change too.
+fn default_write(call: u64) -> Reply {
+    Reply::tool(
+        "write_file",
+        json!({"path": DEFAULT_CHANGE, "content": format!("implemented by request {call}\n")}),
+    )
+}
+
+/// The default answer of each role: a story goes from backlog to done with no script at all.
+/// The implement agent writes [`DEFAULT_CHANGE`] unless it already changed a file in this
+/// conversation, then answers with its notes.
+fn default_reply(role: &str, body: &Value, call: u64) -> Reply {
     match role {
-        "implement" if !changed_a_file => Reply::tool(
-            "write_file",
-            json!({"path": DEFAULT_CHANGE, "content": "implemented\n"}),
-        ),
+        "implement" if !changed_a_file(body) => default_write(call),
         "refine" => {
             Reply::text("## Summary\nRefined summary.\n\n## Acceptance Criteria\n- [ ] It works")
         }
@@ -231,8 +241,20 @@ impl Respond for Responder {
                     .find(|rule| rule.role == role && user.contains(&rule.needle))
                     .map(|rule| rule.reply.clone())
             })
-            .or_else(|| script.defaults.get(&role).cloned())
-            .unwrap_or_else(|| default_reply(&role, &body));
+            .or_else(|| {
+                // A text set as implement's default is its notes, given after its write.
+                script
+                    .defaults
+                    .get(&role)
+                    .cloned()
+                    .map(|reply| match reply {
+                        Reply::Text(_) if role == "implement" && !changed_a_file(&body) => {
+                            default_write(call)
+                        }
+                        other => other,
+                    })
+            })
+            .unwrap_or_else(|| default_reply(&role, &body, call));
         drop(script);
         let template = render(reply, call, &body);
         match self.delay {
@@ -253,8 +275,9 @@ fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
         })
     };
     match reply {
+        // `{call}` becomes the request's number, for a model that says something new each time.
         Reply::Text(content) => ResponseTemplate::new(200).set_body_json(completion(
-            json!({"role": "assistant", "content": content}),
+            json!({"role": "assistant", "content": content.replace("{call}", &call.to_string())}),
             "stop",
         )),
         Reply::ToolCalls(calls) => {
@@ -356,7 +379,9 @@ impl FakeLlm {
         self
     }
 
-    /// Replaces the answer `role` gets once its queue is empty.
+    /// Replaces the answer `role` gets once its queue is empty. For implement, a text is the
+    /// notes it gives after writing [`DEFAULT_CHANGE`], as a feature's implement must change a
+    /// file (SPEC §15); queue a text with [`Self::push`] for an implement that changes nothing.
     pub fn set_default(&self, role: &str, reply: Reply) -> &Self {
         self.script
             .lock()

@@ -7,5 +7,6 @@ mod delivery;
 #[allow(dead_code)] // Each test module scripts a different part of the fake server.
 pub mod fake_llm;
 mod gates_deps;
+mod morning;
 mod real_llm;
 mod run_loop;

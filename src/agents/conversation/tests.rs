@@ -68,7 +68,8 @@ async fn tool_calls_are_answered_one_message_per_id() {
         Usage {
             prompt_tokens: 20,
             completion_tokens: 10,
-            requests: 2
+            requests: 2,
+            cost_usd: None,
         }
     );
     let made: Vec<(String, String)> = tools.calls.lock().unwrap().clone();

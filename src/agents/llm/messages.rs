@@ -50,6 +50,7 @@ pub(crate) fn usage_from_json(usage: Option<&Value>) -> Usage {
         prompt_tokens: count("prompt_tokens"),
         completion_tokens: count("completion_tokens"),
         requests: 1,
+        cost_usd: None,
     }
 }
 
@@ -236,7 +237,8 @@ mod tests {
             Usage {
                 prompt_tokens: 0,
                 completion_tokens: 0,
-                requests: 1
+                requests: 1,
+                cost_usd: None,
             }
         );
         let calls = &reply.tool_calls;

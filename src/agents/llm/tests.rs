@@ -36,7 +36,8 @@ async fn plain_reply_sends_the_bearer_key_and_counts_usage() {
         Usage {
             prompt_tokens: 10,
             completion_tokens: 5,
-            requests: 1
+            requests: 1,
+            cost_usd: None,
         }
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
@@ -64,7 +65,8 @@ async fn reply_without_usage_counts_one_request() {
         Usage {
             prompt_tokens: 0,
             completion_tokens: 0,
-            requests: 1
+            requests: 1,
+            cost_usd: None,
         }
     );
     assert_eq!(reply.finish_reason, None);
@@ -115,7 +117,8 @@ async fn streaming_reply_aggregates_content_tool_calls_and_usage() {
         Usage {
             prompt_tokens: 7,
             completion_tokens: 3,
-            requests: 1
+            requests: 1,
+            cost_usd: None,
         }
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));

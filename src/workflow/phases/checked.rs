@@ -30,7 +30,14 @@ impl PhaseRun<'_> {
         }
         loop {
             let output = match self
-                .produce(phase, story, retry.as_ref().or(revision))
+                .produce(
+                    phase,
+                    story,
+                    retry.as_ref().or(revision),
+                    // A retry after a refusal is compared with nothing: its "previous output"
+                    // was refused, not kept.
+                    retry.is_none(),
+                )
                 .await?
             {
                 Ok(output) => output,

@@ -196,12 +196,14 @@ async fn paths_outside_the_repository_are_refused_as_error_results() {
     assert!(!exists(&p.env.path(".git")));
     assert!(!exists(&p.env.board().join("ready/evil.md")));
     assert!(!exists(&p.env.board().join("backlog/x.md")));
-    // In the project, only the story changed, besides the run's checkpoint and transcripts.
+    // In the project, only the story changed, besides the run's checkpoint, transcripts and
+    // journal (SPEC §14).
     let after = p.env.files();
     let changed: Vec<_> = after
         .keys()
         .filter(|path| before.get(*path) != after.get(*path))
         .filter(|path| !path.starts_with(".agentic-sdlc/logs"))
+        .filter(|path| !path.starts_with(".agentic-sdlc/runs"))
         .filter(|path| !path.ends_with(".workflow-state.json"))
         .collect();
     assert_eq!(

@@ -128,6 +128,9 @@ async fn gate_decisions_come_as_json_and_are_recorded_in_the_text_format() {
     let p = Project::new().await;
     p.config(&[("phases.research.review", r#"{"reviewer": "ai"}"#)]);
     let story = p.ready("Gated research");
+    // The re-run says something new, or it would be "No progress" (SPEC §14).
+    p.fake
+        .set_default("research", Reply::text("Research findings, take {call}."));
     p.fake
         .push(
             "phase-review",

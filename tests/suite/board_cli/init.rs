@@ -17,7 +17,9 @@ fn spec_defaults() -> serde_json::Value {
                  "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50,
                  "maxTokens": 4096, "structuredOutputs": "auto" },
         "phases": {},
-        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null }
+        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
+        "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
+        "pricing": {}
     })
 }
 

@@ -20,10 +20,7 @@ async fn a_detached_head_is_named_and_the_story_stays_in_its_column() {
     repo.git(&["checkout", "--quiet", "--detach"]);
     let out = repo.run(&["run", "--story", &story.id]);
     out.code(1);
-    let error = repo.details(&story)["last_error"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let error = repo.last_error(&story);
     assert!(error.contains("HEAD is detached"), "{error}");
     assert!(error.contains("git.baseBranch"), "{error}");
     assert_eq!(repo.column(&story), "ready");
@@ -37,10 +34,7 @@ async fn a_base_branch_that_does_not_exist_is_named() {
     repo.configure(json!({"git": {"baseBranch": "release"}}));
     let story = planned(&repo, "No base").await;
     repo.run(&["run", "--story", &story.id]).code(1);
-    let error = repo.details(&story)["last_error"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let error = repo.last_error(&story);
     assert!(
         error.contains("the base branch `release` does not exist"),
         "{error}"
@@ -65,10 +59,7 @@ async fn a_merge_the_user_started_is_left_alone() {
 
     repo.run(&["run", "--story", &story.id]).code(1);
 
-    let error = repo.details(&story)["last_error"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let error = repo.last_error(&story);
     assert!(error.contains("a merge is in progress"), "{error}");
     assert!(error.contains("git merge --abort"), "{error}");
     assert_eq!(repo.head_branch(), "main");
@@ -93,10 +84,7 @@ async fn a_story_branch_deleted_by_hand_is_named_with_a_way_on() {
 
     repo.run(&["run", "--story", &story.id]).code(1);
 
-    let error = repo.details(&story)["last_error"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let error = repo.last_error(&story);
     assert!(
         error.contains(&format!(
             "the story branch `{}` no longer exists",
@@ -123,10 +111,7 @@ async fn uncommitted_changes_in_the_base_checkout_make_the_story_wait_and_are_ke
     let out = repo.run(&["run", "--story", &story.id]);
 
     out.code(1);
-    let error = repo.details(&story)["last_error"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let error = repo.last_error(&story);
     assert!(error.contains("cannot advance main"), "{error}");
     assert!(error.contains("src/lib.rs"), "{error}");
     assert_eq!(repo.git(&["rev-parse", "main"]), main_before);

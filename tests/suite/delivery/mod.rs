@@ -117,6 +117,16 @@ impl Repo {
         self.env.run_json(&["details", &story.slug])["story"].clone()
     }
 
+    /// The story's `last_error`; panics when there is none.
+    #[track_caller]
+    pub fn last_error(&self, story: &Story) -> String {
+        let details = self.details(story);
+        details["last_error"]
+            .as_str()
+            .unwrap_or_else(|| panic!("no last_error in {details}"))
+            .to_string()
+    }
+
     #[track_caller]
     pub fn column(&self, story: &Story) -> String {
         self.env

@@ -3,16 +3,24 @@
 
 use serde_json::json;
 
-use super::{blocker_verdict, configure, front_json, planned, requests_about};
+use super::{
+    changing_blocker_verdict, configure, front_json, phases_make_progress, planned, requests_about,
+};
 use crate::suite::common::{Outcome, TestEnv};
 use crate::suite::fake_llm::{FakeLlm, Reply};
 
 const TRIPPED: &str =
     "Circuit breaker: reached max refinement attempts (3/3); manual intervention required";
 
-/// Runs a story whose code review always finds a blocker until the breaker trips.
+/// Runs a story whose code review always finds a (new) blocker until the breaker trips; the
+/// work changes every time, so this is no "No progress" case (SPEC §14).
 fn trip(env: &TestEnv, llm: &FakeLlm) -> (String, Outcome) {
-    llm.when("code-review", "# Story: Flaky limiter\n", blocker_verdict());
+    phases_make_progress(llm);
+    llm.when(
+        "code-review",
+        "# Story: Flaky limiter\n",
+        changing_blocker_verdict(),
+    );
     let (_, slug, _) = env.add("Flaky limiter", &["--priority", "10"]);
     let out = env.run_with_llm(llm, &["run", "--auto"]);
     (slug, out)
@@ -71,7 +79,8 @@ async fn each_escalation_mode_ends_the_run_its_own_way() {
 async fn a_story_can_lower_its_own_limit() {
     let env = TestEnv::init();
     let llm = FakeLlm::start().await;
-    llm.set_default("code-review", blocker_verdict());
+    phases_make_progress(&llm);
+    llm.set_default("code-review", changing_blocker_verdict());
     let (_, slug, path) = env.add("Flaky limiter", &[]);
     env.edit(
         &path,
@@ -93,7 +102,8 @@ async fn a_disabled_breaker_warns_and_lets_reworks_go_past_the_limit() {
     let llm = FakeLlm::start().await;
     configure(&env, "refinement.enableCircuitBreaker", "false");
     configure(&env, "refinement.maxIterations", "1");
-    llm.set_default("code-review", blocker_verdict());
+    phases_make_progress(&llm);
+    llm.set_default("code-review", changing_blocker_verdict());
     let (_, slug, _) = env.add("Flaky limiter", &[]);
 
     // refine, research, plan, implement, review, rework, implement, review, rework, implement.

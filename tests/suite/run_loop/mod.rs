@@ -53,6 +53,29 @@ pub fn blocker_verdict() -> Reply {
     )
 }
 
+/// A failing verdict whose blocker is worded anew for every request, so a review that keeps
+/// rejecting is still a review that sees something new (no "No progress", SPEC §14).
+pub fn changing_blocker_verdict() -> Reply {
+    Reply::verdict(
+        false,
+        json!([issue(
+            "blocker",
+            "correctness",
+            "The limiter never resets its counter (seen in request {call})"
+        )]),
+    )
+}
+
+/// Phases that answer differently every time they run, as a model that makes progress does.
+pub fn phases_make_progress(llm: &FakeLlm) {
+    llm.set_default("research", Reply::text("Research findings, take {call}."))
+        .set_default("plan", Reply::text("1. Change src/lib.rs (take {call})"))
+        .set_default(
+            "implement",
+            Reply::text("Implemented the story, take {call}."),
+        );
+}
+
 /// A failing verdict that sends the work back to `target_phase`.
 pub fn verdict_with_target(target_phase: &str, issues: Json) -> Reply {
     Reply::text(

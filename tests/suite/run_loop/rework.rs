@@ -13,8 +13,32 @@ use crate::suite::fake_llm::{FakeLlm, Reply};
 async fn reject_reject_approve() {
     let env = TestEnv::init();
     let llm = FakeLlm::start().await;
+    // The second rejection finds one more blocker, and each implementation is new: a rework
+    // that repeats itself would be "No progress" (SPEC §14).
+    let second = Reply::verdict(
+        false,
+        json!([
+            issue(
+                "blocker",
+                "correctness",
+                "The limiter never resets its counter"
+            ),
+            issue("blocker", "correctness", "The burst size is ignored"),
+        ]),
+    );
     llm.push("code-review", blocker_verdict())
-        .push("code-review", blocker_verdict());
+        .push("code-review", second);
+    let implementations = [
+        "Implemented the story.",
+        "Implemented the story, resetting the counter.",
+        "Implemented the story, with bursts.",
+    ];
+    for (n, text) in implementations.iter().enumerate() {
+        // A feature's implement changes a file (SPEC §15), then gives its notes.
+        let write = json!({"path": "src/limiter.rs", "content": format!("// version {n}\n")});
+        llm.push("implement", Reply::tool("write_file", write))
+            .push("implement", Reply::text(*text));
+    }
     let (_, slug, _) = env.add("Add a rate limiter", &[]);
     let step = |expected: &str| {
         assert_eq!(planned(&env), [(expected.to_string(), slug.clone())]);
@@ -94,7 +118,9 @@ async fn reject_reject_approve() {
     assert!(!implements[0]
         .user_message()
         .contains("## Revision Instructions"));
-    for (request, attempt) in implements[1..].iter().zip([2, 3]) {
+    for ((request, attempt), previous_output) in
+        implements[1..].iter().zip([2, 3]).zip(implementations)
+    {
         let prompt = request.user_message();
         let heading = format!("## Revision Instructions (Attempt {attempt})\n");
         let start = prompt.find(&heading).expect(&prompt);
@@ -103,19 +129,30 @@ async fn reject_reject_approve() {
         let previous = revision.find("\n### Previous Output\n").expect(revision);
         assert!(feedback < previous, "{revision}");
         let feedback_text = &revision[feedback..previous];
-        for needed in [
-            "blocker",
-            "The limiter never resets its counter",
-            "src/limiter.rs:42",
-            "Reset the counter when the window ends",
-        ] {
+        let needed: &[&str] = if attempt == 2 {
+            &[
+                "blocker",
+                "The limiter never resets its counter",
+                "src/limiter.rs:42",
+                "Reset the counter when the window ends",
+            ]
+        } else {
+            &[
+                "blocker",
+                "The limiter never resets its counter",
+                "The burst size is ignored",
+            ]
+        };
+        for needed in needed {
             assert!(
                 feedback_text.contains(needed),
                 "{needed:?} in {feedback_text}"
             );
         }
         assert!(
-            revision.contains("\n### Previous Output\nImplemented the story.\n\n## Task\n"),
+            revision.contains(&format!(
+                "\n### Previous Output\n{previous_output}\n\n## Task\n"
+            )),
             "the revision sits directly before the task:\n{prompt}"
         );
         assert_eq!(prompt.matches("## Task").count(), 1, "{prompt}");
@@ -159,6 +196,20 @@ async fn rework_goes_back_to_the_phase_the_review_names() {
         let env = TestEnv::init();
         let llm = FakeLlm::start().await;
         llm.push("po-review", verdict);
+        // The re-run phases answer anew, as a model that takes the feedback in does.
+        llm.push(
+            "research",
+            Reply::text("Research findings: the code lives in src/."),
+        )
+        .push(
+            "research",
+            Reply::text("Research findings: the API is in src/api."),
+        )
+        .push("plan", Reply::text("1. Change src/lib.rs\n2. Add a test"))
+        .push(
+            "plan",
+            Reply::text("1. Use the existing middleware\n2. Add a test"),
+        );
         let (_, slug, _) = env.add("Add a rate limiter", &[]);
 
         // refine, research, plan, implement, review, rework.

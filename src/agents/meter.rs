@@ -1,0 +1,47 @@
+//! What the agents tell the run about every model call, so budgets hold across parallel
+//! stories (SPEC §14): a call is admitted before it is sent and counted as soon as it is
+//! answered, so stories together overshoot a limit by at most the calls already in flight.
+
+use std::sync::Arc;
+
+use crate::board::records::Usage;
+
+/// The run's view of spending, shared by every agent of the run.
+pub trait CallMeter: Send + Sync {
+    /// Whether the story may make one more model call; the refusal says why.
+    fn admit(&self, story_id: &str) -> Result<(), String>;
+    /// One answered call and what it cost.
+    fn answered(&self, story_id: &str, usage: &Usage);
+}
+
+/// A meter bound to the story whose agent makes the calls.
+#[derive(Clone)]
+pub struct StoryMeter {
+    meter: Arc<dyn CallMeter>,
+    story_id: String,
+}
+
+impl StoryMeter {
+    pub fn new(meter: Arc<dyn CallMeter>, story_id: &str) -> Self {
+        Self {
+            meter,
+            story_id: story_id.to_string(),
+        }
+    }
+
+    pub fn admit(&self) -> Result<(), String> {
+        self.meter.admit(&self.story_id)
+    }
+
+    pub fn answered(&self, usage: &Usage) {
+        self.meter.answered(&self.story_id, usage);
+    }
+}
+
+impl std::fmt::Debug for StoryMeter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoryMeter")
+            .field("story_id", &self.story_id)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,540 @@
+//! The morning report (SPEC §14): what one run did, story by story, read from its journal and
+//! the board as it is now. Pure data here; `cli/report.rs` prints it, [`html`] draws it.
+
+pub mod html;
+pub mod transcript;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::board::Board;
+use crate::workflow::journal::{self, RUN_STARTED};
+
+/// One run, as its journal tells it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunReport {
+    pub run_id: String,
+    pub journal: PathBuf,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<u64>,
+    /// None when the run never wrote its last line: it was killed, or it is still running.
+    pub exit_code: Option<i32>,
+    /// The run still holds the board: its open actions are running, not interrupted.
+    pub running: bool,
+    pub message: Option<String>,
+    pub model: Option<String>,
+    /// Models whose usage has no cost because `pricing` does not list them.
+    pub unpriced_models: Vec<String>,
+    pub stories: Vec<StoryReport>,
+    pub totals: Totals,
+    /// Lines of the journal that could not be read, named by file and line.
+    pub warnings: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoryReport {
+    pub story_id: String,
+    pub slug: String,
+    /// done, blocked, failed, waiting, stopped, interrupted or progressed.
+    pub outcome: String,
+    pub actions: Vec<ActionReport>,
+    pub reworks: u32,
+    pub gates: Vec<GateReport>,
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
+    pub merged_commit: Option<String>,
+    pub blocked_reason: Option<String>,
+    /// The one command that moves the story on, when it needs one.
+    pub next_command: Option<String>,
+    /// What to do before that command, when something must change first.
+    pub next_note: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionReport {
+    #[serde(rename = "type")]
+    pub action_type: String,
+    /// completed, failed, stopped or interrupted (started and never ended).
+    pub outcome: String,
+    pub started_at: Option<String>,
+    pub finished_at: Option<String>,
+    pub duration_ms: Option<u64>,
+    pub detail: Option<String>,
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GateReport {
+    pub phase: String,
+    pub attempt: u64,
+    pub decision: String,
+    /// The first line of the gate's feedback or reason.
+    pub feedback: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Totals {
+    pub stories: usize,
+    pub actions: usize,
+    pub failed: usize,
+    pub interrupted: usize,
+    pub reworks: u32,
+    pub tokens: u64,
+    pub cost_usd: Option<f64>,
+    pub duration_ms: Option<u64>,
+}
+
+/// Why no report could be made.
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("no run journal yet in {}: run `agentic-sdlc run` first", .0.display())]
+    NoJournal(PathBuf),
+    #[error("no run `{id}` in {}{}", .dir.display(), known_hint(.known))]
+    UnknownRun {
+        id: String,
+        dir: PathBuf,
+        known: Vec<String>,
+    },
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn known_hint(ids: &[String]) -> String {
+    match ids.last() {
+        Some(last) => {
+            format!("\nHint: the latest run is {last}; `agentic-sdlc report --last` shows it")
+        }
+        None => String::new(),
+    }
+}
+
+/// Finds the journal of run `id`, or the latest one.
+pub fn find_journal(board_dir: &Path, id: Option<&str>) -> Result<PathBuf, ReportError> {
+    let dir = board_dir.join(journal::RUNS_DIR);
+    let paths = journal::list(board_dir).map_err(|source| ReportError::Read {
+        path: dir.clone(),
+        source,
+    })?;
+    let Some(latest) = paths.last() else {
+        return Err(ReportError::NoJournal(dir));
+    };
+    let Some(id) = id else {
+        return Ok(latest.clone());
+    };
+    let id = id.trim().trim_end_matches(".jsonl");
+    paths
+        .iter()
+        .find(|p| journal::run_id_of(p).as_deref() == Some(id))
+        .cloned()
+        .ok_or_else(|| ReportError::UnknownRun {
+            id: id.to_string(),
+            dir,
+            known: paths.iter().filter_map(|p| journal::run_id_of(p)).collect(),
+        })
+}
+
+/// Reads a journal into a report; `board` supplies what happened since (merged commits, the
+/// reasons of stories blocked now), and `lock_holder` the pid of the run holding the board, if
+/// any, so a run still at work is told from a killed one.
+pub fn read(
+    path: &Path,
+    board: Option<&Board>,
+    lock_holder: Option<u32>,
+) -> Result<RunReport, ReportError> {
+    let text = fs_err::read_to_string(path).map_err(|source| ReportError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    let mut builder = Builder::new(path);
+    for (index, line) in text.lines().enumerate() {
+        if line.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(line) {
+            Ok(event) if event.get("event").and_then(Value::as_str).is_some() => {
+                builder.event(&event)
+            }
+            Ok(_) => builder.warn(index + 1, "not a journal event (no \"event\" key)"),
+            Err(err) => builder.warn(index + 1, &format!("not JSON ({err})")),
+        }
+    }
+    let running = builder.pid.is_some() && builder.pid == lock_holder.map(u64::from);
+    Ok(builder.finish(board, running))
+}
+
+struct Builder {
+    report: RunReport,
+    index: HashMap<String, usize>,
+    priced: Option<bool>,
+    /// The process that wrote the journal.
+    pid: Option<u64>,
+}
+
+fn text(value: &Value, key: &str) -> Option<String> {
+    value.get(key).and_then(Value::as_str).map(str::to_string)
+}
+
+fn first_line(text: &str) -> String {
+    text.trim().lines().next().unwrap_or("").to_string()
+}
+
+impl Builder {
+    fn new(path: &Path) -> Builder {
+        Builder {
+            report: RunReport {
+                run_id: journal::run_id_of(path).unwrap_or_default(),
+                journal: path.to_path_buf(),
+                started_at: None,
+                finished_at: None,
+                duration_ms: None,
+                exit_code: None,
+                running: false,
+                message: None,
+                model: None,
+                unpriced_models: Vec::new(),
+                stories: Vec::new(),
+                totals: Totals::default(),
+                warnings: Vec::new(),
+            },
+            index: HashMap::new(),
+            priced: None,
+            pid: None,
+        }
+    }
+
+    fn warn(&mut self, line: usize, why: &str) {
+        self.report.warnings.push(format!(
+            "{}:{line}: skipped a corrupt journal line: {why}",
+            self.report.journal.display()
+        ));
+    }
+
+    fn story(&mut self, event: &Value) -> Option<&mut StoryReport> {
+        let id = text(event, "storyId")?;
+        let slug = text(event, "slug")
+            .or_else(|| {
+                event
+                    .pointer("/action/slug")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .unwrap_or_else(|| id.clone());
+        let stories = &mut self.report.stories;
+        let at = *self.index.entry(id.clone()).or_insert_with(|| {
+            stories.push(StoryReport {
+                story_id: id,
+                slug,
+                outcome: "progressed".into(),
+                actions: Vec::new(),
+                reworks: 0,
+                gates: Vec::new(),
+                tokens: 0,
+                cost_usd: None,
+                merged_commit: None,
+                blocked_reason: None,
+                next_command: None,
+                next_note: None,
+            });
+            stories.len() - 1
+        });
+        Some(&mut stories[at])
+    }
+
+    fn event(&mut self, event: &Value) {
+        let kind = event["event"].as_str().unwrap_or_default().to_string();
+        let at = text(event, "timestamp");
+        match kind.as_str() {
+            RUN_STARTED => {
+                self.report.started_at = at;
+                self.report.model = text(event, "model");
+                self.priced = Some(event.get("price").is_some_and(|p| !p.is_null()));
+                self.pid = event.get("pid").and_then(Value::as_u64);
+            }
+            "action_started" => {
+                let action_type = event
+                    .pointer("/action/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("action")
+                    .to_string();
+                if let Some(story) = self.story(event) {
+                    story.actions.push(ActionReport {
+                        action_type,
+                        outcome: "interrupted".into(),
+                        started_at: at,
+                        finished_at: None,
+                        duration_ms: None,
+                        detail: text(event, "detail"),
+                        tokens: 0,
+                        cost_usd: None,
+                    });
+                }
+            }
+            "action_completed" | "action_failed" | "action_stopped" => {
+                let outcome = kind.trim_start_matches("action_").to_string();
+                self.end_action(event, outcome, at);
+            }
+            "story_blocked" => {
+                let reason = text(event, "reason");
+                if event.get("startedAt").is_some() {
+                    self.end_action(event, "blocked".into(), at);
+                }
+                if let Some(story) = self.story(event) {
+                    story.outcome = "blocked".into();
+                    story.blocked_reason = reason;
+                }
+            }
+            "story_waiting" => {
+                if event.get("startedAt").is_some() {
+                    self.end_action(event, "waiting".into(), at);
+                }
+                if let Some(story) = self.story(event) {
+                    if story.outcome != "blocked" {
+                        story.outcome = "waiting".into();
+                    }
+                }
+            }
+            "gate_decision" => {
+                let decision = text(event, "decision").unwrap_or_default();
+                let (keyword, feedback) = match decision.split_once(':') {
+                    Some((keyword, rest)) => (keyword.trim().to_string(), Some(first_line(rest))),
+                    None => (decision.trim().to_string(), None),
+                };
+                let gate = GateReport {
+                    phase: text(event, "phase").unwrap_or_default(),
+                    attempt: event.get("attempt").and_then(Value::as_u64).unwrap_or(0),
+                    decision: keyword,
+                    feedback: feedback.filter(|f| !f.is_empty()),
+                };
+                if let Some(story) = self.story(event) {
+                    story.gates.push(gate);
+                }
+            }
+            "run_finished" => {
+                self.report.finished_at = at;
+                self.report.exit_code = event
+                    .get("exitCode")
+                    .and_then(Value::as_i64)
+                    .and_then(|c| i32::try_from(c).ok());
+                self.report.message = text(event, "message");
+                self.report.duration_ms = event.get("durationMs").and_then(Value::as_u64);
+            }
+            _ => {}
+        }
+    }
+
+    /// Closes the story's open action: by its end event, or by the block or wait it led to.
+    fn end_action(&mut self, event: &Value, outcome: String, at: Option<String>) {
+        let detail = text(event, "summary")
+            .or_else(|| text(event, "error"))
+            .or_else(|| text(event, "reason"));
+        let tokens = event
+            .pointer("/tokens/total")
+            .and_then(Value::as_u64)
+            .unwrap_or(0);
+        let cost = event.get("costUsd").and_then(Value::as_f64);
+        let named_type = event
+            .pointer("/action/type")
+            .and_then(Value::as_str)
+            .map(str::to_string);
+        let Some(story) = self.story(event) else {
+            return;
+        };
+        let open = story.actions.iter().rposition(|a| {
+            a.outcome == "interrupted" && named_type.as_ref().is_none_or(|t| *t == a.action_type)
+        });
+        let action = match open {
+            Some(index) => &mut story.actions[index],
+            None => {
+                story.actions.push(ActionReport {
+                    action_type: named_type.clone().unwrap_or_else(|| "action".into()),
+                    outcome: String::new(),
+                    started_at: text(event, "startedAt"),
+                    finished_at: None,
+                    duration_ms: None,
+                    detail: None,
+                    tokens: 0,
+                    cost_usd: None,
+                });
+                story.actions.last_mut().expect("just pushed")
+            }
+        };
+        action.outcome = outcome.clone();
+        action.finished_at = at;
+        action.duration_ms = event.get("durationMs").and_then(Value::as_u64);
+        action.detail = detail;
+        action.tokens = tokens;
+        action.cost_usd = cost;
+        let action_type = action.action_type.clone();
+        story.tokens += tokens;
+        if let Some(cost) = cost {
+            story.cost_usd = Some(crate::board::records::round_usd(
+                story.cost_usd.unwrap_or(0.0) + cost,
+            ));
+        }
+        if action_type == "rework" && outcome == "completed" {
+            story.reworks += 1;
+        }
+        story.outcome = match (outcome.as_str(), action_type.as_str()) {
+            ("completed", "move_to_done" | "create_pr") => "done".into(),
+            ("completed", _) => "progressed".into(),
+            (other, _) => other.into(),
+        };
+    }
+
+    fn finish(mut self, board: Option<&Board>, running: bool) -> RunReport {
+        let report = &mut self.report;
+        report.running = running && report.exit_code.is_none();
+        if report.running {
+            for action in report.stories.iter_mut().flat_map(|s| s.actions.iter_mut()) {
+                if action.outcome == "interrupted" {
+                    action.outcome = "running".into();
+                }
+            }
+        }
+        if self.priced == Some(false) {
+            if let Some(model) = &report.model {
+                report.unpriced_models.push(model.clone());
+            }
+        }
+        let killed = report.exit_code.is_none();
+        for story in &mut report.stories {
+            let current = board.and_then(|b| b.get(&story.story_id));
+            if let Some(current) = current {
+                story.merged_commit = current.get::<String>("merged_commit").ok().flatten();
+                if story.outcome == "blocked" || current.column == crate::board::Column::Blocked {
+                    story.blocked_reason = current
+                        .meta
+                        .blocked_reason
+                        .clone()
+                        .or(story.blocked_reason.take());
+                }
+            }
+            if story.actions.iter().any(|a| a.outcome == "interrupted") && killed {
+                story.outcome = "interrupted".into();
+            }
+            if story.actions.iter().any(|a| a.outcome == "running") {
+                story.outcome = "running".into();
+            }
+            (story.next_command, story.next_note) = next_step(story);
+        }
+        let totals = &mut report.totals;
+        totals.stories = report.stories.len();
+        for story in &report.stories {
+            totals.actions += story.actions.len();
+            totals.failed += story
+                .actions
+                .iter()
+                .filter(|a| a.outcome == "failed")
+                .count();
+            totals.interrupted += story
+                .actions
+                .iter()
+                .filter(|a| a.outcome == "interrupted")
+                .count();
+            totals.reworks += story.reworks;
+            totals.tokens += story.tokens;
+            if let Some(cost) = story.cost_usd {
+                totals.cost_usd = Some(crate::board::records::round_usd(
+                    totals.cost_usd.unwrap_or(0.0) + cost,
+                ));
+            }
+        }
+        let duration = report.duration_ms.or_else(|| span_ms(report));
+        report.totals.duration_ms = duration;
+        self.report
+    }
+}
+
+/// A killed run's length: from its start to the last thing it wrote.
+fn span_ms(report: &RunReport) -> Option<u64> {
+    let start = parse_time(report.started_at.as_deref()?)?;
+    let last = report
+        .stories
+        .iter()
+        .flat_map(|s| &s.actions)
+        .filter_map(|a| a.finished_at.as_deref().or(a.started_at.as_deref()))
+        .filter_map(parse_time)
+        .max()?;
+    u64::try_from((last - start).num_milliseconds()).ok()
+}
+
+pub fn parse_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .ok()
+        .map(|t| t.with_timezone(&chrono::Utc))
+}
+
+/// The one command that moves a story on, and what to change before it.
+fn next_step(story: &StoryReport) -> (Option<String>, Option<String>) {
+    let slug = &story.slug;
+    let run_again = Some(format!("agentic-sdlc run --auto --story {slug}"));
+    match story.outcome.as_str() {
+        "blocked" => {
+            let reason = story.blocked_reason.as_deref().unwrap_or("");
+            if reason.starts_with("Circuit breaker") {
+                (Some(format!("agentic-sdlc unblock {slug} --reset")), None)
+            } else if reason.starts_with("Budget:") {
+                let key = if reason.ends_with("USD") {
+                    "budget.storyUsd"
+                } else {
+                    "budget.storyTokens"
+                };
+                (
+                    Some(format!("agentic-sdlc unblock {slug}")),
+                    Some(format!(
+                        "raise {key} first (`agentic-sdlc config {key} <limit>`)"
+                    )),
+                )
+            } else if reason.starts_with("No progress") {
+                (
+                    Some(format!("agentic-sdlc unblock {slug}")),
+                    Some("read the repeated output, and edit the story or its notes first".into()),
+                )
+            } else {
+                (Some(format!("agentic-sdlc unblock {slug}")), None)
+            }
+        }
+        "waiting" => (
+            Some(format!("agentic-sdlc decide {slug} \"APPROVE\"")),
+            None,
+        ),
+        "failed" => (
+            run_again,
+            Some("see last_error with `agentic-sdlc details`".into()),
+        ),
+        "stopped" | "interrupted" | "progressed" => (run_again, None),
+        "running" => (None, Some("the run is still working on it".into())),
+        _ => (None, None),
+    }
+}
+
+/// Milliseconds as a person reads them.
+pub fn format_duration(ms: Option<u64>) -> String {
+    match ms {
+        None => "–".into(),
+        Some(ms) if ms < 1_000 => format!("{ms}ms"),
+        Some(ms) if ms < 60_000 => format!("{:.1}s", ms as f64 / 1000.0),
+        Some(ms) => format!("{}m{:02}s", ms / 60_000, (ms / 1000) % 60),
+    }
+}
+
+/// Dollars for a table cell; "–" without a price.
+pub fn format_cost(usd: Option<f64>) -> String {
+    usd.map_or("–".into(), |c| {
+        format!("${}", crate::workflow::budget::format_usd(c))
+    })
+}

@@ -1,0 +1,232 @@
+//! The run journal `<sdlcFolder>/runs/<run-id>.jsonl` (SPEC §14): the events of `run --json`,
+//! one per line, each with its time, and for actions their start, duration, tokens and cost.
+//! Every line is flushed as it is written, so a run that is killed leaves a journal that
+//! `report` still reads.
+
+use std::collections::HashMap;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use serde_json::{json, Map, Value};
+
+use super::budget::Spending;
+use super::checkpoint::RunOptions;
+use super::events::Event;
+use crate::board::records::Usage;
+
+/// The folder inside the board that holds the journals.
+pub const RUNS_DIR: &str = "runs";
+
+/// The first line of every journal: what the run was asked to do and with which model.
+pub const RUN_STARTED: &str = "run_started";
+
+pub struct Journal {
+    run_id: String,
+    path: PathBuf,
+    spending: Arc<Spending>,
+    started: Instant,
+    inner: Mutex<Inner>,
+}
+
+struct Inner {
+    file: io::BufWriter<fs_err::File>,
+    /// When each story's action in flight started.
+    actions: HashMap<String, (DateTime<Utc>, Instant)>,
+    failed: bool,
+}
+
+impl std::fmt::Debug for Journal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Journal")
+            .field("path", &self.path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Journal {
+    /// Creates a new journal named after the current time and writes its first line.
+    pub fn create(
+        board_dir: &Path,
+        spending: Arc<Spending>,
+        options: &RunOptions,
+    ) -> io::Result<Journal> {
+        let dir = board_dir.join(RUNS_DIR);
+        fs_err::create_dir_all(&dir)?;
+        let now = Utc::now();
+        let stamp = now.format("%Y%m%dT%H%M%S%3fZ").to_string();
+        let mut attempt = 1u32;
+        let (run_id, file) = loop {
+            let run_id = match attempt {
+                1 => stamp.clone(),
+                n => format!("{stamp}-{n}"),
+            };
+            match fs_err::OpenOptions::new()
+                .append(true)
+                .create_new(true)
+                .open(dir.join(format!("{run_id}.jsonl")))
+            {
+                Ok(file) => break (run_id, file),
+                Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => {
+                    attempt += 1
+                }
+                Err(err) => return Err(err),
+            }
+        };
+        let journal = Journal {
+            path: dir.join(format!("{run_id}.jsonl")),
+            run_id,
+            started: Instant::now(),
+            inner: Mutex::new(Inner {
+                file: io::BufWriter::new(file),
+                actions: HashMap::new(),
+                failed: false,
+            }),
+            spending,
+        };
+        let price = journal.spending.price();
+        journal.write(json!({
+            "event": RUN_STARTED,
+            "storyId": null,
+            "runId": journal.run_id,
+            "timestamp": stamp_of(now),
+            "pid": std::process::id(),
+            "model": journal.spending.model(),
+            "price": price.map(|p| json!({"inputPerMTok": p.input_per_m_tok, "outputPerMTok": p.output_per_m_tok})),
+            "options": options,
+        }));
+        Ok(journal)
+    }
+
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Appends one event with its time, and for an action's end its duration, tokens and cost.
+    pub fn append(&self, event: &Event) {
+        let now = Utc::now();
+        let mut line = match event.to_json() {
+            Value::Object(map) => map,
+            other => {
+                let mut map = Map::new();
+                map.insert("data".into(), other);
+                map
+            }
+        };
+        line.insert("timestamp".into(), stamp_of(now).into());
+        let mut inner = self.lock();
+        match event {
+            Event::ActionStarted { action, .. } => {
+                inner
+                    .actions
+                    .insert(action.story_id.clone(), (now, Instant::now()));
+            }
+            Event::ActionCompleted { action, .. }
+            | Event::ActionFailed { action, .. }
+            | Event::ActionStopped { action, .. } => {
+                if let Some((started_at, started)) = inner.actions.remove(&action.story_id) {
+                    line.insert("startedAt".into(), stamp_of(started_at).into());
+                    line.insert("durationMs".into(), millis(started).into());
+                }
+                self.add_usage(&mut line, &self.spending.action_usage(&action.story_id));
+            }
+            // An action that blocks its story or leaves it waiting ends with that event.
+            Event::StoryBlocked { story_id, .. } | Event::StoryWaiting { story_id, .. } => {
+                if let Some((started_at, started)) = inner.actions.remove(story_id) {
+                    line.insert("startedAt".into(), stamp_of(started_at).into());
+                    line.insert("durationMs".into(), millis(started).into());
+                    self.add_usage(&mut line, &self.spending.action_usage(story_id));
+                }
+            }
+            Event::RunFinished { .. } => {
+                line.insert("durationMs".into(), millis(self.started).into());
+                self.add_usage(&mut line, &self.spending.run_usage());
+            }
+            _ => {}
+        }
+        drop(inner);
+        self.write(Value::Object(line));
+    }
+
+    /// Tokens, requests and cost; with a price, an action that made no call cost 0, not null.
+    fn add_usage(&self, line: &mut Map<String, Value>, usage: &Usage) {
+        line.insert(
+            "tokens".into(),
+            json!({"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.tokens()}),
+        );
+        line.insert("requests".into(), usage.requests.into());
+        let cost = match self.spending.price() {
+            Some(_) => Some(usage.cost_usd.unwrap_or(0.0)),
+            None => usage.cost_usd,
+        };
+        line.insert("costUsd".into(), json!(cost));
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn write(&self, line: Value) {
+        let mut inner = self.lock();
+        let mut text = line.to_string();
+        text.push('\n');
+        let written = inner
+            .file
+            .write_all(text.as_bytes())
+            .and_then(|()| inner.file.flush());
+        if let Err(err) = written {
+            // Once, not per event: a full disk would otherwise repeat itself all night.
+            if !inner.failed {
+                inner.failed = true;
+                tracing::warn!(
+                    "could not write the run journal {}: {err}",
+                    self.path.display()
+                );
+            }
+        }
+    }
+}
+
+fn stamp_of(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Millis, true)
+}
+
+fn millis(since: Instant) -> u64 {
+    u64::try_from(since.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
+/// The journals of a board, oldest first (their names sort by time).
+pub fn list(board_dir: &Path) -> io::Result<Vec<PathBuf>> {
+    let dir = board_dir.join(RUNS_DIR);
+    let mut paths: Vec<PathBuf> = match fs_err::read_dir(&dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+            .collect(),
+        Err(err) if err.kind() == io::ErrorKind::NotFound => Vec::new(),
+        Err(err) => return Err(err),
+    };
+    paths.sort_by_key(|p| run_id_of(p).map(sort_key));
+    Ok(paths)
+}
+
+/// A journal's run id: its file name without `.jsonl`.
+pub fn run_id_of(path: &Path) -> Option<String> {
+    path.file_stem()
+        .and_then(|s| s.to_str())
+        .map(str::to_string)
+}
+
+/// `<stamp>` and `<stamp>-N` in creation order.
+fn sort_key(run_id: String) -> (String, u32) {
+    match run_id.split_once('-') {
+        Some((stamp, n)) => (stamp.to_string(), n.parse().unwrap_or(0)),
+        None => (run_id, 1),
+    }
+}
