@@ -194,17 +194,19 @@ impl LlmAgents {
                 e
             })?;
         usage.add(&second.usage);
-        let verdict = match judge(&second) {
-            Ok(verdict) => Some(verdict),
-            Err(still) => {
-                transcript.record("no_verdict", json!({"reason": still.name()}));
-                None
+        let judged = judge(&second).and_then(|verdict| {
+            // Asked for the issues of a failure, an answer that names none is no verdict, even
+            // one that now says it passed.
+            if reason == Reask::NoIssues && verdict.issues.is_empty() {
+                Err(Reask::NoIssues)
+            } else {
+                Ok(verdict)
             }
-        };
-        // Asked for the issues of a failure, an answer that names none is no verdict, even one
-        // that now says it passed.
-        let verdict = verdict.filter(|v| reason != Reask::NoIssues || !v.issues.is_empty());
-        Ok((verdict, usage))
+        });
+        if let Err(still) = &judged {
+            transcript.record("no_verdict", json!({"reason": still.name()}));
+        }
+        Ok((judged.ok(), usage))
     }
 }
 
