@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use super::models_requests::transcript_lines;
 use super::{section, Project};
 use crate::suite::fake_llm::Reply;
 
@@ -72,6 +73,33 @@ async fn a_failure_without_issues_is_asked_for_them_and_is_never_an_approval() {
         .unwrap_or_default()
         .to_string();
     assert!(error.contains("security-review"), "{error}");
+    let notes: Vec<(String, String)> = transcript_lines(&p, &silent.id)
+        .into_iter()
+        .filter(|l| l["event"] == "reask" || l["event"] == "no_verdict")
+        .map(|l| {
+            (
+                format!(
+                    "{}/{}",
+                    l["agent"].as_str().unwrap(),
+                    l["event"].as_str().unwrap()
+                ),
+                l["reason"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            (
+                "security-review/reask".to_string(),
+                "failed_without_issues".to_string()
+            ),
+            (
+                "security-review/no_verdict".to_string(),
+                "failed_without_issues".to_string()
+            ),
+        ]
+    );
 }
 
 #[tokio::test]
