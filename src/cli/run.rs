@@ -87,7 +87,6 @@ pub fn run(args: RunArgs, context: &Context) -> Result<i32> {
     }
     let request = runner::RunRequest {
         options,
-        dry_run: false,
         resume: args.resume,
     };
     let agents: runner::AgentFactory = Box::new(|project, meter| {

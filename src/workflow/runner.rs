@@ -25,7 +25,6 @@ use crate::error::{exit, Error, Result};
 #[derive(Debug, Clone, Default)]
 pub struct RunRequest {
     pub options: RunOptions,
-    pub dry_run: bool,
     pub resume: bool,
 }
 
