@@ -69,6 +69,20 @@ pub struct LlmConfig {
     pub timeout_seconds: u64,
     pub max_retries: u32,
     pub max_turns: u32,
+    /// Caps every reply (SPEC §15); `phases.<phase>.maxTokens` overrides it for one phase.
+    pub max_tokens: u32,
+    pub structured_outputs: StructuredOutputs,
+}
+
+/// Whether machine-read answers are requested with a JSON schema in `response_format`
+/// (SPEC §15). `auto` sends it and falls back to prompting, for the rest of the run, when the
+/// server rejects it.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum StructuredOutputs {
+    Auto,
+    On,
+    Off,
 }
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
@@ -86,9 +100,13 @@ pub struct PhasesConfig {
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(deny_unknown_fields)]
+#[serde(rename_all = "camelCase")]
 pub struct PhaseConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<GateConfig>,
+    /// Overrides `llm.maxTokens` for this phase's agent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_tokens: Option<u32>,
 }
 
 /// `phases.<phase>.review` (SPEC §8).
@@ -201,6 +219,18 @@ impl PhasesConfig {
         };
         phase.as_ref().and_then(|p| p.review.as_ref())
     }
+
+    /// `phases.<phase>.maxTokens`, when set.
+    pub fn max_tokens(&self, phase: &str) -> Option<u32> {
+        let phase = match phase {
+            "refine" => &self.refine,
+            "research" => &self.research,
+            "plan" => &self.plan,
+            "implement" => &self.implement,
+            _ => return None,
+        };
+        phase.as_ref().and_then(|p| p.max_tokens)
+    }
 }
 
 /// The defaults of SPEC §4, as the JSON document a partial file is merged over.
@@ -213,7 +243,8 @@ pub fn default_value() -> Value {
         "refinement": { "maxIterations": 3, "escalateOnMaxAttempts": "manual", "enableCircuitBreaker": true },
         "review": { "testCommand": null, "testTimeoutSeconds": 600 },
         "llm": { "baseUrl": null, "model": "gpt-4o-mini", "apiKeyEnv": "OPENAI_API_KEY",
-                 "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50 },
+                 "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50,
+                 "maxTokens": 4096, "structuredOutputs": "auto" },
         "phases": {},
         "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
         "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 },
@@ -290,6 +321,14 @@ impl Config {
         }
         if self.tools.timeout_seconds == 0 {
             return fail("tools.timeoutSeconds", "must be at least 1");
+        }
+        if self.llm.max_tokens == 0 {
+            return fail("llm.maxTokens", "must be at least 1");
+        }
+        for phase in crate::board::PHASES {
+            if self.phases.max_tokens(phase) == Some(0) {
+                return fail(&format!("phases.{phase}.maxTokens"), "must be at least 1");
+            }
         }
         if let Some(url) = &self.llm.base_url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -549,6 +588,16 @@ mod tests {
                 "phases.plan.review.maxRetries",
             ),
             (json!({"phases": {"deploy": {}}}), "deploy"),
+            (json!({"llm": {"maxTokens": 0}}), "llm.maxTokens"),
+            (json!({"llm": {"maxTokens": "lots"}}), "llm.maxTokens"),
+            (
+                json!({"llm": {"structuredOutputs": "sometimes"}}),
+                "llm.structuredOutputs",
+            ),
+            (
+                json!({"phases": {"plan": {"maxTokens": 0}}}),
+                "phases.plan.maxTokens",
+            ),
             (json!({"budget": {"storyTokens": 0}}), "budget.storyTokens"),
             (json!({"budget": {"runTokens": -5}}), "budget.runTokens"),
             (json!({"budget": {"runUsd": 0}}), "budget.runUsd"),
@@ -577,6 +626,16 @@ mod tests {
             let err = from(user.clone()).unwrap_err().to_string();
             assert!(err.contains(key), "{user}: {err}");
         }
+    }
+
+    #[test]
+    fn max_tokens_defaults_and_phase_override() {
+        let config = from(json!({"phases": {"plan": {"maxTokens": 512}}})).unwrap();
+        assert_eq!(config.llm.max_tokens, 4096);
+        assert_eq!(config.llm.structured_outputs, StructuredOutputs::Auto);
+        assert_eq!(config.phases.max_tokens("plan"), Some(512));
+        assert_eq!(config.phases.max_tokens("research"), None);
+        assert!(config.phases.gate("plan").is_none());
     }
 
     #[test]

@@ -17,6 +17,10 @@ pub enum Error {
     #[error("config error in {path}: {message}")]
     Config { path: PathBuf, message: String },
 
+    /// The API key's environment variable is empty or unset, and the endpoint is not local.
+    #[error("the environment variable {variable} is not set; the LLM endpoint {endpoint} needs an API key\nHint: export {variable}=<your key>, name another variable in llm.apiKeyEnv, or point llm.baseUrl at a local server")]
+    MissingKey { variable: String, endpoint: String },
+
     /// The command line asked for something that cannot be done as asked.
     #[error("{0}")]
     Usage(String),
@@ -95,7 +99,10 @@ fn suggestions(close: &[String]) -> String {
 impl Error {
     pub fn exit_code(&self) -> i32 {
         match self {
-            Error::Config { .. } | Error::Usage(_) | Error::NoRoot(_) => exit::USAGE,
+            Error::Config { .. }
+            | Error::MissingKey { .. }
+            | Error::Usage(_)
+            | Error::NoRoot(_) => exit::USAGE,
             Error::NeedsPerson(_) => exit::NEEDS_PERSON,
             Error::Interrupted => exit::INTERRUPTED,
             _ => exit::FAILURE,

@@ -4,7 +4,9 @@
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
-use super::llm::{ChatMessage, ChatReply, LlmClient, LlmError, Usage};
+use super::llm::{
+    ChatMessage, ChatReply, ChatRequest, Exchange, LlmClient, LlmError, ResponseSchema, Usage,
+};
 use super::transcript::Transcript;
 
 /// The result of one tool call as the model will read it. An error here (a bad argument, a
@@ -33,6 +35,21 @@ pub struct Conversation {
     pub usage: Usage,
     pub turns: u32,
     pub tool_calls: u32,
+    /// The last reply was cut off by the reply cap (finish_reason `length`).
+    pub truncated: bool,
+    /// The last reply was asked for with a JSON schema.
+    pub structured: bool,
+    /// Why the server refused the tools, when it did and the conversation went on without.
+    pub tools_refused: Option<String>,
+}
+
+/// What every request of a conversation asks for besides its messages.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct ConverseOptions<'a> {
+    /// The reply cap; `None` uses `llm.maxTokens`.
+    pub max_tokens: Option<u32>,
+    /// The JSON schema of a machine-read answer (SPEC §15).
+    pub schema: Option<&'a ResponseSchema>,
 }
 
 /// Runs a conversation to its end.
@@ -53,17 +70,36 @@ pub async fn converse(
     max_turns: u32,
     transcript: &Transcript,
 ) -> Result<Conversation, ConversationError> {
+    let options = ConverseOptions::default();
+    converse_with(client, system, user, tools, max_turns, transcript, options).await
+}
+
+/// [`converse`] with a reply cap and a schema for the answer.
+pub async fn converse_with(
+    client: &LlmClient,
+    system: &str,
+    user: &str,
+    tools: Option<&dyn ToolExecutor>,
+    max_turns: u32,
+    transcript: &Transcript,
+    options: ConverseOptions<'_>,
+) -> Result<Conversation, ConversationError> {
     let mut done = Conversation {
         final_text: String::new(),
         usage: Usage::default(),
         turns: 0,
         tool_calls: 0,
+        truncated: false,
+        structured: false,
+        tools_refused: None,
     };
-    match run_turns(
-        client, system, user, tools, max_turns, transcript, &mut done,
-    )
-    .await
-    {
+    let prompt = Prompt {
+        system,
+        user,
+        tools,
+        options,
+    };
+    match run_turns(client, &prompt, max_turns, transcript, &mut done).await {
         Ok(()) => Ok(done),
         Err(error) => Err(ConversationError {
             error,
@@ -85,18 +121,52 @@ impl std::fmt::Display for ConversationError {
     }
 }
 
+struct Prompt<'a> {
+    system: &'a str,
+    user: &'a str,
+    tools: Option<&'a dyn ToolExecutor>,
+    options: ConverseOptions<'a>,
+}
+
+/// Sends one request, recording every attempt and counting every request sent.
+async fn send(
+    client: &LlmClient,
+    messages: &[ChatMessage],
+    definitions: &[Value],
+    options: ConverseOptions<'_>,
+    turn: u32,
+    transcript: &Transcript,
+    done: &mut Conversation,
+) -> Result<ChatReply, LlmError> {
+    let request = ChatRequest {
+        messages,
+        tools: definitions,
+        max_tokens: options.max_tokens,
+        schema: options.schema,
+    };
+    let exchange: Exchange = client.exchange(&request).await;
+    done.usage.add(&exchange.usage());
+    for attempt in &exchange.attempts {
+        let mut entry = attempt.to_json();
+        entry["turn"] = json!(turn);
+        transcript.record("attempt", entry);
+    }
+    done.structured = exchange.structured();
+    exchange.result
+}
+
 async fn run_turns(
     client: &LlmClient,
-    system: &str,
-    user: &str,
-    tools: Option<&dyn ToolExecutor>,
+    prompt: &Prompt<'_>,
     max_turns: u32,
     transcript: &Transcript,
     done: &mut Conversation,
 ) -> Result<(), LlmError> {
+    let tools = prompt.tools;
+    let options = prompt.options;
     let mut messages = vec![
-        ChatMessage::System(system.to_string()),
-        ChatMessage::User(user.to_string()),
+        ChatMessage::System(prompt.system.to_string()),
+        ChatMessage::User(prompt.user.to_string()),
     ];
     let mut definitions = tools.map(|t| t.definitions()).unwrap_or_default();
     let mut recorded = 0;
@@ -110,7 +180,17 @@ async fn run_turns(
             &definitions,
         );
         recorded = messages.len();
-        let reply = match client.chat(&messages, &definitions).await {
+        let sent = send(
+            client,
+            &messages,
+            &definitions,
+            options,
+            done.turns,
+            transcript,
+            done,
+        )
+        .await;
+        let reply = match sent {
             Ok(reply) => reply,
             Err(err)
                 if done.turns == 1 && !definitions.is_empty() && err.is_tools_unsupported() =>
@@ -120,6 +200,7 @@ async fn run_turns(
                     json!({"error": err.to_string(), "action": "retrying once without tools"}),
                 );
                 tracing::warn!("the model refused tools; retrying without them: {err}");
+                done.tools_refused = Some(err.to_string());
                 definitions.clear();
                 record_request(
                     transcript,
@@ -128,23 +209,31 @@ async fn run_turns(
                     messages.len(),
                     &definitions,
                 );
-                client
-                    .chat(&messages, &definitions)
-                    .await
-                    .inspect_err(|err| record_error(transcript, err))?
+                send(
+                    client,
+                    &messages,
+                    &definitions,
+                    options,
+                    done.turns,
+                    transcript,
+                    done,
+                )
+                .await
+                .inspect_err(|err| record_error(transcript, err))?
             }
             Err(err) => {
                 record_error(transcript, &err);
                 return Err(err);
             }
         };
-        done.usage.add(&reply.usage);
         record_response(transcript, done.turns, &reply);
         if reply.tool_calls.is_empty() {
+            done.truncated = reply.finish_reason.as_deref() == Some("length");
             done.final_text = reply.content.unwrap_or_default();
             transcript.record(
                 "done",
-                json!({"turns": done.turns, "tool_calls": done.tool_calls, "usage": done.usage}),
+                json!({"turns": done.turns, "tool_calls": done.tool_calls, "usage": done.usage,
+                       "truncated": done.truncated, "structured": done.structured}),
             );
             return Ok(());
         }

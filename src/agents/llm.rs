@@ -8,6 +8,7 @@
 
 mod error;
 mod messages;
+mod request;
 mod stream;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -15,8 +16,9 @@ pub(crate) mod testing;
 mod tests;
 mod transport;
 
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use async_openai::config::OpenAIConfig;
 use async_openai::Client;
@@ -24,10 +26,16 @@ use futures::StreamExt;
 use serde_json::{json, Value};
 
 use super::meter::StoryMeter;
-use crate::config::{Config, CONFIG_FILE};
+use crate::config::{Config, StructuredOutputs};
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
 pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
+use request::{context_length_message, TokenField};
+pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema};
+
+const SCHEMA_BOUNDED: u8 = 0;
+const SCHEMA_UNBOUNDED: u8 = 1;
+const SCHEMA_REFUSED: u8 = 2;
 
 /// How to reach the model. Built from the config by [`LlmSettings::from_config`].
 #[derive(Clone)]
@@ -44,6 +52,9 @@ pub struct LlmSettings {
     pub stream: bool,
     /// First backoff delay, doubled per attempt; tests shorten it.
     pub retry_base: Duration,
+    /// The reply cap sent with every request that names none of its own.
+    pub max_tokens: u32,
+    pub structured_outputs: StructuredOutputs,
 }
 
 impl std::fmt::Debug for LlmSettings {
@@ -57,6 +68,8 @@ impl std::fmt::Debug for LlmSettings {
             .field("max_retries", &self.max_retries)
             .field("stream", &self.stream)
             .field("retry_base", &self.retry_base)
+            .field("max_tokens", &self.max_tokens)
+            .field("structured_outputs", &self.structured_outputs)
             .finish()
     }
 }
@@ -79,13 +92,10 @@ impl LlmSettings {
             .map(|key| key.trim().to_string())
             .filter(|key| !key.is_empty());
         if api_key.is_none() && !is_local(&base_url) {
-            return Err(crate::Error::config(
-                CONFIG_FILE,
-                format!(
-                    "{key_var} is not set; the LLM endpoint {base_url} needs an API key \
-                     (set it, or point llm.baseUrl at a local server)"
-                ),
-            ));
+            return Err(crate::Error::MissingKey {
+                variable: key_var.clone(),
+                endpoint: base_url,
+            });
         }
         let stream = env("AGENTIC_SDLC_STREAM")
             .is_some_and(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"));
@@ -98,6 +108,8 @@ impl LlmSettings {
             max_retries: config.llm.max_retries,
             stream,
             retry_base: Duration::from_millis(500),
+            max_tokens: config.llm.max_tokens,
+            structured_outputs: config.llm.structured_outputs,
         })
     }
 }
@@ -129,6 +141,13 @@ pub struct LlmClient {
 struct Inner {
     client: Client<OpenAIConfig>,
     settings: LlmSettings,
+    /// How much of a schema the server accepts, learnt from its refusals and kept for the run:
+    /// [`SCHEMA_BOUNDED`]; [`SCHEMA_UNBOUNDED`] once it refused a bound by name (hosted APIs
+    /// with a strict subset of JSON Schema); [`SCHEMA_REFUSED`] once it refused the schema
+    /// itself (prompting instead, under `auto` only).
+    schema_level: AtomicU8,
+    /// Set when the server asked for `max_completion_tokens` instead of `max_tokens`.
+    wants_completion_tokens: AtomicBool,
 }
 
 impl std::fmt::Debug for LlmClient {
@@ -168,7 +187,12 @@ impl LlmClient {
         let client = Client::build(http.clone(), config)
             .with_http_service(transport::Transport::new(http, settings.read_timeout));
         Ok(LlmClient {
-            inner: Arc::new(Inner { client, settings }),
+            inner: Arc::new(Inner {
+                client,
+                settings,
+                schema_level: AtomicU8::new(SCHEMA_BOUNDED),
+                wants_completion_tokens: AtomicBool::new(false),
+            }),
             meter: None,
         })
     }
@@ -190,56 +214,197 @@ impl LlmClient {
         &self.inner.settings
     }
 
-    /// One chat completion. `tools` are OpenAI function definitions; empty sends none. 429, 5xx
-    /// and dropped connections are retried up to `max_retries` times, waiting as long as the
-    /// server's `Retry-After` says (at most a minute) or else with exponential backoff.
+    /// One chat completion with `tools` (OpenAI function definitions; empty sends none) and
+    /// the configured reply cap. See [`Self::exchange`].
     pub async fn chat(
         &self,
         messages: &[ChatMessage],
         tools: &[Value],
     ) -> Result<ChatReply, LlmError> {
-        let settings = &self.inner.settings;
+        self.exchange(&ChatRequest::new(messages, tools))
+            .await
+            .result
+    }
+
+    /// Sends one request, trying again where that may help, and returns the answer with every
+    /// attempt made:
+    /// - 429, 5xx and dropped connections are retried up to `max_retries` times, waiting as long
+    ///   as the server's `Retry-After` says (at most a minute) or else with exponential backoff;
+    /// - a reply that ran into `llm.timeoutSeconds` is retried at most once: a model that rambled
+    ///   until the timeout will usually ramble again (SPEC §15);
+    /// - a server that refuses `response_format` under `auto` is asked again without it, and is
+    ///   not asked for a schema again in this run; one that wants `max_completion_tokens` gets
+    ///   the cap under that name from then on.
+    ///
+    /// A metered client asks its meter first (a story or run over budget sends nothing) and
+    /// reports every request sent, answered or not, with the answer's tokens.
+    pub async fn exchange(&self, request: &ChatRequest<'_>) -> Exchange {
         if let Some(meter) = &self.meter {
-            meter.admit().map_err(LlmError::Budget)?;
+            if let Err(refused) = meter.admit() {
+                return Exchange {
+                    result: Err(LlmError::Budget(refused)),
+                    attempts: Vec::new(),
+                };
+            }
         }
-        let body = self.request_body(messages, tools);
-        let mut attempt = 0;
+        let exchange = self.send_with_retries(request).await;
+        if let Some(meter) = self
+            .meter
+            .as_ref()
+            .filter(|_| !exchange.attempts.is_empty())
+        {
+            meter.answered(&exchange.usage());
+        }
+        exchange
+    }
+
+    async fn send_with_retries(&self, request: &ChatRequest<'_>) -> Exchange {
+        let settings = &self.inner.settings;
+        let max_tokens = request.max_tokens.unwrap_or(settings.max_tokens);
+        let mut attempts: Vec<Attempt> = Vec::new();
+        let mut retries = 0;
+        let mut timeouts = 0;
         loop {
-            let failure = match self.send(&body).await {
+            let structured = request.schema.is_some() && self.schema_allowed();
+            let body = self.request_body(request, max_tokens, structured);
+            let started = Instant::now();
+            let sent = self.send(&body).await;
+            let number = attempts.len() as u32 + 1;
+            let failure = match sent {
                 Ok(reply) => {
-                    if let Some(meter) = &self.meter {
-                        meter.answered(&reply.usage);
-                    }
-                    return Ok(reply);
+                    attempts.push(Attempt {
+                        number,
+                        duration: started.elapsed(),
+                        structured,
+                        outcome: AttemptOutcome::Answered {
+                            finish_reason: reply.finish_reason.clone(),
+                        },
+                    });
+                    return Exchange {
+                        result: Ok(reply),
+                        attempts,
+                    };
                 }
                 Err(failure) => failure,
             };
-            if !failure.error.is_retryable() || attempt >= settings.max_retries {
-                return Err(failure.error);
+            let error_text = failure.error.to_string();
+            attempts.push(Attempt {
+                number,
+                duration: started.elapsed(),
+                structured,
+                outcome: match &failure.error {
+                    LlmError::Timeout(_) => AttemptOutcome::TimedOut { error: error_text },
+                    _ => AttemptOutcome::Failed { error: error_text },
+                },
+            });
+            if structured && failure.error.is_response_format_unsupported() {
+                if self.schema_level() == SCHEMA_BOUNDED && failure.error.refuses_schema_bounds() {
+                    self.inner
+                        .schema_level
+                        .store(SCHEMA_UNBOUNDED, Ordering::Relaxed);
+                    tracing::warn!(
+                        "the LLM server refused the bounded JSON schema; sending it without \
+                         length bounds for the rest of this run: {}",
+                        failure.error
+                    );
+                    continue;
+                }
+                if settings.structured_outputs == StructuredOutputs::Auto {
+                    self.inner
+                        .schema_level
+                        .store(SCHEMA_REFUSED, Ordering::Relaxed);
+                    tracing::warn!(
+                        "the LLM server refused a JSON schema in response_format; prompting for \
+                         JSON instead for the rest of this run: {}",
+                        failure.error
+                    );
+                    continue;
+                }
+                return Exchange {
+                    result: Err(LlmError::InvalidRequest(format!(
+                        "{}\nHint: set llm.structuredOutputs to \"auto\" or \"off\" for a server \
+                         without JSON schema support",
+                        failure.error
+                    ))),
+                    attempts,
+                };
+            }
+            if failure.error.wants_max_completion_tokens()
+                && !self
+                    .inner
+                    .wants_completion_tokens
+                    .swap(true, Ordering::Relaxed)
+            {
+                continue;
+            }
+            if let LlmError::ContextLength(words) = &failure.error {
+                let message = context_length_message(words, failure.context, request, max_tokens);
+                return Exchange {
+                    result: Err(LlmError::ContextLength(message)),
+                    attempts,
+                };
+            }
+            let timed_out = matches!(failure.error, LlmError::Timeout(_));
+            if !failure.error.is_retryable()
+                || retries >= settings.max_retries
+                || (timed_out && timeouts >= 1)
+            {
+                return Exchange {
+                    result: Err(failure.error),
+                    attempts,
+                };
+            }
+            if timed_out {
+                timeouts += 1;
             }
             let delay = match failure.retry_after {
                 Some(asked) => asked.min(transport::RETRY_AFTER_CAP),
-                None => transport::backoff(settings.retry_base, attempt),
+                None => transport::backoff(settings.retry_base, retries),
             };
-            attempt += 1;
+            retries += 1;
             tracing::warn!(
                 "{}; retrying in {:.1}s (attempt {} of {})",
                 failure.error,
                 delay.as_secs_f64(),
-                attempt,
+                retries,
                 settings.max_retries
             );
             tokio::time::sleep(delay).await;
         }
     }
 
-    fn request_body(&self, messages: &[ChatMessage], tools: &[Value]) -> Value {
+    fn schema_level(&self) -> u8 {
+        self.inner.schema_level.load(Ordering::Relaxed)
+    }
+
+    fn schema_allowed(&self) -> bool {
+        match self.inner.settings.structured_outputs {
+            StructuredOutputs::Off => false,
+            StructuredOutputs::On => true,
+            StructuredOutputs::Auto => self.schema_level() != SCHEMA_REFUSED,
+        }
+    }
+
+    fn request_body(&self, request: &ChatRequest<'_>, max_tokens: u32, structured: bool) -> Value {
         let settings = &self.inner.settings;
-        let messages: Vec<Value> = messages.iter().map(ChatMessage::to_json).collect();
+        let messages: Vec<Value> = request.messages.iter().map(ChatMessage::to_json).collect();
         let mut body =
             json!({"model": settings.model, "messages": messages, "stream": settings.stream});
-        if !tools.is_empty() {
-            body["tools"] = Value::Array(tools.to_vec());
+        let field = if self.inner.wants_completion_tokens.load(Ordering::Relaxed) {
+            TokenField::MaxCompletionTokens
+        } else {
+            TokenField::MaxTokens
+        };
+        body[field.key()] = json!(max_tokens);
+        if !request.tools.is_empty() {
+            body["tools"] = Value::Array(request.tools.to_vec());
+        }
+        if let Some(schema) = request.schema.filter(|_| structured) {
+            body["response_format"] = if self.schema_level() == SCHEMA_BOUNDED {
+                schema.response_format()
+            } else {
+                schema.without_bounds().response_format()
+            };
         }
         if settings.stream {
             body["stream_options"] = json!({"include_usage": true});

@@ -4,21 +4,24 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::conversation::{converse, ConversationError, ToolExecutor, ToolResultText};
+use super::conversation::{
+    converse_with, ConversationError, ConverseOptions, ToolExecutor, ToolResultText,
+};
 use super::llm::LlmClient;
 use super::meter::{CallMeter, StoryMeter};
+use super::structured::{gate_schema, gate_text, verdict_schema};
 use super::tools::{CommandEnv, ToolAccess, ToolBox, ToolLimits};
 use super::transcript::Transcript;
-use super::verdict::parse_verdict;
+use super::verdict::{parse_verdict, PerspectiveVerdict};
 use super::{
     prompts, AgentError, AgentOutput, Agents, GateRequest, Perspective, PhaseRequest, ReviewOutput,
     ReviewRequest,
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
-use crate::config::{Config, CONFIG_FILE};
+use crate::config::{Config, PhasesConfig, CONFIG_FILE};
 
 pub struct LlmAgents {
     client: LlmClient,
@@ -26,10 +29,46 @@ pub struct LlmAgents {
     max_turns: u32,
     tool_limits: ToolLimits,
     command_env: CommandEnv,
+    /// `llm.maxTokens`, and the per-phase overrides.
+    max_tokens: u32,
+    phases: PhasesConfig,
     /// The run's budget meter; every call of a story is admitted and counted there.
     meter: Option<Arc<dyn CallMeter>>,
     /// The project's `.agentic-sdlc.json`, which no agent may change.
     config_file: PathBuf,
+}
+
+/// Why a machine-read answer is asked for once more.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reask {
+    /// Cut off by the reply cap: never a complete verdict or decision.
+    Truncated,
+    /// No verdict could be read from it.
+    NoVerdict,
+    /// `"passed": false` with no issues: a failure that names nothing to fix.
+    NoIssues,
+}
+
+impl Reask {
+    fn name(self) -> &'static str {
+        match self {
+            Reask::Truncated => "truncated",
+            Reask::NoVerdict => "no_verdict",
+            Reask::NoIssues => "failed_without_issues",
+        }
+    }
+}
+
+/// What a perspective's answer is worth: a verdict, or the reason to ask again.
+fn judge(answer: &AgentOutput) -> Result<PerspectiveVerdict, Reask> {
+    if answer.truncated {
+        return Err(Reask::Truncated);
+    }
+    match parse_verdict(&answer.text) {
+        None => Err(Reask::NoVerdict),
+        Some(verdict) if !verdict.passed && verdict.issues.is_empty() => Err(Reask::NoIssues),
+        Some(verdict) => Ok(verdict),
+    }
 }
 
 impl LlmAgents {
@@ -44,6 +83,8 @@ impl LlmAgents {
             },
             config_file: project_root(&board_dir, &config.sdlc_folder).join(CONFIG_FILE),
             board_dir,
+            max_tokens: config.llm.max_tokens,
+            phases: config.phases.clone(),
             meter: None,
         }
     }
@@ -84,20 +125,25 @@ impl LlmAgents {
         user: &str,
         tools: Option<&dyn ToolExecutor>,
         transcript: &Transcript,
+        options: ConverseOptions<'_>,
     ) -> Result<AgentOutput, AgentError> {
-        match converse(
+        match converse_with(
             &self.client_for(story_id),
             system,
             user,
             tools,
             self.max_turns,
             transcript,
+            options,
         )
         .await
         {
             Ok(conversation) => Ok(AgentOutput {
                 text: conversation.final_text,
                 usage: conversation.usage,
+                truncated: conversation.truncated,
+                tool_calls: conversation.tool_calls,
+                tools_refused: conversation.tools_refused,
             }),
             Err(ConversationError { error, usage }) => Err(AgentError {
                 message: error.to_string(),
@@ -106,7 +152,9 @@ impl LlmAgents {
         }
     }
 
-    /// Asks one review perspective, reminding it once when its answer holds no verdict.
+    /// Asks one review perspective for its verdict, and once more when the answer was cut
+    /// off, held no verdict, or failed the work without naming an issue. A second answer that
+    /// still falls short is no verdict (a FAILED review), never an approval (SPEC §15).
     async fn perspective(
         &self,
         story_id: &str,
@@ -114,29 +162,55 @@ impl LlmAgents {
         user: &str,
         tools: &ToolBox,
         transcript: &Transcript,
-    ) -> Result<(Option<super::verdict::PerspectiveVerdict>, Usage), AgentError> {
+    ) -> Result<(Option<PerspectiveVerdict>, Usage), AgentError> {
+        let transcript = transcript.for_agent(perspective.role());
         let system = prompts::review_system(perspective.role());
+        let options = ConverseOptions {
+            max_tokens: None,
+            schema: Some(verdict_schema()),
+        };
         let first = self
-            .talk(story_id, &system, user, Some(tools), transcript)
+            .talk(story_id, &system, user, Some(tools), &transcript, options)
             .await?;
         let mut usage = first.usage;
-        if let Some(verdict) = parse_verdict(&first.text) {
-            return Ok((Some(verdict), usage));
-        }
-        let retry_user = format!(
-            "{user}\n\n## Your previous answer\n{}\n\n{}",
-            prompts::head_tail(&first.text, 4_000),
-            prompts::VERDICT_REMINDER
-        );
+        let reason = match judge(&first) {
+            Ok(verdict) => return Ok((Some(verdict), usage)),
+            Err(reason) => reason,
+        };
+        transcript.record("reask", json!({"reason": reason.name()}));
+        let reminder = match reason {
+            Reask::Truncated => prompts::truncated_reminder(self.max_tokens),
+            Reask::NoVerdict => prompts::verdict_reminder(&first.text),
+            Reask::NoIssues => prompts::issues_reminder(&first.text),
+        };
         let second = self
-            .talk(story_id, &system, &retry_user, Some(tools), transcript)
+            .talk(
+                story_id,
+                &system,
+                &format!("{user}\n\n{reminder}"),
+                Some(tools),
+                &transcript,
+                options,
+            )
             .await
             .map_err(|mut e| {
                 e.usage.add(&usage);
                 e
             })?;
         usage.add(&second.usage);
-        Ok((parse_verdict(&second.text), usage))
+        let judged = judge(&second).and_then(|verdict| {
+            // Asked for the issues of a failure, an answer that names none is no verdict, even
+            // one that now says it passed.
+            if reason == Reask::NoIssues && verdict.issues.is_empty() {
+                Err(Reask::NoIssues)
+            } else {
+                Ok(verdict)
+            }
+        });
+        if let Err(still) = &judged {
+            transcript.record("no_verdict", json!({"reason": still.name()}));
+        }
+        Ok((judged.ok(), usage))
     }
 }
 
@@ -176,12 +250,18 @@ impl Agents for LlmAgents {
             prompts::phase_task(request.phase),
         );
         let system = prompts::phase_system(request.phase);
+        let options = ConverseOptions {
+            max_tokens: self.phases.max_tokens(request.phase.name()),
+            schema: None,
+        };
+        let transcript = request.transcript.for_agent(request.phase.name());
         let talk = self.talk(
             request.story.id(),
             &system,
             &user,
             Some(&tools),
-            request.transcript,
+            &transcript,
+            options,
         );
         let output = if access == ToolAccess::ReadWrite {
             // Commands can change any file, the config included; a change to it is undone.
@@ -211,12 +291,8 @@ impl Agents for LlmAgents {
         } else {
             talk.await?
         };
-        if output.text.trim().is_empty() {
-            return Err(AgentError {
-                message: format!("the {} agent answered with no text", request.phase),
-                usage: output.usage,
-            });
-        }
+        // Whether the output is good enough to keep is the workflow's call (it checks every
+        // phase's output the same way, whoever produced it).
         Ok(output)
     }
 
@@ -254,6 +330,8 @@ impl Agents for LlmAgents {
         }
     }
 
+    /// Asks for the gate's decision with the gate schema, once more when the answer was cut
+    /// off, and returns it in the text form of SPEC §8.
     async fn phase_review(&self, request: GateRequest<'_>) -> Result<AgentOutput, AgentError> {
         let user = prompts::gate_user(
             request.story,
@@ -262,14 +340,57 @@ impl Agents for LlmAgents {
             request.criteria,
         );
         let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
-        self.talk(
-            request.story.id(),
-            &prompts::gate_system(),
-            &user,
-            Some(&tools),
-            request.transcript,
-        )
-        .await
+        let transcript = request.transcript.for_agent("phase-review");
+        let system = prompts::gate_system();
+        let options = ConverseOptions {
+            max_tokens: None,
+            schema: Some(gate_schema()),
+        };
+        let mut answer = self
+            .talk(
+                request.story.id(),
+                &system,
+                &user,
+                Some(&tools),
+                &transcript,
+                options,
+            )
+            .await?;
+        if answer.truncated {
+            transcript.record("reask", json!({"reason": Reask::Truncated.name()}));
+            let reminder = prompts::truncated_reminder(self.max_tokens);
+            let spent = answer.usage;
+            answer = self
+                .talk(
+                    request.story.id(),
+                    &system,
+                    &format!("{user}\n\n{reminder}"),
+                    Some(&tools),
+                    &transcript,
+                    options,
+                )
+                .await
+                .map_err(|mut e| {
+                    e.usage.add(&spent);
+                    e
+                })?;
+            answer.usage.add(&spent);
+            if answer.truncated {
+                return Err(AgentError {
+                    message: format!(
+                        "the phase-review agent's answer was cut off at the reply cap twice, so \
+                         it holds no complete decision\nHint: raise llm.maxTokens (now {})",
+                        self.max_tokens
+                    ),
+                    usage: answer.usage,
+                });
+            }
+        }
+        if let Some(text) = gate_text(&answer.text) {
+            answer.text = text;
+        }
+        transcript.record("decision", json!({"text": answer.text}));
+        Ok(answer)
     }
 }
 

@@ -6,6 +6,7 @@ pub mod llm;
 pub mod llm_agents;
 pub mod meter;
 pub mod prompts;
+pub mod structured;
 pub mod tools;
 pub mod transcript;
 pub mod verdict;
@@ -39,10 +40,16 @@ pub struct PhaseRequest<'a> {
 }
 
 /// What an agent produced, and what producing it cost.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct AgentOutput {
     pub text: String,
     pub usage: Usage,
+    /// The answer was cut off by the reply cap (finish_reason `length`, SPEC §15).
+    pub truncated: bool,
+    /// Tool calls the model made, so an implement that changed nothing can say why.
+    pub tool_calls: u32,
+    /// The server refused the tools and the agent went on without them.
+    pub tools_refused: Option<String>,
 }
 
 /// An agent that could not finish. The action ends, the story keeps its state and gets

@@ -53,7 +53,11 @@ pub fn revision_section(revision: &Revision) -> String {
         .as_deref()
         .filter(|p| !p.trim().is_empty())
     {
-        out.push_str(&format!("\n### Previous Output\n{}\n", previous.trim()));
+        // A runaway previous answer is quoted by its head and tail only (SPEC §15).
+        out.push_str(&format!(
+            "\n### Previous Output\n{}\n",
+            head_tail(previous.trim(), SECTION_BUDGET)
+        ));
     }
     out
 }
@@ -184,11 +188,45 @@ pub fn review_user(story: &Story, diff: &str) -> String {
     )
 }
 
-pub const VERDICT_REMINDER: &str = "Your previous answer contained no JSON verdict. Answer again with only the JSON object: {\"passed\": true|false, \"issues\": [...]}";
+/// The most of a previous answer a reminder quotes: a runaway answer re-sent whole once
+/// overflowed a 4,096-token context (SPEC §15).
+pub const REMINDER_QUOTE: usize = 1_200;
+
+/// Asked when an answer held no JSON verdict; quotes only the head and tail of that answer.
+pub fn verdict_reminder(previous: &str) -> String {
+    format!(
+        "## Your previous answer (head and tail)\n{}\n\n## Reminder\nYour previous answer contained no JSON verdict. Answer again with only the JSON object: {{\"passed\": true|false, \"issues\": [...]}}",
+        quote(previous)
+    )
+}
+
+/// Asked when a perspective failed the work without naming why.
+pub fn issues_reminder(previous: &str) -> String {
+    format!(
+        "## Your previous answer (head and tail)\n{}\n\n## Reminder\nYou answered \"passed\": false but listed no issues. A failed review must name what to fix. Answer again with only the JSON object, listing every issue with its severity, category and description.",
+        quote(previous)
+    )
+}
+
+/// Asked when an answer was cut off by the reply cap; the runaway answer is not quoted.
+pub fn truncated_reminder(max_tokens: u32) -> String {
+    format!(
+        "## Reminder\nYour previous answer was cut off at the reply limit ({max_tokens} tokens) before it was complete. Answer again, briefly: only the JSON object, with short descriptions."
+    )
+}
+
+fn quote(previous: &str) -> String {
+    let previous = previous.trim();
+    if previous.is_empty() {
+        "(empty)".to_string()
+    } else {
+        head_tail(previous, REMINDER_QUOTE)
+    }
+}
 
 pub fn gate_system() -> String {
     format!(
-        "{}\nYou decide whether a phase's output is good enough to keep. Start your answer with exactly one decision line:\nAPPROVE\nRETRY: <what to improve>\nRETRY_PREDECESSOR <phase>: <what the previous phase must redo>\nREJECT: <why the story cannot go on>",
+        "{}\nYou decide whether a phase's output is good enough to keep. Start your answer with exactly one decision line:\nAPPROVE\nRETRY: <what to improve>\nRETRY_PREDECESSOR <phase>: <what the previous phase must redo>\nREJECT: <why the story cannot go on>\nWhen your answer is a JSON object, put the keyword in `decision`, the phase of RETRY_PREDECESSOR in `phase` (else null), and the text after the colon in `feedback`.",
         identity("phase-review")
     )
 }
@@ -239,5 +277,17 @@ mod tests {
         let prompt = assemble("ctx", Some(&without_previous), "T");
         assert!(!prompt.contains("### Previous Output"));
         assert!(prompt.contains("### Feedback\nAdd sources\n\n## Task\nT\n"));
+
+        let runaway = Revision {
+            previous_output: Some(format!(
+                "HEAD {} MIDDLE {} TAIL",
+                "x".repeat(50_000),
+                "y".repeat(50_000)
+            )),
+            ..without_previous
+        };
+        let prompt = assemble("ctx", Some(&runaway), "T");
+        assert!(prompt.contains("HEAD") && prompt.contains("TAIL") && !prompt.contains("MIDDLE"));
+        assert!(prompt.len() < SECTION_BUDGET + 1_000, "{}", prompt.len());
     }
 }

@@ -12,6 +12,9 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone)]
 pub struct Transcript {
     sink: Option<Arc<Sink>>,
+    /// Written into every entry: the three reviewers share one file and run at once, so each
+    /// line must say whose it is.
+    agent: Arc<str>,
 }
 
 #[derive(Debug)]
@@ -48,6 +51,7 @@ impl Transcript {
                             path,
                             file: Mutex::new(file),
                         })),
+                        agent: Arc::from(phase),
                     })
                 }
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => {
@@ -61,14 +65,29 @@ impl Transcript {
 
     /// A transcript that records nothing, for tests and callers without a board.
     pub fn disabled() -> Transcript {
-        Transcript { sink: None }
+        Transcript {
+            sink: None,
+            agent: Arc::from(""),
+        }
+    }
+
+    /// The same file, with entries labelled as `agent`'s (a role such as `code-review`).
+    pub fn for_agent(&self, agent: &str) -> Transcript {
+        Transcript {
+            sink: self.sink.clone(),
+            agent: Arc::from(agent),
+        }
+    }
+
+    pub fn agent(&self) -> &str {
+        &self.agent
     }
 
     pub fn path(&self) -> Option<&Path> {
         self.sink.as_deref().map(|sink| sink.path.as_path())
     }
 
-    /// Writes `{"timestamp", "event", ...data}`; a `data` that is not an object goes under
+    /// Writes `{"timestamp", "agent", "event", ...data}`; a `data` that is not an object goes under
     /// `"data"`. A transcript that cannot be written is worth a warning, not a failed action.
     pub fn record(&self, event: &str, data: Value) {
         let Some(sink) = &self.sink else { return };
@@ -77,6 +96,7 @@ impl Transcript {
             "timestamp".into(),
             Value::String(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
         );
+        line.insert("agent".into(), Value::String(self.agent.to_string()));
         line.insert("event".into(), Value::String(event.to_string()));
         match data {
             Value::Object(fields) => line.extend(fields),
@@ -146,7 +166,9 @@ mod tests {
         );
 
         transcript.clone().record("request", json!({"turn": 1}));
-        transcript.record("note", json!("plain"));
+        transcript
+            .for_agent("code-review")
+            .record("note", json!("plain"));
         let lines: Vec<Value> = fs_err::read_to_string(&path)
             .unwrap()
             .lines()
@@ -159,6 +181,11 @@ mod tests {
         );
         assert!(lines[0]["timestamp"].as_str().unwrap().ends_with('Z'));
         assert_eq!(lines[1]["data"], "plain");
+        assert_eq!(
+            lines[0]["agent"], "research",
+            "the action's own agent by default"
+        );
+        assert_eq!(lines[1]["agent"], "code-review");
     }
 
     #[test]

@@ -101,7 +101,6 @@ pub fn main() -> i32 {
             return code;
         }
     };
-    init_tracing(cli.verbose);
     let verbosity = match (cli.quiet, cli.verbose) {
         (true, _) => Verbosity::Quiet,
         (_, true) => Verbosity::Verbose,
@@ -116,6 +115,8 @@ pub fn main() -> i32 {
     if let Ok(project) = context.project() {
         context.printer = context.printer.clone().with_theme(project.config.theme);
     }
+    // Log lines follow the colour decision of the rest of the output, theme included.
+    init_tracing(cli.verbose, context.printer.stderr_color());
     match dispatch(cli.command, &context) {
         Ok(code) => code,
         Err(err) => report(&context.printer, err),
@@ -163,7 +164,7 @@ fn report(printer: &Printer, err: Error) -> i32 {
     err.exit_code()
 }
 
-fn init_tracing(verbose: bool) {
+fn init_tracing(verbose: bool, color: bool) {
     let default = if verbose {
         "agentic_sdlc=debug"
     } else {
@@ -174,6 +175,7 @@ fn init_tracing(verbose: bool) {
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
+        .with_ansi(color)
         .without_time()
         .try_init();
 }

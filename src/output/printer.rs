@@ -28,6 +28,8 @@ pub struct Printer {
     verbosity: Verbosity,
     json: bool,
     color: bool,
+    /// Colour on stderr, where log lines go: the same decision, asked of stderr.
+    stderr_color: bool,
     spinners: bool,
     palette: Palette,
     /// Live lines of a parallel run; stderr output goes above them.
@@ -44,11 +46,17 @@ impl Printer {
                 ColorChoice::Auto => !no_color && std::io::stdout().is_terminal(),
             };
         colored::control::set_override(color);
+        let stderr_color = match choice {
+            ColorChoice::Always => !json,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => color && std::io::stderr().is_terminal(),
+        };
         let spinners = !json && verbosity != Verbosity::Quiet && std::io::stderr().is_terminal();
         Self {
             verbosity,
             json,
             color,
+            stderr_color,
             spinners,
             palette: Palette::new(Theme::Auto, color),
             live: LiveArea::default(),
@@ -58,6 +66,8 @@ impl Printer {
     /// Applies the configured theme once the config is known.
     pub fn with_theme(mut self, theme: Theme) -> Self {
         self.palette = Palette::new(theme, self.color);
+        // `theme: none` means no colour anywhere, log lines included.
+        self.stderr_color &= theme != Theme::None;
         self
     }
 
@@ -67,10 +77,17 @@ impl Printer {
             verbosity: Verbosity::Quiet,
             json: false,
             color: false,
+            stderr_color: false,
             spinners: false,
             palette: Palette::new(Theme::None, false),
             live: LiveArea::default(),
         }
+    }
+
+    /// Whether log lines on stderr may carry colour: never with `--color never`, `--json`,
+    /// `NO_COLOR`, or a stderr that is a file or a pipe (unless `--color always`).
+    pub fn stderr_color(&self) -> bool {
+        self.stderr_color
     }
 
     /// This printer with live lines for a parallel run, where a terminal can show them.

@@ -15,6 +15,7 @@ pub mod live;
 pub mod lock;
 pub mod no_progress;
 pub mod outcome;
+pub mod output_check;
 pub mod phases;
 pub mod review;
 pub mod rework;

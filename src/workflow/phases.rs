@@ -8,13 +8,16 @@ use super::decision::{parse_decision, GateDecision, ParsedDecision};
 use super::events::Event;
 use super::gates::{consult, GateAnswer};
 use super::outcome::{Outcome, Stop};
+use super::output_check;
 use super::{no_progress, story_ops, workspace};
 use crate::agents::transcript::Transcript;
-use crate::agents::{PhaseRequest, Revision};
+use crate::agents::{AgentOutput, PhaseRequest, Revision};
 use crate::board::records::{IterationResult, PhaseReview, ReviewDecision, PENDING_DECISION};
 use crate::board::{sections, store, Column, Phase, Story};
 use crate::config::GateConfig;
 use crate::error::Result;
+
+mod checked;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome> {
@@ -40,6 +43,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         record: PhaseReview::default(),
         retries: 0,
         predecessor_retries: 0,
+        tree_before: None,
         rework_downstream: false,
     };
     let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
@@ -88,7 +92,22 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         (Ok(()), _) => {}
     }
     workspace::release(wf, work).await;
+    if phase == Phase::Implement && matches!(outcome, Ok(Outcome::Failed(_))) {
+        restore_column(wf, story_id, story.column)?;
+    }
     outcome
+}
+
+/// An implement that failed leaves the story in the column it started from (SPEC §13), not in
+/// in-progress where the attempt put it.
+fn restore_column(wf: &Workflow, story_id: &str, column: Column) -> Result<()> {
+    store::update(&wf.board_dir, story_id, None, |story| {
+        if story.column != column && story.column == Column::InProgress {
+            story.set_column(column);
+        }
+        Ok(())
+    })?;
+    Ok(())
 }
 
 enum Resume {
@@ -105,6 +124,9 @@ struct PhaseRun<'a> {
     record: PhaseReview,
     retries: u32,
     predecessor_retries: u32,
+    /// The working tree before implement's first attempt in this action, which its output
+    /// must have changed (SPEC §15): a gate's retry may keep the earlier attempt's edits.
+    tree_before: Option<output_check::TreeFingerprint>,
     /// This phase re-runs because a rework reset an earlier one.
     rework_downstream: bool,
 }
@@ -117,7 +139,10 @@ impl PhaseRun<'_> {
     ) -> Result<Outcome> {
         loop {
             let story = store::locate(&self.wf.board_dir, self.story_id, None)?;
-            let output = match self.produce(self.phase, &story, revision.as_ref()).await? {
+            let output = match self
+                .produce_checked(self.phase, &story, revision.as_ref())
+                .await?
+            {
                 Ok(text) => text,
                 Err(outcome) => return Ok(outcome),
             };
@@ -165,10 +190,11 @@ impl PhaseRun<'_> {
         phase: Phase,
         story: &Story,
         revision: Option<&Revision>,
-    ) -> Result<Result<String, Outcome>> {
+        check_progress: bool,
+    ) -> Result<Result<AgentOutput, Outcome>> {
         let first_after_rework = self.rework_downstream && phase == self.phase && self.retries == 0;
         let previous = revision
-            .filter(|_| !first_after_rework)
+            .filter(|_| check_progress && !first_after_rework)
             .and_then(|r| r.previous_output.as_deref());
         let code_before = self.code_fingerprint(phase, story, previous).await;
         let request = PhaseRequest {
@@ -187,16 +213,21 @@ impl PhaseRun<'_> {
                 story_ops::add_usage(self.wf, self.story_id, output.usage)?;
                 self.transcript.record(
                     "phase_output",
-                    serde_json::json!({ "phase": phase.name(), "attempt": self.record.attempts, "text": output.text }),
+                    serde_json::json!({ "phase": phase.name(), "attempt": self.record.attempts,
+                                        "text": output.text, "truncated": output.truncated }),
                 );
-                let code_unchanged =
-                    code_before == self.code_fingerprint(phase, story, previous).await;
-                if let Some(reason) =
-                    no_progress::repeated_output(phase, previous, &output.text, code_unchanged)
-                {
-                    return Ok(Err(no_progress::block(self.wf, self.story_id, &reason)?));
+                // Output the check will refuse is no "output" to compare: it is retried with
+                // feedback instead (SPEC §15).
+                if output_check::check_text(phase, &output.text).is_ok() {
+                    let code_unchanged =
+                        code_before == self.code_fingerprint(phase, story, previous).await;
+                    if let Some(reason) =
+                        no_progress::repeated_output(phase, previous, &output.text, code_unchanged)
+                    {
+                        return Ok(Err(no_progress::block(self.wf, self.story_id, &reason)?));
+                    }
                 }
-                Ok(Ok(output.text))
+                Ok(Ok(output))
             }
             Err(err) => {
                 let message = format!("{phase} agent failed: {}", err.message);
@@ -321,7 +352,10 @@ impl PhaseRun<'_> {
             previous_output: previous_output(&story, predecessor),
         };
         // The predecessor re-runs once, without its own gate, and is committed at once.
-        let text = match self.produce(predecessor, &story, Some(&revision)).await? {
+        let text = match self
+            .produce_checked(predecessor, &story, Some(&revision))
+            .await?
+        {
             Ok(text) => text,
             Err(outcome) => return Ok(Step::Done(outcome)),
         };

@@ -120,9 +120,15 @@ pub async fn run_test_command(
         hidden: vec![wf.config.llm.api_key_env.clone()],
     };
     let result = run_shell_command(command, dir, limit, &env).await;
+    // JSON a program can read, not a Rust debug string.
+    let recorded = match &result {
+        Ok(out) => serde_json::json!({"exit_code": out.exit_code, "timed_out": out.timed_out,
+                                      "output": head_tail(&out.output, TEST_OUTPUT_TAIL)}),
+        Err(err) => serde_json::json!({"error": err.to_string()}),
+    };
     transcript.record(
         "test_command",
-        serde_json::json!({ "command": command, "result": format!("{result:?}") }),
+        serde_json::json!({ "command": command, "result": recorded }),
     );
     match result {
         Ok(out) if out.exit_code == Some(0) => None,
@@ -156,10 +162,14 @@ pub(super) fn record_from(
     target_phase: Option<String>,
 ) -> ReviewRecord {
     let (decision, severity) = decide(&issues);
-    // A perspective passed when it said so; with no verdicts (the test command failed first)
-    // none did.
-    let passed =
-        |perspective: Perspective| verdicts.iter().any(|(p, v)| *p == perspective && v.passed);
+    // A perspective passed when it said so and its own issues would pass a review; with no
+    // verdicts (the test command failed first) none did. So a "passed" verdict listing a
+    // blocker is no pass, whatever another perspective said.
+    let passed = |perspective: Perspective| {
+        verdicts.iter().any(|(p, v)| {
+            *p == perspective && v.passed && decide(&v.issues).0 == ReviewDecision::Approved
+        })
+    };
     let feedback = if issues.is_empty() {
         "No issues found".to_string()
     } else {

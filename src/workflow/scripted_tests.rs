@@ -36,6 +36,15 @@ impl Agents for Scripted {
             .lock()
             .unwrap()
             .push((request.phase.name().to_string(), feedback));
+        if request.phase == crate::board::Phase::Implement {
+            // A feature's implementation changes a file (SPEC §15), as a real agent would.
+            let count = self.prompts.lock().unwrap().len();
+            fs_err::write(
+                request.work_dir.join("scripted-change.txt"),
+                count.to_string(),
+            )
+            .unwrap();
+        }
         let text = match request.phase {
             crate::board::Phase::Refine => {
                 "## Summary\nS\n\n## Acceptance Criteria\n- [ ] A".to_string()
@@ -50,6 +59,7 @@ impl Agents for Scripted {
                 requests: 1,
                 cost_usd: None,
             },
+            ..AgentOutput::default()
         })
     }
 
@@ -75,7 +85,7 @@ impl Agents for Scripted {
     async fn phase_review(&self, _request: GateRequest<'_>) -> Result<AgentOutput, AgentError> {
         Ok(AgentOutput {
             text: "APPROVE".into(),
-            usage: Usage::default(),
+            ..AgentOutput::default()
         })
     }
 }

@@ -30,6 +30,10 @@ pub enum Reply {
     },
     /// A raw body with status 200, for malformed or unusual server answers.
     Raw(String),
+    /// An assistant message cut off by the reply cap (finish_reason `length`).
+    Truncated(String),
+    /// Another reply, sent after a delay (to run into llm.timeoutSeconds).
+    Delayed(Duration, Box<Reply>),
 }
 
 impl Reply {
@@ -51,6 +55,24 @@ impl Reply {
         }
     }
 
+    pub fn truncated(content: impl Into<String>) -> Reply {
+        Reply::Truncated(content.into())
+    }
+
+    pub fn delayed(delay: Duration, reply: Reply) -> Reply {
+        Reply::Delayed(delay, Box::new(reply))
+    }
+
+    /// A 400 with this error message, as OpenAI-compatible servers word their refusals.
+    pub fn bad_request(message: &str) -> Reply {
+        Reply::Status {
+            code: 400,
+            body: json!({"error": {"message": message, "type": "invalid_request_error"}})
+                .to_string(),
+            retry_after: None,
+        }
+    }
+
     /// A review perspective's verdict.
     pub fn verdict(passed: bool, issues: Value) -> Reply {
         Reply::Text(json!({"passed": passed, "issues": issues}).to_string())
@@ -66,6 +88,15 @@ pub struct Recorded {
 }
 
 impl Recorded {
+    /// Whether this request continues an agent call: it carries the results of the tool calls
+    /// the model asked for in the previous answer.
+    pub fn continues_a_call(&self) -> bool {
+        self.body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .is_some_and(|m| m["role"] == "tool")
+    }
+
     /// The content of the user message (the first one).
     pub fn user_message(&self) -> String {
         user_message_of(&self.body)
@@ -118,9 +149,40 @@ struct Script {
     calls: u64,
 }
 
+/// The file the default implement answer writes, so a feature's implementation changes a file
+/// (SPEC §15) without any script.
+pub const DEFAULT_CHANGE: &str = "agentic-change.txt";
+
+/// Whether the conversation already asked for a write_file or edit_file.
+fn changed_a_file(body: &Value) -> bool {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .flat_map(|m| m["tool_calls"].as_array().cloned().unwrap_or_default())
+        .any(|call| {
+            matches!(
+                call["function"]["name"].as_str(),
+                Some("write_file" | "edit_file")
+            )
+        })
+}
+
+/// The write a default implement answer makes first: new content every time, so a rework's
+/// write is a change too.
+fn default_write(call: u64) -> Reply {
+    Reply::tool(
+        "write_file",
+        json!({"path": DEFAULT_CHANGE, "content": format!("implemented by request {call}\n")}),
+    )
+}
+
 /// The default answer of each role: a story goes from backlog to done with no script at all.
-fn default_reply(role: &str) -> Reply {
+/// The implement agent writes [`DEFAULT_CHANGE`] unless it already changed a file in this
+/// conversation, then answers with its notes.
+fn default_reply(role: &str, body: &Value, call: u64) -> Reply {
     match role {
+        "implement" if !changed_a_file(body) => default_write(call),
         "refine" => {
             Reply::text("## Summary\nRefined summary.\n\n## Acceptance Criteria\n- [ ] It works")
         }
@@ -179,8 +241,20 @@ impl Respond for Responder {
                     .find(|rule| rule.role == role && user.contains(&rule.needle))
                     .map(|rule| rule.reply.clone())
             })
-            .or_else(|| script.defaults.get(&role).cloned())
-            .unwrap_or_else(|| default_reply(&role));
+            .or_else(|| {
+                // A text set as implement's default is its notes, given after its write.
+                script
+                    .defaults
+                    .get(&role)
+                    .cloned()
+                    .map(|reply| match reply {
+                        Reply::Text(_) if role == "implement" && !changed_a_file(&body) => {
+                            default_write(call)
+                        }
+                        other => other,
+                    })
+            })
+            .unwrap_or_else(|| default_reply(&role, &body, call));
         drop(script);
         let template = render(reply, call, &body);
         match self.delay {
@@ -232,6 +306,11 @@ fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
             }
         }
         Reply::Raw(body) => ResponseTemplate::new(200).set_body_raw(body, "application/json"),
+        Reply::Truncated(content) => ResponseTemplate::new(200).set_body_json(completion(
+            json!({"role": "assistant", "content": content}),
+            "length",
+        )),
+        Reply::Delayed(delay, reply) => render(*reply, call, body).set_delay(delay),
     }
 }
 
@@ -300,13 +379,21 @@ impl FakeLlm {
         self
     }
 
-    /// Replaces the answer `role` gets once its queue is empty.
+    /// Replaces the answer `role` gets once its queue is empty. For implement, a text is the
+    /// notes it gives after writing [`DEFAULT_CHANGE`], as a feature's implement must change a
+    /// file (SPEC §15); queue a text with [`Self::push`] for an implement that changes nothing.
     pub fn set_default(&self, role: &str, reply: Reply) -> &Self {
         self.script
             .lock()
             .unwrap()
             .defaults
             .insert(role.to_string(), reply);
+        self
+    }
+
+    /// Goes back to the built-in answer of `role` once its queue is empty.
+    pub fn clear_default(&self, role: &str) -> &Self {
+        self.script.lock().unwrap().defaults.remove(role);
         self
     }
 
@@ -321,7 +408,17 @@ impl FakeLlm {
             .collect()
     }
 
+    /// The requests that start an agent call (not the ones that answer its tool calls).
+    pub fn calls(&self) -> Vec<Recorded> {
+        self.requests()
+            .into_iter()
+            .filter(|r| !r.continues_a_call())
+            .collect()
+    }
+
+    /// The role of every agent call, in order: an implement that writes a file and then gives
+    /// its notes is one call of two requests.
     pub fn roles(&self) -> Vec<String> {
-        self.requests().into_iter().map(|r| r.role).collect()
+        self.calls().into_iter().map(|r| r.role).collect()
     }
 }

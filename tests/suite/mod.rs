@@ -8,5 +8,6 @@ mod delivery;
 pub mod fake_llm;
 mod gates_deps;
 mod morning;
+mod real_llm;
 mod run_loop;
 mod safety;

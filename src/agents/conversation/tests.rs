@@ -113,10 +113,12 @@ async fn tool_calls_are_answered_one_message_per_id() {
         events,
         [
             "request",
+            "attempt",
             "response",
             "tool_call",
             "tool_call",
             "request",
+            "attempt",
             "response",
             "done"
         ]

@@ -6,6 +6,7 @@ use async_openai::error::OpenAIError;
 use serde_json::Value;
 
 use super::messages::snippet;
+use super::request::ContextFigures;
 use super::transport::{HttpFailure, ReplyLimit};
 
 /// A failed model call. Every message names the endpoint and the model (never the API key), so
@@ -21,9 +22,14 @@ pub enum LlmError {
     #[error("the LLM request failed (HTTP {status}): {message}")]
     Http { status: u16, message: String },
 
-    /// The server could not be reached, the connection dropped, or a read timed out.
+    /// The server could not be reached or the connection dropped.
     #[error("could not talk to the LLM: {0}")]
     Connection(String),
+
+    /// The reply did not come within `llm.timeoutSeconds`. A model that rambles until the
+    /// timeout will ramble again, so this is retried at most once (SPEC §15).
+    #[error("the LLM did not answer in time: {0}\nHint: raise llm.timeoutSeconds, or lower llm.maxTokens so the reply ends sooner")]
+    Timeout(String),
 
     #[error("the LLM sent a reply that could not be read: {0}")]
     InvalidResponse(String),
@@ -58,9 +64,62 @@ impl LlmError {
                     || *status == 408
                     || *status >= 500
             }
-            LlmError::Connection(_) => true,
+            LlmError::Connection(_) | LlmError::Timeout(_) => true,
             _ => false,
         }
+    }
+
+    /// The server refused `response_format` (a JSON schema it cannot follow); under
+    /// `llm.structuredOutputs: auto` the request is made again without it.
+    pub fn is_response_format_unsupported(&self) -> bool {
+        let LlmError::Http { status, message } = self else {
+            return false;
+        };
+        let said = server_words(message).to_lowercase();
+        let names_the_field = ["response_format", "json_schema"]
+            .iter()
+            .any(|needle| said.contains(needle));
+        match status {
+            400 | 422 | 501 => {
+                names_the_field || said.contains("schema") || said.contains("structured output")
+            }
+            // Some servers answer a field they cannot handle with a 500; retrying the same body
+            // would only fail again.
+            500 => names_the_field,
+            _ => false,
+        }
+    }
+
+    /// The refusal names a length or count bound of the schema (hosted strict modes accept
+    /// only a subset of JSON Schema): the schema may still go without its bounds.
+    pub fn refuses_schema_bounds(&self) -> bool {
+        let LlmError::Http { message, .. } = self else {
+            return false;
+        };
+        let said = server_words(message);
+        [
+            "maxLength",
+            "minLength",
+            "maxItems",
+            "minItems",
+            "minimum",
+            "maximum",
+        ]
+        .iter()
+        .any(|bound| said.contains(bound))
+    }
+
+    /// The server wants the reply cap as `max_completion_tokens` instead of `max_tokens`.
+    pub fn wants_max_completion_tokens(&self) -> bool {
+        let LlmError::Http {
+            status: 400 | 422,
+            message,
+        } = self
+        else {
+            return false;
+        };
+        let said = server_words(message);
+        said.contains("max_tokens") && said.contains("max_completion_tokens")
     }
 
     /// The server refused the `tools` field itself (a model or server without function calling);
@@ -91,6 +150,8 @@ fn server_words(message: &str) -> &str {
 pub(crate) struct Failure {
     pub(crate) error: LlmError,
     pub(crate) retry_after: Option<Duration>,
+    /// The server's own figures when the prompt did not fit its context.
+    pub(crate) context: ContextFigures,
 }
 
 impl From<LlmError> for Failure {
@@ -98,6 +159,7 @@ impl From<LlmError> for Failure {
         Failure {
             error,
             retry_after: None,
+            context: ContextFigures::default(),
         }
     }
 }
@@ -129,18 +191,14 @@ impl ErrorContext<'_> {
                     self.classify_status(failure.status, &failure.body, failure.retry_after)
                 }
                 Err(other) => match other.downcast::<ReplyLimit>() {
-                    // Too large stays too large; a missed deadline may pass, like a read timeout.
+                    // Too large stays too large; a missed deadline is a timeout, retried once.
                     Ok(limit) => match *limit {
                         ReplyLimit::TooLarge => {
                             LlmError::InvalidResponse(self.describe(&limit.to_string())).into()
                         }
-                        ReplyLimit::Deadline(_) => {
-                            LlmError::Connection(self.describe(&limit.to_string())).into()
-                        }
+                        ReplyLimit::Deadline(_) => self.connection(limit.to_string(), true),
                     },
-                    Err(other) => {
-                        LlmError::Connection(self.describe(&error_chain(other.as_ref()))).into()
-                    }
+                    Err(other) => self.connection(error_chain(other.as_ref()), false),
                 },
             },
             // Our transport turns every non-2xx into `HttpFailure`; this arm is a safety net.
@@ -150,22 +208,25 @@ impl ErrorContext<'_> {
             OpenAIError::Reqwest(error) if error.is_builder() => {
                 LlmError::InvalidRequest(self.describe(&error_chain(&error))).into()
             }
-            OpenAIError::Reqwest(error) => {
-                let mut detail = error_chain(&error);
-                if error.is_timeout() {
-                    detail.push_str(" (timed out; llm.timeoutSeconds sets how long to wait)");
-                }
-                LlmError::Connection(self.describe(&detail)).into()
-            }
+            OpenAIError::Reqwest(error) => self.connection(error_chain(&error), error.is_timeout()),
             // A stream that breaks off mid-way is a dropped connection.
-            OpenAIError::StreamError(error) => {
-                LlmError::Connection(self.describe(&error.to_string())).into()
-            }
+            OpenAIError::StreamError(error) => self.connection(error.to_string(), false),
             OpenAIError::JSONDeserialize(error, body) => LlmError::InvalidResponse(
                 self.describe(&format!("{error}; the server sent: {}", snippet(&body))),
             )
             .into(),
             other => LlmError::InvalidRequest(self.describe(&other.to_string())).into(),
+        }
+    }
+
+    /// A transport failure: a timeout when the client or the chain says so, else a dropped or
+    /// refused connection.
+    fn connection(&self, detail: String, timed_out: bool) -> Failure {
+        let lower = detail.to_lowercase();
+        if timed_out || lower.contains("timed out") || lower.contains("deadline") {
+            LlmError::Timeout(self.describe(&detail)).into()
+        } else {
+            LlmError::Connection(self.describe(&detail)).into()
         }
     }
 
@@ -190,7 +251,9 @@ impl ErrorContext<'_> {
             ]
             .iter()
             .any(|needle| lower.contains(needle));
+        let mut context = ContextFigures::default();
         let error = if too_long && (400..500).contains(&status) {
+            context = ContextFigures::read(body);
             LlmError::ContextLength(self.describe(&detail))
         } else if matches!(status, 401 | 403) {
             LlmError::Auth {
@@ -203,7 +266,11 @@ impl ErrorContext<'_> {
                 message: self.describe(&detail),
             }
         };
-        Failure { error, retry_after }
+        Failure {
+            error,
+            retry_after,
+            context,
+        }
     }
 }
 
@@ -326,6 +393,44 @@ mod tests {
             assert!(
                 error.to_string().contains("endpoint http://h/v1, model m"),
                 "{error}"
+            );
+        }
+    }
+
+    #[test]
+    fn response_format_refusals() {
+        let cases = [
+            (
+                400,
+                r#"{"error":{"message":"Invalid schema for response_format 'v': 'maxLength' is not permitted."}}"#,
+                true,
+            ),
+            (400, r#"{"error":"json_schema is not supported"}"#, true),
+            (
+                500,
+                r#"{"error":{"message":"Unsupported param: response_format"}}"#,
+                true,
+            ),
+            (500, r#"{"error":{"message":"out of memory"}}"#, false),
+            (400, r#"{"error":{"message":"bad temperature"}}"#, false),
+            (
+                429,
+                r#"{"error":{"message":"response_format rate limited"}}"#,
+                false,
+            ),
+        ];
+        for (status, body, expected) in cases {
+            let error = CONTEXT.classify_status(status, body, None).error;
+            assert_eq!(
+                error.is_response_format_unsupported(),
+                expected,
+                "{status} {body}"
+            );
+            // Only the first names a bound, so only there the schema may go without bounds.
+            assert_eq!(
+                error.refuses_schema_bounds(),
+                body.contains("maxLength"),
+                "{status} {body}"
             );
         }
     }

@@ -22,6 +22,8 @@ pub(crate) fn settings(server: &MockServer) -> LlmSettings {
         max_retries: 2,
         stream: false,
         retry_base: Duration::from_millis(5),
+        max_tokens: 256,
+        structured_outputs: crate::config::StructuredOutputs::Auto,
     }
 }
 

@@ -290,7 +290,9 @@ fn settings_need_a_key_only_for_remote_endpoints() {
     assert_eq!(err.exit_code(), crate::error::exit::USAGE);
     let text = err.to_string();
     assert!(
-        text.contains("MY_KEY is not set") && text.contains("https://api.example.com/v1"),
+        text.contains("environment variable MY_KEY is not set")
+            && text.contains("https://api.example.com/v1")
+            && !text.contains("config error"),
         "{text}"
     );
 
@@ -331,4 +333,96 @@ fn local_hosts() {
     for (url, local) in cases {
         assert_eq!(is_local(url), local, "{url}");
     }
+}
+
+fn verdict_schema() -> ResponseSchema {
+    ResponseSchema {
+        name: "verdict",
+        schema: json!({"type": "object", "properties": {
+            "maxLength": {"type": "string", "maxLength": 9}
+        }}),
+    }
+}
+
+#[tokio::test]
+async fn a_refused_schema_is_dropped_for_the_rest_of_the_client_s_life() {
+    let server = MockServer::start().await;
+    let bounds_refused = ResponseTemplate::new(400).set_body_json(json!({"error": {
+        "message": "Invalid schema for response_format 'verdict': 'maxLength' is not permitted."}}));
+    answer(&server, bounds_refused, 1).await;
+    let refused = ResponseTemplate::new(400)
+        .set_body_json(json!({"error": {"message": "response_format is not supported"}}));
+    answer(&server, refused, 1).await;
+    answer(
+        &server,
+        ResponseTemplate::new(200).set_body_json(completion(Some("{}"), &[])),
+        10,
+    )
+    .await;
+    let client = client(&server);
+    let messages = user("hi");
+    let schema = verdict_schema();
+    let request = ChatRequest {
+        schema: Some(&schema),
+        max_tokens: Some(77),
+        ..ChatRequest::new(&messages, &[])
+    };
+
+    let first = client.exchange(&request).await;
+    let second = client.exchange(&request).await;
+
+    assert!(first.result.is_ok() && second.result.is_ok());
+    // The bounded schema, the schema without bounds, then no schema at all.
+    let structured: Vec<bool> = first.attempts.iter().map(|a| a.structured).collect();
+    assert_eq!(structured, [true, true, false]);
+    assert_eq!(first.usage().requests, 3);
+    assert_eq!(second.attempts.len(), 1);
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 4);
+    let property = |body: &Value| {
+        body["response_format"]["json_schema"]["schema"]["properties"]["maxLength"].clone()
+    };
+    assert_eq!(
+        bodies[0]["response_format"]["json_schema"]["name"],
+        "verdict"
+    );
+    assert_eq!(
+        property(&bodies[0]),
+        json!({"type": "string", "maxLength": 9})
+    );
+    // A property named like a bound stays; its own bound goes.
+    assert_eq!(property(&bodies[1]), json!({"type": "string"}));
+    assert!(bodies[2].get("response_format").is_none());
+    assert!(bodies[3].get("response_format").is_none(), "remembered");
+    assert!(bodies.iter().all(|b| b["max_tokens"] == 77));
+}
+
+#[tokio::test]
+async fn a_timeout_is_retried_once_whatever_max_retries_says() {
+    let server = MockServer::start().await;
+    let slow = ResponseTemplate::new(200)
+        .set_body_json(completion(Some("late"), &[]))
+        .set_delay(Duration::from_secs(2));
+    answer(&server, slow, 10).await;
+    let client = LlmClient::new(LlmSettings {
+        read_timeout: Duration::from_millis(300),
+        max_retries: 5,
+        ..settings(&server)
+    })
+    .unwrap();
+    let messages = user("hi");
+
+    let exchange = client.exchange(&ChatRequest::new(&messages, &[])).await;
+
+    assert!(
+        matches!(exchange.result, Err(LlmError::Timeout(_))),
+        "{:?}",
+        exchange.result
+    );
+    assert_eq!(exchange.attempts.len(), 2);
+    assert!(exchange
+        .attempts
+        .iter()
+        .all(|a| matches!(a.outcome, AttemptOutcome::TimedOut { .. })));
+    assert_eq!(exchange.usage().requests, 2);
 }

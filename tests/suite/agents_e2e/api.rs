@@ -77,10 +77,12 @@ async fn fails_without_retry(reply: Reply, expect: &[&str]) {
         );
     }
     assert_eq!(p.column(&story), "ready");
-    // Apart from last_error (and the date of the change), the file is unchanged.
+    // The request sent is counted even though it was not answered (SPEC §15).
+    assert_eq!(front["usage"]["requests"], 1, "{front:?}");
+    // Apart from last_error, usage (and the date of the change), the file is unchanged.
     let (old_front, old_body) = split_frontmatter(&before);
     let mut old: serde_norway::Value = serde_norway::from_str(old_front).unwrap();
-    for key in ["last_error", "updated"] {
+    for key in ["last_error", "updated", "usage"] {
         front.as_mapping_mut().unwrap().remove(key);
         old.as_mapping_mut().unwrap().remove(key);
     }

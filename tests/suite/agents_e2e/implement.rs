@@ -170,6 +170,8 @@ async fn paths_outside_the_repository_are_refused_as_error_results() {
     p.fake
         .push("implement", calls(&refused))
         .push("implement", Reply::text("Could not do it."));
+    // A chore may change nothing (SPEC §15), which is all this one manages.
+    p.set_type(&story, "chore");
     let before = p.env.files();
 
     p.step(&story, "implement").success();

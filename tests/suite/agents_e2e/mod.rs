@@ -2,8 +2,12 @@
 //! prompts, phase outputs, tools, git, review, API failures, usage, the key and transcripts.
 
 mod api;
+mod fail_closed;
 mod git;
 mod implement;
+mod models_output;
+mod models_requests;
+mod models_verdicts;
 mod phases;
 mod prompts;
 mod review;
@@ -105,6 +109,18 @@ impl Project {
             "in-progress",
             &["research", "plan", "implementation"],
         )
+    }
+
+    /// Changes the story's type by hand (`chore`, `spike`, …).
+    #[track_caller]
+    pub fn set_type(&self, story: &Made, story_type: &str) {
+        let path = self.path_of(story);
+        let kind = self.front(story)["type"].as_str().unwrap().to_string();
+        self.env.edit(
+            &path,
+            &format!("type: {kind}"),
+            &format!("type: {story_type}"),
+        );
     }
 
     /// Sets a boolean frontmatter key by hand, the way a person would.

@@ -27,11 +27,12 @@ async fn usage_sums_every_request_made_for_the_story_including_failed_ones() {
         "refine, research, plan, 2 implement: {failed_usage}"
     );
 
-    // Then the story finishes, with a tool turn and a review reminder along the way.
+    // Then the story finishes, with a tool turn and a review reminder along the way; the
+    // fake's own implement answer writes a file, then gives its notes.
     p.config(&[("llm.maxTurns", "50")]);
     p.fake
         .push("implement", Reply::tool("list_files", json!({})))
-        .set_default("implement", Reply::text("Done."))
+        .clear_default("implement")
         .push("po-review", Reply::text("No JSON here."));
     p.run(&["run", "--auto", "--story", &story.id]).success();
     assert_eq!(p.column(&story), "done");
@@ -40,8 +41,9 @@ async fn usage_sums_every_request_made_for_the_story_including_failed_ones() {
     p.step(&other, "research").success();
 
     let story_requests = p.fake.requests().len() as u64 - 1;
-    // 5 above, then 2 implement, 3 perspectives and one reminder.
-    assert_eq!(story_requests, 11);
+    // 5 above, then 3 implement (a tool turn, the write, the notes), 3 perspectives and one
+    // reminder.
+    assert_eq!(story_requests, 12);
     let usage = p.details(&story)["usage"].clone();
     assert_eq!(
         usage,
@@ -51,7 +53,7 @@ async fn usage_sums_every_request_made_for_the_story_including_failed_ones() {
             "requests": story_requests,
         })
     );
-    assert_eq!(p.front(&story)["usage"]["requests"], 11);
+    assert_eq!(p.front(&story)["usage"]["requests"], 12);
     assert_eq!(p.details(&other)["usage"]["requests"], 1);
 
     let details = p.env.run(&["details", &story.id]);

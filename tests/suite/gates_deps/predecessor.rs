@@ -137,6 +137,13 @@ async fn a_phase_that_is_not_the_direct_predecessor_commits_the_current_output()
     ];
     for (phase, answer) in cases {
         let fake = FakeLlm::start().await;
+        if phase == "implement" {
+            // A feature's implement changes a file before it gives its notes (SPEC §15).
+            fake.push(
+                phase,
+                Reply::tool("write_file", json!({"path": "f.txt", "content": "x"})),
+            );
+        }
         fake.push(phase, Reply::text("The current output."));
         fake.set_default("phase-review", Reply::text(answer));
         let env = TestEnv::init();

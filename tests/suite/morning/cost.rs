@@ -11,8 +11,9 @@ use super::{
 use crate::suite::common::TestEnv;
 use crate::suite::fake_llm::FakeLlm;
 
-/// refine, research, plan and implement make one call each; the review makes three.
-const LIFE_CYCLE_CALLS: u64 = 7;
+/// refine, research and plan make one request each; implement two (the fake writes a file, then
+/// gives its notes: a feature must change one, SPEC §15); the review makes three.
+const LIFE_CYCLE_CALLS: u64 = 8;
 
 #[tokio::test]
 async fn every_usage_record_carries_its_cost() {
@@ -30,7 +31,7 @@ async fn every_usage_record_carries_its_cost() {
 
     env.run(&["details", &slug])
         .success()
-        .stdout_has("7 request(s), 700 prompt + 140 completion tokens, $0.189");
+        .stdout_has("8 request(s), 800 prompt + 160 completion tokens, $0.216");
 
     // Each action in the journal has its own tokens and cost; the run has their sum.
     let events = journal_events(&env);
@@ -42,7 +43,7 @@ async fn every_usage_record_carries_its_cost() {
         ("refine", 1),
         ("research", 1),
         ("plan", 1),
-        ("implement", 1),
+        ("implement", 2),
         ("review", 3),
         ("move_to_done", 0),
     ];

@@ -66,6 +66,8 @@ fn without_error(mut front: serde_json::Value) -> serde_json::Value {
     let map = front.as_object_mut().unwrap();
     map.remove("last_error");
     map.remove("updated");
+    // The failed request is counted all the same (SPEC §15).
+    map.remove("usage");
     front
 }
 

@@ -43,8 +43,9 @@ async fn auto_takes_a_story_from_backlog_to_done() {
     ] {
         assert_eq!(front[flag], true, "{flag} in {front}");
     }
+    // Seven agent calls; implement's takes two requests (the write, then its notes).
     let count = requests.len() as i64;
-    assert_eq!(count, 7);
+    assert_eq!(count, 8);
     assert_eq!(
         front["usage"],
         serde_json::json!({
@@ -85,7 +86,7 @@ async fn auto_takes_a_story_from_backlog_to_done() {
     env.run_with_llm(&llm, &["run", "--auto"])
         .success()
         .stderr_has("Nothing to do.");
-    assert_eq!(llm.requests().len(), 7);
+    assert_eq!(llm.requests().len(), 8);
 }
 
 #[tokio::test]
@@ -105,7 +106,7 @@ async fn run_without_auto_does_exactly_one_action() {
         // The higher-priority story goes first, one action per run.
         assert_eq!(planned(&env)[0], (role.to_string(), other.clone()));
         env.run_with_llm(&llm, &["run"]).success();
-        assert_eq!(llm.requests().len(), n + 1, "one request per run");
+        assert_eq!(llm.calls().len(), n + 1, "one agent call per run");
         assert_eq!(llm.roles().last().map(String::as_str), Some(*role));
         let path = env.story_path(&other);
         assert_eq!(front_json(&env, &path)["status"], *column);
@@ -113,9 +114,9 @@ async fn run_without_auto_does_exactly_one_action() {
     }
     // A review is one action that asks the three perspectives.
     env.run_with_llm(&llm, &["run"]).success();
-    assert_eq!(llm.requests().len(), 7);
+    assert_eq!(llm.calls().len(), 7);
     env.run_with_llm(&llm, &["run"]).success();
-    assert_eq!(llm.requests().len(), 7, "moving to done needs no model");
+    assert_eq!(llm.calls().len(), 7, "moving to done needs no model");
     assert!(env.story_path(&other).starts_with(env.board().join("done")));
     // The other story has not moved.
     assert!(env

@@ -58,11 +58,7 @@ async fn a_second_run_is_refused_while_a_real_run_works() {
 
     finish(first).success();
     assert!(env.story_path(&slug).starts_with(env.board().join("done")));
-    assert_eq!(
-        llm.requests().len(),
-        7,
-        "only the first run asked the model"
-    );
+    assert_eq!(llm.calls().len(), 7, "only the first run asked the model");
     assert!(!lock_path.exists(), "the lock is released at the end");
 }
 

@@ -83,12 +83,12 @@ pub fn verdict_with_target(target_phase: &str, issues: Json) -> Reply {
     )
 }
 
-/// The phase and review roles of requests, in the order the server saw them, with the three
+/// The phase and review roles of agent calls, in the order the server saw them, with the three
 /// review perspectives of each review sorted so the order is stable.
 pub fn normalised_roles(requests: &[Recorded]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     let mut reviews: Vec<String> = Vec::new();
-    for request in requests {
+    for request in requests.iter().filter(|r| !r.continues_a_call()) {
         if REVIEW_ROLES.contains(&request.role.as_str()) {
             reviews.push(request.role.clone());
             if reviews.len() == REVIEW_ROLES.len() {
@@ -113,9 +113,9 @@ pub fn life_cycle_roles() -> Vec<String> {
         .collect()
 }
 
-/// The requests whose user message names a story, by its title.
+/// The agent calls whose user message names a story, by its title.
 pub fn requests_about(llm: &FakeLlm, title: &str) -> Vec<Recorded> {
-    llm.requests()
+    llm.calls()
         .into_iter()
         .filter(|r| r.user_message().contains(&format!("# Story: {title}\n")))
         .collect()

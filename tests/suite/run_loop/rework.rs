@@ -33,8 +33,11 @@ async fn reject_reject_approve() {
         "Implemented the story, resetting the counter.",
         "Implemented the story, with bursts.",
     ];
-    for text in implementations {
-        llm.push("implement", Reply::text(text));
+    for (n, text) in implementations.iter().enumerate() {
+        // A feature's implement changes a file (SPEC §15), then gives its notes.
+        let write = json!({"path": "src/limiter.rs", "content": format!("// version {n}\n")});
+        llm.push("implement", Reply::tool("write_file", write))
+            .push("implement", Reply::text(*text));
     }
     let (_, slug, _) = env.add("Add a rate limiter", &[]);
     let step = |expected: &str| {
@@ -106,7 +109,11 @@ async fn reject_reject_approve() {
     assert!(first < second);
     assert!(notes[first..second].contains("The limiter never resets its counter"));
 
-    let implements = llm.requests_for("implement");
+    let implements: Vec<_> = llm
+        .calls()
+        .into_iter()
+        .filter(|r| r.role == "implement")
+        .collect();
     assert_eq!(implements.len(), 3);
     assert!(!implements[0]
         .user_message()

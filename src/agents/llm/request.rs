@@ -1,0 +1,335 @@
+//! What one chat request asks for beyond its messages: the reply cap, the tools, and the JSON
+//! schema of a machine-read answer (SPEC §15); and the record of every attempt to send it.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{ChatMessage, ChatReply, LlmError, Usage};
+
+/// A JSON schema for an answer that a program reads, sent as
+/// `response_format: {"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ResponseSchema {
+    pub name: &'static str,
+    pub schema: Value,
+}
+
+impl ResponseSchema {
+    /// The same schema without length and count bounds, for servers whose strict mode
+    /// supports only a subset of JSON Schema.
+    pub(crate) fn without_bounds(&self) -> ResponseSchema {
+        fn strip(value: &mut Value) {
+            match value {
+                Value::Object(map) => {
+                    // Only a schema node has bounds; a `properties` map may name anything.
+                    let bounds: &[&str] = if map.contains_key("type") {
+                        &[
+                            "maxLength",
+                            "minLength",
+                            "maxItems",
+                            "minItems",
+                            "minimum",
+                            "maximum",
+                        ]
+                    } else {
+                        &[]
+                    };
+                    for bound in bounds {
+                        map.remove(*bound);
+                    }
+                    map.values_mut().for_each(strip);
+                }
+                Value::Array(items) => items.iter_mut().for_each(strip),
+                _ => {}
+            }
+        }
+        let mut schema = self.schema.clone();
+        strip(&mut schema);
+        ResponseSchema {
+            name: self.name,
+            schema,
+        }
+    }
+
+    pub(crate) fn response_format(&self) -> Value {
+        json!({
+            "type": "json_schema",
+            "json_schema": {"name": self.name, "strict": true, "schema": self.schema},
+        })
+    }
+}
+
+/// One chat completion to make.
+#[derive(Debug, Clone, Copy)]
+pub struct ChatRequest<'a> {
+    pub messages: &'a [ChatMessage],
+    /// OpenAI function definitions; empty sends none.
+    pub tools: &'a [Value],
+    /// The reply cap; `None` uses `llm.maxTokens`.
+    pub max_tokens: Option<u32>,
+    /// Asks for a structured answer, unless `llm.structuredOutputs` is off or the server
+    /// refused the field earlier in the run.
+    pub schema: Option<&'a ResponseSchema>,
+}
+
+impl<'a> ChatRequest<'a> {
+    pub fn new(messages: &'a [ChatMessage], tools: &'a [Value]) -> Self {
+        ChatRequest {
+            messages,
+            tools,
+            max_tokens: None,
+            schema: None,
+        }
+    }
+
+    /// Characters of message text, the only size known before the server counts tokens.
+    pub fn prompt_chars(&self) -> usize {
+        self.messages
+            .iter()
+            .map(|message| match message {
+                ChatMessage::System(text) | ChatMessage::User(text) => text.len(),
+                ChatMessage::Assistant {
+                    content,
+                    tool_calls,
+                } => {
+                    content.as_deref().map_or(0, str::len)
+                        + tool_calls
+                            .iter()
+                            .map(|c| c.name.len() + c.arguments.len())
+                            .sum::<usize>()
+                }
+                ChatMessage::Tool { content, .. } => content.len(),
+            })
+            .sum()
+    }
+}
+
+/// How one attempt at a request ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum AttemptOutcome {
+    Answered {
+        finish_reason: Option<String>,
+    },
+    /// The reply did not arrive within `llm.timeoutSeconds`.
+    TimedOut {
+        error: String,
+    },
+    Failed {
+        error: String,
+    },
+}
+
+/// One request sent to the server. Every attempt is counted in `usage.requests` and written to
+/// the transcript, answered or not, so the work a server did is never invisible (SPEC §15).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Attempt {
+    pub number: u32,
+    pub duration: Duration,
+    /// Whether `response_format` carried a schema.
+    pub structured: bool,
+    pub outcome: AttemptOutcome,
+}
+
+impl Attempt {
+    pub fn to_json(&self) -> Value {
+        let (outcome, detail) = match &self.outcome {
+            AttemptOutcome::Answered { finish_reason } => ("answered", json!(finish_reason)),
+            AttemptOutcome::TimedOut { error } => ("timed_out", json!(error)),
+            AttemptOutcome::Failed { error } => ("failed", json!(error)),
+        };
+        let mut value = json!({
+            "attempt": self.number,
+            "outcome": outcome,
+            "duration_ms": u64::try_from(self.duration.as_millis()).unwrap_or(u64::MAX),
+            "structured": self.structured,
+        });
+        let key = if outcome == "answered" {
+            "finish_reason"
+        } else {
+            "error"
+        };
+        value[key] = detail;
+        value
+    }
+}
+
+/// The result of a request with every attempt it took.
+#[derive(Debug)]
+pub struct Exchange {
+    pub result: Result<ChatReply, LlmError>,
+    pub attempts: Vec<Attempt>,
+}
+
+impl Exchange {
+    /// The tokens of the answer, and one request per attempt made.
+    pub fn usage(&self) -> Usage {
+        let mut usage = match &self.result {
+            Ok(reply) => reply.usage,
+            Err(_) => Usage::default(),
+        };
+        usage.requests = self.attempts.len() as u64;
+        usage
+    }
+
+    /// Whether the answered attempt asked for a structured answer.
+    pub fn structured(&self) -> bool {
+        self.result.is_ok() && self.attempts.last().is_some_and(|a| a.structured)
+    }
+}
+
+/// The cap goes as `max_tokens` unless the server asked for `max_completion_tokens` (OpenAI's
+/// reasoning models refuse the older name).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TokenField {
+    MaxTokens,
+    MaxCompletionTokens,
+}
+
+impl TokenField {
+    pub(crate) fn key(self) -> &'static str {
+        match self {
+            TokenField::MaxTokens => "max_tokens",
+            TokenField::MaxCompletionTokens => "max_completion_tokens",
+        }
+    }
+}
+
+/// The server's own figures in a context-length error: its context and the prompt's tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct ContextFigures {
+    pub(crate) limit: Option<u64>,
+    pub(crate) prompt_tokens: Option<u64>,
+}
+
+impl ContextFigures {
+    /// llama.cpp sends `n_ctx` and `n_prompt_tokens`; OpenAI and vLLM write "maximum context
+    /// length is 8192 tokens … your messages resulted in 9000 tokens".
+    pub(crate) fn read(body: &str) -> ContextFigures {
+        let value: Value = serde_json::from_str(body).unwrap_or(Value::Null);
+        let error = value.get("error").unwrap_or(&value);
+        let field = |name: &str| error.get(name).and_then(Value::as_u64);
+        let text = error
+            .get("message")
+            .and_then(Value::as_str)
+            .map_or_else(|| body.to_string(), str::to_string)
+            .to_lowercase();
+        ContextFigures {
+            limit: field("n_ctx")
+                .or_else(|| number_after(&text, "maximum context length is"))
+                .or_else(|| number_after(&text, "context length of"))
+                .or_else(|| number_after(&text, "context size of")),
+            prompt_tokens: field("n_prompt_tokens")
+                .or_else(|| number_after(&text, "resulted in"))
+                .or_else(|| number_after(&text, "you requested")),
+        }
+    }
+}
+
+/// The first number after `marker` in `text` (thousands separators allowed).
+fn number_after(text: &str, marker: &str) -> Option<u64> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    let digits: String = rest
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_digit() || *c == ',')
+        .filter(char::is_ascii_digit)
+        .collect();
+    digits.parse().ok()
+}
+
+/// What a context-length error says once the prompt's size is known.
+pub(crate) fn context_length_message(
+    server_words: &str,
+    figures: ContextFigures,
+    request: &ChatRequest<'_>,
+    max_tokens: u32,
+) -> String {
+    let chars = request.prompt_chars();
+    let prompt = match figures.prompt_tokens {
+        Some(tokens) => format!("{tokens} tokens ({chars} characters)"),
+        None => format!("about {} tokens ({chars} characters)", chars.div_ceil(4)),
+    };
+    let limit = figures.limit.map_or("a smaller context".to_string(), |n| {
+        format!("a context of {n} tokens")
+    });
+    format!(
+        "the prompt is {prompt} in {} messages, and with up to {max_tokens} tokens kept for the \
+         reply it does not fit the server's {limit}: {server_words}\nHint: start the server with \
+         a larger context (llama.cpp: --ctx-size; Ollama: num_ctx), lower llm.maxTokens or \
+         phases.<phase>.maxTokens, or shorten the story",
+        request.messages.len()
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_figures_from_known_servers() {
+        let cases = [
+            (
+                r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it","type":"exceed_context_size_error","n_prompt_tokens":5012,"n_ctx":4096}}"#,
+                Some(4096),
+                Some(5012),
+            ),
+            (
+                r#"{"error":{"message":"This model's maximum context length is 8,192 tokens. However, your messages resulted in 9000 tokens.","code":"context_length_exceeded"}}"#,
+                Some(8192),
+                Some(9000),
+            ),
+            (r#"{"error":"context window exceeded"}"#, None, None),
+            ("<html>too long</html>", None, None),
+        ];
+        for (body, limit, prompt) in cases {
+            let figures = ContextFigures::read(body);
+            assert_eq!(
+                (figures.limit, figures.prompt_tokens),
+                (limit, prompt),
+                "{body}"
+            );
+        }
+    }
+
+    #[test]
+    fn context_message_names_sizes_and_what_to_change() {
+        let messages = [ChatMessage::User("x".repeat(400))];
+        let request = ChatRequest::new(&messages, &[]);
+        let text = context_length_message(
+            "too long",
+            ContextFigures {
+                limit: Some(4096),
+                prompt_tokens: None,
+            },
+            &request,
+            1024,
+        );
+        for needle in [
+            "about 100 tokens (400 characters)",
+            "context of 4096 tokens",
+            "1024 tokens kept for the reply",
+            "llm.maxTokens",
+            "--ctx-size",
+            "shorten the story",
+        ] {
+            assert!(text.contains(needle), "{needle}: {text}");
+        }
+    }
+
+    #[test]
+    fn attempts_as_json() {
+        let attempt = Attempt {
+            number: 2,
+            duration: Duration::from_millis(1500),
+            structured: true,
+            outcome: AttemptOutcome::TimedOut {
+                error: "timed out".into(),
+            },
+        };
+        assert_eq!(
+            attempt.to_json(),
+            json!({"attempt": 2, "outcome": "timed_out", "duration_ms": 1500, "structured": true, "error": "timed out"})
+        );
+    }
+}

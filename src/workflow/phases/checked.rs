@@ -1,0 +1,155 @@
+//! Fail closed on empty or broken phase output (SPEC §15): a phase's output is checked before
+//! anything sees it; output that fails the check is produced once more with feedback naming
+//! what was missing, and a second failure ends the action with the story as it was.
+
+use super::{Outcome, PhaseRun};
+use crate::agents::prompts::head_tail;
+use crate::agents::{AgentOutput, Revision};
+use crate::board::records::Usage;
+use crate::board::{Phase, Story};
+use crate::error::Result;
+use crate::workflow::output_check::{check_text, mark_truncated, TreeFingerprint};
+use crate::workflow::story_ops;
+
+/// The most of a refused output that its retry is shown.
+const REFUSED_QUOTE: usize = 2_000;
+
+impl PhaseRun<'_> {
+    /// [`PhaseRun::produce`], checked. `Ok(Ok(text))` is output fit to show a gate and write
+    /// into the story: a truncated one is marked as such, and an implement that needed no
+    /// change says so.
+    pub(super) async fn produce_checked(
+        &mut self,
+        phase: Phase,
+        story: &Story,
+        revision: Option<&Revision>,
+    ) -> Result<Result<String, Outcome>> {
+        let mut retry: Option<Revision> = None;
+        if self.tree_before.is_none() {
+            self.tree_before = self.fingerprint(phase).await;
+        }
+        loop {
+            let output = match self
+                .produce(
+                    phase,
+                    story,
+                    retry.as_ref().or(revision),
+                    // A retry after a refusal is compared with nothing: its "previous output"
+                    // was refused, not kept.
+                    retry.is_none(),
+                )
+                .await?
+            {
+                Ok(output) => output,
+                Err(outcome) => return Ok(Err(outcome)),
+            };
+            let changed = match (&self.tree_before, self.fingerprint(phase).await) {
+                (Some(before), Some(after)) => Some(before.changed(&after)),
+                (Some(_), None) => Some(true),
+                (None, _) => None,
+            };
+            let why = match refusal(phase, story, &output, changed) {
+                None => return Ok(Ok(self.accepted(phase, story, output, changed))),
+                Some(why) => why,
+            };
+            self.transcript.record(
+                "output_refused",
+                serde_json::json!({"phase": phase.name(), "reason": why, "retried": retry.is_none()}),
+            );
+            if retry.is_some() {
+                let message = format!("{phase} output refused after a retry: {why}");
+                return Ok(Err(story_ops::fail(
+                    self.wf,
+                    self.story_id,
+                    message,
+                    Usage::default(),
+                )?));
+            }
+            let earlier = revision.map(|r| format!("\n\n{}", r.feedback.trim()));
+            retry = Some(Revision {
+                attempt: revision.map_or(2, |r| r.attempt + 1),
+                feedback: format!(
+                    "Your previous output was refused: {why}.{}",
+                    earlier.unwrap_or_default()
+                ),
+                previous_output: Some(output.text)
+                    .filter(|text| !text.trim().is_empty())
+                    .map(|text| head_tail(text.trim(), REFUSED_QUOTE)),
+            });
+        }
+    }
+
+    /// The files of the working tree, for an implement to be checked against; `None` for the
+    /// phases that change no file.
+    async fn fingerprint(&self, phase: Phase) -> Option<TreeFingerprint> {
+        if phase != Phase::Implement {
+            return None;
+        }
+        let (dir, ignore) = (self.work_dir.clone(), self.wf.own_paths());
+        tokio::task::spawn_blocking(move || TreeFingerprint::take(&dir, &ignore))
+            .await
+            .ok()
+    }
+
+    fn accepted(
+        &self,
+        phase: Phase,
+        story: &Story,
+        output: AgentOutput,
+        changed: Option<bool>,
+    ) -> String {
+        let mut text = output.text;
+        if changed == Some(false) {
+            text = format!(
+                "{}\n\nNo files were changed: a {} may change none.",
+                text.trim_end(),
+                story.meta.story_type
+            );
+        }
+        if output.truncated {
+            let config = &self.wf.config;
+            let cap = config
+                .phases
+                .max_tokens(phase.name())
+                .unwrap_or(config.llm.max_tokens);
+            self.transcript.record(
+                "truncated",
+                serde_json::json!({"phase": phase.name(), "max_tokens": cap, "action": "kept and marked"}),
+            );
+            text = mark_truncated(&text, phase, cap);
+        }
+        text
+    }
+}
+
+/// Why the output cannot be kept, or `None` when it can. `changed` is whether implement
+/// changed a file (`None` for the other phases).
+fn refusal(
+    phase: Phase,
+    story: &Story,
+    output: &AgentOutput,
+    changed: Option<bool>,
+) -> Option<String> {
+    if let Err(why) = check_text(phase, &output.text) {
+        return Some(why);
+    }
+    let may_change_nothing = matches!(story.meta.story_type.as_str(), "spike" | "chore");
+    if changed != Some(false) || may_change_nothing {
+        return None;
+    }
+    let cause = match (&output.tools_refused, output.tool_calls) {
+        (Some(error), _) => format!(
+            "the server refused the tools ({error}); implement needs function calling \
+             (llama.cpp: start llama-server with --jinja)"
+        ),
+        (None, 0) => "the model made no tool call; implement changes files through \
+                      write_file and edit_file, so it needs a model that calls tools \
+                      (llama.cpp: start llama-server with --jinja)"
+            .to_string(),
+        (None, calls) => format!("the model made {calls} tool call(s) but none changed a file"),
+    };
+    Some(format!(
+        "a {} must change at least one file, and no file changed: {cause}",
+        story.meta.story_type
+    ))
+}

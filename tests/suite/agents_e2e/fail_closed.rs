@@ -1,0 +1,282 @@
+//! Empty or broken phase output is refused, never written (SPEC §15): it is produced once more
+//! with feedback naming what was missing, and then the action fails with the story as it was.
+
+use super::{heading_count, section, Made, Project};
+use crate::suite::common::split_frontmatter;
+use crate::suite::fake_llm::Reply;
+
+/// Runs `step` with `bad` as both answers and checks the refusal: two requests, the second
+/// with Revision Instructions naming `missing`, exit 1, last_error naming it too, and the
+/// story exactly as it was apart from last_error and usage.
+async fn refused_twice(
+    p: &Project,
+    story: &Made,
+    step: &str,
+    role: &str,
+    bad: Reply,
+    missing: &[&str],
+) {
+    p.fake.push(role, bad.clone()).push(role, bad);
+    let before = p.env.read(p.path_of(story));
+    let column = p.column(story);
+
+    p.step(story, step).code(1);
+
+    let asks = p.fake.requests_for(role);
+    assert_eq!(asks.len(), 2, "{role}: one retry");
+    let retry = asks[1].user_message();
+    assert!(
+        retry.contains("## Revision Instructions (Attempt 2)")
+            && retry.contains("Your previous output was refused"),
+        "{retry}"
+    );
+    let error = p.front(story)["last_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    for needle in missing {
+        assert!(
+            retry.contains(needle),
+            "{role}: {needle:?} not in the retry:\n{retry}"
+        );
+        assert!(
+            error.contains(needle),
+            "{role}: {needle:?} not in {error:?}"
+        );
+    }
+    assert_eq!(p.column(story), column, "{role}");
+    let (old_front, old_body) = split_frontmatter(&before);
+    let mut old: serde_norway::Value = serde_norway::from_str(old_front).unwrap();
+    let mut now = p.front(story);
+    for key in ["last_error", "updated", "usage"] {
+        old.as_mapping_mut().unwrap().remove(key);
+        now.as_mapping_mut().unwrap().remove(key);
+    }
+    assert_eq!(now, old, "{role}");
+    assert_eq!(p.body(story), old_body, "{role}");
+}
+
+#[tokio::test]
+async fn refine_without_a_summary_or_real_criteria_is_refused() {
+    let p = Project::new().await;
+    let story = p.story("Vague", "ROUGH", "- [ ] ROUGH-CRITERION", "backlog", &[]);
+    refused_twice(
+        &p,
+        &story,
+        "refine",
+        "refine",
+        Reply::text("## Acceptance Criteria\n- [ ] ...\n- [ ]\n- [ ] <a testable criterion>"),
+        &["Summary", "Acceptance Criteria", "placeholder"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn research_and_plan_of_only_fences_or_headings_are_refused() {
+    let p = Project::new().await;
+    let story = p.ready("Fenced");
+    refused_twice(
+        &p,
+        &story,
+        "research",
+        "research",
+        Reply::text("## Findings\n### Details\n"),
+        &["no prose"],
+    )
+    .await;
+    let story = p.story(
+        "Fenced plan",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research"],
+    );
+    refused_twice(
+        &p,
+        &story,
+        "plan",
+        "plan",
+        Reply::text("```\n\n```\n```\n\n```\n```rust\n```\n```\n"),
+        &["no prose"],
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn an_implement_of_a_feature_that_changes_nothing_fails() {
+    let p = Project::new().await;
+    let story = p.story(
+        "Idle",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research", "plan"],
+    );
+    refused_twice(
+        &p,
+        &story,
+        "implement",
+        "implement",
+        Reply::text("Implemented everything, trust me."),
+        &["must change at least one file", "no tool call", "--jinja"],
+    )
+    .await;
+    assert_eq!(p.front(&story)["implementation_complete"], false);
+    assert_eq!(section(&p.body(&story), "Implementation Notes"), "");
+}
+
+#[tokio::test]
+async fn a_refused_output_gets_one_retry_that_can_succeed() {
+    let p = Project::new().await;
+    let story = p.story("Second try", "ROUGH", "- [ ] ROUGH", "backlog", &[]);
+    p.fake
+        .push(
+            "refine",
+            Reply::text("## Summary\n\n## Acceptance Criteria\n- [ ]"),
+        )
+        .push(
+            "refine",
+            Reply::text("## Summary\nGOOD-SUMMARY\n\n## Acceptance Criteria\n- [ ] GOOD-CRITERION"),
+        );
+
+    p.step(&story, "refine").success();
+
+    assert_eq!(p.column(&story), "ready");
+    let body = p.body(&story);
+    assert_eq!(section(&body, "Summary"), "GOOD-SUMMARY");
+    assert_eq!(
+        section(&body, "Acceptance Criteria"),
+        "- [ ] GOOD-CRITERION"
+    );
+    assert!(p.front(&story).get("last_error").is_none());
+}
+
+#[tokio::test]
+async fn a_chore_may_change_nothing_and_its_notes_say_so() {
+    let p = Project::new().await;
+    let story = p.story(
+        "Tidy up",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research", "plan"],
+    );
+    p.set_type(&story, "chore");
+    p.fake
+        .push("implement", Reply::text("Looked; nothing needed changing."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("implement").len(), 1);
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let notes = section(&p.body(&story), "Implementation Notes");
+    assert!(
+        notes.starts_with("Looked; nothing needed changing."),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("No files were changed: a chore may change none."),
+        "{notes}"
+    );
+}
+
+#[tokio::test]
+async fn a_truncated_section_is_kept_marked_and_shown_to_the_gate() {
+    let p = Project::new().await;
+    p.config(&[
+        ("phases.plan.review", r#"{"reviewer": "ai"}"#),
+        ("phases.plan.maxTokens", "64"),
+    ]);
+    let story = p.story(
+        "Long plan",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research"],
+    );
+    p.fake.push(
+        "plan",
+        Reply::truncated("1. PLAN-STEP-MARK\n```rust\nfn half_written() {"),
+    );
+
+    p.step(&story, "plan").success();
+
+    let body = p.body(&story);
+    let plan = section(&body, "Implementation Plan");
+    assert!(plan.starts_with("1. PLAN-STEP-MARK"), "{plan}");
+    assert!(
+        plan.contains("**Truncated:** this output was cut off at the reply limit of 64 tokens"),
+        "{plan}"
+    );
+    // The open fence was closed: the sections after the plan are still sections.
+    for name in ["Implementation Notes", "Review Notes"] {
+        assert_eq!(heading_count(&body, name), 1, "{name}:\n{body}");
+    }
+    let gate = &p.fake.requests_for("phase-review")[0];
+    assert!(gate.user_message().contains("**Truncated:**"));
+    assert_eq!(p.front(&story)["plan_complete"], true);
+}
+
+#[tokio::test]
+async fn a_server_that_refuses_tools_gets_a_clear_error_in_implement() {
+    let p = Project::new().await;
+    let story = p.story(
+        "No tools",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research", "plan"],
+    );
+    let refusal = || Reply::bad_request("tools param requires --jinja flag");
+    p.fake
+        .push("implement", refusal())
+        .push("implement", Reply::text("I cannot change files."))
+        .push("implement", refusal())
+        .push("implement", Reply::text("Still cannot."));
+
+    p.step(&story, "implement").code(1);
+
+    let asks = p.fake.requests_for("implement");
+    assert_eq!(asks.len(), 4);
+    assert!(asks[0].body.get("tools").is_some());
+    assert!(asks[1].body.get("tools").is_none(), "retried without tools");
+    let error = p.front(&story)["last_error"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(error.contains("refused the tools"), "{error}");
+    assert!(error.contains("--jinja"), "{error}");
+    assert_eq!(p.front(&story)["implementation_complete"], false);
+}
+
+#[tokio::test]
+async fn a_gate_retry_of_implement_may_keep_the_first_attempts_edits() {
+    let p = Project::new().await;
+    p.config(&[("phases.implement.review", r#"{"reviewer": "ai"}"#)]);
+    let story = p.story(
+        "Explain better",
+        "A summary.",
+        "- [ ] It works",
+        "ready",
+        &["research", "plan"],
+    );
+    // The first attempt writes a file (the fake's default); the gate asks for better notes,
+    // and the second attempt only gives them. The action as a whole changed a file.
+    p.fake
+        .push(
+            "phase-review",
+            Reply::text("RETRY: Say which file you changed"),
+        )
+        .push("phase-review", Reply::text("APPROVE"));
+    p.fake.push_for(
+        "implement",
+        "Say which file you changed",
+        Reply::text("SECOND-NOTES: changed agentic-change.txt"),
+    );
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let notes = section(&p.body(&story), "Implementation Notes");
+    assert!(notes.starts_with("SECOND-NOTES"), "{notes}");
+}
