@@ -28,7 +28,7 @@ use agentic_sdlc::config::{self, Config};
 use agentic_sdlc::workflow::assessor::{Action, ActionType};
 use agentic_sdlc::workflow::budget::Spending;
 use agentic_sdlc::workflow::checkpoint::RunOptions;
-use agentic_sdlc::workflow::events::Event;
+use agentic_sdlc::workflow::events::RunEvent;
 use agentic_sdlc::workflow::journal::Journal;
 use fake_llm::FakeLlm;
 
@@ -132,12 +132,12 @@ fn write_journal(lines: usize) -> Result<Duration, String> {
             story_priority: 0,
         };
         let event = if n % 2 == 0 {
-            Event::ActionStarted {
+            RunEvent::ActionStarted {
                 action,
                 detail: None,
             }
         } else {
-            Event::ActionCompleted {
+            RunEvent::ActionCompleted {
                 action,
                 summary: "research written".into(),
             }

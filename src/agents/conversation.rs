@@ -259,10 +259,12 @@ async fn run_turns(
                 },
             };
             done.tool_calls += 1;
-            transcript.record(
-                "tool_call",
-                json!({"id": call.id, "name": call.name, "arguments": call.arguments,
-                       "result": result.content, "is_error": result.is_error}),
+            transcript.record_tool_call(
+                &call.id,
+                &call.name,
+                &call.arguments,
+                &result.content,
+                result.is_error,
             );
             if result.fatal {
                 let err = LlmError::Tool(format!("{}: {}", call.name, result.content));

@@ -9,12 +9,29 @@ use serde_json::{Map, Value};
 
 /// Appends one JSON object per line to a transcript file, flushed per line so that a run that
 /// is killed leaves everything up to that point. Cloning shares the file.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Transcript {
     sink: Option<Arc<Sink>>,
     /// Written into every entry: the three reviewers share one file and run at once, so each
     /// line must say whose it is.
     agent: Arc<str>,
+    /// Told of every tool call as it is recorded, so a run can show what its agents do.
+    observer: Option<Arc<dyn ToolCallObserver>>,
+}
+
+/// Hears of the tool calls recorded in a transcript (the run's event stream listens).
+pub trait ToolCallObserver: Send + Sync {
+    fn tool_called(&self, agent: &str, name: &str, is_error: bool);
+}
+
+impl std::fmt::Debug for Transcript {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transcript")
+            .field("path", &self.path())
+            .field("agent", &self.agent)
+            .field("observed", &self.observer.is_some())
+            .finish()
+    }
 }
 
 #[derive(Debug)]
@@ -52,6 +69,7 @@ impl Transcript {
                             file: Mutex::new(file),
                         })),
                         agent: Arc::from(phase),
+                        observer: None,
                     })
                 }
                 Err(err) if err.kind() == io::ErrorKind::AlreadyExists && attempt < 1000 => {
@@ -68,7 +86,14 @@ impl Transcript {
         Transcript {
             sink: None,
             agent: Arc::from(""),
+            observer: None,
         }
+    }
+
+    /// This transcript, telling `observer` of every tool call it records.
+    pub fn observed_by(mut self, observer: Arc<dyn ToolCallObserver>) -> Transcript {
+        self.observer = Some(observer);
+        self
     }
 
     /// The same file, with entries labelled as `agent`'s (a role such as `code-review`).
@@ -76,6 +101,7 @@ impl Transcript {
         Transcript {
             sink: self.sink.clone(),
             agent: Arc::from(agent),
+            observer: self.observer.clone(),
         }
     }
 
@@ -85,6 +111,25 @@ impl Transcript {
 
     pub fn path(&self) -> Option<&Path> {
         self.sink.as_deref().map(|sink| sink.path.as_path())
+    }
+
+    /// Records one tool call with its arguments and result, and tells the observer.
+    pub fn record_tool_call(
+        &self,
+        id: &str,
+        name: &str,
+        arguments: &str,
+        result: &str,
+        is_error: bool,
+    ) {
+        self.record(
+            "tool_call",
+            serde_json::json!({"id": id, "name": name, "arguments": arguments,
+                   "result": result, "is_error": is_error}),
+        );
+        if let Some(observer) = &self.observer {
+            observer.tool_called(&self.agent, name, is_error);
+        }
     }
 
     /// Writes `{"timestamp", "agent", "event", ...data}`; a `data` that is not an object goes under

@@ -116,7 +116,7 @@ pub fn main() -> i32 {
         context.printer = context.printer.clone().with_theme(project.config.theme);
     }
     // Log lines follow the colour decision of the rest of the output, theme included.
-    init_tracing(cli.verbose, context.printer.stderr_color());
+    crate::output::log::init(&context.printer, cli.verbose);
     match dispatch(cli.command, &context) {
         Ok(code) => code,
         Err(err) => report(&context.printer, err),
@@ -162,22 +162,6 @@ fn resolve_cwd(directory: Option<&Path>) -> Result<PathBuf> {
 fn report(printer: &Printer, err: Error) -> i32 {
     printer.error(err.to_string());
     err.exit_code()
-}
-
-fn init_tracing(verbose: bool, color: bool) {
-    let default = if verbose {
-        "agentic_sdlc=debug"
-    } else {
-        "warn"
-    };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .with_ansi(color)
-        .without_time()
-        .try_init();
 }
 
 /// The `schemaVersion` of every `--json` document.

@@ -10,10 +10,12 @@ use crate::agents::llm::LlmClient;
 use crate::agents::llm_agents::LlmAgents;
 use crate::agents::Agents;
 use crate::error::{Error, Result};
+use crate::output::{RunDisplay, TerminalPrompter};
 use crate::workflow::assessor::ActionType;
 use crate::workflow::checkpoint::RunOptions;
 use crate::workflow::events::EventSink;
-use crate::workflow::{gates, runner};
+use crate::workflow::prompter::Prompter;
+use crate::workflow::runner;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -98,17 +100,20 @@ pub fn run(args: RunArgs, context: &Context) -> Result<i32> {
                 as Arc<dyn Agents>,
         )
     });
-    let interactive = gates::terminal_available(printer.is_json());
+    // The events of the run go to one display, which a human gate's prompt suspends.
+    let display = Arc::new(RunDisplay::new(printer.clone()));
+    let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display))
+        .map(|p| Arc::new(p) as Arc<dyn Prompter>);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| Error::io("cannot start the async runtime", e))?;
     let result = runtime.block_on(runner::run(
         &project,
-        EventSink::new(printer.clone()),
+        EventSink::new(display),
         request,
         agents,
-        interactive,
+        prompter,
     ));
     // A file tool stuck in the kernel (a hung network mount, say) must not keep an interrupted
     // run from exiting: blocking threads are left behind rather than waited for.

@@ -1,9 +1,15 @@
-//! The one output sink: the library never prints directly, it goes through a [`Printer`].
+//! Everything a person or a program reads: the library never prints directly, it goes through a
+//! [`Printer`], and a run's events are drawn by a [`RunDisplay`].
 
+pub mod log;
 mod printer;
 mod progress;
+mod prompt;
+mod run_display;
 mod theme;
 
-pub use printer::{ColorChoice, Printer, Spinner, Verbosity};
+pub use printer::{ColorChoice, Printer, Verbosity};
 pub use progress::{LiveArea, LiveLine};
+pub use prompt::TerminalPrompter;
+pub use run_display::{verb, RunDisplay};
 pub use theme::Palette;

@@ -1,7 +1,6 @@
 //! Where everything a person or a program reads is written.
 
 use std::io::{IsTerminal, Write};
-use std::time::Duration;
 
 use super::progress::LiveArea;
 use super::theme::Palette;
@@ -30,7 +29,6 @@ pub struct Printer {
     color: bool,
     /// Colour on stderr, where log lines go: the same decision, asked of stderr.
     stderr_color: bool,
-    spinners: bool,
     palette: Palette,
     /// Live lines of a parallel run; stderr output goes above them.
     live: LiveArea,
@@ -57,9 +55,13 @@ impl Printer {
             json,
             color,
             stderr_color,
-            spinners,
             palette: Palette::new(Theme::Auto, color),
-            live: LiveArea::default(),
+            // Made up front so every clone, and the log, writes above the same live lines.
+            live: if spinners {
+                LiveArea::new()
+            } else {
+                LiveArea::default()
+            },
         }
     }
 
@@ -78,7 +80,6 @@ impl Printer {
             json: false,
             color: false,
             stderr_color: false,
-            spinners: false,
             palette: Palette::new(Theme::None, false),
             live: LiveArea::default(),
         }
@@ -88,14 +89,6 @@ impl Printer {
     /// `NO_COLOR`, or a stderr that is a file or a pipe (unless `--color always`).
     pub fn stderr_color(&self) -> bool {
         self.stderr_color
-    }
-
-    /// This printer with live lines for a parallel run, where a terminal can show them.
-    pub fn with_live_lines(mut self) -> Self {
-        if self.spinners && !self.live.is_active() {
-            self.live = LiveArea::new();
-        }
-        self
     }
 
     pub fn live(&self) -> &LiveArea {
@@ -171,45 +164,5 @@ impl Printer {
             self.palette.error("error:"),
             text.as_ref()
         ));
-    }
-
-    /// A spinner on a terminal; plain lines otherwise.
-    pub fn spinner(&self, message: impl Into<String>) -> Spinner {
-        let message = message.into();
-        if self.spinners {
-            let bar = indicatif::ProgressBar::new_spinner();
-            bar.set_style(
-                indicatif::ProgressStyle::with_template("{spinner} {msg} {elapsed:.dim}")
-                    .expect("static template")
-                    .tick_strings(&["⟳", "⟲", "⟳", "⟲", "✓"]),
-            );
-            bar.enable_steady_tick(Duration::from_millis(200));
-            bar.set_message(message);
-            Spinner { bar: Some(bar) }
-        } else {
-            self.info(&message);
-            Spinner { bar: None }
-        }
-    }
-}
-
-/// A running spinner; finishing it leaves one line that says how the step ended.
-pub struct Spinner {
-    bar: Option<indicatif::ProgressBar>,
-}
-
-impl Spinner {
-    /// Removes the spinner; whatever reports the result prints its own line.
-    pub fn clear(self) {
-        if let Some(bar) = self.bar {
-            bar.finish_and_clear();
-        }
-    }
-
-    pub fn finish(self, line: impl AsRef<str>, printer: &Printer) {
-        if let Some(bar) = self.bar {
-            bar.finish_and_clear();
-        }
-        printer.info(line);
     }
 }

@@ -1,5 +1,6 @@
-//! Live lines for a parallel run on a terminal (SPEC §14): one line per running story with its
-//! phase, elapsed time and tokens, drawn above the log by indicatif's `MultiProgress`.
+//! Live lines of a run on a terminal (SPEC §14): a spinner for one running story, one line per
+//! running story in a parallel run, with its phase, elapsed time and tokens, drawn above the log
+//! by indicatif's `MultiProgress`.
 //!
 //! While live lines are shown, everything the printer writes to stderr goes through the
 //! `MultiProgress` (so log lines land above the live ones instead of through them), and a
@@ -8,6 +9,11 @@
 use std::time::Duration;
 
 use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+
+/// A story among several: what it does, how long it has run, then tokens and its last tool.
+const LINE_TEMPLATE: &str = "{spinner} {prefix} · {elapsed} · {msg}";
+/// The only running story: what it does and for how long, then tokens and its last tool.
+const SPINNER_TEMPLATE: &str = "{spinner} {prefix} {elapsed:.dim} {msg:.dim}";
 
 /// The live area; empty when stderr is not a terminal, in JSON mode, or with `-q`.
 #[derive(Debug, Clone, Default)]
@@ -26,17 +32,25 @@ impl LiveArea {
         self.multi.is_some()
     }
 
-    /// A new line for one running story; `None` when there is no live area.
+    /// A new line for one of several running stories; `None` when there is no live area.
     pub fn line(&self, prefix: String) -> Option<LiveLine> {
+        self.add(LINE_TEMPLATE, prefix)
+    }
+
+    /// The spinner of the one running story; `None` when there is no live area.
+    pub fn spinner(&self, prefix: String) -> Option<LiveLine> {
+        self.add(SPINNER_TEMPLATE, prefix)
+    }
+
+    fn add(&self, template: &'static str, prefix: String) -> Option<LiveLine> {
         let multi = self.multi.as_ref()?;
         let bar = multi.add(ProgressBar::new_spinner());
         bar.set_style(
-            ProgressStyle::with_template("{spinner} {prefix} · {elapsed} · {msg}")
-                .expect("static template")
+            ProgressStyle::with_template(template)
+                .expect("the templates are constants that parse")
                 .tick_strings(&["⟳", "⟲", "⟳", "⟲", "✓"]),
         );
         bar.set_prefix(prefix);
-        bar.set_message("0 tokens");
         bar.enable_steady_tick(Duration::from_millis(200));
         Some(LiveLine { bar })
     }
@@ -64,8 +78,9 @@ pub struct LiveLine {
 }
 
 impl LiveLine {
-    pub fn set_tokens(&self, tokens: u64) {
-        self.bar.set_message(format!("{tokens} tokens"));
+    /// What follows the elapsed time: tokens, the last tool.
+    pub fn set_message(&self, text: String) {
+        self.bar.set_message(text);
     }
 
     /// Removes the line; the event that reports the result prints its own.

@@ -20,8 +20,8 @@ pub struct Workflow {
     /// Held while a story is merged into its base and tested there: merges into one base
     /// happen one at a time (SPEC §12).
     pub integration: tokio::sync::Mutex<()>,
-    /// Human gates may ask on this terminal; one question at a time.
-    pub terminal: Option<tokio::sync::Mutex<()>>,
+    /// Human gates may ask a person here; one question at a time.
+    pub terminal: Option<super::prompter::Terminal>,
     /// What the run spent, against `budget.*` (SPEC §14).
     pub spending: Arc<Spending>,
 }

@@ -331,7 +331,7 @@ fn pr_target(wf: &Workflow, story: &Story) -> Option<String> {
 }
 
 async fn skip_pr(wf: &Workflow, story: &Story, why: &str) -> Result<Outcome> {
-    wf.events.emit(super::events::Event::Warning {
+    wf.events.emit(super::events::RunEvent::Warning {
         story_id: Some(story.id().to_string()),
         message: format!("no pull request: {why}"),
     });

@@ -1,16 +1,20 @@
-//! What a run reports while it works: one JSON object per line with `--json`, readable lines
-//! (and a spinner on a terminal) otherwise.
+//! What a run reports while it works: one typed stream of [`RunEvent`]s. The workflow only
+//! emits them; a [`RunRenderer`] that the command line wires up (see `crate::output`) draws
+//! them for a person or writes them as JSON lines, and the run journal records them.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use serde_json::{json, Value};
 
-use super::assessor::{Action, ActionType};
+use super::assessor::Action;
 use super::journal::Journal;
-use crate::output::{LiveLine, Printer, Spinner};
+use crate::agents::meter::CallMeter;
+use crate::agents::transcript::ToolCallObserver;
+use crate::board::records::Usage;
+use crate::board::Phase;
 
 #[derive(Debug, Clone)]
-pub enum Event {
+pub enum RunEvent {
     ActionStarted {
         action: Action,
         detail: Option<String>,
@@ -27,6 +31,13 @@ pub enum Event {
     ActionStopped {
         action: Action,
         reason: String,
+    },
+    /// A rework action began: which iteration of how many, and the phase the work goes back to.
+    ReworkStarted {
+        action: Action,
+        iteration: u32,
+        limit: u32,
+        target: Phase,
     },
     StoryBlocked {
         story_id: String,
@@ -45,6 +56,18 @@ pub enum Event {
         attempt: u32,
         decision: String,
     },
+    /// An agent ran one of its tools.
+    ToolCall {
+        story_id: String,
+        agent: String,
+        name: String,
+        is_error: bool,
+    },
+    /// One answered model call and what it cost (priced when the model has a price).
+    Usage {
+        story_id: String,
+        usage: Usage,
+    },
     Warning {
         story_id: Option<String>,
         message: String,
@@ -57,38 +80,73 @@ pub enum Event {
     },
 }
 
-impl Event {
+impl RunEvent {
+    /// The story the event is about; `None` for the whole run.
+    pub fn story_id(&self) -> Option<&str> {
+        match self {
+            RunEvent::ActionStarted { action, .. }
+            | RunEvent::ActionCompleted { action, .. }
+            | RunEvent::ActionFailed { action, .. }
+            | RunEvent::ActionStopped { action, .. }
+            | RunEvent::ReworkStarted { action, .. } => Some(&action.story_id),
+            RunEvent::StoryBlocked { story_id, .. }
+            | RunEvent::StoryWaiting { story_id, .. }
+            | RunEvent::GateDecision { story_id, .. }
+            | RunEvent::ToolCall { story_id, .. }
+            | RunEvent::Usage { story_id, .. } => Some(story_id),
+            RunEvent::Warning { story_id, .. } => story_id.as_deref(),
+            RunEvent::RunFinished { .. } => None,
+        }
+    }
+
+    /// Progress within an action (a tool call, a model call's usage): many per action, shown
+    /// on the live display and, with `-v`, as JSON lines; the journal leaves them to the
+    /// transcripts and the action's totals.
+    pub fn is_progress(&self) -> bool {
+        matches!(self, RunEvent::ToolCall { .. } | RunEvent::Usage { .. })
+    }
+
+    /// The event as a `run --json` line and a journal entry.
     pub fn to_json(&self) -> Value {
         let action_json =
             |a: &Action| json!({ "type": a.action_type, "storyId": a.story_id, "slug": a.slug });
         match self {
-            Event::ActionStarted { action, detail } => json!({
+            RunEvent::ActionStarted { action, detail } => json!({
                 "event": "action_started", "storyId": action.story_id, "action": action_json(action), "detail": detail,
             }),
-            Event::ActionCompleted { action, summary } => json!({
+            RunEvent::ActionCompleted { action, summary } => json!({
                 "event": "action_completed", "storyId": action.story_id, "action": action_json(action), "summary": summary,
             }),
-            Event::ActionFailed { action, error } => json!({
+            RunEvent::ActionFailed { action, error } => json!({
                 "event": "action_failed", "storyId": action.story_id, "action": action_json(action), "error": error,
             }),
-            Event::ActionStopped { action, reason } => json!({
+            RunEvent::ActionStopped { action, reason } => json!({
                 "event": "action_stopped", "storyId": action.story_id, "action": action_json(action), "reason": reason,
             }),
-            Event::StoryBlocked {
+            RunEvent::ReworkStarted {
+                action,
+                iteration,
+                limit,
+                target,
+            } => json!({
+                "event": "rework_started", "storyId": action.story_id, "slug": action.slug,
+                "iteration": iteration, "limit": limit, "target": target.name(),
+            }),
+            RunEvent::StoryBlocked {
                 story_id,
                 slug,
                 reason,
             } => json!({
                 "event": "story_blocked", "storyId": story_id, "slug": slug, "reason": reason,
             }),
-            Event::StoryWaiting {
+            RunEvent::StoryWaiting {
                 story_id,
                 slug,
                 reason,
             } => json!({
                 "event": "story_waiting", "storyId": story_id, "slug": slug, "reason": reason,
             }),
-            Event::GateDecision {
+            RunEvent::GateDecision {
                 story_id,
                 slug,
                 phase,
@@ -97,10 +155,23 @@ impl Event {
             } => json!({
                 "event": "gate_decision", "storyId": story_id, "slug": slug, "phase": phase, "attempt": attempt, "decision": decision,
             }),
-            Event::Warning { story_id, message } => json!({
+            RunEvent::ToolCall {
+                story_id,
+                agent,
+                name,
+                is_error,
+            } => json!({
+                "event": "tool_call", "storyId": story_id, "agent": agent, "name": name, "isError": is_error,
+            }),
+            RunEvent::Usage { story_id, usage } => json!({
+                "event": "usage", "storyId": story_id,
+                "tokens": {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.tokens()},
+                "costUsd": usage.cost_usd,
+            }),
+            RunEvent::Warning { story_id, message } => json!({
                 "event": "warning", "storyId": story_id, "message": message,
             }),
-            Event::RunFinished {
+            RunEvent::RunFinished {
                 actions,
                 failed,
                 exit_code,
@@ -112,134 +183,121 @@ impl Event {
     }
 }
 
-/// The verb a person reads while an action runs.
-pub fn verb(action_type: ActionType) -> &'static str {
-    match action_type {
-        ActionType::Refine => "Refining",
-        ActionType::Research => "Researching",
-        ActionType::Plan => "Planning",
-        ActionType::Implement => "Implementing",
-        ActionType::Review => "Reviewing",
-        ActionType::Rework => "Reworking",
-        ActionType::CreatePr => "Opening a pull request for",
-        ActionType::MoveToDone => "Finishing",
-    }
+/// Draws or writes the events of a run; the command line picks one (`crate::output`).
+pub trait RunRenderer: Send + Sync {
+    /// The run is about to start actions, up to `concurrency` stories at once.
+    fn begin(&self, concurrency: usize);
+    fn render(&self, event: &RunEvent);
 }
 
-/// Sends events to the printer, and to the run's journal once it has one.
-#[derive(Debug, Clone)]
+/// A renderer that shows nothing, for runs nobody watches (library tests).
+struct Unseen;
+
+impl RunRenderer for Unseen {
+    fn begin(&self, _concurrency: usize) {}
+    fn render(&self, _event: &RunEvent) {}
+}
+
+/// Where the workflow emits its events: the renderer, and the run's journal once it has one.
+/// Clones share both.
+#[derive(Clone)]
 pub struct EventSink {
-    printer: Printer,
-    journal: Option<Arc<Journal>>,
+    renderer: Arc<dyn RunRenderer>,
+    journal: Arc<OnceLock<Arc<Journal>>>,
+}
+
+impl std::fmt::Debug for EventSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EventSink")
+            .field("journal", &self.journal.get())
+            .finish_non_exhaustive()
+    }
 }
 
 impl EventSink {
-    pub fn new(printer: Printer) -> Self {
+    pub fn new(renderer: Arc<dyn RunRenderer>) -> Self {
         Self {
-            printer,
-            journal: None,
+            renderer,
+            journal: Arc::new(OnceLock::new()),
         }
     }
 
-    /// A parallel run shows one live line per running story on a terminal (SPEC §14).
-    pub fn with_live_lines(mut self) -> Self {
-        self.printer = self.printer.with_live_lines();
-        self
+    /// A sink whose events nobody sees.
+    pub fn unseen() -> Self {
+        Self::new(Arc::new(Unseen))
     }
 
-    /// The live line of a story's action; `None` where no live lines are shown.
-    pub fn live_line(&self, action: &Action) -> Option<LiveLine> {
-        self.printer.live().line(format!(
-            "{} {} ({})",
-            verb(action.action_type),
-            action.slug,
-            action.action_type
-        ))
+    /// Every event from now on also goes to `journal` (SPEC §14), in every clone of this sink.
+    pub fn attach_journal(&self, journal: Arc<Journal>) {
+        let _ = self.journal.set(journal);
     }
 
-    /// Every event from now on also goes to `journal` (SPEC §14).
-    pub fn with_journal(mut self, journal: Arc<Journal>) -> Self {
-        self.journal = Some(journal);
-        self
+    /// Tells the renderer how many stories may run at once.
+    pub fn begin(&self, concurrency: usize) {
+        self.renderer.begin(concurrency);
     }
 
-    pub fn printer(&self) -> &Printer {
-        &self.printer
-    }
-
-    pub fn emit(&self, event: Event) {
-        if let Some(journal) = &self.journal {
-            journal.append(&event);
-        }
-        if self.printer.is_json() {
-            self.printer.json_line(&event.to_json());
-            return;
-        }
-        let p = self.printer.palette();
-        match event {
-            Event::ActionStarted { .. } => {}
-            Event::ActionCompleted { action, summary } => self.printer.info(format!(
-                "{} {} {}: {summary}",
-                p.ok("✓"),
-                action.action_type,
-                p.id(&action.slug)
-            )),
-            Event::ActionFailed { action, error } => self.printer.info(format!(
-                "{} {} {}: {error}",
-                p.error("✗"),
-                action.action_type,
-                p.id(&action.slug)
-            )),
-            Event::ActionStopped { action, reason } => self.printer.info(format!(
-                "{} {} {}: {reason}",
-                p.warn("■"),
-                action.action_type,
-                p.id(&action.slug)
-            )),
-            Event::StoryBlocked { slug, reason, .. } => self.printer.info(format!(
-                "{} {} blocked: {reason}",
-                p.warn("⛔"),
-                p.id(&slug)
-            )),
-            Event::StoryWaiting { slug, reason, .. } => {
-                self.printer
-                    .info(format!("{} {} {reason}", p.warn("⏸"), p.id(&slug)))
+    pub fn emit(&self, event: RunEvent) {
+        if let Some(journal) = self.journal.get() {
+            if !event.is_progress() {
+                journal.append(&event);
             }
-            Event::GateDecision {
-                slug,
-                phase,
-                attempt,
-                decision,
-                ..
-            } => self.printer.detail(format!(
-                "  {phase} gate for {slug}, attempt {attempt}: {}",
-                decision.lines().next().unwrap_or("")
-            )),
-            Event::Warning { message, .. } => self.printer.warn(message),
-            Event::RunFinished { message, .. } => self.printer.info(message),
         }
+        self.renderer.render(&event);
     }
 
-    /// Announces an action: a spinner on a terminal, a plain line otherwise, an event in JSON.
-    pub fn start(&self, action: &Action, detail: Option<String>) -> Option<Spinner> {
-        if self.printer.is_json() {
-            self.emit(Event::ActionStarted {
-                action: action.clone(),
-                detail,
-            });
-            return None;
+    /// The tool calls of `story_id`'s agents as events.
+    pub fn tool_calls_of(&self, story_id: &str) -> Arc<dyn ToolCallObserver> {
+        Arc::new(StoryToolCalls {
+            events: self.clone(),
+            story_id: story_id.to_string(),
+        })
+    }
+}
+
+struct StoryToolCalls {
+    events: EventSink,
+    story_id: String,
+}
+
+impl ToolCallObserver for StoryToolCalls {
+    fn tool_called(&self, agent: &str, name: &str, is_error: bool) {
+        self.events.emit(RunEvent::ToolCall {
+            story_id: self.story_id.clone(),
+            agent: agent.to_string(),
+            name: name.to_string(),
+            is_error,
+        });
+    }
+}
+
+/// The run's meter, reporting every answered model call as a [`RunEvent::Usage`].
+pub struct ReportingMeter<M> {
+    meter: Arc<M>,
+    events: EventSink,
+    price: Option<crate::config::Price>,
+}
+
+impl<M> ReportingMeter<M> {
+    pub fn new(meter: Arc<M>, events: EventSink, price: Option<crate::config::Price>) -> Self {
+        Self {
+            meter,
+            events,
+            price,
         }
-        if let Some(journal) = &self.journal {
-            journal.append(&Event::ActionStarted {
-                action: action.clone(),
-                detail: detail.clone(),
-            });
-        }
-        let suffix = detail.map_or(String::new(), |d| format!(" ({d})"));
-        Some(self.printer.spinner(format!(
-            "⟳ {} \"{}\"{suffix}",
-            verb(action.action_type),
-            action.slug
-        )))
+    }
+}
+
+impl<M: CallMeter> CallMeter for ReportingMeter<M> {
+    fn admit(&self, story_id: &str) -> Result<(), String> {
+        self.meter.admit(story_id)
+    }
+
+    fn answered(&self, story_id: &str, usage: &Usage) {
+        self.meter.answered(story_id, usage);
+        self.events.emit(RunEvent::Usage {
+            story_id: story_id.to_string(),
+            usage: super::budget::priced(self.price, *usage),
+        });
     }
 }

@@ -1,10 +1,11 @@
 //! The reviewers behind a phase gate (SPEC §8): an AI, a command or a person.
 
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::Write;
 use std::time::Duration;
 
 use super::context::Workflow;
 use super::decision::{parse_decision, GateDecision, ParsedDecision};
+use super::prompter::GateQuestion;
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentError, GateRequest};
 use crate::board::records::Usage;
@@ -57,23 +58,17 @@ pub async fn consult(
         }
         Reviewer::Human => match &wf.terminal {
             Some(terminal) => {
-                let _turn = terminal.lock().await;
-                let (phase_name, title, output) = (
-                    phase.name().to_string(),
-                    story.meta.title.clone(),
-                    output.to_string(),
-                );
-                let criteria = gate.criteria.clone();
-                // The live lines of a parallel run are hidden while the person reads and types.
-                let printer = wf.events.printer().clone();
-                let decision = tokio::task::spawn_blocking(move || {
-                    printer
-                        .live()
-                        .suspend(|| ask_person(&phase_name, &title, &output, criteria.as_deref()))
-                })
-                .await
-                .map_err(|e| AgentError::new(format!("the terminal prompt failed: {e}")))??;
-                Ok((GateAnswer::Decided(decision), Usage::default()))
+                let question = GateQuestion {
+                    phase: phase.name().to_string(),
+                    title: story.meta.title.clone(),
+                    output: output.to_string(),
+                    criteria: gate.criteria.clone(),
+                };
+                let answer = terminal.ask(question).await?;
+                Ok((
+                    GateAnswer::Decided(parse_decision(&answer)),
+                    Usage::default(),
+                ))
             }
             None => Ok((GateAnswer::Pending, Usage::default())),
         },
@@ -144,48 +139,4 @@ async fn command_gate(
         (false, Some(code)) => feedback(format!("gate command exited with {code}")),
         (false, None) => feedback("gate command was killed by a signal".to_string()),
     })
-}
-
-/// Shows the output on the terminal and reads the person's decision. An empty first line
-/// approves; a line ending in `:` takes the following lines as feedback until an empty line.
-fn ask_person(
-    phase: &str,
-    title: &str,
-    output: &str,
-    criteria: Option<&str>,
-) -> Result<ParsedDecision, AgentError> {
-    let mut stderr = std::io::stderr().lock();
-    let _ = writeln!(
-        stderr,
-        "\n── {phase} output for \"{title}\" ──\n{}\n",
-        output.trim()
-    );
-    if let Some(criteria) = criteria {
-        let _ = writeln!(stderr, "Criteria: {criteria}");
-    }
-    let _ = write!(stderr, "Decision [APPROVE | RETRY: … | RETRY_PREDECESSOR <phase>: … | REJECT: …] (empty = APPROVE): ");
-    let _ = stderr.flush();
-    let stdin = std::io::stdin();
-    let mut lines = stdin.lock().lines();
-    let first = lines
-        .next()
-        .transpose()
-        .map_err(|e| AgentError::new(format!("cannot read the decision: {e}")))?
-        .unwrap_or_default();
-    let mut text = first.clone();
-    if first.trim_end().ends_with(':') {
-        for line in lines.map_while(Result::ok) {
-            if line.trim().is_empty() {
-                break;
-            }
-            text.push('\n');
-            text.push_str(&line);
-        }
-    }
-    Ok(parse_decision(&text))
-}
-
-/// Whether human gates can ask on this terminal.
-pub fn terminal_available(json: bool) -> bool {
-    !json && std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }

@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::budget::Spending;
 use super::checkpoint::RunOptions;
-use super::events::Event;
+use super::events::RunEvent;
 use crate::board::records::Usage;
 
 /// The folder inside the board that holds the journals.
@@ -109,7 +109,7 @@ impl Journal {
     }
 
     /// Appends one event with its time, and for an action's end its duration, tokens and cost.
-    pub fn append(&self, event: &Event) {
+    pub fn append(&self, event: &RunEvent) {
         let now = Utc::now();
         let mut line = match event.to_json() {
             Value::Object(map) => map,
@@ -122,14 +122,14 @@ impl Journal {
         line.insert("timestamp".into(), stamp_of(now).into());
         let mut inner = self.lock();
         match event {
-            Event::ActionStarted { action, .. } => {
+            RunEvent::ActionStarted { action, .. } => {
                 inner
                     .actions
                     .insert(action.story_id.clone(), (now, Instant::now()));
             }
-            Event::ActionCompleted { action, .. }
-            | Event::ActionFailed { action, .. }
-            | Event::ActionStopped { action, .. } => {
+            RunEvent::ActionCompleted { action, .. }
+            | RunEvent::ActionFailed { action, .. }
+            | RunEvent::ActionStopped { action, .. } => {
                 if let Some((started_at, started)) = inner.actions.remove(&action.story_id) {
                     line.insert("startedAt".into(), stamp_of(started_at).into());
                     line.insert("durationMs".into(), millis(started).into());
@@ -137,14 +137,14 @@ impl Journal {
                 self.add_usage(&mut line, &self.spending.action_usage(&action.story_id));
             }
             // An action that blocks its story or leaves it waiting ends with that event.
-            Event::StoryBlocked { story_id, .. } | Event::StoryWaiting { story_id, .. } => {
+            RunEvent::StoryBlocked { story_id, .. } | RunEvent::StoryWaiting { story_id, .. } => {
                 if let Some((started_at, started)) = inner.actions.remove(story_id) {
                     line.insert("startedAt".into(), stamp_of(started_at).into());
                     line.insert("durationMs".into(), millis(started).into());
                     self.add_usage(&mut line, &self.spending.action_usage(story_id));
                 }
             }
-            Event::RunFinished { .. } => {
+            RunEvent::RunFinished { .. } => {
                 line.insert("durationMs".into(), millis(self.started).into());
                 self.add_usage(&mut line, &self.spending.run_usage());
             }

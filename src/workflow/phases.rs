@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::context::Workflow;
 use super::decision::{parse_decision, GateDecision, ParsedDecision};
-use super::events::Event;
+use super::events::RunEvent;
 use super::gates::{consult, GateAnswer};
 use super::outcome::{Outcome, Stop};
 use super::output_check;
@@ -85,7 +85,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
             })?;
             return story_ops::fail(wf, story_id, err.to_string(), Default::default());
         }
-        (Err(err), Some(_)) => wf.events.emit(super::events::Event::Warning {
+        (Err(err), Some(_)) => wf.events.emit(super::events::RunEvent::Warning {
             story_id: Some(story_id.to_string()),
             message: format!("could not save the partial implementation: {err}"),
         }),
@@ -255,7 +255,7 @@ impl PhaseRun<'_> {
     }
 
     fn announce(&self, story: &Story, parsed: &ParsedDecision) {
-        self.wf.events.emit(Event::GateDecision {
+        self.wf.events.emit(RunEvent::GateDecision {
             story_id: self.story_id.to_string(),
             slug: story.slug.clone(),
             phase: self.phase.name().to_string(),

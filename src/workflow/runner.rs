@@ -9,10 +9,11 @@ use super::assessor::{assess, Action, Assessment, Policy};
 use super::budget::Spending;
 use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
 use super::context::Workflow;
-use super::events::{Event, EventSink};
+use super::events::{EventSink, ReportingMeter, RunEvent};
 use super::journal::Journal;
 use super::lock::BoardLock;
 use super::outcome::{Outcome, Stop};
+use super::prompter::{Prompter, Terminal};
 use super::{actions, rework, workspace};
 use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
@@ -76,7 +77,7 @@ pub async fn run(
     events: EventSink,
     request: RunRequest,
     agents: AgentFactory,
-    interactive: bool,
+    prompter: Option<Arc<dyn Prompter>>,
 ) -> Result<i32> {
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
@@ -97,7 +98,7 @@ pub async fn run(
     store::sweep_temporary_files(&board_dir);
     put_back_interrupted_work(project, &events);
     for broken in &board.broken {
-        events.emit(Event::Warning {
+        events.emit(RunEvent::Warning {
             story_id: None,
             message: format!("skipping a story that does not parse: {broken}"),
         });
@@ -130,24 +131,18 @@ pub async fn run(
         .unwrap_or(project.config.concurrency)
         .max(1) as usize;
     let spending = Arc::new(Spending::new(&project.config));
-    let agents = agents(project, Arc::clone(&spending) as Arc<dyn CallMeter>)?;
-    let events = if concurrency > 1 {
-        events.with_live_lines()
-    } else {
-        events
-    };
+    let meter = ReportingMeter::new(Arc::clone(&spending), events.clone(), spending.price());
+    let agents = agents(project, Arc::new(meter) as Arc<dyn CallMeter>)?;
+    events.begin(concurrency);
     // The journal starts with the work: a run that stops at its config or finds nothing to do
     // leaves no file behind.
-    let events = match Journal::create(&board_dir, Arc::clone(&spending), &options) {
-        Ok(journal) => events.with_journal(Arc::new(journal)),
-        Err(err) => {
-            events.emit(Event::Warning {
-                story_id: None,
-                message: format!("this run keeps no journal: {err}"),
-            });
-            events
-        }
-    };
+    match Journal::create(&board_dir, Arc::clone(&spending), &options) {
+        Ok(journal) => events.attach_journal(Arc::new(journal)),
+        Err(err) => events.emit(RunEvent::Warning {
+            story_id: None,
+            message: format!("this run keeps no journal: {err}"),
+        }),
+    }
     let wf = Arc::new(Workflow {
         root: project.root.clone(),
         board_dir: board_dir.clone(),
@@ -156,11 +151,11 @@ pub async fn run(
         events: events.clone(),
         shared_tree: Arc::new(tokio::sync::Mutex::new(())),
         integration: tokio::sync::Mutex::new(()),
-        terminal: interactive.then(|| tokio::sync::Mutex::new(())),
+        terminal: prompter.map(Terminal::new),
         spending,
     });
     if !project.config.refinement.enable_circuit_breaker {
-        events.emit(Event::Warning {
+        events.emit(RunEvent::Warning {
             story_id: None,
             message: "the circuit breaker is disabled (refinement.enableCircuitBreaker: false): reworks are unbounded".into(),
         });
@@ -186,7 +181,7 @@ pub async fn run(
 fn put_back_interrupted_work(project: &Project, events: &EventSink) {
     let board_dir = project.board_dir();
     for message in workspace::recover_interrupted(&project.root, &board_dir, &project.config) {
-        events.emit(Event::Warning {
+        events.emit(RunEvent::Warning {
             story_id: None,
             message,
         });
@@ -205,7 +200,7 @@ fn resume_checkpoint(
         .age_hours()
         .is_some_and(|h| h >= STALE_AFTER_HOURS)
     {
-        events.emit(Event::Warning {
+        events.emit(RunEvent::Warning {
             story_id: None,
             message: format!(
                 "the checkpoint is older than {STALE_AFTER_HOURS} hours ({}); resuming anyway",
@@ -214,7 +209,7 @@ fn resume_checkpoint(
         });
     }
     if checkpoint.context.story_content_hash != super::checkpoint::content_hash(board) {
-        events.emit(Event::Warning {
+        events.emit(RunEvent::Warning {
             story_id: None,
             message: "stories changed since the checkpoint was written; resuming from the board as it is now".into(),
         });
@@ -230,7 +225,7 @@ fn finish_empty(
     resumed: bool,
 ) -> i32 {
     for waiting in &assessment.waiting {
-        events.emit(Event::StoryWaiting {
+        events.emit(RunEvent::StoryWaiting {
             story_id: waiting.story_id.clone(),
             slug: waiting.slug.clone(),
             reason: waiting.reason.clone(),
@@ -245,7 +240,7 @@ fn finish_empty(
     if resumed || (options.story.is_none() && options.step.is_none()) {
         let _ = Checkpoint::remove(board_dir);
     }
-    events.emit(Event::RunFinished {
+    events.emit(RunEvent::RunFinished {
         actions: 0,
         failed: 0,
         exit_code: exit::SUCCESS,
@@ -294,9 +289,9 @@ impl Loop {
                     while self.tasks.join_next().await.is_some() {}
                     let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir.clone(), self.wf.config.clone());
                     for message in workspace::recover_interrupted(&root, &board_dir, &config) {
-                        self.wf.events.emit(Event::Warning { story_id: None, message });
+                        self.wf.events.emit(RunEvent::Warning { story_id: None, message });
                     }
-                    self.wf.events.emit(Event::RunFinished {
+                    self.wf.events.emit(RunEvent::RunFinished {
                         actions: self.started,
                         failed: self.failed,
                         exit_code: exit::INTERRUPTED,
@@ -338,16 +333,10 @@ impl Loop {
                 .get(&action.story_id)
                 .map(|s| s.path.clone())
                 .unwrap_or_default();
-            let detail = match action.action_type {
+            let rework = match action.action_type {
                 super::assessor::ActionType::Rework => board
                     .get(&action.story_id)
-                    .and_then(|s| rework::preview(&self.wf, s))
-                    .map(|p| {
-                        format!(
-                            "iteration {}/{}, target: {}",
-                            p.iteration, p.limit, p.target
-                        )
-                    }),
+                    .and_then(|s| rework::preview(&self.wf, s)),
                 _ => None,
             };
             let spent = board
@@ -359,24 +348,27 @@ impl Loop {
             checkpoint.save(&self.wf.board_dir, &board)?;
             self.started += 1;
             self.running.insert(action.story_id.clone(), action.clone());
-            let (spinner, live_line) = if self.concurrency == 1 {
-                (self.wf.events.start(&action, detail), None)
-            } else {
-                self.wf.events.emit(Event::ActionStarted {
+            let detail = rework.as_ref().map(|p| {
+                format!(
+                    "iteration {}/{}, target: {}",
+                    p.iteration, p.limit, p.target
+                )
+            });
+            self.wf.events.emit(RunEvent::ActionStarted {
+                action: action.clone(),
+                detail,
+            });
+            if let Some(plan) = rework {
+                self.wf.events.emit(RunEvent::ReworkStarted {
                     action: action.clone(),
-                    detail,
+                    iteration: plan.iteration,
+                    limit: plan.limit,
+                    target: plan.target,
                 });
-                (None, self.wf.events.live_line(&action))
-            };
+            }
             let wf = Arc::clone(&self.wf);
             self.tasks.spawn(async move {
-                let work = actions::execute(&wf, &action);
-                let spending = Arc::clone(&wf.spending);
-                let result =
-                    super::live::track(live_line, spending, action.story_id.clone(), work).await;
-                if let Some(spinner) = spinner {
-                    spinner.clear();
-                }
+                let result = actions::execute(&wf, &action).await;
                 (action, result)
             });
         }
@@ -402,21 +394,21 @@ impl Loop {
         });
         let slug = action.slug.clone();
         match &outcome {
-            Outcome::Completed(summary) => events.emit(Event::ActionCompleted {
+            Outcome::Completed(summary) => events.emit(RunEvent::ActionCompleted {
                 action: action.clone(),
                 summary: summary.clone(),
             }),
             Outcome::Failed(error) => {
                 self.failed += 1;
                 self.parked.insert(action.story_id.clone());
-                events.emit(Event::ActionFailed {
+                events.emit(RunEvent::ActionFailed {
                     action: action.clone(),
                     error: error.clone(),
                 });
             }
             Outcome::Blocked { reason, stop } => {
                 self.parked.insert(action.story_id.clone());
-                events.emit(Event::StoryBlocked {
+                events.emit(RunEvent::StoryBlocked {
                     story_id: action.story_id.clone(),
                     slug,
                     reason: reason.clone(),
@@ -442,14 +434,14 @@ impl Loop {
             }
             Outcome::Stopped(reason) => {
                 self.parked.insert(action.story_id.clone());
-                events.emit(Event::ActionStopped {
+                events.emit(RunEvent::ActionStopped {
                     action: action.clone(),
                     reason: reason.clone(),
                 });
             }
             Outcome::Waiting(reason) => {
                 self.parked.insert(action.story_id.clone());
-                events.emit(Event::StoryWaiting {
+                events.emit(RunEvent::StoryWaiting {
                     story_id: action.story_id.clone(),
                     slug,
                     reason: reason.clone(),
@@ -512,7 +504,7 @@ impl Loop {
             let _ = Checkpoint::remove(&self.wf.board_dir);
         }
         let _ = checkpoint;
-        self.wf.events.emit(Event::RunFinished {
+        self.wf.events.emit(RunEvent::RunFinished {
             actions: self.started,
             failed: self.failed,
             exit_code: code,

@@ -17,7 +17,6 @@ use crate::agents::{
 use crate::board::records::{IssueSeverity, IterationResult, ReviewDecision, ReviewIssue, Usage};
 use crate::board::{frontmatter::Frontmatter, sections, store, Board, Column, Story};
 use crate::config::Project;
-use crate::output::Printer;
 
 /// Answers every phase with a new text each time (a model that makes progress, SPEC §14) and
 /// each review from a queue (approve when empty); records what each phase was asked, to check
@@ -130,15 +129,9 @@ async fn run_auto(project: &Project, agents: Arc<Scripted>) -> i32 {
         },
         ..RunRequest::default()
     };
-    run(
-        project,
-        EventSink::new(Printer::silent()),
-        request,
-        factory,
-        false,
-    )
-    .await
-    .unwrap()
+    run(project, EventSink::unseen(), request, factory, None)
+        .await
+        .unwrap()
 }
 
 fn only_story(project: &Project) -> Story {

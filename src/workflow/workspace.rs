@@ -328,7 +328,7 @@ pub async fn release(wf: &Workflow, work: Work) {
     let dir = work.dir.clone();
     let result = blocking(move || Ok(git::switch_back(&dir, &previous)?)).await;
     if let Err(err) = result {
-        wf.events.emit(super::events::Event::Warning {
+        wf.events.emit(super::events::RunEvent::Warning {
             story_id: None,
             message: format!("could not switch the working tree back: {err}"),
         });

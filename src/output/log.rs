@@ -1,0 +1,55 @@
+//! The diagnostic log (`tracing`, `RUST_LOG`, `-v`) on stderr, written above the run's live
+//! lines like every other line, so a warning is never drawn through a spinner.
+
+use std::io::Write;
+
+use super::printer::Printer;
+use super::progress::LiveArea;
+
+/// Installs the log for this process; a second call keeps the first.
+pub fn init(printer: &Printer, verbose: bool) {
+    let default = if verbose {
+        "agentic_sdlc=debug"
+    } else {
+        "warn"
+    };
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let live = printer.live().clone();
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(move || LogLine {
+            live: live.clone(),
+            text: Vec::new(),
+        })
+        .with_ansi(printer.stderr_color())
+        .without_time()
+        .try_init();
+}
+
+/// One log event, collected and written whole when the logger lets go of it.
+struct LogLine {
+    live: LiveArea,
+    text: Vec<u8>,
+}
+
+impl Write for LogLine {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.text.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Drop for LogLine {
+    fn drop(&mut self) {
+        let text = String::from_utf8_lossy(&self.text);
+        let text = text.trim_end_matches('\n');
+        if !text.is_empty() {
+            self.live.eprintln(text);
+        }
+    }
+}

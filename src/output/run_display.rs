@@ -1,0 +1,226 @@
+//! Renders a run's events (`crate::workflow::events`): JSON lines with `--json`, otherwise
+//! readable lines, with a spinner for the one running story or a live line per story in a
+//! parallel run while stderr is a terminal.
+
+use std::collections::HashMap;
+use std::sync::{Mutex, MutexGuard};
+
+use super::printer::{Printer, Verbosity};
+use super::progress::LiveLine;
+use crate::workflow::assessor::{Action, ActionType};
+use crate::workflow::events::{RunEvent, RunRenderer};
+
+/// The verb a person reads while an action runs.
+pub fn verb(action_type: ActionType) -> &'static str {
+    match action_type {
+        ActionType::Refine => "Refining",
+        ActionType::Research => "Researching",
+        ActionType::Plan => "Planning",
+        ActionType::Implement => "Implementing",
+        ActionType::Review => "Reviewing",
+        ActionType::Rework => "Reworking",
+        ActionType::CreatePr => "Opening a pull request for",
+        ActionType::MoveToDone => "Finishing",
+    }
+}
+
+pub struct RunDisplay {
+    printer: Printer,
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    /// More than one story may run at once: live lines rather than a spinner.
+    parallel: bool,
+    /// The stories with an action in flight.
+    running: HashMap<String, Running>,
+}
+
+/// What the live line of a running story shows.
+struct Running {
+    slug: String,
+    line: Option<LiveLine>,
+    tokens: u64,
+    last_tool: Option<String>,
+}
+
+impl Running {
+    fn refresh(&self) {
+        if let Some(line) = &self.line {
+            let mut text = format!("{} tokens", self.tokens);
+            if let Some(tool) = &self.last_tool {
+                text.push_str(" · ");
+                text.push_str(tool);
+            }
+            line.set_message(text);
+        }
+    }
+}
+
+impl RunDisplay {
+    pub fn new(printer: Printer) -> RunDisplay {
+        RunDisplay {
+            printer,
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    /// Runs `f` with the spinner and live lines hidden, for a prompt that must not be drawn over.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.printer.live().suspend(f)
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // A panic while drawing leaves lines that are still fine to draw.
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn started(&self, action: &Action, detail: Option<&str>) {
+        let mut state = self.state();
+        let line = if state.parallel {
+            self.printer.live().line(format!(
+                "{} {} ({})",
+                verb(action.action_type),
+                action.slug,
+                action.action_type
+            ))
+        } else {
+            let suffix = detail.map_or(String::new(), |d| format!(" ({d})"));
+            let text = format!("⟳ {} \"{}\"{suffix}", verb(action.action_type), action.slug);
+            let spinner = self.printer.live().spinner(text.clone());
+            if spinner.is_none() {
+                self.printer.info(text);
+            }
+            spinner
+        };
+        let running = Running {
+            slug: action.slug.clone(),
+            line,
+            tokens: 0,
+            last_tool: None,
+        };
+        if state.parallel {
+            running.refresh();
+        }
+        state.running.insert(action.story_id.clone(), running);
+    }
+
+    /// The story's action is over: its line goes, the event prints its own.
+    fn ended(&self, story_id: &str) {
+        let running = self.state().running.remove(story_id);
+        if let Some(line) = running.and_then(|r| r.line) {
+            line.finish();
+        }
+    }
+
+    /// Updates the story's line; its slug, for the log line (the id when it is not running).
+    fn progressed(&self, story_id: &str, change: impl FnOnce(&mut Running)) -> String {
+        match self.state().running.get_mut(story_id) {
+            Some(running) => {
+                change(running);
+                running.refresh();
+                running.slug.clone()
+            }
+            None => story_id.to_string(),
+        }
+    }
+}
+
+impl RunRenderer for RunDisplay {
+    fn begin(&self, concurrency: usize) {
+        self.state().parallel = concurrency > 1;
+    }
+
+    fn render(&self, event: &RunEvent) {
+        let printer = &self.printer;
+        if printer.is_json() {
+            if !event.is_progress() || printer.verbosity() >= Verbosity::Verbose {
+                printer.json_line(&event.to_json());
+            }
+            return;
+        }
+        let p = printer.palette();
+        match event {
+            RunEvent::ActionStarted { action, detail } => self.started(action, detail.as_deref()),
+            RunEvent::ActionCompleted { action, summary } => {
+                self.ended(&action.story_id);
+                printer.info(format!(
+                    "{} {} {}: {summary}",
+                    p.ok("✓"),
+                    action.action_type,
+                    p.id(&action.slug)
+                ))
+            }
+            RunEvent::ActionFailed { action, error } => {
+                self.ended(&action.story_id);
+                printer.info(format!(
+                    "{} {} {}: {error}",
+                    p.error("✗"),
+                    action.action_type,
+                    p.id(&action.slug)
+                ))
+            }
+            RunEvent::ActionStopped { action, reason } => {
+                self.ended(&action.story_id);
+                printer.info(format!(
+                    "{} {} {}: {reason}",
+                    p.warn("■"),
+                    action.action_type,
+                    p.id(&action.slug)
+                ))
+            }
+            RunEvent::ReworkStarted {
+                action,
+                iteration,
+                limit,
+                target,
+            } => printer.detail(format!(
+                "  rework of {}: iteration {iteration}/{limit}, back to {}",
+                action.slug,
+                target.name()
+            )),
+            RunEvent::StoryBlocked {
+                story_id,
+                slug,
+                reason,
+            } => {
+                self.ended(story_id);
+                printer.info(format!("{} {} blocked: {reason}", p.warn("⛔"), p.id(slug)))
+            }
+            RunEvent::StoryWaiting {
+                story_id,
+                slug,
+                reason,
+            } => {
+                self.ended(story_id);
+                printer.info(format!("{} {} {reason}", p.warn("⏸"), p.id(slug)))
+            }
+            RunEvent::GateDecision {
+                slug,
+                phase,
+                attempt,
+                decision,
+                ..
+            } => printer.detail(format!(
+                "  {phase} gate for {slug}, attempt {attempt}: {}",
+                decision.lines().next().unwrap_or("")
+            )),
+            RunEvent::ToolCall {
+                story_id,
+                agent,
+                name,
+                is_error,
+            } => {
+                let slug = self.progressed(story_id, |r| r.last_tool = Some(name.clone()));
+                let failed = if *is_error { " (error)" } else { "" };
+                printer.detail(format!("  {slug} {agent}: {name}{failed}"));
+            }
+            RunEvent::Usage { story_id, usage } => {
+                self.progressed(story_id, |r| r.tokens += usage.tokens());
+            }
+            RunEvent::Warning { message, .. } => printer.warn(message),
+            RunEvent::RunFinished { message, .. } => printer.info(message),
+        }
+    }
+}
