@@ -301,3 +301,112 @@ impl<M: CallMeter> CallMeter for ReportingMeter<M> {
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Mutex;
+
+    use serde_json::json;
+
+    use super::*;
+    use crate::agents::transcript::Transcript;
+    use crate::config::Config;
+    use crate::workflow::budget::Spending;
+
+    /// Keeps every event it is shown, as JSON.
+    #[derive(Default)]
+    struct Recorded(Mutex<Vec<Value>>);
+
+    impl RunRenderer for Recorded {
+        fn begin(&self, _concurrency: usize) {}
+        fn render(&self, event: &RunEvent) {
+            self.0.lock().unwrap().push(event.to_json());
+        }
+    }
+
+    fn recorded_sink() -> (EventSink, Arc<Recorded>) {
+        let recorded = Arc::new(Recorded::default());
+        (EventSink::new(recorded.clone()), recorded)
+    }
+
+    #[test]
+    fn tool_calls_recorded_in_a_transcript_become_events_of_its_story() {
+        let (events, recorded) = recorded_sink();
+        let transcript = Transcript::disabled()
+            .observed_by(events.tool_calls_of("story-1"))
+            .for_agent("code-review");
+        transcript.record_tool_call("call-1", "read_file", "{}", "Error: no such file", true);
+        transcript.record("response", json!({}));
+        assert_eq!(
+            *recorded.0.lock().unwrap(),
+            [
+                json!({"event": "tool_call", "storyId": "story-1", "agent": "code-review",
+                    "name": "read_file", "isError": true})
+            ]
+        );
+    }
+
+    #[test]
+    fn every_answered_call_is_counted_and_reported_priced() {
+        let user = json!({
+            "llm": {"model": "m"},
+            "pricing": {"m": {"inputPerMTok": 1.0, "outputPerMTok": 2.0}},
+        });
+        let config = Config::from_value(
+            crate::config::merged_value(&user),
+            std::path::Path::new("cfg.json"),
+        )
+        .unwrap();
+        let spending = Arc::new(Spending::new(&config));
+        let (events, recorded) = recorded_sink();
+        let meter = ReportingMeter::new(Arc::clone(&spending), events, spending.price());
+        let call = Usage {
+            prompt_tokens: 1_000_000,
+            completion_tokens: 500_000,
+            requests: 1,
+            cost_usd: None,
+        };
+        meter.answered("story-1", &call);
+        assert_eq!(spending.run_usage().tokens(), 1_500_000);
+        assert_eq!(
+            *recorded.0.lock().unwrap(),
+            [json!({"event": "usage", "storyId": "story-1",
+                    "tokens": {"prompt": 1_000_000, "completion": 500_000, "total": 1_500_000},
+                    "costUsd": 2.0})]
+        );
+    }
+
+    #[test]
+    fn progress_is_kept_out_of_the_journal() {
+        let board = tempfile::tempdir().unwrap();
+        let config = Config::from_value(
+            crate::config::merged_value(&json!({})),
+            std::path::Path::new("cfg.json"),
+        )
+        .unwrap();
+        let spending = Arc::new(Spending::new(&config));
+        let journal = Journal::create(board.path(), spending, &Default::default()).unwrap();
+        let path = journal.path().to_path_buf();
+        let (events, recorded) = recorded_sink();
+        events.attach_journal(Arc::new(journal));
+        events.emit(RunEvent::Usage {
+            story_id: "story-1".into(),
+            usage: Usage::default(),
+        });
+        events.emit(RunEvent::Warning {
+            story_id: None,
+            message: "careful".into(),
+        });
+        let kinds: Vec<String> = std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].to_string())
+            .collect();
+        assert_eq!(kinds, ["\"run_started\"", "\"warning\""]);
+        assert_eq!(
+            recorded.0.lock().unwrap().len(),
+            2,
+            "the renderer sees both"
+        );
+    }
+}

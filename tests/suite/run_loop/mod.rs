@@ -3,6 +3,7 @@
 mod breaker;
 mod checkpoint;
 mod dry_run;
+mod events;
 mod failures;
 mod lifecycle;
 mod lock;
