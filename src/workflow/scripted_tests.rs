@@ -8,6 +8,7 @@ use async_trait::async_trait;
 
 use super::checkpoint::RunOptions;
 use super::events::EventSink;
+use super::prompter::{GateQuestion, Prompter};
 use super::runner::{run, AgentFactory, RunRequest};
 use crate::agents::verdict::PerspectiveVerdict;
 use crate::agents::{
@@ -121,6 +122,14 @@ fn project(root: &Path, config: &str) -> Project {
 }
 
 async fn run_auto(project: &Project, agents: Arc<Scripted>) -> i32 {
+    run_auto_asking(project, agents, None).await
+}
+
+async fn run_auto_asking(
+    project: &Project,
+    agents: Arc<Scripted>,
+    prompter: Option<Arc<dyn Prompter>>,
+) -> i32 {
     let factory: AgentFactory = Box::new(move |_, _| Ok(agents as Arc<dyn Agents>));
     let request = RunRequest {
         options: RunOptions {
@@ -129,7 +138,7 @@ async fn run_auto(project: &Project, agents: Arc<Scripted>) -> i32 {
         },
         ..RunRequest::default()
     };
-    run(project, EventSink::unseen(), request, factory, None)
+    run(project, EventSink::unseen(), request, factory, prompter)
         .await
         .unwrap()
 }
@@ -215,4 +224,68 @@ async fn the_breaker_blocks_and_stops_for_a_person() {
             "Circuit breaker: reached max refinement attempts (1/1); manual intervention required"
         )
     );
+}
+
+/// A person at the terminal who gives these answers in turn and remembers what was asked.
+struct Person {
+    answers: Mutex<VecDeque<&'static str>>,
+    asked: Mutex<Vec<GateQuestion>>,
+}
+
+impl Prompter for Person {
+    fn ask(&self, question: &GateQuestion) -> std::io::Result<String> {
+        self.asked.lock().unwrap().push(question.clone());
+        Ok(self
+            .answers
+            .lock()
+            .unwrap()
+            .pop_front()
+            .unwrap_or_default()
+            .to_string())
+    }
+}
+
+#[tokio::test]
+async fn a_human_gate_asks_the_prompter_and_its_retry_reruns_the_phase() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project(
+        dir.path(),
+        r#"{"phases": {"research": {"review": {"reviewer": "human", "criteria": "cites sources"}}}}"#,
+    );
+    let agents = Arc::new(Scripted::default());
+    let person = Arc::new(Person {
+        answers: Mutex::new(VecDeque::from(["RETRY: name the sources", ""])),
+        asked: Mutex::new(Vec::new()),
+    });
+    let prompter = Arc::clone(&person) as Arc<dyn Prompter>;
+    assert_eq!(
+        run_auto_asking(&project, Arc::clone(&agents), Some(prompter)).await,
+        0
+    );
+
+    let asked = person.asked.lock().unwrap();
+    assert_eq!(asked.len(), 2, "{asked:#?}");
+    assert!(asked.iter().all(|q| q.phase == "research"
+        && q.title == "Rate limiter"
+        && q.criteria.as_deref() == Some("cites sources")));
+    assert_ne!(
+        asked[0].output, asked[1].output,
+        "the second answer is new work"
+    );
+    let research: Vec<Option<String>> = agents
+        .prompts
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|(phase, _)| phase == "research")
+        .map(|(_, feedback)| feedback.clone())
+        .collect();
+    assert_eq!(research.len(), 2);
+    assert!(
+        research[1]
+            .as_deref()
+            .is_some_and(|f| f.contains("name the sources")),
+        "{research:?}"
+    );
+    assert_eq!(only_story(&project).column, Column::Done);
 }
