@@ -114,6 +114,16 @@ impl RunDisplay {
         }
     }
 
+    /// The line that says how an action ended, in place of its live line.
+    fn action_ended(&self, action: &Action, mark: String, text: &str) {
+        self.ended(&action.story_id);
+        self.printer.info(format!(
+            "{mark} {} {}: {text}",
+            action.action_type,
+            self.printer.palette().id(&action.slug)
+        ));
+    }
+
     /// Updates the story's line; its slug, for the log line (the id when it is not running).
     fn progressed(&self, story_id: &str, change: impl FnOnce(&mut Running)) -> String {
         match self.state().running.get_mut(story_id) {
@@ -144,31 +154,13 @@ impl RunRenderer for RunDisplay {
         match event {
             RunEvent::ActionStarted { action, detail } => self.started(action, detail.as_deref()),
             RunEvent::ActionCompleted { action, summary } => {
-                self.ended(&action.story_id);
-                printer.info(format!(
-                    "{} {} {}: {summary}",
-                    p.ok("✓"),
-                    action.action_type,
-                    p.id(&action.slug)
-                ))
+                self.action_ended(action, p.ok("✓"), summary)
             }
             RunEvent::ActionFailed { action, error } => {
-                self.ended(&action.story_id);
-                printer.info(format!(
-                    "{} {} {}: {error}",
-                    p.error("✗"),
-                    action.action_type,
-                    p.id(&action.slug)
-                ))
+                self.action_ended(action, p.error("✗"), error)
             }
             RunEvent::ActionStopped { action, reason } => {
-                self.ended(&action.story_id);
-                printer.info(format!(
-                    "{} {} {}: {reason}",
-                    p.warn("■"),
-                    action.action_type,
-                    p.id(&action.slug)
-                ))
+                self.action_ended(action, p.warn("■"), reason)
             }
             RunEvent::ReworkStarted {
                 action,
@@ -220,7 +212,14 @@ impl RunRenderer for RunDisplay {
                 self.progressed(story_id, |r| r.tokens += usage.tokens());
             }
             RunEvent::Warning { message, .. } => printer.warn(message),
-            RunEvent::RunFinished { message, .. } => printer.info(message),
+            RunEvent::RunFinished { message, .. } => {
+                // An interrupted run ends with actions that never reported their end.
+                let left: Vec<Running> = self.state().running.drain().map(|(_, r)| r).collect();
+                for line in left.into_iter().filter_map(|r| r.line) {
+                    line.finish();
+                }
+                printer.info(message)
+            }
         }
     }
 }
