@@ -8,7 +8,7 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::simple_value;
+use super::{nesting, simple_value};
 
 /// One top-level `key: value` entry with its continuation lines, exactly as written.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +66,7 @@ fn top_level_key(line: &str) -> Option<&str> {
 /// Splits `key: value` at the colon that ends the key (quoted keys allowed).
 fn split_key(line: &str) -> Option<(&str, &str)> {
     let bytes = line.as_bytes();
-    let (key_end, rest_start) = match bytes[0] {
+    let (key_end, rest_start) = match *bytes.first()? {
         quote @ (b'"' | b'\'') => {
             let close = line[1..].find(quote as char)? + 1;
             if !line[close + 1..].starts_with(':') {
@@ -92,6 +92,15 @@ impl Frontmatter {
     /// Splits frontmatter text into entries. Only the structure is checked here; values are
     /// parsed on demand by [`Frontmatter::get`].
     pub fn parse(text: &str) -> Result<Self, FrontmatterError> {
+        if let Some(line) = nesting::too_deep(text) {
+            return Err(FrontmatterError::new(
+                line,
+                format!(
+                    "the frontmatter is nested more than {} levels deep",
+                    nesting::MAX_DEPTH
+                ),
+            ));
+        }
         let mut entries: Vec<Entry> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         // The entry being collected: its key, first line and byte offset. Its text runs to the
@@ -143,6 +152,17 @@ impl Frontmatter {
             .next()
             .is_some_and(|l| l.ends_with("\r\n"));
         Ok(Self { entries, crlf })
+    }
+
+    /// Makes the entries the tool writes end their lines with `\r\n`: a file keeps its own line
+    /// ending, which its frontmatter alone may not show (it can be empty).
+    pub fn use_crlf(&mut self, crlf: bool) {
+        self.crlf = crlf;
+    }
+
+    /// The text of `key`'s entry as it stands, comments after it included.
+    pub fn raw_entry(&self, key: &str) -> Option<&str> {
+        self.entry(key).map(|e| e.raw.as_str())
     }
 
     pub fn empty() -> Self {
@@ -299,7 +319,14 @@ impl Frontmatter {
     /// Sets `key` to `value`, keeping its position. An entry whose current value is already equal
     /// keeps its original text, so a rewrite only touches what changed.
     pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
-        let new_value = serde_norway::to_value(value).expect("frontmatter values serialise");
+        self.set_value(
+            key,
+            serde_norway::to_value(value).expect("frontmatter values serialise"),
+        );
+    }
+
+    /// [`Frontmatter::set`] with a value that is already YAML.
+    pub fn set_value(&mut self, key: &str, new_value: serde_norway::Value) {
         if let Some(entry) = self.entries.iter().find(|e| e.key.as_deref() == Some(key)) {
             if let Ok(Some(old)) = parse_entry::<Option<serde_norway::Value>>(entry) {
                 if old == new_value {
@@ -489,52 +516,85 @@ fn yaml_message(err: &serde_norway::Error) -> String {
 }
 
 /// Renders `key: value` the way the tool writes new entries: block style, and calendar dates
-/// quoted so that YAML 1.1 readers (js-yaml, PyYAML) keep them as strings.
+/// quoted so that YAML 1.1 readers (js-yaml, PyYAML) keep them as strings instead of turning
+/// `2026-11-22` or a timestamp into a date.
+///
+/// serde_norway has no way to ask for a quoted scalar, so each date is serialised as a
+/// placeholder token and the token is then replaced by the quoted date. The token's prefix is
+/// chosen so that it occurs nowhere in the entry serialised without placeholders: since a token
+/// is a whole plain scalar, the prefix then occurs exactly where the tokens are, and no text a
+/// person or an agent wrote can be mistaken for one (a fixed marker character could).
 fn render_entry(key: &str, value: &serde_norway::Value) -> String {
-    let mut single = serde_norway::Mapping::new();
-    single.insert(
-        serde_norway::Value::String(key.to_string()),
-        mark_dates(value.clone()),
-    );
-    let text = serde_norway::to_string(&single).expect("a YAML mapping serialises");
-    quote_marked(&text)
+    let serialise = |value: serde_norway::Value| {
+        let mut single = serde_norway::Mapping::new();
+        single.insert(serde_norway::Value::String(key.to_string()), value);
+        serde_norway::to_string(&single).expect("a YAML mapping serialises")
+    };
+    let plain = serialise(value.clone());
+    if !contains_date(value) {
+        return plain;
+    }
+    let prefix = (0u32..)
+        .map(|n| format!("datez{n}q"))
+        .find(|prefix| !plain.contains(prefix.as_str()))
+        .expect("some prefix is unused");
+    let mut dates = Vec::new();
+    let marked = serialise(replace_dates(value.clone(), &prefix, &mut dates));
+    let mut out = String::with_capacity(marked.len() + 2 * dates.len());
+    let mut rest = marked.as_str();
+    while let Some(at) = rest.find(prefix.as_str()) {
+        out.push_str(&rest[..at]);
+        let token = &rest[at + prefix.len()..];
+        let digits = token.bytes().take_while(u8::is_ascii_digit).count();
+        let index: usize = token[..digits].parse().expect("a token carries its index");
+        out.push_str(&format!("'{}'", dates[index]));
+        // Skip the digits and the `x` that ends the token.
+        rest = &token[digits + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
-/// Marks date-like strings so they can be written single-quoted after serialisation: YAML 1.1
-/// readers (js-yaml, PyYAML) would otherwise turn `2026-11-22` or a timestamp into a date.
-const DATE_MARK: char = '\u{E000}';
-
-fn mark_dates(value: serde_norway::Value) -> serde_norway::Value {
+fn contains_date(value: &serde_norway::Value) -> bool {
     use serde_norway::Value;
     match value {
-        Value::String(s) if looks_like_date(&s) => Value::String(format!("{DATE_MARK}{s}")),
-        Value::Sequence(items) => Value::Sequence(items.into_iter().map(mark_dates).collect()),
-        Value::Mapping(map) => {
-            Value::Mapping(map.into_iter().map(|(k, v)| (k, mark_dates(v))).collect())
-        }
-        other => other,
+        Value::String(s) => looks_like_date(s),
+        Value::Sequence(items) => items.iter().any(contains_date),
+        Value::Mapping(map) => map
+            .iter()
+            .any(|(k, v)| contains_date(k) || contains_date(v)),
+        _ => false,
     }
 }
 
-fn quote_marked(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    for line in text.split_inclusive('\n') {
-        let Some(at) = line.find(DATE_MARK) else {
-            out.push_str(line);
-            continue;
-        };
-        let (before, rest) = line.split_at(at);
-        let rest = &rest[DATE_MARK.len_utf8()..];
-        if before.ends_with(['\'', '"']) {
-            // The emitter quoted it already; only the mark goes.
-            out.push_str(before);
-            out.push_str(rest);
-        } else {
-            let value = rest.trim_end_matches(['\n', '\r']);
-            out.push_str(&format!("{before}'{value}'{}", &rest[value.len()..]));
+/// Replaces every date-like string by `<prefix><index>x`, collecting the dates by index.
+fn replace_dates(
+    value: serde_norway::Value,
+    prefix: &str,
+    dates: &mut Vec<String>,
+) -> serde_norway::Value {
+    use serde_norway::Value;
+    match value {
+        Value::String(s) if looks_like_date(&s) => {
+            dates.push(s);
+            Value::String(format!("{prefix}{}x", dates.len() - 1))
         }
+        Value::Sequence(items) => Value::Sequence(
+            items
+                .into_iter()
+                .map(|v| replace_dates(v, prefix, dates))
+                .collect(),
+        ),
+        Value::Mapping(map) => Value::Mapping(
+            map.into_iter()
+                .map(|(k, v)| {
+                    let k = replace_dates(k, prefix, dates);
+                    (k, replace_dates(v, prefix, dates))
+                })
+                .collect(),
+        ),
+        other => other,
     }
-    out
 }
 
 fn looks_like_date(s: &str) -> bool {
@@ -667,6 +727,21 @@ mod tests {
             fm.get::<String>("created").unwrap().as_deref(),
             Some("2026-11-22")
         );
+    }
+
+    #[test]
+    fn text_with_private_use_characters_is_written_as_it_is() {
+        // U+E000 was once the tool's own date marker; text holding it came back mangled.
+        let mut fm = Frontmatter::empty();
+        let note = "\u{E000}2026-11-22 \u{E000} datez0q0x";
+        fm.set("items", &vec![("2026-11-23", note)]);
+        fm.set("updated", &"2026-11-22");
+        assert!(fm.to_text().contains("'2026-11-23'"), "{}", fm.to_text());
+        assert_eq!(
+            fm.get::<Vec<(String, String)>>("items").unwrap().unwrap(),
+            [("2026-11-23".to_string(), note.to_string())]
+        );
+        assert_eq!(fm.to_text().lines().last(), Some("updated: '2026-11-22'"));
     }
 
     #[test]

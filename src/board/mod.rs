@@ -3,6 +3,7 @@
 pub mod frontmatter;
 pub mod ids;
 pub mod lookup;
+mod nesting;
 pub mod records;
 pub mod sections;
 mod simple_value;

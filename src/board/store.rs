@@ -2,8 +2,10 @@
 //!
 //! Every write goes to a temporary file in the destination folder, is fsynced and renamed over
 //! the story, so a crash leaves either the old or the new file, never half of one. A move is a
-//! rename. Before each change the story is re-read from disk, so hand edits made while a run is
-//! working are kept.
+//! rename. Before each change the story is re-read from disk, and right before the rename the
+//! file is compared with what the change was computed from: a hand edit made in between is kept,
+//! and the change is made again on top of it ([`update`]). Board-wide reads see every story
+//! exactly once while stories move ([`Board::read`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -44,13 +46,65 @@ fn story_files(dir: &Path, column: Column) -> Result<Vec<PathBuf>> {
 }
 
 pub fn read_story(path: &Path, column: Column) -> Result<Story, StoryError> {
-    let text = std::fs::read_to_string(path).map_err(|err| StoryError {
-        path: path.to_path_buf(),
-        line: 1,
-        message: format!("cannot read: {err}"),
-    })?;
-    Story::parse(&text, path.to_path_buf(), column)
+    match read_story_file(path, column) {
+        Read::Story(story, _) => Ok(story),
+        Read::Broken(err) => Err(err),
+        Read::Vanished => Err(StoryError {
+            path: path.to_path_buf(),
+            line: 1,
+            message: "cannot read: the file is gone (moved or deleted)".into(),
+        }),
+    }
 }
+
+/// A story file as read: the story and the bytes it was parsed from, a file that is not a
+/// story, or a file that was listed but is gone (a story that moved in between).
+enum Read {
+    Story(Story, Vec<u8>),
+    Broken(StoryError),
+    Vanished,
+}
+
+fn read_story_file(path: &Path, column: Column) -> Read {
+    match std::fs::read(path) {
+        Ok(bytes) => match Story::parse_bytes(&bytes, path.to_path_buf(), column) {
+            Ok(story) => Read::Story(story, bytes),
+            Err(err) => Read::Broken(err),
+        },
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Read::Vanished,
+        Err(err) => Read::Broken(StoryError {
+            path: path.to_path_buf(),
+            line: 1,
+            message: format!("cannot read: {err}"),
+        }),
+    }
+}
+
+/// An advisory lock (flock) on the board folder itself, which orders the tool's moves with
+/// board-wide reads: a move holds it exclusively for its renames, a reader shares it while it
+/// lists the columns. Where the file system cannot lock a folder, the tool goes on without it
+/// (a reader then relies on its re-scan alone).
+struct BoardLock {
+    _folder: std::fs::File,
+}
+
+impl BoardLock {
+    fn shared(board_dir: &Path) -> Option<BoardLock> {
+        let folder = std::fs::File::open(board_dir).ok()?;
+        folder.lock_shared().ok()?;
+        Some(BoardLock { _folder: folder })
+    }
+
+    fn exclusive(board_dir: &Path) -> Option<BoardLock> {
+        let folder = std::fs::File::open(board_dir).ok()?;
+        folder.lock().ok()?;
+        Some(BoardLock { _folder: folder })
+    }
+}
+
+/// How often a board-wide read starts again when stories moved under it; the last attempt holds
+/// the board lock for the whole read.
+const READ_ATTEMPTS: usize = 3;
 
 impl Board {
     /// Reads every column. Broken files are collected, not fatal: the rest of the board works.
@@ -64,44 +118,36 @@ impl Board {
         Board::read(dir, |story| Ok(story.into_summary()))
     }
 
+    /// Reads the board so that each story is seen exactly once, even while a run moves stories
+    /// between columns. A move is a rename from one folder to another, and no listing of five
+    /// folders is atomic: a reader could list the target before a move and the source after it,
+    /// and miss the story, or the other way round and see it twice.
+    ///
+    /// The tool's moves hold the board lock exclusively ([`save`]) and the columns are listed
+    /// under the shared lock, so a listing holds each story in exactly one folder. The files are
+    /// read after the lock is released, so that reading a large board does not hold up the
+    /// run's moves. A story that moves in between shows up as a listed file that is gone, or
+    /// (when another story took its file name) as an id read twice; either makes the reader
+    /// start again, and the last attempt keeps the lock until every file is read, so it always
+    /// ends with an exact answer. Duplicate ids that a person made by copying a file survive
+    /// every attempt, as they should (`validate` reports them). A move made by hand (`mv`)
+    /// cannot take the lock; a listed file that it takes away still triggers the re-scan.
     fn read(dir: &Path, keep: fn(Story) -> Result<Story, StoryError>) -> Result<Board> {
-        let mut files = Vec::new();
-        for column in Column::ALL {
-            files.extend(story_files(dir, column)?.into_iter().map(|p| (p, column)));
-        }
-        // Parsing dominates on large boards; the files are independent, so read them on every
-        // core and keep the original order.
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
-        let chunk = files.len().div_ceil(workers).max(64);
-        let results: Vec<Result<Story, StoryError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = files
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|(p, c)| read_story(p, *c).and_then(keep))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .flat_map(|h| h.join().expect("story reader thread panicked"))
-                .collect()
-        });
-        let mut board = Board {
-            dir: dir.to_path_buf(),
-            ..Board::default()
-        };
-        for result in results {
-            match result {
-                Ok(story) => board.stories.push(story),
-                Err(err) => board.broken.push(err),
+        for attempt in 1..=READ_ATTEMPTS {
+            let last = attempt == READ_ATTEMPTS;
+            let mut lock = BoardLock::shared(dir);
+            let files = list_columns(dir)?;
+            if !last {
+                lock = None;
             }
+            let (board, vanished) = read_files(dir, &files, keep);
+            drop(lock);
+            if last || (!vanished && !has_duplicate_ids(&board)) {
+                return Ok(board);
+            }
+            tracing::debug!(attempt, "stories moved during a board read; reading again");
         }
-        Ok(board)
+        unreachable!("the last attempt returns")
     }
 
     pub fn get(&self, id: &str) -> Option<&Story> {
@@ -111,6 +157,68 @@ impl Board {
     pub fn in_column(&self, column: Column) -> impl Iterator<Item = &Story> {
         self.stories.iter().filter(move |s| s.column == column)
     }
+}
+
+fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
+    let mut files = Vec::new();
+    for column in Column::ALL {
+        files.extend(story_files(dir, column)?.into_iter().map(|p| (p, column)));
+    }
+    Ok(files)
+}
+
+fn has_duplicate_ids(board: &Board) -> bool {
+    let mut seen = std::collections::HashSet::with_capacity(board.stories.len());
+    !board.stories.iter().all(|s| seen.insert(s.id()))
+}
+
+/// Reads and parses `files`; the flag says whether a listed file was gone.
+fn read_files(
+    dir: &Path,
+    files: &[(PathBuf, Column)],
+    keep: fn(Story) -> Result<Story, StoryError>,
+) -> (Board, bool) {
+    // Parsing dominates on large boards; the files are independent, so read them on every
+    // core and keep the original order.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let chunk = files.len().div_ceil(workers).max(64);
+    let results: Vec<Read> = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(p, c)| match read_story_file(p, *c) {
+                            Read::Story(story, _) => match keep(story) {
+                                Ok(story) => Read::Story(story, Vec::new()),
+                                Err(err) => Read::Broken(err),
+                            },
+                            other => other,
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .flat_map(|h| h.join().expect("story reader thread panicked"))
+            .collect()
+    });
+    let mut board = Board {
+        dir: dir.to_path_buf(),
+        ..Board::default()
+    };
+    let mut vanished = false;
+    for result in results {
+        match result {
+            Read::Story(story, _) => board.stories.push(story),
+            Read::Broken(err) => board.broken.push(err),
+            Read::Vanished => vanished = true,
+        }
+    }
+    (board, vanished)
 }
 
 /// A temporary-file builder for files that become board files. tempfile creates private (0600)
@@ -171,11 +279,44 @@ pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
         .expect("an unused name exists")
 }
 
-/// Writes a story back. When its column changed, the new text is written and synced in the
-/// destination folder first; then the file is renamed there (a move is a rename) and replaced
-/// by the new text at once, so a crash leaves the story whole in one folder and the window in
-/// which its `status` lags its folder is two renames wide.
-pub fn save(story: &mut Story) -> Result<()> {
+/// What a conditional write found.
+#[derive(Debug)]
+enum Commit {
+    Written,
+    /// The file no longer holds the text the change was computed from; these are its bytes.
+    Changed(Vec<u8>),
+    /// The file is gone from its path (moved or deleted by hand).
+    Gone,
+}
+
+/// Whether the file at `path` still holds `expected`.
+fn compare(path: &Path, expected: &[u8]) -> Result<Option<Commit>> {
+    match std::fs::read(path) {
+        Ok(now) if now == expected => Ok(None),
+        Ok(now) => Ok(Some(Commit::Changed(now))),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Some(Commit::Gone)),
+        Err(err) => Err(Error::io(format!("cannot read {}", path.display()), err)),
+    }
+}
+
+/// Tests widen the moment between preparing a write and committing it, to put a hand edit
+/// exactly there (debug builds only).
+fn pause_before_commit() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("AGENTIC_SDLC_TEST_PAUSE_BEFORE_COMMIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Writes a story back if its file still holds `expected`, the bytes the story was read from.
+/// The new text is written and synced first; then the file is compared and, only if it is
+/// unchanged, replaced by a rename. When the column changed, the file is renamed into the new
+/// folder (a move is a rename) and replaced there at once, under the board lock, so a crash
+/// leaves the story whole in one folder and readers never see it in two or none.
+fn save_if_unchanged(story: &mut Story, expected: &[u8]) -> Result<Commit> {
     if story.is_summary() {
         return Err(Error::Other(format!(
             "internal error: {} was loaded as a summary and cannot be written",
@@ -195,9 +336,23 @@ pub fn save(story: &mut Story) -> Result<()> {
         .to_path_buf();
     let target_folder = board_dir.join(story.column.name());
     if story.path.parent() == Some(target_folder.as_path()) {
-        return write_atomic(&story.path, &story.to_text());
+        let temp = prepared(&target_folder, &story.to_text(), &story.path)?;
+        pause_before_commit();
+        if let Some(found) = compare(&story.path, expected)? {
+            return Ok(found);
+        }
+        temp.persist(&story.path)
+            .map_err(|e| Error::io(format!("cannot replace {}", story.path.display()), e.error))?;
+        return Ok(Commit::Written);
     }
     fs_err::create_dir_all(&target_folder)?;
+    // The old file's mode carries over to the moved one.
+    let temp = prepared(&target_folder, &story.to_text(), &story.path)?;
+    pause_before_commit();
+    let _lock = BoardLock::exclusive(&board_dir);
+    if let Some(found) = compare(&story.path, expected)? {
+        return Ok(found);
+    }
     let name = story
         .path
         .file_name()
@@ -207,13 +362,11 @@ pub fn save(story: &mut Story) -> Result<()> {
     if target.exists() {
         target = free_path(&target_folder, &story.slug);
     }
-    // The old file's mode carries over to the moved one.
-    let temp = prepared(&target_folder, &story.to_text(), &story.path)?;
     fs_err::rename(&story.path, &target)?;
-    temp.persist(&target)
-        .map_err(|e| Error::io(format!("cannot replace {}", target.display()), e.error))?;
     story.path = target;
-    Ok(())
+    temp.persist(&story.path)
+        .map_err(|e| Error::io(format!("cannot replace {}", story.path.display()), e.error))?;
+    Ok(Commit::Written)
 }
 
 /// Creates a new story file in its column under `board_dir`.
@@ -254,23 +407,33 @@ pub fn sweep_temporary_files(board_dir: &Path) {
 /// Finds the current file of the story `id`: at `hint` if it is still there, else anywhere on
 /// the board (a person may have moved it by hand).
 pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<Story> {
-    if let Some(hint) = hint {
-        let column = hint
-            .parent()
+    locate_with_bytes(board_dir, id, hint).map(|(story, _)| story)
+}
+
+/// [`locate`], with the bytes the story was parsed from.
+fn locate_with_bytes(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<(Story, Vec<u8>)> {
+    let column_of = |path: &Path| {
+        path.parent()
             .and_then(|p| p.file_name())
             .and_then(|n| n.to_str())
-            .and_then(Column::parse);
-        if let (Some(column), true) = (column, hint.is_file()) {
-            if let Ok(story) = read_story(hint, column) {
-                if story.id() == id {
-                    return Ok(story);
-                }
+            .and_then(Column::parse)
+    };
+    if let Some(column) = hint.and_then(column_of) {
+        if let Read::Story(story, bytes) = read_story_file(hint.expect("a hint"), column) {
+            if story.id() == id {
+                return Ok((story, bytes));
             }
         }
     }
     let board = Board::load(board_dir)?;
-    if let Some(story) = board.stories.into_iter().find(|s| s.id() == id) {
-        return Ok(story);
+    if let Some(found) = board.stories.iter().find(|s| s.id() == id) {
+        // Read once more for the exact bytes; the story may have moved again since.
+        if let Read::Story(story, bytes) = read_story_file(&found.path, found.column) {
+            if story.id() == id {
+                return Ok((story, bytes));
+            }
+        }
+        return locate_with_bytes(board_dir, id, None);
     }
     // A story someone broke by hand is that file's parse error, not a missing story: the run
     // looks stories up by id alone, so recognise the file by its `id:` line.
@@ -296,23 +459,56 @@ fn declares_id(text: &str, id: &str) -> bool {
     })
 }
 
+/// How often a write is computed again on a story that keeps being edited by hand.
+const WRITE_ATTEMPTS: usize = 8;
+
 /// Re-reads a story, applies `change` and writes it back atomically, stamping `updated`.
 /// When `change` fails nothing is written.
+///
+/// A person may edit the file between the read and the write. The file is compared with what
+/// was read right before the rename; if it changed, the change's recorded edits
+/// ([`Story::changes`]) are made again on the fresh text and the write is tried again, so the
+/// hand edit is kept. If the fresh text no longer parses, nothing is written and the error
+/// names the file: the person's version stands.
 pub fn update<R>(
     board_dir: &Path,
     id: &str,
     hint: Option<&Path>,
     change: impl FnOnce(&mut Story) -> Result<R>,
 ) -> Result<(Story, R)> {
-    let mut story = locate(board_dir, id, hint)?;
+    let (mut story, mut expected) = locate_with_bytes(board_dir, id, hint)?;
     let before = story.to_text();
     let before_column = story.column;
     let result = change(&mut story)?;
-    if story.to_text() != before || story.column != before_column {
-        story.set("updated", &today());
-        save(&mut story)?;
+    if story.to_text() == before && story.column == before_column {
+        return Ok((story, result));
     }
-    Ok((story, result))
+    story.set("updated", &today());
+    let changes = story.changes().to_vec();
+    let mut file_column = before_column;
+    for _ in 0..WRITE_ATTEMPTS {
+        let fresh = match save_if_unchanged(&mut story, &expected)? {
+            Commit::Written => return Ok((story, result)),
+            Commit::Changed(bytes) => {
+                let fresh = Story::parse_bytes(&bytes, story.path.clone(), file_column)?;
+                expected = bytes;
+                fresh
+            }
+            Commit::Gone => {
+                let (fresh, bytes) = locate_with_bytes(board_dir, id, None)?;
+                expected = bytes;
+                fresh
+            }
+        };
+        tracing::debug!(path = %fresh.path.display(), "edited during the write; applying the change again");
+        file_column = fresh.column;
+        story = fresh;
+        story.replay(&changes)?;
+    }
+    Err(Error::StoryKeptChanging {
+        path: story.path,
+        attempts: WRITE_ATTEMPTS,
+    })
 }
 
 pub fn today() -> String {
@@ -389,6 +585,97 @@ mod tests {
             locate(dir.path(), "story-3", None),
             Err(Error::StoryNotFound { .. })
         ));
+    }
+
+    #[test]
+    fn a_hand_edit_made_during_a_write_is_kept_and_the_change_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let story = new_story(dir.path(), "story-1", Column::Backlog);
+        let (moved, ()) = update(dir.path(), "story-1", None, |s| {
+            // A person saves the file between the tool's read and its write.
+            let text = fs_err::read_to_string(&story.path).unwrap();
+            fs_err::write(
+                &story.path,
+                text.replace("title: T", "title: By hand\nowner: ann"),
+            )
+            .unwrap();
+            s.set("priority", &3);
+            s.set_section("Summary", "From the tool.");
+            s.set_column(Column::Ready);
+            Ok(())
+        })
+        .unwrap();
+        let text = fs_err::read_to_string(&moved.path).unwrap();
+        assert_eq!(moved.path, dir.path().join("ready/t.md"));
+        for kept in [
+            "title: By hand",
+            "owner: ann",
+            "priority: 3",
+            "status: ready",
+            "From the tool.",
+        ] {
+            assert!(text.contains(kept), "{kept}:\n{text}");
+        }
+        assert!(!story.path.exists());
+    }
+
+    #[test]
+    fn a_hand_edit_that_breaks_the_story_during_a_write_stands() {
+        let dir = tempfile::tempdir().unwrap();
+        let story = new_story(dir.path(), "story-1", Column::Ready);
+        let result = update(dir.path(), "story-1", None, |s| {
+            fs_err::write(&story.path, "---\nid: story-1\ntitle: [\n---\n").unwrap();
+            s.set("priority", &3);
+            Ok(())
+        });
+        assert!(
+            matches!(result, Err(Error::StoryParse { line: 3, .. })),
+            "{result:?}"
+        );
+        assert_eq!(
+            fs_err::read_to_string(&story.path).unwrap(),
+            "---\nid: story-1\ntitle: [\n---\n"
+        );
+    }
+
+    #[test]
+    fn readers_see_every_story_exactly_once_while_stories_move() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..6 {
+            new_story(dir.path(), &format!("story-{n}"), Column::Ready);
+        }
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                // Back and forth across the reading order: ready is listed before in-progress.
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let column = if n % 2 == 0 {
+                        Column::InProgress
+                    } else {
+                        Column::Ready
+                    };
+                    for id in 0..6 {
+                        update(dir.path(), &format!("story-{id}"), None, |s| {
+                            s.set_column(column);
+                            Ok(())
+                        })
+                        .unwrap();
+                    }
+                    n += 1;
+                }
+            });
+            for _ in 0..300 {
+                let board = Board::load_summaries(dir.path()).unwrap();
+                let mut ids: Vec<&str> = board.stories.iter().map(|s| s.id()).collect();
+                ids.sort();
+                assert_eq!(ids.len(), 6, "{ids:?} {:?}", board.broken);
+                ids.dedup();
+                assert_eq!(ids.len(), 6, "a story was seen twice");
+                assert!(board.broken.is_empty(), "{:?}", board.broken);
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
     }
 
     #[test]
