@@ -407,6 +407,79 @@ mod tests {
         );
     }
 
+    /// Every section name in order.
+    fn names(body: &str) -> Vec<String> {
+        all(body).into_iter().map(|(name, _)| name).collect()
+    }
+
+    #[test]
+    fn fences_follow_commonmark_lengths_and_markers() {
+        let body =
+            "## A\n````md\n```\n## not a heading\n```\n````\n~~~\n## nor this\n```\n~~~\n## B\n";
+        assert_eq!(names(body), ["A", "B"]);
+        let indented = "## A\n    ```\n## B\n    ```\n";
+        assert_eq!(
+            names(indented),
+            ["A", "B"],
+            "four spaces make code, not a fence"
+        );
+        assert_eq!(names("## A\n    ## not a heading\n   ## B\n"), ["A", "B"]);
+    }
+
+    #[test]
+    fn an_unclosed_fence_hides_nothing_and_a_rewrite_deletes_nothing() {
+        // What an older version wrote for research output that ended inside a code block.
+        let body = "# T\n\n## Research\n```rust\nfn half(\n\n## Implementation Plan\n1. Plan\n\n## My Notes\nhand written\n";
+        assert_eq!(names(body), ["Research", "Implementation Plan", "My Notes"]);
+        let rewritten = set(body, "Research", "Fresh findings.");
+        assert_eq!(get(&rewritten, "Implementation Plan"), Some("1. Plan"));
+        assert_eq!(get(&rewritten, "My Notes"), Some("hand written"));
+        assert_eq!(get(&rewritten, "Research"), Some("Fresh findings."));
+    }
+
+    #[test]
+    fn written_text_has_its_fences_closed_and_its_headings_nested() {
+        let body = template("T", None) + "\n## My Notes\nkeep\n```\ncode\n```\n";
+        let plan = "```rust\nfn main() {\n## Implementation Notes\n# Title";
+        let out = set(&body, "Implementation Plan", plan);
+        assert_eq!(
+            get(&out, "Implementation Plan"),
+            Some("```rust\nfn main() {\n## Implementation Notes\n# Title\n```")
+        );
+        let out = set(&out, "Implementation Notes", "Done.");
+        assert_eq!(names(&out), names(&body), "no section appeared or vanished");
+        assert_eq!(get(&out, "Implementation Notes"), Some("Done."));
+        assert_eq!(get(&out, "My Notes"), Some("keep\n```\ncode\n```"));
+        let feedback = "Looks fine\n## Summary\nhijacked\n~~~~\nopen";
+        let out = append(&out, "Review Notes", feedback);
+        assert_eq!(names(&out), names(&body));
+        assert_eq!(get(&out, "Summary"), Some(""));
+        assert!(get(&out, "Review Notes").unwrap().contains("### Summary"));
+    }
+
+    #[test]
+    fn a_new_section_after_a_fence_left_open_stays_a_heading() {
+        let body = "## Notes\n```\nunfinished\n";
+        let out = set(body, "Research", "Found.");
+        assert_eq!(
+            out,
+            "## Notes\n```\nunfinished\n```\n\n## Research\nFound.\n"
+        );
+    }
+
+    #[test]
+    fn crlf_bodies_get_crlf_lines() {
+        let body = "## Summary\r\nHello.\r\n\r\n## Review Notes\r\n";
+        let out = set(body, "Summary", "New\nlines\r\nmixed");
+        assert_eq!(
+            out,
+            "## Summary\r\nNew\r\nlines\r\nmixed\r\n\r\n## Review Notes\r\n"
+        );
+        let out = append(&out, "Review Notes", "One\nTwo");
+        let out = set(&out, "Research", "```\nx");
+        assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
+    }
+
     #[test]
     fn template_has_every_section() {
         let body = template("T", Some("S"));
