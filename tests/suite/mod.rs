@@ -7,3 +7,4 @@ pub mod common;
 pub mod fake_llm;
 mod gates_deps;
 mod run_loop;
+mod story_safety;
