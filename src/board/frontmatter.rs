@@ -177,7 +177,7 @@ impl Frontmatter {
         for entry in &self.entries {
             out.push_str(&entry.raw);
             if !entry.raw.ends_with('\n') {
-                out.push('\n');
+                out.push_str(if self.crlf { "\r\n" } else { "\n" });
             }
         }
         out
@@ -525,6 +525,75 @@ fn yaml_message(err: &serde_norway::Error) -> String {
 /// is a whole plain scalar, the prefix then occurs exactly where the tokens are, and no text a
 /// person or an agent wrote can be mistaken for one (a fixed marker character could).
 fn render_entry(key: &str, value: &serde_norway::Value) -> String {
+    let mut text = render_block(key, value);
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    // libyaml's emitter and parser disagree on a few characters (U+2028 and U+0085 end a line
+    // for one and not the other): a value that would not read back as written is written in
+    // flow style with every such character escaped.
+    let reads_back = serde_norway::from_str::<serde_norway::Mapping>(&text)
+        .ok()
+        .and_then(|mapping| mapping.into_iter().next())
+        .is_some_and(|(_, read)| read == *value);
+    if reads_back {
+        text
+    } else {
+        let mut flow = format!("{key}: ");
+        write_flow(value, &mut flow);
+        flow.push('\n');
+        flow
+    }
+}
+
+/// A value in YAML flow style, strings double-quoted with everything but printable ASCII
+/// escaped, so that it reads back exactly whatever it holds.
+fn write_flow(value: &serde_norway::Value, out: &mut String) {
+    use serde_norway::Value;
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&n.to_string()),
+        Value::String(s) => {
+            out.push('"');
+            for c in s.chars() {
+                match c {
+                    '"' => out.push_str("\\\""),
+                    '\\' => out.push_str("\\\\"),
+                    ' '..='~' => out.push(c),
+                    c if (c as u32) <= 0xFFFF => out.push_str(&format!("\\u{:04X}", c as u32)),
+                    c => out.push_str(&format!("\\U{:08X}", c as u32)),
+                }
+            }
+            out.push('"');
+        }
+        Value::Sequence(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_flow(item, out);
+            }
+            out.push(']');
+        }
+        Value::Mapping(map) => {
+            out.push('{');
+            for (i, (k, v)) in map.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                write_flow(k, out);
+                out.push_str(": ");
+                write_flow(v, out);
+            }
+            out.push('}');
+        }
+        Value::Tagged(tagged) => write_flow(&tagged.value, out),
+    }
+}
+
+fn render_block(key: &str, value: &serde_norway::Value) -> String {
     let serialise = |value: serde_norway::Value| {
         let mut single = serde_norway::Mapping::new();
         single.insert(serde_norway::Value::String(key.to_string()), value);
@@ -742,6 +811,17 @@ mod tests {
             [("2026-11-23".to_string(), note.to_string())]
         );
         assert_eq!(fm.to_text().lines().last(), Some("updated: '2026-11-22'"));
+    }
+
+    #[test]
+    fn values_libyaml_would_misread_are_written_in_flow_style() {
+        let mut fm = Frontmatter::parse("id: a\r\n").unwrap();
+        let value = vec![vec!["\n\u{2028}", "\u{85}x"]];
+        fm.set("k", &value);
+        let text = fm.to_text();
+        assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
+        let again = Frontmatter::parse(&text).unwrap();
+        assert_eq!(again.get::<Vec<Vec<String>>>("k").unwrap().unwrap(), value);
     }
 
     #[test]

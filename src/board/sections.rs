@@ -171,6 +171,39 @@ pub fn contain(text: &str) -> String {
     out
 }
 
+/// Closes each fence a person left open at the end of its section (right before the next
+/// heading), so that a Markdown viewer and the section finder agree on where sections are, and
+/// a fence the tool writes later cannot pair with the stray one and hide the headings between.
+/// Only fences that [`scan`] already ignores are closed, so no heading appears or vanishes.
+fn close_stray_fences<'a>(body: &'a str, eol: &str) -> std::borrow::Cow<'a, str> {
+    let mut open: Option<Fence> = None;
+    let mut repaired: Option<String> = None;
+    for line in scan(body) {
+        if line.heading_level > 0 {
+            if let Some(opener) = open.take() {
+                let out = repaired.get_or_insert_with(|| body[..line.offset].to_string());
+                if !out.ends_with('\n') {
+                    out.push_str(eol);
+                }
+                out.push_str(&opener.closing_line());
+                out.push_str(eol);
+            }
+        }
+        match (open, fence_of(line.text)) {
+            (Some(opener), Some(fence)) if fence.closes(&opener) => open = None,
+            (None, Some(fence)) if fence.opens => open = Some(fence),
+            _ => {}
+        }
+        if let Some(out) = repaired.as_mut() {
+            out.push_str(line.text);
+        }
+    }
+    match repaired {
+        Some(text) => std::borrow::Cow::Owned(text),
+        None => std::borrow::Cow::Borrowed(body),
+    }
+}
+
 /// The fence still open at the end of `text`, read the CommonMark way.
 fn fence_open_at_end(text: &str) -> Option<Fence> {
     let mut open: Option<Fence> = None;
@@ -188,11 +221,14 @@ fn fence_open_at_end(text: &str) -> Option<Fence> {
 /// sub-headings stay inside their section.
 fn headings(body: &str) -> Vec<Heading> {
     let mut found: Vec<Heading> = Vec::new();
+    // Whether the last section found still runs (a `# ` heading ends it as well).
+    let mut open = false;
     for line in scan(body).into_iter().filter(|l| l.heading_level > 0) {
-        if let Some(last) = found.last_mut() {
+        if let Some(last) = found.last_mut().filter(|_| open) {
             last.end = line.offset;
         }
-        if line.heading_level == 2 {
+        open = line.heading_level == 2;
+        if open {
             found.push(Heading {
                 name: line.heading.to_string(),
                 start: line.offset,
@@ -256,6 +292,7 @@ pub fn set(body: &str, name: &str, content: &str) -> String {
 
 /// [`set`], writing new lines with `eol` (the story file's own line ending).
 pub fn set_with_line_ending(body: &str, name: &str, content: &str, eol: &str) -> String {
+    let body = &close_stray_fences(body, eol);
     let all = headings(body);
     let content = with_line_ending(contain(content.trim()).trim_end(), eol);
     let block = if content.is_empty() {
