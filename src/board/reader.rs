@@ -52,6 +52,8 @@ pub fn read_story(path: &Path, column: Column) -> Result<Story, StoryError> {
 
 /// A story file as read: the story and the bytes it was parsed from, a file that is not a
 /// story, or a file that was listed but is gone (a story that moved in between).
+// Each value is moved into the board at once; boxing the story would add an allocation per file.
+#[allow(clippy::large_enum_variant)]
 pub(super) enum Read {
     Story(Story, Vec<u8>),
     Broken(StoryError),

@@ -1,7 +1,7 @@
 //! A run and a person at the same board: a hand edit made while the tool writes is kept, and
 //! readers see every story exactly once while stories move.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::super::agents_e2e::Project;
@@ -40,8 +40,8 @@ fn hand_edit(path: &Path, from: &str, to: &str) {
 #[test]
 fn a_hand_edit_made_while_move_writes_is_kept() {
     let env = TestEnv::init();
-    let (id, _, path) = env.add("Edited meanwhile", &[]);
-    let path = PathBuf::from(path);
+    let (id, slug, path) = env.add("Edited meanwhile", &[]);
+    let path = env.path(path);
     let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"));
     let child = cmd
         .current_dir(env.root())
@@ -55,12 +55,7 @@ fn a_hand_edit_made_while_move_writes_is_kept() {
     hand_edit(&path, "## Summary\n", "## Summary\nHAND-EDIT\n");
     finish(child).success();
 
-    let moved = env.story_path(
-        &env.run_json(&["details", &id])["story"]["slug"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-    );
+    let moved = env.story_path(&slug);
     assert_eq!(moved.parent().unwrap().file_name().unwrap(), "ready");
     let text = env.read(&moved);
     assert!(text.contains("HAND-EDIT"), "{text}");
