@@ -505,6 +505,25 @@ mod tests {
     }
 
     #[test]
+    fn a_fence_a_person_left_open_cannot_pair_with_one_the_tool_writes() {
+        // Found by the fuzz test: the stray fence in Summary used to pair with the fence written
+        // into Research and hide Acceptance Criteria.
+        let body = template("T", Some("```\nhalf a code block"));
+        let out = set(&body, "Research", "```\ncode\n```");
+        assert_eq!(names(&out), names(&body));
+        assert_eq!(get(&out, "Summary"), Some("```\nhalf a code block\n\n```"));
+        assert_eq!(get(&out, "Research"), Some("```\ncode\n```"));
+    }
+
+    #[test]
+    fn a_level_one_heading_ends_a_section() {
+        let body = "## Summary\nS.\n# Part two\nloose text\n## Research\nR.\n";
+        assert_eq!(get(body, "Summary"), Some("S."));
+        let out = set(body, "Summary", "New.");
+        assert_eq!(out, body.replace("S.\n", "New.\n\n"));
+    }
+
+    #[test]
     fn crlf_bodies_get_crlf_lines() {
         let body = "## Summary\r\nHello.\r\n\r\n## Review Notes\r\n";
         let out = set(body, "Summary", "New\nlines\r\nmixed");

@@ -90,7 +90,7 @@ async fn a_hand_edit_made_while_a_phase_commits_is_kept() {
 }
 
 #[test]
-fn status_sees_every_story_exactly_once_while_stories_move() {
+fn status_and_details_see_every_story_exactly_once_while_stories_move() {
     let env = TestEnv::init();
     let ids: Vec<String> = (0..4)
         .map(|n| env.add(&format!("Mover {n}"), &[]).0)
@@ -112,17 +112,23 @@ fn status_sees_every_story_exactly_once_while_stories_move() {
             });
         }
         let mut seen_wrong = Vec::new();
-        for _ in 0..200 {
+        for round in 0..200 {
             let mut seen = status_ids(&env);
             seen.sort();
             if seen != expected {
                 seen_wrong.push(seen);
             }
+            // `details` reads the whole board too: a moving story is found, once.
+            let id = &ids[round % ids.len()];
+            let details = env.run(&["details", id, "--json"]);
+            if details.code != 0 {
+                seen_wrong.push(vec![format!("details {id}: {}", details.stderr)]);
+            }
         }
         stop.store(true, std::sync::atomic::Ordering::Relaxed);
         assert!(
             seen_wrong.is_empty(),
-            "{} of 200 reads were wrong, e.g. {:?}",
+            "{} of 400 reads were wrong, e.g. {:?}",
             seen_wrong.len(),
             seen_wrong.first()
         );
