@@ -9,6 +9,7 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::commit::{replace_if_unchanged, Commit};
 pub use super::reader::{read_story, Board};
 use super::reader::{read_story_file, BoardLock, Read};
 use super::story::{Story, StoryError};
@@ -73,26 +74,6 @@ pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
         .expect("an unused name exists")
 }
 
-/// What a conditional write found.
-#[derive(Debug)]
-enum Commit {
-    Written,
-    /// The file no longer holds the text the change was computed from; these are its bytes.
-    Changed(Vec<u8>),
-    /// The file is gone from its path (moved or deleted by hand).
-    Gone,
-}
-
-/// Whether the file at `path` still holds `expected`.
-fn compare(path: &Path, expected: &[u8]) -> Result<Option<Commit>> {
-    match std::fs::read(path) {
-        Ok(now) if now == expected => Ok(None),
-        Ok(now) => Ok(Some(Commit::Changed(now))),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Some(Commit::Gone)),
-        Err(err) => Err(Error::io(format!("cannot read {}", path.display()), err)),
-    }
-}
-
 /// Tests widen the moment between preparing a write and committing it, to put a hand edit
 /// exactly there (debug builds only).
 fn pause_before_commit() {
@@ -106,9 +87,9 @@ fn pause_before_commit() {
 }
 
 /// Writes a story back if its file still holds `expected`, the bytes the story was read from.
-/// The new text is written and synced first; then the file is compared and, only if it is
-/// unchanged, replaced by a rename. When the column changed, the file is renamed into the new
-/// folder (a move is a rename) and replaced there at once, under the board lock, so a crash
+/// The new text is written and synced first, then it replaces the file only if the file is
+/// unchanged ([`replace_if_unchanged`]). When the column changed, the file is renamed into the
+/// new folder (a move is a rename) and replaced there at once, under the board lock, so a crash
 /// leaves the story whole in one folder and readers never see it in two or none.
 fn save_if_unchanged(story: &mut Story, expected: &[u8]) -> Result<Commit> {
     if story.is_summary() {
@@ -129,24 +110,17 @@ fn save_if_unchanged(story: &mut Story, expected: &[u8]) -> Result<Commit> {
         })?
         .to_path_buf();
     let target_folder = board_dir.join(story.column.name());
+    let text = story.to_text();
     if story.path.parent() == Some(target_folder.as_path()) {
-        let temp = prepared(&target_folder, &story.to_text(), &story.path)?;
+        let temp = prepared(&target_folder, &text, &story.path)?;
         pause_before_commit();
-        if let Some(found) = compare(&story.path, expected)? {
-            return Ok(found);
-        }
-        temp.persist(&story.path)
-            .map_err(|e| Error::io(format!("cannot replace {}", story.path.display()), e.error))?;
-        return Ok(Commit::Written);
+        return replace_if_unchanged(temp, &story.path, text.as_bytes(), expected);
     }
     fs_err::create_dir_all(&target_folder)?;
     // The old file's mode carries over to the moved one.
-    let temp = prepared(&target_folder, &story.to_text(), &story.path)?;
+    let temp = prepared(&target_folder, &text, &story.path)?;
     pause_before_commit();
     let _lock = BoardLock::exclusive(&board_dir);
-    if let Some(found) = compare(&story.path, expected)? {
-        return Ok(found);
-    }
     let name = story
         .path
         .file_name()
@@ -156,11 +130,23 @@ fn save_if_unchanged(story: &mut Story, expected: &[u8]) -> Result<Commit> {
     if target.exists() {
         target = free_path(&target_folder, &story.slug);
     }
-    fs_err::rename(&story.path, &target)?;
+    // The file moves with whatever it holds; the replacement then checks it in the new folder.
+    match std::fs::rename(&story.path, &target) {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Commit::Gone),
+        Err(err) => {
+            return Err(Error::io(
+                format!(
+                    "cannot move {} to {}",
+                    story.path.display(),
+                    target.display()
+                ),
+                err,
+            ))
+        }
+    }
     story.path = target;
-    temp.persist(&story.path)
-        .map_err(|e| Error::io(format!("cannot replace {}", story.path.display()), e.error))?;
-    Ok(Commit::Written)
+    replace_if_unchanged(temp, &story.path, text.as_bytes(), expected)
 }
 
 /// Creates a new story file in its column under `board_dir`.
@@ -206,12 +192,6 @@ pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<Story> 
 
 /// [`locate`], with the bytes the story was parsed from.
 fn locate_with_bytes(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<(Story, Vec<u8>)> {
-    let column_of = |path: &Path| {
-        path.parent()
-            .and_then(|p| p.file_name())
-            .and_then(|n| n.to_str())
-            .and_then(Column::parse)
-    };
     if let Some(column) = hint.and_then(column_of) {
         if let Read::Story(story, bytes) = read_story_file(hint.expect("a hint"), column) {
             if story.id() == id {
@@ -242,6 +222,14 @@ fn locate_with_bytes(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<
         query: id.to_string(),
         close_matches: Vec::new(),
     })
+}
+
+/// The column a story file sits in, by its folder.
+fn column_of(path: &Path) -> Option<Column> {
+    path.parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .and_then(Column::parse)
 }
 
 /// Whether a story file's text has the line `id: <id>` (quoted or not), even when the rest of
@@ -279,11 +267,12 @@ pub fn update<R>(
     }
     story.set("updated", &today());
     let changes = story.changes().to_vec();
-    let mut file_column = before_column;
     for _ in 0..WRITE_ATTEMPTS {
         let fresh = match save_if_unchanged(&mut story, &expected)? {
             Commit::Written => return Ok((story, result)),
             Commit::Changed(bytes) => {
+                // A move may already have taken the file to its new folder.
+                let file_column = column_of(&story.path).unwrap_or(before_column);
                 let fresh = Story::parse_bytes(&bytes, story.path.clone(), file_column)?;
                 expected = bytes;
                 fresh
@@ -295,7 +284,6 @@ pub fn update<R>(
             }
         };
         tracing::debug!(path = %fresh.path.display(), "edited during the write; applying the change again");
-        file_column = fresh.column;
         story = fresh;
         story.replay(&changes)?;
     }
