@@ -421,6 +421,47 @@ mod tests {
     }
 
     #[test]
+    fn no_hand_edit_is_lost_to_writes_running_at_the_same_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let story = new_story(dir.path(), "story-1", Column::Ready);
+        const EDITS: usize = 300;
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for n in 0..EDITS {
+                    let result = update(dir.path(), "story-1", None, |s| {
+                        s.set("priority", &n);
+                        Ok(())
+                    });
+                    // Given up after too many hand edits in a row: the hand edits stand.
+                    assert!(
+                        matches!(result, Ok(_) | Err(Error::StoryKeptChanging { .. })),
+                        "{result:?}"
+                    );
+                }
+            });
+            scope.spawn(|| {
+                // A person saving again and again, the way editors do: a whole new file renamed
+                // over the story.
+                for n in 0..EDITS {
+                    let text = fs_err::read_to_string(&story.path).unwrap();
+                    let temp = dir.path().join("ready/.editor-save");
+                    fs_err::write(&temp, format!("{text}hand-{n}\n")).unwrap();
+                    fs_err::rename(&temp, &story.path).unwrap();
+                }
+            });
+        });
+        let text = fs_err::read_to_string(&story.path).unwrap();
+        let lost: Vec<usize> = (0..EDITS)
+            .filter(|n| !text.contains(&format!("hand-{n}\n")))
+            .collect();
+        assert!(
+            lost.is_empty(),
+            "{} of {EDITS} hand edits lost: {lost:?}",
+            lost.len()
+        );
+    }
+
+    #[test]
     fn readers_see_every_story_exactly_once_while_stories_move() {
         let dir = tempfile::tempdir().unwrap();
         for n in 0..6 {
