@@ -22,21 +22,35 @@ pub fn too_deep(text: &str) -> Option<usize> {
     Scanner::default().first_too_deep(text)
 }
 
-/// A cheap upper bound: every bracket could open a level, and every line's block depth is at most
-/// two levels (a mapping and a sequence) per column of indentation plus its leading indicators.
-/// Story frontmatter nearly always passes this and skips the exact scan.
+/// A cheap upper bound: every bracket could open a level, and a line's block depth is at most two
+/// levels (a mapping and a sequence) per column of indentation, plus the `- `/`? ` indicators it
+/// starts with and a mapping after them. Story frontmatter nearly always passes this and skips
+/// the exact scan; the bound reads only the start of each line, as loading a large board reads
+/// every story's frontmatter.
 fn clearly_shallow(text: &str) -> bool {
     let brackets = text.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
-    let deepest_line = text
-        .split('\n')
-        .map(|line| {
-            let indent = line.len() - line.trim_start_matches([' ', '\t']).len();
-            let indicators = line.bytes().filter(|&b| b == b'-' || b == b'?').count();
-            2 * (indent + 1) + indicators + 1
-        })
-        .max()
-        .unwrap_or(0);
-    brackets + deepest_line <= MAX_DEPTH
+    if brackets >= MAX_DEPTH {
+        return false;
+    }
+    text.split('\n').all(|line| {
+        let bytes = line.as_bytes();
+        let indent = bytes
+            .iter()
+            .take_while(|&&b| b == b' ' || b == b'\t')
+            .count();
+        let mut at = indent;
+        let mut indicators = 0;
+        while is_indicator(bytes, at, b'-') || is_indicator(bytes, at, b'?') {
+            indicators += 1;
+            at += 1;
+            at += bytes[at..]
+                .iter()
+                .take_while(|&&b| b == b' ' || b == b'\t')
+                .count();
+        }
+        // The last `+ 1` is a mapping after the indicators (`- key: value`).
+        brackets + 2 * (indent + 1) + indicators < MAX_DEPTH
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -280,6 +294,24 @@ mod tests {
             .chain((1..40).map(|i| format!("{}- k{i}:\n", " ".repeat(2 * (i - 1)))))
             .collect();
         assert_eq!(too_deep(&mixed), Some(32));
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::test_runner::Config { cases: 512, failure_persistence: None, ..Default::default() })]
+
+        /// The fast check never lets through what the exact scan refuses.
+        #[test]
+        fn the_cheap_bound_is_an_upper_bound(
+            tokens in proptest::collection::vec(proptest::sample::select(&[
+                "- ", "? ", "-", " ", "  ", "\t", "\n", "[", "]", "{", "}", "k: ", "k:", "'", "\"",
+                "|", ">", "#", " #", ",", "x", "a: b",
+            ][..]), 0..600)
+        ) {
+            let text = tokens.concat();
+            if clearly_shallow(&text) {
+                proptest::prop_assert_eq!(Scanner::default().first_too_deep(&text), None);
+            }
+        }
     }
 
     #[test]
