@@ -48,7 +48,7 @@ fn clearly_shallow(text: &str) -> bool {
                 .take_while(|&&b| b == b' ' || b == b'\t')
                 .count();
         }
-        // The last `+ 1` is a mapping after the indicators (`- key: value`).
+        // `<`, not `<=`: one more level for a mapping after the indicators (`- key: value`).
         brackets + 2 * (indent + 1) + indicators < MAX_DEPTH
     })
 }
