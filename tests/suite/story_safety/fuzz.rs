@@ -114,9 +114,29 @@ fn story_like_bytes() -> impl Strategy<Value = Vec<u8>> {
     ]
 }
 
-/// Reads everything any command reads from a story; none of it may panic.
+/// Reads everything any command reads from a story; none of it may panic. The quick reads of
+/// the latest review and rework must agree with the full ones.
 fn read_everything(story: &Story) {
-    let _ = story.progress();
+    if let (Ok(progress), Ok(history)) = (story.progress(), story.review_history()) {
+        let latest = history.last().map(|r| (r.decision, r.timestamp.clone()));
+        assert_eq!(progress.latest_review, latest, "{}", story.to_text());
+    }
+    if let (Ok(progress), Ok(iterations)) = (story.progress(), story.refinement_iterations()) {
+        let latest = iterations.last().map(|i| i.started_at.clone());
+        assert_eq!(
+            progress.latest_rework_started,
+            latest,
+            "{}",
+            story.to_text()
+        );
+    }
+    let board = agentic_sdlc::board::Board {
+        dir: PathBuf::from("."),
+        stories: vec![story.clone()],
+        broken: Vec::new(),
+    };
+    let _ = agentic_sdlc::board::validate::check_board(&board);
+    let _ = agentic_sdlc::board::lookup::find(&board.stories, "story");
     let _ = story.review_history();
     let _ = story.latest_review();
     let _ = story.refinement_iterations();
@@ -223,8 +243,79 @@ fn section_names(story: &Story) -> Vec<String> {
         .collect()
 }
 
+/// One `review_history` item as a person or another tool might format it.
+fn review_item() -> impl Strategy<Value = String> {
+    let decision = prop::sample::select(
+        &[
+            "APPROVED",
+            "REJECTED",
+            "FAILED",
+            "'APPROVED'",
+            "\"REJECTED\"",
+            "APPROVED # by hand",
+            "approved",
+            "",
+        ][..],
+    );
+    let timestamp = prop::sample::select(
+        &[
+            "'2026-11-22T10:00:00.000Z'",
+            "2026-11-22T10:00:00.000Z",
+            "\"2026-11-23\"",
+            "x",
+            "",
+            "'a: b'",
+            "[]",
+        ][..],
+    );
+    let extra = prop::collection::vec(
+        prop::sample::select(
+            &[
+                "feedback: fine",
+                "feedback: |\n    decision: REJECTED\n    timestamp: y",
+                "blockers: []",
+                "blockers:\n  - a",
+                "codeReviewPassed: true",
+                "  ",
+                "# note",
+                "issues:\n  - decision: nested",
+                "severity: LOW",
+                "",
+            ][..],
+        ),
+        0..4,
+    );
+    (decision, timestamp, extra, any::<bool>()).prop_map(|(decision, timestamp, extra, first)| {
+        let mut fields = vec![
+            format!("decision: {decision}"),
+            format!("timestamp: {timestamp}"),
+        ];
+        if first {
+            fields.reverse();
+        }
+        fields.extend(extra.into_iter().map(str::to_string));
+        let body = fields.join("\n").replace('\n', "\n  ");
+        format!("- {body}\n")
+    })
+}
+
 proptest! {
     #![proptest_config(config())]
+
+    #[test]
+    fn quick_reads_of_the_latest_review_agree_with_full_ones(
+        items in prop::collection::vec(review_item(), 0..4),
+        indented in any::<bool>(),
+    ) {
+        let mut history = items.concat();
+        if indented {
+            history = history.lines().map(|l| format!("  {l}\n")).collect();
+        }
+        let text = format!("---\nid: a\nreview_history:\n{history}refinement_iterations:\n- startedAt: x\n  iteration: 1\n---\n");
+        if let Ok(story) = Story::parse(&text, PathBuf::from("ready/x.md"), Column::Ready) {
+            read_everything(&story);
+        }
+    }
 
     #[test]
     fn any_bytes_give_a_story_or_an_error_with_a_line(bytes in story_like_bytes()) {
