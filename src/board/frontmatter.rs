@@ -9,6 +9,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::render::render_entry;
+use super::simple_value::yaml_trim;
 use super::{nesting, simple_value};
 
 /// One top-level `key: value` entry with its continuation lines, exactly as written.
@@ -273,7 +274,7 @@ impl Frontmatter {
                 continue;
             };
             if let Some(index) = fields.iter().position(|f| *f == name) {
-                found[index] = Some(simple_string(value.trim())?.to_string());
+                found[index] = Some(simple_string(yaml_trim(value))?.to_string());
             }
         }
         found.into_iter().collect()
@@ -467,11 +468,11 @@ fn simple_string(value: &str) -> Option<&str> {
 /// The value of a single-line entry when it is a plain scalar, for a fast path that skips YAML.
 fn plain_scalar(entry: &Entry) -> Option<&str> {
     let (first, rest) = entry.raw.split_once('\n').unwrap_or((&entry.raw, ""));
-    if rest.lines().any(|l| !l.trim().is_empty()) {
+    if rest.lines().any(|l| !yaml_trim(l).is_empty()) {
         return None;
     }
     let (_, value) = split_key(first)?;
-    let value = value.trim();
+    let value = yaml_trim(value);
     let special = |c: char| "'\"[]{}|>&*!%@`#,".contains(c);
     (!value.contains(": ") && !value.starts_with(special)).then_some(value)
 }
@@ -659,6 +660,20 @@ mod tests {
         assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
         let again = Frontmatter::parse(&text).unwrap();
         assert_eq!(again.get::<Vec<Vec<String>>>("k").unwrap().unwrap(), value);
+    }
+
+    #[test]
+    fn unicode_spaces_are_part_of_a_value_as_in_yaml() {
+        // Found by the fuzz test: the fast path trimmed U+2000, which YAML keeps.
+        let mut fm = Frontmatter::empty();
+        fm.set("k", &"\u{2000}a\u{2000}");
+        assert_eq!(
+            fm.get::<String>("k").unwrap().as_deref(),
+            Some("\u{2000}a\u{2000}")
+        );
+        let fm = Frontmatter::parse("k: \u{3000}\nh:\n- decision: \u{2000}A\n").unwrap();
+        assert_eq!(fm.get::<String>("k").unwrap().as_deref(), Some("\u{3000}"));
+        assert_eq!(fm.last_item_fields("h", &["decision"]), None);
     }
 
     #[test]
