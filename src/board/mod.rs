@@ -4,6 +4,7 @@ pub mod frontmatter;
 pub mod ids;
 pub mod lookup;
 pub mod records;
+pub mod review;
 pub mod sections;
 mod simple_value;
 pub mod store;

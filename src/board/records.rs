@@ -4,9 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-// The review vocabulary is defined with the tolerant reader that parses it from model answers,
-// so stored records and fresh verdicts go through one set of rules.
-pub use crate::agents::verdict::{IssueSeverity, ReviewDecision, ReviewIssue, Severity};
+pub use super::review::{IssueSeverity, ReviewDecision, ReviewIssue, Severity};
 
 /// One entry of `review_history`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
