@@ -8,7 +8,7 @@ use serde_json::json;
 use super::Context;
 use crate::board::frontmatter::Frontmatter;
 use crate::board::{ids, lookup, sections, store, Board, Column, Story};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
@@ -31,7 +31,7 @@ pub struct AddArgs {
     pub body_file: Option<PathBuf>,
 }
 
-pub fn run(args: AddArgs, context: &Context) -> Result<i32> {
+pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let title = args.title.trim();
     if title.is_empty() {
@@ -97,7 +97,7 @@ pub fn run(args: AddArgs, context: &Context) -> Result<i32> {
         story.id()
     ));
     printer.out(format!("  {}", story.path.display()));
-    Ok(0)
+    Ok(ExitStatus::Success)
 }
 
 /// A body file with its own `## ` sections is used as written (missing standard sections are

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::Context;
 use crate::board::store::write_atomic;
 use crate::config::{self, Config};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
@@ -17,7 +17,7 @@ pub struct ConfigArgs {
     pub value: Option<String>,
 }
 
-pub fn run(args: ConfigArgs, context: &Context) -> Result<i32> {
+pub fn run(args: ConfigArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let path = project.config_path();
     let printer = &context.printer;
@@ -25,13 +25,13 @@ pub fn run(args: ConfigArgs, context: &Context) -> Result<i32> {
     match (args.key, args.value) {
         (None, _) => {
             show(printer, &merged);
-            Ok(0)
+            Ok(ExitStatus::Success)
         }
         (Some(key), None) => {
             let value = config::get_dotted(&merged, &key)
                 .ok_or_else(|| Error::config(&path, format!("unknown key `{key}`")))?;
             show(printer, value);
-            Ok(0)
+            Ok(ExitStatus::Success)
         }
         (Some(key), Some(raw)) => {
             // Validation of the merged result rejects unknown keys and bad values by name.
@@ -50,7 +50,7 @@ pub fn run(args: ConfigArgs, context: &Context) -> Result<i32> {
                     .unwrap_or_default(),
             ));
             printer.out(format!("{key} = {value}"));
-            Ok(0)
+            Ok(ExitStatus::Success)
         }
     }
 }

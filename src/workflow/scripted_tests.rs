@@ -121,7 +121,7 @@ fn project(root: &Path, config: &str) -> Project {
     project
 }
 
-async fn run_auto(project: &Project, agents: Arc<Scripted>) -> i32 {
+async fn run_auto(project: &Project, agents: Arc<Scripted>) -> crate::error::ExitStatus {
     let factory: AgentFactory = Box::new(move |_, _| Ok(agents as Arc<dyn Agents>));
     let request = RunRequest {
         options: RunOptions {
@@ -155,7 +155,10 @@ async fn reject_reject_approve_reworks_twice_then_finishes() {
         .lock()
         .unwrap()
         .extend([blocker(1), blocker(2)]);
-    assert_eq!(run_auto(&project, Arc::clone(&agents)).await, 0);
+    assert_eq!(
+        run_auto(&project, Arc::clone(&agents)).await,
+        crate::error::ExitStatus::Success
+    );
 
     let story = only_story(&project);
     assert_eq!(story.column, Column::Done);
@@ -212,7 +215,7 @@ async fn the_breaker_blocks_and_stops_for_a_person() {
         .extend([blocker(1), blocker(2), blocker(3)]);
     assert_eq!(
         run_auto(&project, agents).await,
-        crate::error::exit::NEEDS_PERSON
+        crate::error::ExitStatus::NeedsPerson
     );
     let story = only_story(&project);
     assert_eq!(story.column, Column::Blocked);
