@@ -41,7 +41,7 @@ pub struct StoryMeta {
     pub title: String,
     pub priority: i64,
     pub status: Option<String>,
-    pub story_type: String,
+    pub story_type: super::StoryType,
     pub labels: Vec<String>,
     pub research_complete: bool,
     pub plan_complete: bool,
@@ -463,7 +463,7 @@ fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
         status: front.get("status")?,
         story_type: front
             .get::<String>("type")?
-            .unwrap_or_else(|| "feature".into()),
+            .map_or(super::StoryType::Feature, super::StoryType::from),
         labels: front.get("labels")?.unwrap_or_default(),
         research_complete: front.get("research_complete")?.unwrap_or(false),
         plan_complete: front.get("plan_complete")?.unwrap_or(false),

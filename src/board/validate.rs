@@ -86,14 +86,15 @@ fn check_story(story: &Story) -> Vec<Problem> {
             ));
         }
     }
-    if !["feature", "bug", "chore", "spike"].contains(&story.meta.story_type.as_str()) {
+    if !story.meta.story_type.is_known() {
         problems.push(problem(
             story,
             "type",
             "invalid-value",
             format!(
-                "type `{}` is not one of feature, bug, chore, spike",
-                story.meta.story_type
+                "type `{}` is not one of {}",
+                story.meta.story_type,
+                super::StoryType::KNOWN.join(", ")
             ),
         ));
     }

@@ -2,12 +2,13 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use serde_json::json;
 
 use super::Context;
 use crate::board::frontmatter::Frontmatter;
-use crate::board::{ids, lookup, sections, store, Board, Column, Story};
+use crate::board::{ids, lookup, sections, store, Board, Column, Story, StoryType};
 use crate::error::{Error, ExitStatus, Result};
 
 #[derive(Debug, Args)]
@@ -15,8 +16,8 @@ pub struct AddArgs {
     /// The story's title.
     pub title: String,
     /// feature, bug, chore or spike.
-    #[arg(long = "type", value_name = "T", default_value = "feature", value_parser = ["feature", "bug", "chore", "spike"])]
-    pub story_type: String,
+    #[arg(long = "type", value_name = "T", default_value = "feature", value_parser = story_type_parser())]
+    pub story_type: StoryType,
     /// Lower runs first. Default: after every story on the board.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub priority: Option<i64>,
@@ -29,6 +30,11 @@ pub struct AddArgs {
     /// A Markdown file with the story's description (its `## ` sections, or the summary).
     #[arg(long, value_name = "F")]
     pub body_file: Option<PathBuf>,
+}
+
+/// Only the known types are offered here; an unknown one can only come from a hand edit.
+fn story_type_parser() -> impl TypedValueParser<Value = StoryType> {
+    PossibleValuesParser::new(StoryType::KNOWN).map(StoryType::from)
 }
 
 pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {

@@ -220,7 +220,7 @@ impl<'a> StoryJson<'a> {
             title: &meta.title,
             priority: meta.priority,
             status: story.column.name(),
-            story_type: &meta.story_type,
+            story_type: meta.story_type.as_str(),
             path: &story.path,
             research_complete: meta.research_complete,
             plan_complete: meta.plan_complete,
