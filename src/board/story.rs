@@ -235,7 +235,7 @@ impl Story {
         {
             self.phase_reviews()?
                 .into_iter()
-                .find(|(_, r)| r.decision == super::records::PENDING_DECISION)
+                .find(|(_, r)| r.decision.is_pending())
                 .map(|(phase, _)| phase)
         } else {
             None

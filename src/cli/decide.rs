@@ -4,7 +4,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::Context;
-use crate::board::records::{PhaseReview, PENDING_DECISION};
+use crate::board::records::{GateState, PhaseReview};
 use crate::board::{lookup, store, Board, Phase};
 use crate::error::{Error, ExitStatus, Result};
 use crate::workflow::decision::{parse_decision, GateDecision};
@@ -27,7 +27,7 @@ pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let reviews = story.phase_reviews()?;
     let (phase, record) = reviews
         .iter()
-        .find(|(_, r)| r.decision == PENDING_DECISION)
+        .find(|(_, r)| r.decision.is_pending())
         .and_then(|(name, r)| Phase::parse(name).map(|p| (p, r.clone())))
         .ok_or_else(|| {
             Error::ActionFailed(format!(
@@ -43,7 +43,7 @@ pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
         )));
     }
     let decided = PhaseReview {
-        decision: parsed.decision.keyword().to_string(),
+        decision: GateState::decided(parsed.decision.keyword()),
         ..record
     };
     let message = match &parsed.decision {

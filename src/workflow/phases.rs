@@ -12,7 +12,7 @@ use super::output_check;
 use super::{no_progress, story_ops, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
-use crate::board::records::{IterationResult, PhaseReview, ReviewDecision, PENDING_DECISION};
+use crate::board::records::{GateState, IterationResult, PhaseReview, ReviewDecision};
 use crate::board::{sections, store, Column, Phase, Story};
 use crate::config::GateConfig;
 use crate::error::Result;
@@ -274,7 +274,7 @@ impl PhaseRun<'_> {
         parsed: ParsedDecision,
         output: String,
     ) -> Result<Step> {
-        self.record.decision = parsed.decision.keyword().to_string();
+        self.record.decision = GateState::decided(parsed.decision.keyword());
         match parsed.decision {
             GateDecision::Approve => {
                 self.record.feedback = (!parsed.had_decision_line)
@@ -392,7 +392,7 @@ impl PhaseRun<'_> {
             fs_err::create_dir_all(folder)?;
         }
         store::write_atomic(&pending, output)?;
-        self.record.decision = PENDING_DECISION.to_string();
+        self.record.decision = GateState::Pending;
         let phase = self.phase;
         let record = self.record.clone();
         store::update(&self.wf.board_dir, self.story_id, None, |story| {
