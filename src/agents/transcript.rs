@@ -63,7 +63,8 @@ impl Transcript {
         unreachable!("the loop returns on every path")
     }
 
-    /// A transcript that records nothing, for tests and callers without a board.
+    /// A transcript that records nothing, for tests.
+    #[cfg(test)]
     pub fn disabled() -> Transcript {
         Transcript {
             sink: None,
@@ -79,10 +80,7 @@ impl Transcript {
         }
     }
 
-    pub fn agent(&self) -> &str {
-        &self.agent
-    }
-
+    #[cfg(test)]
     pub fn path(&self) -> Option<&Path> {
         self.sink.as_deref().map(|sink| sink.path.as_path())
     }

@@ -172,10 +172,7 @@ impl Frontmatter {
         self.entry(key).is_some_and(|e| e.raw.contains(needle))
     }
 
-    pub fn contains(&self, key: &str) -> bool {
-        self.entry(key).is_some()
-    }
-
+    #[cfg(test)]
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().filter_map(|e| e.key.as_deref())
     }

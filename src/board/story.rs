@@ -347,18 +347,6 @@ impl Story {
         sections::non_empty(&self.body)
     }
 
-    /// Whether a phase's completion flag is set; refine is complete once the story left backlog.
-    pub fn phase_complete(&self, phase: &str) -> bool {
-        match phase {
-            "refine" => self.column != Column::Backlog,
-            "research" => self.meta.research_complete,
-            "plan" => self.meta.plan_complete,
-            "implement" => self.meta.implementation_complete,
-            "review" => self.meta.reviews_complete,
-            _ => false,
-        }
-    }
-
     /// The column a story's flags call for when it leaves blocked/: in-progress once
     /// implementation started, ready once it was refined, backlog otherwise.
     pub fn resume_column(&self) -> Column {

@@ -100,14 +100,6 @@ impl Journal {
         Ok(journal)
     }
 
-    pub fn run_id(&self) -> &str {
-        &self.run_id
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
     /// Appends one event with its time, and for an action's end its duration, tokens and cost.
     pub fn append(&self, event: &Event) {
         let now = Utc::now();
