@@ -296,7 +296,7 @@ impl Frontmatter {
     /// Sets `key` to `value`, keeping its position. An entry whose current value is already equal
     /// keeps its original text, so a rewrite only touches what changed.
     pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
-        let new_value = serde_norway::to_value(value).expect("frontmatter values serialise");
+        let new_value = serde_norway::to_value(value).expect("frontmatter values are plain data (text, numbers, lists, string-keyed records), which YAML represents");
         if let Some(entry) = self.entries.iter().find(|e| e.key.as_deref() == Some(key)) {
             if let Ok(Some(old)) = parse_entry::<Option<serde_norway::Value>>(entry) {
                 if old == new_value {
@@ -493,7 +493,8 @@ fn render_entry(key: &str, value: &serde_norway::Value) -> String {
         serde_norway::Value::String(key.to_string()),
         mark_dates(value.clone()),
     );
-    let text = serde_norway::to_string(&single).expect("a YAML mapping serialises");
+    let text = serde_norway::to_string(&single)
+        .expect("a one-entry mapping with a string key and a YAML value always serialises");
     quote_marked(&text)
 }
 

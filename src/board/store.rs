@@ -88,7 +88,11 @@ impl Board {
                 .collect();
             handles
                 .into_iter()
-                .flat_map(|h| h.join().expect("story reader thread panicked"))
+                // A reader returns its errors; a panic there is a bug, raised again as it was.
+                .flat_map(|h| {
+                    h.join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
                 .collect()
         });
         let mut board = Board {
@@ -168,7 +172,7 @@ pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
     (2..)
         .map(|n| folder.join(format!("{slug}-{n}.md")))
         .find(|p| !p.exists())
-        .expect("an unused name exists")
+        .expect("a folder holds finitely many files, so some <slug>-<n>.md is free")
 }
 
 /// Writes a story back. When its column changed, the new text is written and synced in the

@@ -40,7 +40,8 @@ pub fn run(args: ConfigArgs, context: &Context) -> Result<ExitStatus> {
             config::set_dotted(&mut user, &key, value.clone())
                 .map_err(|m| Error::config(&path, m))?;
             Config::from_value(config::merged_value(&user), &path)?;
-            let text = serde_json::to_string_pretty(&user).expect("JSON serialises");
+            let text = serde_json::to_string_pretty(&user)
+                .expect("a JSON value has string keys only, so it always serialises");
             write_atomic(&path, &format!("{text}\n"))?;
             printer.json_line(&super::envelope(
                 "config",
@@ -61,7 +62,10 @@ fn show(printer: &crate::output::Printer, value: &Value) {
     } else {
         match value {
             Value::String(s) => printer.out(s),
-            other => printer.out(serde_json::to_string_pretty(other).expect("JSON serialises")),
+            other => printer.out(
+                serde_json::to_string_pretty(other)
+                    .expect("a JSON value has string keys only, so it always serialises"),
+            ),
         }
     }
 }

@@ -15,8 +15,8 @@ pub fn run(context: &Context) -> Result<ExitStatus> {
     let config_path = root.join(CONFIG_FILE);
     let mut created = Vec::new();
     if !config_path.exists() {
-        let text =
-            serde_json::to_string_pretty(&config::default_value()).expect("defaults serialise");
+        let text = serde_json::to_string_pretty(&config::default_value())
+            .expect("the default config is a JSON value with string keys, so it serialises");
         crate::board::store::write_atomic(&config_path, &format!("{text}\n"))?;
         created.push(CONFIG_FILE.to_string());
     }
