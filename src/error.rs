@@ -155,3 +155,43 @@ impl From<std::io::Error> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_statuses_are_the_codes_of_spec_5() {
+        for (status, code) in [
+            (ExitStatus::Success, 0),
+            (ExitStatus::Failure, 1),
+            (ExitStatus::Usage, 2),
+            (ExitStatus::NeedsPerson, 3),
+            (ExitStatus::Interrupted, 130),
+        ] {
+            assert_eq!(status.code(), code, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn errors_map_to_their_exit_status() {
+        for (err, status) in [
+            (Error::config("c.json", "bad"), ExitStatus::Usage),
+            (Error::Usage("no".into()), ExitStatus::Usage),
+            (Error::NoRoot(PathBuf::from("/x")), ExitStatus::Usage),
+            (
+                Error::MissingKey {
+                    variable: "K".into(),
+                    endpoint: "https://e".into(),
+                },
+                ExitStatus::Usage,
+            ),
+            (Error::NeedsPerson("REJECT".into()), ExitStatus::NeedsPerson),
+            (Error::Interrupted, ExitStatus::Interrupted),
+            (Error::ActionFailed("x".into()), ExitStatus::Failure),
+            (Error::Llm("x".into()), ExitStatus::Failure),
+        ] {
+            assert_eq!(err.exit_status(), status, "{err}");
+        }
+    }
+}
