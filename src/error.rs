@@ -103,6 +103,10 @@ pub enum Error {
     /// A git or forge command failed; the action ends and the story is left as it was.
     #[error(transparent)]
     Git(#[from] crate::vcs::GitError),
+    /// A story was edited by hand so often while the tool wrote it that the tool gave up; the
+    /// hand edits stand and the tool's change was not written.
+    #[error("{path} kept changing while it was being written ({attempts} attempts); the tool's change was not written\nHint: run the action again")]
+    StoryKeptChanging { path: PathBuf, attempts: usize },
 
     #[error("{0}")]
     Other(String),

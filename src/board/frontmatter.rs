@@ -8,7 +8,9 @@
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use super::simple_value;
+use super::render::render_entry;
+use super::simple_value::yaml_trim;
+use super::{nesting, simple_value};
 
 /// One top-level `key: value` entry with its continuation lines, exactly as written.
 #[derive(Debug, Clone, PartialEq)]
@@ -66,7 +68,7 @@ fn top_level_key(line: &str) -> Option<&str> {
 /// Splits `key: value` at the colon that ends the key (quoted keys allowed).
 fn split_key(line: &str) -> Option<(&str, &str)> {
     let bytes = line.as_bytes();
-    let (key_end, rest_start) = match bytes[0] {
+    let (key_end, rest_start) = match *bytes.first()? {
         quote @ (b'"' | b'\'') => {
             let close = line[1..].find(quote as char)? + 1;
             if !line[close + 1..].starts_with(':') {
@@ -92,6 +94,15 @@ impl Frontmatter {
     /// Splits frontmatter text into entries. Only the structure is checked here; values are
     /// parsed on demand by [`Frontmatter::get`].
     pub fn parse(text: &str) -> Result<Self, FrontmatterError> {
+        if let Some(line) = nesting::too_deep(text) {
+            return Err(FrontmatterError::new(
+                line,
+                format!(
+                    "the frontmatter is nested more than {} levels deep",
+                    nesting::MAX_DEPTH
+                ),
+            ));
+        }
         let mut entries: Vec<Entry> = Vec::new();
         let mut seen = std::collections::HashSet::new();
         // The entry being collected: its key, first line and byte offset. Its text runs to the
@@ -145,6 +156,17 @@ impl Frontmatter {
         Ok(Self { entries, crlf })
     }
 
+    /// Makes the entries the tool writes end their lines with `\r\n`: a file keeps its own line
+    /// ending, which its frontmatter alone may not show (it can be empty).
+    pub fn use_crlf(&mut self, crlf: bool) {
+        self.crlf = crlf;
+    }
+
+    /// The text of `key`'s entry as it stands, comments after it included.
+    pub fn raw_entry(&self, key: &str) -> Option<&str> {
+        self.entry(key).map(|e| e.raw.as_str())
+    }
+
     pub fn empty() -> Self {
         Self {
             entries: Vec::new(),
@@ -157,7 +179,7 @@ impl Frontmatter {
         for entry in &self.entries {
             out.push_str(&entry.raw);
             if !entry.raw.ends_with('\n') {
-                out.push('\n');
+                out.push_str(if self.crlf { "\r\n" } else { "\n" });
             }
         }
         out
@@ -172,7 +194,6 @@ impl Frontmatter {
         self.entry(key).is_some_and(|e| e.raw.contains(needle))
     }
 
-    #[cfg(test)]
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().filter_map(|e| e.key.as_deref())
     }
@@ -249,7 +270,7 @@ impl Frontmatter {
                 continue;
             };
             if let Some(index) = fields.iter().position(|f| *f == name) {
-                found[index] = Some(simple_string(value.trim())?.to_string());
+                found[index] = Some(simple_string(yaml_trim(value))?.to_string());
             }
         }
         found.into_iter().collect()
@@ -296,7 +317,14 @@ impl Frontmatter {
     /// Sets `key` to `value`, keeping its position. An entry whose current value is already equal
     /// keeps its original text, so a rewrite only touches what changed.
     pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
-        let new_value = serde_norway::to_value(value).expect("frontmatter values are plain data (text, numbers, lists, string-keyed records), which YAML represents");
+        self.set_value(
+            key,
+            serde_norway::to_value(value).expect("frontmatter values are plain data (text, numbers, lists, string-keyed records), which YAML represents"),
+        );
+    }
+
+    /// [`Frontmatter::set`] with a value that is already YAML.
+    pub fn set_value(&mut self, key: &str, new_value: serde_norway::Value) {
         if let Some(entry) = self.entries.iter().find(|e| e.key.as_deref() == Some(key)) {
             if let Ok(Some(old)) = parse_entry::<Option<serde_norway::Value>>(entry) {
                 if old == new_value {
@@ -436,11 +464,11 @@ fn simple_string(value: &str) -> Option<&str> {
 /// The value of a single-line entry when it is a plain scalar, for a fast path that skips YAML.
 fn plain_scalar(entry: &Entry) -> Option<&str> {
     let (first, rest) = entry.raw.split_once('\n').unwrap_or((&entry.raw, ""));
-    if rest.lines().any(|l| !l.trim().is_empty()) {
+    if rest.lines().any(|l| !yaml_trim(l).is_empty()) {
         return None;
     }
     let (_, value) = split_key(first)?;
-    let value = value.trim();
+    let value = yaml_trim(value);
     let special = |c: char| "'\"[]{}|>&*!%@`#,".contains(c);
     (!value.contains(": ") && !value.starts_with(special)).then_some(value)
 }
@@ -483,69 +511,6 @@ fn yaml_message(err: &serde_norway::Error) -> String {
         Some(index) => text[..index].to_string(),
         None => text,
     }
-}
-
-/// Renders `key: value` the way the tool writes new entries: block style, and calendar dates
-/// quoted so that YAML 1.1 readers (js-yaml, PyYAML) keep them as strings.
-fn render_entry(key: &str, value: &serde_norway::Value) -> String {
-    let mut single = serde_norway::Mapping::new();
-    single.insert(
-        serde_norway::Value::String(key.to_string()),
-        mark_dates(value.clone()),
-    );
-    let text = serde_norway::to_string(&single)
-        .expect("a one-entry mapping with a string key and a YAML value always serialises");
-    quote_marked(&text)
-}
-
-/// Marks date-like strings so they can be written single-quoted after serialisation: YAML 1.1
-/// readers (js-yaml, PyYAML) would otherwise turn `2026-11-22` or a timestamp into a date.
-const DATE_MARK: char = '\u{E000}';
-
-fn mark_dates(value: serde_norway::Value) -> serde_norway::Value {
-    use serde_norway::Value;
-    match value {
-        Value::String(s) if looks_like_date(&s) => Value::String(format!("{DATE_MARK}{s}")),
-        Value::Sequence(items) => Value::Sequence(items.into_iter().map(mark_dates).collect()),
-        Value::Mapping(map) => {
-            Value::Mapping(map.into_iter().map(|(k, v)| (k, mark_dates(v))).collect())
-        }
-        other => other,
-    }
-}
-
-fn quote_marked(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 16);
-    for line in text.split_inclusive('\n') {
-        let Some(at) = line.find(DATE_MARK) else {
-            out.push_str(line);
-            continue;
-        };
-        let (before, rest) = line.split_at(at);
-        let rest = &rest[DATE_MARK.len_utf8()..];
-        if before.ends_with(['\'', '"']) {
-            // The emitter quoted it already; only the mark goes.
-            out.push_str(before);
-            out.push_str(rest);
-        } else {
-            let value = rest.trim_end_matches(['\n', '\r']);
-            out.push_str(&format!("{before}'{value}'{}", &rest[value.len()..]));
-        }
-    }
-    out
-}
-
-fn looks_like_date(s: &str) -> bool {
-    let b = s.as_bytes();
-    b.len() >= 10
-        && b[..4].iter().all(u8::is_ascii_digit)
-        && b[4] == b'-'
-        && b[5..7].iter().all(u8::is_ascii_digit)
-        && b[7] == b'-'
-        && b[8..10].iter().all(u8::is_ascii_digit)
-        && s[10..]
-            .chars()
-            .all(|c| c.is_ascii_digit() || "TtZz:.+- ".contains(c))
 }
 
 #[cfg(test)]
@@ -665,6 +630,46 @@ mod tests {
             fm.get::<String>("created").unwrap().as_deref(),
             Some("2026-11-22")
         );
+    }
+
+    #[test]
+    fn text_with_private_use_characters_is_written_as_it_is() {
+        // U+E000 was once the tool's own date marker; text holding it came back mangled.
+        let mut fm = Frontmatter::empty();
+        let note = "\u{E000}2026-11-22 \u{E000} datez0q0x";
+        fm.set("items", &vec![("2026-11-23", note)]);
+        fm.set("updated", &"2026-11-22");
+        assert!(fm.to_text().contains("'2026-11-23'"), "{}", fm.to_text());
+        assert_eq!(
+            fm.get::<Vec<(String, String)>>("items").unwrap().unwrap(),
+            [("2026-11-23".to_string(), note.to_string())]
+        );
+        assert_eq!(fm.to_text().lines().last(), Some("updated: '2026-11-22'"));
+    }
+
+    #[test]
+    fn values_libyaml_would_misread_are_written_in_flow_style() {
+        let mut fm = Frontmatter::parse("id: a\r\n").unwrap();
+        let value = vec![vec!["\n\u{2028}", "\u{85}x"]];
+        fm.set("k", &value);
+        let text = fm.to_text();
+        assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
+        let again = Frontmatter::parse(&text).unwrap();
+        assert_eq!(again.get::<Vec<Vec<String>>>("k").unwrap().unwrap(), value);
+    }
+
+    #[test]
+    fn unicode_spaces_are_part_of_a_value_as_in_yaml() {
+        // Found by the fuzz test: the fast path trimmed U+2000, which YAML keeps.
+        let mut fm = Frontmatter::empty();
+        fm.set("k", &"\u{2000}a\u{2000}");
+        assert_eq!(
+            fm.get::<String>("k").unwrap().as_deref(),
+            Some("\u{2000}a\u{2000}")
+        );
+        let fm = Frontmatter::parse("k: \u{3000}\nh:\n- decision: \u{2000}A\n").unwrap();
+        assert_eq!(fm.get::<String>("k").unwrap().as_deref(), Some("\u{3000}"));
+        assert_eq!(fm.last_item_fields("h", &["decision"]), None);
     }
 
     #[test]

@@ -1,9 +1,13 @@
 //! The board: story files in column folders, read and written without losing hand edits.
 
+mod commit;
 pub mod frontmatter;
 pub mod ids;
 pub mod lookup;
+mod nesting;
+pub mod reader;
 pub mod records;
+mod render;
 pub mod review;
 pub mod sections;
 mod simple_value;

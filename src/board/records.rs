@@ -142,6 +142,13 @@ impl From<GateState> for String {
     }
 }
 
+/// Compares with the text as the story file spells it (`PENDING`, `APPROVE`, ...).
+impl PartialEq<&str> for GateState {
+    fn eq(&self, text: &&str) -> bool {
+        self.as_str() == *text
+    }
+}
+
 impl std::fmt::Display for GateState {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())

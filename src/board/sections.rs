@@ -29,46 +29,206 @@ struct Line<'a> {
     heading: &'a str,
 }
 
+/// A line that could open or close a fenced code block (CommonMark): up to three spaces, then at
+/// least three backticks or tildes.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Fence {
+    marker: u8,
+    len: usize,
+    /// Nothing but whitespace follows the marker, so the line can close a block.
+    bare: bool,
+    /// The line can open a block (a backtick fence's info string has no backticks).
+    opens: bool,
+}
+
+fn fence_of(line: &str) -> Option<Fence> {
+    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let marker = *rest
+        .as_bytes()
+        .first()
+        .filter(|b| matches!(b, b'`' | b'~'))?;
+    let len = rest.bytes().take_while(|&b| b == marker).count();
+    if len < 3 {
+        return None;
+    }
+    let info = &rest[len..];
+    Some(Fence {
+        marker,
+        len,
+        bare: info.trim().is_empty(),
+        opens: marker == b'~' || !info.contains('`'),
+    })
+}
+
+impl Fence {
+    /// A line (without its line break) that closes a block this fence opened.
+    fn closing_line(&self) -> String {
+        String::from_utf8(vec![self.marker; self.len]).expect("fence markers are ASCII")
+    }
+
+    fn closes(&self, open: &Fence) -> bool {
+        self.bare && self.marker == open.marker && self.len >= open.len
+    }
+}
+
+/// The level and text of an ATX heading (`# `/`## `, up to three spaces of indentation).
+fn heading_of(line: &str) -> Option<(usize, &str)> {
+    let indent = line.bytes().take_while(|&b| b == b' ').count();
+    if indent > 3 {
+        return None;
+    }
+    let rest = &line[indent..];
+    let level = rest.bytes().take_while(|&b| b == b'#').count();
+    let after = &rest[level..];
+    let is_heading = (1..=6).contains(&level)
+        && (after.is_empty() || after.starts_with([' ', '\t', '\r', '\n']));
+    is_heading.then(|| (level, after.trim()))
+}
+
 /// Splits Markdown into lines, recognising level-1 and level-2 headings outside ``` and ~~~
 /// fences (a `## ` inside a code block is not a heading).
+///
+/// A fence that is never closed does not open a block here, although CommonMark would run it to
+/// the end of the text. The headings are what keep a story's sections apart, and one stray fence
+/// (an agent's unfinished answer, an older version's write, a slip of the hand) must not be able
+/// to hide every section after it, or a later rewrite of its section would delete them. Whatever
+/// the tool writes has its fences closed ([`contain`]), so both readings agree on it.
 fn scan(text: &str) -> Vec<Line<'_>> {
-    let mut fence: Option<&str> = None;
+    let raw: Vec<&str> = text.split_inclusive('\n').collect();
+    let fences: Vec<Option<Fence>> = raw.iter().map(|line| fence_of(line)).collect();
+    // The longest closing fence of each marker at or after each line, so that whether an
+    // opener is ever closed is known in constant time (the scan stays linear).
+    let mut longest_closer = vec![[0usize; 2]; raw.len() + 1];
+    for i in (0..raw.len()).rev() {
+        longest_closer[i] = longest_closer[i + 1];
+        if let Some(fence) = fences[i].filter(|f| f.bare) {
+            let slot = &mut longest_closer[i][usize::from(fence.marker == b'~')];
+            *slot = (*slot).max(fence.len);
+        }
+    }
+    let mut open: Option<Fence> = None;
     let mut offset = 0;
-    let mut lines = Vec::new();
-    for line in text.split_inclusive('\n') {
-        let trimmed = line.trim_start();
-        let marker = ["```", "~~~"].into_iter().find(|m| trimmed.starts_with(m));
-        match (fence, marker) {
-            (None, Some(m)) => fence = Some(m),
-            (Some(open), Some(m)) if open == m => fence = None,
+    let mut lines = Vec::with_capacity(raw.len());
+    for (i, line) in raw.into_iter().enumerate() {
+        let mut in_code = open.is_some();
+        match (open, fences[i]) {
+            (Some(opener), Some(fence)) if fence.closes(&opener) => open = None,
+            (None, Some(fence))
+                if fence.opens
+                    && longest_closer[i + 1][usize::from(fence.marker == b'~')] >= fence.len =>
+            {
+                open = Some(fence);
+                in_code = true;
+            }
             _ => {}
         }
-        let level = trimmed.chars().take_while(|&c| c == '#').count();
-        let after = &trimmed[level..];
-        let is_heading = fence.is_none()
-            && marker.is_none()
-            && (level == 1 || level == 2)
-            && (after.starts_with(' ') || after.trim().is_empty());
+        let heading = heading_of(line)
+            .filter(|&(level, _)| !in_code && level <= 2)
+            .unwrap_or((0, ""));
         lines.push(Line {
             offset,
             text: line,
-            heading_level: if is_heading { level } else { 0 },
-            heading: if is_heading { after.trim() } else { "" },
+            heading_level: heading.0,
+            heading: heading.1,
         });
         offset += line.len();
     }
     lines
 }
 
+/// Makes text safe to put inside a section: level-1 and level-2 headings outside code become
+/// `###`, and a code fence left open is closed at the end. Fences are read the CommonMark way
+/// here (an opener runs to its closer or the end), so text that a Markdown viewer would show as
+/// code stays code. The result can neither end a section nor hide the headings after it.
+pub fn contain(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    let mut open: Option<Fence> = None;
+    for line in text.split_inclusive('\n') {
+        match (open, fence_of(line)) {
+            (Some(opener), Some(fence)) if fence.closes(&opener) => open = None,
+            (None, Some(fence)) if fence.opens => open = Some(fence),
+            (None, _) => {
+                if let Some((1 | 2, heading)) = heading_of(line) {
+                    let ending = if line.ends_with('\n') { "\n" } else { "" };
+                    out.push_str(&format!("### {heading}{ending}"));
+                    continue;
+                }
+            }
+            _ => {}
+        }
+        out.push_str(line);
+    }
+    if let Some(opener) = open {
+        if !out.is_empty() && !out.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&opener.closing_line());
+    }
+    out
+}
+
+/// Closes each fence a person left open at the end of its section (right before the next
+/// heading), so that a Markdown viewer and the section finder agree on where sections are, and
+/// a fence the tool writes later cannot pair with the stray one and hide the headings between.
+/// Only fences that [`scan`] already ignores are closed, so no heading appears or vanishes.
+fn close_stray_fences<'a>(body: &'a str, eol: &str) -> std::borrow::Cow<'a, str> {
+    let mut open: Option<Fence> = None;
+    let mut repaired: Option<String> = None;
+    for line in scan(body) {
+        if line.heading_level > 0 {
+            if let Some(opener) = open.take() {
+                let out = repaired.get_or_insert_with(|| body[..line.offset].to_string());
+                if !out.ends_with('\n') {
+                    out.push_str(eol);
+                }
+                out.push_str(&opener.closing_line());
+                out.push_str(eol);
+            }
+        }
+        match (open, fence_of(line.text)) {
+            (Some(opener), Some(fence)) if fence.closes(&opener) => open = None,
+            (None, Some(fence)) if fence.opens => open = Some(fence),
+            _ => {}
+        }
+        if let Some(out) = repaired.as_mut() {
+            out.push_str(line.text);
+        }
+    }
+    match repaired {
+        Some(text) => std::borrow::Cow::Owned(text),
+        None => std::borrow::Cow::Borrowed(body),
+    }
+}
+
+/// The fence still open at the end of `text`, read the CommonMark way.
+fn fence_open_at_end(text: &str) -> Option<Fence> {
+    let mut open: Option<Fence> = None;
+    for line in text.split_inclusive('\n') {
+        match (open, fence_of(line)) {
+            (Some(opener), Some(fence)) if fence.closes(&opener) => open = None,
+            (None, Some(fence)) if fence.opens => open = Some(fence),
+            _ => {}
+        }
+    }
+    open
+}
+
 /// Finds every `## ` heading. A section runs until the next heading of level 1 or 2, so `###`
 /// sub-headings stay inside their section.
 fn headings(body: &str) -> Vec<Heading> {
     let mut found: Vec<Heading> = Vec::new();
+    // Whether the last section found still runs (a `# ` heading ends it as well).
+    let mut open = false;
     for line in scan(body).into_iter().filter(|l| l.heading_level > 0) {
-        if let Some(last) = found.last_mut() {
+        if let Some(last) = found.last_mut().filter(|_| open) {
             last.end = line.offset;
         }
-        if line.heading_level == 2 {
+        open = line.heading_level == 2;
+        if open {
             found.push(Heading {
                 name: line.heading.to_string(),
                 start: line.offset,
@@ -106,38 +266,69 @@ pub fn non_empty(body: &str) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The line ending a text uses: that of its first line, `\n` when it has none.
+pub fn line_ending(text: &str) -> &'static str {
+    match text.find('\n') {
+        Some(at) if text[..at].ends_with('\r') => "\r\n",
+        _ => "\n",
+    }
+}
+
+/// `text` with every line ending made `eol`.
+fn with_line_ending(text: &str, eol: &str) -> String {
+    let unix = text.replace("\r\n", "\n");
+    if eol == "\n" {
+        unix
+    } else {
+        unix.replace('\n', eol)
+    }
+}
+
 /// Replaces a section's content (or adds the section at the end), keeping the rest byte for byte.
+/// The content is [`contain`]ed first, so it cannot open sections of its own or hide later ones.
 pub fn set(body: &str, name: &str, content: &str) -> String {
+    set_with_line_ending(body, name, content, line_ending(body))
+}
+
+/// [`set`], writing new lines with `eol` (the story file's own line ending).
+pub fn set_with_line_ending(body: &str, name: &str, content: &str, eol: &str) -> String {
+    let body = &close_stray_fences(body, eol);
     let all = headings(body);
-    let content = content.trim();
+    let content = with_line_ending(contain(content.trim()).trim_end(), eol);
     let block = if content.is_empty() {
         String::new()
     } else {
-        format!("{content}\n")
+        format!("{content}{eol}")
     };
     match find(&all, name) {
         Some(h) => {
             let next_heading = h.end < body.len();
             let separator = if next_heading && !block.is_empty() {
-                "\n"
+                eol
             } else {
                 ""
             };
-            format!(
-                "{}{block}{separator}{}",
-                &body[..h.content_start],
-                &body[h.end..]
-            )
+            let mut head = body[..h.content_start].to_string();
+            // A heading on the body's last line without a line break.
+            if !head.ends_with('\n') && !block.is_empty() {
+                head.push_str(eol);
+            }
+            format!("{head}{block}{separator}{}", &body[h.end..])
         }
         None => {
             let mut out = body.to_string();
             if !out.is_empty() && !out.ends_with('\n') {
-                out.push('\n');
+                out.push_str(eol);
             }
-            if !out.is_empty() && !out.ends_with("\n\n") {
-                out.push('\n');
+            // A fence a person left open at the end would swallow the new heading in a viewer.
+            if let Some(opener) = fence_open_at_end(&out) {
+                out.push_str(&opener.closing_line());
+                out.push_str(eol);
             }
-            out.push_str(&format!("## {name}\n{block}"));
+            if !out.is_empty() && !out.ends_with(&format!("{eol}{eol}")) {
+                out.push_str(eol);
+            }
+            out.push_str(&format!("## {name}{eol}{block}"));
             out
         }
     }
@@ -145,37 +336,36 @@ pub fn set(body: &str, name: &str, content: &str) -> String {
 
 /// Appends a block to the end of a section's content.
 pub fn append(body: &str, name: &str, addition: &str) -> String {
-    let existing = get(body, name).unwrap_or("");
-    let combined = if existing.is_empty() {
+    append_with_line_ending(body, name, addition, line_ending(body))
+}
+
+/// [`append`], writing new lines with `eol`.
+pub fn append_with_line_ending(body: &str, name: &str, addition: &str, eol: &str) -> String {
+    // The existing text's own open fence is closed first, so the addition is not read as code.
+    let existing = contain(get(body, name).unwrap_or(""));
+    let combined = if existing.trim().is_empty() {
         addition.trim().to_string()
     } else {
-        format!("{existing}\n\n{}", addition.trim())
+        format!("{}\n\n{}", existing.trim_end(), addition.trim())
     };
-    set(body, name, &combined)
+    set_with_line_ending(body, name, &combined, eol)
 }
 
 /// Fits an agent's answer under a section: a leading heading that repeats the section's name is
 /// dropped, and level-1/2 headings become `###`, so the answer cannot open sections of its own
 /// (which would duplicate or shadow the story's).
 pub fn nest(text: &str, name: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut first_content_line = true;
-    for line in scan(text.trim()) {
-        let repeats_name = line.heading_level > 0 && line.heading.eq_ignore_ascii_case(name);
-        if first_content_line && repeats_name {
-            first_content_line = false;
-            continue;
+    let text = text.trim();
+    let first = scan(text)
+        .into_iter()
+        .find(|line| !line.text.trim().is_empty());
+    let rest = match first {
+        Some(line) if line.heading_level > 0 && line.heading.eq_ignore_ascii_case(name) => {
+            &text[line.offset + line.text.len()..]
         }
-        if !line.text.trim().is_empty() {
-            first_content_line = false;
-        }
-        if line.heading_level > 0 {
-            out.push_str(&format!("### {}\n", line.heading));
-        } else {
-            out.push_str(line.text);
-        }
-    }
-    out.trim().to_string()
+        _ => text,
+    };
+    contain(rest.trim()).trim().to_string()
 }
 
 /// The body of a new story: a title heading and the standard sections, empty.
@@ -252,6 +442,98 @@ mod tests {
                 .count(),
             1
         );
+    }
+
+    /// Every section name in order.
+    fn names(body: &str) -> Vec<String> {
+        all(body).into_iter().map(|(name, _)| name).collect()
+    }
+
+    #[test]
+    fn fences_follow_commonmark_lengths_and_markers() {
+        let body =
+            "## A\n````md\n```\n## not a heading\n```\n````\n~~~\n## nor this\n```\n~~~\n## B\n";
+        assert_eq!(names(body), ["A", "B"]);
+        let indented = "## A\n    ```\n## B\n    ```\n";
+        assert_eq!(
+            names(indented),
+            ["A", "B"],
+            "four spaces make code, not a fence"
+        );
+        assert_eq!(names("## A\n    ## not a heading\n   ## B\n"), ["A", "B"]);
+    }
+
+    #[test]
+    fn an_unclosed_fence_hides_nothing_and_a_rewrite_deletes_nothing() {
+        // What an older version wrote for research output that ended inside a code block.
+        let body = "# T\n\n## Research\n```rust\nfn half(\n\n## Implementation Plan\n1. Plan\n\n## My Notes\nhand written\n";
+        assert_eq!(names(body), ["Research", "Implementation Plan", "My Notes"]);
+        let rewritten = set(body, "Research", "Fresh findings.");
+        assert_eq!(get(&rewritten, "Implementation Plan"), Some("1. Plan"));
+        assert_eq!(get(&rewritten, "My Notes"), Some("hand written"));
+        assert_eq!(get(&rewritten, "Research"), Some("Fresh findings."));
+    }
+
+    #[test]
+    fn written_text_has_its_fences_closed_and_its_headings_nested() {
+        let body = template("T", None) + "\n## My Notes\nkeep\n```\ncode\n```\n";
+        let plan = "```rust\nfn main() {\n## Implementation Notes\n# Title";
+        let out = set(&body, "Implementation Plan", plan);
+        assert_eq!(
+            get(&out, "Implementation Plan"),
+            Some("```rust\nfn main() {\n## Implementation Notes\n# Title\n```")
+        );
+        let out = set(&out, "Implementation Notes", "Done.");
+        assert_eq!(names(&out), names(&body), "no section appeared or vanished");
+        assert_eq!(get(&out, "Implementation Notes"), Some("Done."));
+        assert_eq!(get(&out, "My Notes"), Some("keep\n```\ncode\n```"));
+        let feedback = "Looks fine\n## Summary\nhijacked\n~~~~\nopen";
+        let out = append(&out, "Review Notes", feedback);
+        assert_eq!(names(&out), names(&body));
+        assert_eq!(get(&out, "Summary"), Some(""));
+        assert!(get(&out, "Review Notes").unwrap().contains("### Summary"));
+    }
+
+    #[test]
+    fn a_new_section_after_a_fence_left_open_stays_a_heading() {
+        let body = "## Notes\n```\nunfinished\n";
+        let out = set(body, "Research", "Found.");
+        assert_eq!(
+            out,
+            "## Notes\n```\nunfinished\n```\n\n## Research\nFound.\n"
+        );
+    }
+
+    #[test]
+    fn a_fence_a_person_left_open_cannot_pair_with_one_the_tool_writes() {
+        // Found by the fuzz test: the stray fence in Summary used to pair with the fence written
+        // into Research and hide Acceptance Criteria.
+        let body = template("T", Some("```\nhalf a code block"));
+        let out = set(&body, "Research", "```\ncode\n```");
+        assert_eq!(names(&out), names(&body));
+        assert_eq!(get(&out, "Summary"), Some("```\nhalf a code block\n\n```"));
+        assert_eq!(get(&out, "Research"), Some("```\ncode\n```"));
+    }
+
+    #[test]
+    fn a_level_one_heading_ends_a_section() {
+        let body = "## Summary\nS.\n# Part two\nloose text\n## Research\nR.\n";
+        assert_eq!(get(body, "Summary"), Some("S."));
+        let out = set(body, "Summary", "New.");
+        assert_eq!(out, body.replace("S.\n", "New.\n\n"));
+    }
+
+    #[test]
+    fn crlf_bodies_get_crlf_lines() {
+        let body = "## Summary\r\nHello.\r\n\r\n## Review Notes\r\n";
+        let out = set(body, "Summary", "New\nlines\r\nmixed");
+        assert_eq!(
+            out,
+            "## Summary\r\nNew\r\nlines\r\nmixed\r\n\r\n## Review Notes\r\n"
+        );
+        let out = append(&out, "Review Notes", "One\nTwo");
+        let out = set(&out, "Research", "```\nx");
+        assert!(!out.replace("\r\n", "").contains('\n'), "{out:?}");
     }
 
     #[test]

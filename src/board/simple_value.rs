@@ -15,11 +15,11 @@ use serde::de::{self, DeserializeSeed, Deserializer, SeqAccess, Visitor};
 /// A value read without YAML, or `None` when the entry needs the real parser. `first` is the
 /// text after `key:` on the entry's first line; `rest` is the entry's continuation lines.
 pub(super) fn read<'a>(first: &'a str, rest: &'a str) -> Option<Simple<'a>> {
-    let value = first.trim();
+    let value = yaml_trim(first);
     if value.is_empty() {
         return block_list(rest).map(Simple::List);
     }
-    if rest.lines().any(|l| !l.trim().is_empty()) {
+    if rest.lines().any(|l| !yaml_trim(l).is_empty()) {
         // A plain scalar folded over several lines, or a value followed by something odd.
         return None;
     }
@@ -34,7 +34,7 @@ fn block_list(rest: &str) -> Option<Vec<Scalar<'_>>> {
     let mut items = Vec::new();
     let mut indent = None;
     for line in rest.lines() {
-        if line.trim().is_empty() {
+        if yaml_trim(line).is_empty() {
             continue;
         }
         let stripped = line.trim_start_matches(' ');
@@ -44,10 +44,16 @@ fn block_list(rest: &str) -> Option<Vec<Scalar<'_>>> {
             return None;
         }
         let item = stripped.strip_prefix("- ")?;
-        items.push(scalar(item.trim())?);
+        items.push(scalar(yaml_trim(item))?);
     }
     // `key:` with nothing after it is null, which the caller has already handled.
     (!items.is_empty()).then_some(items)
+}
+
+/// Trims what YAML counts as white space around a value: spaces and tabs (and the line break).
+/// `str::trim` would also take Unicode spaces such as U+2000, which YAML keeps.
+pub(super) fn yaml_trim(text: &str) -> &str {
+    text.trim_matches([' ', '\t', '\r', '\n'])
 }
 
 #[derive(Debug, Clone, Copy, PartialEq)]

@@ -1,121 +1,20 @@
-//! Reading the board from disk and writing stories back atomically.
+//! Writing stories back atomically (reading the board is [`super::reader`]).
 //!
 //! Every write goes to a temporary file in the destination folder, is fsynced and renamed over
 //! the story, so a crash leaves either the old or the new file, never half of one. A move is a
-//! rename. Before each change the story is re-read from disk, so hand edits made while a run is
-//! working are kept.
+//! rename. Before each change the story is re-read from disk, and right before the rename the
+//! file is compared with what the change was computed from: a hand edit made in between is kept,
+//! and the change is made again on top of it ([`update`]).
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use super::commit::{replace_if_unchanged, Commit};
+pub use super::reader::{read_story, Board};
+use super::reader::{read_story_file, BoardLock, Read};
 use super::story::{Story, StoryError};
 use super::Column;
 use crate::error::{Error, Result};
-
-/// Every story on the board, plus the files that could not be read.
-#[derive(Debug, Clone, Default)]
-pub struct Board {
-    pub dir: PathBuf,
-    pub stories: Vec<Story>,
-    pub broken: Vec<StoryError>,
-}
-
-/// The story files of one column folder, sorted by name for stable output.
-fn story_files(dir: &Path, column: Column) -> Result<Vec<PathBuf>> {
-    let folder = dir.join(column.name());
-    let entries = match std::fs::read_dir(&folder) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => return Err(Error::io(format!("cannot list {}", folder.display()), err)),
-    };
-    let mut files: Vec<PathBuf> = entries
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .filter(|p| {
-            p.extension().is_some_and(|x| x == "md")
-                && !p
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|n| n.starts_with('.'))
-        })
-        .collect();
-    files.sort();
-    Ok(files)
-}
-
-pub fn read_story(path: &Path, column: Column) -> Result<Story, StoryError> {
-    let text = std::fs::read_to_string(path).map_err(|err| StoryError {
-        path: path.to_path_buf(),
-        line: 1,
-        message: format!("cannot read: {err}"),
-    })?;
-    Story::parse(&text, path.to_path_buf(), column)
-}
-
-impl Board {
-    /// Reads every column. Broken files are collected, not fatal: the rest of the board works.
-    pub fn load(dir: &Path) -> Result<Board> {
-        Board::read(dir, Ok)
-    }
-
-    /// Like [`Board::load`], but keeps only each story's summary ([`Story::into_summary`]):
-    /// what `status` and run planning need, at a fraction of the memory.
-    pub fn load_summaries(dir: &Path) -> Result<Board> {
-        Board::read(dir, |story| Ok(story.into_summary()))
-    }
-
-    fn read(dir: &Path, keep: fn(Story) -> Result<Story, StoryError>) -> Result<Board> {
-        let mut files = Vec::new();
-        for column in Column::ALL {
-            files.extend(story_files(dir, column)?.into_iter().map(|p| (p, column)));
-        }
-        // Parsing dominates on large boards; the files are independent, so read them on every
-        // core and keep the original order.
-        let workers = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(8);
-        let chunk = files.len().div_ceil(workers).max(64);
-        let results: Vec<Result<Story, StoryError>> = std::thread::scope(|scope| {
-            let handles: Vec<_> = files
-                .chunks(chunk)
-                .map(|part| {
-                    scope.spawn(move || {
-                        part.iter()
-                            .map(|(p, c)| read_story(p, *c).and_then(keep))
-                            .collect::<Vec<_>>()
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                // A reader returns its errors; a panic there is a bug, raised again as it was.
-                .flat_map(|h| {
-                    h.join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
-        });
-        let mut board = Board {
-            dir: dir.to_path_buf(),
-            ..Board::default()
-        };
-        for result in results {
-            match result {
-                Ok(story) => board.stories.push(story),
-                Err(err) => board.broken.push(err),
-            }
-        }
-        Ok(board)
-    }
-
-    pub fn get(&self, id: &str) -> Option<&Story> {
-        self.stories.iter().find(|s| s.id() == id)
-    }
-
-    pub fn in_column(&self, column: Column) -> impl Iterator<Item = &Story> {
-        self.stories.iter().filter(move |s| s.column == column)
-    }
-}
 
 /// A temporary-file builder for files that become board files. tempfile creates private (0600)
 /// files; a story or config is an ordinary project file, so it gets the mode the umask gives.
@@ -175,11 +74,24 @@ pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
         .expect("a folder holds finitely many files, so some <slug>-<n>.md is free")
 }
 
-/// Writes a story back. When its column changed, the new text is written and synced in the
-/// destination folder first; then the file is renamed there (a move is a rename) and replaced
-/// by the new text at once, so a crash leaves the story whole in one folder and the window in
-/// which its `status` lags its folder is two renames wide.
-pub fn save(story: &mut Story) -> Result<()> {
+/// Tests widen the moment between preparing a write and committing it, to put a hand edit
+/// exactly there (debug builds only).
+fn pause_before_commit() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("AGENTIC_SDLC_TEST_PAUSE_BEFORE_COMMIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Writes a story back if its file still holds `expected`, the bytes the story was read from.
+/// The new text is written and synced first, then it replaces the file only if the file is
+/// unchanged ([`replace_if_unchanged`]). When the column changed, the file is renamed into the
+/// new folder (a move is a rename) and replaced there at once, under the board lock, so a crash
+/// leaves the story whole in one folder and readers never see it in two or none.
+fn save_if_unchanged(story: &mut Story, expected: &[u8]) -> Result<Commit> {
     if story.is_summary() {
         return Err(Error::Other(format!(
             "internal error: {} was loaded as a summary and cannot be written",
@@ -198,10 +110,17 @@ pub fn save(story: &mut Story) -> Result<()> {
         })?
         .to_path_buf();
     let target_folder = board_dir.join(story.column.name());
+    let text = story.to_text();
     if story.path.parent() == Some(target_folder.as_path()) {
-        return write_atomic(&story.path, &story.to_text());
+        let temp = prepared(&target_folder, &text, &story.path)?;
+        pause_before_commit();
+        return replace_if_unchanged(temp, &story.path, text.as_bytes(), expected);
     }
     fs_err::create_dir_all(&target_folder)?;
+    // The old file's mode carries over to the moved one.
+    let temp = prepared(&target_folder, &text, &story.path)?;
+    pause_before_commit();
+    let _lock = BoardLock::exclusive(&board_dir);
     let name = story
         .path
         .file_name()
@@ -211,13 +130,23 @@ pub fn save(story: &mut Story) -> Result<()> {
     if target.exists() {
         target = free_path(&target_folder, &story.slug);
     }
-    // The old file's mode carries over to the moved one.
-    let temp = prepared(&target_folder, &story.to_text(), &story.path)?;
-    fs_err::rename(&story.path, &target)?;
-    temp.persist(&target)
-        .map_err(|e| Error::io(format!("cannot replace {}", target.display()), e.error))?;
+    // The file moves with whatever it holds; the replacement then checks it in the new folder.
+    match std::fs::rename(&story.path, &target) {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Commit::Gone),
+        Err(err) => {
+            return Err(Error::io(
+                format!(
+                    "cannot move {} to {}",
+                    story.path.display(),
+                    target.display()
+                ),
+                err,
+            ))
+        }
+    }
     story.path = target;
-    Ok(())
+    replace_if_unchanged(temp, &story.path, text.as_bytes(), expected)
 }
 
 /// Creates a new story file in its column under `board_dir`.
@@ -258,23 +187,27 @@ pub fn sweep_temporary_files(board_dir: &Path) {
 /// Finds the current file of the story `id`: at `hint` if it is still there, else anywhere on
 /// the board (a person may have moved it by hand).
 pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<Story> {
-    if let Some(hint) = hint {
-        let column = hint
-            .parent()
-            .and_then(|p| p.file_name())
-            .and_then(|n| n.to_str())
-            .and_then(Column::parse);
-        if let (Some(column), true) = (column, hint.is_file()) {
-            if let Ok(story) = read_story(hint, column) {
-                if story.id() == id {
-                    return Ok(story);
-                }
+    locate_with_bytes(board_dir, id, hint).map(|(story, _)| story)
+}
+
+/// [`locate`], with the bytes the story was parsed from.
+fn locate_with_bytes(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<(Story, Vec<u8>)> {
+    if let Some((hint, column)) = hint.and_then(|hint| Some((hint, column_of(hint)?))) {
+        if let Read::Story(story, bytes) = read_story_file(hint, column) {
+            if story.id() == id {
+                return Ok((story, bytes));
             }
         }
     }
     let board = Board::load(board_dir)?;
-    if let Some(story) = board.stories.into_iter().find(|s| s.id() == id) {
-        return Ok(story);
+    if let Some(found) = board.stories.iter().find(|s| s.id() == id) {
+        // Read once more for the exact bytes; the story may have moved again since.
+        if let Read::Story(story, bytes) = read_story_file(&found.path, found.column) {
+            if story.id() == id {
+                return Ok((story, bytes));
+            }
+        }
+        return locate_with_bytes(board_dir, id, None);
     }
     // A story someone broke by hand is that file's parse error, not a missing story: the run
     // looks stories up by id alone, so recognise the file by its `id:` line.
@@ -291,6 +224,14 @@ pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<Story> 
     })
 }
 
+/// The column a story file sits in, by its folder.
+fn column_of(path: &Path) -> Option<Column> {
+    path.parent()
+        .and_then(|p| p.file_name())
+        .and_then(|n| n.to_str())
+        .and_then(Column::parse)
+}
+
 /// Whether a story file's text has the line `id: <id>` (quoted or not), even when the rest of
 /// its frontmatter does not parse.
 fn declares_id(text: &str, id: &str) -> bool {
@@ -300,23 +241,56 @@ fn declares_id(text: &str, id: &str) -> bool {
     })
 }
 
+/// How often a write is computed again on a story that keeps being edited by hand.
+const WRITE_ATTEMPTS: usize = 8;
+
 /// Re-reads a story, applies `change` and writes it back atomically, stamping `updated`.
 /// When `change` fails nothing is written.
+///
+/// A person may edit the file between the read and the write. The file is compared with what
+/// was read right before the rename; if it changed, the change's recorded edits
+/// ([`Story::changes`]) are made again on the fresh text and the write is tried again, so the
+/// hand edit is kept. If the fresh text no longer parses, nothing is written and the error
+/// names the file: the person's version stands.
 pub fn update<R>(
     board_dir: &Path,
     id: &str,
     hint: Option<&Path>,
     change: impl FnOnce(&mut Story) -> Result<R>,
 ) -> Result<(Story, R)> {
-    let mut story = locate(board_dir, id, hint)?;
+    let (mut story, mut expected) = locate_with_bytes(board_dir, id, hint)?;
     let before = story.to_text();
     let before_column = story.column;
     let result = change(&mut story)?;
-    if story.to_text() != before || story.column != before_column {
-        story.set("updated", &today());
-        save(&mut story)?;
+    if story.to_text() == before && story.column == before_column {
+        return Ok((story, result));
     }
-    Ok((story, result))
+    story.set("updated", &today());
+    let changes = story.changes().to_vec();
+    for _ in 0..WRITE_ATTEMPTS {
+        let fresh = match save_if_unchanged(&mut story, &expected)? {
+            Commit::Written => return Ok((story, result)),
+            Commit::Changed(bytes) => {
+                // A move may already have taken the file to its new folder.
+                let file_column = column_of(&story.path).unwrap_or(before_column);
+                let fresh = Story::parse_bytes(&bytes, story.path.clone(), file_column)?;
+                expected = bytes;
+                fresh
+            }
+            Commit::Gone => {
+                let (fresh, bytes) = locate_with_bytes(board_dir, id, None)?;
+                expected = bytes;
+                fresh
+            }
+        };
+        tracing::debug!(path = %fresh.path.display(), "edited during the write; applying the change again");
+        story = fresh;
+        story.replay(&changes)?;
+    }
+    Err(Error::StoryKeptChanging {
+        path: story.path,
+        attempts: WRITE_ATTEMPTS,
+    })
 }
 
 pub fn today() -> String {
@@ -393,6 +367,138 @@ mod tests {
             locate(dir.path(), "story-3", None),
             Err(Error::StoryNotFound { .. })
         ));
+    }
+
+    #[test]
+    fn a_hand_edit_made_during_a_write_is_kept_and_the_change_made_again() {
+        let dir = tempfile::tempdir().unwrap();
+        let story = new_story(dir.path(), "story-1", Column::Backlog);
+        let (moved, ()) = update(dir.path(), "story-1", None, |s| {
+            // A person saves the file between the tool's read and its write.
+            let text = fs_err::read_to_string(&story.path).unwrap();
+            fs_err::write(
+                &story.path,
+                text.replace("title: T", "title: By hand\nowner: ann"),
+            )
+            .unwrap();
+            s.set("priority", &3);
+            s.set_section("Summary", "From the tool.");
+            s.set_column(Column::Ready);
+            Ok(())
+        })
+        .unwrap();
+        let text = fs_err::read_to_string(&moved.path).unwrap();
+        assert_eq!(moved.path, dir.path().join("ready/t.md"));
+        for kept in [
+            "title: By hand",
+            "owner: ann",
+            "priority: 3",
+            "status: ready",
+            "From the tool.",
+        ] {
+            assert!(text.contains(kept), "{kept}:\n{text}");
+        }
+        assert!(!story.path.exists());
+    }
+
+    #[test]
+    fn a_hand_edit_that_breaks_the_story_during_a_write_stands() {
+        let dir = tempfile::tempdir().unwrap();
+        let story = new_story(dir.path(), "story-1", Column::Ready);
+        let result = update(dir.path(), "story-1", None, |s| {
+            fs_err::write(&story.path, "---\nid: story-1\ntitle: [\n---\n").unwrap();
+            s.set("priority", &3);
+            Ok(())
+        });
+        assert!(
+            matches!(result, Err(Error::StoryParse { line: 3, .. })),
+            "{result:?}"
+        );
+        assert_eq!(
+            fs_err::read_to_string(&story.path).unwrap(),
+            "---\nid: story-1\ntitle: [\n---\n"
+        );
+    }
+
+    #[test]
+    fn no_hand_edit_is_lost_to_writes_running_at_the_same_time() {
+        let dir = tempfile::tempdir().unwrap();
+        let story = new_story(dir.path(), "story-1", Column::Ready);
+        const EDITS: usize = 300;
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                for n in 0..EDITS {
+                    let result = update(dir.path(), "story-1", None, |s| {
+                        s.set("priority", &n);
+                        Ok(())
+                    });
+                    // Given up after too many hand edits in a row: the hand edits stand.
+                    assert!(
+                        matches!(result, Ok(_) | Err(Error::StoryKeptChanging { .. })),
+                        "{result:?}"
+                    );
+                }
+            });
+            scope.spawn(|| {
+                // A person saving again and again, the way editors do: a whole new file renamed
+                // over the story.
+                for n in 0..EDITS {
+                    let text = fs_err::read_to_string(&story.path).unwrap();
+                    let temp = dir.path().join("ready/.editor-save");
+                    fs_err::write(&temp, format!("{text}hand-{n}\n")).unwrap();
+                    fs_err::rename(&temp, &story.path).unwrap();
+                }
+            });
+        });
+        let text = fs_err::read_to_string(&story.path).unwrap();
+        let lost: Vec<usize> = (0..EDITS)
+            .filter(|n| !text.contains(&format!("hand-{n}\n")))
+            .collect();
+        assert!(
+            lost.is_empty(),
+            "{} of {EDITS} hand edits lost: {lost:?}",
+            lost.len()
+        );
+    }
+
+    #[test]
+    fn readers_see_every_story_exactly_once_while_stories_move() {
+        let dir = tempfile::tempdir().unwrap();
+        for n in 0..6 {
+            new_story(dir.path(), &format!("story-{n}"), Column::Ready);
+        }
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                // Back and forth across the reading order: ready is listed before in-progress.
+                let mut n = 0;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let column = if n % 2 == 0 {
+                        Column::InProgress
+                    } else {
+                        Column::Ready
+                    };
+                    for id in 0..6 {
+                        update(dir.path(), &format!("story-{id}"), None, |s| {
+                            s.set_column(column);
+                            Ok(())
+                        })
+                        .unwrap();
+                    }
+                    n += 1;
+                }
+            });
+            for _ in 0..300 {
+                let board = Board::load_summaries(dir.path()).unwrap();
+                let mut ids: Vec<&str> = board.stories.iter().map(|s| s.id()).collect();
+                ids.sort();
+                assert_eq!(ids.len(), 6, "{ids:?} {:?}", board.broken);
+                ids.dedup();
+                assert_eq!(ids.len(), 6, "a story was seen twice");
+                assert!(board.broken.is_empty(), "{:?}", board.broken);
+            }
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
     }
 
     #[test]

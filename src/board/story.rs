@@ -83,7 +83,29 @@ pub struct Story {
     open: String,
     close: String,
     body: String,
+    /// Whether the file starts with a byte order mark, which a rewrite keeps.
+    bom: bool,
+    /// The changes made since the story was read, in order, so that the store can make them
+    /// again on a fresher copy of the file when a person edited it meanwhile.
+    changes: Vec<Change>,
 }
+
+/// One change made through [`Story`]'s methods. Replaying a story's changes on another copy of
+/// the same story makes the same edit there: values are set, sections written, usage added and
+/// reviews pushed onto whatever that copy holds.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Change {
+    Set(String, serde_norway::Value),
+    Remove(String),
+    SetSection(String, String),
+    AppendToSection(String, String),
+    Column(Column),
+    AddUsage(Usage),
+    PushReview(ReviewRecord),
+}
+
+/// The byte order mark some editors put at the start of a file.
+const BOM: char = '\u{feff}';
 
 /// What the assessor reads from a story's records (SPEC §6): the latest review, the start of the
 /// latest rework, and a human gate waiting for `decide`.
@@ -142,7 +164,8 @@ impl Story {
             line,
             message,
         };
-        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let bom = text.starts_with(BOM);
+        let text = text.strip_prefix(BOM).unwrap_or(text);
         let first_end = text.find('\n').map_or(text.len(), |i| i + 1);
         if text[..first_end].trim_end() != "---" {
             return Err(fail(
@@ -159,7 +182,9 @@ impl Story {
         };
         // Frontmatter line N (0-based) is file line N + 2: the opening `---` comes first.
         let to_story_error = |err: FrontmatterError| fail(err.line + 2, err.message);
-        let front = Frontmatter::parse(&text[first_end..close_start]).map_err(to_story_error)?;
+        let mut front =
+            Frontmatter::parse(&text[first_end..close_start]).map_err(to_story_error)?;
+        front.use_crlf(open.ends_with("\r\n"));
         let meta = read_meta(&front).map_err(to_story_error)?;
         if meta.id.trim().is_empty() {
             return Err(fail(2, "missing key `id`".into()));
@@ -174,7 +199,28 @@ impl Story {
             open,
             close: text[close_start..close_end].to_string(),
             body: text[close_end..].to_string(),
+            bom,
+            changes: Vec::new(),
         })
+    }
+
+    /// Parses a story file's bytes: text that is not UTF-8 is a parse error on the line of the
+    /// first byte that is not.
+    pub fn parse_bytes(bytes: &[u8], path: PathBuf, column: Column) -> Result<Story, StoryError> {
+        match std::str::from_utf8(bytes) {
+            Ok(text) => Story::parse(text, path, column),
+            Err(err) => {
+                let valid = &bytes[..err.valid_up_to()];
+                let line = valid.iter().filter(|&&b| b == b'\n').count() + 1;
+                let column =
+                    valid.len() - valid.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1) + 1;
+                Err(StoryError {
+                    path,
+                    line,
+                    message: format!("not UTF-8 text (column {column}); save the file as UTF-8"),
+                })
+            }
+        }
     }
 
     /// A new story in memory; [`super::store`] gives it a path when it writes it.
@@ -199,6 +245,8 @@ impl Story {
             open: "---\n".into(),
             close: "---\n".into(),
             body,
+            bom: false,
+            changes: Vec::new(),
         })
     }
 
@@ -213,6 +261,7 @@ impl Story {
                 open: String::new(),
                 close: String::new(),
                 body: String::new(),
+                changes: Vec::new(),
                 ..self
             },
             Err(_) => self,
@@ -271,6 +320,9 @@ impl Story {
         debug_assert!(!self.is_summary(), "a story summary has no text");
         let front = self.front.to_text();
         let mut out = String::with_capacity(front.len() + self.body.len() + 8);
+        if self.bom {
+            out.push(BOM);
+        }
         out.push_str(&self.open);
         out.push_str(&front);
         out.push_str(&self.close);
@@ -366,29 +418,91 @@ impl Story {
             .is_some_and(|s| !s.is_empty())
     }
 
-    // ---- changes: each writes through to the frontmatter and refreshes `meta` ----
+    // ---- changes: each is recorded, writes through to the text and refreshes `meta` ----
+
+    /// The changes made since the story was read.
+    pub fn changes(&self) -> &[Change] {
+        &self.changes
+    }
+
+    /// Makes `changes` (another copy's, see [`Story::changes`]) on this story.
+    pub fn replay(&mut self, changes: &[Change]) -> Result<(), StoryError> {
+        for change in changes {
+            self.apply(change.clone())?;
+        }
+        Ok(())
+    }
+
+    fn apply(&mut self, change: Change) -> Result<(), StoryError> {
+        let eol = if self.open.ends_with("\r\n") {
+            "\r\n"
+        } else {
+            "\n"
+        };
+        match &change {
+            Change::Set(key, value) => self.front.set_value(key, value.clone()),
+            Change::Remove(key) => self.front.remove(key),
+            Change::SetSection(name, content) => {
+                self.body = sections::set_with_line_ending(&self.body, name, content, eol)
+            }
+            Change::AppendToSection(name, addition) => {
+                self.body = sections::append_with_line_ending(&self.body, name, addition, eol)
+            }
+            Change::Column(column) => {
+                self.column = *column;
+                self.front.set("status", &column.name());
+            }
+            Change::AddUsage(usage) => {
+                let mut total = self.usage()?;
+                total.add(usage);
+                self.front.set("usage", &total);
+            }
+            Change::PushReview(record) => {
+                let mut history = self.review_history()?;
+                history.push(record.clone());
+                let excess = history
+                    .len()
+                    .saturating_sub(super::records::REVIEW_HISTORY_KEPT);
+                history.drain(..excess);
+                self.front.set("review_history", &history);
+            }
+        }
+        self.changes.push(change);
+        self.refresh();
+        Ok(())
+    }
 
     pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
-        self.front.set(key, value);
-        self.refresh();
+        let value = serde_norway::to_value(value).expect("frontmatter values serialise");
+        self.apply(Change::Set(key.to_string(), value))
+            .expect("setting a value cannot fail");
     }
 
     pub fn set_opt<T: Serialize>(&mut self, key: &str, value: Option<&T>) {
-        self.front.set_opt(key, value);
-        self.refresh();
+        match value {
+            Some(value) => self.set(key, value),
+            None => self.remove(key),
+        }
     }
 
     pub fn remove(&mut self, key: &str) {
-        self.front.remove(key);
-        self.refresh();
+        self.apply(Change::Remove(key.to_string()))
+            .expect("removing a key cannot fail");
     }
 
+    /// Writes a section; the content is contained (see [`sections::contain`]), so it can
+    /// neither open sections of its own nor hide the ones after it.
     pub fn set_section(&mut self, name: &str, content: &str) {
-        self.body = sections::set(&self.body, name, content);
+        self.apply(Change::SetSection(name.to_string(), content.to_string()))
+            .expect("writing a section cannot fail");
     }
 
     pub fn append_to_section(&mut self, name: &str, addition: &str) {
-        self.body = sections::append(&self.body, name, addition);
+        self.apply(Change::AppendToSection(
+            name.to_string(),
+            addition.to_string(),
+        ))
+        .expect("appending to a section cannot fail");
     }
 
     /// Sets a phase's flag by phase name (`research`, `plan`, `implement`, `review`).
@@ -406,33 +520,22 @@ impl Story {
             .position(|(p, _)| *p == phase)
             .unwrap_or(0);
         for (_, key) in &PHASE_FLAGS[start..] {
-            self.front.set(key, &false);
+            self.set(key, &false);
         }
-        self.refresh();
     }
 
     /// Moves the story to another column in memory; the store renames the file when it writes.
     pub fn set_column(&mut self, column: Column) {
-        self.column = column;
-        self.set("status", &column.name());
+        self.apply(Change::Column(column))
+            .expect("changing the column cannot fail");
     }
 
     pub fn add_usage(&mut self, usage: Usage) -> Result<(), StoryError> {
-        let mut total = self.usage()?;
-        total.add(&usage);
-        self.set("usage", &total);
-        Ok(())
+        self.apply(Change::AddUsage(usage))
     }
 
     pub fn push_review(&mut self, record: ReviewRecord) -> Result<(), StoryError> {
-        let mut history = self.review_history()?;
-        history.push(record);
-        let excess = history
-            .len()
-            .saturating_sub(super::records::REVIEW_HISTORY_KEPT);
-        history.drain(..excess);
-        self.set("review_history", &history);
-        Ok(())
+        self.apply(Change::PushReview(record))
     }
 
     fn refresh(&mut self) {
@@ -498,6 +601,73 @@ mod tests {
             .replace("## Research\n", "## Research\nFindings.\n");
         assert_eq!(s.to_text(), expected);
         assert!(s.meta.research_complete);
+    }
+
+    #[test]
+    fn a_bom_and_crlf_survive_a_rewrite() {
+        let crlf = format!("\u{feff}{}", FILE.replace('\n', "\r\n"));
+        let mut s = Story::parse(&crlf, PathBuf::from("x.md"), Column::Ready).unwrap();
+        assert_eq!(s.to_text(), crlf);
+        s.set("priority", &5);
+        s.set("labels", &["a", "b"]);
+        s.set_section("Research", "Line one\nLine two");
+        s.append_to_section("Review Notes", "Noted.");
+        let text = s.to_text();
+        assert!(text.starts_with("\u{feff}---\r\n"), "{text:?}");
+        assert!(!text.replace("\r\n", "").contains('\n'), "{text:?}");
+        let again = Story::parse(&text, PathBuf::from("x.md"), Column::Ready).unwrap();
+        assert_eq!(again.meta.priority, 5);
+        assert_eq!(again.section("Research"), Some("Line one\r\nLine two"));
+    }
+
+    #[test]
+    fn a_blank_line_inside_the_last_record_is_no_panic() {
+        for key in ["review_history", "refinement_iterations"] {
+            let text = format!(
+                "---\nid: a\n{key}:\n- decision: APPROVED\n  \n  timestamp: '2026-11-22T10:00:00Z'\n  startedAt: x\n---\n"
+            );
+            let story = Story::parse(&text, PathBuf::from("x.md"), Column::Ready).unwrap();
+            let _ = story.progress();
+            let _ = story.clone().into_summary();
+        }
+    }
+
+    #[test]
+    fn deep_frontmatter_and_bad_bytes_are_errors_with_lines() {
+        let deep = format!("---\nid: a\nx: {}\n---\n", "[".repeat(100_000));
+        let err = Story::parse(&deep, PathBuf::from("x.md"), Column::Ready).unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("64 levels"), "{err}");
+        let err = Story::parse_bytes(
+            b"---\nid: a\ntitle: \xff\n---\n",
+            PathBuf::from("x.md"),
+            Column::Ready,
+        )
+        .unwrap_err();
+        assert_eq!(err.line, 3, "{err}");
+        assert!(err.message.contains("UTF-8"), "{err}");
+    }
+
+    #[test]
+    fn changes_replay_onto_a_fresher_copy() {
+        let mut ours = story();
+        ours.set("priority", &1);
+        ours.append_to_section("Summary", "Tool note.");
+        ours.set_column(Column::InProgress);
+        let edited = FILE.replace("Hand written.", "Hand written, then edited.");
+        let mut theirs = Story::parse(
+            &edited,
+            PathBuf::from("ready/add-dark-mode.md"),
+            Column::Ready,
+        )
+        .unwrap();
+        theirs.replay(ours.changes()).unwrap();
+        assert_eq!(theirs.column, Column::InProgress);
+        assert_eq!(theirs.meta.priority, 1);
+        assert_eq!(
+            theirs.section("Summary"),
+            Some("Hand written, then edited.\n\nTool note.")
+        );
     }
 
     #[test]

@@ -4,11 +4,10 @@ use clap::Args;
 use serde_json::json;
 
 use super::Context;
-use crate::board::records::{GateState, PhaseReview};
-use crate::board::{lookup, store, Board, Phase};
+use crate::board::{lookup, Board};
 use crate::error::{Error, ExitStatus, Result};
-use crate::workflow::decision::{parse_decision, GateDecision};
-use crate::workflow::{phases, story_ops};
+use crate::workflow::decision::parse_decision;
+use crate::workflow::gate::{Applied, PhaseGate, Recorded};
 
 #[derive(Debug, Args)]
 pub struct DecideArgs {
@@ -24,17 +23,13 @@ pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let board = Board::load(&board_dir)?;
     let story = lookup::find(&board.stories, &args.story)?;
     let id = story.id().to_string();
-    let reviews = story.phase_reviews()?;
-    let (phase, record) = reviews
-        .iter()
-        .find(|(_, r)| r.decision.is_pending())
-        .and_then(|(name, r)| Phase::parse(name).map(|p| (p, r.clone())))
-        .ok_or_else(|| {
-            Error::ActionFailed(format!(
-                "{} has no human phase review waiting for a decision",
-                story.slug
-            ))
-        })?;
+    let mut gate = PhaseGate::awaiting_person(&board_dir, story)?.ok_or_else(|| {
+        Error::ActionFailed(format!(
+            "{} has no human phase review waiting for a decision",
+            story.slug
+        ))
+    })?;
+    let phase = gate.phase();
     let parsed = parse_decision(&args.decision);
     if !parsed.had_decision_line {
         return Err(Error::Usage(format!(
@@ -42,57 +37,16 @@ pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
             args.decision
         )));
     }
-    let decided = PhaseReview {
-        decision: GateState::decided(parsed.decision.keyword()),
-        ..record
-    };
-    let message = match &parsed.decision {
-        GateDecision::Approve => {
-            let pending = phases::pending_output_path(&board_dir, &id, phase);
-            let output = fs_err::read_to_string(&pending).map_err(|_| {
-                Error::ActionFailed(format!(
-                    "the output waiting for review ({}) is gone; decide \"RETRY: …\" to run the {phase} phase again",
-                    pending.display()
-                ))
-            })?;
-            let record = PhaseReview {
-                feedback: Some("approved by a person".into()),
-                ..decided
-            };
-            phases::commit_output(&board_dir, &id, phase, &output, Some((phase, record)))?;
-            format!("{phase} output approved and written into the story")
-        }
-        GateDecision::Reject { reason } => {
-            let reason_line = format!("Phase {phase} rejected by review: {reason}");
-            let record = PhaseReview {
-                feedback: Some(reason.clone()),
-                ..decided
-            };
-            store::update(&board_dir, &id, None, |s| {
-                phases::set_phase_review(s, phase, record)?;
-                story_ops::block(s, &reason_line);
-                Ok(())
-            })?;
-            format!("{reason_line}; the story moved to blocked/")
-        }
-        retry => {
-            let record = PhaseReview {
-                resume: Some(retry.to_string()),
-                ..decided
-            };
-            store::update(&board_dir, &id, None, |s| {
-                phases::set_phase_review(s, phase, record)
-            })?;
-            format!(
-                "{} recorded; `agentic-sdlc run` carries it out",
-                retry.keyword()
-            )
-        }
+    let decision = parsed.decision.to_string();
+    let message = match gate.apply_afterwards(parsed)? {
+        Applied::Committed { .. } => format!("{phase} output approved and written into the story"),
+        Applied::Blocked { reason } => format!("{reason}; the story moved to blocked/"),
+        Applied::Retry(Recorded(message)) => message,
     };
     let printer = &context.printer;
     printer.json_line(&super::envelope(
         "decision",
-        json!({ "id": id, "phase": phase, "decision": parsed.decision.to_string(), "message": message })
+        json!({ "id": id, "phase": phase, "decision": decision, "message": message })
             .as_object()
             .cloned()
             .unwrap_or_default(),

@@ -13,7 +13,7 @@ use crate::error::{Error, ExitStatus, Result};
 use crate::workflow::assessor::ActionType;
 use crate::workflow::checkpoint::RunOptions;
 use crate::workflow::events::EventSink;
-use crate::workflow::{gates, runner};
+use crate::workflow::{gate, runner};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -98,7 +98,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
                 as Arc<dyn Agents>,
         )
     });
-    let interactive = gates::terminal_available(printer.is_json());
+    let interactive = gate::terminal_available(printer.is_json());
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -163,9 +163,10 @@ fn describe(integration: &git::Integration) -> String {
 }
 
 fn conflict_issue(conflicts: &[git::Conflict], base: &str) -> ReviewIssue {
+    let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
     let mut description = format!(
-        "Merging this story into {base} conflicts in {} file(s); {base} is unchanged. The next implement run starts with {base}'s latest work being merged into the story's branch: resolve the conflict markers in these files, keeping the intent of both sides.",
-        conflicts.len()
+        "Merging into {base} conflicts in {}; {base} is unchanged.\nThe next implement run starts with {base}'s latest work being merged into the story's branch: resolve the conflict markers in these files, keeping the intent of both sides:",
+        paths.join(", ")
     );
     for conflict in conflicts {
         description.push_str(&format!("\n- {}", conflict.path));

@@ -1,19 +1,21 @@
 //! Running a phase (refine, research, plan, implement) under its review gate (SPEC §8, §9):
-//! produce, let the gate decide, retry with feedback, and commit only the accepted output.
+//! produce, let the gate decide, carry out the re-runs its decision asks for, and commit only
+//! the accepted output. What a decision does to the story is [`super::gate`]'s.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use super::context::Workflow;
-use super::decision::{parse_decision, GateDecision, ParsedDecision};
+use super::decision::ParsedDecision;
 use super::events::Event;
-use super::gates::{consult, GateAnswer};
+use super::gate::{commit_output, consult, Applied, GateAnswer, PhaseGate, Rerun};
 use super::outcome::{Outcome, Stop};
 use super::output_check;
+use super::phase_output::previous_output;
 use super::{no_progress, story_ops, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
-use crate::board::records::{GateState, IterationResult, PhaseReview, ReviewDecision};
-use crate::board::{sections, store, Column, Phase, Story};
+use crate::board::records::{IterationResult, ReviewDecision};
+use crate::board::{store, Column, Phase, Story};
 use crate::config::GateConfig;
 use crate::error::Result;
 
@@ -40,15 +42,13 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         phase,
         work_dir: work.dir.clone(),
         transcript: &transcript,
-        record: PhaseReview::default(),
-        retries: 0,
-        predecessor_retries: 0,
+        gate: PhaseGate::new(&wf.board_dir, story_id, phase),
         tree_before: None,
         rework_downstream: false,
     };
     let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
-        Resume::Continue(revision) => revision,
-        Resume::Finished(outcome) => return Ok(outcome),
+        Step::Again(revision) => revision,
+        Step::Done(outcome) => return Ok(outcome),
     };
     if revision.is_none() {
         revision = rework_revision(&story, phase)?;
@@ -110,20 +110,13 @@ fn restore_column(wf: &Workflow, story_id: &str, column: Column) -> Result<()> {
     Ok(())
 }
 
-enum Resume {
-    Continue(Option<Revision>),
-    Finished(Outcome),
-}
-
 struct PhaseRun<'a> {
     wf: &'a Workflow,
     story_id: &'a str,
     phase: Phase,
     work_dir: PathBuf,
     transcript: &'a Transcript,
-    record: PhaseReview,
-    retries: u32,
-    predecessor_retries: u32,
+    gate: PhaseGate<'a>,
     /// The working tree before implement's first attempt in this action, which its output
     /// must have changed (SPEC §15): a gate's retry may keep the earlier attempt's edits.
     tree_before: Option<output_check::TreeFingerprint>,
@@ -147,7 +140,7 @@ impl PhaseRun<'_> {
                 Err(outcome) => return Ok(outcome),
             };
             let Some(gate) = gate else {
-                self.commit(&output, None)?;
+                commit_output(&self.wf.board_dir, self.story_id, self.phase, &output, None)?;
                 return Ok(Outcome::Completed(completion_summary(self.phase)));
             };
             let (answer, usage) = match consult(
@@ -177,7 +170,8 @@ impl PhaseRun<'_> {
                 GateAnswer::Pending => return self.wait_for_person(&output),
             };
             self.announce(&story, &parsed);
-            match self.apply(gate, parsed, output).await? {
+            let applied = self.gate.apply_in_run(gate, &output, parsed)?;
+            match self.carry_out(applied).await? {
                 Step::Again(next) => revision = next,
                 Step::Done(outcome) => return Ok(outcome),
             }
@@ -192,7 +186,8 @@ impl PhaseRun<'_> {
         revision: Option<&Revision>,
         check_progress: bool,
     ) -> Result<Result<AgentOutput, Outcome>> {
-        let first_after_rework = self.rework_downstream && phase == self.phase && self.retries == 0;
+        let first_after_rework =
+            self.rework_downstream && phase == self.phase && self.gate.retries() == 0;
         let previous = revision
             .filter(|_| check_progress && !first_after_rework)
             .and_then(|r| r.previous_output.as_deref());
@@ -206,14 +201,14 @@ impl PhaseRun<'_> {
         };
         let result = self.wf.agents.run_phase(request).await;
         if phase == self.phase {
-            self.record.attempts += 1;
+            self.gate.count_attempt();
         }
         match result {
             Ok(output) => {
                 story_ops::add_usage(self.wf, self.story_id, output.usage)?;
                 self.transcript.record(
                     "phase_output",
-                    serde_json::json!({ "phase": phase.name(), "attempt": self.record.attempts,
+                    serde_json::json!({ "phase": phase.name(), "attempt": self.gate.attempts(),
                                         "text": output.text, "truncated": output.truncated }),
                 );
                 // Output the check will refuse is no "output" to compare: it is retried with
@@ -259,99 +254,44 @@ impl PhaseRun<'_> {
             story_id: self.story_id.to_string(),
             slug: story.slug.clone(),
             phase: self.phase.name().to_string(),
-            attempt: self.record.attempts,
+            attempt: self.gate.attempts(),
             decision: parsed.decision.to_string(),
         });
         self.transcript.record(
             "gate_decision",
-            serde_json::json!({ "attempt": self.record.attempts, "decision": parsed.decision.to_string(), "had_decision_line": parsed.had_decision_line }),
+            serde_json::json!({ "attempt": self.gate.attempts(), "decision": parsed.decision.to_string(), "had_decision_line": parsed.had_decision_line }),
         );
     }
 
-    async fn apply(
-        &mut self,
-        gate: &GateConfig,
-        parsed: ParsedDecision,
-        output: String,
-    ) -> Result<Step> {
-        self.record.decision = GateState::decided(parsed.decision.keyword());
-        match parsed.decision {
-            GateDecision::Approve => {
-                self.record.feedback = (!parsed.had_decision_line)
-                    .then(|| "no decision line; approved by default".to_string());
-                self.commit(&output, Some(self.record.clone()))?;
-                Ok(Step::Done(Outcome::Completed(completion_summary(
-                    self.phase,
-                ))))
+    /// Does what is left of a gate's decision once it is applied to the story.
+    async fn carry_out(&mut self, applied: Applied<Rerun>) -> Result<Step> {
+        let summary = completion_summary(self.phase);
+        Ok(Step::Done(match applied {
+            Applied::Committed { note: None } => Outcome::Completed(summary),
+            Applied::Committed { note: Some(note) } => {
+                Outcome::Completed(format!("{summary}; {note}"))
             }
-            GateDecision::Retry { feedback } => {
-                if self.retries < gate.max_retries {
-                    self.retries += 1;
-                    return Ok(Step::Again(Some(Revision {
-                        attempt: self.retries + 1,
-                        feedback,
-                        previous_output: Some(output),
-                    })));
-                }
-                self.record.exhausted = Some(true);
-                self.record.feedback = Some(feedback);
-                self.commit(&output, Some(self.record.clone()))?;
-                Ok(Step::Done(Outcome::Completed(format!(
-                    "{}; gate retries exhausted, last output kept",
-                    completion_summary(self.phase)
-                ))))
-            }
-            GateDecision::RetryPredecessor { phase, feedback } => {
-                self.retry_predecessor(gate, &phase, feedback, output).await
-            }
-            GateDecision::Reject { reason } => {
-                self.record.feedback = Some(reason.clone());
-                let reason = format!("Phase {} rejected by review: {reason}", self.phase);
-                self.save_record_and_block(&reason)?;
-                Ok(Step::Done(Outcome::Blocked {
-                    reason,
-                    stop: Stop::Rejected,
-                }))
-            }
-        }
+            Applied::Blocked { reason } => Outcome::Blocked {
+                reason,
+                stop: Stop::Rejected,
+            },
+            Applied::Retry(Rerun::Phase(revision)) => return Ok(Step::Again(Some(revision))),
+            Applied::Retry(Rerun::Predecessor {
+                predecessor,
+                feedback,
+            }) => return self.rerun_predecessor(predecessor, feedback).await,
+        }))
     }
 
-    async fn retry_predecessor(
-        &mut self,
-        gate: &GateConfig,
-        named: &str,
-        feedback: String,
-        output: String,
-    ) -> Result<Step> {
-        let direct = self
-            .phase
-            .predecessor()
-            .filter(|p| p.name() == named.trim().to_ascii_lowercase());
-        let Some(predecessor) =
-            direct.filter(|_| self.predecessor_retries < gate.max_predecessor_retries)
-        else {
-            let why = if direct.is_none() {
-                format!("`{named}` is not the direct predecessor of {}", self.phase)
-            } else {
-                "predecessor retries exhausted".to_string()
-            };
-            self.record.feedback = Some(format!("{feedback} ({why}; current output kept)"));
-            self.record.exhausted = Some(direct.is_some());
-            self.commit(&output, Some(self.record.clone()))?;
-            return Ok(Step::Done(Outcome::Completed(format!(
-                "{}; {why}",
-                completion_summary(self.phase)
-            ))));
-        };
-        self.predecessor_retries += 1;
-        self.record.predecessor_retries = Some(self.predecessor_retries);
+    /// The predecessor re-runs once, without its own gate, and is committed at once; then
+    /// this phase starts over from its first attempt, without feedback.
+    async fn rerun_predecessor(&mut self, predecessor: Phase, feedback: String) -> Result<Step> {
         let story = store::locate(&self.wf.board_dir, self.story_id, None)?;
         let revision = Revision {
             attempt: 2,
             feedback,
             previous_output: previous_output(&story, predecessor),
         };
-        // The predecessor re-runs once, without its own gate, and is committed at once.
         let text = match self
             .produce_checked(predecessor, &story, Some(&revision))
             .await?
@@ -360,47 +300,14 @@ impl PhaseRun<'_> {
             Err(outcome) => return Ok(Step::Done(outcome)),
         };
         commit_output(&self.wf.board_dir, self.story_id, predecessor, &text, None)?;
-        // Then this phase starts over from its first attempt, without feedback.
-        self.retries = 0;
         Ok(Step::Again(None))
     }
 
-    fn commit(&self, output: &str, record: Option<PhaseReview>) -> Result<()> {
-        commit_output(
-            &self.wf.board_dir,
-            self.story_id,
-            self.phase,
-            output,
-            record.map(|r| (self.phase, r)),
-        )
-    }
-
-    fn save_record_and_block(&self, reason: &str) -> Result<()> {
-        let phase = self.phase;
-        let record = self.record.clone();
-        store::update(&self.wf.board_dir, self.story_id, None, |story| {
-            set_phase_review(story, phase, record)?;
-            story_ops::block(story, reason);
-            Ok(())
-        })?;
-        Ok(())
-    }
-
     fn wait_for_person(&mut self, output: &str) -> Result<Outcome> {
-        let pending = pending_output_path(&self.wf.board_dir, self.story_id, self.phase);
-        if let Some(folder) = pending.parent() {
-            fs_err::create_dir_all(folder)?;
-        }
-        store::write_atomic(&pending, output)?;
-        self.record.decision = GateState::Pending;
-        let phase = self.phase;
-        let record = self.record.clone();
-        store::update(&self.wf.board_dir, self.story_id, None, |story| {
-            set_phase_review(story, phase, record)
-        })?;
+        self.gate.wait_for_person(output)?;
         Ok(Outcome::Waiting(format!(
-            "waiting for a human decision on the {phase} review: agentic-sdlc decide {} \"APPROVE\"",
-            self.story_id
+            "waiting for a human decision on the {} review: agentic-sdlc decide {} \"APPROVE\"",
+            self.phase, self.story_id
         )))
     }
 
@@ -409,46 +316,10 @@ impl PhaseRun<'_> {
         &mut self,
         story: &Story,
         gate: Option<&GateConfig>,
-    ) -> Result<Resume> {
-        let reviews = story.phase_reviews()?;
-        let Some(previous) = reviews.get(self.phase.name()) else {
-            return Ok(Resume::Continue(None));
-        };
-        let Some(resume) = previous.resume.clone() else {
-            return Ok(Resume::Continue(None));
-        };
-        self.record = PhaseReview {
-            resume: None,
-            ..previous.clone()
-        };
-        self.retries = previous.attempts.saturating_sub(1);
-        self.predecessor_retries = previous.predecessor_retries.unwrap_or(0);
-        let pending_text = fs_err::read_to_string(pending_output_path(
-            &self.wf.board_dir,
-            self.story_id,
-            self.phase,
-        ))
-        .ok();
-        let Some(gate) = gate else {
-            return Ok(Resume::Continue(None));
-        };
-        match parse_decision(&resume).decision {
-            GateDecision::Retry { feedback } => Ok(Resume::Continue(Some(Revision {
-                attempt: previous.attempts + 1,
-                feedback,
-                previous_output: pending_text,
-            }))),
-            GateDecision::RetryPredecessor { phase, feedback } => {
-                let output = pending_text.unwrap_or_default();
-                match self
-                    .retry_predecessor(gate, &phase, feedback, output)
-                    .await?
-                {
-                    Step::Again(revision) => Ok(Resume::Continue(revision)),
-                    Step::Done(outcome) => Ok(Resume::Finished(outcome)),
-                }
-            }
-            _ => Ok(Resume::Continue(None)),
+    ) -> Result<Step> {
+        match self.gate.resume(story, gate)? {
+            Some(applied) => self.carry_out(applied).await,
+            None => Ok(Step::Again(None)),
         }
     }
 }
@@ -465,44 +336,6 @@ fn completion_summary(phase: Phase) -> String {
         Phase::Plan => "implementation plan written".into(),
         Phase::Implement => "implemented".into(),
     }
-}
-
-/// Where a human gate's undecided output waits for `decide`.
-pub fn pending_output_path(board_dir: &Path, story_id: &str, phase: Phase) -> PathBuf {
-    board_dir
-        .join("logs")
-        .join(story_id)
-        .join(format!("pending-{}.md", phase.name()))
-}
-
-pub fn set_phase_review(story: &mut Story, phase: Phase, record: PhaseReview) -> Result<()> {
-    let mut reviews = story.phase_reviews()?;
-    reviews.insert(phase.name().to_string(), record);
-    story.set("phase_reviews", &reviews);
-    Ok(())
-}
-
-/// The phase's current section(s), shown to its re-run as the previous output.
-pub fn previous_output(story: &Story, phase: Phase) -> Option<String> {
-    let text = match phase {
-        Phase::Refine => {
-            let summary = story.section("Summary").unwrap_or("");
-            let criteria = story.section("Acceptance Criteria").unwrap_or("");
-            format!("## Summary\n{summary}\n\n## Acceptance Criteria\n{criteria}")
-        }
-        other => story.section(other.section()).unwrap_or("").to_string(),
-    };
-    let empty = match phase {
-        Phase::Refine => {
-            story.section("Summary").unwrap_or("").is_empty()
-                && story
-                    .section("Acceptance Criteria")
-                    .unwrap_or("")
-                    .is_empty()
-        }
-        _ => text.trim().is_empty(),
-    };
-    (!empty).then_some(text)
 }
 
 /// Implement starts with a merge of the base in progress: its Revision Instructions say which
@@ -558,58 +391,4 @@ fn rework_revision(story: &Story, phase: Phase) -> Result<Option<Revision>> {
         feedback,
         previous_output: previous_output(story, phase),
     }))
-}
-
-/// Writes a phase's accepted output into the story, sets its flag or column, and records the
-/// gate, in one atomic write.
-pub fn commit_output(
-    board_dir: &Path,
-    story_id: &str,
-    phase: Phase,
-    output: &str,
-    record: Option<(Phase, PhaseReview)>,
-) -> Result<()> {
-    store::update(board_dir, story_id, None, |story| {
-        apply_output(story, phase, output);
-        if let Some((phase, record)) = record {
-            set_phase_review(story, phase, record)?;
-        }
-        story.remove("last_error");
-        Ok(())
-    })?;
-    let _ = fs_err::remove_file(pending_output_path(board_dir, story_id, phase));
-    Ok(())
-}
-
-fn apply_output(story: &mut Story, phase: Phase, output: &str) {
-    match phase {
-        Phase::Refine => {
-            let summary = sections::get(output, "Summary");
-            let criteria = sections::get(output, "Acceptance Criteria");
-            if summary.is_none() && criteria.is_none() {
-                story.set_section("Summary", &sections::nest(output, "Summary"));
-            } else {
-                if let Some(summary) = summary {
-                    story.set_section("Summary", &sections::nest(summary, "Summary"));
-                }
-                if let Some(criteria) = criteria {
-                    story.set_section(
-                        "Acceptance Criteria",
-                        &sections::nest(criteria, "Acceptance Criteria"),
-                    );
-                }
-            }
-            if story.column == Column::Backlog {
-                story.set_column(Column::Ready);
-            }
-        }
-        Phase::Research | Phase::Plan | Phase::Implement => {
-            story.set_section(phase.section(), &sections::nest(output, phase.section()));
-            story.set_phase_flag(phase.name(), true);
-            // Only a finished implementation moves the story: a failed one stays in its column.
-            if phase == Phase::Implement && story.column != Column::InProgress {
-                story.set_column(Column::InProgress);
-            }
-        }
-    }
 }

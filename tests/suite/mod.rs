@@ -11,3 +11,4 @@ mod morning;
 mod real_llm;
 mod run_loop;
 mod safety;
+mod story_safety;

@@ -3,14 +3,14 @@
 use std::io::{BufRead, IsTerminal, Write};
 use std::time::Duration;
 
-use super::context::Workflow;
-use super::decision::{parse_decision, GateDecision, ParsedDecision};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentError, GateRequest};
 use crate::board::records::Usage;
 use crate::board::{Phase, Story};
 use crate::config::{GateConfig, Reviewer};
 use crate::exec::{run_shell_command, CommandEnv};
+use crate::workflow::context::Workflow;
+use crate::workflow::decision::{parse_decision, GateDecision, ParsedDecision};
 
 /// How a gate answered.
 #[derive(Debug, Clone, PartialEq)]

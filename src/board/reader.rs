@@ -1,0 +1,221 @@
+//! Reading the board from disk: every column, each story exactly once, even while a run moves
+//! stories (see [`Board::read`]).
+
+use std::path::{Path, PathBuf};
+
+use super::story::{Story, StoryError};
+use super::Column;
+use crate::error::{Error, Result};
+
+/// Every story on the board, plus the files that could not be read.
+#[derive(Debug, Clone, Default)]
+pub struct Board {
+    pub dir: PathBuf,
+    pub stories: Vec<Story>,
+    pub broken: Vec<StoryError>,
+}
+
+/// The story files of one column folder, sorted by name for stable output.
+fn story_files(dir: &Path, column: Column) -> Result<Vec<PathBuf>> {
+    let folder = dir.join(column.name());
+    let entries = match std::fs::read_dir(&folder) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => return Err(Error::io(format!("cannot list {}", folder.display()), err)),
+    };
+    let mut files: Vec<PathBuf> = entries
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| {
+            p.extension().is_some_and(|x| x == "md")
+                && !p
+                    .file_name()
+                    .and_then(|n| n.to_str())
+                    .is_some_and(|n| n.starts_with('.'))
+        })
+        .collect();
+    files.sort();
+    Ok(files)
+}
+
+pub fn read_story(path: &Path, column: Column) -> Result<Story, StoryError> {
+    match read_story_file(path, column) {
+        Read::Story(story, _) => Ok(story),
+        Read::Broken(err) => Err(err),
+        Read::Vanished => Err(StoryError {
+            path: path.to_path_buf(),
+            line: 1,
+            message: "cannot read: the file is gone (moved or deleted)".into(),
+        }),
+    }
+}
+
+/// A story file as read: the story and the bytes it was parsed from, a file that is not a
+/// story, or a file that was listed but is gone (a story that moved in between).
+// Each value is moved into the board at once; boxing the story would add an allocation per file.
+#[allow(clippy::large_enum_variant)]
+pub(super) enum Read {
+    Story(Story, Vec<u8>),
+    Broken(StoryError),
+    Vanished,
+}
+
+pub(super) fn read_story_file(path: &Path, column: Column) -> Read {
+    match std::fs::read(path) {
+        Ok(bytes) => match Story::parse_bytes(&bytes, path.to_path_buf(), column) {
+            Ok(story) => Read::Story(story, bytes),
+            Err(err) => Read::Broken(err),
+        },
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Read::Vanished,
+        Err(err) => Read::Broken(StoryError {
+            path: path.to_path_buf(),
+            line: 1,
+            message: format!("cannot read: {err}"),
+        }),
+    }
+}
+
+/// An advisory lock (flock) on the board folder itself, which orders the tool's moves with
+/// board-wide reads: a move holds it exclusively for its renames, a reader shares it while it
+/// lists the columns. Where the file system cannot lock a folder, the tool goes on without it
+/// (a reader then relies on its re-scan alone).
+pub(super) struct BoardLock {
+    _folder: std::fs::File,
+}
+
+impl BoardLock {
+    fn shared(board_dir: &Path) -> Option<BoardLock> {
+        let folder = std::fs::File::open(board_dir).ok()?;
+        folder.lock_shared().ok()?;
+        Some(BoardLock { _folder: folder })
+    }
+
+    pub(super) fn exclusive(board_dir: &Path) -> Option<BoardLock> {
+        let folder = std::fs::File::open(board_dir).ok()?;
+        folder.lock().ok()?;
+        Some(BoardLock { _folder: folder })
+    }
+}
+
+/// How often a board-wide read starts again when stories moved under it; the last attempt holds
+/// the board lock for the whole read.
+const READ_ATTEMPTS: usize = 3;
+
+impl Board {
+    /// Reads every column. Broken files are collected, not fatal: the rest of the board works.
+    pub fn load(dir: &Path) -> Result<Board> {
+        Board::read(dir, Ok)
+    }
+
+    /// Like [`Board::load`], but keeps only each story's summary ([`Story::into_summary`]):
+    /// what `status` and run planning need, at a fraction of the memory.
+    pub fn load_summaries(dir: &Path) -> Result<Board> {
+        Board::read(dir, |story| Ok(story.into_summary()))
+    }
+
+    /// Reads the board so that each story is seen exactly once, even while a run moves stories
+    /// between columns. A move is a rename from one folder to another, and no listing of five
+    /// folders is atomic: a reader could list the target before a move and the source after it,
+    /// and miss the story, or the other way round and see it twice.
+    ///
+    /// The tool's moves hold the board lock exclusively ([`save`]) and the columns are listed
+    /// under the shared lock, so a listing holds each story in exactly one folder. The files are
+    /// read after the lock is released, so that reading a large board does not hold up the
+    /// run's moves. A story that moves in between shows up as a listed file that is gone, or
+    /// (when another story took its file name) as an id read twice; either makes the reader
+    /// start again, and the last attempt keeps the lock until every file is read, so it always
+    /// ends with an exact answer. Duplicate ids that a person made by copying a file survive
+    /// every attempt, as they should (`validate` reports them). A move made by hand (`mv`)
+    /// cannot take the lock; a listed file that it takes away still triggers the re-scan.
+    fn read(dir: &Path, keep: fn(Story) -> Result<Story, StoryError>) -> Result<Board> {
+        for attempt in 1..=READ_ATTEMPTS {
+            let last = attempt == READ_ATTEMPTS;
+            let mut lock = BoardLock::shared(dir);
+            let files = list_columns(dir)?;
+            if !last {
+                lock = None;
+            }
+            let (board, vanished) = read_files(dir, &files, keep);
+            drop(lock);
+            if last || (!vanished && !has_duplicate_ids(&board)) {
+                return Ok(board);
+            }
+            tracing::debug!(attempt, "stories moved during a board read; reading again");
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    pub fn get(&self, id: &str) -> Option<&Story> {
+        self.stories.iter().find(|s| s.id() == id)
+    }
+
+    pub fn in_column(&self, column: Column) -> impl Iterator<Item = &Story> {
+        self.stories.iter().filter(move |s| s.column == column)
+    }
+}
+
+fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
+    let mut files = Vec::new();
+    for column in Column::ALL {
+        files.extend(story_files(dir, column)?.into_iter().map(|p| (p, column)));
+    }
+    Ok(files)
+}
+
+fn has_duplicate_ids(board: &Board) -> bool {
+    let mut seen = std::collections::HashSet::with_capacity(board.stories.len());
+    !board.stories.iter().all(|s| seen.insert(s.id()))
+}
+
+/// Reads and parses `files`; the flag says whether a listed file was gone.
+fn read_files(
+    dir: &Path,
+    files: &[(PathBuf, Column)],
+    keep: fn(Story) -> Result<Story, StoryError>,
+) -> (Board, bool) {
+    // Parsing dominates on large boards; the files are independent, so read them on every
+    // core and keep the original order.
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let chunk = files.len().div_ceil(workers).max(64);
+    let results: Vec<Read> = std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|(p, c)| match read_story_file(p, *c) {
+                            Read::Story(story, _) => match keep(story) {
+                                Ok(story) => Read::Story(story, Vec::new()),
+                                Err(err) => Read::Broken(err),
+                            },
+                            other => other,
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            // A reader returns its errors; a panic there is a bug, raised again as it was.
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut board = Board {
+        dir: dir.to_path_buf(),
+        ..Board::default()
+    };
+    let mut vanished = false;
+    for result in results {
+        match result {
+            Read::Story(story, _) => board.stories.push(story),
+            Read::Broken(err) => board.broken.push(err),
+            Read::Vanished => vanished = true,
+        }
+    }
+    (board, vanished)
+}
