@@ -20,6 +20,9 @@
 //! A benchmark reports; it does not fail. It exits non-zero only when it cannot measure: the
 //! generated board does not validate, or a command fails.
 
+// A benchmark reports its figures on stdout and its progress on stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 // A bench's root file resolves modules beside it, so the helpers name their folder.
 #[path = "board_scale/generate.rs"]
 mod generate;

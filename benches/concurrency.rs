@@ -30,6 +30,9 @@
 //! A benchmark reports; it does not fail. It exits non-zero only when it cannot measure: a
 //! command fails, or a run leaves a story short of where it should be.
 
+// A benchmark reports its figures on stdout and its progress on stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 #[path = "../tests/suite/fake_llm.rs"]
 #[allow(dead_code)]
 mod fake_llm;

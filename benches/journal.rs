@@ -15,6 +15,9 @@
 //! writes, so the ratio is an upper bound of what a run without one would save.
 //! Without `--bench` (as `cargo test --benches` runs it) it does a small smoke run.
 
+// A benchmark reports its figures on stdout and its progress on stderr.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 #[path = "../tests/suite/fake_llm.rs"]
 #[allow(dead_code)]
 mod fake_llm;

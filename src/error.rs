@@ -2,13 +2,33 @@
 
 use std::path::PathBuf;
 
-/// Exit codes fixed by the product contract.
-pub mod exit {
-    pub const SUCCESS: i32 = 0;
-    pub const FAILURE: i32 = 1;
-    pub const USAGE: i32 = 2;
-    pub const NEEDS_PERSON: i32 = 3;
-    pub const INTERRUPTED: i32 = 130;
+/// How a command ended, as the exit codes of SPEC §5 spell it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[must_use = "an exit status is the command's answer to the caller; return it"]
+pub enum ExitStatus {
+    /// 0: the command did what was asked.
+    Success,
+    /// 1: something failed (an action, a check, a file).
+    Failure,
+    /// 2: bad usage or configuration; nothing was done.
+    Usage,
+    /// 3: a story needs a person (a REJECT, a budget, escalation `manual`).
+    NeedsPerson,
+    /// 130: Ctrl-C or SIGTERM, as a shell reports SIGINT.
+    Interrupted,
+}
+
+impl ExitStatus {
+    /// The process exit code.
+    pub fn code(self) -> i32 {
+        match self {
+            ExitStatus::Success => 0,
+            ExitStatus::Failure => 1,
+            ExitStatus::Usage => 2,
+            ExitStatus::NeedsPerson => 3,
+            ExitStatus::Interrupted => 130,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -101,15 +121,15 @@ fn suggestions(close: &[String]) -> String {
 }
 
 impl Error {
-    pub fn exit_code(&self) -> i32 {
+    pub fn exit_status(&self) -> ExitStatus {
         match self {
             Error::Config { .. }
             | Error::MissingKey { .. }
             | Error::Usage(_)
-            | Error::NoRoot(_) => exit::USAGE,
-            Error::NeedsPerson(_) => exit::NEEDS_PERSON,
-            Error::Interrupted => exit::INTERRUPTED,
-            _ => exit::FAILURE,
+            | Error::NoRoot(_) => ExitStatus::Usage,
+            Error::NeedsPerson(_) => ExitStatus::NeedsPerson,
+            Error::Interrupted => ExitStatus::Interrupted,
+            _ => ExitStatus::Failure,
         }
     }
 
@@ -139,3 +159,43 @@ impl From<std::io::Error> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn exit_statuses_are_the_codes_of_spec_5() {
+        for (status, code) in [
+            (ExitStatus::Success, 0),
+            (ExitStatus::Failure, 1),
+            (ExitStatus::Usage, 2),
+            (ExitStatus::NeedsPerson, 3),
+            (ExitStatus::Interrupted, 130),
+        ] {
+            assert_eq!(status.code(), code, "{status:?}");
+        }
+    }
+
+    #[test]
+    fn errors_map_to_their_exit_status() {
+        for (err, status) in [
+            (Error::config("c.json", "bad"), ExitStatus::Usage),
+            (Error::Usage("no".into()), ExitStatus::Usage),
+            (Error::NoRoot(PathBuf::from("/x")), ExitStatus::Usage),
+            (
+                Error::MissingKey {
+                    variable: "K".into(),
+                    endpoint: "https://e".into(),
+                },
+                ExitStatus::Usage,
+            ),
+            (Error::NeedsPerson("REJECT".into()), ExitStatus::NeedsPerson),
+            (Error::Interrupted, ExitStatus::Interrupted),
+            (Error::ActionFailed("x".into()), ExitStatus::Failure),
+            (Error::Llm("x".into()), ExitStatus::Failure),
+        ] {
+            assert_eq!(err.exit_status(), status, "{err}");
+        }
+    }
+}

@@ -1,3 +1,3 @@
 fn main() {
-    std::process::exit(agentic_sdlc::cli::main());
+    std::process::exit(agentic_sdlc::cli::main().code());
 }

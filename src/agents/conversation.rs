@@ -61,7 +61,9 @@ pub struct ConverseOptions<'a> {
 ///
 /// The transcript gets each request (only the messages added since the previous request, so it
 /// grows linearly; with the tool names), each response, each tool call with its result, and
-/// each error. Headers and the key never reach it.
+/// each error. Headers and the key never reach it. The agents call [`converse_with`]; this is
+/// the short form for tests.
+#[cfg(test)]
 pub async fn converse(
     client: &LlmClient,
     system: &str,

@@ -215,7 +215,9 @@ impl LlmClient {
     }
 
     /// One chat completion with `tools` (OpenAI function definitions; empty sends none) and
-    /// the configured reply cap. See [`Self::exchange`].
+    /// the configured reply cap. See [`Self::exchange`]. The workflow goes through
+    /// `conversation`; this is the short form for tests.
+    #[cfg(test)]
     pub async fn chat(
         &self,
         messages: &[ChatMessage],

@@ -27,7 +27,10 @@ pub trait ToolCallObserver: Send + Sync {
 impl std::fmt::Debug for Transcript {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Transcript")
-            .field("path", &self.path())
+            .field(
+                "path",
+                &self.sink.as_deref().map(|sink| sink.path.as_path()),
+            )
             .field("agent", &self.agent)
             .field("observed", &self.observer.is_some())
             .finish()
@@ -81,7 +84,8 @@ impl Transcript {
         unreachable!("the loop returns on every path")
     }
 
-    /// A transcript that records nothing, for tests and callers without a board.
+    /// A transcript that records nothing, for tests.
+    #[cfg(test)]
     pub fn disabled() -> Transcript {
         Transcript {
             sink: None,
@@ -105,10 +109,7 @@ impl Transcript {
         }
     }
 
-    pub fn agent(&self) -> &str {
-        &self.agent
-    }
-
+    #[cfg(test)]
     pub fn path(&self) -> Option<&Path> {
         self.sink.as_deref().map(|sink| sink.path.as_path())
     }

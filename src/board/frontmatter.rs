@@ -194,10 +194,6 @@ impl Frontmatter {
         self.entry(key).is_some_and(|e| e.raw.contains(needle))
     }
 
-    pub fn contains(&self, key: &str) -> bool {
-        self.entry(key).is_some()
-    }
-
     pub fn keys(&self) -> impl Iterator<Item = &str> {
         self.entries.iter().filter_map(|e| e.key.as_deref())
     }
@@ -323,7 +319,7 @@ impl Frontmatter {
     pub fn set<T: Serialize>(&mut self, key: &str, value: &T) {
         self.set_value(
             key,
-            serde_norway::to_value(value).expect("frontmatter values serialise"),
+            serde_norway::to_value(value).expect("frontmatter values are plain data (text, numbers, lists, string-keyed records), which YAML represents"),
         );
     }
 

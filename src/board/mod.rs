@@ -8,6 +8,7 @@ mod nesting;
 pub mod reader;
 pub mod records;
 mod render;
+pub mod review;
 pub mod sections;
 mod simple_value;
 pub mod store;
@@ -112,5 +113,111 @@ impl Column {
 impl std::fmt::Display for Column {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.name())
+    }
+}
+
+/// A story's `type`. A value the tool does not know (a hand edit, a typo) is kept as written,
+/// so the file is rewritten byte for byte and `validate` can name it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Default, serde::Serialize, serde::Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum StoryType {
+    #[default]
+    Feature,
+    Bug,
+    Chore,
+    Spike,
+    Other(String),
+}
+
+impl StoryType {
+    /// The types SPEC §3 defines, as the story file spells them.
+    pub const KNOWN: [&'static str; 4] = ["feature", "bug", "chore", "spike"];
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            StoryType::Feature => "feature",
+            StoryType::Bug => "bug",
+            StoryType::Chore => "chore",
+            StoryType::Spike => "spike",
+            StoryType::Other(text) => text,
+        }
+    }
+
+    pub fn is_known(&self) -> bool {
+        !matches!(self, StoryType::Other(_))
+    }
+}
+
+impl From<&str> for StoryType {
+    /// Exact spelling only: `Feature` is not `feature`, just as `validate` has always said.
+    fn from(text: &str) -> Self {
+        match text {
+            "feature" => StoryType::Feature,
+            "bug" => StoryType::Bug,
+            "chore" => StoryType::Chore,
+            "spike" => StoryType::Spike,
+            other => StoryType::Other(other.to_string()),
+        }
+    }
+}
+
+impl From<String> for StoryType {
+    fn from(text: String) -> Self {
+        match StoryType::from(text.as_str()) {
+            StoryType::Other(_) => StoryType::Other(text),
+            known => known,
+        }
+    }
+}
+
+impl From<StoryType> for String {
+    fn from(story_type: StoryType) -> Self {
+        match story_type {
+            StoryType::Other(text) => text,
+            known => known.as_str().to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for StoryType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod story_type_tests {
+    use super::StoryType;
+
+    #[test]
+    fn known_types_parse_and_unknown_ones_keep_their_text() {
+        for (text, expected, known) in [
+            ("feature", StoryType::Feature, true),
+            ("bug", StoryType::Bug, true),
+            ("chore", StoryType::Chore, true),
+            ("spike", StoryType::Spike, true),
+            ("Feature", StoryType::Other("Feature".into()), false),
+            ("epic", StoryType::Other("epic".into()), false),
+            ("", StoryType::Other(String::new()), false),
+        ] {
+            let parsed = StoryType::from(text);
+            assert_eq!(parsed, expected, "{text:?}");
+            assert_eq!(parsed.is_known(), known, "{text:?}");
+            assert_eq!(parsed.to_string(), text);
+            assert_eq!(String::from(parsed.clone()), text);
+            assert_eq!(StoryType::from(text.to_string()), parsed);
+        }
+    }
+
+    #[test]
+    fn serialises_as_the_plain_text() {
+        let yaml = serde_norway::to_string(&StoryType::Other("epic".into())).unwrap();
+        assert_eq!(yaml.trim(), "epic");
+        assert_eq!(
+            serde_json::to_string(&StoryType::Chore).unwrap(),
+            r#""chore""#
+        );
+        let read: StoryType = serde_json::from_str(r#""spike""#).unwrap();
+        assert_eq!(read, StoryType::Spike);
     }
 }

@@ -198,7 +198,11 @@ fn read_files(
             .collect();
         handles
             .into_iter()
-            .flat_map(|h| h.join().expect("story reader thread panicked"))
+            // A reader returns its errors; a panic there is a bug, raised again as it was.
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     });
     let mut board = Board {

@@ -4,9 +4,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-// The review vocabulary is defined with the tolerant reader that parses it from model answers,
-// so stored records and fresh verdicts go through one set of rules.
-pub use crate::agents::verdict::{IssueSeverity, ReviewDecision, ReviewIssue, Severity};
+pub use super::review::{IssueSeverity, ReviewDecision, ReviewIssue, Severity};
 
 /// One entry of `review_history`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -73,7 +71,7 @@ pub struct RefinementIteration {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct PhaseReview {
     pub attempts: u32,
-    pub decision: String,
+    pub decision: GateState,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub predecessor_retries: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -90,6 +88,72 @@ pub type PhaseReviews = BTreeMap<String, PhaseReview>;
 
 /// The decision value a human gate records while it waits for `agentic-sdlc decide`.
 pub const PENDING_DECISION: &str = "PENDING";
+
+/// `phase_reviews.<phase>.decision`: a human gate waiting for `decide`, or the decision taken,
+/// kept as the file spells it (APPROVE, REJECT, RETRY, ...; the gate owns that vocabulary).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(from = "String", into = "String")]
+pub enum GateState {
+    Pending,
+    Decided(String),
+}
+
+impl GateState {
+    pub fn decided(keyword: impl Into<String>) -> Self {
+        GateState::from(keyword.into())
+    }
+
+    pub fn is_pending(&self) -> bool {
+        matches!(self, GateState::Pending)
+    }
+
+    pub fn as_str(&self) -> &str {
+        match self {
+            GateState::Pending => PENDING_DECISION,
+            GateState::Decided(keyword) => keyword,
+        }
+    }
+}
+
+/// A record made before its gate ran has decided nothing yet, which the file spells `''`.
+impl Default for GateState {
+    fn default() -> Self {
+        GateState::Decided(String::new())
+    }
+}
+
+impl From<String> for GateState {
+    /// Only the exact spelling `PENDING` waits, as it always has.
+    fn from(text: String) -> Self {
+        if text == PENDING_DECISION {
+            GateState::Pending
+        } else {
+            GateState::Decided(text)
+        }
+    }
+}
+
+impl From<GateState> for String {
+    fn from(state: GateState) -> Self {
+        match state {
+            GateState::Pending => PENDING_DECISION.to_string(),
+            GateState::Decided(keyword) => keyword,
+        }
+    }
+}
+
+/// Compares with the text as the story file spells it (`PENDING`, `APPROVE`, ...).
+impl PartialEq<&str> for GateState {
+    fn eq(&self, text: &&str) -> bool {
+        self.as_str() == *text
+    }
+}
+
+impl std::fmt::Display for GateState {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// Tokens and requests spent; summed over a conversation and stored on the story (SPEC §10),
 /// with their cost in USD when the model's price is known (SPEC §14).
@@ -130,4 +194,33 @@ impl Usage {
 /// the story file readable.
 pub fn round_usd(usd: f64) -> f64 {
     (usd * 1e9).round() / 1e9
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_state_reads_and_writes_the_text_as_it_was() {
+        for (text, pending) in [
+            ("PENDING", true),
+            ("APPROVE", false),
+            ("RETRY_PREDECESSOR", false),
+            ("pending", false),
+            ("", false),
+        ] {
+            let state = GateState::from(text.to_string());
+            assert_eq!(state.is_pending(), pending, "{text:?}");
+            assert_eq!(state.to_string(), text);
+            assert_eq!(String::from(state), text);
+        }
+        let yaml = "attempts: 2\ndecision: PENDING\n";
+        let record: PhaseReview = serde_norway::from_str(yaml).unwrap();
+        assert_eq!(record.decision, GateState::Pending);
+        assert_eq!(serde_norway::to_string(&record).unwrap(), yaml);
+        assert_eq!(
+            serde_norway::to_string(&PhaseReview::default()).unwrap(),
+            "attempts: 0\ndecision: ''\n"
+        );
+    }
 }

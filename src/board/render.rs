@@ -83,7 +83,8 @@ fn render_block(key: &str, value: &serde_norway::Value) -> String {
     let serialise = |value: serde_norway::Value| {
         let mut single = serde_norway::Mapping::new();
         single.insert(serde_norway::Value::String(key.to_string()), value);
-        serde_norway::to_string(&single).expect("a YAML mapping serialises")
+        serde_norway::to_string(&single)
+            .expect("a one-entry mapping with a string key and a YAML value always serialises")
     };
     let plain = serialise(value.clone());
     if !contains_date(value) {
@@ -92,7 +93,7 @@ fn render_block(key: &str, value: &serde_norway::Value) -> String {
     let prefix = (0u32..)
         .map(|n| format!("datez{n}q"))
         .find(|prefix| !plain.contains(prefix.as_str()))
-        .expect("some prefix is unused");
+        .expect("the text is finite, so some datez<n>q prefix does not occur in it");
     let mut dates = Vec::new();
     let marked = serialise(replace_dates(value.clone(), &prefix, &mut dates));
     let mut out = String::with_capacity(marked.len() + 2 * dates.len());
@@ -101,7 +102,9 @@ fn render_block(key: &str, value: &serde_norway::Value) -> String {
         out.push_str(&rest[..at]);
         let token = &rest[at + prefix.len()..];
         let digits = token.bytes().take_while(u8::is_ascii_digit).count();
-        let index: usize = token[..digits].parse().expect("a token carries its index");
+        let index: usize = token[..digits].parse().expect(
+            "the prefix occurs nowhere in the plain text, so each occurrence is a token replace_dates wrote with its index",
+        );
         out.push_str(&format!("'{}'", dates[index]));
         // Skip the digits and the `x` that ends the token.
         rest = &token[digits + 1..];

@@ -71,7 +71,7 @@ pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
     (2..)
         .map(|n| folder.join(format!("{slug}-{n}.md")))
         .find(|p| !p.exists())
-        .expect("an unused name exists")
+        .expect("a folder holds finitely many files, so some <slug>-<n>.md is free")
 }
 
 /// Tests widen the moment between preparing a write and committing it, to put a hand edit
@@ -192,8 +192,8 @@ pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<Story> 
 
 /// [`locate`], with the bytes the story was parsed from.
 fn locate_with_bytes(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<(Story, Vec<u8>)> {
-    if let Some(column) = hint.and_then(column_of) {
-        if let Read::Story(story, bytes) = read_story_file(hint.expect("a hint"), column) {
+    if let Some((hint, column)) = hint.and_then(|hint| Some((hint, column_of(hint)?))) {
+        if let Read::Story(story, bytes) = read_story_file(hint, column) {
             if story.id() == id {
                 return Ok((story, bytes));
             }

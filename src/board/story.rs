@@ -41,7 +41,7 @@ pub struct StoryMeta {
     pub title: String,
     pub priority: i64,
     pub status: Option<String>,
-    pub story_type: String,
+    pub story_type: super::StoryType,
     pub labels: Vec<String>,
     pub research_complete: bool,
     pub plan_complete: bool,
@@ -284,7 +284,7 @@ impl Story {
         {
             self.phase_reviews()?
                 .into_iter()
-                .find(|(_, r)| r.decision == super::records::PENDING_DECISION)
+                .find(|(_, r)| r.decision.is_pending())
                 .map(|(phase, _)| phase)
         } else {
             None
@@ -397,18 +397,6 @@ impl Story {
 
     pub fn non_empty_sections(&self) -> Vec<(String, String)> {
         sections::non_empty(&self.body)
-    }
-
-    /// Whether a phase's completion flag is set; refine is complete once the story left backlog.
-    pub fn phase_complete(&self, phase: &str) -> bool {
-        match phase {
-            "refine" => self.column != Column::Backlog,
-            "research" => self.meta.research_complete,
-            "plan" => self.meta.plan_complete,
-            "implement" => self.meta.implementation_complete,
-            "review" => self.meta.reviews_complete,
-            _ => false,
-        }
     }
 
     /// The column a story's flags call for when it leaves blocked/: in-progress once
@@ -566,7 +554,7 @@ fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
         status: front.get("status")?,
         story_type: front
             .get::<String>("type")?
-            .unwrap_or_else(|| "feature".into()),
+            .map_or(super::StoryType::Feature, super::StoryType::from),
         labels: front.get("labels")?.unwrap_or_default(),
         research_complete: front.get("research_complete")?.unwrap_or(false),
         plan_complete: front.get("plan_complete")?.unwrap_or(false),

@@ -86,14 +86,15 @@ fn check_story(story: &Story) -> Vec<Problem> {
             ));
         }
     }
-    if !["feature", "bug", "chore", "spike"].contains(&story.meta.story_type.as_str()) {
+    if !story.meta.story_type.is_known() {
         problems.push(problem(
             story,
             "type",
             "invalid-value",
             format!(
-                "type `{}` is not one of feature, bug, chore, spike",
-                story.meta.story_type
+                "type `{}` is not one of {}",
+                story.meta.story_type,
+                super::StoryType::KNOWN.join(", ")
             ),
         ));
     }
@@ -149,7 +150,7 @@ fn dependency_problems(board: &Board) -> Vec<Problem> {
     for cycle in dependency_cycles(board) {
         let first = board
             .get(&cycle[0])
-            .expect("cycle members are on the board");
+            .expect("a cycle member has depends_on edges, so it is a story on the board");
         problems.push(problem(
             first,
             "depends_on",
@@ -195,13 +196,18 @@ pub fn dependency_cycles(board: &Board) -> Vec<Vec<String>> {
         let mut next_child: Vec<usize> = vec![0];
         marks.insert(root, Mark::Visiting);
         while let Some(&node) = path.last() {
-            let index = next_child.last_mut().expect("parallel stacks");
+            let index = next_child
+                .last_mut()
+                .expect("next_child holds one index per node of the non-empty path");
             let children = deps.get(node).map(Vec::as_slice).unwrap_or(&[]);
             if let Some(&child) = children.get(*index) {
                 *index += 1;
                 match marks.get(child) {
                     Some(Mark::Visiting) => {
-                        let start = path.iter().position(|n| *n == child).expect("on the path");
+                        let start = path
+                            .iter()
+                            .position(|n| *n == child)
+                            .expect("a node marked Visiting is on the current path");
                         let mut cycle: Vec<String> =
                             path[start..].iter().map(|s| s.to_string()).collect();
                         cycle.push(child.to_string());

@@ -2,21 +2,22 @@
 
 use std::path::PathBuf;
 
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use serde_json::json;
 
 use super::Context;
 use crate::board::frontmatter::Frontmatter;
-use crate::board::{ids, lookup, sections, store, Board, Column, Story};
-use crate::error::{Error, Result};
+use crate::board::{ids, lookup, sections, store, Board, Column, Story, StoryType};
+use crate::error::{Error, ExitStatus, Result};
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
     /// The story's title.
     pub title: String,
     /// feature, bug, chore or spike.
-    #[arg(long = "type", value_name = "T", default_value = "feature", value_parser = ["feature", "bug", "chore", "spike"])]
-    pub story_type: String,
+    #[arg(long = "type", value_name = "T", default_value = "feature", value_parser = story_type_parser())]
+    pub story_type: StoryType,
     /// Lower runs first. Default: after every story on the board.
     #[arg(long, value_name = "N", allow_negative_numbers = true)]
     pub priority: Option<i64>,
@@ -31,7 +32,12 @@ pub struct AddArgs {
     pub body_file: Option<PathBuf>,
 }
 
-pub fn run(args: AddArgs, context: &Context) -> Result<i32> {
+/// Only the known types are offered here; an unknown one can only come from a hand edit.
+fn story_type_parser() -> impl TypedValueParser<Value = StoryType> {
+    PossibleValuesParser::new(StoryType::KNOWN).map(StoryType::from)
+}
+
+pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let title = args.title.trim();
     if title.is_empty() {
@@ -97,7 +103,7 @@ pub fn run(args: AddArgs, context: &Context) -> Result<i32> {
         story.id()
     ));
     printer.out(format!("  {}", story.path.display()));
-    Ok(0)
+    Ok(ExitStatus::Success)
 }
 
 /// A body file with its own `## ` sections is used as written (missing standard sections are

@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::Context;
 use crate::board::{lookup, store, Board, Column, Story};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 
 #[derive(Debug, Args)]
 pub struct MoveArgs {
@@ -48,7 +48,7 @@ fn report(context: &Context, kind: &str, story: &Story, from: Column) {
     ));
 }
 
-pub fn run_move(args: MoveArgs, context: &Context) -> Result<i32> {
+pub fn run_move(args: MoveArgs, context: &Context) -> Result<ExitStatus> {
     let column = Column::parse(&args.column).ok_or_else(|| {
         Error::Usage(format!(
             "unknown column `{}`; use one of backlog, ready, in-progress, done, blocked",
@@ -69,10 +69,10 @@ pub fn run_move(args: MoveArgs, context: &Context) -> Result<i32> {
         Ok(())
     })?;
     report(context, "moved", &moved, from);
-    Ok(0)
+    Ok(ExitStatus::Success)
 }
 
-pub fn run_unblock(args: UnblockArgs, context: &Context) -> Result<i32> {
+pub fn run_unblock(args: UnblockArgs, context: &Context) -> Result<ExitStatus> {
     let (board_dir, story) = find(context, &args.story)?;
     if story.column != Column::Blocked {
         return Err(Error::ActionFailed(format!(
@@ -92,5 +92,5 @@ pub fn run_unblock(args: UnblockArgs, context: &Context) -> Result<i32> {
         Ok(())
     })?;
     report(context, "unblocked", &moved, from);
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

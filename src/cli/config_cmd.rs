@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::Context;
 use crate::board::store::write_atomic;
 use crate::config::{self, Config};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
@@ -17,7 +17,7 @@ pub struct ConfigArgs {
     pub value: Option<String>,
 }
 
-pub fn run(args: ConfigArgs, context: &Context) -> Result<i32> {
+pub fn run(args: ConfigArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let path = project.config_path();
     let printer = &context.printer;
@@ -25,13 +25,13 @@ pub fn run(args: ConfigArgs, context: &Context) -> Result<i32> {
     match (args.key, args.value) {
         (None, _) => {
             show(printer, &merged);
-            Ok(0)
+            Ok(ExitStatus::Success)
         }
         (Some(key), None) => {
             let value = config::get_dotted(&merged, &key)
                 .ok_or_else(|| Error::config(&path, format!("unknown key `{key}`")))?;
             show(printer, value);
-            Ok(0)
+            Ok(ExitStatus::Success)
         }
         (Some(key), Some(raw)) => {
             // Validation of the merged result rejects unknown keys and bad values by name.
@@ -40,7 +40,8 @@ pub fn run(args: ConfigArgs, context: &Context) -> Result<i32> {
             config::set_dotted(&mut user, &key, value.clone())
                 .map_err(|m| Error::config(&path, m))?;
             Config::from_value(config::merged_value(&user), &path)?;
-            let text = serde_json::to_string_pretty(&user).expect("JSON serialises");
+            let text = serde_json::to_string_pretty(&user)
+                .expect("a JSON value has string keys only, so it always serialises");
             write_atomic(&path, &format!("{text}\n"))?;
             printer.json_line(&super::envelope(
                 "config",
@@ -50,7 +51,7 @@ pub fn run(args: ConfigArgs, context: &Context) -> Result<i32> {
                     .unwrap_or_default(),
             ));
             printer.out(format!("{key} = {value}"));
-            Ok(0)
+            Ok(ExitStatus::Success)
         }
     }
 }
@@ -61,7 +62,10 @@ fn show(printer: &crate::output::Printer, value: &Value) {
     } else {
         match value {
             Value::String(s) => printer.out(s),
-            other => printer.out(serde_json::to_string_pretty(other).expect("JSON serialises")),
+            other => printer.out(
+                serde_json::to_string_pretty(other)
+                    .expect("a JSON value has string keys only, so it always serialises"),
+            ),
         }
     }
 }

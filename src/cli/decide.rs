@@ -5,7 +5,7 @@ use serde_json::json;
 
 use super::Context;
 use crate::board::{lookup, Board};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 use crate::workflow::decision::parse_decision;
 use crate::workflow::gate::{Applied, PhaseGate, Recorded};
 
@@ -17,7 +17,7 @@ pub struct DecideArgs {
     pub decision: String,
 }
 
-pub fn run(args: DecideArgs, context: &Context) -> Result<i32> {
+pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
@@ -52,5 +52,5 @@ pub fn run(args: DecideArgs, context: &Context) -> Result<i32> {
             .unwrap_or_default(),
     ));
     printer.out(message);
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

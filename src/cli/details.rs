@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::Context;
 use crate::board::{lookup, Board, Story};
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 use crate::output::Printer;
 
 #[derive(Debug, Args)]
@@ -14,7 +14,7 @@ pub struct DetailsArgs {
     pub story: String,
 }
 
-pub fn run(args: DetailsArgs, context: &Context) -> Result<i32> {
+pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board = Board::load(&project.board_dir())?;
     let story = lookup::find_on_board(&board, &args.story)?;
@@ -27,10 +27,10 @@ pub fn run(args: DetailsArgs, context: &Context) -> Result<i32> {
                 .cloned()
                 .unwrap_or_default(),
         ));
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     print_human(story, &board, printer)?;
-    Ok(0)
+    Ok(ExitStatus::Success)
 }
 
 fn story_json(story: &Story) -> Result<Value> {

@@ -5,18 +5,18 @@ use serde_json::json;
 use super::Context;
 use crate::board::Column;
 use crate::config::{self, CONFIG_FILE};
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 
 /// What the board's own `.gitignore` keeps out of version control (SPEC §2).
 const BOARD_GITIGNORE: &str = ".workflow-state.json\n.lock\nlogs/\n";
 
-pub fn run(context: &Context) -> Result<i32> {
+pub fn run(context: &Context) -> Result<ExitStatus> {
     let root = &context.cwd;
     let config_path = root.join(CONFIG_FILE);
     let mut created = Vec::new();
     if !config_path.exists() {
-        let text =
-            serde_json::to_string_pretty(&config::default_value()).expect("defaults serialise");
+        let text = serde_json::to_string_pretty(&config::default_value())
+            .expect("the default config is a JSON value with string keys, so it serialises");
         crate::board::store::write_atomic(&config_path, &format!("{text}\n"))?;
         created.push(CONFIG_FILE.to_string());
     }
@@ -57,5 +57,5 @@ pub fn run(context: &Context) -> Result<i32> {
             board_dir.display()
         ));
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }

@@ -9,7 +9,7 @@ use clap::Args;
 
 use super::Context;
 use crate::board::{lookup, Board};
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 use crate::output::Printer;
 use crate::report::transcript::{transcripts, Renderer};
 use crate::workflow::lock;
@@ -32,7 +32,7 @@ pub struct LogsArgs {
     pub full: bool,
 }
 
-pub fn run(args: LogsArgs, context: &Context) -> Result<i32> {
+pub fn run(args: LogsArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board_dir = project.board_dir();
     let board = Board::load_summaries(&board_dir)?;
@@ -48,7 +48,7 @@ pub fn run(args: LogsArgs, context: &Context) -> Result<i32> {
     let printed = follower.drain(&wanted());
     if !args.follow || !lock::held(&board_dir) {
         if printed {
-            return Ok(0);
+            return Ok(ExitStatus::Success);
         }
         let which = phase
             .as_deref()
@@ -69,7 +69,7 @@ pub fn run(args: LogsArgs, context: &Context) -> Result<i32> {
         follower.drain(&wanted());
     }
     follower.drain(&wanted());
-    Ok(0)
+    Ok(ExitStatus::Success)
 }
 
 struct Follower<'a> {

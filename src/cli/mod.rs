@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use clap::{Parser, Subcommand};
 
 use crate::config::Project;
-use crate::error::{exit, Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 use crate::output::{ColorChoice, Printer, Verbosity};
 
 #[derive(Debug, Parser)]
@@ -87,15 +87,15 @@ impl Context {
     }
 }
 
-/// Runs the command line and returns the process exit code.
-pub fn main() -> i32 {
+/// Runs the command line and says how it ended.
+pub fn main() -> ExitStatus {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {
             let code = if err.use_stderr() {
-                exit::USAGE
+                ExitStatus::Usage
             } else {
-                exit::SUCCESS
+                ExitStatus::Success
             };
             let _ = err.print();
             return code;
@@ -123,7 +123,7 @@ pub fn main() -> i32 {
     }
 }
 
-fn dispatch(command: Command, context: &Context) -> Result<i32> {
+fn dispatch(command: Command, context: &Context) -> Result<ExitStatus> {
     match command {
         Command::Init => init::run(context),
         Command::Add(args) => add::run(args, context),
@@ -159,9 +159,9 @@ fn resolve_cwd(directory: Option<&Path>) -> Result<PathBuf> {
     }
 }
 
-fn report(printer: &Printer, err: Error) -> i32 {
+fn report(printer: &Printer, err: Error) -> ExitStatus {
     printer.error(err.to_string());
-    err.exit_code()
+    err.exit_status()
 }
 
 /// The `schemaVersion` of every `--json` document.

@@ -6,7 +6,7 @@ use clap::Args;
 
 use super::Context;
 use crate::board::Board;
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 use crate::output::Printer;
 use crate::report::{self, format_cost, format_duration, RunReport, StoryReport};
 use crate::workflow::lock;
@@ -24,7 +24,7 @@ pub struct ReportArgs {
     pub html: Option<PathBuf>,
 }
 
-pub fn run(args: ReportArgs, context: &Context) -> Result<i32> {
+pub fn run(args: ReportArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board_dir = project.board_dir();
     let path = report::find_journal(&board_dir, args.run.as_deref())?;
@@ -49,7 +49,7 @@ pub fn run(args: ReportArgs, context: &Context) -> Result<i32> {
     } else {
         print_table(printer, &report);
     }
-    Ok(0)
+    Ok(ExitStatus::Success)
 }
 
 fn print_table(printer: &Printer, report: &RunReport) {

@@ -9,7 +9,7 @@ use super::Context;
 use crate::agents::llm::LlmClient;
 use crate::agents::llm_agents::LlmAgents;
 use crate::agents::Agents;
-use crate::error::{Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 use crate::output::{RunDisplay, TerminalPrompter};
 use crate::workflow::assessor::ActionType;
 use crate::workflow::checkpoint::RunOptions;
@@ -42,7 +42,7 @@ pub struct RunArgs {
     pub max_actions: Option<u32>,
 }
 
-pub fn run(args: RunArgs, context: &Context) -> Result<i32> {
+pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let step = match &args.step {
         Some(name) => Some(ActionType::parse(name).ok_or_else(|| {
@@ -85,7 +85,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<i32> {
                 ));
             }
         }
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     let request = runner::RunRequest {
         options,

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::Context;
 use crate::board::{Board, Column, Story};
 use crate::config::Config;
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 use crate::output::Palette;
 use crate::vcs;
 use crate::workflow::assessor::{self, Action, Assessment, Policy, Waiting};
@@ -22,7 +22,7 @@ pub struct StatusArgs {
     pub active: bool,
 }
 
-pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
+pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board = Board::load_summaries(&project.board_dir())?;
     let assessment = assessor::assess(&board, Policy::from_config(&project.config));
@@ -33,7 +33,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
     let printer = &context.printer;
     if printer.is_json() {
         printer.json_document(&status_json(&board, &assessment, &columns));
-        return Ok(0);
+        return Ok(ExitStatus::Success);
     }
     let palette = printer.palette();
     let behind = behind_counts(&project.root, &board, &project.config);
@@ -74,7 +74,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<i32> {
         None => out.push_str("Next: nothing to do"),
     }
     printer.out(out);
-    Ok(0)
+    Ok(ExitStatus::Success)
 }
 
 /// `[priority] slug - title [RPIV]`, then `!` for an error, the blocked reason, or what it waits on.
@@ -220,7 +220,7 @@ impl<'a> StoryJson<'a> {
             title: &meta.title,
             priority: meta.priority,
             status: story.column.name(),
-            story_type: &meta.story_type,
+            story_type: meta.story_type.as_str(),
             path: &story.path,
             research_complete: meta.research_complete,
             plan_complete: meta.plan_complete,

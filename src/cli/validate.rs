@@ -7,9 +7,9 @@ use serde_json::json;
 use super::Context;
 use crate::board::validate::{check_board, Problem};
 use crate::board::{Board, StoryError};
-use crate::error::Result;
+use crate::error::{ExitStatus, Result};
 
-pub fn run(context: &Context) -> Result<i32> {
+pub fn run(context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board = Board::load(&project.board_dir())?;
     let problems = check_board(&board);
@@ -35,10 +35,10 @@ pub fn run(context: &Context) -> Result<i32> {
             palette.ok("✓"),
             board.stories.len()
         ));
-        Ok(0)
+        Ok(ExitStatus::Success)
     } else {
         printer.out(format!("{} problem(s) found", problems.len()));
-        Ok(crate::error::exit::FAILURE)
+        Ok(ExitStatus::Failure)
     }
 }
 

@@ -369,7 +369,10 @@ impl Builder {
                     tokens: 0,
                     cost_usd: None,
                 });
-                story.actions.last_mut().expect("just pushed")
+                story
+                    .actions
+                    .last_mut()
+                    .expect("an action was pushed on the line above")
             }
         };
         action.outcome = outcome.clone();

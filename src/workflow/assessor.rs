@@ -50,17 +50,6 @@ impl ActionType {
         let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
         ActionType::ALL.into_iter().find(|a| a.name() == wanted)
     }
-
-    /// The phase gate this action runs under, if it is a gated phase.
-    pub fn phase(self) -> Option<&'static str> {
-        match self {
-            ActionType::Refine => Some("refine"),
-            ActionType::Research => Some("research"),
-            ActionType::Plan => Some("plan"),
-            ActionType::Implement => Some("implement"),
-            _ => None,
-        }
-    }
 }
 
 impl std::fmt::Display for ActionType {

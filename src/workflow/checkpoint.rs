@@ -102,7 +102,8 @@ impl Checkpoint {
     pub fn save(&mut self, board_dir: &Path, board: &Board) -> Result<()> {
         self.timestamp = now();
         self.context.story_content_hash = content_hash(board);
-        let text = serde_json::to_string_pretty(self).expect("a checkpoint serialises");
+        let text = serde_json::to_string_pretty(self)
+            .expect("a checkpoint is strings, numbers and string-keyed maps, so it serialises");
         write_atomic(&path(board_dir), &format!("{text}\n"))
     }
 

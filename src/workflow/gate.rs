@@ -15,7 +15,7 @@ use std::path::{Path, PathBuf};
 use super::decision::{parse_decision, GateDecision, ParsedDecision};
 use super::{phase_output, story_ops};
 use crate::agents::Revision;
-use crate::board::records::{PhaseReview, PENDING_DECISION};
+use crate::board::records::{GateState, PhaseReview};
 use crate::board::{store, Phase, Story};
 use crate::config::GateConfig;
 use crate::error::{Error, Result};
@@ -79,7 +79,7 @@ impl<'a> PhaseGate<'a> {
         let reviews = story.phase_reviews()?;
         let pending = reviews
             .into_iter()
-            .find(|(_, record)| record.decision == PENDING_DECISION)
+            .find(|(_, record)| record.decision.is_pending())
             .and_then(|(name, record)| Phase::parse(&name).map(|phase| (phase, record)));
         Ok(pending.map(|(phase, record)| PhaseGate {
             record,
@@ -115,7 +115,7 @@ impl<'a> PhaseGate<'a> {
         output: &str,
         parsed: ParsedDecision,
     ) -> Result<Applied<Rerun>> {
-        self.record.decision = parsed.decision.keyword().to_string();
+        self.record.decision = GateState::decided(parsed.decision.keyword());
         match parsed.decision {
             GateDecision::Approve => {
                 let note = (!parsed.had_decision_line)
@@ -148,7 +148,7 @@ impl<'a> PhaseGate<'a> {
     /// Applies a person's decision given with `decide` after the run, on the output that
     /// waited for them: a retry is recorded for the next run to carry out.
     pub fn apply_afterwards(&mut self, parsed: ParsedDecision) -> Result<Applied<Recorded>> {
-        self.record.decision = parsed.decision.keyword().to_string();
+        self.record.decision = GateState::decided(parsed.decision.keyword());
         match parsed.decision {
             GateDecision::Approve => {
                 let output = self.pending_output()?;
@@ -215,7 +215,7 @@ impl<'a> PhaseGate<'a> {
             fs_err::create_dir_all(folder)?;
         }
         store::write_atomic(&pending, output)?;
-        self.record.decision = PENDING_DECISION.to_string();
+        self.record.decision = GateState::Pending;
         self.save(|_| {})
     }
 

@@ -47,6 +47,12 @@ impl std::fmt::Debug for Journal {
 }
 
 impl Journal {
+    /// Where the journal is written; only tests need to know.
+    #[cfg(test)]
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
     /// Creates a new journal named after the current time and writes its first line.
     pub fn create(
         board_dir: &Path,
@@ -98,14 +104,6 @@ impl Journal {
             "options": options,
         }));
         Ok(journal)
-    }
-
-    pub fn run_id(&self) -> &str {
-        &self.run_id
-    }
-
-    pub fn path(&self) -> &Path {
-        &self.path
     }
 
     /// Appends one event with its time, and for an action's end its duration, tokens and cost.

@@ -20,7 +20,7 @@ use crate::agents::Agents;
 use crate::board::validate::dependency_cycles;
 use crate::board::{lookup, store, Board};
 use crate::config::Project;
-use crate::error::{exit, Error, Result};
+use crate::error::{Error, ExitStatus, Result};
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -78,7 +78,7 @@ pub async fn run(
     request: RunRequest,
     agents: AgentFactory,
     prompter: Option<Arc<dyn Prompter>>,
-) -> Result<i32> {
+) -> Result<ExitStatus> {
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
     // `dependency_cycles` leaves out a story that names itself (validate reports it apart),
@@ -223,7 +223,7 @@ fn finish_empty(
     assessment: &Assessment,
     options: &RunOptions,
     resumed: bool,
-) -> i32 {
+) -> ExitStatus {
     for waiting in &assessment.waiting {
         events.emit(RunEvent::StoryWaiting {
             story_id: waiting.story_id.clone(),
@@ -243,10 +243,10 @@ fn finish_empty(
     events.emit(RunEvent::RunFinished {
         actions: 0,
         failed: 0,
-        exit_code: exit::SUCCESS,
+        exit_code: ExitStatus::Success.code(),
         message: message.into(),
     });
-    exit::SUCCESS
+    ExitStatus::Success
 }
 
 struct Loop {
@@ -268,7 +268,7 @@ struct Loop {
 }
 
 impl Loop {
-    async fn drive(&mut self, checkpoint: &mut Checkpoint) -> Result<i32> {
+    async fn drive(&mut self, checkpoint: &mut Checkpoint) -> Result<ExitStatus> {
         let mut interrupt = Box::pin(interrupted());
         loop {
             if self.may_start_more() {
@@ -294,10 +294,10 @@ impl Loop {
                     self.wf.events.emit(RunEvent::RunFinished {
                         actions: self.started,
                         failed: self.failed,
-                        exit_code: exit::INTERRUPTED,
+                        exit_code: ExitStatus::Interrupted.code(),
                         message: "Interrupted; the checkpoint is kept: `agentic-sdlc run --continue` resumes".into(),
                     });
-                    return Ok(exit::INTERRUPTED);
+                    return Ok(ExitStatus::Interrupted);
                 }
             }
         }
@@ -457,36 +457,36 @@ impl Loop {
         checkpoint.save(&self.wf.board_dir, &board)
     }
 
-    fn conclude(&self, checkpoint: &Checkpoint) -> i32 {
+    fn conclude(&self, checkpoint: &Checkpoint) -> ExitStatus {
         let (code, message) = match self.stop {
             Some(Stop::Manual) => (
-                exit::NEEDS_PERSON,
+                ExitStatus::NeedsPerson,
                 "Stopped: a story needs a person (circuit breaker, escalation manual)".to_string(),
             ),
             Some(Stop::Error) => (
-                exit::FAILURE,
+                ExitStatus::Failure,
                 "Stopped: circuit breaker tripped (escalation error)".to_string(),
             ),
             _ if self.wf.spending.run_stop().is_some() => (
-                exit::NEEDS_PERSON,
+                ExitStatus::NeedsPerson,
                 format!(
                     "Stopped: {}; no new action was started",
                     self.wf.spending.run_stop().unwrap_or_default()
                 ),
             ),
             _ if self.failed > 0 => (
-                exit::FAILURE,
+                ExitStatus::Failure,
                 format!(
                     "{} action(s) failed; see last_error with `agentic-sdlc status`",
                     self.failed
                 ),
             ),
             _ if self.needs_person.is_some() => (
-                exit::NEEDS_PERSON,
+                ExitStatus::NeedsPerson,
                 self.needs_person.clone().unwrap_or_default(),
             ),
             _ => (
-                exit::SUCCESS,
+                ExitStatus::Success,
                 format!("Done: {} action(s) run", self.started),
             ),
         };
@@ -500,14 +500,14 @@ impl Loop {
                 any
             })
             .unwrap_or(true);
-        if code == exit::SUCCESS && !remaining && self.options.auto {
+        if code == ExitStatus::Success && !remaining && self.options.auto {
             let _ = Checkpoint::remove(&self.wf.board_dir);
         }
         let _ = checkpoint;
         self.wf.events.emit(RunEvent::RunFinished {
             actions: self.started,
             failed: self.failed,
-            exit_code: code,
+            exit_code: code.code(),
             message,
         });
         code

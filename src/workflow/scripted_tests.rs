@@ -121,7 +121,7 @@ fn project(root: &Path, config: &str) -> Project {
     project
 }
 
-async fn run_auto(project: &Project, agents: Arc<Scripted>) -> i32 {
+async fn run_auto(project: &Project, agents: Arc<Scripted>) -> crate::error::ExitStatus {
     run_auto_asking(project, agents, None).await
 }
 
@@ -129,7 +129,7 @@ async fn run_auto_asking(
     project: &Project,
     agents: Arc<Scripted>,
     prompter: Option<Arc<dyn Prompter>>,
-) -> i32 {
+) -> crate::error::ExitStatus {
     let factory: AgentFactory = Box::new(move |_, _| Ok(agents as Arc<dyn Agents>));
     let request = RunRequest {
         options: RunOptions {
@@ -157,7 +157,10 @@ async fn reject_reject_approve_reworks_twice_then_finishes() {
         .lock()
         .unwrap()
         .extend([blocker(1), blocker(2)]);
-    assert_eq!(run_auto(&project, Arc::clone(&agents)).await, 0);
+    assert_eq!(
+        run_auto(&project, Arc::clone(&agents)).await,
+        crate::error::ExitStatus::Success
+    );
 
     let story = only_story(&project);
     assert_eq!(story.column, Column::Done);
@@ -214,7 +217,7 @@ async fn the_breaker_blocks_and_stops_for_a_person() {
         .extend([blocker(1), blocker(2), blocker(3)]);
     assert_eq!(
         run_auto(&project, agents).await,
-        crate::error::exit::NEEDS_PERSON
+        crate::error::ExitStatus::NeedsPerson
     );
     let story = only_story(&project);
     assert_eq!(story.column, Column::Blocked);
@@ -260,7 +263,7 @@ async fn a_human_gate_asks_the_prompter_and_its_retry_reruns_the_phase() {
     let prompter = Arc::clone(&person) as Arc<dyn Prompter>;
     assert_eq!(
         run_auto_asking(&project, Arc::clone(&agents), Some(prompter)).await,
-        0
+        crate::error::ExitStatus::Success
     );
 
     let asked = person.asked.lock().unwrap();

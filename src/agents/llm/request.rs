@@ -74,6 +74,7 @@ pub struct ChatRequest<'a> {
 }
 
 impl<'a> ChatRequest<'a> {
+    #[cfg(test)]
     pub fn new(messages: &'a [ChatMessage], tools: &'a [Value]) -> Self {
         ChatRequest {
             messages,

@@ -287,7 +287,7 @@ fn settings_need_a_key_only_for_remote_endpoints() {
     let no_env = |_: &str| None;
     let remote = config(json!({"baseUrl": "https://api.example.com/v1/", "apiKeyEnv": "MY_KEY"}));
     let err = LlmSettings::from_config_with_env(&remote, no_env).unwrap_err();
-    assert_eq!(err.exit_code(), crate::error::exit::USAGE);
+    assert_eq!(err.exit_status(), crate::error::ExitStatus::Usage);
     let text = err.to_string();
     assert!(
         text.contains("environment variable MY_KEY is not set")

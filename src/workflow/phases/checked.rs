@@ -6,7 +6,7 @@ use super::{Outcome, PhaseRun};
 use crate::agents::prompts::head_tail;
 use crate::agents::{AgentOutput, Revision};
 use crate::board::records::Usage;
-use crate::board::{Phase, Story};
+use crate::board::{Phase, Story, StoryType};
 use crate::error::Result;
 use crate::workflow::output_check::{check_text, mark_truncated, TreeFingerprint};
 use crate::workflow::story_ops;
@@ -133,7 +133,7 @@ fn refusal(
     if let Err(why) = check_text(phase, &output.text) {
         return Some(why);
     }
-    let may_change_nothing = matches!(story.meta.story_type.as_str(), "spike" | "chore");
+    let may_change_nothing = matches!(story.meta.story_type, StoryType::Spike | StoryType::Chore);
     if changed != Some(false) || may_change_nothing {
         return None;
     }

@@ -128,6 +128,28 @@ fn a_status_that_disagrees_with_the_folder_is_reported() {
 }
 
 #[test]
+fn an_unknown_type_is_reported_and_kept_as_written() {
+    let env = TestEnv::init();
+    let (_, _, path) = env.add("Dark mode", &["--type", "chore"]);
+    env.edit(&path, "type: chore", "type: Epic");
+    env.run(&["validate"])
+        .code(1)
+        .stdout_has("type `Epic` is not one of feature, bug, chore, spike");
+    assert_eq!(kinds(&problems(&env)), ["invalid-value"]);
+    assert_eq!(env.status_json()["columns"]["backlog"][0]["type"], "Epic");
+    // A rewrite by the tool leaves the hand-written value as it was.
+    env.run(&["move", "dark-mode", "ready"]).success();
+    let moved = path
+        .parent()
+        .unwrap()
+        .parent()
+        .unwrap()
+        .join("ready/dark-mode.md");
+    let text = std::fs::read_to_string(moved).unwrap();
+    assert!(text.contains("\ntype: Epic\n"), "{text}");
+}
+
+#[test]
 fn an_unknown_dependency_is_reported() {
     let env = TestEnv::init();
     let (_, _, path) = env.add("Dark mode", &[]);
