@@ -118,6 +118,35 @@ impl LlmAgents {
         .with_secrets(self.client.settings().api_key.clone().into_iter().collect())
     }
 
+    /// Asks once more, with `reminder` after the user message. What the first answer spent is
+    /// added to the second's usage (or to its error's), so nothing spent goes unrecorded.
+    async fn reask(
+        &self,
+        story_id: &str,
+        (system, user, reminder): (&str, &str, &str),
+        tools: Option<&dyn ToolExecutor>,
+        transcript: &Transcript,
+        options: ConverseOptions<'_>,
+        spent: Usage,
+    ) -> Result<AgentOutput, AgentError> {
+        let mut answer = self
+            .talk(
+                story_id,
+                system,
+                &format!("{user}\n\n{reminder}"),
+                tools,
+                transcript,
+                options,
+            )
+            .await
+            .map_err(|mut e| {
+                e.usage.add(&spent);
+                e
+            })?;
+        answer.usage.add(&spent);
+        Ok(answer)
+    }
+
     async fn talk(
         &self,
         story_id: &str,
@@ -184,20 +213,16 @@ impl LlmAgents {
             Reask::NoIssues => prompts::issues_reminder(&first.text),
         };
         let second = self
-            .talk(
+            .reask(
                 story_id,
-                &system,
-                &format!("{user}\n\n{reminder}"),
+                (&system, user, &reminder),
                 Some(tools),
                 &transcript,
                 options,
+                usage,
             )
-            .await
-            .map_err(|mut e| {
-                e.usage.add(&usage);
-                e
-            })?;
-        usage.add(&second.usage);
+            .await?;
+        usage = second.usage;
         let judged = judge(&second).and_then(|verdict| {
             // Asked for the issues of a failure, an answer that names none is no verdict, even
             // one that now says it passed.
@@ -359,22 +384,16 @@ impl Agents for LlmAgents {
         if answer.truncated {
             transcript.record("reask", json!({"reason": Reask::Truncated.name()}));
             let reminder = prompts::truncated_reminder(self.max_tokens);
-            let spent = answer.usage;
             answer = self
-                .talk(
+                .reask(
                     request.story.id(),
-                    &system,
-                    &format!("{user}\n\n{reminder}"),
+                    (&system, &user, &reminder),
                     Some(&tools),
                     &transcript,
                     options,
+                    answer.usage,
                 )
-                .await
-                .map_err(|mut e| {
-                    e.usage.add(&spent);
-                    e
-                })?;
-            answer.usage.add(&spent);
+                .await?;
             if answer.truncated {
                 return Err(AgentError {
                     message: format!(
