@@ -1,0 +1,137 @@
+use super::*;
+
+fn from(user: Value) -> Result<Config> {
+    Config::from_value(merged_value(&user), Path::new("cfg.json"))
+}
+
+#[test]
+fn defaults_are_valid() {
+    let config = from(json!({})).unwrap();
+    assert_eq!(config.sdlc_folder, ".agentic-sdlc");
+    assert_eq!(config.refinement.max_iterations, 3);
+    assert_eq!(config.llm.max_turns, 50);
+}
+
+#[test]
+fn partial_file_merges_key_by_key() {
+    let config = from(json!({"refinement": {"maxIterations": 5}})).unwrap();
+    assert_eq!(config.refinement.max_iterations, 5);
+    assert!(config.refinement.enable_circuit_breaker);
+}
+
+#[test]
+fn errors_name_the_key() {
+    let cases = [
+        (
+            json!({"refinement": {"maxIterations": "x"}}),
+            "refinement.maxIterations",
+        ),
+        (json!({"bogus": 1}), "bogus"),
+        (json!({"llm": {"modle": "x"}}), "modle"),
+        (json!({"theme": "pink"}), "theme"),
+        (json!({"concurrency": 0}), "concurrency"),
+        (
+            json!({"phases": {"plan": {"review": {"reviewer": "robot"}}}}),
+            "phases.plan.review.reviewer",
+        ),
+        (
+            json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": -1}}}}),
+            "phases.plan.review.maxRetries",
+        ),
+        (json!({"phases": {"deploy": {}}}), "deploy"),
+        (json!({"llm": {"maxTokens": 0}}), "llm.maxTokens"),
+        (json!({"llm": {"maxTokens": "lots"}}), "llm.maxTokens"),
+        (
+            json!({"llm": {"structuredOutputs": "sometimes"}}),
+            "llm.structuredOutputs",
+        ),
+        (
+            json!({"phases": {"plan": {"maxTokens": 0}}}),
+            "phases.plan.maxTokens",
+        ),
+        (json!({"budget": {"storyTokens": 0}}), "budget.storyTokens"),
+        (json!({"budget": {"runTokens": -5}}), "budget.runTokens"),
+        (json!({"budget": {"runUsd": 0}}), "budget.runUsd"),
+        (json!({"budget": {"storyUsd": -1.5}}), "budget.storyUsd"),
+        (
+            json!({"pricing": {"m": {"inputPerMTok": -1, "outputPerMTok": 1}}}),
+            "pricing.m.inputPerMTok",
+        ),
+        (
+            json!({"pricing": {"m": {"inputPerMTok": 1, "outputPerMTok": "cheap"}}}),
+            "pricing.m.outputPerMTok",
+        ),
+        (json!({"tools": {"maxReadBytes": 10}}), "tools.maxReadBytes"),
+        (json!({"tools": {"maxReadBytes": -1}}), "tools.maxReadBytes"),
+        (
+            json!({"tools": {"timeoutSeconds": 0}}),
+            "tools.timeoutSeconds",
+        ),
+        (
+            json!({"tools": {"timeoutSeconds": "x"}}),
+            "tools.timeoutSeconds",
+        ),
+        (json!({"tools": {"maxReads": 1}}), "maxReads"),
+    ];
+    for (user, key) in cases {
+        let err = from(user.clone()).unwrap_err().to_string();
+        assert!(err.contains(key), "{user}: {err}");
+    }
+}
+
+#[test]
+fn max_tokens_defaults_and_phase_override() {
+    let config = from(json!({"phases": {"plan": {"maxTokens": 512}}})).unwrap();
+    assert_eq!(config.llm.max_tokens, 4096);
+    assert_eq!(config.llm.structured_outputs, StructuredOutputs::Auto);
+    assert_eq!(config.phases.max_tokens("plan"), Some(512));
+    assert_eq!(config.phases.max_tokens("research"), None);
+    assert!(config.phases.gate("plan").is_none());
+}
+
+#[test]
+fn zero_gate_retries_is_valid() {
+    let config =
+        from(json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": 0}}}})).unwrap();
+    assert_eq!(config.phases.gate("plan").unwrap().max_retries, 0);
+}
+
+#[test]
+fn legacy_create_pr_is_read_as_integrate_pr() {
+    assert_eq!(from(json!({})).unwrap().git.integrate, Integrate::Merge);
+    let cases = [
+        (json!({"git": {"createPr": true}}), Integrate::Pr),
+        (json!({"git": {"createPr": false}}), Integrate::Merge),
+        (
+            json!({"git": {"createPr": true, "integrate": "none"}}),
+            Integrate::None,
+        ),
+    ];
+    for (user, expected) in cases {
+        let config = from(user.clone()).unwrap();
+        assert_eq!(config.git.integrate, expected, "{user}");
+        assert!(get_dotted(&merged_value(&user), "git.createPr").is_none());
+    }
+    let err = from(json!({"git": {"createPr": "yes"}})).unwrap_err();
+    assert!(err.to_string().contains("createPr"), "{err}");
+}
+
+#[test]
+fn base_branch_must_be_a_branch_name() {
+    let config = from(json!({"git": {"baseBranch": "develop"}})).unwrap();
+    assert_eq!(config.git.base_branch.as_deref(), Some("develop"));
+    for bad in ["", "two words", "-x"] {
+        let err = from(json!({"git": {"baseBranch": bad}})).unwrap_err();
+        assert!(err.to_string().contains("git.baseBranch"), "{bad}: {err}");
+    }
+}
+
+#[test]
+fn dotted_set_and_get() {
+    let mut doc = json!({});
+    set_dotted(&mut doc, "refinement.maxIterations", json!(4)).unwrap();
+    assert_eq!(
+        get_dotted(&doc, "refinement.maxIterations"),
+        Some(&json!(4))
+    );
+}
