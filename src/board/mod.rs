@@ -1,6 +1,7 @@
 //! The board: story files in column folders, read and written without losing hand edits.
 
 mod commit;
+pub mod board_store;
 pub mod frontmatter;
 pub mod ids;
 pub mod lookup;

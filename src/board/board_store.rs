@@ -1,0 +1,288 @@
+//! The board as a run holds it: loaded once, kept current by re-reading only what changed.
+//!
+//! A run used to load the whole board around every action and look every story up by scanning
+//! it again, so each story file was opened many times per action. [`BoardStore`] reads every
+//! file once, remembers each file's stamp (size, times, inode: one `stat`, never an open) and
+//! where each story lives. A later [`BoardStore::refresh`] lists the columns, stats the files,
+//! and re-reads only the files whose stamp changed plus the stories the run itself wrote, so a
+//! person's hand edit during a run is still seen (SPEC §11). Lookups and writes pass the known
+//! path as a hint to [`store::locate`] and [`store::update`], which fall back to a scan when the
+//! story moved by hand.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard};
+
+use sha2::{Digest, Sha256};
+
+use super::reader::{
+    has_duplicate_ids, in_parallel, list_columns, read_story_file, BoardLock, Read, READ_ATTEMPTS,
+};
+use super::story::{Story, StoryError};
+use super::{store, Board, Column};
+use crate::error::Result;
+
+/// What a `stat` says about a file; a different stamp means the file may hold other text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+    inode: u64,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            len: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+            inode: meta.ino(),
+        })
+    }
+}
+
+/// One story file as last read.
+#[derive(Debug, Clone)]
+struct Cached {
+    stamp: Stamp,
+    entry: Entry,
+}
+
+#[derive(Debug, Clone)]
+enum Entry {
+    /// The story and a digest of the bytes it was read from.
+    Story(Story, [u8; 32]),
+    Broken(StoryError),
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// Every story file of the last refresh, by path, in listing order.
+    files: Vec<(PathBuf, Cached)>,
+    /// Where each story was last seen or written; a write that moves a story moves its entry.
+    paths: HashMap<String, PathBuf>,
+    /// Files the run wrote since the last refresh: read again whatever their stamp says.
+    touched: HashSet<PathBuf>,
+    /// How many story files were read from disk, for tests and benchmarks.
+    reads: usize,
+}
+
+/// The board of one run (see the module docs).
+#[derive(Debug)]
+pub struct BoardStore {
+    dir: PathBuf,
+    state: Mutex<State>,
+}
+
+impl BoardStore {
+    /// Reads every story file of the board once.
+    pub fn load(dir: &Path) -> Result<BoardStore> {
+        let store = BoardStore::unloaded(dir);
+        store.refresh()?;
+        Ok(store)
+    }
+
+    /// A store that has read nothing yet: lookups scan the board the first time and remember
+    /// where each story was found. For one-off commands that already hold the story's path.
+    pub fn unloaded(dir: &Path) -> BoardStore {
+        BoardStore {
+            dir: dir.to_path_buf(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // The state is replaced whole or updated by single inserts, so a panic elsewhere
+        // cannot leave it half written; keep using it.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Remembers where a story lives, e.g. one a command found in its own board read.
+    pub fn remember(&self, story: &Story) {
+        self.state()
+            .paths
+            .insert(story.id().to_string(), story.path.clone());
+    }
+
+    fn hint(&self, id: &str) -> Option<PathBuf> {
+        self.state().paths.get(id).cloned()
+    }
+
+    /// The current file of story `id`, opened at the path this store knows, or found by a scan
+    /// when it moved.
+    pub fn locate(&self, id: &str) -> Result<Story> {
+        let story = store::locate(&self.dir, id, self.hint(id).as_deref())?;
+        self.remember(&story);
+        Ok(story)
+    }
+
+    /// [`store::update`] with the known path as its hint; the story is read again at the next
+    /// [`BoardStore::refresh`].
+    pub fn update<R>(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut Story) -> Result<R>,
+    ) -> Result<(Story, R)> {
+        let hint = self.hint(id);
+        let result = store::update(&self.dir, id, hint.as_deref(), change);
+        let mut state = self.state();
+        // Even a failed write may have moved the file or found it elsewhere.
+        state.touched.extend(hint);
+        if let Ok((story, _)) = &result {
+            state.touched.insert(story.path.clone());
+            state
+                .paths
+                .insert(story.id().to_string(), story.path.clone());
+        }
+        result
+    }
+
+    /// The board as last read, without touching the disk.
+    pub fn board(&self) -> Board {
+        let state = self.state();
+        let mut board = Board {
+            dir: self.dir.clone(),
+            ..Board::default()
+        };
+        for (_, cached) in &state.files {
+            match &cached.entry {
+                Entry::Story(story, _) => board.stories.push(story.clone()),
+                Entry::Broken(err) => board.broken.push(err.clone()),
+            }
+        }
+        board
+    }
+
+    /// Brings the store up to date with the disk and returns the board: the columns are listed
+    /// and every file stat'ed; only new files, files whose stamp changed and files this store
+    /// wrote are read. Like [`Board::load`], each story is seen exactly once even while stories
+    /// move: a listed file that is gone or an id seen twice makes it list again, and the last
+    /// attempt holds the board lock throughout.
+    pub fn refresh(&self) -> Result<Board> {
+        for attempt in 1..=READ_ATTEMPTS {
+            let last = attempt == READ_ATTEMPTS;
+            let mut lock = BoardLock::shared(&self.dir);
+            let listed = list_columns(&self.dir)?;
+            let stamps: Vec<Option<Stamp>> = listed.iter().map(|(p, _)| Stamp::of(p)).collect();
+            if !last {
+                lock = None;
+            }
+            let (files, reads, vanished) = self.reread(&listed, stamps);
+            drop(lock);
+            let mut state = self.state();
+            state.reads += reads;
+            state.files = files;
+            state.touched.clear();
+            state.paths = state
+                .files
+                .iter()
+                .filter_map(|(path, cached)| match &cached.entry {
+                    Entry::Story(story, _) => Some((story.id().to_string(), path.clone())),
+                    Entry::Broken(_) => None,
+                })
+                .collect();
+            drop(state);
+            let board = self.board();
+            if last || (!vanished && !has_duplicate_ids(&board)) {
+                return Ok(board);
+            }
+            tracing::debug!(attempt, "stories moved during a board refresh; listing again");
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    /// The listed files, each kept from the cache when its stamp is unchanged and the run did
+    /// not write it, else read; also how many were read and whether a listed file was gone.
+    fn reread(
+        &self,
+        listed: &[(PathBuf, Column)],
+        stamps: Vec<Option<Stamp>>,
+    ) -> (Vec<(PathBuf, Cached)>, usize, bool) {
+        let mut known: HashMap<PathBuf, Cached> = {
+            let mut state = self.state();
+            let touched = std::mem::take(&mut state.touched);
+            std::mem::take(&mut state.files)
+                .into_iter()
+                .filter(|(path, _)| !touched.contains(path))
+                .collect()
+        };
+        let mut kept: Vec<Option<Cached>> = Vec::with_capacity(listed.len());
+        let mut to_read = Vec::new();
+        for ((path, column), stamp) in listed.iter().zip(&stamps) {
+            match (known.remove(path), stamp) {
+                (Some(cached), Some(stamp)) if cached.stamp == *stamp => kept.push(Some(cached)),
+                _ => {
+                    kept.push(None);
+                    to_read.push((path.clone(), *column));
+                }
+            }
+        }
+        let fresh = in_parallel(&to_read, |path, column| match read_story_file(path, column) {
+            Read::Story(story, bytes) => Some(Entry::Story(story, Sha256::digest(&bytes).into())),
+            Read::Broken(err) => Some(Entry::Broken(err)),
+            Read::Vanished => None,
+        });
+        let reads = fresh.len();
+        let mut fresh = fresh.into_iter();
+        let mut vanished = false;
+        let mut files = Vec::with_capacity(listed.len());
+        for (((path, _), stamp), cached) in listed.iter().zip(stamps).zip(kept) {
+            let cached = match cached {
+                Some(cached) => cached,
+                None => match (fresh.next().flatten(), stamp) {
+                    (Some(entry), Some(stamp)) => Cached { stamp, entry },
+                    _ => {
+                        vanished = true;
+                        continue;
+                    }
+                },
+            };
+            files.push((path.clone(), cached));
+        }
+        (files, reads, vanished)
+    }
+
+    /// A digest of every story as last read, to tell whether stories changed since a
+    /// checkpoint (SPEC §11). It combines per-story digests kept since each file was read, so
+    /// only the stories re-read since the last refresh were hashed again.
+    pub fn content_hash(&self) -> String {
+        let state = self.state();
+        let mut stories: Vec<(&str, &[u8; 32])> = state
+            .files
+            .iter()
+            .filter_map(|(_, cached)| match &cached.entry {
+                Entry::Story(story, digest) => Some((story.id(), digest)),
+                Entry::Broken(_) => None,
+            })
+            .collect();
+        stories.sort();
+        let mut hasher = Sha256::new();
+        for (id, digest) in stories {
+            hasher.update(id.as_bytes());
+            hasher.update([0]);
+            hasher.update(digest);
+        }
+        hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// How many story files this store has read from disk so far.
+    pub fn files_read(&self) -> usize {
+        self.state().reads
+    }
+}
+
+#[cfg(test)]
+mod tests;
