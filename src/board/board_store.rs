@@ -195,7 +195,10 @@ impl BoardStore {
             if last || (!vanished && !has_duplicate_ids(&board)) {
                 return Ok(board);
             }
-            tracing::debug!(attempt, "stories moved during a board refresh; listing again");
+            tracing::debug!(
+                attempt,
+                "stories moved during a board refresh; listing again"
+            );
         }
         unreachable!("the last attempt returns")
     }
@@ -226,10 +229,14 @@ impl BoardStore {
                 }
             }
         }
-        let fresh = in_parallel(&to_read, |path, column| match read_story_file(path, column) {
-            Read::Story(story, bytes) => Some(Entry::Story(story, Sha256::digest(&bytes).into())),
-            Read::Broken(err) => Some(Entry::Broken(err)),
-            Read::Vanished => None,
+        let fresh = in_parallel(&to_read, |path, column| {
+            match read_story_file(path, column) {
+                Read::Story(story, bytes) => {
+                    Some(Entry::Story(story, Sha256::digest(&bytes).into()))
+                }
+                Read::Broken(err) => Some(Entry::Broken(err)),
+                Read::Vanished => None,
+            }
         });
         let reads = fresh.len();
         let mut fresh = fresh.into_iter();

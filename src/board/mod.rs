@@ -1,7 +1,7 @@
 //! The board: story files in column folders, read and written without losing hand edits.
 
-mod commit;
 pub mod board_store;
+mod commit;
 pub mod frontmatter;
 pub mod ids;
 pub mod lookup;

@@ -210,11 +210,7 @@ pub(super) fn in_parallel<T: Send>(
         let handles: Vec<_> = files
             .chunks(chunk)
             .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|(p, c)| each(p, *c))
-                        .collect::<Vec<_>>()
-                })
+                scope.spawn(move || part.iter().map(|(p, c)| each(p, *c)).collect::<Vec<_>>())
             })
             .collect();
         handles

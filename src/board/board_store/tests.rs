@@ -29,7 +29,11 @@ fn reads_each_file_once_and_again_only_when_it_changed() {
 
     // A person edits a story during the run: only that file is read again, and it is seen.
     let text = fs_err::read_to_string(&first.path).unwrap();
-    fs_err::write(&first.path, text.replace("title: T", "title: By hand, longer")).unwrap();
+    fs_err::write(
+        &first.path,
+        text.replace("title: T", "title: By hand, longer"),
+    )
+    .unwrap();
     let seen = board.refresh().unwrap();
     assert_eq!(board.files_read(), 3);
     assert_eq!(seen.get("story-1").unwrap().meta.title, "By hand, longer");
@@ -57,7 +61,11 @@ fn writes_follow_the_story_and_are_read_again() {
     assert_eq!(board.locate("story-1").unwrap().path, moved.path);
     let reads = board.files_read();
     let now = board.refresh().unwrap();
-    assert_eq!(board.files_read(), reads + 1, "only the moved story is read");
+    assert_eq!(
+        board.files_read(),
+        reads + 1,
+        "only the moved story is read"
+    );
     assert_eq!(now.get("story-1").unwrap().column, Column::InProgress);
     assert_eq!(now.stories.len(), 2);
 
