@@ -66,7 +66,7 @@ struct State {
     paths: HashMap<String, PathBuf>,
     /// Files the run wrote since the last refresh: read again whatever their stamp says.
     touched: HashSet<PathBuf>,
-    /// How many story files were read from disk, for tests and benchmarks.
+    /// How many story files refreshes read from disk, for tests.
     reads: usize,
 }
 
@@ -117,12 +117,36 @@ impl BoardStore {
         self.state().paths.get(id).cloned()
     }
 
-    /// The current file of story `id`, opened at the path this store knows, or found by a scan
-    /// when it moved.
+    /// The current file of story `id`: as last read when a `stat` says its file is unchanged
+    /// and this run has not written it since, else opened at the path this store knows, or
+    /// found by a scan when it moved.
     pub fn locate(&self, id: &str) -> Result<Story> {
+        if let Some(story) = self.unchanged(id) {
+            return Ok(story);
+        }
         let story = store::locate(&self.dir, id, self.hint(id).as_deref())?;
         self.remember(&story);
         Ok(story)
+    }
+
+    fn unchanged(&self, id: &str) -> Option<Story> {
+        let (path, cached) = {
+            let state = self.state();
+            let path = state.paths.get(id)?;
+            if state.touched.contains(path) {
+                return None;
+            }
+            let (_, cached) = state.files.iter().find(|(p, _)| p == path)?;
+            (path.clone(), cached.clone())
+        };
+        match cached.entry {
+            Entry::Story(story, _)
+                if story.id() == id && Stamp::of(&path) == Some(cached.stamp) =>
+            {
+                Some(story)
+            }
+            _ => None,
+        }
     }
 
     /// [`store::update`] with the known path as its hint; the story is read again at the next
@@ -285,7 +309,7 @@ impl BoardStore {
             .collect()
     }
 
-    /// How many story files this store has read from disk so far.
+    /// How many story files [`BoardStore::refresh`] has read from disk so far.
     pub fn files_read(&self) -> usize {
         self.state().reads
     }
