@@ -51,6 +51,8 @@ struct Cached {
     entry: Entry,
 }
 
+// Most entries are stories; boxing them would add an allocation per file (as in the reader).
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone)]
 enum Entry {
     /// The story and a digest of the bytes it was read from.

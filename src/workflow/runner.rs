@@ -511,7 +511,7 @@ impl Loop {
             })
             .unwrap_or(true);
         if code == ExitStatus::Success && !remaining && self.options.auto {
-            let _ = Checkpoint::remove(&self.wf.board_dir());
+            let _ = Checkpoint::remove(self.wf.board_dir());
         }
         self.wf.events.emit(RunEvent::RunFinished {
             actions: self.started,

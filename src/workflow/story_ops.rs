@@ -75,7 +75,7 @@ pub fn open_transcript(
     story_id: &str,
     label: &str,
 ) -> Result<Result<Transcript, Outcome>> {
-    match Transcript::create(&wf.board_dir(), story_id, label) {
+    match Transcript::create(wf.board_dir(), story_id, label) {
         Ok(transcript) => Ok(Ok(transcript.observed_by(wf.events.tool_calls_of(story_id)))),
         Err(err) => fail(
             wf,
