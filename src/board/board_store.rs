@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use sha2::{Digest, Sha256};
 
@@ -44,26 +44,29 @@ impl Stamp {
     }
 }
 
-/// One story file as last read.
-#[derive(Debug, Clone)]
-struct Cached {
+/// What the store knows of one listed file besides its story: the stamp it was read at and,
+/// for a story, a digest of its bytes.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
     stamp: Stamp,
-    entry: Entry,
+    digest: Option<[u8; 32]>,
 }
 
+/// A file as read by a refresh.
 // Most entries are stories; boxing them would add an allocation per file (as in the reader).
 #[allow(clippy::large_enum_variant)]
-#[derive(Debug, Clone)]
 enum Entry {
-    /// The story and a digest of the bytes it was read from.
-    Story(Story, [u8; 32]),
+    Story(Story),
     Broken(StoryError),
 }
 
 #[derive(Debug, Default)]
 struct State {
-    /// Every story file of the last refresh, by path, in listing order.
-    files: Vec<(PathBuf, Cached)>,
+    /// The board of the last refresh, shared with the caller that asked for it; the next refresh
+    /// takes its stories back instead of copying them when nobody holds it any more.
+    board: Arc<Board>,
+    /// Every file of `board` (story or broken), by path.
+    seen: HashMap<PathBuf, Seen>,
     /// Where each story was last seen or written; a write that moves a story moves its entry.
     paths: HashMap<String, PathBuf>,
     /// Files the run wrote since the last refresh: read again whatever their stamp says.
@@ -132,23 +135,17 @@ impl BoardStore {
     }
 
     fn unchanged(&self, id: &str) -> Option<Story> {
-        let (path, cached) = {
+        let (path, story, seen) = {
             let state = self.state();
             let path = state.paths.get(id)?;
             if state.touched.contains(path) {
                 return None;
             }
-            let (_, cached) = state.files.iter().find(|(p, _)| p == path)?;
-            (path.clone(), cached.clone())
+            let seen = *state.seen.get(path)?;
+            let story = state.board.stories.iter().find(|s| &s.path == path)?;
+            (path.clone(), story.clone(), seen)
         };
-        match cached.entry {
-            Entry::Story(story, _)
-                if story.id() == id && Stamp::of(&path) == Some(cached.stamp) =>
-            {
-                Some(story)
-            }
-            _ => None,
-        }
+        (story.id() == id && Stamp::of(&path) == Some(seen.stamp)).then_some(story)
     }
 
     /// [`store::update`] with the known path as its hint; the story is read again at the next
@@ -173,19 +170,8 @@ impl BoardStore {
     }
 
     /// The board as last read, without touching the disk.
-    pub fn board(&self) -> Board {
-        let state = self.state();
-        let mut board = Board {
-            dir: self.dir.clone(),
-            ..Board::default()
-        };
-        for (_, cached) in &state.files {
-            match &cached.entry {
-                Entry::Story(story, _) => board.stories.push(story.clone()),
-                Entry::Broken(err) => board.broken.push(err.clone()),
-            }
-        }
-        board
+    pub fn board(&self) -> Arc<Board> {
+        Arc::clone(&self.state().board)
     }
 
     /// Brings the store up to date with the disk and returns the board: the columns are listed
@@ -193,7 +179,7 @@ impl BoardStore {
     /// wrote are read. Like [`Board::load`], each story is seen exactly once even while stories
     /// move: a listed file that is gone or an id seen twice makes it list again, and the last
     /// attempt holds the board lock throughout.
-    pub fn refresh(&self) -> Result<Board> {
+    pub fn refresh(&self) -> Result<Arc<Board>> {
         for attempt in 1..=READ_ATTEMPTS {
             let last = attempt == READ_ATTEMPTS;
             let mut lock = BoardLock::shared(&self.dir);
@@ -202,21 +188,8 @@ impl BoardStore {
             if !last {
                 lock = None;
             }
-            let (files, reads, vanished) = self.reread(&listed, stamps);
+            let vanished = self.reread(&listed, stamps);
             drop(lock);
-            let mut state = self.state();
-            state.reads += reads;
-            state.files = files;
-            state.touched.clear();
-            state.paths = state
-                .files
-                .iter()
-                .filter_map(|(path, cached)| match &cached.entry {
-                    Entry::Story(story, _) => Some((story.id().to_string(), path.clone())),
-                    Entry::Broken(_) => None,
-                })
-                .collect();
-            drop(state);
             let board = self.board();
             if last || (!vanished && !has_duplicate_ids(&board)) {
                 return Ok(board);
@@ -229,26 +202,37 @@ impl BoardStore {
         unreachable!("the last attempt returns")
     }
 
-    /// The listed files, each kept from the cache when its stamp is unchanged and the run did
-    /// not write it, else read; also how many were read and whether a listed file was gone.
-    fn reread(
-        &self,
-        listed: &[(PathBuf, Column)],
-        stamps: Vec<Option<Stamp>>,
-    ) -> (Vec<(PathBuf, Cached)>, usize, bool) {
-        let mut known: HashMap<PathBuf, Cached> = {
+    /// Rebuilds the board from the listed files, each kept when its stamp is unchanged and the
+    /// run did not write it, else read; says whether a listed file was gone.
+    fn reread(&self, listed: &[(PathBuf, Column)], stamps: Vec<Option<Stamp>>) -> bool {
+        let (mut known, mut seen) = {
             let mut state = self.state();
             let touched = std::mem::take(&mut state.touched);
-            std::mem::take(&mut state.files)
+            let board = std::mem::take(&mut state.board);
+            let board = Arc::try_unwrap(board).unwrap_or_else(|shared| (*shared).clone());
+            let mut seen = std::mem::take(&mut state.seen);
+            seen.retain(|path, _| !touched.contains(path));
+            let known: HashMap<PathBuf, Entry> = board
+                .stories
                 .into_iter()
-                .filter(|(path, _)| !touched.contains(path))
-                .collect()
+                .map(|s| (s.path.clone(), Entry::Story(s)))
+                .chain(
+                    board
+                        .broken
+                        .into_iter()
+                        .map(|e| (e.path.clone(), Entry::Broken(e))),
+                )
+                .collect();
+            (known, seen)
         };
-        let mut kept: Vec<Option<Cached>> = Vec::with_capacity(listed.len());
         let mut to_read = Vec::new();
+        let mut kept: Vec<Option<(Entry, Seen)>> = Vec::with_capacity(listed.len());
         for ((path, column), stamp) in listed.iter().zip(&stamps) {
-            match (known.remove(path), stamp) {
-                (Some(cached), Some(stamp)) if cached.stamp == *stamp => kept.push(Some(cached)),
+            let old = seen.remove(path).zip(known.remove(path));
+            match (old, stamp) {
+                (Some((old, entry)), Some(stamp)) if old.stamp == *stamp => {
+                    kept.push(Some((entry, old)))
+                }
                 _ => {
                     kept.push(None);
                     to_read.push((path.clone(), *column));
@@ -258,30 +242,48 @@ impl BoardStore {
         let fresh = in_parallel(&to_read, |path, column| {
             match read_story_file(path, column) {
                 Read::Story(story, bytes) => {
-                    Some(Entry::Story(story, Sha256::digest(&bytes).into()))
+                    Some((Entry::Story(story), Some(Sha256::digest(&bytes).into())))
                 }
-                Read::Broken(err) => Some(Entry::Broken(err)),
+                Read::Broken(err) => Some((Entry::Broken(err), None)),
                 Read::Vanished => None,
             }
         });
         let reads = fresh.len();
         let mut fresh = fresh.into_iter();
         let mut vanished = false;
-        let mut files = Vec::with_capacity(listed.len());
-        for (((path, _), stamp), cached) in listed.iter().zip(stamps).zip(kept) {
-            let cached = match cached {
-                Some(cached) => cached,
+        let mut board = Board {
+            dir: self.dir.clone(),
+            ..Board::default()
+        };
+        seen.clear();
+        for (((path, _), stamp), kept) in listed.iter().zip(stamps).zip(kept) {
+            let (entry, file) = match kept {
+                Some(kept) => kept,
                 None => match (fresh.next().flatten(), stamp) {
-                    (Some(entry), Some(stamp)) => Cached { stamp, entry },
+                    (Some((entry, digest)), Some(stamp)) => (entry, Seen { stamp, digest }),
                     _ => {
                         vanished = true;
                         continue;
                     }
                 },
             };
-            files.push((path.clone(), cached));
+            seen.insert(path.clone(), file);
+            match entry {
+                Entry::Story(story) => board.stories.push(story),
+                Entry::Broken(err) => board.broken.push(err),
+            }
         }
-        (files, reads, vanished)
+        let mut state = self.state();
+        state.reads += reads;
+        state.paths = board
+            .stories
+            .iter()
+            .map(|s| (s.id().to_string(), s.path.clone()))
+            .rev() // the first of duplicate ids wins, as in `Board::get`
+            .collect();
+        state.board = Arc::new(board);
+        state.seen = seen;
+        vanished
     }
 
     /// A digest of every story as last read, to tell whether stories changed since a
@@ -290,11 +292,12 @@ impl BoardStore {
     pub fn content_hash(&self) -> String {
         let state = self.state();
         let mut stories: Vec<(&str, &[u8; 32])> = state
-            .files
+            .board
+            .stories
             .iter()
-            .filter_map(|(_, cached)| match &cached.entry {
-                Entry::Story(story, digest) => Some((story.id(), digest)),
-                Entry::Broken(_) => None,
+            .filter_map(|story| {
+                let digest = state.seen.get(&story.path)?.digest.as_ref()?;
+                Some((story.id(), digest))
             })
             .collect();
         stories.sort();

@@ -165,6 +165,9 @@ pub async fn run(
             message: "the circuit breaker is disabled (refinement.enableCircuitBreaker: false): reworks are unbounded".into(),
         });
     }
+    // Handed back, the board's stories move into the store's next refresh instead of being
+    // copied.
+    drop(board);
     let mut run = Loop {
         wf,
         options,
@@ -320,7 +323,7 @@ impl Loop {
 
     /// The board as it is now: what the run wrote and what people edited since the last look
     /// are read again, the rest is kept ([`BoardStore::refresh`]).
-    async fn refreshed_board(&self) -> Result<Board> {
+    async fn refreshed_board(&self) -> Result<Arc<Board>> {
         let store = Arc::clone(&self.wf.board);
         off_the_runtime(move || store.refresh()).await
     }
@@ -467,7 +470,7 @@ impl Loop {
     }
 
     /// The run's exit status; `board` is the board at the end, when it could be read.
-    fn conclude(&self, board: Option<Board>) -> ExitStatus {
+    fn conclude(&self, board: Option<Arc<Board>>) -> ExitStatus {
         let (code, message) = match self.stop {
             Some(Stop::Manual) => (
                 ExitStatus::NeedsPerson,
