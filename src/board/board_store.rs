@@ -10,6 +10,7 @@
 //! story moved by hand.
 
 use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 
@@ -65,12 +66,13 @@ struct State {
     /// The board of the last refresh, shared with the caller that asked for it; the next refresh
     /// takes its stories back instead of copying them when nobody holds it any more.
     board: Arc<Board>,
-    /// Every file of `board` (story or broken), by path.
-    seen: HashMap<PathBuf, Seen>,
+    /// Every file of `board` (story or broken), by path. Paths are keyed by their bytes: hashing
+    /// and comparing a `PathBuf` goes component by component, which showed on large boards.
+    seen: HashMap<OsString, Seen>,
     /// Where each story was last seen or written; a write that moves a story moves its entry.
     paths: HashMap<String, PathBuf>,
     /// Files the run wrote since the last refresh: read again whatever their stamp says.
-    touched: HashSet<PathBuf>,
+    touched: HashSet<OsString>,
     /// How many story files refreshes read from disk, for tests.
     reads: usize,
 }
@@ -138,11 +140,15 @@ impl BoardStore {
         let (path, story, seen) = {
             let state = self.state();
             let path = state.paths.get(id)?;
-            if state.touched.contains(path) {
+            if state.touched.contains(path.as_os_str()) {
                 return None;
             }
-            let seen = *state.seen.get(path)?;
-            let story = state.board.stories.iter().find(|s| &s.path == path)?;
+            let seen = *state.seen.get(path.as_os_str())?;
+            let story = state
+                .board
+                .stories
+                .iter()
+                .find(|s| s.path.as_os_str() == path.as_os_str())?;
             (path.clone(), story.clone(), seen)
         };
         (story.id() == id && Stamp::of(&path) == Some(seen.stamp)).then_some(story)
@@ -159,9 +165,9 @@ impl BoardStore {
         let result = store::update(&self.dir, id, hint.as_deref(), change);
         let mut state = self.state();
         // Even a failed write may have moved the file or found it elsewhere.
-        state.touched.extend(hint);
+        state.touched.extend(hint.map(PathBuf::into_os_string));
         if let Ok((story, _)) = &result {
-            state.touched.insert(story.path.clone());
+            state.touched.insert(story.path.clone().into_os_string());
             state
                 .paths
                 .insert(story.id().to_string(), story.path.clone());
@@ -212,15 +218,15 @@ impl BoardStore {
             let board = Arc::try_unwrap(board).unwrap_or_else(|shared| (*shared).clone());
             let mut seen = std::mem::take(&mut state.seen);
             seen.retain(|path, _| !touched.contains(path));
-            let known: HashMap<PathBuf, Entry> = board
+            let known: HashMap<OsString, Entry> = board
                 .stories
                 .into_iter()
-                .map(|s| (s.path.clone(), Entry::Story(s)))
+                .map(|s| (s.path.clone().into_os_string(), Entry::Story(s)))
                 .chain(
                     board
                         .broken
                         .into_iter()
-                        .map(|e| (e.path.clone(), Entry::Broken(e))),
+                        .map(|e| (e.path.clone().into_os_string(), Entry::Broken(e))),
                 )
                 .collect();
             (known, seen)
@@ -228,7 +234,9 @@ impl BoardStore {
         let mut to_read = Vec::new();
         let mut kept: Vec<Option<(Entry, Seen)>> = Vec::with_capacity(listed.len());
         for ((path, column), stamp) in listed.iter().zip(&stamps) {
-            let old = seen.remove(path).zip(known.remove(path));
+            let old = seen
+                .remove(path.as_os_str())
+                .zip(known.remove(path.as_os_str()));
             match (old, stamp) {
                 (Some((old, entry)), Some(stamp)) if old.stamp == *stamp => {
                     kept.push(Some((entry, old)))
@@ -267,7 +275,7 @@ impl BoardStore {
                     }
                 },
             };
-            seen.insert(path.clone(), file);
+            seen.insert(path.clone().into_os_string(), file);
             match entry {
                 Entry::Story(story) => board.stories.push(story),
                 Entry::Broken(err) => board.broken.push(err),
@@ -296,7 +304,7 @@ impl BoardStore {
             .stories
             .iter()
             .filter_map(|story| {
-                let digest = state.seen.get(&story.path)?.digest.as_ref()?;
+                let digest = state.seen.get(story.path.as_os_str())?.digest.as_ref()?;
                 Some((story.id(), digest))
             })
             .collect();

@@ -317,8 +317,13 @@ impl Loop {
                 }
             }
         }
-        let board = self.refreshed_board().await;
-        Ok(self.conclude(board.ok()))
+        // Only an `--auto` run that succeeded asks whether work is left (to drop the checkpoint).
+        let board = if self.options.auto && self.failed == 0 {
+            self.refreshed_board().await.ok()
+        } else {
+            None
+        };
+        Ok(self.conclude(board))
     }
 
     /// The board as it is now: what the run wrote and what people edited since the last look
