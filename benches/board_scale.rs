@@ -4,6 +4,11 @@
 //! Target: both commands no slower than 1.5× that `cat` (median wall time) with a peak RSS
 //! under 60 MiB, on a board of 10,000 stories of about 4 KB each.
 //!
+//! Then one real action on the same board, `run --step research --max-actions 1` against a fake
+//! model, is timed against `status --json` (target: ≤ 1.5×), and the opens of each story file
+//! during one such run are counted with strace (target: at most twice for every file but the
+//! story researched). See `board_scale/research_run.rs`.
+//!
 //! ```text
 //! cargo bench --bench board_scale                                  # 10,000 stories, 5 runs
 //! cargo bench --bench board_scale -- --stories 1000 --runs 3 --keep
@@ -24,10 +29,15 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 // A bench's root file resolves modules beside it, so the helpers name their folder.
+#[path = "../tests/suite/fake_llm.rs"]
+#[allow(dead_code)]
+mod fake_llm;
 #[path = "board_scale/generate.rs"]
 mod generate;
 #[path = "board_scale/measure.rs"]
 mod measure;
+#[path = "board_scale/research_run.rs"]
+mod research_run;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -197,6 +207,10 @@ fn bench(options: &Options) -> Result<(), String> {
     }
     println!();
     print_table(&names, &summaries);
+    // After the table above: the fake model's server lives in this process and would add to
+    // the peak RSS that Linux charges to every child started after it.
+    let research = research_run::measure(&bin, root, options.runs)?;
+    print_research(&research);
     if identity(&options.bin) != copied_from {
         println!(
             "\nnote: {} was rebuilt while this ran. With a target folder shared by several \
@@ -336,5 +350,45 @@ fn print_table(names: &[String], summaries: &[Summary]) {
             ms(summary.cpu_median),
             rss
         );
+    }
+}
+
+fn print_research(figures: &research_run::Figures) {
+    let status = measure::summarise(&figures.status);
+    let run = measure::summarise(&figures.run);
+    let ratio = run.median.as_secs_f64() / status.median.as_secs_f64();
+    println!();
+    println!(
+        "{:<38} {:>10} {:>10} {:>9} {:>8}  target (≤{MAX_RATIO}× status)",
+        "one action", "median ms", "min ms", "× status", "CPU ms"
+    );
+    let rows = [
+        (
+            "status --json".to_string(),
+            &status,
+            "(baseline)".to_string(),
+        ),
+        (
+            research_run::RUN_ARGS.join(" "),
+            &run,
+            format!("met: {}", if ratio <= MAX_RATIO { "yes" } else { "no" }),
+        ),
+    ];
+    for (name, summary, verdict) in rows {
+        println!(
+            "{name:<38} {:>10.1} {:>10.1} {:>9.2} {:>8.1}  {verdict}",
+            ms(summary.median),
+            ms(summary.min),
+            summary.median.as_secs_f64() / status.median.as_secs_f64(),
+            ms(summary.cpu_median),
+        );
+    }
+    match &figures.opens {
+        Some(opens) => println!(
+            "story files opened by one run (strace -f -e trace=openat): {} files; every file but \
+             the researched one at most {}×; the researched one ({}) {}×",
+            opens.files, opens.others_max, opens.busiest.0, opens.busiest.1
+        ),
+        None => println!("story file opens: not counted (strace is not installed)"),
     }
 }

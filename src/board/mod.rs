@@ -1,5 +1,6 @@
 //! The board: story files in column folders, read and written without losing hand edits.
 
+pub mod board_store;
 mod commit;
 pub mod frontmatter;
 pub mod ids;

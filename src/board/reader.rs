@@ -34,7 +34,9 @@ fn story_files(dir: &Path, column: Column) -> Result<Vec<PathBuf>> {
                     .is_some_and(|n| n.starts_with('.'))
         })
         .collect();
-    files.sort();
+    // By bytes: the paths share their folder, so this is the order of the file names, without
+    // comparing component by component (which showed on large boards).
+    files.sort_by(|a, b| a.as_os_str().cmp(b.as_os_str()));
     Ok(files)
 }
 
@@ -84,7 +86,7 @@ pub(super) struct BoardLock {
 }
 
 impl BoardLock {
-    fn shared(board_dir: &Path) -> Option<BoardLock> {
+    pub(super) fn shared(board_dir: &Path) -> Option<BoardLock> {
         let folder = std::fs::File::open(board_dir).ok()?;
         folder.lock_shared().ok()?;
         Some(BoardLock { _folder: folder })
@@ -99,7 +101,7 @@ impl BoardLock {
 
 /// How often a board-wide read starts again when stories moved under it; the last attempt holds
 /// the board lock for the whole read.
-const READ_ATTEMPTS: usize = 3;
+pub(super) const READ_ATTEMPTS: usize = 3;
 
 impl Board {
     /// Reads every column. Broken files are collected, not fatal: the rest of the board works.
@@ -154,7 +156,7 @@ impl Board {
     }
 }
 
-fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
+pub(super) fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
     let mut files = Vec::new();
     for column in Column::ALL {
         files.extend(story_files(dir, column)?.into_iter().map(|p| (p, column)));
@@ -162,7 +164,7 @@ fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
     Ok(files)
 }
 
-fn has_duplicate_ids(board: &Board) -> bool {
+pub(super) fn has_duplicate_ids(board: &Board) -> bool {
     let mut seen = std::collections::HashSet::with_capacity(board.stories.len());
     !board.stories.iter().all(|s| seen.insert(s.id()))
 }
@@ -173,37 +175,12 @@ fn read_files(
     files: &[(PathBuf, Column)],
     keep: fn(Story) -> Result<Story, StoryError>,
 ) -> (Board, bool) {
-    // Parsing dominates on large boards; the files are independent, so read them on every
-    // core and keep the original order.
-    let workers = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(8);
-    let chunk = files.len().div_ceil(workers).max(64);
-    let results: Vec<Read> = std::thread::scope(|scope| {
-        let handles: Vec<_> = files
-            .chunks(chunk)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .map(|(p, c)| match read_story_file(p, *c) {
-                            Read::Story(story, _) => match keep(story) {
-                                Ok(story) => Read::Story(story, Vec::new()),
-                                Err(err) => Read::Broken(err),
-                            },
-                            other => other,
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            // A reader returns its errors; a panic there is a bug, raised again as it was.
-            .flat_map(|h| {
-                h.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+    let results = in_parallel(files, |path, column| match read_story_file(path, column) {
+        Read::Story(story, _) => match keep(story) {
+            Ok(story) => Read::Story(story, Vec::new()),
+            Err(err) => Read::Broken(err),
+        },
+        other => other,
     });
     let mut board = Board {
         dir: dir.to_path_buf(),
@@ -218,4 +195,33 @@ fn read_files(
         }
     }
     (board, vanished)
+}
+
+/// `each` applied to every file, on every core, in the original order. Parsing dominates on
+/// large boards and the files are independent.
+pub(super) fn in_parallel<T: Send>(
+    files: &[(PathBuf, Column)],
+    each: impl Fn(&Path, Column) -> T + Sync,
+) -> Vec<T> {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(8);
+    let chunk = files.len().div_ceil(workers).max(64);
+    let each = &each;
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = files
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || part.iter().map(|(p, c)| each(p, *c)).collect::<Vec<_>>())
+            })
+            .collect();
+        handles
+            .into_iter()
+            // A reader returns its errors; a panic there is a bug, raised again as it was.
+            .flat_map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    })
 }

@@ -4,6 +4,7 @@ use clap::Args;
 use serde_json::json;
 
 use super::Context;
+use crate::board::board_store::BoardStore;
 use crate::board::{lookup, Board};
 use crate::error::{Error, ExitStatus, Result};
 use crate::workflow::decision::parse_decision;
@@ -22,8 +23,11 @@ pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
     let story = lookup::find(&board.stories, &args.story)?;
+    // The story was just found; the gate writes it at that path, scanning only if it moved.
+    let store = BoardStore::unloaded(&board_dir);
+    store.remember(story);
     let id = story.id().to_string();
-    let mut gate = PhaseGate::awaiting_person(&board_dir, story)?.ok_or_else(|| {
+    let mut gate = PhaseGate::awaiting_person(&store, story)?.ok_or_else(|| {
         Error::ActionFailed(format!(
             "{} has no human phase review waiting for a decision",
             story.slug

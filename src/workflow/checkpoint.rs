@@ -3,11 +3,11 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use sha2::{Digest, Sha256};
 
 use super::assessor::{Action, ActionType};
+#[cfg(doc)]
+use crate::board::board_store::BoardStore;
 use crate::board::store::write_atomic;
-use crate::board::Board;
 use crate::error::{Error, Result};
 
 pub const CHECKPOINT_FILE: &str = ".workflow-state.json";
@@ -65,7 +65,8 @@ pub fn path(board_dir: &Path) -> PathBuf {
 }
 
 impl Checkpoint {
-    pub fn new(board_dir: &Path, options: RunOptions, board: &Board) -> Checkpoint {
+    /// `content_hash` is [`BoardStore::content_hash`] of the board the run starts from.
+    pub fn new(board_dir: &Path, options: RunOptions, content_hash: String) -> Checkpoint {
         Checkpoint {
             version: VERSION.into(),
             workflow_id: format!(
@@ -78,7 +79,7 @@ impl Checkpoint {
             context: CheckpointContext {
                 sdlc_root: board_dir.to_path_buf(),
                 options,
-                story_content_hash: content_hash(board),
+                story_content_hash: content_hash,
             },
         }
     }
@@ -99,9 +100,10 @@ impl Checkpoint {
         })
     }
 
-    pub fn save(&mut self, board_dir: &Path, board: &Board) -> Result<()> {
+    /// Writes the checkpoint; `content_hash` is [`BoardStore::content_hash`] of the board now.
+    pub fn save(&mut self, board_dir: &Path, content_hash: String) -> Result<()> {
         self.timestamp = now();
-        self.context.story_content_hash = content_hash(board);
+        self.context.story_content_hash = content_hash;
         let text = serde_json::to_string_pretty(self)
             .expect("a checkpoint is strings, numbers and string-keyed maps, so it serialises");
         write_atomic(&path(board_dir), &format!("{text}\n"))
@@ -151,22 +153,4 @@ impl Checkpoint {
 
 fn now() -> String {
     chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
-}
-
-/// A digest of every story's text, to tell whether stories changed since the checkpoint.
-pub fn content_hash(board: &Board) -> String {
-    let mut stories: Vec<_> = board.stories.iter().collect();
-    stories.sort_by(|a, b| a.id().cmp(b.id()));
-    let mut hasher = Sha256::new();
-    for story in stories {
-        hasher.update(story.id().as_bytes());
-        hasher.update([0]);
-        hasher.update(story.to_text().as_bytes());
-        hasher.update([0]);
-    }
-    hasher
-        .finalize()
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
 }

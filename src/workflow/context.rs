@@ -1,16 +1,18 @@
 //! What every action of a run shares.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::budget::Spending;
 use super::events::EventSink;
 use crate::agents::Agents;
+use crate::board::board_store::BoardStore;
 use crate::config::{Config, CONFIG_FILE};
 
 pub struct Workflow {
     pub root: PathBuf,
-    pub board_dir: PathBuf,
+    /// The run's board: read once, written with path hints, refreshed by what changed.
+    pub board: Arc<BoardStore>,
     pub config: Config,
     pub agents: Arc<dyn Agents>,
     pub events: EventSink,
@@ -27,11 +29,15 @@ pub struct Workflow {
 }
 
 impl Workflow {
+    pub fn board_dir(&self) -> &Path {
+        self.board.dir()
+    }
+
     /// Paths the tool itself writes all the time, relative to the repository root; they never
     /// count as a user's uncommitted work and never go into a story's diff or commit.
     pub fn own_paths(&self) -> Vec<PathBuf> {
         let mut paths = vec![PathBuf::from(CONFIG_FILE)];
-        if let Ok(relative) = self.board_dir.strip_prefix(&self.root) {
+        if let Ok(relative) = self.board_dir().strip_prefix(&self.root) {
             paths.push(relative.to_path_buf());
         }
         paths.push(PathBuf::from(WORKTREES_DIR));

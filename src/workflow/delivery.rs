@@ -9,7 +9,7 @@ use super::workspace::{self, blocking, Purpose, Work};
 use super::{review, story_ops};
 use crate::agents::transcript::Transcript;
 use crate::board::records::{IssueSeverity, ReviewIssue, Usage};
-use crate::board::{store, Column, Story};
+use crate::board::{Column, Story};
 use crate::config::Integrate;
 use crate::error::{Error, Result};
 use crate::vcs as git;
@@ -18,7 +18,7 @@ use crate::vcs as git;
 const BASE_RACES: usize = 3;
 
 pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
-    let story = store::locate(&wf.board_dir, story_id, None)?;
+    let story = wf.board.locate(story_id)?;
     let merges = wf.config.git.integrate == Integrate::Merge
         && workspace::uses_branches(wf)
         && story.meta.branch.is_some();
@@ -224,7 +224,7 @@ fn send_back(wf: &Workflow, story_id: &str, issue: ReviewIssue, base: &str) -> R
 /// Moves the story to done, with the base commit that now holds its work, and removes its
 /// worktree (its branch stays).
 async fn mark_done(wf: &Workflow, story: &Story, merged: Option<(&str, &str)>) -> Result<()> {
-    let (updated, ()) = store::update(&wf.board_dir, story.id(), None, |story| {
+    let (updated, ()) = wf.board.update(story.id(), |story| {
         if let Some((commit, base)) = merged {
             story.set("merged_commit", &commit);
             story.set("base_branch", &base);
@@ -246,7 +246,7 @@ fn short(commit: &str) -> &str {
 /// that cannot be done (no git repository, no branch, no `gh`), it says so and the story goes
 /// on to done.
 pub async fn create_pr(wf: &Workflow, story_id: &str) -> Result<Outcome> {
-    let story = store::locate(&wf.board_dir, story_id, None)?;
+    let story = wf.board.locate(story_id)?;
     let Some(branch) = story.meta.branch.clone().filter(|_| git::is_repo(&wf.root)) else {
         return skip_pr(
             wf,
@@ -289,7 +289,7 @@ pub async fn create_pr(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     workspace::release(wf, work).await;
     match pushed {
         Ok(url) => {
-            store::update(&wf.board_dir, story_id, None, |story| {
+            wf.board.update(story_id, |story| {
                 story.set("pr_url", &url);
                 story.remove("last_error");
                 Ok(())
@@ -317,7 +317,7 @@ fn pr_target(wf: &Workflow, story: &Story) -> Option<String> {
         .meta
         .depends_on
         .iter()
-        .filter_map(|id| store::locate(&wf.board_dir, id, None).ok())
+        .filter_map(|id| wf.board.locate(id).ok())
         .filter(|dependency| dependency.meta.pr_url.is_some())
         .filter_map(|dependency| dependency.meta.branch)
         .filter(|dependency_branch| {

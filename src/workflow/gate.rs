@@ -15,6 +15,7 @@ use std::path::{Path, PathBuf};
 use super::decision::{parse_decision, GateDecision, ParsedDecision};
 use super::{phase_output, story_ops};
 use crate::agents::Revision;
+use crate::board::board_store::BoardStore;
 use crate::board::records::{GateState, PhaseReview};
 use crate::board::{store, Phase, Story};
 use crate::config::GateConfig;
@@ -53,7 +54,7 @@ pub struct Recorded(pub String);
 /// A phase's gate on one story: its `phase_reviews` record as it will be written, and the
 /// retries spent on it in this run.
 pub struct PhaseGate<'a> {
-    board_dir: &'a Path,
+    board: &'a BoardStore,
     story_id: &'a str,
     phase: Phase,
     record: PhaseReview,
@@ -63,9 +64,9 @@ pub struct PhaseGate<'a> {
 
 impl<'a> PhaseGate<'a> {
     /// A phase's gate before its first attempt in a run.
-    pub fn new(board_dir: &'a Path, story_id: &'a str, phase: Phase) -> Self {
+    pub fn new(board: &'a BoardStore, story_id: &'a str, phase: Phase) -> Self {
         PhaseGate {
-            board_dir,
+            board,
             story_id,
             phase,
             record: PhaseReview::default(),
@@ -75,7 +76,7 @@ impl<'a> PhaseGate<'a> {
     }
 
     /// The gate whose output waits for a person's decision, or `None` when no phase waits.
-    pub fn awaiting_person(board_dir: &'a Path, story: &'a Story) -> Result<Option<Self>> {
+    pub fn awaiting_person(board: &'a BoardStore, story: &'a Story) -> Result<Option<Self>> {
         let reviews = story.phase_reviews()?;
         let pending = reviews
             .into_iter()
@@ -83,7 +84,7 @@ impl<'a> PhaseGate<'a> {
             .and_then(|(name, record)| Phase::parse(&name).map(|phase| (phase, record)));
         Ok(pending.map(|(phase, record)| PhaseGate {
             record,
-            ..PhaseGate::new(board_dir, story.id(), phase)
+            ..PhaseGate::new(board, story.id(), phase)
         }))
     }
 
@@ -271,7 +272,7 @@ impl<'a> PhaseGate<'a> {
 
     fn commit(&self, output: &str) -> Result<()> {
         commit_output(
-            self.board_dir,
+            self.board,
             self.story_id,
             self.phase,
             output,
@@ -282,7 +283,7 @@ impl<'a> PhaseGate<'a> {
     /// Writes the record, with `also` changing the story in the same atomic write.
     fn save(&self, also: impl FnOnce(&mut Story)) -> Result<()> {
         let (phase, record) = (self.phase, self.record.clone());
-        store::update(self.board_dir, self.story_id, None, |story| {
+        self.board.update(self.story_id, |story| {
             set_phase_review(story, phase, record)?;
             also(story);
             Ok(())
@@ -291,7 +292,7 @@ impl<'a> PhaseGate<'a> {
     }
 
     fn pending_path(&self) -> PathBuf {
-        pending_output_path(self.board_dir, self.story_id, self.phase)
+        pending_output_path(self.board.dir(), self.story_id, self.phase)
     }
 
     fn pending_output(&self) -> Result<String> {
@@ -309,13 +310,13 @@ impl<'a> PhaseGate<'a> {
 /// Writes a phase's accepted output into the story, sets its flag or column, and records the
 /// gate when there is one, in one atomic write; an output that waited for a person is done.
 pub fn commit_output(
-    board_dir: &Path,
+    board: &BoardStore,
     story_id: &str,
     phase: Phase,
     output: &str,
     record: Option<PhaseReview>,
 ) -> Result<()> {
-    store::update(board_dir, story_id, None, |story| {
+    board.update(story_id, |story| {
         phase_output::write_into(story, phase, output);
         if let Some(record) = record {
             set_phase_review(story, phase, record)?;
@@ -323,7 +324,7 @@ pub fn commit_output(
         story.remove("last_error");
         Ok(())
     })?;
-    let _ = fs_err::remove_file(pending_output_path(board_dir, story_id, phase));
+    let _ = fs_err::remove_file(pending_output_path(board.dir(), story_id, phase));
     Ok(())
 }
 

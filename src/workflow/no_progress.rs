@@ -12,7 +12,7 @@ use super::outcome::{Outcome, Stop};
 use super::story_ops;
 use crate::agents::prompts::DIFF_BUDGET;
 use crate::board::records::{IterationResult, ReviewDecision, ReviewRecord};
-use crate::board::{store, Phase, Story};
+use crate::board::{Phase, Story};
 use crate::error::Result;
 use crate::vcs as git;
 
@@ -104,7 +104,7 @@ pub fn rework_target(story: &Story) -> Option<Phase> {
 
 /// Blocks the story for no progress.
 pub fn block(wf: &Workflow, story_id: &str, reason: &str) -> Result<Outcome> {
-    store::update(&wf.board_dir, story_id, None, |story| {
+    wf.board.update(story_id, |story| {
         story_ops::block(story, reason);
         Ok(())
     })?;

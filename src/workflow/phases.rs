@@ -15,7 +15,7 @@ use super::{no_progress, story_ops, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
 use crate::board::records::{IterationResult, ReviewDecision};
-use crate::board::{store, Column, Phase, Story};
+use crate::board::{Column, Phase, Story};
 use crate::config::GateConfig;
 use crate::error::Result;
 
@@ -23,7 +23,7 @@ mod checked;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome> {
-    let story = store::locate(&wf.board_dir, story_id, None)?;
+    let story = wf.board.locate(story_id)?;
     let transcript = match story_ops::open_transcript(wf, story_id, phase.name())? {
         Ok(transcript) => transcript,
         Err(outcome) => return Ok(outcome),
@@ -42,7 +42,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         phase,
         work_dir: work.dir.clone(),
         transcript: &transcript,
-        gate: PhaseGate::new(&wf.board_dir, story_id, phase),
+        gate: PhaseGate::new(&wf.board, story_id, phase),
         tree_before: None,
         rework_downstream: false,
     };
@@ -79,7 +79,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
             workspace::release(wf, work).await;
             // The output was accepted, but its work could not be kept on the branch: the
             // implementation is not complete.
-            store::update(&wf.board_dir, story_id, None, |story| {
+            wf.board.update(story_id, |story| {
                 story.set_phase_flag(phase.name(), false);
                 Ok(())
             })?;
@@ -101,7 +101,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
 /// An implement that failed leaves the story in the column it started from (SPEC §13), not in
 /// in-progress where the attempt put it.
 fn restore_column(wf: &Workflow, story_id: &str, column: Column) -> Result<()> {
-    store::update(&wf.board_dir, story_id, None, |story| {
+    wf.board.update(story_id, |story| {
         if story.column != column && story.column == Column::InProgress {
             story.set_column(column);
         }
@@ -131,7 +131,7 @@ impl PhaseRun<'_> {
         mut revision: Option<Revision>,
     ) -> Result<Outcome> {
         loop {
-            let story = store::locate(&self.wf.board_dir, self.story_id, None)?;
+            let story = self.wf.board.locate(self.story_id)?;
             let output = match self
                 .produce_checked(self.phase, &story, revision.as_ref())
                 .await?
@@ -140,7 +140,7 @@ impl PhaseRun<'_> {
                 Err(outcome) => return Ok(outcome),
             };
             let Some(gate) = gate else {
-                commit_output(&self.wf.board_dir, self.story_id, self.phase, &output, None)?;
+                commit_output(&self.wf.board, self.story_id, self.phase, &output, None)?;
                 return Ok(Outcome::Completed(completion_summary(self.phase)));
             };
             let (answer, usage) = match consult(
@@ -286,7 +286,7 @@ impl PhaseRun<'_> {
     /// The predecessor re-runs once, without its own gate, and is committed at once; then
     /// this phase starts over from its first attempt, without feedback.
     async fn rerun_predecessor(&mut self, predecessor: Phase, feedback: String) -> Result<Step> {
-        let story = store::locate(&self.wf.board_dir, self.story_id, None)?;
+        let story = self.wf.board.locate(self.story_id)?;
         let revision = Revision {
             attempt: 2,
             feedback,
@@ -299,7 +299,7 @@ impl PhaseRun<'_> {
             Ok(text) => text,
             Err(outcome) => return Ok(Step::Done(outcome)),
         };
-        commit_output(&self.wf.board_dir, self.story_id, predecessor, &text, None)?;
+        commit_output(&self.wf.board, self.story_id, predecessor, &text, None)?;
         Ok(Step::Again(None))
     }
 

@@ -13,7 +13,7 @@ use crate::agents::{Perspective, ReviewRequest};
 use crate::board::records::{
     IssueSeverity, ReviewDecision, ReviewIssue, ReviewRecord, Severity, Usage,
 };
-use crate::board::{store, Phase, Story};
+use crate::board::{Phase, Story};
 use crate::error::Result;
 use crate::exec::{head_tail, run_shell_command, CommandEnv};
 
@@ -21,7 +21,7 @@ use crate::exec::{head_tail, run_shell_command, CommandEnv};
 const TEST_OUTPUT_TAIL: usize = 4_000;
 
 pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
-    let story = store::locate(&wf.board_dir, story_id, None)?;
+    let story = wf.board.locate(story_id)?;
     let transcript = match story_ops::open_transcript(wf, story_id, "review")? {
         Ok(transcript) => transcript,
         Err(outcome) => return Ok(outcome),
@@ -206,7 +206,7 @@ pub(super) fn record_review(
 ) -> Result<Outcome> {
     let decision = record.decision;
     let blockers = record.blockers.len();
-    let (_, repeated) = store::update(&wf.board_dir, story_id, None, |story| {
+    let (_, repeated) = wf.board.update(story_id, |story| {
         let repeated = no_progress::repeated_blockers(&story.review_history()?, &record);
         story.add_usage(budget::priced(wf.spending.price(), usage))?;
         story.append_to_section("Review Notes", &review_note(&record));
@@ -246,7 +246,7 @@ fn record_failed(wf: &Workflow, story_id: &str, message: String, usage: Usage) -
         target_phase: None,
         issues: Vec::new(),
     };
-    store::update(&wf.board_dir, story_id, None, |story| {
+    wf.board.update(story_id, |story| {
         story.add_usage(budget::priced(wf.spending.price(), usage))?;
         story.push_review(record)?;
         story.set("last_error", &message);

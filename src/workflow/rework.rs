@@ -6,7 +6,7 @@ use super::outcome::{Outcome, Stop};
 use super::story_ops;
 use crate::agents::verdict::{feedback_summary, format_issues};
 use crate::board::records::{IterationResult, RefinementIteration, ReviewDecision, ReviewRecord};
-use crate::board::{store, Phase, Story};
+use crate::board::{Phase, Story};
 use crate::config::Escalation;
 use crate::error::{Error, Result};
 
@@ -70,7 +70,7 @@ pub fn preview(wf: &Workflow, story: &Story) -> Option<ReworkPlan> {
 
 pub fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     let refinement = &wf.config.refinement;
-    let (_, outcome) = store::update(&wf.board_dir, story_id, None, |story| {
+    let (_, outcome) = wf.board.update(story_id, |story| {
         let review = story
             .latest_review()?
             .filter(|r| r.decision == ReviewDecision::Rejected)

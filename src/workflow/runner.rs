@@ -17,6 +17,7 @@ use super::prompter::{Prompter, Terminal};
 use super::{actions, rework, workspace};
 use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
+use crate::board::board_store::BoardStore;
 use crate::board::validate::dependency_cycles;
 use crate::board::{lookup, store, Board};
 use crate::config::Project;
@@ -80,7 +81,11 @@ pub async fn run(
     prompter: Option<Arc<dyn Prompter>>,
 ) -> Result<ExitStatus> {
     let board_dir = project.board_dir();
-    let board = Board::load(&board_dir)?;
+    let store = {
+        let board_dir = board_dir.clone();
+        Arc::new(off_the_runtime(move || BoardStore::load(&board_dir)).await?)
+    };
+    let board = store.board();
     // `dependency_cycles` leaves out a story that names itself (validate reports it apart),
     // but that story would wait on itself for ever just the same.
     let self_loop = board
@@ -104,12 +109,12 @@ pub async fn run(
         });
     }
     let mut checkpoint = if request.resume {
-        resume_checkpoint(&board_dir, &board, &events)?
+        resume_checkpoint(&board_dir, &store, &events)?
     } else {
         Checkpoint::new(
             &board_dir,
             resolve_story(&board, request.options.clone())?,
-            &board,
+            store.content_hash(),
         )
     };
     let options = checkpoint.context.options.clone();
@@ -145,7 +150,7 @@ pub async fn run(
     }
     let wf = Arc::new(Workflow {
         root: project.root.clone(),
-        board_dir: board_dir.clone(),
+        board: store,
         config: project.config.clone(),
         agents,
         events: events.clone(),
@@ -160,6 +165,9 @@ pub async fn run(
             message: "the circuit breaker is disabled (refinement.enableCircuitBreaker: false): reworks are unbounded".into(),
         });
     }
+    // Handed back, the board's stories move into the store's next refresh instead of being
+    // copied.
+    drop(board);
     let mut run = Loop {
         wf,
         options,
@@ -190,7 +198,7 @@ fn put_back_interrupted_work(project: &Project, events: &EventSink) {
 
 fn resume_checkpoint(
     board_dir: &std::path::Path,
-    board: &Board,
+    store: &BoardStore,
     events: &EventSink,
 ) -> Result<Checkpoint> {
     let checkpoint = Checkpoint::load(board_dir)?.ok_or_else(|| {
@@ -208,7 +216,7 @@ fn resume_checkpoint(
             ),
         });
     }
-    if checkpoint.context.story_content_hash != super::checkpoint::content_hash(board) {
+    if checkpoint.context.story_content_hash != store.content_hash() {
         events.emit(RunEvent::Warning {
             story_id: None,
             message: "stories changed since the checkpoint was written; resuming from the board as it is now".into(),
@@ -272,7 +280,8 @@ impl Loop {
         let mut interrupt = Box::pin(interrupted());
         loop {
             if self.may_start_more() {
-                self.start_actions(checkpoint)?;
+                let board = self.refreshed_board().await?;
+                self.start_actions(&board, checkpoint)?;
             }
             if self.tasks.is_empty() {
                 break;
@@ -282,12 +291,19 @@ impl Loop {
                     let Some(joined) = joined else { break };
                     let (action, result) = joined.map_err(|e| Error::Other(format!("an action task failed: {e}")))?;
                     self.running.remove(&action.story_id);
-                    self.settle(&action, result, checkpoint)?;
+                    self.settle(&action, result);
+                    let board = self.refreshed_board().await?;
+                    let story_path = board
+                        .get(&action.story_id)
+                        .map(|s| s.path.clone())
+                        .unwrap_or_default();
+                    checkpoint.complete(&action, story_path);
+                    checkpoint.save(self.wf.board_dir(), self.wf.board.content_hash())?;
                 }
                 _ = &mut interrupt => {
                     self.tasks.abort_all();
                     while self.tasks.join_next().await.is_some() {}
-                    let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir.clone(), self.wf.config.clone());
+                    let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir().to_path_buf(), self.wf.config.clone());
                     for message in workspace::recover_interrupted(&root, &board_dir, &config) {
                         self.wf.events.emit(RunEvent::Warning { story_id: None, message });
                     }
@@ -301,7 +317,20 @@ impl Loop {
                 }
             }
         }
-        Ok(self.conclude(checkpoint))
+        // Only an `--auto` run that succeeded asks whether work is left (to drop the checkpoint).
+        let board = if self.options.auto && self.failed == 0 {
+            self.refreshed_board().await.ok()
+        } else {
+            None
+        };
+        Ok(self.conclude(board))
+    }
+
+    /// The board as it is now: what the run wrote and what people edited since the last look
+    /// are read again, the rest is kept ([`BoardStore::refresh`]).
+    async fn refreshed_board(&self) -> Result<Arc<Board>> {
+        let store = Arc::clone(&self.wf.board);
+        off_the_runtime(move || store.refresh()).await
     }
 
     fn may_start_more(&self) -> bool {
@@ -314,9 +343,8 @@ impl Loop {
                 .is_none_or(|max| self.started < max)
     }
 
-    fn start_actions(&mut self, checkpoint: &mut Checkpoint) -> Result<()> {
-        let board = Board::load(&self.wf.board_dir)?;
-        let assessment = assess(&board, Policy::from_config(&self.wf.config));
+    fn start_actions(&mut self, board: &Board, checkpoint: &mut Checkpoint) -> Result<()> {
+        let assessment = assess(board, Policy::from_config(&self.wf.config));
         let mut skip: HashSet<String> = self.parked.clone();
         skip.extend(self.running.keys().cloned());
         let candidates: Vec<Action> = runnable(&assessment, &self.options, &skip)
@@ -345,7 +373,7 @@ impl Loop {
                 .unwrap_or_default();
             self.wf.spending.begin_action(&action.story_id, spent);
             checkpoint.start(&action, story_path);
-            checkpoint.save(&self.wf.board_dir, &board)?;
+            checkpoint.save(self.wf.board_dir(), self.wf.board.content_hash())?;
             self.started += 1;
             self.running.insert(action.story_id.clone(), action.clone());
             let detail = rework.as_ref().map(|p| {
@@ -375,18 +403,14 @@ impl Loop {
         Ok(())
     }
 
-    fn settle(
-        &mut self,
-        action: &Action,
-        result: Result<Outcome>,
-        checkpoint: &mut Checkpoint,
-    ) -> Result<()> {
+    /// Reports how an action ended and what it means for the rest of the run.
+    fn settle(&mut self, action: &Action, result: Result<Outcome>) {
         let events = &self.wf.events;
         let outcome = result.unwrap_or_else(|err| {
             // An error outside the agent (I/O, a story removed by hand): the story stays as it
             // is; record the error on it when it can still be written.
             let message = err.to_string();
-            let _ = store::update(&self.wf.board_dir, &action.story_id, None, |s| {
+            let _ = self.wf.board.update(&action.story_id, |s| {
                 s.set("last_error", &message);
                 Ok(())
             });
@@ -448,16 +472,10 @@ impl Loop {
                 });
             }
         }
-        let board = Board::load(&self.wf.board_dir)?;
-        let story_path = board
-            .get(&action.story_id)
-            .map(|s| s.path.clone())
-            .unwrap_or_default();
-        checkpoint.complete(action, story_path);
-        checkpoint.save(&self.wf.board_dir, &board)
     }
 
-    fn conclude(&self, checkpoint: &Checkpoint) -> ExitStatus {
+    /// The run's exit status; `board` is the board at the end, when it could be read.
+    fn conclude(&self, board: Option<Arc<Board>>) -> ExitStatus {
         let (code, message) = match self.stop {
             Some(Stop::Manual) => (
                 ExitStatus::NeedsPerson,
@@ -491,7 +509,7 @@ impl Loop {
             ),
         };
         // A run that left nothing for its filters to do has nothing to resume.
-        let remaining = Board::load_summaries(&self.wf.board_dir)
+        let remaining = board
             .map(|board| {
                 let assessment = assess(&board, Policy::from_config(&self.wf.config));
                 let any = runnable(&assessment, &self.options, &self.parked)
@@ -501,9 +519,8 @@ impl Loop {
             })
             .unwrap_or(true);
         if code == ExitStatus::Success && !remaining && self.options.auto {
-            let _ = Checkpoint::remove(&self.wf.board_dir);
+            let _ = Checkpoint::remove(self.wf.board_dir());
         }
-        let _ = checkpoint;
         self.wf.events.emit(RunEvent::RunFinished {
             actions: self.started,
             failed: self.failed,
@@ -521,4 +538,14 @@ async fn interrupted() {
         _ = tokio::signal::ctrl_c() => {}
         _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
     }
+}
+
+/// Runs board I/O on tokio's blocking threads, so a large board does not stall the actions
+/// in flight.
+async fn off_the_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T> + Send + 'static,
+) -> Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| Error::Other(format!("a board read failed: {e}")))?
 }

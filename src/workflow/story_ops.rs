@@ -5,7 +5,7 @@ use super::context::Workflow;
 use super::outcome::{Outcome, Stop};
 use crate::agents::transcript::Transcript;
 use crate::board::records::Usage;
-use crate::board::{store, Column, Story};
+use crate::board::{Column, Story};
 use crate::error::Result;
 
 /// Adds an agent call's usage to the story right away (SPEC §10), so nothing spent is lost
@@ -15,9 +15,8 @@ pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
         return Ok(());
     }
     let usage = budget::priced(wf.spending.price(), usage);
-    store::update(&wf.board_dir, story_id, None, |story| {
-        Ok(story.add_usage(usage)?)
-    })?;
+    wf.board
+        .update(story_id, |story| Ok(story.add_usage(usage)?))?;
     Ok(())
 }
 
@@ -31,7 +30,7 @@ pub fn fail(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Res
         return Ok(outcome);
     }
     let usage = budget::priced(wf.spending.price(), usage);
-    store::update(&wf.board_dir, story_id, None, |story| {
+    wf.board.update(story_id, |story| {
         if !usage.is_empty() {
             story.add_usage(usage)?;
         }
@@ -48,22 +47,24 @@ pub fn budget_refusal(wf: &Workflow, story_id: &str, usage: Usage) -> Result<Opt
         return Ok(None);
     };
     let usage = budget::priced(wf.spending.price(), usage);
-    let outcome = store::update(&wf.board_dir, story_id, None, |story| {
-        if !usage.is_empty() {
-            story.add_usage(usage)?;
-        }
-        Ok(match &refusal {
-            Refusal::Story(reason) => {
-                block(story, reason);
-                Outcome::Blocked {
-                    reason: reason.clone(),
-                    stop: Stop::Budget,
-                }
+    let outcome = wf
+        .board
+        .update(story_id, |story| {
+            if !usage.is_empty() {
+                story.add_usage(usage)?;
             }
-            Refusal::Run(reason) => Outcome::Stopped(reason.clone()),
-        })
-    })?
-    .1;
+            Ok(match &refusal {
+                Refusal::Story(reason) => {
+                    block(story, reason);
+                    Outcome::Blocked {
+                        reason: reason.clone(),
+                        stop: Stop::Budget,
+                    }
+                }
+                Refusal::Run(reason) => Outcome::Stopped(reason.clone()),
+            })
+        })?
+        .1;
     Ok(Some(outcome))
 }
 
@@ -74,7 +75,7 @@ pub fn open_transcript(
     story_id: &str,
     label: &str,
 ) -> Result<Result<Transcript, Outcome>> {
-    match Transcript::create(&wf.board_dir, story_id, label) {
+    match Transcript::create(wf.board_dir(), story_id, label) {
         Ok(transcript) => Ok(Ok(transcript.observed_by(wf.events.tool_calls_of(story_id)))),
         Err(err) => fail(
             wf,

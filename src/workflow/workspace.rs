@@ -9,7 +9,7 @@ use tokio::sync::OwnedMutexGuard;
 
 use super::context::Workflow;
 use crate::agents::prompts::DIFF_BUDGET;
-use crate::board::{store, Phase, Story};
+use crate::board::{Phase, Story};
 use crate::config::{Config, Integrate};
 use crate::error::{Error, Result};
 use crate::vcs as git;
@@ -122,7 +122,7 @@ fn dependency_branches(wf: &Workflow, story: &Story) -> Vec<String> {
         .meta
         .depends_on
         .iter()
-        .filter_map(|id| store::locate(&wf.board_dir, id, None).ok())
+        .filter_map(|id| wf.board.locate(id).ok())
         .filter_map(|dependency| dependency.meta.branch)
         .collect()
 }
@@ -244,7 +244,7 @@ pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> Resul
     if work.branch.is_none() {
         return Ok(());
     }
-    store::update(&wf.board_dir, story_id, None, |story| {
+    wf.board.update(story_id, |story| {
         story.set_opt("branch", work.branch.as_ref());
         story.set_opt("base_branch", work.base.as_ref());
         Ok(())
@@ -271,7 +271,7 @@ pub async fn finish(
     }
     let dir = work.dir.clone();
     let own_paths = wf.own_paths();
-    let logs = wf.board_dir.join("logs").join(story_id);
+    let logs = wf.board_dir().join("logs").join(story_id);
     let conflicts = work.conflicts.clone();
     let message = match failure {
         None => format!("agentic-sdlc: implement {story_id}"),

@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use super::*;
+use crate::board::board_store::BoardStore;
 use crate::board::frontmatter::Frontmatter;
 use crate::board::Column;
 use crate::workflow::decision::parse_decision;
@@ -53,14 +54,16 @@ fn kept(note: &str) -> Applied<Rerun> {
 
 /// A research attempt left for a person, as a run without a terminal leaves it.
 fn waiting_for_person(board: &Path, output: &str) {
-    let mut gate = PhaseGate::new(board, ID, Phase::Research);
+    let store = BoardStore::unloaded(board);
+    let mut gate = PhaseGate::new(&store, ID, Phase::Research);
     gate.count_attempt();
     gate.wait_for_person(output).unwrap();
 }
 
 /// The research reviewer's first decision in a run, on `output`.
 fn decided_in_run(board: &Path, output: &str, decision: &str) -> Applied<Rerun> {
-    let mut gate = PhaseGate::new(board, ID, Phase::Research);
+    let store = BoardStore::unloaded(board);
+    let mut gate = PhaseGate::new(&store, ID, Phase::Research);
     gate.count_attempt();
     gate.apply_in_run(&gate_config(2, 2), output, parse_decision(decision))
         .unwrap()
@@ -69,7 +72,8 @@ fn decided_in_run(board: &Path, output: &str, decision: &str) -> Applied<Rerun> 
 /// A person's decision with `decide`, on the research output that waited for them.
 fn decided_afterwards(board: &Path, decision: &str) -> Result<Applied<Recorded>> {
     let waiting = story(board);
-    let mut gate = PhaseGate::awaiting_person(board, &waiting)
+    let store = BoardStore::unloaded(board);
+    let mut gate = PhaseGate::awaiting_person(&store, &waiting)
         .unwrap()
         .expect("the research output waits for a person");
     gate.apply_afterwards(parse_decision(decision))
@@ -141,7 +145,7 @@ fn an_approval_commits_the_output_and_says_who_approved_it() {
         Some("approved by a person")
     );
     assert!(
-        PhaseGate::awaiting_person(afterwards.path(), &approved)
+        PhaseGate::awaiting_person(&BoardStore::unloaded(afterwards.path()), &approved)
             .unwrap()
             .is_none(),
         "nothing waits once the person decided"
@@ -182,7 +186,8 @@ fn a_persons_retry_is_recorded_and_the_next_run_carries_it_out_whatever_the_budg
     );
 
     // The next run: even a gate that allows no retry re-runs what the person asked for.
-    let mut next_run = PhaseGate::new(board.path(), ID, Phase::Research);
+    let store = BoardStore::unloaded(board.path());
+    let mut next_run = PhaseGate::new(&store, ID, Phase::Research);
     let resumed = next_run
         .resume(&story(board.path()), Some(&gate_config(0, 0)))
         .unwrap();
@@ -202,7 +207,8 @@ fn a_persons_retry_is_recorded_and_the_next_run_carries_it_out_whatever_the_budg
 fn in_run_retries_stop_at_the_budget_and_keep_the_last_output() {
     let board = board_with_story();
     let config = gate_config(1, 2);
-    let mut gate = PhaseGate::new(board.path(), ID, Phase::Research);
+    let store = BoardStore::unloaded(board.path());
+    let mut gate = PhaseGate::new(&store, ID, Phase::Research);
     gate.count_attempt();
     let first = gate
         .apply_in_run(&config, "thin findings", parse_decision("RETRY: more"))
@@ -242,7 +248,8 @@ fn in_run_retries_stop_at_the_budget_and_keep_the_last_output() {
 fn retry_predecessor_names_the_direct_predecessor_within_its_budget() {
     let config = gate_config(2, 1);
     let board = board_with_story();
-    let mut gate = PhaseGate::new(board.path(), ID, Phase::Plan);
+    let store = BoardStore::unloaded(board.path());
+    let mut gate = PhaseGate::new(&store, ID, Phase::Plan);
     gate.count_attempt();
 
     let applied = gate
@@ -272,7 +279,8 @@ fn retry_predecessor_names_the_direct_predecessor_within_its_budget() {
     assert_eq!(plan.exhausted, Some(true));
 
     let other = board_with_story();
-    let mut gate = PhaseGate::new(other.path(), ID, Phase::Plan);
+    let store = BoardStore::unloaded(other.path());
+    let mut gate = PhaseGate::new(&store, ID, Phase::Plan);
     let not_direct = gate
         .apply_in_run(
             &config,

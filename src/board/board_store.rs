@@ -1,0 +1,332 @@
+//! The board as a run holds it: loaded once, kept current by re-reading only what changed.
+//!
+//! A run used to load the whole board around every action and look every story up by scanning
+//! it again, so each story file was opened many times per action. [`BoardStore`] reads every
+//! file once, remembers each file's stamp (size, times, inode: one `stat`, never an open) and
+//! where each story lives. A later [`BoardStore::refresh`] lists the columns, stats the files,
+//! and re-reads only the files whose stamp changed plus the stories the run itself wrote, so a
+//! person's hand edit during a run is still seen (SPEC §11). Lookups and writes pass the known
+//! path as a hint to [`store::locate`] and [`store::update`], which fall back to a scan when the
+//! story moved by hand.
+
+use std::collections::{HashMap, HashSet};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use sha2::{Digest, Sha256};
+
+use super::reader::{
+    has_duplicate_ids, in_parallel, list_columns, read_story_file, BoardLock, Read, READ_ATTEMPTS,
+};
+use super::story::{Story, StoryError};
+use super::{store, Board, Column};
+use crate::error::Result;
+
+/// What a `stat` says about a file; a different stamp means the file may hold other text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Stamp {
+    len: u64,
+    modified: (i64, i64),
+    changed: (i64, i64),
+    inode: u64,
+}
+
+impl Stamp {
+    fn of(path: &Path) -> Option<Stamp> {
+        use std::os::unix::fs::MetadataExt;
+        let meta = std::fs::metadata(path).ok()?;
+        Some(Stamp {
+            len: meta.len(),
+            modified: (meta.mtime(), meta.mtime_nsec()),
+            changed: (meta.ctime(), meta.ctime_nsec()),
+            inode: meta.ino(),
+        })
+    }
+}
+
+/// What the store knows of one listed file besides its story: the stamp it was read at and,
+/// for a story, a digest of its bytes.
+#[derive(Debug, Clone, Copy)]
+struct Seen {
+    stamp: Stamp,
+    digest: Option<[u8; 32]>,
+}
+
+/// A file as read by a refresh.
+// Most entries are stories; boxing them would add an allocation per file (as in the reader).
+#[allow(clippy::large_enum_variant)]
+enum Entry {
+    Story(Story),
+    Broken(StoryError),
+}
+
+#[derive(Debug, Default)]
+struct State {
+    /// The board of the last refresh, shared with the caller that asked for it; the next refresh
+    /// takes its stories back instead of copying them when nobody holds it any more.
+    board: Arc<Board>,
+    /// Every file of `board` (story or broken), by path. Paths are keyed by their bytes: hashing
+    /// and comparing a `PathBuf` goes component by component, which showed on large boards.
+    seen: HashMap<OsString, Seen>,
+    /// Where each story was last seen or written; a write that moves a story moves its entry.
+    paths: HashMap<String, PathBuf>,
+    /// Files the run wrote since the last refresh: read again whatever their stamp says.
+    touched: HashSet<OsString>,
+    /// How many story files refreshes read from disk, for tests.
+    reads: usize,
+}
+
+/// The board of one run (see the module docs).
+#[derive(Debug)]
+pub struct BoardStore {
+    dir: PathBuf,
+    state: Mutex<State>,
+}
+
+impl BoardStore {
+    /// Reads every story file of the board once.
+    pub fn load(dir: &Path) -> Result<BoardStore> {
+        let store = BoardStore::unloaded(dir);
+        store.refresh()?;
+        Ok(store)
+    }
+
+    /// A store that has read nothing yet: lookups scan the board the first time and remember
+    /// where each story was found. For one-off commands that already hold the story's path.
+    pub fn unloaded(dir: &Path) -> BoardStore {
+        BoardStore {
+            dir: dir.to_path_buf(),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    fn state(&self) -> MutexGuard<'_, State> {
+        // The state is replaced whole or updated by single inserts, so a panic elsewhere
+        // cannot leave it half written; keep using it.
+        self.state
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Remembers where a story lives, e.g. one a command found in its own board read.
+    pub fn remember(&self, story: &Story) {
+        self.state()
+            .paths
+            .insert(story.id().to_string(), story.path.clone());
+    }
+
+    fn hint(&self, id: &str) -> Option<PathBuf> {
+        self.state().paths.get(id).cloned()
+    }
+
+    /// The current file of story `id`: as last read when a `stat` says its file is unchanged
+    /// and this run has not written it since, else opened at the path this store knows, or
+    /// found by a scan when it moved.
+    pub fn locate(&self, id: &str) -> Result<Story> {
+        if let Some(story) = self.unchanged(id) {
+            return Ok(story);
+        }
+        let story = store::locate(&self.dir, id, self.hint(id).as_deref())?;
+        self.remember(&story);
+        Ok(story)
+    }
+
+    fn unchanged(&self, id: &str) -> Option<Story> {
+        let (path, story, seen) = {
+            let state = self.state();
+            let path = state.paths.get(id)?;
+            if state.touched.contains(path.as_os_str()) {
+                return None;
+            }
+            let seen = *state.seen.get(path.as_os_str())?;
+            let story = state
+                .board
+                .stories
+                .iter()
+                .find(|s| s.path.as_os_str() == path.as_os_str())?;
+            (path.clone(), story.clone(), seen)
+        };
+        (story.id() == id && Stamp::of(&path) == Some(seen.stamp)).then_some(story)
+    }
+
+    /// [`store::update`] with the known path as its hint; the story is read again at the next
+    /// [`BoardStore::refresh`].
+    pub fn update<R>(
+        &self,
+        id: &str,
+        change: impl FnOnce(&mut Story) -> Result<R>,
+    ) -> Result<(Story, R)> {
+        let hint = self.hint(id);
+        let result = store::update(&self.dir, id, hint.as_deref(), change);
+        let mut state = self.state();
+        // Even a failed write may have moved the file or found it elsewhere.
+        state.touched.extend(hint.map(PathBuf::into_os_string));
+        if let Ok((story, _)) = &result {
+            state.touched.insert(story.path.clone().into_os_string());
+            state
+                .paths
+                .insert(story.id().to_string(), story.path.clone());
+        }
+        result
+    }
+
+    /// The board as last read, without touching the disk.
+    pub fn board(&self) -> Arc<Board> {
+        Arc::clone(&self.state().board)
+    }
+
+    /// Brings the store up to date with the disk and returns the board: the columns are listed
+    /// and every file stat'ed; only new files, files whose stamp changed and files this store
+    /// wrote are read. Like [`Board::load`], each story is seen exactly once even while stories
+    /// move: a listed file that is gone or an id seen twice makes it list again, and the last
+    /// attempt holds the board lock throughout.
+    pub fn refresh(&self) -> Result<Arc<Board>> {
+        for attempt in 1..=READ_ATTEMPTS {
+            let last = attempt == READ_ATTEMPTS;
+            let mut lock = BoardLock::shared(&self.dir);
+            let listed = list_columns(&self.dir)?;
+            let stamps: Vec<Option<Stamp>> = listed.iter().map(|(p, _)| Stamp::of(p)).collect();
+            if !last {
+                lock = None;
+            }
+            let vanished = self.reread(&listed, stamps);
+            drop(lock);
+            let board = self.board();
+            if last || (!vanished && !has_duplicate_ids(&board)) {
+                return Ok(board);
+            }
+            tracing::debug!(
+                attempt,
+                "stories moved during a board refresh; listing again"
+            );
+        }
+        unreachable!("the last attempt returns")
+    }
+
+    /// Rebuilds the board from the listed files, each kept when its stamp is unchanged and the
+    /// run did not write it, else read; says whether a listed file was gone.
+    fn reread(&self, listed: &[(PathBuf, Column)], stamps: Vec<Option<Stamp>>) -> bool {
+        let (mut known, mut seen) = {
+            let mut state = self.state();
+            let touched = std::mem::take(&mut state.touched);
+            let board = std::mem::take(&mut state.board);
+            let board = Arc::try_unwrap(board).unwrap_or_else(|shared| (*shared).clone());
+            let mut seen = std::mem::take(&mut state.seen);
+            seen.retain(|path, _| !touched.contains(path));
+            let known: HashMap<OsString, Entry> = board
+                .stories
+                .into_iter()
+                .map(|s| (s.path.clone().into_os_string(), Entry::Story(s)))
+                .chain(
+                    board
+                        .broken
+                        .into_iter()
+                        .map(|e| (e.path.clone().into_os_string(), Entry::Broken(e))),
+                )
+                .collect();
+            (known, seen)
+        };
+        let mut to_read = Vec::new();
+        let mut kept: Vec<Option<(Entry, Seen)>> = Vec::with_capacity(listed.len());
+        for ((path, column), stamp) in listed.iter().zip(&stamps) {
+            let old = seen
+                .remove(path.as_os_str())
+                .zip(known.remove(path.as_os_str()));
+            match (old, stamp) {
+                (Some((old, entry)), Some(stamp)) if old.stamp == *stamp => {
+                    kept.push(Some((entry, old)))
+                }
+                _ => {
+                    kept.push(None);
+                    to_read.push((path.clone(), *column));
+                }
+            }
+        }
+        let fresh = in_parallel(&to_read, |path, column| {
+            match read_story_file(path, column) {
+                Read::Story(story, bytes) => {
+                    Some((Entry::Story(story), Some(Sha256::digest(&bytes).into())))
+                }
+                Read::Broken(err) => Some((Entry::Broken(err), None)),
+                Read::Vanished => None,
+            }
+        });
+        let reads = fresh.len();
+        let mut fresh = fresh.into_iter();
+        let mut vanished = false;
+        let mut board = Board {
+            dir: self.dir.clone(),
+            ..Board::default()
+        };
+        seen.clear();
+        for (((path, _), stamp), kept) in listed.iter().zip(stamps).zip(kept) {
+            let (entry, file) = match kept {
+                Some(kept) => kept,
+                None => match (fresh.next().flatten(), stamp) {
+                    (Some((entry, digest)), Some(stamp)) => (entry, Seen { stamp, digest }),
+                    _ => {
+                        vanished = true;
+                        continue;
+                    }
+                },
+            };
+            seen.insert(path.clone().into_os_string(), file);
+            match entry {
+                Entry::Story(story) => board.stories.push(story),
+                Entry::Broken(err) => board.broken.push(err),
+            }
+        }
+        let mut state = self.state();
+        state.reads += reads;
+        state.paths = board
+            .stories
+            .iter()
+            .map(|s| (s.id().to_string(), s.path.clone()))
+            .rev() // the first of duplicate ids wins, as in `Board::get`
+            .collect();
+        state.board = Arc::new(board);
+        state.seen = seen;
+        vanished
+    }
+
+    /// A digest of every story as last read, to tell whether stories changed since a
+    /// checkpoint (SPEC §11). It combines per-story digests kept since each file was read, so
+    /// only the stories re-read since the last refresh were hashed again.
+    pub fn content_hash(&self) -> String {
+        let state = self.state();
+        let mut stories: Vec<(&str, &[u8; 32])> = state
+            .board
+            .stories
+            .iter()
+            .filter_map(|story| {
+                let digest = state.seen.get(story.path.as_os_str())?.digest.as_ref()?;
+                Some((story.id(), digest))
+            })
+            .collect();
+        stories.sort();
+        let mut hasher = Sha256::new();
+        for (id, digest) in stories {
+            hasher.update(id.as_bytes());
+            hasher.update([0]);
+            hasher.update(digest);
+        }
+        hasher
+            .finalize()
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
+    }
+
+    /// How many story files [`BoardStore::refresh`] has read from disk so far.
+    pub fn files_read(&self) -> usize {
+        self.state().reads
+    }
+}
+
+#[cfg(test)]
+mod tests;
