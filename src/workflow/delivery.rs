@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::context::Workflow;
 use super::outcome::Outcome;
-use super::workspace::{self, blocking, Purpose, Work};
-use super::{review, story_ops};
+use super::workspace::{self, Purpose, Work};
+use super::{off_the_runtime, review, story_ops};
 use crate::agents::transcript::Transcript;
 use crate::board::records::{IssueSeverity, ReviewIssue, Usage};
 use crate::board::{Column, Story};
@@ -88,7 +88,8 @@ async fn integrate_and_test(
             message.clone(),
         );
         let integration =
-            blocking(move || Ok(git::integrate(&root, &story_branch, &into, &text)?)).await?;
+            off_the_runtime(move || Ok(git::integrate(&root, &story_branch, &into, &text)?))
+                .await?;
         transcript.record(
             "integrate",
             serde_json::json!({ "branch": branch, "base": base, "result": describe(&integration) }),
@@ -114,7 +115,7 @@ async fn integrate_and_test(
             commit.clone(),
             base_tip.clone(),
         );
-        blocking(move || {
+        off_the_runtime(move || {
             git::fast_forward_checkout(&dir, &merged)?;
             git::record_base(&root, &story_branch, &fork)?;
             Ok(())
@@ -133,7 +134,7 @@ async fn integrate_and_test(
             commit.clone(),
             wf.own_paths(),
         );
-        let advanced = blocking(move || {
+        let advanced = off_the_runtime(move || {
             let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
             match git::advance_base(&root, &into, &base_tip, &merged, &ignore) {
                 Ok(()) => Ok(true),
@@ -275,7 +276,7 @@ pub async fn create_pr(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         story.section("Acceptance Criteria").unwrap_or("")
     );
     let dir = work.dir.clone();
-    let pushed = blocking(move || {
+    let pushed = off_the_runtime(move || {
         git::push_branch(&dir, &branch)?;
         Ok(git::create_pull_request(
             &dir,

@@ -25,3 +25,13 @@ pub mod runner;
 mod scripted_tests;
 pub mod story_ops;
 pub mod workspace;
+
+/// Runs blocking work (git, board I/O) on tokio's blocking threads, so it does not stall the
+/// actions in flight.
+pub(crate) async fn off_the_runtime<T: Send + 'static>(
+    work: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
+) -> crate::error::Result<T> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|e| crate::error::Error::Other(format!("a background task failed: {e}")))?
+}

@@ -14,7 +14,7 @@ use super::journal::Journal;
 use super::lock::BoardLock;
 use super::outcome::{Outcome, Stop};
 use super::prompter::{Prompter, Terminal};
-use super::{actions, rework, workspace};
+use super::{actions, off_the_runtime, rework, workspace};
 use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
 use crate::board::board_store::BoardStore;
@@ -538,14 +538,4 @@ async fn interrupted() {
         _ = tokio::signal::ctrl_c() => {}
         _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
     }
-}
-
-/// Runs board I/O on tokio's blocking threads, so a large board does not stall the actions
-/// in flight.
-async fn off_the_runtime<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| Error::Other(format!("a board read failed: {e}")))?
 }

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use tokio::sync::OwnedMutexGuard;
 
 use super::context::Workflow;
+use super::off_the_runtime;
 use crate::agents::prompts::DIFF_BUDGET;
 use crate::board::{Phase, Story};
 use crate::config::{Config, Integrate};
@@ -103,7 +104,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
         worktrees: worktrees.then(|| wf.worktrees_dir()),
         own_paths: wf.own_paths(),
     };
-    let checkout = blocking(move || plan.check_out()).await?;
+    let checkout = off_the_runtime(move || plan.check_out()).await?;
     work.dir = checkout.dir;
     work.branch = Some(checkout.branch);
     work.base = Some(checkout.base);
@@ -279,7 +280,7 @@ pub async fn finish(
             format!("agentic-sdlc: partial implementation of {story_id}\n\n{why}")
         }
     };
-    blocking(move || {
+    off_the_runtime(move || {
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
         if let Some(unresolved) = give_up_unresolved_merge(&dir, &conflicts, &logs)? {
             return Err(Error::ActionFailed(unresolved));
@@ -326,7 +327,7 @@ pub async fn release(wf: &Workflow, work: Work) {
         return;
     };
     let dir = work.dir.clone();
-    let result = blocking(move || Ok(git::switch_back(&dir, &previous)?)).await;
+    let result = off_the_runtime(move || Ok(git::switch_back(&dir, &previous)?)).await;
     if let Err(err) = result {
         wf.events.emit(super::events::RunEvent::Warning {
             story_id: None,
@@ -341,7 +342,7 @@ pub async fn diff(wf: &Workflow, _story: &Story, work: &Work) -> Result<String> 
         return Ok(String::new());
     }
     let (dir, branch, own_paths) = (work.dir.clone(), work.branch.clone(), wf.own_paths());
-    blocking(move || {
+    off_the_runtime(move || {
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
         Ok(git::diff_for_review(
             &dir,
@@ -363,7 +364,7 @@ pub async fn cleanup(wf: &Workflow, story: &Story) {
         return;
     }
     let root = wf.root.clone();
-    if let Err(err) = blocking(move || {
+    if let Err(err) = off_the_runtime(move || {
         let _admin = worktree_admin_turn();
         Ok(git::remove_worktree(&root, &path)?)
     })
@@ -468,12 +469,4 @@ fn exclude_from_git(root: &Path, worktrees: &Path) {
         "\n"
     };
     let _ = std::fs::write(&exclude, format!("{current}{separator}{line}\n"));
-}
-
-pub async fn blocking<T: Send + 'static>(
-    work: impl FnOnce() -> Result<T> + Send + 'static,
-) -> Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|e| Error::Other(format!("git task failed: {e}")))?
 }
