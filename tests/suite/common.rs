@@ -145,6 +145,14 @@ impl TestEnv {
         cmd
     }
 
+    /// Merges `patch` into `.agentic-sdlc.json` key by key, as a person edits the file.
+    pub fn configure_json(&self, patch: &Json) {
+        let path = self.path(".agentic-sdlc.json");
+        let mut config: Json = serde_json::from_str(&self.read(&path)).expect("the config is JSON");
+        merge_json(&mut config, patch);
+        self.write(&path, &serde_json::to_string_pretty(&config).unwrap());
+    }
+
     /// Runs a command to completion.
     pub fn run(&self, args: &[&str]) -> Outcome {
         outcome(&mut self.cmd(args))
@@ -433,4 +441,16 @@ pub fn assert_date(text: &str) {
             && digits(8..10),
         "`{text}` is not a YYYY-MM-DD date"
     );
+}
+
+/// Merges `patch` into `base`: objects key by key, anything else replaced.
+fn merge_json(base: &mut Json, patch: &Json) {
+    match (base, patch) {
+        (Json::Object(base), Json::Object(patch)) => {
+            for (key, value) in patch {
+                merge_json(base.entry(key.clone()).or_insert(Json::Null), value);
+            }
+        }
+        (base, patch) => *base = patch.clone(),
+    }
 }

@@ -68,11 +68,7 @@ impl Repo {
 
     /// Merges `patch` into `.agentic-sdlc.json`, as a person edits it.
     pub fn configure(&self, patch: Json) {
-        let path = self.env.path(".agentic-sdlc.json");
-        let mut config: Json = serde_json::from_str(&self.env.read(&path)).unwrap();
-        merge_json(&mut config, &patch);
-        self.env
-            .write(&path, &serde_json::to_string_pretty(&config).unwrap());
+        self.env.configure_json(&patch);
     }
 
     /// A story in backlog, depending on `depends_on`.
@@ -196,17 +192,6 @@ pub(super) fn git_in(dir: &Path, args: &[&str]) -> (bool, String, String) {
         String::from_utf8_lossy(&output.stdout).trim().to_string(),
         String::from_utf8_lossy(&output.stderr).to_string(),
     )
-}
-
-fn merge_json(base: &mut Json, patch: &Json) {
-    match (base, patch) {
-        (Json::Object(base), Json::Object(patch)) => {
-            for (key, value) in patch {
-                merge_json(base.entry(key.clone()).or_insert(Json::Null), value);
-            }
-        }
-        (base, patch) => *base = patch.clone(),
-    }
 }
 
 /// Every message the model was sent in one request, as text (tool results included).

@@ -35,21 +35,7 @@ pub(super) fn run_llm(env: &TestEnv, fake: &FakeLlm, args: &[&str]) -> Outcome {
 
 /// Merges `patch` into `.agentic-sdlc.json`, the way a person edits the file.
 pub(super) fn configure(env: &TestEnv, patch: Json) {
-    let path = env.path(".agentic-sdlc.json");
-    let mut config: Json = serde_json::from_str(&env.read(&path)).expect("the config is JSON");
-    merge(&mut config, &patch);
-    env.write(&path, &serde_json::to_string_pretty(&config).unwrap());
-}
-
-fn merge(base: &mut Json, patch: &Json) {
-    match (base, patch) {
-        (Json::Object(base), Json::Object(patch)) => {
-            for (key, value) in patch {
-                merge(base.entry(key.clone()).or_insert(Json::Null), value);
-            }
-        }
-        (base, patch) => *base = patch.clone(),
-    }
+    env.configure_json(&patch);
 }
 
 /// Puts a review gate on `phase`.

@@ -23,21 +23,7 @@ pub const COST_PER_CALL: f64 = 0.027;
 
 /// Merges `patch` into the project's config file, as a person editing it would.
 pub fn configure(env: &TestEnv, patch: Json) {
-    let path = env.path(".agentic-sdlc.json");
-    let mut config: Json = serde_json::from_str(&env.read(&path)).unwrap();
-    merge(&mut config, &patch);
-    env.write(&path, &serde_json::to_string_pretty(&config).unwrap());
-}
-
-fn merge(base: &mut Json, patch: &Json) {
-    match (base, patch) {
-        (Json::Object(base), Json::Object(patch)) => {
-            for (key, value) in patch {
-                merge(base.entry(key.clone()).or_insert(Json::Null), value);
-            }
-        }
-        (base, patch) => *base = patch.clone(),
-    }
+    env.configure_json(&patch);
 }
 
 /// Prices the default model so that every fake call costs [`COST_PER_CALL`].
