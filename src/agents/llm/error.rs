@@ -6,7 +6,7 @@ use async_openai::error::OpenAIError;
 use serde_json::Value;
 
 use super::messages::snippet;
-use super::request::ContextFigures;
+use super::request::{ContextFigures, SCHEMA_BOUNDS};
 use super::transport::{HttpFailure, ReplyLimit};
 
 /// A failed model call. Every message names the endpoint and the model (never the API key), so
@@ -97,45 +97,36 @@ impl LlmError {
             return false;
         };
         let said = server_words(message);
-        [
-            "maxLength",
-            "minLength",
-            "maxItems",
-            "minItems",
-            "minimum",
-            "maximum",
-        ]
-        .iter()
-        .any(|bound| said.contains(bound))
+        SCHEMA_BOUNDS.iter().any(|bound| said.contains(bound))
     }
 
     /// The server wants the reply cap as `max_completion_tokens` instead of `max_tokens`.
     pub fn wants_max_completion_tokens(&self) -> bool {
-        let LlmError::Http {
-            status: 400 | 422,
-            message,
-        } = self
-        else {
-            return false;
-        };
-        let said = server_words(message);
-        said.contains("max_tokens") && said.contains("max_completion_tokens")
+        self.refusal_words().is_some_and(|said| {
+            said.contains("max_tokens") && said.contains("max_completion_tokens")
+        })
     }
 
     /// The server refused the `tools` field itself (a model or server without function calling);
     /// the caller may try again without tools.
     pub fn is_tools_unsupported(&self) -> bool {
-        let LlmError::Http {
-            status: 400 | 422,
-            message,
-        } = self
-        else {
-            return false;
-        };
-        let said = server_words(message).to_lowercase();
-        ["tool", "function", "does not support"]
-            .iter()
-            .any(|needle| said.contains(needle))
+        self.refusal_words().is_some_and(|said| {
+            let said = said.to_lowercase();
+            ["tool", "function", "does not support"]
+                .iter()
+                .any(|needle| said.contains(needle))
+        })
+    }
+
+    /// The server's own words when it refused the request as malformed (400 or 422).
+    fn refusal_words(&self) -> Option<&str> {
+        match self {
+            LlmError::Http {
+                status: 400 | 422,
+                message,
+            } => Some(server_words(message)),
+            _ => None,
+        }
     }
 }
 

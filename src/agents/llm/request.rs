@@ -7,6 +7,16 @@ use serde_json::{json, Value};
 
 use super::{ChatMessage, ChatReply, LlmError, Usage};
 
+/// The JSON-schema keywords that bound a value; strict modes of some servers refuse them.
+pub(crate) const SCHEMA_BOUNDS: [&str; 6] = [
+    "maxLength",
+    "minLength",
+    "maxItems",
+    "minItems",
+    "minimum",
+    "maximum",
+];
+
 /// A JSON schema for an answer that a program reads, sent as
 /// `response_format: {"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}`.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,14 +34,7 @@ impl ResponseSchema {
                 Value::Object(map) => {
                     // Only a schema node has bounds; a `properties` map may name anything.
                     let bounds: &[&str] = if map.contains_key("type") {
-                        &[
-                            "maxLength",
-                            "minLength",
-                            "maxItems",
-                            "minItems",
-                            "minimum",
-                            "maximum",
-                        ]
+                        &SCHEMA_BOUNDS
                     } else {
                         &[]
                     };
