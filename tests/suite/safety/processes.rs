@@ -40,8 +40,13 @@ async fn a_child_that_calls_setsid_dies_with_its_command() {
     assert_eq!(survivors(&marker), Vec::<String>::new());
 }
 
-#[tokio::test]
-async fn commands_die_with_the_tool_even_on_kill_9() {
+/// Starts implement running `command` (with the test's unique marker in place of `{marker}`),
+/// sends the tool `signal` once the command runs, and returns how the tool ended, whether the
+/// command had started, and the marker to look for survivors by.
+async fn signal_during(
+    command: &str,
+    signal: nix::sys::signal::Signal,
+) -> (crate::suite::common::Outcome, bool, String) {
     let p = Project::new().await;
     let story = ready_for_implement(&p);
     let marker = marker();
@@ -49,7 +54,7 @@ async fn commands_die_with_the_tool_even_on_kill_9() {
         "implement",
         Reply::tool(
             "run_command",
-            json!({ "command": format!("sleep {marker}") }),
+            json!({ "command": command.replace("{marker}", &marker) }),
         ),
     );
     let child = p.env.spawn_with_llm(
@@ -58,9 +63,14 @@ async fn commands_die_with_the_tool_even_on_kill_9() {
     );
     let pid = nix::unistd::Pid::from_raw(child.id() as i32);
     let started = wait_for_process(&marker);
+    nix::sys::signal::kill(pid, signal).unwrap();
+    (finish(child), started, marker)
+}
 
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL).unwrap();
-    finish(child);
+#[tokio::test]
+async fn commands_die_with_the_tool_even_on_kill_9() {
+    let (_, started, marker) =
+        signal_during("sleep {marker}", nix::sys::signal::Signal::SIGKILL).await;
 
     assert!(started, "the command never ran");
     assert_eq!(survivors(&marker), Vec::<String>::new());
@@ -68,25 +78,11 @@ async fn commands_die_with_the_tool_even_on_kill_9() {
 
 #[tokio::test]
 async fn ctrl_c_stops_a_running_command_at_once() {
-    let p = Project::new().await;
-    let story = ready_for_implement(&p);
-    let marker = marker();
-    p.fake.push(
-        "implement",
-        Reply::tool(
-            "run_command",
-            json!({ "command": format!("setsid sleep {marker} & sleep {marker}") }),
-        ),
-    );
-    let child = p.env.spawn_with_llm(
-        &p.fake,
-        &["run", "--story", &story.id, "--step", "implement"],
-    );
-    let pid = nix::unistd::Pid::from_raw(child.id() as i32);
-    let started = wait_for_process(&marker);
-
-    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGINT).unwrap();
-    let out = finish(child);
+    let (out, started, marker) = signal_during(
+        "setsid sleep {marker} & sleep {marker}",
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .await;
 
     assert!(started, "the command never ran");
     out.code(130);
