@@ -2,12 +2,16 @@
 //!
 //! A run used to load the whole board around every action and look every story up by scanning
 //! it again, so each story file was opened many times per action. [`BoardStore`] reads every
-//! file once, remembers each file's stamp (size, times, inode: one `stat`, never an open) and
-//! where each story lives. A later [`BoardStore::refresh`] lists the columns, stats the files,
-//! and re-reads only the files whose stamp changed plus the stories the run itself wrote, so a
-//! person's hand edit during a run is still seen (SPEC §11). Lookups and writes pass the known
-//! path as a hint to [`store::locate`] and [`store::update`], which fall back to a scan when the
-//! story moved by hand.
+//! file once and keeps each story's [`StorySummary`] (what the assessor needs), each file's
+//! stamp (size, times, inode: one `stat`, never an open) and where each story lives. A later
+//! [`BoardStore::refresh`] lists the columns, stats the files and re-reads only the files whose
+//! stamp changed, so a person's hand edit during a run is still seen (SPEC §11).
+//!
+//! The stories the run works on are held open ([`StoryFile`]): the first look at a story's
+//! text opens its file, and every later look and write goes through that handle, which sees a
+//! person's in-place save and notices a file replaced or moved (then the path is opened again).
+//! A refresh checks the stories the run wrote through their handles too. So on a large board an
+//! action opens the story it works on once, and every other file is opened once per run.
 
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
@@ -20,8 +24,14 @@ use super::reader::{
     has_duplicate_ids, in_parallel, list_columns, read_story_file, BoardLock, Read, READ_ATTEMPTS,
 };
 use super::story::{Story, StoryError};
-use super::{store, Board, Column};
+use super::story_file::StoryFile;
+use super::summary::{Listed, StorySummary};
+use super::{Board, Column};
 use crate::error::Result;
+
+/// How many stories a run keeps open at once; the least recently used is closed beyond that
+/// (it is opened again when next needed). Far more than a run works on at a time.
+const HELD_FILES: usize = 64;
 
 /// What a `stat` says about a file; a different stamp means the file may hold other text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,14 +44,17 @@ struct Stamp {
 
 impl Stamp {
     fn of(path: &Path) -> Option<Stamp> {
+        std::fs::metadata(path).ok().map(|meta| Stamp::from(&meta))
+    }
+
+    fn from(meta: &std::fs::Metadata) -> Stamp {
         use std::os::unix::fs::MetadataExt;
-        let meta = std::fs::metadata(path).ok()?;
-        Some(Stamp {
+        Stamp {
             len: meta.len(),
             modified: (meta.mtime(), meta.mtime_nsec()),
             changed: (meta.ctime(), meta.ctime_nsec()),
             inode: meta.ino(),
-        })
+        }
     }
 }
 
@@ -57,7 +70,7 @@ struct Seen {
 // Most entries are stories; boxing them would add an allocation per file (as in the reader).
 #[allow(clippy::large_enum_variant)]
 enum Entry {
-    Story(Story),
+    Story(StorySummary),
     Broken(StoryError),
 }
 
@@ -71,10 +84,42 @@ struct State {
     seen: HashMap<OsString, Seen>,
     /// Where each story was last seen or written; a write that moves a story moves its entry.
     paths: HashMap<String, PathBuf>,
-    /// Files the run wrote since the last refresh: read again whatever their stamp says.
+    /// Files the run wrote since the last refresh: checked again whatever their stamp says.
     touched: HashSet<OsString>,
+    /// The stories the run works on, open, by id, with when each was last used.
+    held: HashMap<String, (u64, StoryFile)>,
+    /// Counts uses of held files, to close the least recently used.
+    uses: u64,
     /// How many story files refreshes read from disk, for tests.
     reads: usize,
+}
+
+impl State {
+    fn hold(&mut self, id: String, file: StoryFile) {
+        self.uses += 1;
+        self.held.insert(id, (self.uses, file));
+        if self.held.len() > HELD_FILES {
+            let oldest = self
+                .held
+                .iter()
+                .min_by_key(|(_, (used, _))| *used)
+                .map(|(id, _)| id.clone());
+            if let Some(oldest) = oldest {
+                self.held.remove(&oldest);
+            }
+        }
+    }
+
+    /// A held story whose file is at `path` and still holds what the run last read or wrote:
+    /// its summary and digest, known without opening the file.
+    fn held_unchanged(&self, path: &Path) -> Option<(StorySummary, [u8; 32])> {
+        let (_, file) = self
+            .held
+            .values()
+            .find(|(_, file)| file.story().path == path)?;
+        file.is_current()
+            .then(|| (file.story().into(), Sha256::digest(file.bytes()).into()))
+    }
 }
 
 /// The board of one run (see the module docs).
@@ -114,65 +159,71 @@ impl BoardStore {
     }
 
     /// Remembers where a story lives, e.g. one a command found in its own board read.
-    pub fn remember(&self, story: &Story) {
+    pub fn remember(&self, story: &impl Listed) {
         self.state()
             .paths
-            .insert(story.id().to_string(), story.path.clone());
+            .insert(story.id().to_string(), story.path().to_path_buf());
     }
 
     fn hint(&self, id: &str) -> Option<PathBuf> {
         self.state().paths.get(id).cloned()
     }
 
-    /// The current file of story `id`: as last read when a `stat` says its file is unchanged
-    /// and this run has not written it since, else opened at the path this store knows, or
-    /// found by a scan when it moved.
-    pub fn locate(&self, id: &str) -> Result<Story> {
-        if let Some(story) = self.unchanged(id) {
-            return Ok(story);
+    /// The story `id`, open and up to date with its file: the held one when there is one
+    /// (checked through its handle), else opened at the path this store knows, or found by a
+    /// scan when it moved. The caller gives it back with [`BoardStore::put_back`].
+    fn take(&self, id: &str) -> Result<StoryFile> {
+        let (held, hint) = {
+            let mut state = self.state();
+            let held = state.held.remove(id).map(|(_, file)| file);
+            (held, state.paths.get(id).cloned())
+        };
+        match held {
+            Some(mut file) => {
+                file.sync(&self.dir)?;
+                Ok(file)
+            }
+            None => StoryFile::locate(&self.dir, id, hint.as_deref()),
         }
-        let story = store::locate(&self.dir, id, self.hint(id).as_deref())?;
-        self.remember(&story);
+    }
+
+    fn put_back(&self, id: &str, file: StoryFile) {
+        let mut state = self.state();
+        state
+            .paths
+            .insert(id.to_string(), file.story().path.clone());
+        state.hold(id.to_string(), file);
+    }
+
+    /// The current text of story `id` (see [`BoardStore::take`]).
+    pub fn locate(&self, id: &str) -> Result<Story> {
+        let file = self.take(id)?;
+        let story = file.story().clone();
+        self.put_back(id, file);
         Ok(story)
     }
 
-    fn unchanged(&self, id: &str) -> Option<Story> {
-        let (path, story, seen) = {
-            let state = self.state();
-            let path = state.paths.get(id)?;
-            if state.touched.contains(path.as_os_str()) {
-                return None;
-            }
-            let seen = *state.seen.get(path.as_os_str())?;
-            let story = state
-                .board
-                .stories
-                .iter()
-                .find(|s| s.path.as_os_str() == path.as_os_str())?;
-            (path.clone(), story.clone(), seen)
-        };
-        (story.id() == id && Stamp::of(&path) == Some(seen.stamp)).then_some(story)
-    }
-
-    /// [`store::update`] with the known path as its hint; the story is read again at the next
-    /// [`BoardStore::refresh`].
+    /// Changes story `id` and writes it ([`StoryFile::update`]) through its held file; the next
+    /// [`BoardStore::refresh`] checks it through that file too.
     pub fn update<R>(
         &self,
         id: &str,
         change: impl FnOnce(&mut Story) -> Result<R>,
     ) -> Result<(Story, R)> {
         let hint = self.hint(id);
-        let result = store::update(&self.dir, id, hint.as_deref(), change);
+        let written = self.take(id).and_then(|mut file| {
+            let result = file.update(&self.dir, change);
+            let story = file.story().clone();
+            self.put_back(id, file);
+            Ok((story, result?))
+        });
         let mut state = self.state();
         // Even a failed write may have moved the file or found it elsewhere.
         state.touched.extend(hint.map(PathBuf::into_os_string));
-        if let Ok((story, _)) = &result {
+        if let Ok((story, _)) = &written {
             state.touched.insert(story.path.clone().into_os_string());
-            state
-                .paths
-                .insert(story.id().to_string(), story.path.clone());
         }
-        result
+        written
     }
 
     /// The board as last read, without touching the disk.
@@ -211,13 +262,21 @@ impl BoardStore {
     /// Rebuilds the board from the listed files, each kept when its stamp is unchanged and the
     /// run did not write it, else read; says whether a listed file was gone.
     fn reread(&self, listed: &[(PathBuf, Column)], stamps: Vec<Option<Stamp>>) -> bool {
-        let (mut known, mut seen) = {
+        let (mut known, mut seen, touched) = {
             let mut state = self.state();
             let touched = std::mem::take(&mut state.touched);
             let board = std::mem::take(&mut state.board);
             let board = Arc::try_unwrap(board).unwrap_or_else(|shared| (*shared).clone());
             let mut seen = std::mem::take(&mut state.seen);
+            // A file the run wrote is checked through its held handle, or else read again.
             seen.retain(|path, _| !touched.contains(path));
+            let touched: HashMap<OsString, (StorySummary, [u8; 32])> = touched
+                .into_iter()
+                .filter_map(|path| {
+                    let held = state.held_unchanged(Path::new(&path))?;
+                    Some((path, held))
+                })
+                .collect();
             let known: HashMap<OsString, Entry> = board
                 .stories
                 .into_iter()
@@ -229,7 +288,7 @@ impl BoardStore {
                         .map(|e| (e.path.clone().into_os_string(), Entry::Broken(e))),
                 )
                 .collect();
-            (known, seen)
+            (known, seen, touched)
         };
         let mut to_read = Vec::new();
         let mut kept: Vec<Option<(Entry, Seen)>> = Vec::with_capacity(listed.len());
@@ -241,6 +300,14 @@ impl BoardStore {
                 (Some((old, entry)), Some(stamp)) if old.stamp == *stamp => {
                     kept.push(Some((entry, old)))
                 }
+                (_, Some(stamp)) if touched.contains_key(path.as_os_str()) => {
+                    let (summary, digest) = touched[path.as_os_str()].clone();
+                    let seen = Seen {
+                        stamp: *stamp,
+                        digest: Some(digest),
+                    };
+                    kept.push(Some((Entry::Story(summary), seen)));
+                }
                 _ => {
                     kept.push(None);
                     to_read.push((path.clone(), *column));
@@ -249,9 +316,10 @@ impl BoardStore {
         }
         let fresh = in_parallel(&to_read, |path, column| {
             match read_story_file(path, column) {
-                Read::Story(story, bytes) => {
-                    Some((Entry::Story(story), Some(Sha256::digest(&bytes).into())))
-                }
+                Read::Story(story, bytes) => Some((
+                    Entry::Story(story.into()),
+                    Some(Sha256::digest(&bytes).into()),
+                )),
                 Read::Broken(err) => Some((Entry::Broken(err), None)),
                 Read::Vanished => None,
             }

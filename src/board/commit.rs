@@ -7,6 +7,8 @@
 //! too: it is exactly what was replaced, so even a save in the microseconds between comparison
 //! and swap is seen, and put back at once. Elsewhere a plain rename follows the comparison.
 
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
 use crate::error::{Error, Result};
@@ -14,7 +16,8 @@ use crate::error::{Error, Result};
 /// What a conditional write found.
 #[derive(Debug)]
 pub(super) enum Commit {
-    Written,
+    /// The new text is in place; this is its file, open.
+    Written(File),
     /// The file no longer holds the text the change was computed from; these are its bytes,
     /// and the file holds them again.
     Changed(Vec<u8>),
@@ -22,14 +25,59 @@ pub(super) enum Commit {
     Gone,
 }
 
+/// What a conditional write expects to find at the story's path.
+pub(super) struct Expected<'a> {
+    /// The bytes the change was computed from.
+    pub bytes: &'a [u8],
+    /// The open file `bytes` came from, if the caller kept it: while the path still names that
+    /// file, it is read through this handle rather than opened again.
+    pub file: Option<&'a File>,
+}
+
 fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).map_err(|e| Error::io(format!("cannot read {}", path.display()), e))
 }
 
-/// Whether the file at `path` still holds `expected`.
-fn compare(path: &Path, expected: &[u8]) -> Result<Option<Commit>> {
-    match std::fs::read(path) {
-        Ok(now) if now == expected => Ok(None),
+/// Whether `path` names `file` (the same inode on the same device); `None` when nothing is
+/// at `path`.
+pub(super) fn names(path: &Path, file: &File) -> std::io::Result<Option<bool>> {
+    use std::os::unix::fs::MetadataExt;
+    let at_path = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let held = file.metadata()?;
+    Ok(Some(
+        at_path.dev() == held.dev() && at_path.ino() == held.ino(),
+    ))
+}
+
+/// Everything `file` holds now, read from its start.
+pub(super) fn read_whole(mut file: &File) -> std::io::Result<Vec<u8>> {
+    let mut bytes = Vec::new();
+    file.seek(SeekFrom::Start(0))?;
+    file.read_to_end(&mut bytes)?;
+    Ok(bytes)
+}
+
+/// What the file at `path` holds now: through `held` when `path` still names it (a person who
+/// writes the file in place writes that very inode), else read from the path.
+pub(super) fn current_bytes(path: &Path, held: Option<&File>) -> std::io::Result<Vec<u8>> {
+    if let Some(file) = held {
+        match names(path, file)? {
+            Some(true) => return read_whole(file),
+            None => return Err(std::io::ErrorKind::NotFound.into()),
+            Some(false) => {}
+        }
+    }
+    std::fs::read(path)
+}
+
+/// Whether the file at `path` still holds what `expected` says.
+fn compare(path: &Path, expected: &Expected) -> Result<Option<Commit>> {
+    match current_bytes(path, expected.file) {
+        Ok(now) if now == expected.bytes => Ok(None),
         Ok(now) => Ok(Some(Commit::Changed(now))),
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(Some(Commit::Gone)),
         Err(err) => Err(Error::io(format!("cannot read {}", path.display()), err)),
@@ -41,7 +89,7 @@ pub(super) fn replace_if_unchanged(
     temp: tempfile::NamedTempFile,
     path: &Path,
     written: &[u8],
-    expected: &[u8],
+    expected: &Expected,
 ) -> Result<Commit> {
     let swap_error = |e| Error::io(format!("cannot replace {}", path.display()), e);
     // Compare first: a file that already changed is left alone, so our version never shows. (A
@@ -50,7 +98,9 @@ pub(super) fn replace_if_unchanged(
     if let Some(found) = compare(path, expected)? {
         return Ok(found);
     }
-    match exchange(temp.path(), path) {
+    // The handle stays open as the story's file once it is in place; the name goes on drop.
+    let (file, temp) = temp.into_parts();
+    match exchange(&temp, path) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Commit::Gone),
         Err(_) => {
@@ -58,20 +108,20 @@ pub(super) fn replace_if_unchanged(
                 return Ok(found);
             }
             temp.persist(path).map_err(|e| swap_error(e.error))?;
-            return Ok(Commit::Written);
+            return Ok(Commit::Written(file));
         }
     }
     // The old file now sits at the temporary name and goes when `temp` is dropped.
-    let swapped_out = read(temp.path())?;
-    if swapped_out == expected {
-        return Ok(Commit::Written);
+    let swapped_out = read(&temp)?;
+    if swapped_out == expected.bytes {
+        return Ok(Commit::Written(file));
     }
     // A newer version was replaced: put it back before anyone reads ours.
-    exchange(temp.path(), path).map_err(swap_error)?;
-    let back = read(temp.path())?;
+    exchange(&temp, path).map_err(swap_error)?;
+    let back = read(&temp)?;
     if back != written {
         // Yet another save landed while ours stood there; it is the newest, so it stays.
-        exchange(temp.path(), path).map_err(swap_error)?;
+        exchange(&temp, path).map_err(swap_error)?;
         return Ok(Commit::Changed(back));
     }
     Ok(Commit::Changed(swapped_out))
@@ -111,6 +161,10 @@ mod tests {
     use super::*;
     use std::io::Write;
 
+    fn bytes(bytes: &[u8]) -> Expected<'_> {
+        Expected { bytes, file: None }
+    }
+
     fn temp_with(dir: &Path, text: &str) -> tempfile::NamedTempFile {
         let mut temp = tempfile::NamedTempFile::new_in(dir).unwrap();
         temp.write_all(text.as_bytes()).unwrap();
@@ -122,12 +176,18 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("s.md");
         std::fs::write(&path, "old").unwrap();
-        let commit = replace_if_unchanged(temp_with(dir.path(), "new"), &path, b"new", b"old");
-        assert!(matches!(commit, Ok(Commit::Written)), "{commit:?}");
+        let commit =
+            replace_if_unchanged(temp_with(dir.path(), "new"), &path, b"new", &bytes(b"old"));
+        assert!(matches!(commit, Ok(Commit::Written(_))), "{commit:?}");
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "new");
 
         std::fs::write(&path, "by hand").unwrap();
-        let commit = replace_if_unchanged(temp_with(dir.path(), "ours"), &path, b"ours", b"new");
+        let commit = replace_if_unchanged(
+            temp_with(dir.path(), "ours"),
+            &path,
+            b"ours",
+            &bytes(b"new"),
+        );
         match commit {
             Ok(Commit::Changed(bytes)) => assert_eq!(bytes, b"by hand"),
             other => panic!("{other:?}"),
@@ -140,7 +200,8 @@ mod tests {
         );
 
         std::fs::remove_file(&path).unwrap();
-        let commit = replace_if_unchanged(temp_with(dir.path(), "x"), &path, b"x", b"by hand");
+        let commit =
+            replace_if_unchanged(temp_with(dir.path(), "x"), &path, b"x", &bytes(b"by hand"));
         assert!(matches!(commit, Ok(Commit::Gone)), "{commit:?}");
         assert!(!path.exists());
     }

@@ -1,12 +1,13 @@
 //! Finding a story from what a person typed: an id or a slug, any case, or a unique prefix.
 
 use super::store::Board;
-use super::story::{slug_from_path, Story};
+use super::story::slug_from_path;
+use super::summary::{Listed, StorySummary};
 use crate::error::{Error, Result};
 
 /// Like [`find`] on the whole board: a query that names a story file that does not parse gets
 /// that file's path, line and problem rather than "not found" (SPEC §3).
-pub fn find_on_board<'a>(board: &'a Board, query: &str) -> Result<&'a Story> {
+pub fn find_on_board<'a>(board: &'a Board, query: &str) -> Result<&'a StorySummary> {
     find(&board.stories, query).map_err(|err| match err {
         Error::StoryNotFound { .. } => {
             let wanted = query.trim();
@@ -20,22 +21,22 @@ pub fn find_on_board<'a>(board: &'a Board, query: &str) -> Result<&'a Story> {
     })
 }
 
-pub fn find<'a>(stories: &'a [Story], query: &str) -> Result<&'a Story> {
+pub fn find<'a, S: Listed>(stories: &'a [S], query: &str) -> Result<&'a S> {
     let wanted = query.trim().to_lowercase();
-    let exact = |s: &&Story| s.id().to_lowercase() == wanted || s.slug.to_lowercase() == wanted;
-    let exact_matches: Vec<&Story> = stories.iter().filter(exact).collect();
+    let exact = |s: &&S| s.id().to_lowercase() == wanted || s.slug().to_lowercase() == wanted;
+    let exact_matches: Vec<&S> = stories.iter().filter(exact).collect();
     if let [only] = exact_matches.as_slice() {
         return Ok(only);
     }
     if exact_matches.len() > 1 {
         return Err(ambiguous(query, &exact_matches));
     }
-    let prefixed: Vec<&Story> = stories
+    let prefixed: Vec<&S> = stories
         .iter()
         .filter(|s| {
             !wanted.is_empty()
                 && (s.id().to_lowercase().starts_with(&wanted)
-                    || s.slug.to_lowercase().starts_with(&wanted))
+                    || s.slug().to_lowercase().starts_with(&wanted))
         })
         .collect();
     match prefixed.as_slice() {
@@ -48,23 +49,23 @@ pub fn find<'a>(stories: &'a [Story], query: &str) -> Result<&'a Story> {
     }
 }
 
-fn ambiguous(query: &str, stories: &[&Story]) -> Error {
+fn ambiguous<S: Listed>(query: &str, stories: &[&S]) -> Error {
     Error::AmbiguousStory {
         query: query.to_string(),
         candidates: stories
             .iter()
-            .map(|s| format!("{} ({})", s.slug, s.id()))
+            .map(|s| format!("{} ({})", s.slug(), s.id()))
             .collect(),
     }
 }
 
 /// Up to five stories whose slug, id or title resemble the query, best first.
-fn close_matches(stories: &[Story], wanted: &str) -> Vec<String> {
-    let mut scored: Vec<(f64, &Story)> = stories
+fn close_matches<S: Listed>(stories: &[S], wanted: &str) -> Vec<String> {
+    let mut scored: Vec<(f64, &S)> = stories
         .iter()
         .map(|s| {
-            let title = s.meta.title.to_lowercase();
-            let score = [&s.slug.to_lowercase(), &s.id().to_lowercase(), &title]
+            let title = s.meta().title.to_lowercase();
+            let score = [&s.slug().to_lowercase(), &s.id().to_lowercase(), &title]
                 .iter()
                 .map(|candidate| {
                     let similarity = strsim::jaro_winkler(candidate, wanted);
@@ -83,7 +84,7 @@ fn close_matches(stories: &[Story], wanted: &str) -> Vec<String> {
     scored
         .into_iter()
         .take(5)
-        .map(|(_, s)| s.slug.clone())
+        .map(|(_, s)| s.slug().to_string())
         .collect()
 }
 
@@ -91,6 +92,7 @@ fn close_matches(stories: &[Story], wanted: &str) -> Vec<String> {
 mod tests {
     use super::*;
     use crate::board::Column;
+    use crate::board::Story;
     use std::path::PathBuf;
 
     fn story(id: &str, slug: &str) -> Story {

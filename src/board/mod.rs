@@ -14,10 +14,13 @@ pub mod sections;
 mod simple_value;
 pub mod store;
 pub mod story;
+pub mod story_file;
+pub mod summary;
 pub mod validate;
 
 pub use store::Board;
 pub use story::{Story, StoryError};
+pub use summary::{Listed, StorySummary};
 
 /// The names of the phases that can carry a review gate, in pipeline order.
 pub const PHASES: [&str; 4] = ["refine", "research", "plan", "implement"];

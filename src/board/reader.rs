@@ -1,18 +1,30 @@
 //! Reading the board from disk: every column, each story exactly once, even while a run moves
-//! stories (see [`Board::read`]).
+//! stories (see [`read`]).
 
 use std::path::{Path, PathBuf};
 
 use super::story::{Story, StoryError};
+use super::summary::{Listed, StorySummary};
 use super::Column;
 use crate::error::{Error, Result};
 
-/// Every story on the board, plus the files that could not be read.
-#[derive(Debug, Clone, Default)]
-pub struct Board {
+/// Every story on the board, as a [`StorySummary`] unless a command needs each one whole, plus
+/// the files that could not be read.
+#[derive(Debug, Clone)]
+pub struct Board<S = StorySummary> {
     pub dir: PathBuf,
-    pub stories: Vec<Story>,
+    pub stories: Vec<S>,
     pub broken: Vec<StoryError>,
+}
+
+impl<S> Default for Board<S> {
+    fn default() -> Self {
+        Board {
+            dir: PathBuf::new(),
+            stories: Vec::new(),
+            broken: Vec::new(),
+        }
+    }
 }
 
 /// The story files of one column folder, sorted by name for stable output.
@@ -104,56 +116,62 @@ impl BoardLock {
 pub(super) const READ_ATTEMPTS: usize = 3;
 
 impl Board {
-    /// Reads every column. Broken files are collected, not fatal: the rest of the board works.
+    /// Reads every column and keeps each story's summary: what `status`, run planning and a
+    /// run's assessment need, at a fraction of the memory. Broken files are collected, not
+    /// fatal: the rest of the board works.
     pub fn load(dir: &Path) -> Result<Board> {
-        Board::read(dir, Ok)
+        read(dir, StorySummary::from)
     }
+}
 
-    /// Like [`Board::load`], but keeps only each story's summary ([`Story::into_summary`]):
-    /// what `status` and run planning need, at a fraction of the memory.
-    pub fn load_summaries(dir: &Path) -> Result<Board> {
-        Board::read(dir, |story| Ok(story.into_summary()))
+impl Board<Story> {
+    /// Like [`Board::load`], but keeps every story whole, for `validate`, which checks every
+    /// key of every story.
+    pub fn load_stories(dir: &Path) -> Result<Board<Story>> {
+        read(dir, |story| story)
     }
+}
 
-    /// Reads the board so that each story is seen exactly once, even while a run moves stories
-    /// between columns. A move is a rename from one folder to another, and no listing of five
-    /// folders is atomic: a reader could list the target before a move and the source after it,
-    /// and miss the story, or the other way round and see it twice.
-    ///
-    /// The tool's moves hold the board lock exclusively ([`save`]) and the columns are listed
-    /// under the shared lock, so a listing holds each story in exactly one folder. The files are
-    /// read after the lock is released, so that reading a large board does not hold up the
-    /// run's moves. A story that moves in between shows up as a listed file that is gone, or
-    /// (when another story took its file name) as an id read twice; either makes the reader
-    /// start again, and the last attempt keeps the lock until every file is read, so it always
-    /// ends with an exact answer. Duplicate ids that a person made by copying a file survive
-    /// every attempt, as they should (`validate` reports them). A move made by hand (`mv`)
-    /// cannot take the lock; a listed file that it takes away still triggers the re-scan.
-    fn read(dir: &Path, keep: fn(Story) -> Result<Story, StoryError>) -> Result<Board> {
-        for attempt in 1..=READ_ATTEMPTS {
-            let last = attempt == READ_ATTEMPTS;
-            let mut lock = BoardLock::shared(dir);
-            let files = list_columns(dir)?;
-            if !last {
-                lock = None;
-            }
-            let (board, vanished) = read_files(dir, &files, keep);
-            drop(lock);
-            if last || (!vanished && !has_duplicate_ids(&board)) {
-                return Ok(board);
-            }
-            tracing::debug!(attempt, "stories moved during a board read; reading again");
-        }
-        unreachable!("the last attempt returns")
-    }
-
-    pub fn get(&self, id: &str) -> Option<&Story> {
+impl<S: Listed> Board<S> {
+    pub fn get(&self, id: &str) -> Option<&S> {
         self.stories.iter().find(|s| s.id() == id)
     }
 
-    pub fn in_column(&self, column: Column) -> impl Iterator<Item = &Story> {
-        self.stories.iter().filter(move |s| s.column == column)
+    pub fn in_column(&self, column: Column) -> impl Iterator<Item = &S> {
+        self.stories.iter().filter(move |s| s.column() == column)
     }
+}
+
+/// Reads the board so that each story is seen exactly once, even while a run moves stories
+/// between columns. A move is a rename from one folder to another, and no listing of five
+/// folders is atomic: a reader could list the target before a move and the source after it,
+/// and miss the story, or the other way round and see it twice.
+///
+/// The tool's moves hold the board lock exclusively ([`save`]) and the columns are listed
+/// under the shared lock, so a listing holds each story in exactly one folder. The files are
+/// read after the lock is released, so that reading a large board does not hold up the
+/// run's moves. A story that moves in between shows up as a listed file that is gone, or
+/// (when another story took its file name) as an id read twice; either makes the reader
+/// start again, and the last attempt keeps the lock until every file is read, so it always
+/// ends with an exact answer. Duplicate ids that a person made by copying a file survive
+/// every attempt, as they should (`validate` reports them). A move made by hand (`mv`)
+/// cannot take the lock; a listed file that it takes away still triggers the re-scan.
+fn read<S: Listed + Send>(dir: &Path, keep: fn(Story) -> S) -> Result<Board<S>> {
+    for attempt in 1..=READ_ATTEMPTS {
+        let last = attempt == READ_ATTEMPTS;
+        let mut lock = BoardLock::shared(dir);
+        let files = list_columns(dir)?;
+        if !last {
+            lock = None;
+        }
+        let (board, vanished) = read_files(dir, &files, keep);
+        drop(lock);
+        if last || (!vanished && !has_duplicate_ids(&board)) {
+            return Ok(board);
+        }
+        tracing::debug!(attempt, "stories moved during a board read; reading again");
+    }
+    unreachable!("the last attempt returns")
 }
 
 pub(super) fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
@@ -164,23 +182,21 @@ pub(super) fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
     Ok(files)
 }
 
-pub(super) fn has_duplicate_ids(board: &Board) -> bool {
+pub(super) fn has_duplicate_ids<S: Listed>(board: &Board<S>) -> bool {
     let mut seen = std::collections::HashSet::with_capacity(board.stories.len());
     !board.stories.iter().all(|s| seen.insert(s.id()))
 }
 
 /// Reads and parses `files`; the flag says whether a listed file was gone.
-fn read_files(
+fn read_files<S: Send>(
     dir: &Path,
     files: &[(PathBuf, Column)],
-    keep: fn(Story) -> Result<Story, StoryError>,
-) -> (Board, bool) {
+    keep: fn(Story) -> S,
+) -> (Board<S>, bool) {
     let results = in_parallel(files, |path, column| match read_story_file(path, column) {
-        Read::Story(story, _) => match keep(story) {
-            Ok(story) => Read::Story(story, Vec::new()),
-            Err(err) => Read::Broken(err),
-        },
-        other => other,
+        Read::Story(story, _) => Ok(Some(keep(story))),
+        Read::Broken(err) => Err(err),
+        Read::Vanished => Ok(None),
     });
     let mut board = Board {
         dir: dir.to_path_buf(),
@@ -189,9 +205,9 @@ fn read_files(
     let mut vanished = false;
     for result in results {
         match result {
-            Read::Story(story, _) => board.stories.push(story),
-            Read::Broken(err) => board.broken.push(err),
-            Read::Vanished => vanished = true,
+            Ok(Some(story)) => board.stories.push(story),
+            Ok(None) => vanished = true,
+            Err(err) => board.broken.push(err),
         }
     }
     (board, vanished)

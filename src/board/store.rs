@@ -9,10 +9,11 @@
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use super::commit::{replace_if_unchanged, Commit};
+use super::commit::{replace_if_unchanged, Commit, Expected};
+use super::reader::BoardLock;
 pub use super::reader::{read_story, Board};
-use super::reader::{read_story_file, BoardLock, Read};
-use super::story::{Story, StoryError};
+use super::story::Story;
+use super::story_file::StoryFile;
 use super::Column;
 use crate::error::{Error, Result};
 
@@ -91,13 +92,7 @@ fn pause_before_commit() {
 /// unchanged ([`replace_if_unchanged`]). When the column changed, the file is renamed into the
 /// new folder (a move is a rename) and replaced there at once, under the board lock, so a crash
 /// leaves the story whole in one folder and readers never see it in two or none.
-fn save_if_unchanged(story: &mut Story, expected: &[u8]) -> Result<Commit> {
-    if story.is_summary() {
-        return Err(Error::Other(format!(
-            "internal error: {} was loaded as a summary and cannot be written",
-            story.path.display()
-        )));
-    }
+pub(super) fn save_if_unchanged(story: &mut Story, expected: &Expected) -> Result<Commit> {
     let board_dir = story
         .path
         .parent()
@@ -187,110 +182,29 @@ pub fn sweep_temporary_files(board_dir: &Path) {
 /// Finds the current file of the story `id`: at `hint` if it is still there, else anywhere on
 /// the board (a person may have moved it by hand).
 pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<Story> {
-    locate_with_bytes(board_dir, id, hint).map(|(story, _)| story)
-}
-
-/// [`locate`], with the bytes the story was parsed from.
-fn locate_with_bytes(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<(Story, Vec<u8>)> {
-    if let Some((hint, column)) = hint.and_then(|hint| Some((hint, column_of(hint)?))) {
-        if let Read::Story(story, bytes) = read_story_file(hint, column) {
-            if story.id() == id {
-                return Ok((story, bytes));
-            }
-        }
-    }
-    let board = Board::load(board_dir)?;
-    if let Some(found) = board.stories.iter().find(|s| s.id() == id) {
-        // Read once more for the exact bytes; the story may have moved again since.
-        if let Read::Story(story, bytes) = read_story_file(&found.path, found.column) {
-            if story.id() == id {
-                return Ok((story, bytes));
-            }
-        }
-        return locate_with_bytes(board_dir, id, None);
-    }
-    // A story someone broke by hand is that file's parse error, not a missing story: the run
-    // looks stories up by id alone, so recognise the file by its `id:` line.
-    let is_the_story = |err: &StoryError| {
-        hint.is_some_and(|h| err.path == h)
-            || std::fs::read_to_string(&err.path).is_ok_and(|text| declares_id(&text, id))
-    };
-    if let Some(err) = board.broken.into_iter().find(is_the_story) {
-        return Err(err.into());
-    }
-    Err(Error::StoryNotFound {
-        query: id.to_string(),
-        close_matches: Vec::new(),
-    })
+    StoryFile::locate(board_dir, id, hint).map(StoryFile::into_story)
 }
 
 /// The column a story file sits in, by its folder.
-fn column_of(path: &Path) -> Option<Column> {
+pub(super) fn column_of(path: &Path) -> Option<Column> {
     path.parent()
         .and_then(|p| p.file_name())
         .and_then(|n| n.to_str())
         .and_then(Column::parse)
 }
 
-/// Whether a story file's text has the line `id: <id>` (quoted or not), even when the rest of
-/// its frontmatter does not parse.
-fn declares_id(text: &str, id: &str) -> bool {
-    text.lines().any(|line| {
-        line.strip_prefix("id:")
-            .is_some_and(|value| value.trim().trim_matches(['\'', '"']) == id)
-    })
-}
-
-/// How often a write is computed again on a story that keeps being edited by hand.
-const WRITE_ATTEMPTS: usize = 8;
-
-/// Re-reads a story, applies `change` and writes it back atomically, stamping `updated`.
-/// When `change` fails nothing is written.
-///
-/// A person may edit the file between the read and the write. The file is compared with what
-/// was read right before the rename; if it changed, the change's recorded edits
-/// ([`Story::changes`]) are made again on the fresh text and the write is tried again, so the
-/// hand edit is kept. If the fresh text no longer parses, nothing is written and the error
-/// names the file: the person's version stands.
+/// Reads a story, applies `change` and writes it back atomically, stamping `updated`; see
+/// [`StoryFile::update`], which keeps a hand edit made in between. When `change` fails nothing
+/// is written.
 pub fn update<R>(
     board_dir: &Path,
     id: &str,
     hint: Option<&Path>,
     change: impl FnOnce(&mut Story) -> Result<R>,
 ) -> Result<(Story, R)> {
-    let (mut story, mut expected) = locate_with_bytes(board_dir, id, hint)?;
-    let before = story.to_text();
-    let before_column = story.column;
-    let result = change(&mut story)?;
-    if story.to_text() == before && story.column == before_column {
-        return Ok((story, result));
-    }
-    story.set("updated", &today());
-    let changes = story.changes().to_vec();
-    for _ in 0..WRITE_ATTEMPTS {
-        let fresh = match save_if_unchanged(&mut story, &expected)? {
-            Commit::Written => return Ok((story, result)),
-            Commit::Changed(bytes) => {
-                // A move may already have taken the file to its new folder.
-                let file_column = column_of(&story.path).unwrap_or(before_column);
-                let fresh = Story::parse_bytes(&bytes, story.path.clone(), file_column)?;
-                expected = bytes;
-                fresh
-            }
-            Commit::Gone => {
-                let (fresh, bytes) = locate_with_bytes(board_dir, id, None)?;
-                expected = bytes;
-                fresh
-            }
-        };
-        tracing::debug!(path = %fresh.path.display(), "edited during the write; applying the change again");
-        story = fresh;
-        story.replay(&changes)?;
-    }
-    Err(Error::StoryKeptChanging {
-        path: story.path,
-        attempts: WRITE_ATTEMPTS,
-    })
+    let mut file = StoryFile::locate(board_dir, id, hint)?;
+    let result = file.update(board_dir, change)?;
+    Ok((file.into_story(), result))
 }
 
 pub fn today() -> String {
@@ -489,7 +403,7 @@ mod tests {
                 }
             });
             for _ in 0..300 {
-                let board = Board::load_summaries(dir.path()).unwrap();
+                let board = Board::load(dir.path()).unwrap();
                 let mut ids: Vec<&str> = board.stories.iter().map(|s| s.id()).collect();
                 ids.sort();
                 assert_eq!(ids.len(), 6, "{ids:?} {:?}", board.broken);

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::frontmatter::{Frontmatter, FrontmatterError};
 use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
+use super::summary::Progress;
 use super::{sections, Column};
 
 /// A story file that could not be read, with the 1-based line of the problem.
@@ -75,9 +76,6 @@ pub struct Story {
     pub column: Column,
     pub slug: String,
     pub meta: StoryMeta,
-    /// Set on a summary (see [`Story::into_summary`]): the records the assessor reads, computed
-    /// once, while the text itself was dropped.
-    progress: Option<Progress>,
     front: Frontmatter,
     /// The delimiter lines as written (`---\n`, `---\r\n`), kept for a byte-exact rewrite.
     open: String,
@@ -106,17 +104,6 @@ pub enum Change {
 
 /// The byte order mark some editors put at the start of a file.
 const BOM: char = '\u{feff}';
-
-/// What the assessor reads from a story's records (SPEC §6): the latest review, the start of the
-/// latest rework, and a human gate waiting for `decide`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Progress {
-    /// The latest review's decision and timestamp.
-    pub latest_review: Option<(super::records::ReviewDecision, String)>,
-    pub latest_rework_started: Option<String>,
-    /// The phase whose human review waits for a decision.
-    pub pending_gate: Option<String>,
-}
 
 /// The slug of a story file: its name without `.md`, and without the `NN-` prefix of the older
 /// numbered layout.
@@ -194,7 +181,6 @@ impl Story {
             path,
             column,
             meta,
-            progress: None,
             front,
             open,
             close: text[close_start..close_end].to_string(),
@@ -240,7 +226,6 @@ impl Story {
             column,
             slug,
             meta,
-            progress: None,
             front,
             open: "---\n".into(),
             close: "---\n".into(),
@@ -250,33 +235,8 @@ impl Story {
         })
     }
 
-    /// The story without its text: metadata, place and [`Progress`] only. Board-wide reads
-    /// (`status`, run planning) keep 10,000 stories in a few MiB this way. A story whose records
-    /// do not parse stays whole, so the error still surfaces where it is read.
-    pub fn into_summary(self) -> Story {
-        match self.progress() {
-            Ok(progress) => Story {
-                progress: Some(progress),
-                front: Frontmatter::empty(),
-                open: String::new(),
-                close: String::new(),
-                body: String::new(),
-                changes: Vec::new(),
-                ..self
-            },
-            Err(_) => self,
-        }
-    }
-
-    /// Whether this is a summary, which has no text to show or write.
-    pub fn is_summary(&self) -> bool {
-        self.progress.is_some()
-    }
-
+    /// What the assessor reads of the records (see [`Progress`]), parsing as little as it can.
     pub fn progress(&self) -> Result<Progress, StoryError> {
-        if let Some(progress) = &self.progress {
-            return Ok(progress.clone());
-        }
         // Only a record that mentions PENDING can hold a waiting gate; most stories skip the parse.
         let pending_gate = if self
             .front
@@ -317,7 +277,6 @@ impl Story {
     }
 
     pub fn to_text(&self) -> String {
-        debug_assert!(!self.is_summary(), "a story summary has no text");
         let front = self.front.to_text();
         let mut out = String::with_capacity(front.len() + self.body.len() + 8);
         if self.bom {
@@ -423,6 +382,12 @@ impl Story {
     /// The changes made since the story was read.
     pub fn changes(&self) -> &[Change] {
         &self.changes
+    }
+
+    /// Forgets the recorded changes once they are on disk, so that a later write replays only
+    /// its own.
+    pub(super) fn mark_written(&mut self) {
+        self.changes.clear();
     }
 
     /// Makes `changes` (another copy's, see [`Story::changes`]) on this story.

@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::store::Board;
 use super::story::Story;
+use super::summary::Listed;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problem {
@@ -22,7 +23,7 @@ impl std::fmt::Display for Problem {
     }
 }
 
-pub fn check_board(board: &Board) -> Vec<Problem> {
+pub fn check_board(board: &Board<Story>) -> Vec<Problem> {
     let mut problems: Vec<Problem> = board
         .broken
         .iter()
@@ -101,7 +102,7 @@ fn check_story(story: &Story) -> Vec<Problem> {
     problems
 }
 
-fn duplicate_ids(board: &Board) -> Vec<Problem> {
+fn duplicate_ids(board: &Board<Story>) -> Vec<Problem> {
     let mut by_id: HashMap<&str, Vec<&Story>> = HashMap::new();
     for story in &board.stories {
         by_id.entry(story.id()).or_default().push(story);
@@ -125,7 +126,7 @@ fn duplicate_ids(board: &Board) -> Vec<Problem> {
     problems
 }
 
-fn dependency_problems(board: &Board) -> Vec<Problem> {
+fn dependency_problems(board: &Board<Story>) -> Vec<Problem> {
     let ids: HashSet<&str> = board.stories.iter().map(|s| s.id()).collect();
     let mut problems = Vec::new();
     for story in &board.stories {
@@ -162,7 +163,7 @@ fn dependency_problems(board: &Board) -> Vec<Problem> {
 }
 
 /// Each cycle in `depends_on` (longer than a self-loop), as ids ending where they began.
-pub fn dependency_cycles(board: &Board) -> Vec<Vec<String>> {
+pub fn dependency_cycles<S: Listed>(board: &Board<S>) -> Vec<Vec<String>> {
     #[derive(Clone, Copy, PartialEq)]
     enum Mark {
         Visiting,
@@ -174,7 +175,7 @@ pub fn dependency_cycles(board: &Board) -> Vec<Vec<String>> {
         .map(|s| {
             (
                 s.id(),
-                s.meta
+                s.meta()
                     .depends_on
                     .iter()
                     .map(String::as_str)

@@ -28,7 +28,8 @@ fn find(context: &Context, query: &str) -> Result<(std::path::PathBuf, Story)> {
     let project = context.project()?;
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
-    let story = lookup::find_on_board(&board, query)?.clone();
+    let found = lookup::find_on_board(&board, query)?;
+    let story = store::locate(&board_dir, found.id(), Some(&found.path))?;
     Ok((board_dir, story))
 }
 

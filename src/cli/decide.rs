@@ -22,11 +22,12 @@ pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
-    let story = lookup::find(&board.stories, &args.story)?;
+    let found = lookup::find(&board.stories, &args.story)?;
     // The story was just found; the gate writes it at that path, scanning only if it moved.
     let store = BoardStore::unloaded(&board_dir);
-    store.remember(story);
-    let id = story.id().to_string();
+    store.remember(found);
+    let id = found.id().to_string();
+    let story = &store.locate(&id)?;
     let mut gate = PhaseGate::awaiting_person(&store, story)?.ok_or_else(|| {
         Error::ActionFailed(format!(
             "{} has no human phase review waiting for a decision",

@@ -4,7 +4,7 @@ use clap::Args;
 use serde_json::{json, Map, Value};
 
 use super::Context;
-use crate::board::{lookup, Board, Story};
+use crate::board::{lookup, store, Board, Story};
 use crate::error::{ExitStatus, Result};
 use crate::output::Printer;
 
@@ -16,8 +16,10 @@ pub struct DetailsArgs {
 
 pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
-    let board = Board::load(&project.board_dir())?;
-    let story = lookup::find_on_board(&board, &args.story)?;
+    let board_dir = project.board_dir();
+    let board = Board::load(&board_dir)?;
+    let found = lookup::find_on_board(&board, &args.story)?;
+    let story = &store::locate(&board_dir, found.id(), Some(&found.path))?;
     let printer = &context.printer;
     if printer.is_json() {
         printer.json_line(&super::envelope(

@@ -35,7 +35,7 @@ pub struct LogsArgs {
 pub fn run(args: LogsArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board_dir = project.board_dir();
-    let board = Board::load_summaries(&board_dir)?;
+    let board = Board::load(&board_dir)?;
     let story = lookup::find_on_board(&board, &args.story)?;
     let (story_id, slug) = (story.id().to_string(), story.slug.clone());
     let phase = args.phase.as_deref().map(|p| p.trim().to_ascii_lowercase());

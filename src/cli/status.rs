@@ -8,7 +8,7 @@ use serde::ser::SerializeMap;
 use serde::Serialize;
 
 use super::Context;
-use crate::board::{Board, Column, Story};
+use crate::board::{Board, Column, StorySummary};
 use crate::config::Config;
 use crate::error::{ExitStatus, Result};
 use crate::output::Palette;
@@ -24,7 +24,7 @@ pub struct StatusArgs {
 
 pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
-    let board = Board::load_summaries(&project.board_dir())?;
+    let board = Board::load(&project.board_dir())?;
     let assessment = assessor::assess(&board, Policy::from_config(&project.config));
     let columns: Vec<Column> = Column::ALL
         .into_iter()
@@ -39,7 +39,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
     let behind = behind_counts(&project.root, &board, &project.config);
     let mut out = String::new();
     for column in &columns {
-        let mut stories: Vec<&Story> = board.in_column(*column).collect();
+        let mut stories: Vec<&StorySummary> = board.in_column(*column).collect();
         stories.sort_by(|a, b| (a.meta.priority, a.id()).cmp(&(b.meta.priority, b.id())));
         out.push_str(&palette.heading(&format!("{} ({})", column.name(), stories.len())));
         out.push('\n');
@@ -79,7 +79,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
 
 /// `[priority] slug - title [RPIV]`, then `!` for an error, the blocked reason, or what it waits on.
 fn story_line(
-    story: &Story,
+    story: &StorySummary,
     assessment: &Assessment,
     behind: &HashMap<String, u32>,
     palette: &Palette,
@@ -135,7 +135,7 @@ fn story_line(
 
 /// Where a story's work is (SPEC §12): a done story's merge commit or "branch only", a started
 /// story's branch and how many base commits it lacks.
-fn delivery_note(story: &Story, behind: &HashMap<String, u32>) -> Option<String> {
+fn delivery_note(story: &StorySummary, behind: &HashMap<String, u32>) -> Option<String> {
     let meta = &story.meta;
     if story.column == Column::Done {
         return match (&meta.merged_commit, &meta.branch) {
@@ -157,7 +157,7 @@ fn delivery_note(story: &Story, behind: &HashMap<String, u32>) -> Option<String>
 /// repository. One `git rev-list` per started story: they are few next to the board.
 fn behind_counts(root: &Path, board: &Board, config: &Config) -> HashMap<String, u32> {
     let mut counts = HashMap::new();
-    let started: Vec<&Story> = board
+    let started: Vec<&StorySummary> = board
         .stories
         .iter()
         .filter(|s| s.column != Column::Done && s.meta.branch.is_some())
@@ -212,7 +212,7 @@ struct StoryJson<'a> {
 }
 
 impl<'a> StoryJson<'a> {
-    fn new(story: &'a Story) -> Self {
+    fn new(story: &'a StorySummary) -> Self {
         let meta = &story.meta;
         Self {
             id: &meta.id,
@@ -245,7 +245,7 @@ struct ErrorJson<'a> {
 }
 
 /// The columns in board order, each with its stories by priority.
-struct ColumnsJson<'a>(Vec<(Column, Vec<&'a Story>)>);
+struct ColumnsJson<'a>(Vec<(Column, Vec<&'a StorySummary>)>);
 
 impl Serialize for ColumnsJson<'_> {
     fn serialize<S: serde::Serializer>(
@@ -282,7 +282,7 @@ fn status_json<'a>(
     let by_column = columns
         .iter()
         .map(|column| {
-            let mut stories: Vec<&Story> = board.in_column(*column).collect();
+            let mut stories: Vec<&StorySummary> = board.in_column(*column).collect();
             stories.sort_by(|a, b| (a.meta.priority, a.id()).cmp(&(b.meta.priority, b.id())));
             (*column, stories)
         })

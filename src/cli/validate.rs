@@ -11,7 +11,7 @@ use crate::error::{ExitStatus, Result};
 
 pub fn run(context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
-    let board = Board::load(&project.board_dir())?;
+    let board = Board::load_stories(&project.board_dir())?;
     let problems = check_board(&board);
     let printer = &context.printer;
     printer.json_line(&super::envelope(

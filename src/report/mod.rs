@@ -417,7 +417,7 @@ impl Builder {
         for story in &mut report.stories {
             let current = board.and_then(|b| b.get(&story.story_id));
             if let Some(current) = current {
-                story.merged_commit = current.get::<String>("merged_commit").ok().flatten();
+                story.merged_commit = current.meta.merged_commit.clone();
                 if story.outcome == "blocked" || current.column == crate::board::Column::Blocked {
                     story.blocked_reason = current
                         .meta

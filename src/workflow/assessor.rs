@@ -6,7 +6,8 @@ use std::collections::HashMap;
 use serde::Serialize;
 
 use crate::board::records::ReviewDecision;
-use crate::board::{Board, Column, Story};
+use crate::board::summary::Progress;
+use crate::board::{Board, Column, StorySummary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -119,7 +120,7 @@ pub fn assess(board: &Board, policy: Policy) -> Assessment {
     // Dependencies are looked up by id for every open story; scanning the board for each one
     // made assessing a large board quadratic. The first story with an id wins, as in
     // `Board::get` (duplicates are a validation error).
-    let mut by_id: HashMap<&str, &Story> = HashMap::with_capacity(board.stories.len());
+    let mut by_id: HashMap<&str, &StorySummary> = HashMap::with_capacity(board.stories.len());
     for story in &board.stories {
         by_id.entry(story.id()).or_insert(story);
     }
@@ -154,7 +155,7 @@ pub fn assess(board: &Board, policy: Policy) -> Assessment {
     assessment
 }
 
-fn next_for(story: &Story, board: &HashMap<&str, &Story>, policy: Policy) -> Next {
+fn next_for(story: &StorySummary, board: &HashMap<&str, &StorySummary>, policy: Policy) -> Next {
     if story.column == Column::Backlog {
         return Next::Act(
             ActionType::Refine,
@@ -180,7 +181,7 @@ fn next_for(story: &Story, board: &HashMap<&str, &Story>, policy: Policy) -> Nex
             .collect();
         return Next::Wait(format!("waiting on {}", described.join(", ")), unfinished);
     }
-    let progress = match story.progress() {
+    let progress = match &story.progress {
         Ok(progress) => progress,
         Err(err) => return Next::Wait(format!("cannot read its records: {err}"), Vec::new()),
     };
@@ -190,7 +191,7 @@ fn next_for(story: &Story, board: &HashMap<&str, &Story>, policy: Policy) -> Nex
             Vec::new(),
         );
     }
-    if rejection_unanswered(&progress) {
+    if rejection_unanswered(progress) {
         return Next::Act(
             ActionType::Rework,
             0,
@@ -233,14 +234,14 @@ fn next_for(story: &Story, board: &HashMap<&str, &Story>, policy: Policy) -> Nex
 /// Whether a dependency's work is where its dependents can build on it: done and, when work is
 /// merged, merged. A done story that never had a branch (no git, no branch per story, or moved
 /// to done by hand before implementing) has nothing to merge.
-fn delivered(dependency: &Story, policy: Policy) -> bool {
+fn delivered(dependency: &StorySummary, policy: Policy) -> bool {
     dependency.column == Column::Done
         && (!policy.dependencies_merged
             || dependency.meta.merged_commit.is_some()
             || dependency.meta.branch.is_none())
 }
 
-fn describe_dependency(board: &HashMap<&str, &Story>, id: &str) -> String {
+fn describe_dependency(board: &HashMap<&str, &StorySummary>, id: &str) -> String {
     match board.get(id) {
         Some(dep) if dep.column == Column::Blocked => format!("{} (blocked)", dep.slug),
         Some(dep) if dep.column == Column::Done => {
@@ -252,7 +253,7 @@ fn describe_dependency(board: &HashMap<&str, &Story>, id: &str) -> String {
 }
 
 /// Whether the latest review rejected the work and no rework was started after it.
-fn rejection_unanswered(progress: &crate::board::story::Progress) -> bool {
+fn rejection_unanswered(progress: &Progress) -> bool {
     match &progress.latest_review {
         Some((ReviewDecision::Rejected, reviewed_at)) => !progress
             .latest_rework_started
@@ -278,6 +279,7 @@ mod tests {
     use std::path::PathBuf;
 
     use super::*;
+    use crate::board::Story;
 
     /// A story in `column` with extra frontmatter lines.
     fn story(id: &str, column: Column, priority: i64, extra: &str) -> Story {
@@ -288,6 +290,7 @@ mod tests {
     }
 
     fn board(stories: Vec<Story>) -> Board {
+        let stories = stories.into_iter().map(StorySummary::from).collect();
         Board {
             dir: PathBuf::from("/board"),
             stories,

@@ -50,7 +50,7 @@ fn runnable<'a>(
 
 /// `run --dry-run`: the actions that would run, in order. Writes nothing.
 pub fn plan(project: &Project, options: &RunOptions) -> Result<Vec<Action>> {
-    let board = Board::load_summaries(&project.board_dir())?;
+    let board = Board::load(&project.board_dir())?;
     let options = resolve_story(&board, options.clone())?;
     let assessment = assess(&board, Policy::from_config(&project.config));
     let none = HashSet::new();
@@ -281,7 +281,7 @@ impl Loop {
         loop {
             if self.may_start_more() {
                 let board = self.refreshed_board().await?;
-                self.start_actions(&board, checkpoint)?;
+                self.start_actions(&board, checkpoint).await?;
             }
             if self.tasks.is_empty() {
                 break;
@@ -343,7 +343,7 @@ impl Loop {
                 .is_none_or(|max| self.started < max)
     }
 
-    fn start_actions(&mut self, board: &Board, checkpoint: &mut Checkpoint) -> Result<()> {
+    async fn start_actions(&mut self, board: &Board, checkpoint: &mut Checkpoint) -> Result<()> {
         let assessment = assess(board, Policy::from_config(&self.wf.config));
         let mut skip: HashSet<String> = self.parked.clone();
         skip.extend(self.running.keys().cloned());
@@ -357,18 +357,21 @@ impl Loop {
             if self.running.contains_key(&action.story_id) {
                 continue;
             }
-            let story_path = board
-                .get(&action.story_id)
-                .map(|s| s.path.clone())
-                .unwrap_or_default();
+            // The whole story: its records say what a rework will be and what it spent so far.
+            // This read is the one the action's writes build on (the store keeps the file).
+            let story = {
+                let (store, id) = (Arc::clone(&self.wf.board), action.story_id.clone());
+                off_the_runtime(move || store.locate(&id)).await.ok()
+            };
+            let story_path = story.as_ref().map(|s| s.path.clone()).unwrap_or_default();
             let rework = match action.action_type {
-                super::assessor::ActionType::Rework => board
-                    .get(&action.story_id)
-                    .and_then(|s| rework::preview(&self.wf, s)),
+                super::assessor::ActionType::Rework => {
+                    story.as_ref().and_then(|s| rework::preview(&self.wf, s))
+                }
                 _ => None,
             };
-            let spent = board
-                .get(&action.story_id)
+            let spent = story
+                .as_ref()
                 .and_then(|s| s.usage().ok())
                 .unwrap_or_default();
             self.wf.spending.begin_action(&action.story_id, spent);

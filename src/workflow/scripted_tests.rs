@@ -144,7 +144,10 @@ async fn run_auto_asking(
 }
 
 fn only_story(project: &Project) -> Story {
-    Board::load(&project.board_dir()).unwrap().stories.remove(0)
+    Board::load_stories(&project.board_dir())
+        .unwrap()
+        .stories
+        .remove(0)
 }
 
 #[tokio::test]

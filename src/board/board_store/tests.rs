@@ -46,7 +46,7 @@ fn reads_each_file_once_and_again_only_when_it_changed() {
 }
 
 #[test]
-fn writes_follow_the_story_and_are_read_again() {
+fn writes_follow_the_story_and_are_checked_through_the_open_file() {
     let dir = tempfile::tempdir().unwrap();
     new_story(dir.path(), "story-1", "one", Column::Ready);
     new_story(dir.path(), "story-2", "two", Column::Ready);
@@ -63,8 +63,8 @@ fn writes_follow_the_story_and_are_read_again() {
     let now = board.refresh().unwrap();
     assert_eq!(
         board.files_read(),
-        reads + 1,
-        "only the moved story is read"
+        reads,
+        "the moved story is checked through its open file, not read again"
     );
     assert_eq!(now.get("story-1").unwrap().column, Column::InProgress);
     assert_eq!(now.stories.len(), 2);
@@ -92,4 +92,95 @@ fn new_and_removed_files_are_seen() {
     let ids: Vec<&str> = now.stories.iter().map(|s| s.id()).collect();
     assert_eq!(ids, ["story-2"]);
     assert_eq!(now.broken.len(), 1);
+}
+
+/// Edits a story file by hand, in place (same inode) or by saving a new file over it.
+fn edit_by_hand(path: &Path, from: &str, to: &str, in_place: bool) {
+    let text = fs_err::read_to_string(path).unwrap().replace(from, to);
+    if in_place {
+        use std::io::Write;
+        let mut file = fs_err::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(path)
+            .unwrap();
+        file.write_all(text.as_bytes()).unwrap();
+    } else {
+        let temp = path.with_extension("saving");
+        fs_err::write(&temp, text).unwrap();
+        fs_err::rename(&temp, path).unwrap();
+    }
+}
+
+#[test]
+fn a_hand_edit_to_a_story_the_run_holds_is_seen_and_kept() {
+    for in_place in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let story = new_story(dir.path(), "story-1", "one", Column::Ready);
+        let board = BoardStore::load(dir.path()).unwrap();
+        board
+            .update("story-1", |s| {
+                s.set("priority", &5);
+                Ok(())
+            })
+            .unwrap();
+
+        // The run holds the file it wrote; a person saves over it before the next look.
+        edit_by_hand(&story.path, "title: T", "title: By hand", in_place);
+        let now = board.refresh().unwrap();
+        assert_eq!(
+            now.get("story-1").unwrap().meta.title,
+            "By hand",
+            "in place: {in_place}"
+        );
+        assert_eq!(board.locate("story-1").unwrap().meta.title, "By hand");
+
+        // And the person edits again right before the run's next write: both changes stay.
+        edit_by_hand(&story.path, "title: By hand", "title: Again", in_place);
+        let (written, ()) = board
+            .update("story-1", |s| {
+                assert_eq!(s.meta.title, "Again", "the change sees the latest save");
+                s.set("priority", &7);
+                Ok(())
+            })
+            .unwrap();
+        let text = fs_err::read_to_string(&written.path).unwrap();
+        assert!(
+            text.contains("title: Again") && text.contains("priority: 7"),
+            "{text}"
+        );
+        assert_eq!(
+            BoardStore::load(dir.path()).unwrap().content_hash(),
+            {
+                board.refresh().unwrap();
+                board.content_hash()
+            },
+            "what the store believes is what the files hold"
+        );
+    }
+}
+
+#[test]
+fn a_run_keeps_a_bounded_number_of_stories_open() {
+    let dir = tempfile::tempdir().unwrap();
+    let count = super::HELD_FILES + 6;
+    for n in 0..count {
+        new_story(
+            dir.path(),
+            &format!("story-{n}"),
+            &format!("s{n}"),
+            Column::Ready,
+        );
+    }
+    let board = BoardStore::load(dir.path()).unwrap();
+    for n in 0..count {
+        board.locate(&format!("story-{n}")).unwrap();
+    }
+    assert_eq!(board.state().held.len(), super::HELD_FILES);
+    assert!(
+        !board.state().held.contains_key("story-0"),
+        "the least recently used is closed first"
+    );
+    // A closed one is simply opened again.
+    assert_eq!(board.locate("story-0").unwrap().id(), "story-0");
 }

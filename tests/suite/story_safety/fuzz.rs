@@ -146,7 +146,7 @@ fn read_everything(story: &Story) {
     let _ = story.frontmatter().to_mapping();
     let _ = story.non_empty_sections();
     let _ = story.resume_column();
-    let _ = story.clone().into_summary();
+    let _ = agentic_sdlc::board::StorySummary::from(story.clone());
 }
 
 /// YAML values as the tool and people write them: scalars, lists and mappings, nested.

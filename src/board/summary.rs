@@ -1,0 +1,101 @@
+//! What board-wide reads keep of each story: a [`StorySummary`], not the story's text.
+//!
+//! `status`, run planning and a run's view of the board need each story's place, its parsed
+//! keys and what the assessor reads of its records. Keeping only that holds 10,000 stories in a
+//! few MiB; a command that shows or writes one story reads that file in full.
+
+use std::path::{Path, PathBuf};
+
+use super::records::ReviewDecision;
+use super::story::{Story, StoryError, StoryMeta};
+use super::Column;
+
+/// What the assessor reads from a story's records (SPEC §6): the latest review, the start of the
+/// latest rework, and a human gate waiting for `decide`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Progress {
+    /// The latest review's decision and timestamp.
+    pub latest_review: Option<(ReviewDecision, String)>,
+    pub latest_rework_started: Option<String>,
+    /// The phase whose human review waits for a decision.
+    pub pending_gate: Option<String>,
+}
+
+/// A story without its text: where it is, its keys, and its [`Progress`].
+#[derive(Debug, Clone)]
+pub struct StorySummary {
+    pub path: PathBuf,
+    pub column: Column,
+    pub slug: String,
+    pub meta: StoryMeta,
+    /// What the assessor reads of the records, or why they do not parse (the assessor says so
+    /// where it would have used them).
+    pub progress: Result<Progress, StoryError>,
+}
+
+impl StorySummary {
+    pub fn id(&self) -> &str {
+        &self.meta.id
+    }
+}
+
+impl From<&Story> for StorySummary {
+    fn from(story: &Story) -> Self {
+        StorySummary {
+            path: story.path.clone(),
+            column: story.column,
+            slug: story.slug.clone(),
+            meta: story.meta.clone(),
+            progress: story.progress(),
+        }
+    }
+}
+
+impl From<Story> for StorySummary {
+    fn from(story: Story) -> Self {
+        let progress = story.progress();
+        StorySummary {
+            path: story.path,
+            column: story.column,
+            slug: story.slug,
+            meta: story.meta,
+            progress,
+        }
+    }
+}
+
+/// What every board-wide read holds of a story, whole ([`Story`]) or summarised
+/// ([`StorySummary`]): enough to list, find and order stories.
+pub trait Listed {
+    fn id(&self) -> &str;
+    fn slug(&self) -> &str;
+    fn path(&self) -> &Path;
+    fn column(&self) -> Column;
+    fn meta(&self) -> &StoryMeta;
+}
+
+/// Both kinds keep these fields under the same names.
+macro_rules! listed {
+    ($kind:ty) => {
+        impl Listed for $kind {
+            fn id(&self) -> &str {
+                &self.meta.id
+            }
+            fn slug(&self) -> &str {
+                &self.slug
+            }
+            fn path(&self) -> &Path {
+                &self.path
+            }
+            fn column(&self) -> Column {
+                self.column
+            }
+            fn meta(&self) -> &StoryMeta {
+                &self.meta
+            }
+        }
+    };
+}
+
+listed!(Story);
+listed!(StorySummary);
