@@ -20,8 +20,9 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use sha2::{Digest, Sha256};
 
+use super::commit::read_whole;
 use super::reader::{
-    has_duplicate_ids, in_parallel, list_columns, read_story_file, BoardLock, Read, READ_ATTEMPTS,
+    has_duplicate_ids, in_parallel, list_columns, read_story_bytes, BoardLock, Read, READ_ATTEMPTS,
 };
 use super::story::{Story, StoryError};
 use super::story_file::StoryFile;
@@ -56,6 +57,43 @@ impl Stamp {
             inode: meta.ino(),
         }
     }
+}
+
+/// Reads one file for a refresh: its stamp (taken from the open file before reading, so a
+/// save that lands during the read leaves a stamp that is already out of date, and the next
+/// refresh reads it again), and its summary and digest, or why it is not a story. `None` when
+/// the file is gone.
+fn read_with_stamp(path: &Path, column: Column) -> Option<(Entry, Seen)> {
+    let file = match std::fs::File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(err) => {
+            let broken = StoryError {
+                path: path.to_path_buf(),
+                line: 1,
+                message: format!("cannot read: {err}"),
+            };
+            // Without a stamp the next refresh tries again.
+            let stamp = Stamp::of(path)?;
+            return Some((
+                Entry::Broken(broken),
+                Seen {
+                    stamp,
+                    digest: None,
+                },
+            ));
+        }
+    };
+    let stamp = Stamp::from(&file.metadata().ok()?);
+    let seen = |digest| Seen { stamp, digest };
+    Some(match read_story_bytes(path, column, read_whole(&file)) {
+        Read::Story(story, bytes) => (
+            Entry::Story(story.into()),
+            seen(Some(Sha256::digest(&bytes).into())),
+        ),
+        Read::Broken(err) => (Entry::Broken(err), seen(None)),
+        Read::Vanished => return None,
+    })
 }
 
 /// What the store knows of one listed file besides its story: the stamp it was read at and,
@@ -232,20 +270,20 @@ impl BoardStore {
     }
 
     /// Brings the store up to date with the disk and returns the board: the columns are listed
-    /// and every file stat'ed; only new files, files whose stamp changed and files this store
-    /// wrote are read. Like [`Board::load`], each story is seen exactly once even while stories
-    /// move: a listed file that is gone or an id seen twice makes it list again, and the last
-    /// attempt holds the board lock throughout.
+    /// and every known file stat'ed; only new files, files whose stamp changed and files this
+    /// store wrote (unless their held handle shows them unchanged) are read. Like
+    /// [`Board::load`], each story is seen exactly once even while stories move: a listed file
+    /// that is gone or an id seen twice makes it list again, and the last attempt holds the
+    /// board lock throughout.
     pub fn refresh(&self) -> Result<Arc<Board>> {
         for attempt in 1..=READ_ATTEMPTS {
             let last = attempt == READ_ATTEMPTS;
             let mut lock = BoardLock::shared(&self.dir);
             let listed = list_columns(&self.dir)?;
-            let stamps: Vec<Option<Stamp>> = listed.iter().map(|(p, _)| Stamp::of(p)).collect();
             if !last {
                 lock = None;
             }
-            let vanished = self.reread(&listed, stamps);
+            let vanished = self.reread(&listed);
             drop(lock);
             let board = self.board();
             if last || (!vanished && !has_duplicate_ids(&board)) {
@@ -261,7 +299,7 @@ impl BoardStore {
 
     /// Rebuilds the board from the listed files, each kept when its stamp is unchanged and the
     /// run did not write it, else read; says whether a listed file was gone.
-    fn reread(&self, listed: &[(PathBuf, Column)], stamps: Vec<Option<Stamp>>) -> bool {
+    fn reread(&self, listed: &[(PathBuf, Column)]) -> bool {
         let (mut known, mut seen, touched) = {
             let mut state = self.state();
             let touched = std::mem::take(&mut state.touched);
@@ -292,18 +330,23 @@ impl BoardStore {
         };
         let mut to_read = Vec::new();
         let mut kept: Vec<Option<(Entry, Seen)>> = Vec::with_capacity(listed.len());
-        for ((path, column), stamp) in listed.iter().zip(&stamps) {
-            let old = seen
-                .remove(path.as_os_str())
-                .zip(known.remove(path.as_os_str()));
+        for (path, column) in listed {
+            let key = path.as_os_str();
+            let old = seen.remove(key).zip(known.remove(key));
+            // A file seen before is stat'ed; one never seen is read at once (its stamp comes
+            // from the open file, without a second lookup of its path).
+            let stamp = match (&old, touched.get(key)) {
+                (None, None) => None,
+                _ => Stamp::of(path),
+            };
             match (old, stamp) {
-                (Some((old, entry)), Some(stamp)) if old.stamp == *stamp => {
+                (Some((old, entry)), Some(stamp)) if old.stamp == stamp => {
                     kept.push(Some((entry, old)))
                 }
-                (_, Some(stamp)) if touched.contains_key(path.as_os_str()) => {
-                    let (summary, digest) = touched[path.as_os_str()].clone();
+                (_, Some(stamp)) if touched.contains_key(key) => {
+                    let (summary, digest) = touched[key].clone();
                     let seen = Seen {
-                        stamp: *stamp,
+                        stamp,
                         digest: Some(digest),
                     };
                     kept.push(Some((Entry::Story(summary), seen)));
@@ -314,16 +357,7 @@ impl BoardStore {
                 }
             }
         }
-        let fresh = in_parallel(&to_read, |path, column| {
-            match read_story_file(path, column) {
-                Read::Story(story, bytes) => Some((
-                    Entry::Story(story.into()),
-                    Some(Sha256::digest(&bytes).into()),
-                )),
-                Read::Broken(err) => Some((Entry::Broken(err), None)),
-                Read::Vanished => None,
-            }
-        });
+        let fresh = in_parallel(&to_read, read_with_stamp);
         let reads = fresh.len();
         let mut fresh = fresh.into_iter();
         let mut vanished = false;
@@ -332,16 +366,10 @@ impl BoardStore {
             ..Board::default()
         };
         seen.clear();
-        for (((path, _), stamp), kept) in listed.iter().zip(stamps).zip(kept) {
-            let (entry, file) = match kept {
-                Some(kept) => kept,
-                None => match (fresh.next().flatten(), stamp) {
-                    (Some((entry, digest)), Some(stamp)) => (entry, Seen { stamp, digest }),
-                    _ => {
-                        vanished = true;
-                        continue;
-                    }
-                },
+        for ((path, _), kept) in listed.iter().zip(kept) {
+            let Some((entry, file)) = kept.or_else(|| fresh.next().flatten()) else {
+                vanished = true;
+                continue;
             };
             seen.insert(path.clone().into_os_string(), file);
             match entry {

@@ -75,7 +75,16 @@ pub(super) enum Read {
 }
 
 pub(super) fn read_story_file(path: &Path, column: Column) -> Read {
-    match std::fs::read(path) {
+    read_story_bytes(path, column, std::fs::read(path))
+}
+
+/// What reading the story file at `path` gave, as a [`Read`].
+pub(super) fn read_story_bytes(
+    path: &Path,
+    column: Column,
+    read: std::io::Result<Vec<u8>>,
+) -> Read {
+    match read {
         Ok(bytes) => match Story::parse_bytes(&bytes, path.to_path_buf(), column) {
             Ok(story) => Read::Story(story, bytes),
             Err(err) => Read::Broken(err),

@@ -278,9 +278,15 @@ struct Loop {
 impl Loop {
     async fn drive(&mut self, checkpoint: &mut Checkpoint) -> Result<ExitStatus> {
         let mut interrupt = Box::pin(interrupted());
+        // The board as last looked at: read by the store just before the loop, then refreshed
+        // once after each action ends.
+        let mut current = Some(self.wf.board.board());
         loop {
             if self.may_start_more() {
-                let board = self.refreshed_board().await?;
+                let board = match current.take() {
+                    Some(board) => board,
+                    None => self.refreshed_board().await?,
+                };
                 self.start_actions(&board, checkpoint).await?;
             }
             if self.tasks.is_empty() {
@@ -292,6 +298,8 @@ impl Loop {
                     let (action, result) = joined.map_err(|e| Error::Other(format!("an action task failed: {e}")))?;
                     self.running.remove(&action.story_id);
                     self.settle(&action, result);
+                    // Handed back, the board's stories move into the refresh instead of being copied.
+                    drop(current.take());
                     let board = self.refreshed_board().await?;
                     let story_path = board
                         .get(&action.story_id)
@@ -299,6 +307,7 @@ impl Loop {
                         .unwrap_or_default();
                     checkpoint.complete(&action, story_path);
                     checkpoint.save(self.wf.board_dir(), self.wf.board.content_hash())?;
+                    current = Some(board);
                 }
                 _ = &mut interrupt => {
                     self.tasks.abort_all();
@@ -317,6 +326,7 @@ impl Loop {
                 }
             }
         }
+        drop(current);
         // Only an `--auto` run that succeeded asks whether work is left (to drop the checkpoint).
         let board = if self.options.auto && self.failed == 0 {
             self.refreshed_board().await.ok()
