@@ -192,7 +192,8 @@ pub(super) fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
 }
 
 pub(super) fn has_duplicate_ids<S: Listed>(board: &Board<S>) -> bool {
-    let mut seen = std::collections::HashSet::with_capacity(board.stories.len());
+    let mut seen =
+        foldhash::HashSet::with_capacity_and_hasher(board.stories.len(), Default::default());
     !board.stories.iter().all(|s| seen.insert(s.id()))
 }
 

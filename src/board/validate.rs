@@ -1,6 +1,6 @@
 //! `validate`: every problem on the board that a person should fix, with path and line.
 
-use std::collections::{HashMap, HashSet};
+use foldhash::{HashMap, HashMapExt, HashSet};
 use std::path::PathBuf;
 
 use serde::Serialize;

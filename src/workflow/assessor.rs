@@ -1,7 +1,7 @@
 //! The state assessor (SPEC §6): a pure function from the board to the actions it calls for.
 //! It never writes, so `status` and `run --dry-run` are read-only.
 
-use std::collections::HashMap;
+use foldhash::{HashMap, HashMapExt};
 
 use serde::Serialize;
 
