@@ -7,6 +7,11 @@ use std::time::Duration;
 
 use super::*;
 
+// The integration suite's probe for leftover processes, the same file compiled here.
+#[path = "../../tests/suite/process_probe.rs"]
+pub(crate) mod process_probe;
+use process_probe::{live_processes_with, marker, survivors};
+
 fn run(command: &str, dir: &Path, secs: u64) -> ShellOutput {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -41,36 +46,6 @@ fn run_in_group(command: &str, dir: &Path, secs: u64) -> ShellOutput {
             .await
             .unwrap()
     })
-}
-
-/// Processes of this machine whose command line holds `marker`, zombies aside.
-pub(crate) fn live_processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        if !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|stat| stat.contains(") Z"))
-            .unwrap_or(true);
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// A `sleep` duration no other process on the machine uses, to find ours by.
-pub(crate) fn marker() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{}.{:09}", 700 + std::process::id() % 200, nanos)
 }
 
 fn namespaces_work() -> bool {
@@ -187,7 +162,7 @@ fn without_namespaces_the_keeper_sweeps_setsid_children_at_the_timeout() {
     );
     assert!(out.timed_out);
     assert_eq!(out.output, "begun\n");
-    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+    assert_eq!(survivors(&marker), Vec::<String>::new());
     let out = run_in_group("exit 4", dir.path(), 30);
     assert_eq!(out.exit_code, Some(4));
 }
@@ -206,7 +181,7 @@ fn without_namespaces_the_keeper_sweeps_setsid_children_when_the_command_ends() 
     );
     assert_eq!(out.exit_code, Some(0));
     assert_eq!(out.output, "started\n");
-    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+    assert_eq!(survivors(&marker), Vec::<String>::new());
 }
 
 #[test]
@@ -239,25 +214,7 @@ fn without_namespaces_a_cancelled_call_sweeps_the_tree() {
             _ = cancel => {}
         }
     });
-    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
-}
-
-/// The processes with `marker` still alive after a generous while (a swept process takes a
-/// moment to be reaped); kills them so that a failing test leaves nothing behind.
-fn gone_after_a_while(marker: &str) -> Vec<String> {
-    for _ in 0..50 {
-        if live_processes_with(marker).is_empty() {
-            return Vec::new();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let alive = live_processes_with(marker);
-    for pid in &alive {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", pid])
-            .status();
-    }
-    alive
+    assert_eq!(survivors(&marker), Vec::<String>::new());
 }
 
 #[test]

@@ -437,7 +437,7 @@ async fn run_command_timeout_kills_the_whole_group() {
     let started = std::time::Instant::now();
     // Commands run in a PID namespace of their own, so `$!` would be a pid of that namespace;
     // the sleep is found by a duration no other process uses.
-    let marker = crate::exec::tests::marker();
+    let marker = crate::exec::tests::process_probe::marker();
     let command = format!("sleep {marker} & echo begun; sleep {marker}");
     let out = fx
         .call(
@@ -453,7 +453,7 @@ async fn run_command_timeout_kills_the_whole_group() {
     assert_error(&out, "command timed out after 1s");
     assert!(out.content.contains("begun"), "{out:?}");
     assert_eq!(
-        crate::exec::tests::live_processes_with(&marker),
+        crate::exec::tests::process_probe::live_processes_with(&marker),
         Vec::<String>::new()
     );
 }

@@ -2,10 +2,11 @@
 
 use serde_json::json;
 
-use super::{marker, survivors, wait_for_process};
+use super::wait_for_process;
 use crate::suite::agents_e2e::{Made, Project};
 use crate::suite::common::finish;
 use crate::suite::fake_llm::Reply;
+use crate::suite::process_probe::{marker, survivors};
 
 fn ready_for_implement(p: &Project) -> Made {
     p.story(
