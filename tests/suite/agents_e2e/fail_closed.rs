@@ -84,13 +84,7 @@ async fn research_and_plan_of_only_fences_or_headings_are_refused() {
         &["no prose"],
     )
     .await;
-    let story = p.story(
-        "Fenced plan",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let story = p.researched("Fenced plan");
     refused_twice(
         &p,
         &story,
@@ -105,13 +99,7 @@ async fn research_and_plan_of_only_fences_or_headings_are_refused() {
 #[tokio::test]
 async fn an_implement_of_a_feature_that_changes_nothing_fails() {
     let p = Project::new().await;
-    let story = p.story(
-        "Idle",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Idle");
     refused_twice(
         &p,
         &story,
@@ -154,13 +142,7 @@ async fn a_refused_output_gets_one_retry_that_can_succeed() {
 #[tokio::test]
 async fn a_chore_may_change_nothing_and_its_notes_say_so() {
     let p = Project::new().await;
-    let story = p.story(
-        "Tidy up",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Tidy up");
     p.set_type(&story, "chore");
     p.fake
         .push("implement", Reply::text("Looked; nothing needed changing."));
@@ -187,13 +169,7 @@ async fn a_truncated_section_is_kept_marked_and_shown_to_the_gate() {
         ("phases.plan.review", r#"{"reviewer": "ai"}"#),
         ("phases.plan.maxTokens", "64"),
     ]);
-    let story = p.story(
-        "Long plan",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let story = p.researched("Long plan");
     p.fake.push(
         "plan",
         Reply::truncated("1. PLAN-STEP-MARK\n```rust\nfn half_written() {"),
@@ -220,13 +196,7 @@ async fn a_truncated_section_is_kept_marked_and_shown_to_the_gate() {
 #[tokio::test]
 async fn a_server_that_refuses_tools_gets_a_clear_error_in_implement() {
     let p = Project::new().await;
-    let story = p.story(
-        "No tools",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("No tools");
     let refusal = || Reply::bad_request("tools param requires --jinja flag");
     p.fake
         .push("implement", refusal())
@@ -253,13 +223,7 @@ async fn a_server_that_refuses_tools_gets_a_clear_error_in_implement() {
 async fn a_gate_retry_of_implement_may_keep_the_first_attempts_edits() {
     let p = Project::new().await;
     p.config(&[("phases.implement.review", r#"{"reviewer": "ai"}"#)]);
-    let story = p.story(
-        "Explain better",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Explain better");
     // The first attempt writes a file (the fake's default); the gate asks for better notes,
     // and the second attempt only gives them. The action as a whole changed a file.
     p.fake

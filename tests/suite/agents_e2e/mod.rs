@@ -99,6 +99,30 @@ impl Project {
         self.story(title, "A summary.", "- [ ] It works", "ready", &[])
     }
 
+    /// A story in ready whose research is done: plan is its next step.
+    #[track_caller]
+    pub fn researched(&self, title: &str) -> Made {
+        self.story(
+            title,
+            "A summary.",
+            "- [ ] It works",
+            "ready",
+            &["research"],
+        )
+    }
+
+    /// A story in ready whose research and plan are done: implement is its next step.
+    #[track_caller]
+    pub fn planned(&self, title: &str) -> Made {
+        self.story(
+            title,
+            "A summary.",
+            "- [ ] It works",
+            "ready",
+            &["research", "plan"],
+        )
+    }
+
     /// A story in in-progress whose implementation is done, waiting for review.
     #[track_caller]
     pub fn implemented(&self, title: &str) -> Made {

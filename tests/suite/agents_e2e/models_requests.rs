@@ -106,13 +106,7 @@ fn gate_feedback_schema(body: &Value) -> Value {
 async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_the_run() {
     let p = Project::new().await;
     p.config(&[("phases.plan.review", r#"{"reviewer": "ai"}"#)]);
-    let story = p.story(
-        "No schemas here",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let story = p.researched("No schemas here");
     let refusal =
         || Reply::bad_request("response_format json_schema is not supported by this server");
     p.fake.push("phase-review", refusal());
@@ -133,13 +127,7 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
     assert_eq!(p.last_review(&story)["decision"], "APPROVED");
 
     // With structuredOutputs "on", the same refusal fails the action and says what to change.
-    let strict = p.story(
-        "Strict",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let strict = p.researched("Strict");
     p.config(&[("llm.structuredOutputs", "on")]);
     p.fake.push("plan", Reply::text("1. A plan step"));
     p.fake.push("phase-review", refusal());
@@ -156,13 +144,7 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
 async fn a_server_that_refuses_the_bounds_gets_the_schema_without_them_for_the_run() {
     let p = Project::new().await;
     p.config(&[("phases.plan.review", r#"{"reviewer": "ai"}"#)]);
-    let story = p.story(
-        "Hosted strict mode",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let story = p.researched("Hosted strict mode");
     p.fake.push(
         "phase-review",
         Reply::bad_request(

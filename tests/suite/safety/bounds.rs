@@ -172,13 +172,7 @@ async fn tool_bounds_follow_the_config() {
         ("tools.timeoutSeconds", "2"),
     ]);
     p.env.write("notes.txt", &"a line of notes\n".repeat(700));
-    let story = p.story(
-        "Bounded",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Bounded");
     p.fake
         .push(
             "implement",

@@ -15,13 +15,7 @@ async fn keyed_project() -> (Project, Made) {
     let p = Project::new().await;
     let url = p.fake.base_url();
     p.config(&[("llm.baseUrl", url.as_str()), ("llm.apiKeyEnv", KEY_VAR)]);
-    let story = p.story(
-        "Harden it",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Harden it");
     (p, story)
 }
 

@@ -3,25 +3,15 @@
 use serde_json::json;
 
 use super::wait_for_process;
-use crate::suite::agents_e2e::{Made, Project};
+use crate::suite::agents_e2e::Project;
 use crate::suite::common::finish;
 use crate::suite::fake_llm::Reply;
 use crate::suite::process_probe::{marker, survivors};
 
-fn ready_for_implement(p: &Project) -> Made {
-    p.story(
-        "Run things",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    )
-}
-
 #[tokio::test]
 async fn a_child_that_calls_setsid_dies_with_its_command() {
     let p = Project::new().await;
-    let story = ready_for_implement(&p);
+    let story = p.planned("Run things");
     let marker = marker();
     // The command ends only once the daemon has its own session, so it cannot be killed with
     // the command's process group by luck.
@@ -49,7 +39,7 @@ async fn signal_during(
     signal: nix::sys::signal::Signal,
 ) -> (crate::suite::common::Outcome, bool, String) {
     let p = Project::new().await;
-    let story = ready_for_implement(&p);
+    let story = p.planned("Run things");
     let marker = marker();
     p.fake.push(
         "implement",
