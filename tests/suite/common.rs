@@ -427,6 +427,14 @@ pub fn assert_story_id(id: &str) {
     );
 }
 
+/// Asserts that `text` holds every one of `needles`, and shows the text when one is missing.
+#[track_caller]
+pub fn assert_contains_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
+    }
+}
+
 /// Asserts that a text is a calendar date `YYYY-MM-DD`.
 #[track_caller]
 pub fn assert_date(text: &str) {

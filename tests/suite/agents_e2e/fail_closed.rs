@@ -30,10 +30,7 @@ async fn refused_twice(
             && retry.contains("Your previous output was refused"),
         "{retry}"
     );
-    let error = p.front(story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(story);
     for needle in missing {
         assert!(
             retry.contains(needle),
@@ -210,10 +207,7 @@ async fn a_server_that_refuses_tools_gets_a_clear_error_in_implement() {
     assert_eq!(asks.len(), 4);
     assert!(asks[0].body.get("tools").is_some());
     assert!(asks[1].body.get("tools").is_none(), "retried without tools");
-    let error = p.front(&story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&story);
     assert!(error.contains("refused the tools"), "{error}");
     assert!(error.contains("--jinja"), "{error}");
     assert_eq!(p.front(&story)["implementation_complete"], false);

@@ -72,10 +72,7 @@ async fn a_dirty_tree_stops_implement_naming_the_file_and_leaving_it_alone() {
     let out = p.step(&story, "implement");
 
     out.code(1);
-    let error = p.front(&story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&story);
     assert!(error.contains("src/lib.rs"), "last_error: {error:?}");
     assert!(out.stderr.contains("src/lib.rs"), "{}", out.stderr);
     assert_eq!(

@@ -166,6 +166,14 @@ impl Project {
         self.env.frontmatter(self.path_of(story))
     }
 
+    /// The story's `last_error`, or nothing when it has none.
+    pub fn last_error(&self, story: &Made) -> String {
+        self.front(story)["last_error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    }
+
     pub fn body(&self, story: &Made) -> String {
         self.env.body(self.path_of(story))
     }

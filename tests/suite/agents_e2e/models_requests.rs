@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::Project;
+use crate::suite::common::assert_contains_all;
 use crate::suite::fake_llm::Reply;
 
 /// The transcript lines of a story, from every file of its log folder.
@@ -132,10 +133,7 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
     p.fake.push("plan", Reply::text("1. A plan step"));
     p.fake.push("phase-review", refusal());
     p.step(&strict, "plan").code(1);
-    let error = p.front(&strict)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&strict);
     assert!(error.contains("llm.structuredOutputs"), "{error}");
     assert_eq!(p.front(&strict)["plan_complete"], false);
 }
@@ -273,18 +271,16 @@ async fn a_context_length_error_names_the_sizes_and_what_to_change() {
     p.step(&story, "research").code(1);
 
     assert_eq!(p.fake.requests().len(), 1, "not retried");
-    let error = p.front(&story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    for needle in [
-        "5012 tokens",
-        "context of 4096 tokens",
-        "4096 tokens kept for the reply",
-        "llm.maxTokens",
-        "--ctx-size",
-        "shorten the story",
-    ] {
-        assert!(error.contains(needle), "{needle:?} missing in {error}");
-    }
+    let error = p.last_error(&story);
+    assert_contains_all(
+        &error,
+        &[
+            "5012 tokens",
+            "context of 4096 tokens",
+            "4096 tokens kept for the reply",
+            "llm.maxTokens",
+            "--ctx-size",
+            "shorten the story",
+        ],
+    );
 }

@@ -17,13 +17,6 @@ fn ready_for_research(p: &Project) -> Made {
     p.ready("Read the logs")
 }
 
-fn error_of(p: &Project, story: &Made) -> String {
-    p.front(story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
-}
-
 #[tokio::test]
 async fn a_fifo_is_refused_at_once_by_read_file_and_search() {
     let p = Project::new().await;
@@ -143,7 +136,7 @@ async fn a_dripping_reply_ends_at_llm_timeout_seconds() {
     );
 
     out.code(1);
-    let error = error_of(&p, &story);
+    let error = p.last_error(&story);
     assert!(error.contains("within 2s"), "{error}");
     assert!(error.contains("llm.timeoutSeconds"), "{error}");
 }
@@ -159,7 +152,7 @@ async fn a_reply_over_16_mib_is_an_error_and_not_retried() {
     let out = p.run(&["run", "--story", &story.id, "--step", "research"]);
 
     out.code(1);
-    let error = error_of(&p, &story);
+    let error = p.last_error(&story);
     assert!(error.contains("larger than 16 MiB"), "{error}");
     assert_eq!(p.fake.requests_for("research").len(), 1);
 }

@@ -124,10 +124,7 @@ async fn a_config_changed_by_a_command_is_reverted_and_fails_the_action() {
 
     out.code(1);
     assert_eq!(p.env.read(".agentic-sdlc.json"), config);
-    let error = p.front(&story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&story);
     assert!(error.contains(".agentic-sdlc.json"), "{error}");
     assert!(error.contains("reverted"), "{error}");
 
@@ -182,10 +179,7 @@ async fn a_redirect_to_another_server_is_not_followed() {
         attacker.requests().is_empty(),
         "the request followed the redirect"
     );
-    let error = p.front(&story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&story);
     assert!(error.contains("307"), "{error}");
 }
 
