@@ -12,47 +12,58 @@ use super::*;
 pub(crate) mod process_probe;
 use process_probe::{live_processes_with, marker, survivors};
 
-fn run(command: &str, dir: &Path, secs: u64) -> ShellOutput {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+/// Runs `work` to its end on a multi-threaded runtime of its own, as the tool does.
+fn block_on<T>(work: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .unwrap();
-    runtime
-        .block_on(run_shell_command(
-            command,
-            dir,
-            Duration::from_secs(secs),
-            &CommandEnv::default(),
-        ))
         .unwrap()
+        .block_on(work)
+}
+
+fn run(command: &str, dir: &Path, secs: u64) -> ShellOutput {
+    let timeout = Duration::from_secs(secs);
+    block_on(run_shell_command(
+        command,
+        dir,
+        timeout,
+        &CommandEnv::default(),
+    ))
+    .unwrap()
+}
+
+/// Starts `command` without namespaces, as on a kernel that refuses them (inside a runtime).
+fn spawn_in_group(command: &str, dir: &Path) -> tokio::process::Child {
+    build(
+        command,
+        dir,
+        &CommandEnv::default(),
+        Isolation::ProcessGroup,
+    )
+    .spawn()
+    .unwrap()
 }
 
 /// Runs without namespaces, as on a kernel that refuses them.
 fn run_in_group(command: &str, dir: &Path, secs: u64) -> ShellOutput {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let child = build(
-            command,
-            dir,
-            &CommandEnv::default(),
-            Isolation::ProcessGroup,
-        )
-        .spawn()
-        .unwrap();
+    block_on(async {
+        let child = spawn_in_group(command, dir);
         supervise(child, Isolation::ProcessGroup, Duration::from_secs(secs))
             .await
             .unwrap()
     })
 }
 
-fn namespaces_work() -> bool {
-    std::process::Command::new("unshare")
+/// Whether this kernel refuses user namespaces, said once so a skipped test shows why.
+fn namespaces_refused() -> bool {
+    let refused = !std::process::Command::new("unshare")
         .args(["-Urpf", "--mount-proc", "true"])
         .status()
-        .is_ok_and(|status| status.success())
+        .is_ok_and(|status| status.success());
+    if refused {
+        eprintln!("skipped: this kernel refuses user namespaces");
+    }
+    refused
 }
 
 #[test]
@@ -67,8 +78,7 @@ fn reports_exit_code_and_combined_output() {
 
 #[test]
 fn commands_see_their_own_processes_only() {
-    if !namespaces_work() {
-        eprintln!("skipped: this kernel refuses user namespaces");
+    if namespaces_refused() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -93,8 +103,7 @@ fn commands_see_their_own_processes_only() {
 
 #[test]
 fn the_private_proc_cannot_be_unmounted_even_as_root() {
-    if !namespaces_work() {
-        eprintln!("skipped: this kernel refuses user namespaces");
+    if namespaces_refused() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -121,8 +130,7 @@ fn the_private_proc_cannot_be_unmounted_even_as_root() {
 
 #[test]
 fn a_setsid_child_dies_when_the_command_ends() {
-    if !namespaces_work() {
-        eprintln!("skipped: this kernel refuses user namespaces");
+    if namespaces_refused() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -188,20 +196,9 @@ fn without_namespaces_the_keeper_sweeps_setsid_children_when_the_command_ends() 
 fn without_namespaces_a_cancelled_call_sweeps_the_tree() {
     let dir = tempfile::tempdir().unwrap();
     let marker = marker();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let command = format!("setsid sh -c 'touch in-session; exec sleep {marker}' & sleep {marker}");
-    runtime.block_on(async {
-        let child = build(
-            &command,
-            dir.path(),
-            &CommandEnv::default(),
-            Isolation::ProcessGroup,
-        )
-        .spawn()
-        .unwrap();
+    block_on(async {
+        let child = spawn_in_group(&command, dir.path());
         let call = supervise(child, Isolation::ProcessGroup, Duration::from_secs(60));
         // Ctrl-C drops the call; here an outer timeout does, once the daemon has its session.
         let cancel = async {
