@@ -52,7 +52,7 @@ pub struct ConverseOptions<'a> {
     pub schema: Option<&'a ResponseSchema>,
 }
 
-/// Runs a conversation to its end.
+/// Runs a conversation to its end, with the prompt's reply cap and answer schema.
 ///
 /// Every tool call of a reply is executed in order and answered by exactly one `tool` message
 /// with its id. If the server refuses `tools` on the first request, the request is repeated
@@ -61,27 +61,7 @@ pub struct ConverseOptions<'a> {
 ///
 /// The transcript gets each request (only the messages added since the previous request, so it
 /// grows linearly; with the tool names), each response, each tool call with its result, and
-/// each error. Headers and the key never reach it. The agents call [`converse_with`]; this is
-/// the short form for tests.
-#[cfg(test)]
-pub async fn converse(
-    client: &LlmClient,
-    system: &str,
-    user: &str,
-    tools: Option<&dyn ToolExecutor>,
-    max_turns: u32,
-    transcript: &Transcript,
-) -> Result<Conversation, ConversationError> {
-    let prompt = Prompt {
-        system,
-        user,
-        tools,
-        options: ConverseOptions::default(),
-    };
-    converse_with(client, prompt, max_turns, transcript).await
-}
-
-/// [`converse`] with a reply cap and a schema for the answer.
+/// each error. Headers and the key never reach it.
 pub async fn converse_with(
     client: &LlmClient,
     prompt: Prompt<'_>,
