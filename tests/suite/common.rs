@@ -435,6 +435,23 @@ pub fn assert_contains_all(text: &str, needles: &[&str]) {
     }
 }
 
+/// The string `field` of every object in the JSON array `list`, in order; panics when `list` is
+/// no array or an item has no such string.
+#[track_caller]
+pub fn strings_of<'a>(list: &'a Json, field: &str) -> Vec<&'a str> {
+    let items = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"));
+    items
+        .iter()
+        .map(|item| {
+            item[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string `{field}` in {item}"))
+        })
+        .collect()
+}
+
 /// Asserts that a text is a calendar date `YYYY-MM-DD`.
 #[track_caller]
 pub fn assert_date(text: &str) {

@@ -5,6 +5,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{exists, messages, results_by_tool, section, tool_results, Project};
+use crate::suite::common::strings_of;
 use crate::suite::fake_llm::Reply;
 
 fn calls(list: &[(&str, serde_json::Value)]) -> Reply {
@@ -79,12 +80,7 @@ async fn implement_changes_the_repository_with_its_tools_over_several_turns() {
             .iter()
             .rposition(|m| m["role"] == "assistant")
             .unwrap_or_else(|| panic!("request {turn} has no assistant message"));
-        let asked: Vec<&str> = history[asked_at]["tool_calls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["id"].as_str().unwrap())
-            .collect();
+        let asked = strings_of(&history[asked_at]["tool_calls"], "id");
         let answered: Vec<&str> = history[asked_at + 1..]
             .iter()
             .map(|m| {

@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{configure, front, journals, price_the_model, run, COST_PER_CALL};
-use crate::suite::common::{assert_contains_all, finish, TestEnv};
+use crate::suite::common::{assert_contains_all, finish, strings_of, TestEnv};
 use crate::suite::fake_llm::{FakeLlm, Reply};
 
 /// Two stories: alpha goes to done after its plan gate asked for one retry; beta's plan gate
@@ -85,12 +85,7 @@ async fn the_json_report_is_the_envelope_with_every_story() {
     let alpha = stories.iter().find(|s| s["slug"] == "alpha-story").unwrap();
     let beta = stories.iter().find(|s| s["slug"] == "beta-story").unwrap();
     assert_eq!(alpha["outcome"], "done");
-    let types: Vec<&str> = alpha["actions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["type"].as_str().unwrap())
-        .collect();
+    let types = strings_of(&alpha["actions"], "type");
     assert_eq!(
         types,
         [
