@@ -7,7 +7,21 @@ mod processes;
 
 use std::time::Duration;
 
+use serde_json::json;
+
+use super::agents_e2e::Project;
+use super::fake_llm::Reply;
 use super::process_probe::live_processes_with;
+
+/// Scripts the implement agent to run `command` with run_command, then to end with `closing`.
+pub fn implement_runs(p: &Project, command: &str, closing: &str) {
+    p.fake
+        .push(
+            "implement",
+            Reply::tool("run_command", json!({ "command": command })),
+        )
+        .push("implement", Reply::text(closing));
+}
 
 /// Waits until a process holding `marker` runs; false if none came.
 pub fn wait_for_process(marker: &str) -> bool {

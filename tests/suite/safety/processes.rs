@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::wait_for_process;
+use super::{implement_runs, wait_for_process};
 use crate::suite::agents_e2e::Project;
 use crate::suite::common::finish;
 use crate::suite::fake_llm::Reply;
@@ -19,12 +19,7 @@ async fn a_child_that_calls_setsid_dies_with_its_command() {
         "setsid sh -c 'touch in-session; exec sleep {marker}' & (sleep {marker} &); \
          while [ ! -e in-session ]; do sleep 0.1; done; echo started"
     );
-    p.fake
-        .push(
-            "implement",
-            Reply::tool("run_command", json!({ "command": command })),
-        )
-        .push("implement", Reply::text("Started a daemon."));
+    implement_runs(&p, &command, "Started a daemon.");
 
     p.step(&story, "implement").success();
 
