@@ -5,25 +5,19 @@ use super::{heading_count, section, Made, Project};
 use crate::suite::common::split_frontmatter;
 use crate::suite::fake_llm::Reply;
 
-/// Runs `step` with `bad` as both answers and checks the refusal: two requests, the second
-/// with Revision Instructions naming `missing`, exit 1, last_error naming it too, and the
-/// story exactly as it was apart from last_error and usage.
-async fn refused_twice(
-    p: &Project,
-    story: &Made,
-    step: &str,
-    role: &str,
-    bad: Reply,
-    missing: &[&str],
-) {
-    p.fake.push(role, bad.clone()).push(role, bad);
+/// Runs `step` with `bad` as both answers of its agent (a phase's agent is named after it) and
+/// checks the refusal: two requests, the second with Revision Instructions naming `missing`,
+/// exit 1, last_error naming it too, and the story exactly as it was apart from last_error and
+/// usage.
+async fn refused_twice(p: &Project, story: &Made, step: &str, bad: Reply, missing: &[&str]) {
+    p.fake.push(step, bad.clone()).push(step, bad);
     let before = p.env.read(p.path_of(story));
     let column = p.column(story);
 
     p.step(story, step).code(1);
 
-    let asks = p.fake.requests_for(role);
-    assert_eq!(asks.len(), 2, "{role}: one retry");
+    let asks = p.fake.requests_for(step);
+    assert_eq!(asks.len(), 2, "{step}: one retry");
     let retry = asks[1].user_message();
     assert!(
         retry.contains("## Revision Instructions (Attempt 2)")
@@ -34,14 +28,14 @@ async fn refused_twice(
     for needle in missing {
         assert!(
             retry.contains(needle),
-            "{role}: {needle:?} not in the retry:\n{retry}"
+            "{step}: {needle:?} not in the retry:\n{retry}"
         );
         assert!(
             error.contains(needle),
-            "{role}: {needle:?} not in {error:?}"
+            "{step}: {needle:?} not in {error:?}"
         );
     }
-    assert_eq!(p.column(story), column, "{role}");
+    assert_eq!(p.column(story), column, "{step}");
     let (old_front, old_body) = split_frontmatter(&before);
     let mut old: serde_norway::Value = serde_norway::from_str(old_front).unwrap();
     let mut now = p.front(story);
@@ -49,8 +43,8 @@ async fn refused_twice(
         old.as_mapping_mut().unwrap().remove(key);
         now.as_mapping_mut().unwrap().remove(key);
     }
-    assert_eq!(now, old, "{role}");
-    assert_eq!(p.body(story), old_body, "{role}");
+    assert_eq!(now, old, "{step}");
+    assert_eq!(p.body(story), old_body, "{step}");
 }
 
 #[tokio::test]
@@ -60,7 +54,6 @@ async fn refine_without_a_summary_or_real_criteria_is_refused() {
     refused_twice(
         &p,
         &story,
-        "refine",
         "refine",
         Reply::text("## Acceptance Criteria\n- [ ] ...\n- [ ]\n- [ ] <a testable criterion>"),
         &["Summary", "Acceptance Criteria", "placeholder"],
@@ -76,7 +69,6 @@ async fn research_and_plan_of_only_fences_or_headings_are_refused() {
         &p,
         &story,
         "research",
-        "research",
         Reply::text("## Findings\n### Details\n"),
         &["no prose"],
     )
@@ -85,7 +77,6 @@ async fn research_and_plan_of_only_fences_or_headings_are_refused() {
     refused_twice(
         &p,
         &story,
-        "plan",
         "plan",
         Reply::text("```\n\n```\n```\n\n```\n```rust\n```\n```\n"),
         &["no prose"],
@@ -100,7 +91,6 @@ async fn an_implement_of_a_feature_that_changes_nothing_fails() {
     refused_twice(
         &p,
         &story,
-        "implement",
         "implement",
         Reply::text("Implemented everything, trust me."),
         &["must change at least one file", "no tool call", "--jinja"],
