@@ -7,11 +7,19 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::suite::agents_e2e::{results_by_tool, Made, Project};
-use crate::suite::common::outcome;
+use crate::suite::common::{outcome, Outcome};
 use crate::suite::fake_llm::Reply;
 
 /// A command that would hang on the old code is killed after this, so the test fails instead.
 const HANG_GUARD: Duration = Duration::from_secs(120);
+
+/// Runs the story's `step`, killed after [`HANG_GUARD`] if it hangs.
+fn step_guarded(p: &Project, story: &Made, step: &str) -> Outcome {
+    outcome(
+        p.cmd(&["run", "--story", &story.id, "--step", step])
+            .timeout(HANG_GUARD),
+    )
+}
 
 fn ready_for_research(p: &Project) -> Made {
     p.ready("Read the logs")
@@ -33,10 +41,7 @@ async fn a_fifo_is_refused_at_once_by_read_file_and_search() {
         )
         .push("research", Reply::text("Findings."));
 
-    let out = outcome(
-        p.cmd(&["run", "--story", &story.id, "--step", "research"])
-            .timeout(HANG_GUARD),
-    );
+    let out = step_guarded(&p, &story, "research");
 
     out.success();
     let results = results_by_tool(p.fake.requests_for("research").last().unwrap());
@@ -88,7 +93,7 @@ async fn read_file_never_reads_a_huge_file_whole() {
 }
 
 /// Waits for the child and returns its output and its peak resident memory, in KiB.
-fn finish_with_peak_memory(mut child: std::process::Child) -> (crate::suite::common::Outcome, i64) {
+fn finish_with_peak_memory(mut child: std::process::Child) -> (Outcome, i64) {
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let readers = std::thread::spawn(move || {
@@ -110,7 +115,7 @@ fn finish_with_peak_memory(mut child: std::process::Child) -> (crate::suite::com
     } else {
         -1
     };
-    let out = crate::suite::common::Outcome {
+    let out = Outcome {
         code,
         stdout,
         stderr,
@@ -130,10 +135,7 @@ async fn a_dripping_reply_ends_at_llm_timeout_seconds() {
     ]);
     let story = ready_for_research(&p);
 
-    let out = outcome(
-        p.cmd(&["run", "--story", &story.id, "--step", "research"])
-            .timeout(HANG_GUARD),
-    );
+    let out = step_guarded(&p, &story, "research");
 
     out.code(1);
     let error = p.last_error(&story);
@@ -179,10 +181,7 @@ async fn tool_bounds_follow_the_config() {
         )
         .push("implement", Reply::text("Done."));
 
-    let out = outcome(
-        p.cmd(&["run", "--story", &story.id, "--step", "implement"])
-            .timeout(HANG_GUARD),
-    );
+    let out = step_guarded(&p, &story, "implement");
 
     out.success();
     // The request that answers the scripted tool calls; an implement that changed nothing
