@@ -64,24 +64,27 @@ async fn refine_without_a_summary_or_real_criteria_is_refused() {
 #[tokio::test]
 async fn research_and_plan_of_only_fences_or_headings_are_refused() {
     let p = Project::new().await;
-    let story = p.ready("Fenced");
-    refused_twice(
-        &p,
-        &story,
-        "research",
-        Reply::text("## Findings\n### Details\n"),
-        &["no prose"],
-    )
-    .await;
-    let story = p.researched("Fenced plan");
-    refused_twice(
-        &p,
-        &story,
-        "plan",
-        Reply::text("```\n\n```\n```\n\n```\n```rust\n```\n```\n"),
-        &["no prose"],
-    )
-    .await;
+    // Each story is made just before its step runs, by the Project constructor named.
+    type MakeStory = fn(&Project, &str) -> Made;
+    let cases: [(&str, MakeStory, &str, &str); 2] = [
+        (
+            "research",
+            Project::ready,
+            "Fenced",
+            "## Findings\n### Details\n",
+        ),
+        (
+            "plan",
+            Project::researched,
+            "Fenced plan",
+            "```\n\n```\n```\n\n```\n```rust\n```\n```\n",
+        ),
+    ];
+    for (step, make_story, title, only_markup) in cases {
+        let story = make_story(&p, title);
+        let bad = Reply::text(only_markup);
+        refused_twice(&p, &story, step, bad, &["no prose"]).await;
+    }
 }
 
 #[tokio::test]
