@@ -210,26 +210,23 @@ const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
 impl PhasesConfig {
     pub fn gate(&self, phase: &str) -> Option<&GateConfig> {
-        let phase = match phase {
-            "refine" => &self.refine,
-            "research" => &self.research,
-            "plan" => &self.plan,
-            "implement" => &self.implement,
-            _ => return None,
-        };
-        phase.as_ref().and_then(|p| p.review.as_ref())
+        self.phase(phase).and_then(|p| p.review.as_ref())
     }
 
     /// `phases.<phase>.maxTokens`, when set.
     pub fn max_tokens(&self, phase: &str) -> Option<u32> {
-        let phase = match phase {
-            "refine" => &self.refine,
-            "research" => &self.research,
-            "plan" => &self.plan,
-            "implement" => &self.implement,
-            _ => return None,
-        };
-        phase.as_ref().and_then(|p| p.max_tokens)
+        self.phase(phase).and_then(|p| p.max_tokens)
+    }
+
+    /// `phases.<phase>`, when the phase is one of the four and has settings.
+    fn phase(&self, phase: &str) -> Option<&PhaseConfig> {
+        match phase {
+            "refine" => self.refine.as_ref(),
+            "research" => self.research.as_ref(),
+            "plan" => self.plan.as_ref(),
+            "implement" => self.implement.as_ref(),
+            _ => None,
+        }
     }
 }
 

@@ -52,7 +52,7 @@ pub struct ConverseOptions<'a> {
     pub schema: Option<&'a ResponseSchema>,
 }
 
-/// Runs a conversation to its end.
+/// Runs a conversation to its end, with the prompt's reply cap and answer schema.
 ///
 /// Every tool call of a reply is executed in order and answered by exactly one `tool` message
 /// with its id. If the server refuses `tools` on the first request, the request is repeated
@@ -61,30 +61,12 @@ pub struct ConverseOptions<'a> {
 ///
 /// The transcript gets each request (only the messages added since the previous request, so it
 /// grows linearly; with the tool names), each response, each tool call with its result, and
-/// each error. Headers and the key never reach it. The agents call [`converse_with`]; this is
-/// the short form for tests.
-#[cfg(test)]
-pub async fn converse(
-    client: &LlmClient,
-    system: &str,
-    user: &str,
-    tools: Option<&dyn ToolExecutor>,
-    max_turns: u32,
-    transcript: &Transcript,
-) -> Result<Conversation, ConversationError> {
-    let options = ConverseOptions::default();
-    converse_with(client, system, user, tools, max_turns, transcript, options).await
-}
-
-/// [`converse`] with a reply cap and a schema for the answer.
+/// each error. Headers and the key never reach it.
 pub async fn converse_with(
     client: &LlmClient,
-    system: &str,
-    user: &str,
-    tools: Option<&dyn ToolExecutor>,
+    prompt: Prompt<'_>,
     max_turns: u32,
     transcript: &Transcript,
-    options: ConverseOptions<'_>,
 ) -> Result<Conversation, ConversationError> {
     let mut done = Conversation {
         final_text: String::new(),
@@ -94,12 +76,6 @@ pub async fn converse_with(
         truncated: false,
         structured: false,
         tools_refused: None,
-    };
-    let prompt = Prompt {
-        system,
-        user,
-        tools,
-        options,
     };
     match run_turns(client, &prompt, max_turns, transcript, &mut done).await {
         Ok(()) => Ok(done),
@@ -123,23 +99,35 @@ impl std::fmt::Display for ConversationError {
     }
 }
 
-struct Prompt<'a> {
-    system: &'a str,
-    user: &'a str,
-    tools: Option<&'a dyn ToolExecutor>,
-    options: ConverseOptions<'a>,
+/// What a conversation starts from: the two prompts, the tools the model may call, and what
+/// every request asks for besides its messages.
+#[derive(Clone, Copy)]
+pub struct Prompt<'a> {
+    pub system: &'a str,
+    pub user: &'a str,
+    pub tools: Option<&'a dyn ToolExecutor>,
+    pub options: ConverseOptions<'a>,
 }
 
-/// Sends one request, recording every attempt and counting every request sent.
+/// Sends one request of turn `done.turns`: records it (the messages from `new_from` on, those
+/// the transcript does not hold yet) and every attempt, and counts what each attempt spent.
 async fn send(
     client: &LlmClient,
     messages: &[ChatMessage],
+    new_from: usize,
     definitions: &[Value],
     options: ConverseOptions<'_>,
-    turn: u32,
     transcript: &Transcript,
     done: &mut Conversation,
 ) -> Result<ChatReply, LlmError> {
+    let turn = done.turns;
+    record_request(
+        transcript,
+        turn,
+        &messages[new_from..],
+        messages.len(),
+        definitions,
+    );
     let request = ChatRequest {
         messages,
         tools: definitions,
@@ -174,24 +162,17 @@ async fn run_turns(
     let mut recorded = 0;
     loop {
         done.turns += 1;
-        record_request(
-            transcript,
-            done.turns,
-            &messages[recorded..],
-            messages.len(),
-            &definitions,
-        );
-        recorded = messages.len();
         let sent = send(
             client,
             &messages,
+            recorded,
             &definitions,
             options,
-            done.turns,
             transcript,
             done,
         )
         .await;
+        recorded = messages.len();
         let reply = match sent {
             Ok(reply) => reply,
             Err(err)
@@ -204,19 +185,13 @@ async fn run_turns(
                 tracing::warn!("the model refused tools; retrying without them: {err}");
                 done.tools_refused = Some(err.to_string());
                 definitions.clear();
-                record_request(
-                    transcript,
-                    done.turns,
-                    &messages,
-                    messages.len(),
-                    &definitions,
-                );
+                // The retry is recorded whole: it is a request of its own, without tools.
                 send(
                     client,
                     &messages,
+                    0,
                     &definitions,
                     options,
-                    done.turns,
                     transcript,
                     done,
                 )

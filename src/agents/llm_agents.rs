@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::conversation::{
-    converse_with, ConversationError, ConverseOptions, ToolExecutor, ToolResultText,
+    converse_with, ConversationError, ConverseOptions, Prompt, ToolExecutor, ToolResultText,
 };
 use super::llm::LlmClient;
 use super::meter::{CallMeter, StoryMeter};
@@ -36,6 +36,37 @@ pub struct LlmAgents {
     meter: Option<Arc<dyn CallMeter>>,
     /// The project's `.agentic-sdlc.json`, which no agent may change.
     config_file: PathBuf,
+}
+
+/// One question to the model for one story: what [`LlmAgents::talk`] sends, and what a re-ask
+/// repeats with a reminder.
+#[derive(Clone, Copy)]
+struct Ask<'a> {
+    story_id: &'a str,
+    prompt: Prompt<'a>,
+    transcript: &'a Transcript,
+}
+
+impl<'a> Ask<'a> {
+    fn new(
+        story_id: &'a str,
+        system: &'a str,
+        user: &'a str,
+        tools: &'a ToolBox,
+        transcript: &'a Transcript,
+        options: ConverseOptions<'a>,
+    ) -> Self {
+        Ask {
+            story_id,
+            prompt: Prompt {
+                system,
+                user,
+                tools: Some(tools),
+                options,
+            },
+            transcript,
+        }
+    }
 }
 
 /// Why a machine-read answer is asked for once more.
@@ -122,48 +153,29 @@ impl LlmAgents {
     /// added to the second's usage (or to its error's), so nothing spent goes unrecorded.
     async fn reask(
         &self,
-        story_id: &str,
-        (system, user, reminder): (&str, &str, &str),
-        tools: Option<&dyn ToolExecutor>,
-        transcript: &Transcript,
-        options: ConverseOptions<'_>,
+        ask: Ask<'_>,
+        reminder: &str,
         spent: Usage,
     ) -> Result<AgentOutput, AgentError> {
-        let mut answer = self
-            .talk(
-                story_id,
-                system,
-                &format!("{user}\n\n{reminder}"),
-                tools,
-                transcript,
-                options,
-            )
-            .await
-            .map_err(|mut e| {
-                e.usage.add(&spent);
-                e
-            })?;
+        let user = format!("{}\n\n{reminder}", ask.prompt.user);
+        let prompt = Prompt {
+            user: &user,
+            ..ask.prompt
+        };
+        let mut answer = self.talk(Ask { prompt, ..ask }).await.map_err(|mut e| {
+            e.usage.add(&spent);
+            e
+        })?;
         answer.usage.add(&spent);
         Ok(answer)
     }
 
-    async fn talk(
-        &self,
-        story_id: &str,
-        system: &str,
-        user: &str,
-        tools: Option<&dyn ToolExecutor>,
-        transcript: &Transcript,
-        options: ConverseOptions<'_>,
-    ) -> Result<AgentOutput, AgentError> {
+    async fn talk(&self, ask: Ask<'_>) -> Result<AgentOutput, AgentError> {
         match converse_with(
-            &self.client_for(story_id),
-            system,
-            user,
-            tools,
+            &self.client_for(ask.story_id),
+            ask.prompt,
             self.max_turns,
-            transcript,
-            options,
+            ask.transcript,
         )
         .await
         {
@@ -198,9 +210,8 @@ impl LlmAgents {
             max_tokens: None,
             schema: Some(verdict_schema()),
         };
-        let first = self
-            .talk(story_id, &system, user, Some(tools), &transcript, options)
-            .await?;
+        let ask = Ask::new(story_id, &system, user, tools, &transcript, options);
+        let first = self.talk(ask).await?;
         let mut usage = first.usage;
         let reason = match judge(&first) {
             Ok(verdict) => return Ok((Some(verdict), usage)),
@@ -212,16 +223,7 @@ impl LlmAgents {
             Reask::NoVerdict => prompts::verdict_reminder(&first.text),
             Reask::NoIssues => prompts::issues_reminder(&first.text),
         };
-        let second = self
-            .reask(
-                story_id,
-                (&system, user, &reminder),
-                Some(tools),
-                &transcript,
-                options,
-                usage,
-            )
-            .await?;
+        let second = self.reask(ask, &reminder, usage).await?;
         usage = second.usage;
         let judged = judge(&second).and_then(|verdict| {
             // Asked for the issues of a failure, an answer that names none is no verdict, even
@@ -280,14 +282,15 @@ impl Agents for LlmAgents {
             schema: None,
         };
         let transcript = request.transcript.for_agent(request.phase.name());
-        let talk = self.talk(
-            request.story.id(),
+        let story_id = request.story.id();
+        let talk = self.talk(Ask::new(
+            story_id,
             &system,
             &user,
-            Some(&tools),
+            &tools,
             &transcript,
             options,
-        );
+        ));
         let output = if access == ToolAccess::ReadWrite {
             // Commands can change any file, the config included; a change to it is undone.
             // In a worktree, the copy there is guarded too: it would be committed with the work.
@@ -371,29 +374,13 @@ impl Agents for LlmAgents {
             max_tokens: None,
             schema: Some(gate_schema()),
         };
-        let mut answer = self
-            .talk(
-                request.story.id(),
-                &system,
-                &user,
-                Some(&tools),
-                &transcript,
-                options,
-            )
-            .await?;
+        let story_id = request.story.id();
+        let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);
+        let mut answer = self.talk(ask).await?;
         if answer.truncated {
             transcript.record("reask", json!({"reason": Reask::Truncated.name()}));
             let reminder = prompts::truncated_reminder(self.max_tokens);
-            answer = self
-                .reask(
-                    request.story.id(),
-                    (&system, &user, &reminder),
-                    Some(&tools),
-                    &transcript,
-                    options,
-                    answer.usage,
-                )
-                .await?;
+            answer = self.reask(ask, &reminder, answer.usage).await?;
             if answer.truncated {
                 return Err(AgentError {
                     message: format!(

@@ -82,18 +82,8 @@ fn print_table(printer: &Printer, report: &RunReport) {
             print_story_detail(printer, story);
         }
     }
-    let totals = &report.totals;
     printer.out("");
-    printer.out(format!(
-        "Totals: {} stories, {} actions ({} failed, {} interrupted), {} reworks, {} tokens, {}",
-        totals.stories,
-        totals.actions,
-        totals.failed,
-        totals.interrupted,
-        totals.reworks,
-        totals.tokens,
-        format_cost(totals.cost_usd)
-    ));
+    printer.out(format!("Totals: {}", report.totals.summary()));
     if !report.unpriced_models.is_empty() {
         printer.out(format!(
             "No price for {}: set pricing.<model> (USD per million tokens) to see costs",

@@ -7,77 +7,63 @@ use std::time::Duration;
 
 use super::*;
 
-fn run(command: &str, dir: &Path, secs: u64) -> ShellOutput {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
+// The integration suite's probe for leftover processes, the same file compiled here.
+#[path = "../../tests/suite/process_probe.rs"]
+pub(crate) mod process_probe;
+use process_probe::{live_processes_with, marker, survivors};
+
+/// Runs `work` to its end on a multi-threaded runtime of its own, as the tool does.
+fn block_on<T>(work: impl std::future::Future<Output = T>) -> T {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-        .unwrap();
-    runtime
-        .block_on(run_shell_command(
-            command,
-            dir,
-            Duration::from_secs(secs),
-            &CommandEnv::default(),
-        ))
         .unwrap()
+        .block_on(work)
+}
+
+fn run(command: &str, dir: &Path, secs: u64) -> ShellOutput {
+    let timeout = Duration::from_secs(secs);
+    block_on(run_shell_command(
+        command,
+        dir,
+        timeout,
+        &CommandEnv::default(),
+    ))
+    .unwrap()
+}
+
+/// Starts `command` without namespaces, as on a kernel that refuses them (inside a runtime).
+fn spawn_in_group(command: &str, dir: &Path) -> tokio::process::Child {
+    build(
+        command,
+        dir,
+        &CommandEnv::default(),
+        Isolation::ProcessGroup,
+    )
+    .spawn()
+    .unwrap()
 }
 
 /// Runs without namespaces, as on a kernel that refuses them.
 fn run_in_group(command: &str, dir: &Path, secs: u64) -> ShellOutput {
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        let child = build(
-            command,
-            dir,
-            &CommandEnv::default(),
-            Isolation::ProcessGroup,
-        )
-        .spawn()
-        .unwrap();
+    block_on(async {
+        let child = spawn_in_group(command, dir);
         supervise(child, Isolation::ProcessGroup, Duration::from_secs(secs))
             .await
             .unwrap()
     })
 }
 
-/// Processes of this machine whose command line holds `marker`, zombies aside.
-pub(crate) fn live_processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        if !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|stat| stat.contains(") Z"))
-            .unwrap_or(true);
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
-            found.push(pid);
-        }
-    }
-    found
-}
-
-/// A `sleep` duration no other process on the machine uses, to find ours by.
-pub(crate) fn marker() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{}.{:09}", 700 + std::process::id() % 200, nanos)
-}
-
-fn namespaces_work() -> bool {
-    std::process::Command::new("unshare")
+/// Whether this kernel refuses user namespaces, said once so a skipped test shows why.
+fn namespaces_refused() -> bool {
+    let refused = !std::process::Command::new("unshare")
         .args(["-Urpf", "--mount-proc", "true"])
         .status()
-        .is_ok_and(|status| status.success())
+        .is_ok_and(|status| status.success());
+    if refused {
+        eprintln!("skipped: this kernel refuses user namespaces");
+    }
+    refused
 }
 
 #[test]
@@ -92,8 +78,7 @@ fn reports_exit_code_and_combined_output() {
 
 #[test]
 fn commands_see_their_own_processes_only() {
-    if !namespaces_work() {
-        eprintln!("skipped: this kernel refuses user namespaces");
+    if namespaces_refused() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -118,8 +103,7 @@ fn commands_see_their_own_processes_only() {
 
 #[test]
 fn the_private_proc_cannot_be_unmounted_even_as_root() {
-    if !namespaces_work() {
-        eprintln!("skipped: this kernel refuses user namespaces");
+    if namespaces_refused() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -146,8 +130,7 @@ fn the_private_proc_cannot_be_unmounted_even_as_root() {
 
 #[test]
 fn a_setsid_child_dies_when_the_command_ends() {
-    if !namespaces_work() {
-        eprintln!("skipped: this kernel refuses user namespaces");
+    if namespaces_refused() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -187,7 +170,7 @@ fn without_namespaces_the_keeper_sweeps_setsid_children_at_the_timeout() {
     );
     assert!(out.timed_out);
     assert_eq!(out.output, "begun\n");
-    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+    assert_eq!(survivors(&marker), Vec::<String>::new());
     let out = run_in_group("exit 4", dir.path(), 30);
     assert_eq!(out.exit_code, Some(4));
 }
@@ -206,27 +189,16 @@ fn without_namespaces_the_keeper_sweeps_setsid_children_when_the_command_ends() 
     );
     assert_eq!(out.exit_code, Some(0));
     assert_eq!(out.output, "started\n");
-    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
+    assert_eq!(survivors(&marker), Vec::<String>::new());
 }
 
 #[test]
 fn without_namespaces_a_cancelled_call_sweeps_the_tree() {
     let dir = tempfile::tempdir().unwrap();
     let marker = marker();
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-        .unwrap();
     let command = format!("setsid sh -c 'touch in-session; exec sleep {marker}' & sleep {marker}");
-    runtime.block_on(async {
-        let child = build(
-            &command,
-            dir.path(),
-            &CommandEnv::default(),
-            Isolation::ProcessGroup,
-        )
-        .spawn()
-        .unwrap();
+    block_on(async {
+        let child = spawn_in_group(&command, dir.path());
         let call = supervise(child, Isolation::ProcessGroup, Duration::from_secs(60));
         // Ctrl-C drops the call; here an outer timeout does, once the daemon has its session.
         let cancel = async {
@@ -239,25 +211,7 @@ fn without_namespaces_a_cancelled_call_sweeps_the_tree() {
             _ = cancel => {}
         }
     });
-    assert_eq!(gone_after_a_while(&marker), Vec::<String>::new());
-}
-
-/// The processes with `marker` still alive after a generous while (a swept process takes a
-/// moment to be reaped); kills them so that a failing test leaves nothing behind.
-fn gone_after_a_while(marker: &str) -> Vec<String> {
-    for _ in 0..50 {
-        if live_processes_with(marker).is_empty() {
-            return Vec::new();
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let alive = live_processes_with(marker);
-    for pid in &alive {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", pid])
-            .status();
-    }
-    alive
+    assert_eq!(survivors(&marker), Vec::<String>::new());
 }
 
 #[test]

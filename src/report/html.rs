@@ -64,19 +64,13 @@ fn summary(page: &mut String, report: &RunReport) {
     );
     let _ = write!(
         page,
-        "<dl class=\"summary\">\n<dt>Started</dt><dd>{}</dd>\n<dt>Took</dt><dd>{}</dd>\n<dt>Exit code</dt><dd>{}</dd>\n<dt>Result</dt><dd>{}</dd>\n<dt>Model</dt><dd>{}</dd>\n<dt>Totals</dt><dd>{} stories, {} actions ({} failed, {} interrupted), {} reworks, {} tokens, {}</dd>\n</dl>\n",
+        "<dl class=\"summary\">\n<dt>Started</dt><dd>{}</dd>\n<dt>Took</dt><dd>{}</dd>\n<dt>Exit code</dt><dd>{}</dd>\n<dt>Result</dt><dd>{}</dd>\n<dt>Model</dt><dd>{}</dd>\n<dt>Totals</dt><dd>{}</dd>\n</dl>\n",
         escape(report.started_at.as_deref().unwrap_or("unknown")),
         escape(&format_duration(totals.duration_ms)),
         escape(&exit),
         escape(report.message.as_deref().unwrap_or("")),
         escape(report.model.as_deref().unwrap_or("unknown")),
-        totals.stories,
-        totals.actions,
-        totals.failed,
-        totals.interrupted,
-        totals.reworks,
-        totals.tokens,
-        escape(&format_cost(totals.cost_usd)),
+        escape(&totals.summary()),
     );
     if !report.unpriced_models.is_empty() {
         let _ = writeln!(

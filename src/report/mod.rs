@@ -94,6 +94,22 @@ pub struct Totals {
     pub duration_ms: Option<u64>,
 }
 
+impl Totals {
+    /// What the run did in one line, for the terminal report and the HTML page alike.
+    pub fn summary(&self) -> String {
+        format!(
+            "{} stories, {} actions ({} failed, {} interrupted), {} reworks, {} tokens, {}",
+            self.stories,
+            self.actions,
+            self.failed,
+            self.interrupted,
+            self.reworks,
+            self.tokens,
+            format_cost(self.cost_usd)
+        )
+    }
+}
+
 /// Why no report could be made.
 #[derive(Debug, thiserror::Error)]
 pub enum ReportError {

@@ -427,6 +427,31 @@ pub fn assert_story_id(id: &str) {
     );
 }
 
+/// Asserts that `text` holds every one of `needles`, and shows the text when one is missing.
+#[track_caller]
+pub fn assert_contains_all(text: &str, needles: &[&str]) {
+    for needle in needles {
+        assert!(text.contains(needle), "{needle:?} missing in:\n{text}");
+    }
+}
+
+/// The string `field` of every object in the JSON array `list`, in order; panics when `list` is
+/// no array or an item has no such string.
+#[track_caller]
+pub fn strings_of<'a>(list: &'a Json, field: &str) -> Vec<&'a str> {
+    let items = list
+        .as_array()
+        .unwrap_or_else(|| panic!("not an array: {list}"));
+    items
+        .iter()
+        .map(|item| {
+            item[field]
+                .as_str()
+                .unwrap_or_else(|| panic!("no string `{field}` in {item}"))
+        })
+        .collect()
+}
+
 /// Asserts that a text is a calendar date `YYYY-MM-DD`.
 #[track_caller]
 pub fn assert_date(text: &str) {

@@ -8,6 +8,7 @@ mod delivery;
 pub mod fake_llm;
 mod gates_deps;
 mod morning;
+pub mod process_probe;
 mod real_llm;
 mod run_loop;
 mod safety;

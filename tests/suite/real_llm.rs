@@ -19,6 +19,9 @@
 
 use std::time::{Duration, Instant};
 
+use agentic_sdlc::board::sections::STANDARD_SECTIONS;
+
+use super::agents_e2e::heading_count;
 use super::common::{outcome, TestEnv};
 
 const URL: &str = "AGENTIC_SDLC_REAL_LLM_URL";
@@ -92,22 +95,11 @@ fn a_story_goes_through_every_phase_against_a_real_server() {
                 "{step} failed without last_error"
             );
         }
-        for section in [
-            "Summary",
-            "Acceptance Criteria",
-            "Research",
-            "Implementation Plan",
-            "Implementation Notes",
-            "Review Notes",
-        ] {
-            let heading = format!("## {section}");
-            let count = story_body
-                .lines()
-                .filter(|l| l.trim_end() == heading)
-                .count();
+        for section in STANDARD_SECTIONS {
+            let count = heading_count(&story_body, section);
             assert_eq!(
                 count, 1,
-                "{step}: {heading} appears {count} times:\n{story_body}"
+                "{step}: ## {section} appears {count} times:\n{story_body}"
             );
         }
         if code == 1 && step != "review" {

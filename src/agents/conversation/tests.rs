@@ -39,6 +39,22 @@ fn ok(body: Value) -> ResponseTemplate {
     ResponseTemplate::new(200).set_body_json(body)
 }
 
+/// A conversation with the fake model at `server`, from a fixed prompt and default options.
+async fn converse(
+    server: &MockServer,
+    tools: Option<&dyn ToolExecutor>,
+    max_turns: u32,
+    transcript: &Transcript,
+) -> Result<Conversation, ConversationError> {
+    let prompt = Prompt {
+        system: "sys",
+        user: "task",
+        tools,
+        options: ConverseOptions::default(),
+    };
+    converse_with(&client(server), prompt, max_turns, transcript).await
+}
+
 #[tokio::test]
 async fn tool_calls_are_answered_one_message_per_id() {
     let server = MockServer::start().await;
@@ -52,16 +68,9 @@ async fn tool_calls_are_answered_one_message_per_id() {
     let board = tempfile::tempdir().unwrap();
     let transcript = Transcript::create(board.path(), "story-1", "research").unwrap();
 
-    let done = converse(
-        &client(&server),
-        "sys",
-        "task",
-        Some(&tools),
-        5,
-        &transcript,
-    )
-    .await
-    .unwrap();
+    let done = converse(&server, Some(&tools), 5, &transcript)
+        .await
+        .unwrap();
     assert_eq!(done.final_text, "all done");
     assert_eq!((done.turns, done.tool_calls), (2, 2));
     assert_eq!(
@@ -137,16 +146,9 @@ async fn tools_refused_on_the_first_turn_are_dropped_once() {
     let transcript = Transcript::create(board.path(), "story-1", "plan").unwrap();
 
     let tools = FakeTools::default();
-    let done = converse(
-        &client(&server),
-        "sys",
-        "task",
-        Some(&tools),
-        5,
-        &transcript,
-    )
-    .await
-    .unwrap();
+    let done = converse(&server, Some(&tools), 5, &transcript)
+        .await
+        .unwrap();
     assert_eq!(done.final_text, "plain answer");
     let bodies = request_bodies(&server).await;
     assert_eq!(bodies.len(), 2);
@@ -166,16 +168,9 @@ async fn max_turns_ends_a_model_that_never_stops() {
     )
     .await;
     let tools = FakeTools::default();
-    let err = converse(
-        &client(&server),
-        "sys",
-        "task",
-        Some(&tools),
-        2,
-        &Transcript::disabled(),
-    )
-    .await
-    .unwrap_err();
+    let err = converse(&server, Some(&tools), 2, &Transcript::disabled())
+        .await
+        .unwrap_err();
     assert!(matches!(err.error, LlmError::MaxTurns(2)), "{err:?}");
     assert_eq!(err.usage.requests, 2, "usage of the failed turns is kept");
     assert_eq!(request_bodies(&server).await.len(), 2);
@@ -196,16 +191,9 @@ async fn tool_calls_without_tools_get_error_results() {
     )
     .await;
     answer(&server, ok(completion(Some("ok"), &[])), 1).await;
-    let done = converse(
-        &client(&server),
-        "sys",
-        "task",
-        None,
-        3,
-        &Transcript::disabled(),
-    )
-    .await
-    .unwrap();
+    let done = converse(&server, None, 3, &Transcript::disabled())
+        .await
+        .unwrap();
     assert_eq!(done.final_text, "ok");
     let bodies = request_bodies(&server).await;
     assert!(bodies[0].get("tools").is_none());
@@ -219,16 +207,9 @@ async fn tool_calls_without_tools_get_error_results() {
 async fn a_failing_request_ends_the_conversation() {
     let server = MockServer::start().await;
     answer(&server, ResponseTemplate::new(401), 1).await;
-    let err = converse(
-        &client(&server),
-        "sys",
-        "task",
-        None,
-        3,
-        &Transcript::disabled(),
-    )
-    .await
-    .unwrap_err();
+    let err = converse(&server, None, 3, &Transcript::disabled())
+        .await
+        .unwrap_err();
     assert!(matches!(err.error, LlmError::Auth { .. }), "{err:?}");
 }
 
@@ -258,16 +239,9 @@ async fn a_fatal_tool_error_ends_the_conversation() {
     let board = tempfile::tempdir().unwrap();
     let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
 
-    let failed = converse(
-        &client(&server),
-        "sys",
-        "task",
-        Some(&BrokenTools),
-        5,
-        &transcript,
-    )
-    .await
-    .unwrap_err();
+    let failed = converse(&server, Some(&BrokenTools), 5, &transcript)
+        .await
+        .unwrap_err();
 
     assert!(matches!(failed.error, LlmError::Tool(_)), "{failed}");
     assert!(failed.to_string().contains("cannot start sh"), "{failed}");

@@ -52,6 +52,22 @@ impl Fixture {
     async fn call(&self, name: &str, args: Value) -> ToolOutcome {
         self.tools.call(name, &args.to_string()).await
     }
+
+    /// Asserts that read_file refuses every one of `paths`, with `needle` in the error.
+    async fn refuses_to_read(&self, paths: &[&str], needle: &str) {
+        for path in paths {
+            let out = self.call("read_file", json!({ "path": path })).await;
+            assert_error(&out, needle);
+        }
+    }
+
+    /// Asserts that write_file refuses `path`, with `needle` in the error.
+    async fn refuses_to_write(&self, path: &str, needle: &str) {
+        let out = self
+            .call("write_file", json!({"path": path, "content": "x"}))
+            .await;
+        assert_error(&out, needle);
+    }
 }
 
 fn rw() -> Fixture {
@@ -294,10 +310,7 @@ async fn paths_outside_the_root_are_refused() {
         let out = fx.call("read_file", json!({ "path": path })).await;
         assert_error(&out, &format!("path '{path}' is outside the repository"));
     }
-    let out = fx
-        .call("write_file", json!({"path": "../x", "content": ""}))
-        .await;
-    assert_error(&out, "outside the repository");
+    fx.refuses_to_write("../x", "outside the repository").await;
     assert!(!fx.dir.path().join("x").exists());
 }
 
@@ -321,17 +334,10 @@ async fn symlinks_leading_outside_are_refused() {
     symlink(fx.outside(), fx.root.join("escape")).unwrap();
     symlink(fx.outside().join("secret.txt"), fx.root.join("secret.txt")).unwrap();
     symlink(fx.root.join("README.md"), fx.root.join("inside.md")).unwrap();
-    for path in ["escape/secret.txt", "secret.txt", "escape"] {
-        let out = fx.call("read_file", json!({ "path": path })).await;
-        assert_error(&out, "outside the repository through a symbolic link");
-    }
-    let out = fx
-        .call(
-            "write_file",
-            json!({"path": "escape/new.txt", "content": "x"}),
-        )
+    let paths = ["escape/secret.txt", "secret.txt", "escape"];
+    fx.refuses_to_read(&paths, "outside the repository through a symbolic link")
         .await;
-    assert_error(&out, "symbolic link");
+    fx.refuses_to_write("escape/new.txt", "symbolic link").await;
     assert!(!fx.outside().join("new.txt").exists());
     let out = fx.call("search", json!({"pattern": "secret"})).await;
     assert_eq!(assert_ok(&out), "No matches for 'secret' in '.'.");
@@ -342,21 +348,13 @@ async fn symlinks_leading_outside_are_refused() {
 #[tokio::test]
 async fn git_folder_is_refused() {
     let fx = rw();
-    for path in [".git/config", ".git", "src/../.git/config"] {
-        let out = fx.call("read_file", json!({ "path": path })).await;
-        assert_error(&out, "inside .git");
-    }
-    let out = fx
-        .call(
-            "write_file",
-            json!({"path": ".git/hooks/pre-commit", "content": "x"}),
-        )
+    let paths = [".git/config", ".git", "src/../.git/config"];
+    fx.refuses_to_read(&paths, "inside .git").await;
+    fx.refuses_to_write(".git/hooks/pre-commit", "inside .git")
         .await;
-    assert_error(&out, "inside .git");
     // A link to .git is no way around it.
     symlink(fx.root.join(".git"), fx.root.join("g")).unwrap();
-    let out = fx.call("read_file", json!({"path": "g/config"})).await;
-    assert_error(&out, "inside .git");
+    fx.refuses_to_read(&["g/config"], "inside .git").await;
 }
 
 #[tokio::test]
@@ -437,7 +435,7 @@ async fn run_command_timeout_kills_the_whole_group() {
     let started = std::time::Instant::now();
     // Commands run in a PID namespace of their own, so `$!` would be a pid of that namespace;
     // the sleep is found by a duration no other process uses.
-    let marker = crate::exec::tests::marker();
+    let marker = crate::exec::tests::process_probe::marker();
     let command = format!("sleep {marker} & echo begun; sleep {marker}");
     let out = fx
         .call(
@@ -453,7 +451,7 @@ async fn run_command_timeout_kills_the_whole_group() {
     assert_error(&out, "command timed out after 1s");
     assert!(out.content.contains("begun"), "{out:?}");
     assert_eq!(
-        crate::exec::tests::live_processes_with(&marker),
+        crate::exec::tests::process_probe::live_processes_with(&marker),
         Vec::<String>::new()
     );
 }

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 use serde_json::json;
 
 use super::{section, Made, Project};
-use crate::suite::common::split_frontmatter;
+use crate::suite::common::{assert_contains_all, split_frontmatter};
 use crate::suite::fake_llm::Reply;
 
 const RESEARCH: &str = "RESEARCH-AFTER-RETRY";
@@ -69,13 +69,7 @@ async fn fails_without_retry(reply: Reply, expect: &[&str]) {
     out.code(1);
     assert_eq!(p.fake.requests_for("research").len(), 1, "retried");
     let mut front = p.front(&story);
-    let error = front["last_error"].as_str().unwrap_or_default().to_string();
-    for needle in expect {
-        assert!(
-            error.contains(needle),
-            "{needle:?} missing in last_error {error:?}"
-        );
-    }
+    assert_contains_all(&p.last_error(&story), expect);
     assert_eq!(p.column(&story), "ready");
     // The request sent is counted even though it was not answered (SPEC §15).
     assert_eq!(front["usage"]["requests"], 1, "{front:?}");

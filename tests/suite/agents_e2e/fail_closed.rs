@@ -5,46 +5,37 @@ use super::{heading_count, section, Made, Project};
 use crate::suite::common::split_frontmatter;
 use crate::suite::fake_llm::Reply;
 
-/// Runs `step` with `bad` as both answers and checks the refusal: two requests, the second
-/// with Revision Instructions naming `missing`, exit 1, last_error naming it too, and the
-/// story exactly as it was apart from last_error and usage.
-async fn refused_twice(
-    p: &Project,
-    story: &Made,
-    step: &str,
-    role: &str,
-    bad: Reply,
-    missing: &[&str],
-) {
-    p.fake.push(role, bad.clone()).push(role, bad);
+/// Runs `step` with `bad` as both answers of its agent (a phase's agent is named after it) and
+/// checks the refusal: two requests, the second with Revision Instructions naming `missing`,
+/// exit 1, last_error naming it too, and the story exactly as it was apart from last_error and
+/// usage.
+async fn refused_twice(p: &Project, story: &Made, step: &str, bad: Reply, missing: &[&str]) {
+    p.fake.push(step, bad.clone()).push(step, bad);
     let before = p.env.read(p.path_of(story));
     let column = p.column(story);
 
     p.step(story, step).code(1);
 
-    let asks = p.fake.requests_for(role);
-    assert_eq!(asks.len(), 2, "{role}: one retry");
+    let asks = p.fake.requests_for(step);
+    assert_eq!(asks.len(), 2, "{step}: one retry");
     let retry = asks[1].user_message();
     assert!(
         retry.contains("## Revision Instructions (Attempt 2)")
             && retry.contains("Your previous output was refused"),
         "{retry}"
     );
-    let error = p.front(story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(story);
     for needle in missing {
         assert!(
             retry.contains(needle),
-            "{role}: {needle:?} not in the retry:\n{retry}"
+            "{step}: {needle:?} not in the retry:\n{retry}"
         );
         assert!(
             error.contains(needle),
-            "{role}: {needle:?} not in {error:?}"
+            "{step}: {needle:?} not in {error:?}"
         );
     }
-    assert_eq!(p.column(story), column, "{role}");
+    assert_eq!(p.column(story), column, "{step}");
     let (old_front, old_body) = split_frontmatter(&before);
     let mut old: serde_norway::Value = serde_norway::from_str(old_front).unwrap();
     let mut now = p.front(story);
@@ -52,8 +43,8 @@ async fn refused_twice(
         old.as_mapping_mut().unwrap().remove(key);
         now.as_mapping_mut().unwrap().remove(key);
     }
-    assert_eq!(now, old, "{role}");
-    assert_eq!(p.body(story), old_body, "{role}");
+    assert_eq!(now, old, "{step}");
+    assert_eq!(p.body(story), old_body, "{step}");
 }
 
 #[tokio::test]
@@ -64,7 +55,6 @@ async fn refine_without_a_summary_or_real_criteria_is_refused() {
         &p,
         &story,
         "refine",
-        "refine",
         Reply::text("## Acceptance Criteria\n- [ ] ...\n- [ ]\n- [ ] <a testable criterion>"),
         &["Summary", "Acceptance Criteria", "placeholder"],
     )
@@ -74,48 +64,36 @@ async fn refine_without_a_summary_or_real_criteria_is_refused() {
 #[tokio::test]
 async fn research_and_plan_of_only_fences_or_headings_are_refused() {
     let p = Project::new().await;
-    let story = p.ready("Fenced");
-    refused_twice(
-        &p,
-        &story,
-        "research",
-        "research",
-        Reply::text("## Findings\n### Details\n"),
-        &["no prose"],
-    )
-    .await;
-    let story = p.story(
-        "Fenced plan",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
-    refused_twice(
-        &p,
-        &story,
-        "plan",
-        "plan",
-        Reply::text("```\n\n```\n```\n\n```\n```rust\n```\n```\n"),
-        &["no prose"],
-    )
-    .await;
+    // Each story is made just before its step runs, by the Project constructor named.
+    type MakeStory = fn(&Project, &str) -> Made;
+    let cases: [(&str, MakeStory, &str, &str); 2] = [
+        (
+            "research",
+            Project::ready,
+            "Fenced",
+            "## Findings\n### Details\n",
+        ),
+        (
+            "plan",
+            Project::researched,
+            "Fenced plan",
+            "```\n\n```\n```\n\n```\n```rust\n```\n```\n",
+        ),
+    ];
+    for (step, make_story, title, only_markup) in cases {
+        let story = make_story(&p, title);
+        let bad = Reply::text(only_markup);
+        refused_twice(&p, &story, step, bad, &["no prose"]).await;
+    }
 }
 
 #[tokio::test]
 async fn an_implement_of_a_feature_that_changes_nothing_fails() {
     let p = Project::new().await;
-    let story = p.story(
-        "Idle",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Idle");
     refused_twice(
         &p,
         &story,
-        "implement",
         "implement",
         Reply::text("Implemented everything, trust me."),
         &["must change at least one file", "no tool call", "--jinja"],
@@ -154,13 +132,7 @@ async fn a_refused_output_gets_one_retry_that_can_succeed() {
 #[tokio::test]
 async fn a_chore_may_change_nothing_and_its_notes_say_so() {
     let p = Project::new().await;
-    let story = p.story(
-        "Tidy up",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Tidy up");
     p.set_type(&story, "chore");
     p.fake
         .push("implement", Reply::text("Looked; nothing needed changing."));
@@ -187,13 +159,7 @@ async fn a_truncated_section_is_kept_marked_and_shown_to_the_gate() {
         ("phases.plan.review", r#"{"reviewer": "ai"}"#),
         ("phases.plan.maxTokens", "64"),
     ]);
-    let story = p.story(
-        "Long plan",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let story = p.researched("Long plan");
     p.fake.push(
         "plan",
         Reply::truncated("1. PLAN-STEP-MARK\n```rust\nfn half_written() {"),
@@ -220,13 +186,7 @@ async fn a_truncated_section_is_kept_marked_and_shown_to_the_gate() {
 #[tokio::test]
 async fn a_server_that_refuses_tools_gets_a_clear_error_in_implement() {
     let p = Project::new().await;
-    let story = p.story(
-        "No tools",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("No tools");
     let refusal = || Reply::bad_request("tools param requires --jinja flag");
     p.fake
         .push("implement", refusal())
@@ -240,10 +200,7 @@ async fn a_server_that_refuses_tools_gets_a_clear_error_in_implement() {
     assert_eq!(asks.len(), 4);
     assert!(asks[0].body.get("tools").is_some());
     assert!(asks[1].body.get("tools").is_none(), "retried without tools");
-    let error = p.front(&story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&story);
     assert!(error.contains("refused the tools"), "{error}");
     assert!(error.contains("--jinja"), "{error}");
     assert_eq!(p.front(&story)["implementation_complete"], false);
@@ -253,13 +210,7 @@ async fn a_server_that_refuses_tools_gets_a_clear_error_in_implement() {
 async fn a_gate_retry_of_implement_may_keep_the_first_attempts_edits() {
     let p = Project::new().await;
     p.config(&[("phases.implement.review", r#"{"reviewer": "ai"}"#)]);
-    let story = p.story(
-        "Explain better",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Explain better");
     // The first attempt writes a file (the fake's default); the gate asks for better notes,
     // and the second attempt only gives them. The action as a whole changed a file.
     p.fake

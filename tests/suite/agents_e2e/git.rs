@@ -3,19 +3,9 @@
 
 use serde_json::json;
 
-use super::{Made, Project};
+use super::Project;
 use crate::suite::common::outcome;
 use crate::suite::fake_llm::Reply;
-
-fn planned(p: &Project, title: &str) -> Made {
-    p.story(
-        title,
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    )
-}
 
 fn write_feature(p: &Project, content: &str) {
     p.fake
@@ -34,7 +24,7 @@ async fn implement_works_and_commits_on_the_story_branch() {
     let p = Project::new().await;
     p.env.write("src/lib.rs", "pub fn base() {}\n");
     p.git_init(false);
-    let story = planned(&p, "Add feature");
+    let story = p.planned("Add feature");
     write_feature(&p, "// FEATURE-MARK\n");
 
     p.step(&story, "implement").success();
@@ -76,16 +66,13 @@ async fn a_dirty_tree_stops_implement_naming_the_file_and_leaving_it_alone() {
     p.git_init(false);
     p.env
         .write("src/lib.rs", "pub fn base() {} // USER-WORK-IN-PROGRESS\n");
-    let story = planned(&p, "Add feature");
+    let story = p.planned("Add feature");
     write_feature(&p, "// FEATURE-MARK\n");
 
     let out = p.step(&story, "implement");
 
     out.code(1);
-    let error = p.front(&story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&story);
     assert!(error.contains("src/lib.rs"), "last_error: {error:?}");
     assert!(out.stderr.contains("src/lib.rs"), "{}", out.stderr);
     assert_eq!(
@@ -107,8 +94,8 @@ async fn every_story_branch_starts_from_the_users_branch() {
     let p = Project::new().await;
     p.env.write("src/lib.rs", "pub fn base() {}\n");
     p.git_init(false);
-    let first = planned(&p, "First feature");
-    let second = planned(&p, "Second feature");
+    let first = p.planned("First feature");
+    let second = p.planned("Second feature");
     write_feature(&p, "// FIRST\n");
     p.step(&first, "implement").success();
     p.fake
@@ -137,7 +124,7 @@ async fn work_waiting_for_a_human_gate_stays_on_its_branch() {
     p.env.write("src/lib.rs", "pub fn base() {}\n");
     p.git_init(false);
     p.config(&[("phases.implement.review.reviewer", "human")]);
-    let story = planned(&p, "Add feature");
+    let story = p.planned("Add feature");
     write_feature(&p, "// WAITING\n");
 
     p.step(&story, "implement").success();
@@ -163,7 +150,7 @@ async fn work_waiting_for_a_human_gate_stays_on_its_branch() {
 async fn changes_in_the_board_and_config_do_not_make_the_tree_dirty() {
     let p = Project::new().await;
     p.env.write("src/lib.rs", "pub fn base() {}\n");
-    let story = planned(&p, "Add feature");
+    let story = p.planned("Add feature");
     p.git_init(true);
     // The board and config are tracked here, and both have uncommitted changes.
     p.config(&[("llm.maxTurns", "20")]);
@@ -193,7 +180,7 @@ async fn create_pr_without_gh_warns_and_the_story_still_reaches_done() {
     p.env.write("src/lib.rs", "pub fn base() {}\n");
     p.git_init(false);
     p.config(&[("git.createPr", "true")]);
-    let story = planned(&p, "Add feature");
+    let story = p.planned("Add feature");
     write_feature(&p, "// FEATURE-MARK\n");
     // A PATH with git and a shell but no gh.
     let bin = tempfile::tempdir().unwrap();

@@ -4,19 +4,9 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 
-use super::{exists, messages, results_by_tool, section, tool_results, Made, Project};
+use super::{exists, messages, results_by_tool, section, tool_results, Project};
+use crate::suite::common::strings_of;
 use crate::suite::fake_llm::Reply;
-
-/// A story ready for implement.
-fn planned(p: &Project) -> Made {
-    p.story(
-        "Rename old",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    )
-}
 
 fn calls(list: &[(&str, serde_json::Value)]) -> Reply {
     Reply::ToolCalls(
@@ -30,7 +20,7 @@ fn calls(list: &[(&str, serde_json::Value)]) -> Reply {
 async fn implement_changes_the_repository_with_its_tools_over_several_turns() {
     let p = Project::new().await;
     p.env.write("src/lib.rs", "pub fn old() {}\n");
-    let story = planned(&p);
+    let story = p.planned("Rename old");
     p.fake
         .push(
             "implement",
@@ -90,12 +80,7 @@ async fn implement_changes_the_repository_with_its_tools_over_several_turns() {
             .iter()
             .rposition(|m| m["role"] == "assistant")
             .unwrap_or_else(|| panic!("request {turn} has no assistant message"));
-        let asked: Vec<&str> = history[asked_at]["tool_calls"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|c| c["id"].as_str().unwrap())
-            .collect();
+        let asked = strings_of(&history[asked_at]["tool_calls"], "id");
         let answered: Vec<&str> = history[asked_at + 1..]
             .iter()
             .map(|m| {
@@ -137,7 +122,7 @@ async fn paths_outside_the_repository_are_refused_as_error_results() {
     let outside = tempfile::tempdir().unwrap();
     std::fs::write(outside.path().join("secret.txt"), "OUTSIDE-SECRET").unwrap();
     std::os::unix::fs::symlink(outside.path(), p.env.path("escape")).unwrap();
-    let story = planned(&p);
+    let story = p.planned("Rename old");
     let sibling = format!("{}-outside.txt", p.root_name());
     let sibling_path = p.env.root().parent().unwrap().join(&sibling);
     let refused = [
@@ -218,7 +203,7 @@ async fn paths_outside_the_repository_are_refused_as_error_results() {
 #[tokio::test]
 async fn commands_are_bounded_in_time_and_in_the_output_the_model_gets() {
     let p = Project::new().await;
-    let story = planned(&p);
+    let story = p.planned("Rename old");
     let flood = "echo HEAD-MARK; head -c 3000000 /dev/zero | tr '\\0' x; echo; echo TAIL-MARK";
     p.fake
         .push(
@@ -259,7 +244,7 @@ async fn commands_are_bounded_in_time_and_in_the_output_the_model_gets() {
 async fn a_model_that_never_stops_calling_tools_fails_after_max_turns() {
     let p = Project::new().await;
     p.config(&[("llm.maxTurns", "2")]);
-    let story = planned(&p);
+    let story = p.planned("Rename old");
     p.fake
         .set_default("implement", Reply::tool("list_files", json!({})));
 

@@ -99,6 +99,30 @@ impl Project {
         self.story(title, "A summary.", "- [ ] It works", "ready", &[])
     }
 
+    /// A story in ready whose research is done: plan is its next step.
+    #[track_caller]
+    pub fn researched(&self, title: &str) -> Made {
+        self.story(
+            title,
+            "A summary.",
+            "- [ ] It works",
+            "ready",
+            &["research"],
+        )
+    }
+
+    /// A story in ready whose research and plan are done: implement is its next step.
+    #[track_caller]
+    pub fn planned(&self, title: &str) -> Made {
+        self.story(
+            title,
+            "A summary.",
+            "- [ ] It works",
+            "ready",
+            &["research", "plan"],
+        )
+    }
+
     /// A story in in-progress whose implementation is done, waiting for review.
     #[track_caller]
     pub fn implemented(&self, title: &str) -> Made {
@@ -140,6 +164,14 @@ impl Project {
 
     pub fn front(&self, story: &Made) -> serde_norway::Value {
         self.env.frontmatter(self.path_of(story))
+    }
+
+    /// The story's `last_error`, or nothing when it has none.
+    pub fn last_error(&self, story: &Made) -> String {
+        self.front(story)["last_error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
     }
 
     pub fn body(&self, story: &Made) -> String {

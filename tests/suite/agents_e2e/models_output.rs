@@ -13,13 +13,7 @@ use crate::suite::fake_llm::Reply;
 async fn every_transcript_entry_names_its_agent_and_results_are_json() {
     let p = Project::new().await;
     p.config(&[("review.testCommand", "echo TESTS-RAN")]);
-    let story = p.story(
-        "Logged",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Logged");
     p.fake
         .push(
             "implement",

@@ -7,6 +7,7 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use super::Project;
+use crate::suite::common::assert_contains_all;
 use crate::suite::fake_llm::Reply;
 
 /// The transcript lines of a story, from every file of its log folder.
@@ -106,13 +107,7 @@ fn gate_feedback_schema(body: &Value) -> Value {
 async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_the_run() {
     let p = Project::new().await;
     p.config(&[("phases.plan.review", r#"{"reviewer": "ai"}"#)]);
-    let story = p.story(
-        "No schemas here",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let story = p.researched("No schemas here");
     let refusal =
         || Reply::bad_request("response_format json_schema is not supported by this server");
     p.fake.push("phase-review", refusal());
@@ -133,21 +128,12 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
     assert_eq!(p.last_review(&story)["decision"], "APPROVED");
 
     // With structuredOutputs "on", the same refusal fails the action and says what to change.
-    let strict = p.story(
-        "Strict",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let strict = p.researched("Strict");
     p.config(&[("llm.structuredOutputs", "on")]);
     p.fake.push("plan", Reply::text("1. A plan step"));
     p.fake.push("phase-review", refusal());
     p.step(&strict, "plan").code(1);
-    let error = p.front(&strict)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&strict);
     assert!(error.contains("llm.structuredOutputs"), "{error}");
     assert_eq!(p.front(&strict)["plan_complete"], false);
 }
@@ -156,13 +142,7 @@ async fn a_server_that_refuses_the_schema_is_prompted_instead_for_the_rest_of_th
 async fn a_server_that_refuses_the_bounds_gets_the_schema_without_them_for_the_run() {
     let p = Project::new().await;
     p.config(&[("phases.plan.review", r#"{"reviewer": "ai"}"#)]);
-    let story = p.story(
-        "Hosted strict mode",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let story = p.researched("Hosted strict mode");
     p.fake.push(
         "phase-review",
         Reply::bad_request(
@@ -291,18 +271,16 @@ async fn a_context_length_error_names_the_sizes_and_what_to_change() {
     p.step(&story, "research").code(1);
 
     assert_eq!(p.fake.requests().len(), 1, "not retried");
-    let error = p.front(&story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
-    for needle in [
-        "5012 tokens",
-        "context of 4096 tokens",
-        "4096 tokens kept for the reply",
-        "llm.maxTokens",
-        "--ctx-size",
-        "shorten the story",
-    ] {
-        assert!(error.contains(needle), "{needle:?} missing in {error}");
-    }
+    let error = p.last_error(&story);
+    assert_contains_all(
+        &error,
+        &[
+            "5012 tokens",
+            "context of 4096 tokens",
+            "4096 tokens kept for the reply",
+            "llm.maxTokens",
+            "--ctx-size",
+            "shorten the story",
+        ],
+    );
 }

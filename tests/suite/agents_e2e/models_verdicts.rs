@@ -68,10 +68,7 @@ async fn a_failure_without_issues_is_asked_for_them_and_is_never_an_approval() {
     let review = p.last_review(&silent);
     assert_eq!(review["decision"], "FAILED", "{review}");
     assert_eq!(p.front(&silent)["reviews_complete"], false);
-    let error = p.front(&silent)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&silent);
     assert!(error.contains("security-review"), "{error}");
     let notes: Vec<(String, String)> = transcript_lines(&p, &silent.id)
         .into_iter()

@@ -2,6 +2,7 @@
 //! nothing of other stories.
 
 use super::Project;
+use crate::suite::common::assert_contains_all;
 use crate::suite::fake_llm::Reply;
 
 const READ_TOOLS: [&str; 3] = ["read_file", "list_files", "search"];
@@ -110,15 +111,16 @@ async fn the_research_prompt_has_the_story_and_the_project_but_no_other_story() 
     let requests = p.fake.requests_for("research");
     assert_eq!(requests.len(), 1);
     let prompt = requests[0].user_message();
-    for needle in [
-        "TITLE-MARK",
-        "SUMMARY-MARK: the engine learns a trick.",
-        "CRITERION-MARK holds",
-        "src/",
-        "README.md",
-    ] {
-        assert!(prompt.contains(needle), "{needle:?} missing in:\n{prompt}");
-    }
+    assert_contains_all(
+        &prompt,
+        &[
+            "TITLE-MARK",
+            "SUMMARY-MARK: the engine learns a trick.",
+            "CRITERION-MARK holds",
+            "src/",
+            "README.md",
+        ],
+    );
     let whole_request = requests[0].body.to_string();
     for needle in [
         "OTHER-STORY-MARK",

@@ -120,10 +120,7 @@ async fn the_key_is_sent_as_a_bearer_token_and_written_nowhere() {
             .env(KEY_VAR, KEY),
     );
     failed.code(1);
-    let error = p.front(&refused)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string();
+    let error = p.last_error(&refused);
     assert!(error.contains("401"), "{error}");
 
     // No file of the project holds it: stories, config, checkpoint, transcripts, the dumps.

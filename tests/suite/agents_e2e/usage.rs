@@ -67,13 +67,7 @@ async fn usage_sums_every_request_made_for_the_story_including_failed_ones() {
 #[tokio::test]
 async fn transcripts_hold_every_request_and_response_as_json_lines() {
     let p = Project::new().await;
-    let story = p.story(
-        "Logged",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research"],
-    );
+    let story = p.researched("Logged");
     p.fake
         .push(
             "plan",

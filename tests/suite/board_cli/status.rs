@@ -2,7 +2,7 @@
 
 use serde_json::{json, Value};
 
-use crate::suite::common::{TestEnv, COLUMNS};
+use crate::suite::common::{strings_of, TestEnv, COLUMNS};
 
 /// The keys of S in SPEC §5, sorted.
 const STORY_KEYS: [&str; 18] = [
@@ -318,12 +318,7 @@ fn status_says_what_a_story_waits_on() {
 
     let status = env.status_json();
     assert_eq!(status["columns"]["ready"][0]["depends_on"], json!([login]));
-    let recommended: Vec<&str> = status["recommended"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["slug"].as_str().unwrap())
-        .collect();
+    let recommended = strings_of(&status["recommended"], "slug");
     assert_eq!(recommended, ["login-page"]);
 
     env.run(&["move", "login-page", "done"]).success();

@@ -5,7 +5,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::run;
-use crate::suite::common::{finish, TestEnv};
+use crate::suite::common::{assert_contains_all, finish, TestEnv};
 use crate::suite::fake_llm::{FakeLlm, Reply};
 
 #[tokio::test]
@@ -32,22 +32,23 @@ async fn each_call_shows_role_messages_tools_tokens_and_duration() {
     let out = env.run(&["logs", &slug]);
     out.success();
     let text = &out.stdout;
-    for needed in [
-        "━━ refine ━━",
-        "━━ research ━━",
-        "▶ call 1 · refine agent",
-        "system: You are the agentic-sdlc refine agent.",
-        "→ read_file {\"path\":\"src/lib.rs\"}",
-        "← read_file: ",
-        "pub fn answer() -> u32 { 42 }",
-        "▶ call 2 · refine agent",
-        "assistant: ## Summary",
-        "tokens: 100 in, 20 out · ",
-        "■ done: 2 call(s), 1 tool call(s), 200 tokens in, 40 out",
-        "… folded: ",
-    ] {
-        assert!(text.contains(needed), "{needed:?} missing in\n{text}");
-    }
+    assert_contains_all(
+        text,
+        &[
+            "━━ refine ━━",
+            "━━ research ━━",
+            "▶ call 1 · refine agent",
+            "system: You are the agentic-sdlc refine agent.",
+            "→ read_file {\"path\":\"src/lib.rs\"}",
+            "← read_file: ",
+            "pub fn answer() -> u32 { 42 }",
+            "▶ call 2 · refine agent",
+            "assistant: ## Summary",
+            "tokens: 100 in, 20 out · ",
+            "■ done: 2 call(s), 1 tool call(s), 200 tokens in, 40 out",
+            "… folded: ",
+        ],
+    );
     // Long messages are folded unless asked for in full.
     assert!(!text.contains("Summary line 30."), "{text}");
     env.run(&["logs", &slug, "--full"])
@@ -92,18 +93,15 @@ async fn follow_streams_a_running_story_until_the_run_ends() {
     let followed = finish(follower);
     followed.success();
     // Everything the run did, up to its last review call, came through while it ran.
-    for needed in [
-        "▶ call 1 · refine agent",
-        "▶ call 1 · implement agent",
-        "▶ call 1 · po-review agent",
-        "▶ call 1 · security-review agent",
-    ] {
-        assert!(
-            followed.stdout.contains(needed),
-            "{needed:?} missing in\n{}",
-            followed.stdout
-        );
-    }
+    assert_contains_all(
+        &followed.stdout,
+        &[
+            "▶ call 1 · refine agent",
+            "▶ call 1 · implement agent",
+            "▶ call 1 · po-review agent",
+            "▶ call 1 · security-review agent",
+        ],
+    );
     // And nothing twice.
     assert_eq!(
         followed.stdout.matches("▶ call 1 · refine agent").count(),

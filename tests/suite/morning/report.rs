@@ -6,7 +6,7 @@ use std::time::Duration;
 use serde_json::json;
 
 use super::{configure, front, journals, price_the_model, run, COST_PER_CALL};
-use crate::suite::common::{finish, TestEnv};
+use crate::suite::common::{assert_contains_all, finish, strings_of, TestEnv};
 use crate::suite::fake_llm::{FakeLlm, Reply};
 
 /// Two stories: alpha goes to done after its plan gate asked for one retry; beta's plan gate
@@ -42,21 +42,22 @@ async fn the_terminal_table_tells_the_night_story_by_story() {
     let out = env.run(&["report"]);
     out.success();
     let text = &out.stdout;
-    for needed in [
-        "STORY",
-        "OUTCOME",
-        "REWORKS",
-        "alpha-story",
-        "beta-story",
-        "Phase plan rejected by review: Out of scope",
-        "plan gate, attempt 1: RETRY: Add a rollback step",
-        "plan gate, attempt 1: REJECT: Out of scope",
-        "next: agentic-sdlc unblock beta-story",
-        "Totals: 2 stories, 9 actions (0 failed, 0 interrupted), 0 reworks",
-        "exit 3",
-    ] {
-        assert!(text.contains(needed), "{needed:?} missing in\n{text}");
-    }
+    assert_contains_all(
+        text,
+        &[
+            "STORY",
+            "OUTCOME",
+            "REWORKS",
+            "alpha-story",
+            "beta-story",
+            "Phase plan rejected by review: Out of scope",
+            "plan gate, attempt 1: RETRY: Add a rollback step",
+            "plan gate, attempt 1: REJECT: Out of scope",
+            "next: agentic-sdlc unblock beta-story",
+            "Totals: 2 stories, 9 actions (0 failed, 0 interrupted), 0 reworks",
+            "exit 3",
+        ],
+    );
     // The feedback's first line only.
     assert!(!text.contains("say how to test it"), "{text}");
     let alpha_row = text.lines().find(|l| l.starts_with("alpha-story")).unwrap();
@@ -84,12 +85,7 @@ async fn the_json_report_is_the_envelope_with_every_story() {
     let alpha = stories.iter().find(|s| s["slug"] == "alpha-story").unwrap();
     let beta = stories.iter().find(|s| s["slug"] == "beta-story").unwrap();
     assert_eq!(alpha["outcome"], "done");
-    let types: Vec<&str> = alpha["actions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|a| a["type"].as_str().unwrap())
-        .collect();
+    let types = strings_of(&alpha["actions"], "type");
     assert_eq!(
         types,
         [
@@ -187,14 +183,15 @@ async fn the_html_page_is_self_contained_well_formed_and_complete() {
         .filter_map(|n| n.text())
         .collect::<Vec<_>>()
         .join(" ");
-    for needed in [
-        "Phase plan rejected by review: Out of scope",
-        "agentic-sdlc unblock beta-story",
-        "Add a rollback step",
-        "move_to_done",
-    ] {
-        assert!(text.contains(needed), "{needed:?} missing in the page");
-    }
+    assert_contains_all(
+        &text,
+        &[
+            "Phase plan rejected by review: Out of scope",
+            "agentic-sdlc unblock beta-story",
+            "Add a rollback step",
+            "move_to_done",
+        ],
+    );
     assert_eq!(elements("table").len(), 3);
 }
 

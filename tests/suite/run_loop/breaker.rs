@@ -6,7 +6,7 @@ use serde_json::json;
 use super::{
     changing_blocker_verdict, configure, front_json, phases_make_progress, planned, requests_about,
 };
-use crate::suite::common::{Outcome, TestEnv};
+use crate::suite::common::{strings_of, Outcome, TestEnv};
 use crate::suite::fake_llm::{FakeLlm, Reply};
 
 const TRIPPED: &str =
@@ -35,12 +35,7 @@ fn assert_tripped(env: &TestEnv, slug: &str, reason: &str, count: u64) {
     assert_eq!(front["blocked_reason"], reason);
     assert_eq!(front["last_error"], reason);
     assert_eq!(front["refinement_count"], count);
-    let results: Vec<&str> = front["refinement_iterations"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|i| i["result"].as_str().unwrap())
-        .collect();
+    let results = strings_of(&front["refinement_iterations"], "result");
     assert_eq!(results, vec!["failed"; count as usize], "{front}");
 }
 

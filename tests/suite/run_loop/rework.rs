@@ -6,7 +6,7 @@ use super::{
     blocker_verdict, front_json, issue, life_cycle_roles, normalised_roles, planned,
     verdict_with_target, REVIEW_ROLES,
 };
-use crate::suite::common::TestEnv;
+use crate::suite::common::{strings_of, TestEnv};
 use crate::suite::fake_llm::{FakeLlm, Reply};
 
 #[tokio::test]
@@ -84,12 +84,7 @@ async fn reject_reject_approve() {
         assert!(iteration["startedAt"].is_string(), "{iteration}");
         assert!(iteration["completedAt"].is_string(), "{iteration}");
     }
-    let decisions: Vec<&str> = front["review_history"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["decision"].as_str().unwrap())
-        .collect();
+    let decisions = strings_of(&front["review_history"], "decision");
     assert_eq!(decisions, ["REJECTED", "REJECTED", "APPROVED"]);
     let rejected = &front["review_history"][0];
     assert_eq!(rejected["codeReviewPassed"], false);

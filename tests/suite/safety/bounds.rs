@@ -7,21 +7,22 @@ use std::time::Duration;
 use serde_json::json;
 
 use crate::suite::agents_e2e::{results_by_tool, Made, Project};
-use crate::suite::common::outcome;
+use crate::suite::common::{outcome, Outcome};
 use crate::suite::fake_llm::Reply;
 
 /// A command that would hang on the old code is killed after this, so the test fails instead.
 const HANG_GUARD: Duration = Duration::from_secs(120);
 
-fn ready_for_research(p: &Project) -> Made {
-    p.ready("Read the logs")
+/// Runs the story's `step`, killed after [`HANG_GUARD`] if it hangs.
+fn step_guarded(p: &Project, story: &Made, step: &str) -> Outcome {
+    outcome(
+        p.cmd(&["run", "--story", &story.id, "--step", step])
+            .timeout(HANG_GUARD),
+    )
 }
 
-fn error_of(p: &Project, story: &Made) -> String {
-    p.front(story)["last_error"]
-        .as_str()
-        .unwrap_or_default()
-        .to_string()
+fn ready_for_research(p: &Project) -> Made {
+    p.ready("Read the logs")
 }
 
 #[tokio::test]
@@ -40,10 +41,7 @@ async fn a_fifo_is_refused_at_once_by_read_file_and_search() {
         )
         .push("research", Reply::text("Findings."));
 
-    let out = outcome(
-        p.cmd(&["run", "--story", &story.id, "--step", "research"])
-            .timeout(HANG_GUARD),
-    );
+    let out = step_guarded(&p, &story, "research");
 
     out.success();
     let results = results_by_tool(p.fake.requests_for("research").last().unwrap());
@@ -95,7 +93,7 @@ async fn read_file_never_reads_a_huge_file_whole() {
 }
 
 /// Waits for the child and returns its output and its peak resident memory, in KiB.
-fn finish_with_peak_memory(mut child: std::process::Child) -> (crate::suite::common::Outcome, i64) {
+fn finish_with_peak_memory(mut child: std::process::Child) -> (Outcome, i64) {
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
     let readers = std::thread::spawn(move || {
@@ -117,7 +115,7 @@ fn finish_with_peak_memory(mut child: std::process::Child) -> (crate::suite::com
     } else {
         -1
     };
-    let out = crate::suite::common::Outcome {
+    let out = Outcome {
         code,
         stdout,
         stderr,
@@ -137,13 +135,10 @@ async fn a_dripping_reply_ends_at_llm_timeout_seconds() {
     ]);
     let story = ready_for_research(&p);
 
-    let out = outcome(
-        p.cmd(&["run", "--story", &story.id, "--step", "research"])
-            .timeout(HANG_GUARD),
-    );
+    let out = step_guarded(&p, &story, "research");
 
     out.code(1);
-    let error = error_of(&p, &story);
+    let error = p.last_error(&story);
     assert!(error.contains("within 2s"), "{error}");
     assert!(error.contains("llm.timeoutSeconds"), "{error}");
 }
@@ -159,7 +154,7 @@ async fn a_reply_over_16_mib_is_an_error_and_not_retried() {
     let out = p.run(&["run", "--story", &story.id, "--step", "research"]);
 
     out.code(1);
-    let error = error_of(&p, &story);
+    let error = p.last_error(&story);
     assert!(error.contains("larger than 16 MiB"), "{error}");
     assert_eq!(p.fake.requests_for("research").len(), 1);
 }
@@ -172,13 +167,7 @@ async fn tool_bounds_follow_the_config() {
         ("tools.timeoutSeconds", "2"),
     ]);
     p.env.write("notes.txt", &"a line of notes\n".repeat(700));
-    let story = p.story(
-        "Bounded",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.planned("Bounded");
     p.fake
         .push(
             "implement",
@@ -192,10 +181,7 @@ async fn tool_bounds_follow_the_config() {
         )
         .push("implement", Reply::text("Done."));
 
-    let out = outcome(
-        p.cmd(&["run", "--story", &story.id, "--step", "implement"])
-            .timeout(HANG_GUARD),
-    );
+    let out = step_guarded(&p, &story, "implement");
 
     out.success();
     // The request that answers the scripted tool calls; an implement that changed nothing

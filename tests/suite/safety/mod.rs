@@ -7,54 +7,20 @@ mod processes;
 
 use std::time::Duration;
 
-/// Processes of this machine whose command line holds `marker`, zombies aside.
-pub fn live_processes_with(marker: &str) -> Vec<String> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let pid = entry.file_name().to_string_lossy().into_owned();
-        if !pid.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(cmdline) = std::fs::read(entry.path().join("cmdline")) else {
-            continue;
-        };
-        let zombie = std::fs::read_to_string(entry.path().join("stat"))
-            .map(|stat| stat.contains(") Z"))
-            .unwrap_or(true);
-        if !zombie && String::from_utf8_lossy(&cmdline).contains(marker) {
-            found.push(pid);
-        }
-    }
-    found
-}
+use serde_json::json;
 
-/// Waits until no process holds `marker` (a killed process takes a moment to be reaped), and
-/// returns the ones still alive after a generous while.
-pub fn survivors(marker: &str) -> Vec<String> {
-    for _ in 0..100 {
-        let alive = live_processes_with(marker);
-        if alive.is_empty() {
-            return alive;
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    let alive = live_processes_with(marker);
-    // Leave nothing behind, whatever the verdict.
-    for pid in &alive {
-        let _ = std::process::Command::new("kill")
-            .args(["-9", pid])
-            .status();
-    }
-    alive
-}
+use super::agents_e2e::Project;
+use super::fake_llm::Reply;
+use super::process_probe::live_processes_with;
 
-/// A `sleep` duration no other process uses, to find a test's processes by.
-pub fn marker() -> String {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap()
-        .subsec_nanos();
-    format!("{}.{:09}", 500 + std::process::id() % 300, nanos)
+/// Scripts the implement agent to run `command` with run_command, then to end with `closing`.
+pub fn implement_runs(p: &Project, command: &str, closing: &str) {
+    p.fake
+        .push(
+            "implement",
+            Reply::tool("run_command", json!({ "command": command })),
+        )
+        .push("implement", Reply::text(closing));
 }
 
 /// Waits until a process holding `marker` runs; false if none came.

@@ -2,25 +2,16 @@
 
 use serde_json::json;
 
-use super::{marker, survivors, wait_for_process};
-use crate::suite::agents_e2e::{Made, Project};
+use super::{implement_runs, wait_for_process};
+use crate::suite::agents_e2e::Project;
 use crate::suite::common::finish;
 use crate::suite::fake_llm::Reply;
-
-fn ready_for_implement(p: &Project) -> Made {
-    p.story(
-        "Run things",
-        "A summary.",
-        "- [ ] It works",
-        "ready",
-        &["research", "plan"],
-    )
-}
+use crate::suite::process_probe::{marker, survivors};
 
 #[tokio::test]
 async fn a_child_that_calls_setsid_dies_with_its_command() {
     let p = Project::new().await;
-    let story = ready_for_implement(&p);
+    let story = p.planned("Run things");
     let marker = marker();
     // The command ends only once the daemon has its own session, so it cannot be killed with
     // the command's process group by luck.
@@ -28,12 +19,7 @@ async fn a_child_that_calls_setsid_dies_with_its_command() {
         "setsid sh -c 'touch in-session; exec sleep {marker}' & (sleep {marker} &); \
          while [ ! -e in-session ]; do sleep 0.1; done; echo started"
     );
-    p.fake
-        .push(
-            "implement",
-            Reply::tool("run_command", json!({ "command": command })),
-        )
-        .push("implement", Reply::text("Started a daemon."));
+    implement_runs(&p, &command, "Started a daemon.");
 
     p.step(&story, "implement").success();
 
@@ -48,7 +34,7 @@ async fn signal_during(
     signal: nix::sys::signal::Signal,
 ) -> (crate::suite::common::Outcome, bool, String) {
     let p = Project::new().await;
-    let story = ready_for_implement(&p);
+    let story = p.planned("Run things");
     let marker = marker();
     p.fake.push(
         "implement",

@@ -9,6 +9,7 @@
 use std::path::PathBuf;
 
 use agentic_sdlc::board::frontmatter::Frontmatter;
+use agentic_sdlc::board::sections::STANDARD_SECTIONS;
 use agentic_sdlc::board::{sections, Column, Story};
 use proptest::prelude::*;
 use serde_norway::Value;
@@ -183,15 +184,11 @@ const KEYS: &[&str] = &[
     "created",
     "x-extra",
 ];
-const SECTIONS: &[&str] = &[
-    "Summary",
-    "Acceptance Criteria",
-    "Research",
-    "Implementation Plan",
-    "Implementation Notes",
-    "Review Notes",
-    "My Notes",
-];
+/// Sections a change writes: the standard ones and one a person added.
+fn section_name() -> impl Strategy<Value = &'static str> {
+    let names: Vec<&'static str> = STANDARD_SECTIONS.into_iter().chain(["My Notes"]).collect();
+    prop::sample::select(names)
+}
 
 /// A story written the way the tool writes a new one, with hand-written text in its sections.
 fn base_story(crlf: bool, hand: &str) -> Story {
@@ -227,8 +224,8 @@ fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
         (prop::sample::select(KEYS), yaml_value()).prop_map(|(k, v)| Op::Set(k, v)),
         prop::sample::select(KEYS).prop_map(Op::Remove),
-        (prop::sample::select(SECTIONS), section_text()).prop_map(|(s, t)| Op::Section(s, t)),
-        (prop::sample::select(SECTIONS), section_text()).prop_map(|(s, t)| Op::Append(s, t)),
+        (section_name(), section_text()).prop_map(|(s, t)| Op::Section(s, t)),
+        (section_name(), section_text()).prop_map(|(s, t)| Op::Append(s, t)),
     ]
 }
 
