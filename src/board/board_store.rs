@@ -22,7 +22,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use xxhash_rust::xxh3::{xxh3_128, Xxh3};
 
-use super::commit::read_whole;
+use super::disk::read_path;
 use super::reader::{
     has_duplicate_ids, in_parallel, list_columns, read_story_bytes, BoardLock, Read, READ_ATTEMPTS,
 };
@@ -61,34 +61,17 @@ impl Stamp {
     }
 }
 
-/// Reads one file for a refresh: its stamp (taken from the open file before reading, so a
-/// save that lands during the read leaves a stamp that is already out of date, and the next
-/// refresh reads it again), and its summary and digest, or why it is not a story. `None` when
-/// the file is gone.
+/// Reads one file for a refresh: its stamp (taken from the open file before reading, see
+/// [`read_path`]), and its summary and digest, or why it is not a story. `None` when the file
+/// is gone.
 fn read_with_stamp(path: &Path, column: Column) -> Option<(Entry, Seen)> {
-    let file = match std::fs::File::open(path) {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return None,
-        Err(err) => {
-            let broken = StoryError {
-                path: path.to_path_buf(),
-                line: 1,
-                message: format!("cannot read: {err}"),
-            };
-            // Without a stamp the next refresh tries again.
-            let stamp = Stamp::of(path)?;
-            return Some((
-                Entry::Broken(broken),
-                Seen {
-                    stamp,
-                    digest: None,
-                },
-            ));
-        }
+    let (read, stamp) = match read_path(path) {
+        Ok((bytes, meta)) => (Ok(bytes), Stamp::from(&meta)),
+        // A file that cannot be read is kept as broken until its stamp changes.
+        Err(err) => (Err(err), Stamp::of(path)?),
     };
-    let stamp = Stamp::from(&file.metadata().ok()?);
     let seen = |digest| Seen { stamp, digest };
-    Some(match read_story_bytes(path, column, read_whole(&file)) {
+    Some(match read_story_bytes(path, column, read) {
         Read::Story(story, bytes) => (Entry::Story(story.into()), seen(Some(xxh3_128(&bytes)))),
         Read::Broken(err) => (Entry::Broken(err), seen(None)),
         Read::Vanished => return None,
@@ -130,6 +113,11 @@ struct State {
     held: HashMap<String, (u64, StoryFile)>,
     /// Counts uses of held files, to close the least recently used.
     uses: u64,
+    /// The files of the last refresh, in order: when a refresh lists the same, only their
+    /// stamps are compared ([`BoardStore::refresh_in_place`]).
+    listed: Vec<(PathBuf, Column)>,
+    /// [`BoardStore::content_hash`] of the board as it is, until a refresh changes it.
+    content_hash: Option<String>,
     /// How many story files refreshes read from disk, for tests.
     reads: usize,
 }
@@ -285,7 +273,7 @@ impl BoardStore {
             if !last {
                 lock = None;
             }
-            let vanished = self.reread(&listed);
+            let vanished = !self.refresh_in_place(&listed) && self.reread(&listed);
             drop(lock);
             let board = self.board();
             if last || (!vanished && !has_duplicate_ids(&board)) {
@@ -297,6 +285,54 @@ impl BoardStore {
             );
         }
         unreachable!("the last attempt returns")
+    }
+
+    /// The refresh after most actions: the same files listed as last time, none changed on disk
+    /// except those the run wrote, and those still holding what the run wrote (checked through
+    /// their held handles). Their summaries are replaced where they stand and nothing else is
+    /// rebuilt; the files are only stat'ed, on every core. Says whether that was the case.
+    fn refresh_in_place(&self, listed: &[(PathBuf, Column)]) -> bool {
+        if self.state().listed != listed {
+            return false;
+        }
+        let stamps = in_parallel(listed, |path, _| Stamp::of(path));
+        let mut state = self.state();
+        let mut written = Vec::new();
+        for ((path, _), stamp) in listed.iter().zip(stamps) {
+            let key = path.as_os_str();
+            let Some(stamp) = stamp else {
+                return false;
+            };
+            if state.touched.contains(key) {
+                let Some((summary, digest)) = state.held_unchanged(path) else {
+                    return false;
+                };
+                let Some(at) = state.board.stories.iter().position(|s| s.path == *path) else {
+                    return false;
+                };
+                written.push((at, stamp, summary, digest));
+            } else if state.seen.get(key).map(|seen| seen.stamp) != Some(stamp) {
+                return false;
+            }
+        }
+        if !written.is_empty() {
+            state.content_hash = None;
+        }
+        state.touched.clear();
+        for (at, stamp, summary, digest) in written {
+            let seen = Seen {
+                stamp,
+                digest: Some(digest),
+            };
+            state
+                .seen
+                .insert(summary.path.clone().into_os_string(), seen);
+            state
+                .paths
+                .insert(summary.id().to_string(), summary.path.clone());
+            Arc::make_mut(&mut state.board).stories[at] = summary;
+        }
+        true
     }
 
     /// Rebuilds the board from the listed files, each kept when its stamp is unchanged and the
@@ -389,6 +425,8 @@ impl BoardStore {
             .collect();
         state.board = Arc::new(board);
         state.seen = seen;
+        state.listed = listed.to_vec();
+        state.content_hash = None;
         vanished
     }
 
@@ -396,7 +434,10 @@ impl BoardStore {
     /// checkpoint (SPEC §11). It combines per-story digests kept since each file was read, so
     /// only the stories re-read since the last refresh were hashed again.
     pub fn content_hash(&self) -> String {
-        let state = self.state();
+        let mut state = self.state();
+        if let Some(hash) = &state.content_hash {
+            return hash.clone();
+        }
         let mut stories: Vec<(&str, u128)> = state
             .board
             .stories
@@ -413,7 +454,9 @@ impl BoardStore {
             hasher.update(&[0]);
             hasher.update(&digest.to_le_bytes());
         }
-        format!("{:032x}", hasher.digest128())
+        let hash = format!("{:032x}", hasher.digest128());
+        state.content_hash = Some(hash.clone());
+        hash
     }
 
     /// How many story files [`BoardStore::refresh`] has read from disk so far.

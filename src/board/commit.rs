@@ -8,9 +8,9 @@
 //! and swap is seen, and put back at once. Elsewhere a plain rename follows the comparison.
 
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
 
+use super::disk::read_whole;
 use crate::error::{Error, Result};
 
 /// What a conditional write found.
@@ -53,20 +53,12 @@ pub(super) fn names(path: &Path, file: &File) -> std::io::Result<Option<bool>> {
     ))
 }
 
-/// Everything `file` holds now, read from its start.
-pub(super) fn read_whole(mut file: &File) -> std::io::Result<Vec<u8>> {
-    let mut bytes = Vec::new();
-    file.seek(SeekFrom::Start(0))?;
-    file.read_to_end(&mut bytes)?;
-    Ok(bytes)
-}
-
 /// What the file at `path` holds now: through `held` when `path` still names it (a person who
 /// writes the file in place writes that very inode), else read from the path.
 pub(super) fn current_bytes(path: &Path, held: Option<&File>) -> std::io::Result<Vec<u8>> {
     if let Some(file) = held {
         match names(path, file)? {
-            Some(true) => return read_whole(file),
+            Some(true) => return read_whole(file, file.metadata()?.len()),
             None => return Err(std::io::ErrorKind::NotFound.into()),
             Some(false) => {}
         }

@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::render::render_entry;
 use super::simple_value::yaml_trim;
-use super::{nesting, simple_value};
+use super::{lines, nesting, simple_value};
 
 /// One top-level `key: value` entry with its continuation lines, exactly as written.
 #[derive(Debug, Clone, PartialEq)]
@@ -109,7 +109,7 @@ impl Frontmatter {
         // start of the next entry and is copied once, when that entry begins.
         let mut open: Option<(Option<&str>, usize, usize)> = None;
         let mut offset = 0;
-        for (index, line) in text.split_inclusive('\n').enumerate() {
+        for (index, line) in lines::inclusive(text).enumerate() {
             let start = offset;
             offset += line.len();
             match top_level_key(line) {
@@ -285,8 +285,8 @@ impl Frontmatter {
             .split_once('\n')
             .map(|(_, rest)| rest)
             .unwrap_or("");
-        let Some(indent) = body
-            .lines()
+        let Some(indent) = lines::inclusive(body)
+            .map(|l| l.trim_end_matches(['\n', '\r']))
             .find(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'))
             .filter(|l| l.trim_start().starts_with('-'))
             .map(|l| l.len() - l.trim_start().len())
@@ -296,7 +296,7 @@ impl Frontmatter {
         let mut offset = 0;
         let mut last_start = None;
         let mut last_line = 0;
-        for (index, line) in body.split_inclusive('\n').enumerate() {
+        for (index, line) in lines::inclusive(body).enumerate() {
             let stripped = &line[line.len() - line.trim_start().len()..];
             if line.len() - stripped.len() == indent && stripped.starts_with('-') {
                 last_start = Some(offset);

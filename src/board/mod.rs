@@ -2,8 +2,10 @@
 
 pub mod board_store;
 mod commit;
+mod disk;
 pub mod frontmatter;
 pub mod ids;
+mod lines;
 pub mod lookup;
 mod nesting;
 pub mod reader;

@@ -28,12 +28,12 @@ pub fn too_deep(text: &str) -> Option<usize> {
 /// the exact scan; the bound reads only the start of each line, as loading a large board reads
 /// every story's frontmatter.
 fn clearly_shallow(text: &str) -> bool {
-    let brackets = text.bytes().filter(|b| matches!(b, b'[' | b'{')).count();
+    let brackets = memchr::memchr2_iter(b'[', b'{', text.as_bytes()).count();
     if brackets >= MAX_DEPTH {
         return false;
     }
-    text.split('\n').all(|line| {
-        let bytes = line.as_bytes();
+    super::lines::inclusive(text).all(|line| {
+        let bytes = line.strip_suffix('\n').unwrap_or(line).as_bytes();
         let indent = bytes
             .iter()
             .take_while(|&&b| b == b' ' || b == b'\t')

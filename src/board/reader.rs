@@ -75,7 +75,11 @@ pub(super) enum Read {
 }
 
 pub(super) fn read_story_file(path: &Path, column: Column) -> Read {
-    read_story_bytes(path, column, std::fs::read(path))
+    read_story_bytes(
+        path,
+        column,
+        super::disk::read_path(path).map(|(bytes, _)| bytes),
+    )
 }
 
 /// What reading the story file at `path` gave, as a [`Read`].

@@ -11,7 +11,8 @@
 use std::fs::File;
 use std::path::Path;
 
-use super::commit::{current_bytes, names, read_whole, Commit, Expected};
+use super::commit::{current_bytes, names, Commit, Expected};
+use super::disk::read_whole;
 use super::store::{column_of, save_if_unchanged, today, Board};
 use super::story::{Story, StoryError};
 use crate::error::{Error, Result};
@@ -30,7 +31,7 @@ pub struct StoryFile {
 /// The story at `path`, open; `None` when the file is gone or is not a story.
 fn open(path: &Path, column: super::Column) -> Option<StoryFile> {
     let file = File::open(path).ok()?;
-    let bytes = read_whole(&file).ok()?;
+    let bytes = read_whole(&file, file.metadata().ok()?.len()).ok()?;
     let story = Story::parse_bytes(&bytes, path.to_path_buf(), column).ok()?;
     Some(StoryFile { story, bytes, file })
 }
@@ -93,7 +94,7 @@ impl StoryFile {
     /// written, checked with one `stat` and a read through the handle.
     pub fn is_current(&self) -> bool {
         matches!(names(&self.story.path, &self.file), Ok(Some(true)))
-            && read_whole(&self.file).is_ok_and(|now| now == self.bytes)
+            && read_whole(&self.file, self.bytes.len() as u64).is_ok_and(|now| now == self.bytes)
     }
 
     /// Brings the story up to date with its file, so a change is computed on what a person last

@@ -184,3 +184,29 @@ fn a_run_keeps_a_bounded_number_of_stories_open() {
     // A closed one is simply opened again.
     assert_eq!(board.locate("story-0").unwrap().id(), "story-0");
 }
+
+#[test]
+fn a_refresh_after_a_write_takes_the_written_story_without_reading_it() {
+    let dir = tempfile::tempdir().unwrap();
+    new_story(dir.path(), "story-1", "one", Column::Ready);
+    new_story(dir.path(), "story-2", "two", Column::Ready);
+    let board = BoardStore::load(dir.path()).unwrap();
+    let before = board.content_hash();
+    board
+        .update("story-1", |s| {
+            s.set("research_complete", &true);
+            Ok(())
+        })
+        .unwrap();
+    let reads = board.files_read();
+    let now = board.refresh().unwrap();
+    assert_eq!(board.files_read(), reads, "checked through its open file");
+    assert!(now.get("story-1").unwrap().meta.research_complete);
+    assert!(!now.get("story-2").unwrap().meta.research_complete);
+    assert_ne!(board.content_hash(), before);
+    assert_eq!(
+        board.content_hash(),
+        BoardStore::load(dir.path()).unwrap().content_hash(),
+        "the digest is the written file's"
+    );
+}
