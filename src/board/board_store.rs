@@ -78,6 +78,21 @@ fn read_with_stamp(path: &Path, column: Column) -> Option<(Entry, Seen)> {
     })
 }
 
+/// Runs a story's file I/O (a read, or a write and its fsync) without holding up the other
+/// actions of a run: on tokio's multi-threaded runtime the worker hands its other tasks to
+/// another thread first (`block_in_place`). `spawn_blocking` would need every change closure to
+/// own what it captures, and most borrow their caller's state. Elsewhere (one-off commands,
+/// a current-thread runtime) the work simply runs.
+fn blocking<R>(work: impl FnOnce() -> R) -> R {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(runtime) if runtime.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(work)
+        }
+        _ => work(),
+    }
+}
+
 /// What the store knows of one listed file besides its story: the stamp it was read at and,
 /// for a story, a digest of its bytes. XXH3-128 tells a changed file from an unchanged one as
 /// surely as a cryptographic hash would (nobody forges stories against their own checkpoint)
@@ -225,10 +240,12 @@ impl BoardStore {
 
     /// The current text of story `id` (see [`BoardStore::take`]).
     pub fn locate(&self, id: &str) -> Result<Story> {
-        let file = self.take(id)?;
-        let story = file.story().clone();
-        self.put_back(id, file);
-        Ok(story)
+        blocking(|| {
+            let file = self.take(id)?;
+            let story = file.story().clone();
+            self.put_back(id, file);
+            Ok(story)
+        })
     }
 
     /// Changes story `id` and writes it ([`StoryFile::update`]) through its held file; the next
@@ -239,7 +256,8 @@ impl BoardStore {
         change: impl FnOnce(&mut Story) -> Result<R>,
     ) -> Result<(Story, R)> {
         let hint = self.hint(id);
-        let written = self.take(id).and_then(|mut file| {
+        let written = blocking(|| {
+            let mut file = self.take(id)?;
             let result = file.update(&self.dir, change);
             let story = file.story().clone();
             self.put_back(id, file);

@@ -287,7 +287,7 @@ impl Loop {
                     Some(board) => board,
                     None => self.refreshed_board().await?,
                 };
-                self.start_actions(&board, checkpoint).await?;
+                self.start_actions(&board, checkpoint)?;
             }
             if self.tasks.is_empty() {
                 break;
@@ -353,7 +353,7 @@ impl Loop {
                 .is_none_or(|max| self.started < max)
     }
 
-    async fn start_actions(&mut self, board: &Board, checkpoint: &mut Checkpoint) -> Result<()> {
+    fn start_actions(&mut self, board: &Board, checkpoint: &mut Checkpoint) -> Result<()> {
         let assessment = assess(board, Policy::from_config(&self.wf.config));
         let mut skip: HashSet<String> = self.parked.clone();
         skip.extend(self.running.keys().cloned());
@@ -369,10 +369,7 @@ impl Loop {
             }
             // The whole story: its records say what a rework will be and what it spent so far.
             // This read is the one the action's writes build on (the store keeps the file).
-            let story = {
-                let (store, id) = (Arc::clone(&self.wf.board), action.story_id.clone());
-                off_the_runtime(move || store.locate(&id)).await.ok()
-            };
+            let story = self.wf.board.locate(&action.story_id).ok();
             let story_path = story.as_ref().map(|s| s.path.clone()).unwrap_or_default();
             let rework = match action.action_type {
                 super::assessor::ActionType::Rework => {
