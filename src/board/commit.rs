@@ -8,9 +8,11 @@
 //! and swap is seen, and put back at once. Elsewhere a plain rename follows the comparison.
 
 use std::fs::File;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use super::disk::read_whole;
+use super::disk::{free_path, prepared, read_whole};
+use super::reader::BoardLock;
+use super::story::Story;
 use crate::error::{Error, Result};
 
 /// What a conditional write found.
@@ -117,6 +119,75 @@ pub(super) fn replace_if_unchanged(
         return Ok(Commit::Changed(back));
     }
     Ok(Commit::Changed(swapped_out))
+}
+
+/// Tests widen the moment between preparing a write and committing it, to put a hand edit
+/// exactly there (debug builds only).
+fn pause_before_commit() {
+    #[cfg(debug_assertions)]
+    if let Some(ms) = std::env::var("AGENTIC_SDLC_TEST_PAUSE_BEFORE_COMMIT_MS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+    {
+        std::thread::sleep(std::time::Duration::from_millis(ms));
+    }
+}
+
+/// Writes a story back if its file still holds `expected`, the bytes the story was read from.
+/// The new text is written and synced first, then it replaces the file only if the file is
+/// unchanged ([`replace_if_unchanged`]). When the column changed, the file is renamed into the
+/// new folder (a move is a rename) and replaced there at once, under the board lock, so a crash
+/// leaves the story whole in one folder and readers never see it in two or none.
+pub(super) fn save_if_unchanged(story: &mut Story, expected: &Expected) -> Result<Commit> {
+    let board_dir = story
+        .path
+        .parent()
+        .and_then(Path::parent)
+        .ok_or_else(|| {
+            Error::Other(format!(
+                "{} is not inside a board column",
+                story.path.display()
+            ))
+        })?
+        .to_path_buf();
+    let target_folder = board_dir.join(story.column.name());
+    let text = story.to_text();
+    if story.path.parent() == Some(target_folder.as_path()) {
+        let temp = prepared(&target_folder, &text, &story.path)?;
+        pause_before_commit();
+        return replace_if_unchanged(temp, &story.path, text.as_bytes(), expected);
+    }
+    fs_err::create_dir_all(&target_folder)?;
+    // The old file's mode carries over to the moved one.
+    let temp = prepared(&target_folder, &text, &story.path)?;
+    pause_before_commit();
+    let _lock = BoardLock::exclusive(&board_dir);
+    let name = story
+        .path
+        .file_name()
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let mut target = target_folder.join(&name);
+    if target.exists() {
+        target = free_path(&target_folder, &story.slug);
+    }
+    // The file moves with whatever it holds; the replacement then checks it in the new folder.
+    match std::fs::rename(&story.path, &target) {
+        Ok(()) => {}
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Commit::Gone),
+        Err(err) => {
+            return Err(Error::io(
+                format!(
+                    "cannot move {} to {}",
+                    story.path.display(),
+                    target.display()
+                ),
+                err,
+            ))
+        }
+    }
+    story.path = target;
+    replace_if_unchanged(temp, &story.path, text.as_bytes(), expected)
 }
 
 #[cfg(target_os = "linux")]

@@ -24,6 +24,11 @@ pub use store::Board;
 pub use story::{Story, StoryError};
 pub use summary::{Listed, StorySummary};
 
+/// Today's date as the story keys `created` and `updated` hold it.
+pub fn today() -> String {
+    chrono::Local::now().format("%Y-%m-%d").to_string()
+}
+
 /// The names of the phases that can carry a review gate, in pipeline order.
 pub const PHASES: [&str; 4] = ["refine", "research", "plan", "implement"];
 
@@ -90,6 +95,14 @@ pub enum Column {
 }
 
 impl Column {
+    /// The column a story file sits in, by its folder.
+    pub fn of_file(path: &std::path::Path) -> Option<Column> {
+        path.parent()
+            .and_then(|p| p.file_name())
+            .and_then(|n| n.to_str())
+            .and_then(Column::parse)
+    }
+
     pub const ALL: [Column; 5] = [
         Column::Backlog,
         Column::Ready,

@@ -1,148 +1,21 @@
-//! Writing stories back atomically (reading the board is [`super::reader`]).
+//! The board's one-off operations on story files: create one, find one, change one, tidy up
+//! (a run goes through [`super::board_store::BoardStore`]; reading the board is
+//! [`super::reader`]).
 //!
-//! Every write goes to a temporary file in the destination folder, is fsynced and renamed over
-//! the story, so a crash leaves either the old or the new file, never half of one. A move is a
-//! rename. Before each change the story is re-read from disk, and right before the rename the
-//! file is compared with what the change was computed from: a hand edit made in between is kept,
-//! and the change is made again on top of it ([`update`]).
+//! Every write is atomic ([`write_atomic`]); a move is a rename. A change is computed on the
+//! story as it is on disk, and right before the rename the file is compared with what the
+//! change was computed from: a hand edit made in between is kept, and the change is made again
+//! on top of it ([`update`]).
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use super::commit::{replace_if_unchanged, Commit, Expected};
-use super::reader::BoardLock;
+use super::disk::prepared;
+pub use super::disk::{free_path, write_atomic};
 pub use super::reader::{read_story, Board};
 use super::story::Story;
 use super::story_file::StoryFile;
 use super::Column;
 use crate::error::{Error, Result};
-
-/// A temporary-file builder for files that become board files. tempfile creates private (0600)
-/// files; a story or config is an ordinary project file, so it gets the mode the umask gives.
-fn temp_builder() -> tempfile::Builder<'static, 'static> {
-    #[cfg_attr(not(unix), allow(unused_mut))]
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    builder
-}
-
-/// A fully written and fsynced temporary file in `folder`, ready to be renamed into place.
-fn prepared(folder: &Path, text: &str, path: &Path) -> Result<tempfile::NamedTempFile> {
-    let mut temp = temp_builder()
-        .prefix(".tmp-")
-        .suffix(".partial")
-        .tempfile_in(folder)
-        .map_err(|e| {
-            Error::io(
-                format!("cannot create a temporary file in {}", folder.display()),
-                e,
-            )
-        })?;
-    // The rename replaces the file, so its mode would be the temporary file's; keep the old one.
-    if let Ok(existing) = std::fs::metadata(path) {
-        temp.as_file()
-            .set_permissions(existing.permissions())
-            .map_err(|e| Error::io(format!("cannot set the mode of {}", path.display()), e))?;
-    }
-    temp.write_all(text.as_bytes())
-        .and_then(|_| temp.as_file().sync_all())
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    Ok(temp)
-}
-
-/// Writes `text` to `path` atomically: temp file in the same folder, fsync, rename.
-pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    prepared(folder, text, path)?
-        .persist(path)
-        .map_err(|e| Error::io(format!("cannot replace {}", path.display()), e.error))?;
-    Ok(())
-}
-
-/// A free file name for `slug` in `folder`: `<slug>.md`, then `<slug>-2.md`, …
-pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
-    let first = folder.join(format!("{slug}.md"));
-    if !first.exists() {
-        return first;
-    }
-    (2..)
-        .map(|n| folder.join(format!("{slug}-{n}.md")))
-        .find(|p| !p.exists())
-        .expect("a folder holds finitely many files, so some <slug>-<n>.md is free")
-}
-
-/// Tests widen the moment between preparing a write and committing it, to put a hand edit
-/// exactly there (debug builds only).
-fn pause_before_commit() {
-    #[cfg(debug_assertions)]
-    if let Some(ms) = std::env::var("AGENTIC_SDLC_TEST_PAUSE_BEFORE_COMMIT_MS")
-        .ok()
-        .and_then(|v| v.parse().ok())
-    {
-        std::thread::sleep(std::time::Duration::from_millis(ms));
-    }
-}
-
-/// Writes a story back if its file still holds `expected`, the bytes the story was read from.
-/// The new text is written and synced first, then it replaces the file only if the file is
-/// unchanged ([`replace_if_unchanged`]). When the column changed, the file is renamed into the
-/// new folder (a move is a rename) and replaced there at once, under the board lock, so a crash
-/// leaves the story whole in one folder and readers never see it in two or none.
-pub(super) fn save_if_unchanged(story: &mut Story, expected: &Expected) -> Result<Commit> {
-    let board_dir = story
-        .path
-        .parent()
-        .and_then(Path::parent)
-        .ok_or_else(|| {
-            Error::Other(format!(
-                "{} is not inside a board column",
-                story.path.display()
-            ))
-        })?
-        .to_path_buf();
-    let target_folder = board_dir.join(story.column.name());
-    let text = story.to_text();
-    if story.path.parent() == Some(target_folder.as_path()) {
-        let temp = prepared(&target_folder, &text, &story.path)?;
-        pause_before_commit();
-        return replace_if_unchanged(temp, &story.path, text.as_bytes(), expected);
-    }
-    fs_err::create_dir_all(&target_folder)?;
-    // The old file's mode carries over to the moved one.
-    let temp = prepared(&target_folder, &text, &story.path)?;
-    pause_before_commit();
-    let _lock = BoardLock::exclusive(&board_dir);
-    let name = story
-        .path
-        .file_name()
-        .map(PathBuf::from)
-        .unwrap_or_default();
-    let mut target = target_folder.join(&name);
-    if target.exists() {
-        target = free_path(&target_folder, &story.slug);
-    }
-    // The file moves with whatever it holds; the replacement then checks it in the new folder.
-    match std::fs::rename(&story.path, &target) {
-        Ok(()) => {}
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Commit::Gone),
-        Err(err) => {
-            return Err(Error::io(
-                format!(
-                    "cannot move {} to {}",
-                    story.path.display(),
-                    target.display()
-                ),
-                err,
-            ))
-        }
-    }
-    story.path = target;
-    replace_if_unchanged(temp, &story.path, text.as_bytes(), expected)
-}
 
 /// Creates a new story file in its column under `board_dir`.
 pub fn create(board_dir: &Path, story: &mut Story) -> Result<()> {
@@ -188,14 +61,6 @@ pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<Story> 
     StoryFile::locate(board_dir, id, hint).map(StoryFile::into_story)
 }
 
-/// The column a story file sits in, by its folder.
-pub(super) fn column_of(path: &Path) -> Option<Column> {
-    path.parent()
-        .and_then(|p| p.file_name())
-        .and_then(|n| n.to_str())
-        .and_then(Column::parse)
-}
-
 /// Reads a story, applies `change` and writes it back atomically, stamping `updated`; see
 /// [`StoryFile::update`], which keeps a hand edit made in between. When `change` fails nothing
 /// is written.
@@ -208,10 +73,6 @@ pub fn update<R>(
     let mut file = StoryFile::locate(board_dir, id, hint)?;
     let result = file.update(board_dir, change)?;
     Ok((file.into_story(), result))
-}
-
-pub fn today() -> String {
-    chrono::Local::now().format("%Y-%m-%d").to_string()
 }
 
 #[cfg(test)]

@@ -7,7 +7,6 @@ use serde::Serialize;
 
 use super::frontmatter::{Frontmatter, FrontmatterError};
 use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
-use super::summary::Progress;
 use super::{sections, Column};
 
 /// A story file that could not be read, with the 1-based line of the problem.
@@ -104,6 +103,17 @@ pub enum Change {
 
 /// The byte order mark some editors put at the start of a file.
 const BOM: char = '\u{feff}';
+
+/// What the assessor reads from a story's records (SPEC §6): the latest review, the start of the
+/// latest rework, and a human gate waiting for `decide`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Progress {
+    /// The latest review's decision and timestamp.
+    pub latest_review: Option<(super::records::ReviewDecision, String)>,
+    pub latest_rework_started: Option<String>,
+    /// The phase whose human review waits for a decision.
+    pub pending_gate: Option<String>,
+}
 
 /// The slug of a story file: its name without `.md`, and without the `NN-` prefix of the older
 /// numbered layout.

@@ -11,10 +11,12 @@
 use std::fs::File;
 use std::path::Path;
 
+use super::commit::save_if_unchanged;
 use super::commit::{current_bytes, names, Commit, Expected};
 use super::disk::read_whole;
-use super::store::{column_of, save_if_unchanged, today, Board};
+use super::reader::Board;
 use super::story::{Story, StoryError};
+use super::{today, Column};
 use crate::error::{Error, Result};
 
 /// How often a write is computed again on a story that keeps being edited by hand.
@@ -40,7 +42,7 @@ impl StoryFile {
     /// Opens the current file of the story `id`: at `hint` if it is still there, else wherever
     /// on the board it is now (a person may have moved it by hand).
     pub fn locate(board_dir: &Path, id: &str, hint: Option<&Path>) -> Result<StoryFile> {
-        if let Some((hint, column)) = hint.and_then(|hint| Some((hint, column_of(hint)?))) {
+        if let Some((hint, column)) = hint.and_then(|hint| Some((hint, Column::of_file(hint)?))) {
             if let Some(found) = open(hint, column) {
                 if found.story.id() == id {
                     return Ok(found);
@@ -164,7 +166,7 @@ impl StoryFile {
                 }
                 Commit::Changed(bytes) => {
                     // A move may already have taken the file to its new folder.
-                    let file_column = column_of(&story.path).unwrap_or(before_column);
+                    let file_column = Column::of_file(&story.path).unwrap_or(before_column);
                     let fresh = Story::parse_bytes(&bytes, story.path.clone(), file_column)?;
                     if held.is_some_and(|file| !matches!(names(&story.path, file), Ok(Some(true))))
                     {

@@ -6,20 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::records::ReviewDecision;
-use super::story::{Story, StoryError, StoryMeta};
+use super::story::{Progress, Story, StoryError, StoryMeta};
 use super::Column;
-
-/// What the assessor reads from a story's records (SPEC §6): the latest review, the start of the
-/// latest rework, and a human gate waiting for `decide`.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct Progress {
-    /// The latest review's decision and timestamp.
-    pub latest_review: Option<(ReviewDecision, String)>,
-    pub latest_rework_started: Option<String>,
-    /// The phase whose human review waits for a decision.
-    pub pending_gate: Option<String>,
-}
 
 /// A story without its text: where it is, its keys, and its [`Progress`].
 #[derive(Debug, Clone)]

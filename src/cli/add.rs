@@ -68,7 +68,7 @@ pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
             labels.push(label);
         }
     }
-    let today = store::today();
+    let today = crate::board::today();
     let mut front = Frontmatter::empty();
     front.set("id", &ids::new_story_id());
     front.set("title", &title);

@@ -6,7 +6,7 @@ use foldhash::{HashMap, HashMapExt};
 use serde::Serialize;
 
 use crate::board::records::ReviewDecision;
-use crate::board::summary::Progress;
+use crate::board::story::Progress;
 use crate::board::{Board, Column, StorySummary};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
