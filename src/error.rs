@@ -91,7 +91,7 @@ pub enum Error {
 
     /// `report` could not find or read a run journal.
     #[error(transparent)]
-    Report(#[from] crate::report::ReportError),
+    Report(#[from] ReportError),
 
     #[error("{context}: {source}")]
     Io {
@@ -159,6 +159,35 @@ impl From<std::io::Error> for Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Why `report` could not make a report (here, not in `report/`, so that this module imports
+/// nothing from above it).
+#[derive(Debug, thiserror::Error)]
+pub enum ReportError {
+    #[error("no run journal yet in {}: run `agentic-sdlc run` first", .0.display())]
+    NoJournal(PathBuf),
+    #[error("no run `{id}` in {}{}", .dir.display(), known_hint(.known))]
+    UnknownRun {
+        id: String,
+        dir: PathBuf,
+        known: Vec<String>,
+    },
+    #[error("cannot read {}: {source}", .path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+fn known_hint(ids: &[String]) -> String {
+    match ids.last() {
+        Some(last) => {
+            format!("\nHint: the latest run is {last}; `agentic-sdlc report --last` shows it")
+        }
+        None => String::new(),
+    }
+}
 
 #[cfg(test)]
 mod tests {

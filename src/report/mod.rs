@@ -11,6 +11,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::board::Board;
+pub use crate::error::ReportError;
 use crate::workflow::journal::{self, RUN_STARTED};
 
 /// One run, as its journal tells it.
@@ -107,34 +108,6 @@ impl Totals {
             self.tokens,
             format_cost(self.cost_usd)
         )
-    }
-}
-
-/// Why no report could be made.
-#[derive(Debug, thiserror::Error)]
-pub enum ReportError {
-    #[error("no run journal yet in {}: run `agentic-sdlc run` first", .0.display())]
-    NoJournal(PathBuf),
-    #[error("no run `{id}` in {}{}", .dir.display(), known_hint(.known))]
-    UnknownRun {
-        id: String,
-        dir: PathBuf,
-        known: Vec<String>,
-    },
-    #[error("cannot read {}: {source}", .path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-}
-
-fn known_hint(ids: &[String]) -> String {
-    match ids.last() {
-        Some(last) => {
-            format!("\nHint: the latest run is {last}; `agentic-sdlc report --last` shows it")
-        }
-        None => String::new(),
     }
 }
 
