@@ -7,7 +7,6 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Value};
 
 use super::assessor::Action;
-use super::journal::Journal;
 use crate::agents::meter::CallMeter;
 use crate::agents::transcript::ToolCallObserver;
 use crate::board::records::Usage;
@@ -198,12 +197,17 @@ impl RunRenderer for Unseen {
     fn render(&self, _event: &RunEvent) {}
 }
 
+/// Keeps a record of a run's events: the run journal (SPEC §14, `journal.rs`).
+pub trait EventRecord: Send + Sync + std::fmt::Debug {
+    fn append(&self, event: &RunEvent);
+}
+
 /// Where the workflow emits its events: the renderer, and the run's journal once it has one.
 /// Clones share both.
 #[derive(Clone)]
 pub struct EventSink {
     renderer: Arc<dyn RunRenderer>,
-    journal: Arc<OnceLock<Arc<Journal>>>,
+    journal: Arc<OnceLock<Arc<dyn EventRecord>>>,
 }
 
 impl std::fmt::Debug for EventSink {
@@ -228,7 +232,7 @@ impl EventSink {
     }
 
     /// Every event from now on also goes to `journal` (SPEC §14), in every clone of this sink.
-    pub fn attach_journal(&self, journal: Arc<Journal>) {
+    pub fn attach_journal(&self, journal: Arc<dyn EventRecord>) {
         let _ = self.journal.set(journal);
     }
 
@@ -376,19 +380,22 @@ mod tests {
         );
     }
 
+    /// A journal that keeps the kinds of the events it was given.
+    #[derive(Debug, Default)]
+    struct KeptKinds(Mutex<Vec<String>>);
+
+    impl EventRecord for KeptKinds {
+        fn append(&self, event: &RunEvent) {
+            let kind = event.to_json()["event"].to_string();
+            self.0.lock().unwrap().push(kind);
+        }
+    }
+
     #[test]
     fn progress_is_kept_out_of_the_journal() {
-        let board = tempfile::tempdir().unwrap();
-        let config = Config::from_value(
-            crate::config::merged_value(&json!({})),
-            std::path::Path::new("cfg.json"),
-        )
-        .unwrap();
-        let spending = Arc::new(Spending::new(&config));
-        let journal = Journal::create(board.path(), spending, &Default::default()).unwrap();
-        let path = journal.path().to_path_buf();
+        let journal = Arc::new(KeptKinds::default());
         let (events, recorded) = recorded_sink();
-        events.attach_journal(Arc::new(journal));
+        events.attach_journal(Arc::clone(&journal) as Arc<dyn EventRecord>);
         events.emit(RunEvent::Usage {
             story_id: "story-1".into(),
             usage: Usage::default(),
@@ -397,12 +404,7 @@ mod tests {
             story_id: None,
             message: "careful".into(),
         });
-        let kinds: Vec<String> = std::fs::read_to_string(path)
-            .unwrap()
-            .lines()
-            .map(|l| serde_json::from_str::<Value>(l).unwrap()["event"].to_string())
-            .collect();
-        assert_eq!(kinds, ["\"run_started\"", "\"warning\""]);
+        assert_eq!(*journal.0.lock().unwrap(), ["\"warning\""]);
         assert_eq!(
             recorded.0.lock().unwrap().len(),
             2,

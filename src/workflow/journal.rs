@@ -14,7 +14,7 @@ use serde_json::{json, Map, Value};
 
 use super::budget::Spending;
 use super::checkpoint::RunOptions;
-use super::events::RunEvent;
+use super::events::{EventRecord, RunEvent};
 use crate::board::records::Usage;
 
 /// The folder inside the board that holds the journals.
@@ -188,6 +188,12 @@ impl Journal {
                 );
             }
         }
+    }
+}
+
+impl EventRecord for Journal {
+    fn append(&self, event: &RunEvent) {
+        Journal::append(self, event);
     }
 }
 
