@@ -6,10 +6,11 @@
 
 use std::fs;
 use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::unix::fs::{FileTypeExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::args::Args;
+use super::confine::open_regular;
 use super::search::Walk;
 use super::{ToolBox, ToolError};
 use crate::exec::floor_char_boundary;
@@ -99,41 +100,6 @@ impl ToolBox {
             .map_err(|err| format!("cannot write '{path}': {err}"))?;
         Ok(format!("Edited {path}: replaced 1 occurrence"))
     }
-}
-
-/// Opens a file for reading if it is a regular file. The open does not block (a FIFO without a
-/// writer would wait forever), and the type is checked on the opened file, so a path swapped
-/// for a FIFO after a check is refused too.
-pub(super) fn open_regular(real: &Path, shown: &str) -> Result<fs::File, String> {
-    let file = fs::OpenOptions::new()
-        .read(true)
-        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
-        .open(real)
-        .map_err(|err| format!("cannot read '{shown}': {err}"))?;
-    let kind = file
-        .metadata()
-        .map_err(|err| format!("cannot read '{shown}': {err}"))?
-        .file_type();
-    if kind.is_dir() {
-        return Err(format!(
-            "'{shown}' is a folder; use list_files to see its entries"
-        ));
-    }
-    if !kind.is_file() {
-        let what = if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_socket() {
-            "a socket"
-        } else if kind.is_block_device() || kind.is_char_device() {
-            "a device"
-        } else {
-            "not a regular file"
-        };
-        return Err(format!(
-            "'{shown}' is {what}; only regular files can be read"
-        ));
-    }
-    Ok(file)
 }
 
 /// Which lines a read returns.

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::args::Args;
 use super::confine::is_git_dir;
-use super::files::open_regular;
+use super::confine::open_regular;
 use super::{ToolBox, ToolError};
 use crate::exec::floor_char_boundary;
 
