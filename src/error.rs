@@ -108,6 +108,14 @@ pub enum Error {
     #[error("{path} kept changing while it was being written ({attempts} attempts); the tool's change was not written\nHint: run the action again")]
     StoryKeptChanging { path: PathBuf, attempts: usize },
 
+    /// A task of the run's own (an action, blocking work) panicked or was cancelled.
+    #[error("{what} failed: {source}")]
+    Task {
+        what: &'static str,
+        #[source]
+        source: tokio::task::JoinError,
+    },
+
     #[error("{0}")]
     Other(String),
 }

@@ -33,5 +33,8 @@ pub(crate) async fn off_the_runtime<T: Send + 'static>(
 ) -> crate::error::Result<T> {
     tokio::task::spawn_blocking(work)
         .await
-        .map_err(|e| crate::error::Error::Other(format!("a background task failed: {e}")))?
+        .map_err(|source| crate::error::Error::Task {
+            what: "a background task",
+            source,
+        })?
 }

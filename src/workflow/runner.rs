@@ -295,7 +295,7 @@ impl Loop {
             tokio::select! {
                 joined = self.tasks.join_next() => {
                     let Some(joined) = joined else { break };
-                    let (action, result) = joined.map_err(|e| Error::Other(format!("an action task failed: {e}")))?;
+                    let (action, result) = joined.map_err(|source| Error::Task { what: "an action task", source })?;
                     self.running.remove(&action.story_id);
                     self.settle(&action, result);
                     // Handed back, the board's stories move into the refresh instead of being copied.
