@@ -10,7 +10,7 @@
 use std::fs::File;
 use std::path::{Path, PathBuf};
 
-use super::disk::{free_path, prepared, read_whole};
+use super::disk::{free_path, prepared, read_path, read_whole};
 use super::reader::BoardLock;
 use super::story::Story;
 use crate::error::{Error, Result};
@@ -65,7 +65,7 @@ pub(super) fn current_bytes(path: &Path, held: Option<&File>) -> std::io::Result
             Some(false) => {}
         }
     }
-    std::fs::read(path)
+    read_path(path).map(|(bytes, _)| bytes)
 }
 
 /// Whether the file at `path` still holds what `expected` says.

@@ -15,10 +15,18 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
+/// Opens a story file for reading. Every read of a story goes through here, so tests can count
+/// how often a file is opened ([`opens`]).
+pub(super) fn open(path: &Path) -> std::io::Result<File> {
+    #[cfg(test)]
+    opens::record(path);
+    File::open(path)
+}
+
 /// A file's bytes and its metadata, taken from the open file before reading: a save that lands
 /// during the read leaves metadata that is already out of date, never newer than the bytes.
 pub(super) fn read_path(path: &Path) -> std::io::Result<(Vec<u8>, Metadata)> {
-    let file = File::open(path)?;
+    let file = open(path)?;
     let meta = file.metadata()?;
     Ok((read_whole(&file, meta.len())?, meta))
 }
@@ -117,4 +125,33 @@ pub fn free_path(folder: &Path, slug: &str) -> PathBuf {
         .map(|n| folder.join(format!("{slug}-{n}.md")))
         .find(|p| !p.exists())
         .expect("a folder holds finitely many files, so some <slug>-<n>.md is free")
+}
+
+/// How often each file was opened through [`open`], for tests that hold the board to its
+/// budget of opens (every story file at most twice per run). Keyed by path, so tests running
+/// at once in their own folders do not see each other's.
+#[cfg(test)]
+pub(super) mod opens {
+    use std::collections::HashMap;
+    use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
+
+    static OPENS: Mutex<Option<HashMap<PathBuf, usize>>> = Mutex::new(None);
+
+    pub fn record(path: &Path) {
+        let mut opens = OPENS.lock().unwrap_or_else(|p| p.into_inner());
+        *opens
+            .get_or_insert_with(HashMap::new)
+            .entry(path.to_path_buf())
+            .or_default() += 1;
+    }
+
+    pub fn of(path: &Path) -> usize {
+        let opens = OPENS.lock().unwrap_or_else(|p| p.into_inner());
+        opens
+            .as_ref()
+            .and_then(|o| o.get(path))
+            .copied()
+            .unwrap_or(0)
+    }
 }

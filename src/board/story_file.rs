@@ -13,7 +13,7 @@ use std::path::Path;
 
 use super::commit::save_if_unchanged;
 use super::commit::{current_bytes, names, Commit, Expected};
-use super::disk::read_whole;
+use super::disk::{self, read_whole};
 use super::reader::Board;
 use super::story::{Story, StoryError};
 use super::{today, Column};
@@ -32,7 +32,7 @@ pub struct StoryFile {
 
 /// The story at `path`, open; `None` when the file is gone or is not a story.
 fn open(path: &Path, column: super::Column) -> Option<StoryFile> {
-    let file = File::open(path).ok()?;
+    let file = disk::open(path).ok()?;
     let bytes = read_whole(&file, file.metadata().ok()?.len()).ok()?;
     let story = Story::parse_bytes(&bytes, path.to_path_buf(), column).ok()?;
     Some(StoryFile { story, bytes, file })

@@ -210,3 +210,41 @@ fn a_refresh_after_a_write_takes_the_written_story_without_reading_it() {
         "the digest is the written file's"
     );
 }
+
+/// What a research action does to the board, end to end: the run loads the board, looks at the
+/// story, writes its section, then its flag (two writes), and refreshes. The story is opened
+/// twice (the load and the first look), every other file once (SPEC budget of the architecture
+/// step: at most twice).
+#[test]
+fn an_action_opens_its_story_twice_and_every_other_story_once() {
+    use crate::board::disk::opens;
+    let dir = tempfile::tempdir().unwrap();
+    let acted = new_story(dir.path(), "story-1", "one", Column::Ready);
+    let others = [
+        new_story(dir.path(), "story-2", "two", Column::Ready),
+        new_story(dir.path(), "story-3", "three", Column::Done),
+    ];
+    let board = BoardStore::load(dir.path()).unwrap();
+    board.content_hash();
+    board.locate("story-1").unwrap();
+    board
+        .update("story-1", |s| {
+            s.set_section("Research", "Findings.");
+            Ok(())
+        })
+        .unwrap();
+    board
+        .update("story-1", |s| {
+            s.set_phase_flag("research", true);
+            Ok(())
+        })
+        .unwrap();
+    let now = board.refresh().unwrap();
+    board.content_hash();
+
+    assert!(now.get("story-1").unwrap().meta.research_complete);
+    assert_eq!(opens::of(&acted.path), 2, "the story acted on");
+    for other in &others {
+        assert_eq!(opens::of(&other.path), 1, "{}", other.path.display());
+    }
+}
