@@ -57,7 +57,7 @@ pub(super) fn names(path: &Path, file: &File) -> std::io::Result<Option<bool>> {
 
 /// What the file at `path` holds now: through `held` when `path` still names it (a person who
 /// writes the file in place writes that very inode), else read from the path.
-pub(super) fn current_bytes(path: &Path, held: Option<&File>) -> std::io::Result<Vec<u8>> {
+fn current_bytes(path: &Path, held: Option<&File>) -> std::io::Result<Vec<u8>> {
     if let Some(file) = held {
         match names(path, file)? {
             Some(true) => return read_whole(file, file.metadata()?.len()),

@@ -12,7 +12,7 @@ use std::fs::File;
 use std::path::Path;
 
 use super::commit::save_if_unchanged;
-use super::commit::{current_bytes, names, Commit, Expected};
+use super::commit::{names, Commit, Expected};
 use super::disk::{self, read_whole};
 use super::reader::Board;
 use super::story::{Story, StoryError};
@@ -87,11 +87,6 @@ impl StoryFile {
         &self.bytes
     }
 
-    /// The held file's stamp source: its metadata, without touching the path.
-    pub fn metadata(&self) -> std::io::Result<std::fs::Metadata> {
-        self.file.metadata()
-    }
-
     /// Whether the story's path still names the held file and it holds what was last read or
     /// written, checked with one `stat` and a read through the handle.
     pub fn is_current(&self) -> bool {
@@ -104,14 +99,14 @@ impl StoryFile {
     /// again, wherever it is now.
     pub fn sync(&mut self, board_dir: &Path) -> Result<()> {
         let path = self.story.path.clone();
-        match current_bytes(&path, Some(&self.file)) {
-            Ok(now) if now == self.bytes => return Ok(()),
-            Ok(now) if names(&path, &self.file).is_ok_and(|n| n == Some(true)) => {
+        if matches!(names(&path, &self.file), Ok(Some(true))) {
+            let now = read_whole(&self.file, self.bytes.len() as u64)
+                .map_err(|e| Error::io(format!("cannot read {}", path.display()), e))?;
+            if now != self.bytes {
                 self.story = Story::parse_bytes(&now, path, self.story.column)?;
                 self.bytes = now;
-                return Ok(());
             }
-            _ => {}
+            return Ok(());
         }
         let id = self.story.id().to_string();
         *self = StoryFile::locate(board_dir, &id, Some(&path))?;
