@@ -10,6 +10,9 @@ use crate::error::{Error, Result};
 
 pub const CONFIG_FILE: &str = ".agentic-sdlc.json";
 
+/// Where per-story git worktrees live, inside the repository so they stay on the same disk.
+pub const WORKTREES_DIR: &str = ".agentic-sdlc-worktrees";
+
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Config {
@@ -201,6 +204,36 @@ pub struct ToolsConfig {
     pub max_read_bytes: u64,
     /// Seconds one tool call may take; a command's `timeout_seconds` may only shorten it.
     pub timeout_seconds: u64,
+    /// How strongly commands the agent can influence are boxed (docs/security.md).
+    pub sandbox: SandboxMode,
+    /// Whether boxed commands reach the network.
+    pub network: NetworkAccess,
+    /// Variables a boxed command keeps although their names look like secrets.
+    pub keep_env: Vec<String>,
+    /// Folders outside the story's tree that boxed commands may write (a build cache).
+    pub writable_roots: Vec<PathBuf>,
+}
+
+/// `tools.sandbox`: what the kernel must enforce before an agent's command may run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum SandboxMode {
+    /// Landlock file-system rules on top of namespaces; a kernel without Landlock is refused.
+    Landlock,
+    /// Namespaces (and their read-only mounts) without Landlock.
+    Namespaces,
+    /// No box: a process group under a reaper, a scrubbed environment, and the checks after.
+    Off,
+}
+
+/// `tools.network`.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "lowercase")]
+pub enum NetworkAccess {
+    /// A network namespace of its own with loopback only.
+    None,
+    /// The machine's network.
+    Host,
 }
 
 /// The smallest `tools.maxReadBytes`: less would not show a screenful of code.
@@ -244,7 +277,8 @@ pub fn default_value() -> Value {
                  "maxTokens": 4096, "structuredOutputs": "auto" },
         "phases": {},
         "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
-        "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 },
+        "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120, "sandbox": "landlock",
+                   "network": "none", "keepEnv": [], "writableRoots": [] },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
         "pricing": {}
     })
@@ -318,6 +352,23 @@ impl Config {
         }
         if self.tools.timeout_seconds == 0 {
             return fail("tools.timeoutSeconds", "must be at least 1");
+        }
+        if let Some(root) = self.tools.writable_roots.iter().find(|r| !r.is_absolute()) {
+            return fail(
+                "tools.writableRoots",
+                &format!("`{}` must be an absolute path", root.display()),
+            );
+        }
+        if let Some(name) = self
+            .tools
+            .keep_env
+            .iter()
+            .find(|n| n.is_empty() || n.contains('='))
+        {
+            return fail(
+                "tools.keepEnv",
+                &format!("`{name}` is not an environment variable name"),
+            );
         }
         if self.llm.max_tokens == 0 {
             return fail("llm.maxTokens", "must be at least 1");

@@ -78,6 +78,10 @@ pub enum Error {
     #[error("{0}")]
     ActionFailed(String),
 
+    /// The run cannot start here (checked before anything is spent): one line, exit 2.
+    #[error("{0}")]
+    Preflight(String),
+
     /// A model call failed in a way that retrying will not fix.
     #[error("LLM error: {0}")]
     Llm(String),
@@ -134,6 +138,7 @@ impl Error {
             Error::Config { .. }
             | Error::MissingKey { .. }
             | Error::Usage(_)
+            | Error::Preflight(_)
             | Error::NoRoot(_) => ExitStatus::Usage,
             Error::NeedsPerson(_) => ExitStatus::NeedsPerson,
             Error::Interrupted => ExitStatus::Interrupted,

@@ -10,6 +10,7 @@ pub mod exec;
 // The one place that writes to the terminal; the rest of the library goes through its printer.
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 pub mod output;
+pub mod own_writes;
 pub mod report;
 pub mod vcs;
 pub mod workflow;

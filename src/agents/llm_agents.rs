@@ -12,7 +12,7 @@ use super::conversation::{
 use super::llm::LlmClient;
 use super::meter::{CallMeter, StoryMeter};
 use super::structured::{gate_schema, gate_text, verdict_schema};
-use super::tools::{CommandEnv, ToolAccess, ToolBox, ToolLimits};
+use super::tools::{Sandbox, ToolAccess, ToolBox, ToolLimits};
 use super::transcript::Transcript;
 use super::verdict::{parse_verdict, PerspectiveVerdict};
 use super::{
@@ -28,7 +28,7 @@ pub struct LlmAgents {
     board_dir: PathBuf,
     max_turns: u32,
     tool_limits: ToolLimits,
-    command_env: CommandEnv,
+    sandbox: Sandbox,
     /// `llm.maxTokens`, and the per-phase overrides.
     max_tokens: u32,
     phases: PhasesConfig,
@@ -36,6 +36,8 @@ pub struct LlmAgents {
     meter: Option<Arc<dyn CallMeter>>,
     /// The project's `.agentic-sdlc.json`, which no agent may change.
     config_file: PathBuf,
+    /// The board folder as it appears inside any working tree (a worktree has its own copy).
+    board_in_tree: PathBuf,
 }
 
 /// One question to the model for one story: what [`LlmAgents::talk`] sends, and what a re-ask
@@ -108,16 +110,20 @@ impl LlmAgents {
             client,
             max_turns: config.llm.max_turns,
             tool_limits: ToolLimits::from_config(&config.tools),
-            command_env: CommandEnv {
-                set: Vec::new(),
-                hidden: vec![config.llm.api_key_env.clone()],
-            },
+            sandbox: Sandbox::new(&config.tools, &config.llm.api_key_env),
             config_file: project_root(&board_dir, &config.sdlc_folder).join(CONFIG_FILE),
+            board_in_tree: PathBuf::from(&config.sdlc_folder),
             board_dir,
             max_tokens: config.llm.max_tokens,
             phases: config.phases.clone(),
             meter: None,
         }
+    }
+
+    /// Runs the implement agent's commands in the run's box (with its guard).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = sandbox;
+        self
     }
 
     /// Counts every call against the run's budgets (SPEC §14).
@@ -144,8 +150,10 @@ impl LlmAgents {
             access,
             self.tool_limits,
         )
-        .with_command_env(self.command_env.clone())
+        .with_sandbox(self.sandbox.clone())
         .protect(self.config_file.clone())
+        .protect_folder(work_dir.join(&self.board_in_tree))
+        .protect_folder(work_dir.join(crate::config::WORKTREES_DIR))
         .with_secrets(self.client.settings().api_key.clone().into_iter().collect())
     }
 
@@ -291,34 +299,9 @@ impl Agents for LlmAgents {
             &transcript,
             options,
         ));
-        let output = if access == ToolAccess::ReadWrite {
-            // Commands can change any file, the config included; a change to it is undone.
-            // In a worktree, the copy there is guarded too: it would be committed with the work.
-            let mut files = vec![self.config_file.clone()];
-            let local = request.work_dir.join(CONFIG_FILE);
-            if !files.contains(&local) {
-                files.push(local);
-            }
-            let guards: Vec<ConfigGuard> = files.iter().map(|f| ConfigGuard::take(f)).collect();
-            let output = talk.await;
-            // Every guard restores its file before the first complaint is reported.
-            let complaints: Vec<String> = guards
-                .iter()
-                .filter_map(|guard| guard.restore_if_changed().err())
-                .collect();
-            if !complaints.is_empty() {
-                return Err(AgentError {
-                    message: complaints.join("; "),
-                    usage: match &output {
-                        Ok(done) => done.usage,
-                        Err(failed) => failed.usage,
-                    },
-                });
-            }
-            output?
-        } else {
-            talk.await?
-        };
+        // What a command changes that no agent may change (the config, the board, the
+        // tool's refs) is caught by the box's guard around that command.
+        let output = talk.await?;
         // Whether the output is good enough to keep is the workflow's call (it checks every
         // phase's output the same way, whoever produced it).
         Ok(output)
@@ -411,60 +394,4 @@ fn project_root(board_dir: &Path, sdlc_folder: &str) -> PathBuf {
         .nth(depth)
         .unwrap_or(board_dir)
         .to_path_buf()
-}
-
-/// The bytes of `.agentic-sdlc.json` before an agent with write access ran (SPEC §13): the
-/// config decides where the key goes and which commands run, so a change made by the agent,
-/// through run_command for example, is reverted and fails the action.
-struct ConfigGuard {
-    path: PathBuf,
-    before: Option<(Vec<u8>, std::fs::Permissions)>,
-}
-
-impl ConfigGuard {
-    fn take(path: &Path) -> ConfigGuard {
-        ConfigGuard {
-            path: path.to_path_buf(),
-            before: std::fs::read(path)
-                .and_then(|bytes| Ok((bytes, std::fs::metadata(path)?.permissions())))
-                .ok(),
-        }
-    }
-
-    /// Puts the config back if it changed (or was removed or created); the error names it.
-    fn restore_if_changed(&self) -> Result<(), String> {
-        let now = std::fs::read(&self.path).ok();
-        if now.as_ref() == self.before.as_ref().map(|(bytes, _)| bytes) {
-            return Ok(());
-        }
-        let restored = match &self.before {
-            Some((bytes, permissions)) => write_back(&self.path, bytes, permissions),
-            None => std::fs::remove_file(&self.path),
-        };
-        let shown = self.path.display();
-        match restored {
-            Ok(()) => Err(format!(
-                "the implement agent changed {shown}, which agents may not change; the change was reverted"
-            )),
-            Err(err) => Err(format!(
-                "the implement agent changed {shown}, which agents may not change, and restoring it failed: {err}; check the file by hand"
-            )),
-        }
-    }
-}
-
-/// Replaces the file atomically, so an interrupted restore never leaves half a config.
-fn write_back(
-    path: &Path,
-    bytes: &[u8],
-    permissions: &std::fs::Permissions,
-) -> std::io::Result<()> {
-    use std::io::Write;
-    let parent = path.parent().unwrap_or(Path::new("."));
-    let mut temp = tempfile::NamedTempFile::new_in(parent)?;
-    temp.write_all(bytes)?;
-    temp.as_file().set_permissions(permissions.clone())?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
 }

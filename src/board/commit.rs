@@ -92,6 +92,7 @@ pub(super) fn replace_if_unchanged(
     if let Some(found) = compare(path, expected)? {
         return Ok(found);
     }
+    crate::own_writes::file_written(path, written);
     // The handle stays open as the story's file once it is in place; the name goes on drop.
     let (file, temp) = temp.into_parts();
     match exchange(&temp, path) {
@@ -172,6 +173,10 @@ pub(super) fn save_if_unchanged(story: &mut Story, expected: &Expected) -> Resul
         target = free_path(&target_folder, &story.slug);
     }
     // The file moves with whatever it holds; the replacement then checks it in the new folder.
+    crate::own_writes::file_removed(&story.path);
+    if let Ok(moving) = std::fs::read(&story.path) {
+        crate::own_writes::file_written(&target, &moving);
+    }
     match std::fs::rename(&story.path, &target) {
         Ok(()) => {}
         Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Commit::Gone),

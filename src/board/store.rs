@@ -23,7 +23,9 @@ pub fn create(board_dir: &Path, story: &mut Story) -> Result<()> {
     fs_err::create_dir_all(&folder)?;
     story.path = free_path(&folder, &story.slug);
     // `create_new` semantics: a file that appeared meanwhile is never overwritten.
-    let temp = prepared(&folder, &story.to_text(), &story.path)?;
+    let text = story.to_text();
+    let temp = prepared(&folder, &text, &story.path)?;
+    crate::own_writes::file_written(&story.path, text.as_bytes());
     temp.persist_noclobber(&story.path)
         .map_err(|e| Error::io(format!("cannot create {}", story.path.display()), e.error))?;
     Ok(())

@@ -91,14 +91,14 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         options,
         resume: args.resume,
     };
-    let agents: runner::AgentFactory = Box::new(|project, meter| {
+    let agents: runner::AgentFactory = Box::new(|project, meter, sandbox| {
         // Before the key is read: its copies in memory stay out of other processes' reach.
         crate::exec::protect_tool_process();
         let client = LlmClient::from_config(&project.config)?;
-        Ok(
-            Arc::new(LlmAgents::new(client, &project.config, project.board_dir()).with_meter(meter))
-                as Arc<dyn Agents>,
-        )
+        let agents = LlmAgents::new(client, &project.config, project.board_dir())
+            .with_meter(meter)
+            .with_sandbox(sandbox);
+        Ok(Arc::new(agents) as Arc<dyn Agents>)
     });
     // The events of the run go to one display, which a human gate's prompt suspends.
     let display = Arc::new(RunDisplay::new(printer.clone()));

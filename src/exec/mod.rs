@@ -1,19 +1,22 @@
-//! Every command the tool starts goes through here: an agent's `run_command`, the review's test
-//! command and command gates. One place applies one policy (SPEC §13 "Processes"):
+//! Every command an agent can influence goes through here: an agent's `run_command`, the
+//! review's test command (on the story's branch and on the integrated tree) and command gates.
+//! One place applies one policy:
 //!
+//! - **The box** ([`Sandbox`]): namespaces, Landlock and seccomp keep the command's writes in
+//!   the story's tree and a private temporary folder, off the network, and without any
+//!   capability; a guard checks afterwards that the board, the config and the tool's refs are
+//!   as they were (see [`sandbox`] and docs/security.md).
 //! - **Environment:** the key variable, any variable holding the same value, and variables
-//!   whose names say they hold a secret (`…_KEY`, `…_TOKEN`, `…_SECRET`, `…_PASSWORD`) are
-//!   removed; nothing waits for a person (no pager, no credential prompt).
-//! - **Isolation:** the command runs in its own user, PID and mount namespaces (see
-//!   [`sandbox`]), so it cannot see the tool's processes and everything it started dies when it
-//!   ends. Where the kernel refuses namespaces, the tool says so once and runs commands under a
-//!   keeper that is their child subreaper instead (see [`reaper`]): it still ends the whole
-//!   tree, but cannot hide the tool's `/proc` from a command run as root.
+//!   whose names say they hold a secret are removed, unless `tools.keepEnv` names them;
+//!   nothing waits for a person (no pager, no credential prompt).
 //! - **Time:** at the limit the whole tree is killed; it also dies with the tool, even on
 //!   `kill -9`, and dropping the future (Ctrl-C) kills it at once.
 //! - **Output:** stdout and stderr as one stream, cut to its head and tail in bounded memory.
 
 mod capture;
+mod kernel;
+mod lock_in;
+mod namespaces;
 mod reaper;
 mod sandbox;
 
@@ -22,7 +25,7 @@ use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::{ExitStatus, Stdio};
 use std::sync::atomic::{AtomicU8, Ordering};
-use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
 use tokio::io::{AsyncRead, AsyncReadExt};
@@ -32,29 +35,15 @@ use tokio::time::Instant;
 pub(crate) use capture::floor_char_boundary;
 use capture::Capture;
 pub use capture::{head_tail, OUTPUT_BUDGET};
+pub use sandbox::{BoxedCommand, Change, Guard, Sandbox, Tampering, Watch};
 
 /// How long output pipes may stay open after the command ended or was killed: a process stuck
 /// in the kernel can hold them, and the call must still return.
 const PIPE_GRACE: Duration = Duration::from_millis(500);
 
-/// Name parts that mark a variable as a secret a command has no business seeing.
-const SECRET_NAME_PARTS: [&str; 7] = [
-    "KEY",
-    "APIKEY",
-    "TOKEN",
-    "SECRET",
-    "PASSWORD",
-    "PASSWD",
-    "CREDENTIALS",
-];
-
-/// Environment changes for one command: variables to set, and variables (such as the one
-/// holding the API key) that it must never see.
-#[derive(Debug, Clone, Default)]
-pub struct CommandEnv {
-    pub set: Vec<(String, String)>,
-    pub hidden: Vec<String>,
-}
+/// Parts of a variable's name that mark it as a secret a command has no business seeing
+/// (matched anywhere in the name, in any case).
+const SECRET_NAME_PARTS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
 
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -86,12 +75,22 @@ pub enum ExecError {
     Spawn(#[source] io::Error),
     #[error("waiting for the command failed: {0}")]
     Wait(#[source] io::Error),
+    /// The box `tools.sandbox` asks for cannot be built here. One line: what is missing, and
+    /// the setting that accepts less.
+    #[error("{0}")]
+    Unavailable(String),
+    /// The guard could not take or check its watch.
+    #[error("cannot check what the command changed: {0}")]
+    Guard(String),
+    /// The command changed what no agent may change; it was put back.
+    #[error("{}", .0.iter().map(ToString::to_string).collect::<Vec<_>>().join("; "))]
+    Tampered(Vec<Tampering>),
 }
 
 /// How commands are isolated; decided by the kernel at the first command of a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Isolation {
-    /// Own user, PID and mount namespaces.
+    /// Own user, PID, mount (and network) namespaces.
     Namespaces,
     /// A process group of its own under a subreaper keeper that sweeps the tree.
     ProcessGroup,
@@ -112,57 +111,77 @@ pub fn protect_tool_process() {
     }
 }
 
-/// Runs `sh -c command` in `dir` under the policy above.
-pub async fn run_shell_command(
-    command: &str,
-    dir: &Path,
-    limit: Duration,
-    env: &CommandEnv,
-) -> Result<ShellOutput, ExecError> {
-    let (child, isolation) = spawn(command, dir, env)?;
-    Ok(supervise(child, isolation, limit).await?)
+/// One command to start, with the environment rules that apply to it.
+pub(crate) struct Spawn<'a> {
+    pub command: &'a str,
+    pub dir: &'a Path,
+    pub env: &'a [(String, String)],
+    pub scrub: Scrub<'a>,
 }
 
-/// Starts the command, in namespaces unless the kernel refused them before. A refusal is
-/// detected before the command runs (the sandbox fails before exec), so retrying it in a
-/// process group never runs it twice.
-fn spawn(
-    command: &str,
-    dir: &Path,
-    env: &CommandEnv,
+/// Which variables of the tool's environment a command must not see.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scrub<'a> {
+    /// Never passed on, nor any variable holding the same value (the key exported twice).
+    pub hidden: &'a [String],
+    /// Passed on although named like a secret.
+    pub keep: &'a [String],
+}
+
+/// Starts the command in a process group under the reaper, with no box (`tools.sandbox:
+/// "off"`).
+pub(crate) fn spawn_unboxed(
+    spawn: &Spawn,
 ) -> Result<(tokio::process::Child, Isolation), ExecError> {
+    let child = build(spawn, Launch::Reaper(None)).spawn();
+    Ok((child.map_err(ExecError::Spawn)?, Isolation::ProcessGroup))
+}
+
+/// Starts the command in its namespaces, unless the kernel refused them before; then under the
+/// reaper, still locked into Landlock and seccomp. A refusal is detected before the command
+/// runs (the setup fails before exec), so starting it again never runs it twice.
+pub(crate) fn spawn_boxed(
+    spawn: &Spawn,
+    plan: impl FnOnce() -> Result<namespaces::Plan, ExecError>,
+    fallback: impl Fn() -> Result<lock_in::Lock, ExecError>,
+) -> Result<(tokio::process::Child, Isolation), ExecError> {
+    let in_group = |lock| -> Result<_, ExecError> {
+        let child = build(spawn, Launch::Reaper(Some(lock))).spawn();
+        Ok((child.map_err(ExecError::Spawn)?, Isolation::ProcessGroup))
+    };
     if ISOLATION.load(Ordering::Relaxed) == PROCESS_GROUP {
-        let child = build(command, dir, env, Isolation::ProcessGroup).spawn();
-        return Ok((child.map_err(ExecError::Spawn)?, Isolation::ProcessGroup));
+        return in_group(fallback()?);
     }
-    let refused = match build(command, dir, env, Isolation::Namespaces).spawn() {
+    let refused = match build(spawn, Launch::Namespaces(plan()?)).spawn() {
         Ok(child) => {
             ISOLATION.store(NAMESPACES, Ordering::Relaxed);
             return Ok((child, Isolation::Namespaces));
         }
         Err(err) => err,
     };
-    let child = build(command, dir, env, Isolation::ProcessGroup)
-        .spawn()
-        .map_err(ExecError::Spawn)?;
-    // The plain spawn worked, so the namespaces were what failed.
+    let started = in_group(fallback()?)?;
+    // The boxed start without namespaces worked, so the namespaces were what failed.
     if ISOLATION.swap(PROCESS_GROUP, Ordering::Relaxed) != PROCESS_GROUP {
         tracing::warn!(
-            "the kernel refused a PID namespace for commands ({refused}); they run without one, \
-             where a command run as root could read the API key from the tool's /proc entry"
+            "the kernel refused namespaces for commands ({refused}); they run without them: \
+             Landlock and seccomp still confine them, but they share the machine's network \
+             namespace (TCP and other network sockets are refused instead) and cannot have \
+             read-only mounts"
         );
     }
-    Ok((child, Isolation::ProcessGroup))
+    Ok(started)
 }
 
-pub(crate) fn build(
-    command: &str,
-    dir: &Path,
-    env: &CommandEnv,
-    isolation: Isolation,
-) -> tokio::process::Command {
+/// How the process that becomes the command gets there.
+enum Launch {
+    Namespaces(namespaces::Plan),
+    /// Under the reaper, locked in when a lock is given.
+    Reaper(Option<lock_in::Lock>),
+}
+
+fn build(spawn: &Spawn, launch: Launch) -> tokio::process::Command {
     let mut builder = tokio::process::Command::new("sh");
-    for name in scrubbed_names(env, std::env::vars_os()) {
+    for name in scrubbed_names(&spawn.scrub, std::env::vars_os()) {
         builder.env_remove(name);
     }
     // One stream, in the order it was written: with two pipes read side by side, a last
@@ -170,8 +189,8 @@ pub(crate) fn build(
     // cut middle instead of the tail that callers keep.
     builder
         .arg("-c")
-        .arg(format!("exec 2>&1; {command}"))
-        .current_dir(dir)
+        .arg(format!("exec 2>&1; {}", spawn.command))
+        .current_dir(spawn.dir)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -179,66 +198,60 @@ pub(crate) fn build(
         .env("PAGER", "cat")
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
-        .envs(env.set.iter().map(|(k, v)| (k, v)))
+        .envs(spawn.env.iter().map(|(k, v)| (k, v)))
         .process_group(0)
         .kill_on_drop(true);
-    match isolation {
-        Isolation::Namespaces => {
-            let plan = sandbox_plan().clone();
-            // SAFETY: `sandbox::enter` only makes system calls (no allocation, no locks), as
-            // code between fork and exec must.
+    match launch {
+        Launch::Namespaces(plan) => {
+            // SAFETY: `namespaces::enter` only makes system calls (no allocation, no locks),
+            // as code between fork and exec must.
             unsafe {
-                builder.pre_exec(move || sandbox::enter(&plan));
+                builder.pre_exec(move || namespaces::enter(&plan));
             }
         }
-        Isolation::ProcessGroup => {
+        Launch::Reaper(lock) => {
             let tool = nix::unistd::getpid();
             // The keeper sweeps the tree on SIGTERM; SIGKILL from tokio would kill it first.
             builder.kill_on_drop(false);
             // SAFETY: `reaper::enter` only makes system calls, as code between fork and exec
             // must.
             unsafe {
-                builder.pre_exec(move || reaper::enter(tool));
+                builder.pre_exec(move || reaper::enter(tool, lock.as_ref()));
             }
         }
     }
     builder
 }
 
-fn sandbox_plan() -> &'static sandbox::Plan {
-    static PLAN: OnceLock<sandbox::Plan> = OnceLock::new();
-    PLAN.get_or_init(sandbox::Plan::new)
-}
-
 /// The variables a command must not see: the hidden ones, any other holding a hidden one's
-/// value (the same key exported under a second name), and those named like secrets.
+/// value (the same key exported under a second name), and those named like secrets unless
+/// kept.
 fn scrubbed_names(
-    env: &CommandEnv,
+    scrub: &Scrub,
     current: impl Iterator<Item = (std::ffi::OsString, std::ffi::OsString)>,
 ) -> Vec<std::ffi::OsString> {
     let current: Vec<_> = current.collect();
+    let is_hidden = |name: &std::ffi::OsString| scrub.hidden.iter().any(|h| name == h.as_str());
     let hidden_values: Vec<&std::ffi::OsString> = current
         .iter()
-        .filter(|(name, value)| {
-            env.hidden.iter().any(|hidden| name == hidden.as_str()) && value.len() >= 8
-        })
+        .filter(|(name, value)| is_hidden(name) && value.len() >= 8)
         .map(|(_, value)| value)
         .collect();
     current
         .iter()
         .filter(|(name, value)| {
-            env.hidden.iter().any(|hidden| name == hidden.as_str())
+            let kept = scrub.keep.iter().any(|k| name == k.as_str());
+            is_hidden(name)
                 || hidden_values.contains(&value)
-                || named_like_secret(&name.to_string_lossy())
+                || (named_like_secret(&name.to_string_lossy()) && !kept)
         })
         .map(|(name, _)| name.clone())
         .collect()
 }
 
 fn named_like_secret(name: &str) -> bool {
-    name.to_ascii_uppercase()
-        .split(['_', '-', '.'])
-        .any(|part| SECRET_NAME_PARTS.contains(&part))
+    let upper = name.to_ascii_uppercase();
+    SECRET_NAME_PARTS.iter().any(|part| upper.contains(part))
 }
 
 /// Waits for the command within `limit`, then kills whatever is left of its tree and collects

@@ -11,7 +11,7 @@
 //! by `kill -9`), the keeper kills its children until none is left: each kill hands the victim's
 //! own children to the keeper, so the sweep reaches the whole tree.
 //!
-//! Like [`super::sandbox`], this runs between fork and exec: system calls only.
+//! Like [`super::namespaces`], this runs between fork and exec: system calls only.
 
 use std::io;
 use std::os::fd::AsFd;
@@ -24,7 +24,10 @@ use nix::sys::stat::Mode;
 use nix::sys::wait::{waitpid, WaitPidFlag, WaitStatus};
 use nix::unistd::{fork, read, ForkResult, Pid};
 
-use super::sandbox::{close_all_files, default_signals, die_with_parent, exit, exit_code_of, os};
+use super::lock_in::Lock;
+use super::namespaces::{
+    close_all_files, default_signals, die_with_parent, exit, exit_code_of, os,
+};
 
 /// Set by SIGTERM: the keeper is to end the command's tree now.
 static TERMINATE: AtomicBool = AtomicBool::new(false);
@@ -41,7 +44,7 @@ const POLL: libc::timespec = libc::timespec {
 
 /// The body of the `pre_exec` hook: returns `Ok` in the process that goes on to exec the
 /// command; the keeper never returns.
-pub(crate) fn enter(tool: Pid) -> io::Result<()> {
+pub(crate) fn enter(tool: Pid, lock: Option<&Lock>) -> io::Result<()> {
     // SIGTERM, not SIGKILL: the keeper must live long enough to sweep.
     die_with_parent(tool, Signal::SIGTERM)?;
     nix::sys::prctl::set_child_subreaper(true).map_err(os)?;
@@ -61,6 +64,9 @@ pub(crate) fn enter(tool: Pid) -> io::Result<()> {
             unsafe { sigaction(Signal::SIGTERM, &default) }.map_err(os)?;
             nix::sys::prctl::set_child_subreaper(false).map_err(os)?;
             nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(os)?;
+            if let Some(lock) = lock {
+                lock.apply()?;
+            }
             return Ok(());
         }
         ForkResult::Parent { child } => child,

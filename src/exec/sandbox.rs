@@ -1,384 +1,353 @@
-//! Commands in their own user, PID and mount namespaces (SPEC §13 "The key", "Processes").
+//! The box: the one policy every process an agent can influence runs under (`run_command`,
+//! the test command at review and on the integrated tree, command gates, and all they start).
+//! docs/security.md describes it for users; docs/design.md §13 and §16 say why.
 //!
-//! One sandboxed command is three processes:
-//!
-//! ```text
-//! agentic-sdlc ── keeper ── init (pid 1 of a new PID namespace) ── sh -c <command> ── …
-//! ```
-//!
-//! - The keeper stays in the tool's namespaces. It is what the tool spawns, waits for and kills.
-//!   It writes the id maps of the new user namespace (only a process outside it may map every id,
-//!   which root needs to keep its power over files owned by others), then waits for init and
-//!   exits with its status.
-//! - Init is pid 1 of the new PID namespace, with a fresh `/proc` mounted in a new mount
-//!   namespace: the command sees its own processes only, never the tool's. Init reaps orphans
-//!   and exits with the command's status when `sh` ends; the kernel then kills every process
-//!   left in the namespace, whatever `setsid` or double fork it did.
-//! - Keeper and init die with their parent (`PR_SET_PDEATHSIG`), so killing the keeper, or the
-//!   tool dying even by `kill -9`, takes the whole namespace down.
-//!
-//! Keeper and init are forks of the tool that never exec, so their memory holds what the tool's
-//! holds (the API key among it). Both are non-dumpable, like the tool itself: a process in the
-//! new user namespace has no capability outside it, so even as root it cannot read their
-//! `/proc/<pid>/environ` or memory.
-//!
-//! Everything here runs between fork and exec of a multi-threaded program, so it only makes
-//! system calls: no allocation, no locks, no formatting.
+//! A [`Sandbox`] is built once per run from `tools.*`. Each [`Sandbox::run`]:
+//! 1. asks the [`Guard`] what must not change (the board, the config, the tool's refs) and what
+//!    inside the tree to mount read-only;
+//! 2. makes a private `TMPDIR`, the only place besides the tree (and `tools.writableRoots`)
+//!    where the command may write;
+//! 3. starts the command in its namespaces, locked into Landlock and seccomp
+//!    ([`super::namespaces`], [`super::lock_in`]);
+//! 4. after it ended, has the guard compare and put back whatever changed that the box could
+//!    have changed, and fails with [`ExecError::Tampered`] if anything did.
 
-use std::io;
-use std::os::fd::{AsFd, OwnedFd};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::fcntl::{open, OFlag};
-use nix::mount::{mount, MsFlags};
-use nix::sched::CloneFlags;
-use nix::sys::signal::{signal, SigHandler, Signal};
-use nix::sys::stat::Mode;
-use nix::sys::wait::{waitpid, WaitStatus};
-use nix::unistd::{fork, getppid, pipe2, read, write, ForkResult, Pid};
+use super::kernel::{self, FsRules};
+use super::lock_in::Lock;
+use super::namespaces::{Plan, ReadOnlyBind};
+use super::{ExecError, ShellOutput};
+use crate::config::{NetworkAccess, SandboxMode, ToolsConfig};
 
-/// Exit code of a keeper or init that could not set the command up after the point of no
-/// return (the shell's own code for "could not run").
-const SETUP_FAILED: i32 = 127;
-
-/// `CAP_SYS_ADMIN` from `linux/capability.h`; libc does not export the capability numbers.
-const CAP_SYS_ADMIN: u32 = 21;
-
-/// What the keeper needs, prepared before the fork.
-#[derive(Debug, Clone)]
-pub(crate) struct Plan {
-    tool_pid: Pid,
-    uid_map: Vec<u8>,
-    gid_map: Vec<u8>,
-    /// An unprivileged user may map its own group only once `setgroups` is denied.
-    deny_setgroups: bool,
+/// What a boxed process changed that it must not have, and what became of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tampering {
+    /// A file's path or a ref's full name.
+    pub target: String,
+    pub change: Change,
+    /// Whether it was put back as it was before the process ran.
+    pub restored: bool,
+    /// Where the changed version was kept, so nothing anyone wrote is lost.
+    pub kept_at: Option<PathBuf>,
 }
 
-impl Plan {
-    pub(crate) fn new() -> Plan {
-        let uid = nix::unistd::geteuid().as_raw();
-        let gid = nix::unistd::getegid().as_raw();
-        let privileged = uid == 0;
-        let map = |id: u32| {
-            if privileged {
-                // Every id maps to itself, so files keep their owners inside.
-                b"0 0 4294967295\n".to_vec()
-            } else {
-                format!("{id} {id} 1\n").into_bytes()
-            }
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Created,
+    Modified,
+    Removed,
+}
+
+impl std::fmt::Display for Tampering {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let verb = match self.change {
+            Change::Created => "created",
+            Change::Modified => "changed",
+            Change::Removed => "removed",
         };
-        Plan {
-            tool_pid: nix::unistd::getpid(),
-            uid_map: map(uid),
-            gid_map: map(gid),
-            deny_setgroups: !privileged,
-        }
-    }
-}
-
-/// The body of the `pre_exec` hook: returns `Ok` only in the process that goes on to exec the
-/// command (inside the namespaces), and an error when the kernel refuses the namespaces, so the
-/// caller can fall back. The keeper and init never return.
-pub(crate) fn enter(plan: &Plan) -> io::Result<()> {
-    die_with_parent(plan.tool_pid, Signal::SIGKILL)?;
-    // Init's /proc files (its id maps among them) belong to its user only while it is
-    // dumpable; a non-dumpable one's belong to root, and an unprivileged keeper could not map
-    // it. So init is born dumpable and turns non-dumpable once mapped, before anything
-    // untrusted runs; the keeper turns non-dumpable right after the clone.
-    nix::sys::prctl::set_dumpable(true).map_err(os)?;
-    let (report_read, report_write) = pipe2(OFlag::O_CLOEXEC).map_err(os)?;
-    let (go_read, go_write) = pipe2(OFlag::O_CLOEXEC).map_err(os)?;
-    let flags = CloneFlags::CLONE_NEWUSER | CloneFlags::CLONE_NEWPID | CloneFlags::CLONE_NEWNS;
-    // SAFETY: a raw clone without CLONE_VM and with no new stack behaves like fork: the child
-    // gets a copy-on-write copy of this single thread. Both sides only make system calls.
-    let cloned = unsafe {
-        libc::syscall(
-            libc::SYS_clone,
-            libc::c_long::from(flags.bits()) | libc::c_long::from(libc::SIGCHLD),
-            0,
-            0,
-            0,
-            0,
-        )
-    };
-    match cloned {
-        -1 => Err(io::Error::last_os_error()),
-        0 => {
-            drop((report_read, go_write));
-            init(report_write, go_read)
-        }
-        child => {
-            nix::sys::prctl::set_dumpable(false).map_err(os)?;
-            drop((report_write, go_read));
-            let init_pid = Pid::from_raw(child as libc::pid_t);
-            keep(plan, init_pid, report_read, go_write)
-        }
-    }
-}
-
-/// The keeper: maps the ids, lets init go on, waits for the report, then mirrors init's end.
-fn keep(plan: &Plan, init: Pid, report: OwnedFd, go: OwnedFd) -> io::Result<()> {
-    let setup = map_ids(plan, init).and_then(|()| write_byte(&go, b'k'));
-    if let Err(err) = setup {
-        let _ = nix::sys::signal::kill(init, Signal::SIGKILL);
-        let _ = waitpid(init, None);
-        return Err(err);
-    }
-    let mut message = [0u8; 5];
-    let got = read_full(&report, &mut message);
-    if got != message.len() || message[0] != b'r' {
-        let _ = waitpid(init, None);
-        let errno = if got == message.len() && message[0] == b'e' {
-            i32::from_ne_bytes([message[1], message[2], message[3], message[4]])
+        write!(
+            f,
+            "a boxed command {verb} {}, which agents may not change",
+            self.target
+        )?;
+        if self.restored {
+            write!(f, "; the change was reverted")?;
         } else {
-            libc::EIO
+            write!(f, "; reverting it failed, check it by hand")?;
+        }
+        if let Some(kept) = &self.kept_at {
+            write!(f, " (the changed version is kept at {})", kept.display())?;
+        }
+        Ok(())
+    }
+}
+
+/// Keeps watch over what no boxed process may change. The workflow implements it; the box only
+/// knows paths.
+pub trait Guard: Send + Sync + std::fmt::Debug {
+    /// Takes what must not change around a process about to run in `tree`.
+    fn watch(self: Arc<Self>, tree: &Path) -> Result<Box<dyn Watch>, String>;
+}
+
+/// One process's watch, taken before it started.
+pub trait Watch: Send {
+    /// Paths inside the tree that the box mounts read-only over themselves.
+    fn read_only(&self) -> Vec<PathBuf>;
+    /// After the process ended: what changed. Changes the box could have made (`reachable`)
+    /// are put back; changes it could not have made came from someone else (a person's save)
+    /// and are left as they are.
+    fn check(self: Box<Self>, reachable: &dyn Fn(&Path) -> bool) -> Vec<Tampering>;
+}
+
+/// One command for the box.
+#[derive(Debug, Clone, Copy)]
+pub struct BoxedCommand<'a> {
+    pub command: &'a str,
+    /// The story's working tree: where the command runs and what it may write.
+    pub tree: &'a Path,
+    pub limit: Duration,
+    /// Variables set for this command (on top of the scrubbed environment).
+    pub env: &'a [(String, String)],
+}
+
+/// The box of one run.
+#[derive(Debug, Clone)]
+pub struct Sandbox {
+    mode: SandboxMode,
+    network: NetworkAccess,
+    /// Variables never passed on: the one holding the API key.
+    hidden: Vec<String>,
+    /// Secret-looking variables the user chose to pass on (`tools.keepEnv`).
+    keep: Vec<String>,
+    writable_roots: Vec<PathBuf>,
+    guard: Option<Arc<dyn Guard>>,
+}
+
+impl Default for Sandbox {
+    /// The strictest box, without a guard: what a tool box gets unless the run hands it its own.
+    fn default() -> Sandbox {
+        Sandbox {
+            mode: SandboxMode::Landlock,
+            network: NetworkAccess::None,
+            hidden: Vec::new(),
+            keep: Vec::new(),
+            writable_roots: Vec::new(),
+            guard: None,
+        }
+    }
+}
+
+impl Sandbox {
+    pub fn new(tools: &ToolsConfig, api_key_env: &str) -> Sandbox {
+        Sandbox {
+            mode: tools.sandbox,
+            network: tools.network,
+            hidden: vec![api_key_env.to_string()],
+            keep: tools.keep_env.clone(),
+            writable_roots: tools.writable_roots.clone(),
+            guard: None,
+        }
+    }
+
+    /// The box with its guard: every process is checked against it afterwards.
+    pub fn with_guard(mut self, guard: Arc<dyn Guard>) -> Sandbox {
+        self.guard = Some(guard);
+        self
+    }
+
+    pub fn mode(&self) -> SandboxMode {
+        self.mode
+    }
+
+    /// Whether this machine can build the box `tools.sandbox` asks for: one line naming what
+    /// is missing and the setting that accepts less, if not. It really starts a boxed `true`
+    /// in `tree`, so whatever the kernel refuses shows here, before anything is spent.
+    pub async fn check(&self, tree: &Path) -> Result<(), ExecError> {
+        if self.mode == SandboxMode::Landlock && kernel::landlock_abi() < 1 {
+            return Err(ExecError::Unavailable(
+                "this kernel has no Landlock (it needs Linux 5.13 or newer with landlock in its \
+                 lsm= list), so agent commands cannot be boxed; set tools.sandbox to \
+                 \"namespaces\" to box them without file-system rules"
+                    .to_string(),
+            ));
+        }
+        let probe = BoxedCommand {
+            command: "true",
+            tree,
+            limit: Duration::from_secs(30),
+            env: &[],
         };
-        return Err(io::Error::from_raw_os_error(errno));
+        let output = self.run_unguarded(probe).await?;
+        if output.exit_code != Some(0) {
+            return Err(ExecError::Unavailable(format!(
+                "a boxed `true` failed ({}): {}; set tools.sandbox to \"off\" to run agent \
+                 commands without a box",
+                output.describe_status(),
+                output.output.trim()
+            )));
+        }
+        Ok(())
     }
-    drop((report, go));
-    close_all_files();
-    default_signals();
+
+    /// Runs one command in the box, then checks what it changed.
+    pub async fn run(&self, command: BoxedCommand<'_>) -> Result<ShellOutput, ExecError> {
+        let watch = match &self.guard {
+            Some(guard) => {
+                let (guard, tree) = (Arc::clone(guard), command.tree.to_path_buf());
+                let taken = tokio::task::spawn_blocking(move || guard.watch(&tree))
+                    .await
+                    .map_err(|err| ExecError::Guard(err.to_string()))?;
+                Some(taken.map_err(ExecError::Guard)?)
+            }
+            None => None,
+        };
+        let read_only = watch.as_ref().map(|w| w.read_only()).unwrap_or_default();
+        let (output, confinement) = self.spawn_and_wait(command, &read_only).await?;
+        let Some(watch) = watch else {
+            return Ok(output);
+        };
+        let tampered = tokio::task::spawn_blocking(move || {
+            watch.check(&|path: &Path| confinement.could_write(path))
+        })
+        .await
+        .map_err(|err| ExecError::Guard(err.to_string()))?;
+        if tampered.is_empty() {
+            Ok(output)
+        } else {
+            Err(ExecError::Tampered(tampered))
+        }
+    }
+
+    async fn run_unguarded(&self, command: BoxedCommand<'_>) -> Result<ShellOutput, ExecError> {
+        Ok(self.spawn_and_wait(command, &[]).await?.0)
+    }
+
+    async fn spawn_and_wait(
+        &self,
+        command: BoxedCommand<'_>,
+        read_only: &[PathBuf],
+    ) -> Result<(ShellOutput, Confinement), ExecError> {
+        let temp = tempfile::Builder::new()
+            .prefix("agentic-sdlc-box-")
+            .tempdir()
+            .map_err(ExecError::Spawn)?;
+        let tree = std::fs::canonicalize(command.tree).map_err(ExecError::Spawn)?;
+        let mut writable = vec![tree, temp.path().to_path_buf()];
+        writable.extend(self.writable_roots.iter().cloned());
+        let mut env: Vec<(String, String)> = command.env.to_vec();
+        let temp_dir = temp.path().display().to_string();
+        for name in ["TMPDIR", "TMP", "TEMP"] {
+            env.push((name.to_string(), temp_dir.clone()));
+        }
+        let policy = super::Spawn {
+            command: command.command,
+            dir: command.tree,
+            env: &env,
+            scrub: super::Scrub {
+                hidden: &self.hidden,
+                keep: &self.keep,
+            },
+        };
+        let (child, isolation) = match self.mode {
+            SandboxMode::Off => super::spawn_unboxed(&policy)?,
+            SandboxMode::Landlock | SandboxMode::Namespaces => super::spawn_boxed(
+                &policy,
+                || self.namespace_plan(&writable, read_only),
+                || self.fallback_lock(&writable),
+            )?,
+        };
+        let confinement = Confinement {
+            file_rules: self.mode == SandboxMode::Landlock,
+            mounts: isolation == super::Isolation::Namespaces,
+            writable,
+            read_only: read_only.to_vec(),
+        };
+        let output = super::supervise(child, isolation, command.limit)
+            .await
+            .map_err(ExecError::Wait)?;
+        drop(temp);
+        Ok((output, confinement))
+    }
+
+    /// Everything the namespace path needs, built before the fork.
+    fn namespace_plan(
+        &self,
+        writable: &[PathBuf],
+        read_only: &[PathBuf],
+    ) -> Result<Plan, ExecError> {
+        let new_network = self.network == NetworkAccess::None;
+        // Landlock rules are tied to files, not names: a tmpfs mounted inside over /dev/shm
+        // is reached through /dev/shm's own directory, which the rule names.
+        let private_shm = Path::new("/dev/shm").is_dir();
+        let hide_run = new_network
+            && nix::unistd::geteuid().is_root()
+            && Path::new("/run").is_dir()
+            && !writable.iter().any(|path| path.starts_with("/run"));
+        let landlock = self.landlock(FsRules {
+            writable: writable.to_vec(),
+            private_shm,
+            deny_tcp: false,
+            unix_sockets_anywhere: !new_network,
+        })?;
+        let seccomp = kernel::seccomp_programs(false).map_err(ExecError::Unavailable)?;
+        let binds = read_only
+            .iter()
+            .filter_map(|path| ReadOnlyBind::new(path))
+            .collect();
+        Ok(Plan::new(
+            new_network,
+            hide_run,
+            private_shm,
+            binds,
+            Lock::new(landlock, seccomp),
+        ))
+    }
+
+    /// Where the kernel refuses namespaces: Landlock and seccomp alone, with TCP and other
+    /// network sockets closed by them instead of by a network namespace.
+    fn fallback_lock(&self, writable: &[PathBuf]) -> Result<Lock, ExecError> {
+        let deny_network = self.network == NetworkAccess::None;
+        let landlock = self.landlock(FsRules {
+            writable: writable.to_vec(),
+            private_shm: false,
+            deny_tcp: deny_network,
+            unix_sockets_anywhere: !deny_network,
+        })?;
+        let seccomp = kernel::seccomp_programs(deny_network).map_err(ExecError::Unavailable)?;
+        Ok(Lock::new(landlock, seccomp))
+    }
+
+    fn landlock(&self, rules: FsRules) -> Result<Option<std::os::fd::OwnedFd>, ExecError> {
+        if self.mode != SandboxMode::Landlock {
+            return Ok(None);
+        }
+        kernel::landlock_ruleset(&rules)
+            .map(Some)
+            .map_err(ExecError::Unavailable)
+    }
+}
+
+/// What the kernel kept a process from writing, for the guard's verdict afterwards.
+#[derive(Debug, Clone)]
+struct Confinement {
+    /// Landlock confined writes to `writable`.
+    file_rules: bool,
+    /// The read-only mounts were made (the process had namespaces of its own).
+    mounts: bool,
+    writable: Vec<PathBuf>,
+    read_only: Vec<PathBuf>,
+}
+
+impl Confinement {
+    fn could_write(&self, path: &Path) -> bool {
+        let resolved = resolve_existing_prefix(path);
+        if self.mounts && self.read_only.iter().any(|ro| resolved.starts_with(ro)) {
+            return false;
+        }
+        if self.file_rules {
+            return self.writable.iter().any(|w| resolved.starts_with(w));
+        }
+        true
+    }
+}
+
+/// `path` with its longest existing prefix resolved (a removed file's folder still resolves).
+fn resolve_existing_prefix(path: &Path) -> PathBuf {
+    let mut rest = Vec::new();
+    let mut current = path;
     loop {
-        match waitpid(init, None) {
-            Ok(status) => {
-                if let Some(code) = exit_code_of(status) {
-                    exit(code);
-                }
+        if let Ok(real) = std::fs::canonicalize(current) {
+            return rest.iter().rev().fold(real, |acc, part| acc.join(part));
+        }
+        match (current.parent(), current.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_os_string());
+                current = parent;
             }
-            Err(Errno::EINTR) => {}
-            Err(_) => exit(SETUP_FAILED),
+            _ => return path.to_path_buf(),
         }
-    }
-}
-
-/// Init: pid 1 of the new namespace. Mounts a `/proc` of its own, starts the command and
-/// reaps everything until the command ends.
-fn init(report: OwnedFd, go: OwnedFd) -> io::Result<()> {
-    let fail = |errno: Errno| -> ! {
-        let code = (errno as i32).to_ne_bytes();
-        let _ = write(&report, &[b'e', code[0], code[1], code[2], code[3]]);
-        exit(SETUP_FAILED)
-    };
-    // Set before waiting, so a keeper killed from here on takes init along; a keeper that died
-    // earlier never says go, and the read below sees the pipe close.
-    if let Err(errno) = nix::sys::prctl::set_pdeathsig(Signal::SIGKILL) {
-        fail(errno);
-    }
-    let mut go_byte = [0u8; 1];
-    if read_full(&go, &mut go_byte) != 1 || go_byte[0] != b'k' {
-        exit(SETUP_FAILED);
-    }
-    if let Err(errno) = nix::sys::prctl::set_dumpable(false) {
-        fail(errno);
-    }
-    let none: Option<&str> = None;
-    if let Err(errno) = mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none) {
-        fail(errno);
-    }
-    let proc_flags = MsFlags::MS_NOSUID | MsFlags::MS_NODEV | MsFlags::MS_NOEXEC;
-    if let Err(errno) = mount(Some("proc"), "/proc", Some("proc"), proc_flags, none) {
-        fail(errno);
-    }
-    // SAFETY: this process has a single thread (it was cloned from one), and both sides of the
-    // fork only make system calls before the child execs.
-    let command = match unsafe { fork() } {
-        Ok(ForkResult::Child) => {
-            // The command dies with init; everything else in the namespace dies with it too.
-            nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(os)?;
-            // Root inside the namespace could unmount the new /proc and see the machine's
-            // processes under it (the user's shell, with a key it exported). Without
-            // CAP_SYS_ADMIN in the bounding set, no exec gets it back, so nothing inside can
-            // mount or unmount; a nested user namespace gets its mounts locked by the kernel.
-            // SAFETY: prctl only takes integers.
-            let dropped = unsafe {
-                libc::prctl(
-                    libc::PR_CAPBSET_DROP,
-                    libc::c_ulong::from(CAP_SYS_ADMIN),
-                    0,
-                    0,
-                    0,
-                )
-            };
-            if dropped != 0 {
-                return Err(io::Error::last_os_error());
-            }
-            return Ok(());
-        }
-        Ok(ForkResult::Parent { child }) => child,
-        Err(errno) => fail(errno),
-    };
-    let _ = write(&report, &[b'r', 0, 0, 0, 0]);
-    drop((report, go));
-    close_all_files();
-    default_signals();
-    loop {
-        match waitpid(None::<Pid>, None) {
-            Ok(status) if status.pid() == Some(command) => {
-                if let Some(code) = exit_code_of(status) {
-                    exit(code);
-                }
-            }
-            Ok(_) | Err(Errno::EINTR) => {}
-            Err(_) => exit(SETUP_FAILED),
-        }
-    }
-}
-
-/// Writes init's id maps from outside its user namespace.
-fn map_ids(plan: &Plan, init: Pid) -> io::Result<()> {
-    let mut path = ProcPath::new(init);
-    if plan.deny_setgroups {
-        write_file(path.file(b"setgroups"), b"deny")?;
-    }
-    write_file(path.file(b"gid_map"), &plan.gid_map)?;
-    write_file(path.file(b"uid_map"), &plan.uid_map)
-}
-
-/// `PR_SET_PDEATHSIG`, then a check that the parent did not die before it took effect.
-pub(super) fn die_with_parent(parent: Pid, signal: Signal) -> io::Result<()> {
-    nix::sys::prctl::set_pdeathsig(signal).map_err(os)?;
-    if getppid() != parent {
-        exit(SETUP_FAILED);
-    }
-    Ok(())
-}
-
-/// The code the keeper and init exit with: the command's own, or 128 + the signal that
-/// killed it, as shells report it.
-pub(super) fn exit_code_of(status: WaitStatus) -> Option<i32> {
-    match status {
-        WaitStatus::Exited(_, code) => Some(code),
-        WaitStatus::Signaled(_, signal, _) => Some(128 + signal as i32),
-        _ => None,
-    }
-}
-
-/// Restores default dispositions for the signals the tool's runtime handles: a keeper or init
-/// must not run the tool's handlers, which write to the tool's own descriptors.
-pub(super) fn default_signals() {
-    for sig in [
-        Signal::SIGINT,
-        Signal::SIGTERM,
-        Signal::SIGHUP,
-        Signal::SIGQUIT,
-        Signal::SIGCHLD,
-    ] {
-        // SAFETY: SIG_DFL installs no handler of ours.
-        let _ = unsafe { signal(sig, SigHandler::SigDfl) };
-    }
-}
-
-/// Closes every descriptor, including std's pipe that reports a failed exec: the tool's
-/// `spawn` waits until every copy of it is closed.
-pub(super) fn close_all_files() {
-    // SAFETY: close_range only takes integers.
-    let closed = unsafe { libc::syscall(libc::SYS_close_range, 0u32, u32::MAX, 0u32) };
-    if closed != 0 {
-        for fd in 0..4096 {
-            // SAFETY: closing a descriptor number this process may not hold is harmless.
-            unsafe { libc::close(fd) };
-        }
-    }
-}
-
-fn read_full(fd: &OwnedFd, buf: &mut [u8]) -> usize {
-    let mut filled = 0;
-    while filled < buf.len() {
-        match read(fd.as_fd(), &mut buf[filled..]) {
-            Ok(0) => break,
-            Ok(n) => filled += n,
-            Err(Errno::EINTR) => {}
-            Err(_) => break,
-        }
-    }
-    filled
-}
-
-fn write_byte(fd: &OwnedFd, byte: u8) -> io::Result<()> {
-    write(fd, &[byte]).map(drop).map_err(os)
-}
-
-fn write_file(path: &std::ffi::CStr, bytes: &[u8]) -> io::Result<()> {
-    let fd = open(path, OFlag::O_WRONLY | OFlag::O_CLOEXEC, Mode::empty()).map_err(os)?;
-    let written = write(&fd, bytes).map_err(os)?;
-    if written != bytes.len() {
-        return Err(io::Error::from_raw_os_error(libc::EIO));
-    }
-    Ok(())
-}
-
-pub(super) fn os(errno: Errno) -> io::Error {
-    io::Error::from_raw_os_error(errno as i32)
-}
-
-pub(super) fn exit(code: i32) -> ! {
-    // SAFETY: _exit ends this process without running the tool's atexit handlers or
-    // flushing its buffers, which belong to the parent.
-    unsafe { libc::_exit(code) }
-}
-
-/// `/proc/<pid>/<file>` built in a stack buffer: nothing may allocate after the fork.
-struct ProcPath {
-    buf: [u8; 64],
-    prefix_len: usize,
-}
-
-impl ProcPath {
-    fn new(pid: Pid) -> ProcPath {
-        let mut buf = [0u8; 64];
-        buf[..6].copy_from_slice(b"/proc/");
-        let mut len = 6;
-        let mut digits = [0u8; 12];
-        let mut count = 0;
-        let mut value = pid.as_raw().unsigned_abs();
-        loop {
-            digits[count] = b'0' + (value % 10) as u8;
-            count += 1;
-            value /= 10;
-            if value == 0 {
-                break;
-            }
-        }
-        for digit in digits[..count].iter().rev() {
-            buf[len] = *digit;
-            len += 1;
-        }
-        buf[len] = b'/';
-        ProcPath {
-            buf,
-            prefix_len: len + 1,
-        }
-    }
-
-    fn file(&mut self, name: &[u8]) -> &std::ffi::CStr {
-        let end = self.prefix_len + name.len();
-        self.buf[self.prefix_len..end].copy_from_slice(name);
-        self.buf[end] = 0;
-        std::ffi::CStr::from_bytes_until_nul(&self.buf[..=end]).unwrap_or_default()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn proc_paths_are_built_without_allocating() {
-        let mut path = ProcPath::new(Pid::from_raw(40213));
-        assert_eq!(path.file(b"uid_map").to_bytes(), b"/proc/40213/uid_map");
-        assert_eq!(path.file(b"gid_map").to_bytes(), b"/proc/40213/gid_map");
-        let mut one = ProcPath::new(Pid::from_raw(1));
-        assert_eq!(one.file(b"setgroups").to_bytes(), b"/proc/1/setgroups");
-    }
-
-    #[test]
-    fn statuses_become_shell_exit_codes() {
-        let pid = Pid::from_raw(7);
-        assert_eq!(exit_code_of(WaitStatus::Exited(pid, 3)), Some(3));
-        assert_eq!(
-            exit_code_of(WaitStatus::Signaled(pid, Signal::SIGKILL, false)),
-            Some(137)
-        );
-        assert_eq!(exit_code_of(WaitStatus::StillAlive), None);
     }
 }

@@ -21,27 +21,29 @@ fn block_on<T>(work: impl std::future::Future<Output = T>) -> T {
         .block_on(work)
 }
 
+/// Runs `command` in the default box (Landlock, namespaces, no network) on `dir`.
 fn run(command: &str, dir: &Path, secs: u64) -> ShellOutput {
-    let timeout = Duration::from_secs(secs);
-    block_on(run_shell_command(
+    block_on(Sandbox::default().run(BoxedCommand {
         command,
-        dir,
-        timeout,
-        &CommandEnv::default(),
-    ))
+        tree: dir,
+        limit: Duration::from_secs(secs),
+        env: &[],
+    }))
     .unwrap()
 }
 
 /// Starts `command` without namespaces, as on a kernel that refuses them (inside a runtime).
 fn spawn_in_group(command: &str, dir: &Path) -> tokio::process::Child {
-    build(
+    let spawn = Spawn {
         command,
         dir,
-        &CommandEnv::default(),
-        Isolation::ProcessGroup,
-    )
-    .spawn()
-    .unwrap()
+        env: &[],
+        scrub: Scrub {
+            hidden: &[],
+            keep: &[],
+        },
+    };
+    build(&spawn, Launch::Reaper(None)).spawn().unwrap()
 }
 
 /// Runs without namespaces, as on a kernel that refuses them.
@@ -229,9 +231,14 @@ fn files_written_inside_keep_their_owner() {
 
 #[test]
 fn secrets_are_scrubbed_from_the_environment() {
-    let env = CommandEnv {
-        set: Vec::new(),
-        hidden: vec!["MY_LLM_KEY_VAR".into()],
+    let hidden = ["MY_LLM_KEY_VAR".to_string()];
+    let keep = [
+        "BUILD_CACHE_TOKEN".to_string(),
+        "MY_LLM_KEY_VAR".to_string(),
+    ];
+    let scrub = Scrub {
+        hidden: &hidden,
+        keep: &keep,
     };
     let current = [
         ("MY_LLM_KEY_VAR", "sk-abcdefgh12345"),
@@ -241,11 +248,15 @@ fn secrets_are_scrubbed_from_the_environment() {
         ("DB_PASSWORD", "x"),
         ("PATH", "/usr/bin"),
         ("KEYBOARD_LAYOUT", "us"),
-        ("MONKEY", "x"),
+        ("npm_config_credential_helper", "x"),
+        ("BUILD_CACHE_TOKEN", "kept-by-the-user"),
+        ("HOME", "/root"),
     ]
     .map(|(k, v)| (OsString::from(k), OsString::from(v)));
-    let mut removed = scrubbed_names(&env, current.into_iter());
+    let mut removed = scrubbed_names(&scrub, current.into_iter());
     removed.sort();
+    // Any name containing KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL, in any case, goes;
+    // tools.keepEnv keeps one of those, but never the key's own variable or a copy of it.
     assert_eq!(
         removed,
         [
@@ -253,7 +264,9 @@ fn secrets_are_scrubbed_from_the_environment() {
             "COPY_OF_IT",
             "DB_PASSWORD",
             "GITHUB_TOKEN",
-            "MY_LLM_KEY_VAR"
+            "KEYBOARD_LAYOUT",
+            "MY_LLM_KEY_VAR",
+            "npm_config_credential_helper",
         ]
         .map(OsString::from)
     );

@@ -182,7 +182,9 @@ pub(super) fn create_branch_if_missing(
     if branch_exists(dir, branch)? {
         return Ok(false);
     }
-    checked(git(dir).args(["branch", "--quiet", branch, head]))?;
+    super::refs::moving_branch(dir, branch, || {
+        checked(git(dir).args(["branch", "--quiet", branch, head]))
+    })?;
     record_base(dir, branch, head)?;
     Ok(true)
 }
@@ -191,6 +193,10 @@ pub(super) fn create_branch_if_missing(
 /// there was nothing to commit. Changes the user staged under `ignore` themselves stay staged and
 /// are committed with the rest; the tool only never stages them on its own.
 pub fn commit_all(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<String>, GitError> {
+    super::refs::moving_head(dir, || commit_all_now(dir, message, ignore))
+}
+
+fn commit_all_now(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<String>, GitError> {
     let ignored = normalize_ignore(dir, ignore)?;
     let pathspecs = whole_repo_pathspecs(&ignored);
     // `git add` fails when a pathspec, even an excluding one, names a path `.gitignore`

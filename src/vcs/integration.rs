@@ -146,7 +146,9 @@ fn commits_touching(
 /// Moves the branch checked out in `dir` forward to `commit` (which must descend from it),
 /// working tree included.
 pub fn fast_forward_checkout(dir: &Path, commit: &str) -> Result<(), GitError> {
-    checked(git(dir).args(["merge", "--ff-only", "--quiet", commit]))?;
+    super::refs::moving_head(dir, || {
+        checked(git(dir).args(["merge", "--ff-only", "--quiet", commit]))
+    })?;
     Ok(())
 }
 
@@ -170,6 +172,18 @@ impl From<GitError> for AdvanceRefused {
 /// branch is moved with a compare-and-swap, so a commit made meanwhile is never lost. Either
 /// way the branch ref changes in one atomic step: a kill leaves it at the old tip or the new.
 pub fn advance_base(
+    repo: &Path,
+    base: &str,
+    old_tip: &str,
+    new_tip: &str,
+    ignore: &[&Path],
+) -> Result<(), AdvanceRefused> {
+    super::refs::moving_branch(repo, base, || {
+        advance_base_now(repo, base, old_tip, new_tip, ignore)
+    })
+}
+
+fn advance_base_now(
     repo: &Path,
     base: &str,
     old_tip: &str,
@@ -243,6 +257,10 @@ pub enum MergeOutcome {
 /// Merges `rev` into the branch checked out in `dir` (always as a merge commit). On a conflict
 /// the merge is left in progress, markers in the files, for the implement agent to resolve.
 pub fn merge_into_checkout(dir: &Path, rev: &str, message: &str) -> Result<MergeOutcome, GitError> {
+    super::refs::moving_head(dir, || merge_into_checkout_now(dir, rev, message))
+}
+
+fn merge_into_checkout_now(dir: &Path, rev: &str, message: &str) -> Result<MergeOutcome, GitError> {
     let head = super::repo::head_commit(dir)?.unwrap_or_default();
     if is_ancestor(dir, rev, &head)? {
         return Ok(MergeOutcome::UpToDate);

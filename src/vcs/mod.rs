@@ -23,6 +23,7 @@ mod command;
 mod diff;
 mod forge;
 mod integration;
+mod refs;
 mod repo;
 #[cfg(test)]
 mod test_support;
@@ -40,6 +41,7 @@ pub use integration::{
     files_with_markers, integrate, is_merged, merge_into_checkout, unmerged_paths, AdvanceRefused,
     Conflict, Integration, MergeOutcome,
 };
+pub use refs::{common_dir, dir_key, restore_ref, tool_refs, RefValues};
 pub use repo::{current_branch, dirty_paths, head_commit, is_repo, toplevel};
 pub use worktrees::{ensure_worktree, list_worktrees, remove_worktree};
 

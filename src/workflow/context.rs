@@ -26,6 +26,8 @@ pub struct Workflow {
     pub terminal: Option<super::prompter::Terminal>,
     /// What the run spent, against `budget.*` (SPEC §14).
     pub spending: Arc<Spending>,
+    /// The box every command an agent can influence runs in, with the run's guard.
+    pub sandbox: crate::exec::Sandbox,
 }
 
 impl Workflow {
@@ -49,5 +51,4 @@ impl Workflow {
     }
 }
 
-/// Where per-story git worktrees live, inside the repository so they stay on the same disk.
-pub const WORKTREES_DIR: &str = ".agentic-sdlc-worktrees";
+pub use crate::config::WORKTREES_DIR;

@@ -121,12 +121,15 @@ async fn integrate_and_test(
             Ok(())
         })
         .await?;
-        if let Some(failure) = review::run_test_command(wf, story.id(), &work.dir, transcript).await
-        {
-            return Ok(Delivery::Rejected {
-                issue: test_issue(&failure, &base, &commit),
-                base,
-            });
+        match review::run_test_command(wf, story.id(), &work.dir, transcript).await {
+            review::TestRun::Passed => {}
+            review::TestRun::Failed(failure) => {
+                return Ok(Delivery::Rejected {
+                    issue: test_issue(&failure, &base, &commit),
+                    base,
+                });
+            }
+            review::TestRun::Refused(why) => return Err(Error::ActionFailed(why)),
         }
         let (root, into, merged, own_paths) = (
             wf.root.clone(),

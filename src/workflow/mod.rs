@@ -10,6 +10,7 @@ pub mod decision;
 pub mod delivery;
 pub mod events;
 pub mod gate;
+pub mod guard;
 pub mod journal;
 pub mod lock;
 pub mod no_progress;

@@ -15,7 +15,7 @@ use crate::board::records::{
 };
 use crate::board::{Phase, Story};
 use crate::error::Result;
-use crate::exec::{head_tail, run_shell_command, CommandEnv};
+use crate::exec::{head_tail, BoxedCommand, ExecError};
 
 /// Bytes of a failing test run that go into the blocker.
 const TEST_OUTPUT_TAIL: usize = 4_000;
@@ -43,7 +43,12 @@ async fn review_work(
     work: &Work,
 ) -> Result<Outcome> {
     let story_id = story.id();
-    if let Some(failure) = run_test_command(wf, story_id, &work.dir, transcript).await {
+    let failure = match run_test_command(wf, story_id, &work.dir, transcript).await {
+        TestRun::Passed => None,
+        TestRun::Failed(failure) => Some(failure),
+        TestRun::Refused(why) => return story_ops::fail(wf, story_id, why, Usage::default()),
+    };
+    if let Some(failure) = failure {
         let issue = ReviewIssue {
             severity: IssueSeverity::Blocker,
             category: "testing".into(),
@@ -104,22 +109,40 @@ async fn review_work(
     }
 }
 
-/// Runs `review.testCommand` in `dir`, when one is set, and describes its failure: what it
-/// printed last, or that it timed out. The review runs it on the story's branch, delivery on
-/// the integrated tree (SPEC §10, §12).
+/// What running `review.testCommand` gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestRun {
+    /// It passed, or none is set.
+    Passed,
+    /// It failed: what it printed last, or that it timed out.
+    Failed(String),
+    /// The box refused it, or it changed what no command may change (put back): the action
+    /// fails, this says why.
+    Refused(String),
+}
+
+/// Runs `review.testCommand` in the box on `dir`, when one is set. The review runs it on the
+/// story's branch, delivery on the integrated tree.
 pub async fn run_test_command(
     wf: &Workflow,
     story_id: &str,
     dir: &std::path::Path,
     transcript: &Transcript,
-) -> Option<String> {
-    let command = wf.config.review.test_command.as_ref()?;
-    let limit = Duration::from_secs(wf.config.review.test_timeout_seconds);
-    let env = CommandEnv {
-        set: vec![("AGENTIC_SDLC_STORY_ID".into(), story_id.to_string())],
-        hidden: vec![wf.config.llm.api_key_env.clone()],
+) -> TestRun {
+    let Some(command) = wf.config.review.test_command.as_ref() else {
+        return TestRun::Passed;
     };
-    let result = run_shell_command(command, dir, limit, &env).await;
+    let limit = Duration::from_secs(wf.config.review.test_timeout_seconds);
+    let env = [("AGENTIC_SDLC_STORY_ID".to_string(), story_id.to_string())];
+    let result = wf
+        .sandbox
+        .run(BoxedCommand {
+            command,
+            tree: dir,
+            limit,
+            env: &env,
+        })
+        .await;
     // JSON a program can read, not a Rust debug string.
     let recorded = match &result {
         Ok(out) => serde_json::json!({"exit_code": out.exit_code, "timed_out": out.timed_out,
@@ -131,19 +154,22 @@ pub async fn run_test_command(
         serde_json::json!({ "command": command, "result": recorded }),
     );
     match result {
-        Ok(out) if out.exit_code == Some(0) => None,
-        Ok(out) if out.timed_out => Some(format!(
+        Ok(out) if out.exit_code == Some(0) => TestRun::Passed,
+        Ok(out) if out.timed_out => TestRun::Failed(format!(
             "Test command `{command}` timed out after {}s\n{}",
             limit.as_secs(),
             head_tail(&out.output, TEST_OUTPUT_TAIL)
         )),
-        Ok(out) => Some(format!(
+        Ok(out) => TestRun::Failed(format!(
             "Test command `{command}` failed (exit {})\n{}",
             out.exit_code
                 .map_or("signal".to_string(), |c| c.to_string()),
             head_tail(&out.output, TEST_OUTPUT_TAIL)
         )),
-        Err(err) => Some(format!("Test command `{command}` could not run: {err}")),
+        Err(err @ (ExecError::Spawn(_) | ExecError::Wait(_))) => {
+            TestRun::Failed(format!("Test command `{command}` could not run: {err}"))
+        }
+        Err(err) => TestRun::Refused(format!("test command `{command}`: {err}")),
     }
 }
 

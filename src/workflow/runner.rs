@@ -22,6 +22,7 @@ use crate::board::validate::dependency_cycles;
 use crate::board::{lookup, store, Board};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
+use crate::exec::{ExecError, Sandbox};
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -32,8 +33,10 @@ pub struct RunRequest {
 
 /// Builds the agents once the run knows it has work, so that `--dry-run` and an empty board
 /// need no API key.
-/// The factory gets the run's budget meter, which every model call must go through.
-pub type AgentFactory = Box<dyn FnOnce(&Project, Arc<dyn CallMeter>) -> Result<Arc<dyn Agents>>>;
+/// The factory gets the run's budget meter, which every model call must go through, and the
+/// run's box, which every command an agent runs must go through.
+pub type AgentFactory =
+    Box<dyn FnOnce(&Project, Arc<dyn CallMeter>, Sandbox) -> Result<Arc<dyn Agents>>>;
 
 /// The actions of an assessment this run may take, in order.
 fn runnable<'a>(
@@ -135,9 +138,14 @@ pub async fn run(
         .concurrency
         .unwrap_or(project.config.concurrency)
         .max(1) as usize;
+    let sandbox = build_sandbox(project).await?;
     let spending = Arc::new(Spending::new(&project.config));
     let meter = ReportingMeter::new(Arc::clone(&spending), events.clone(), spending.price());
-    let agents = agents(project, Arc::new(meter) as Arc<dyn CallMeter>)?;
+    let agents = agents(
+        project,
+        Arc::new(meter) as Arc<dyn CallMeter>,
+        sandbox.clone(),
+    )?;
     events.begin(concurrency);
     // The journal starts with the work: a run that stops at its config or finds nothing to do
     // leaves no file behind.
@@ -158,6 +166,7 @@ pub async fn run(
         integration: tokio::sync::Mutex::new(()),
         terminal: prompter.map(Terminal::new),
         spending,
+        sandbox,
     });
     if !project.config.refinement.enable_circuit_breaker {
         events.emit(RunEvent::Warning {
@@ -182,6 +191,25 @@ pub async fn run(
     };
     let exit_code = run.drive(&mut checkpoint).await?;
     Ok(exit_code)
+}
+
+/// The run's box with its guard, once a boxed `true` showed that this machine can build it
+/// (before anything is spent; docs/security.md, "Where the kernel can't").
+async fn build_sandbox(project: &Project) -> Result<Sandbox> {
+    let config = &project.config;
+    let guard = super::guard::BoardGuard::new(
+        &project.root,
+        &project.board_dir(),
+        config.git.base_branch.as_deref(),
+    );
+    let sandbox = Sandbox::new(&config.tools, &config.llm.api_key_env).with_guard(Arc::new(guard));
+    match sandbox.check(&project.root).await {
+        Ok(()) => Ok(sandbox),
+        Err(ExecError::Unavailable(why)) => Err(Error::Preflight(why)),
+        Err(err) => Err(Error::Preflight(format!(
+            "the box for agent commands cannot be built: {err}"
+        ))),
+    }
 }
 
 /// A run killed in the middle of an action can leave the agent's work uncommitted on a story

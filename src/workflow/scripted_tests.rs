@@ -130,7 +130,7 @@ async fn run_auto_asking(
     agents: Arc<Scripted>,
     prompter: Option<Arc<dyn Prompter>>,
 ) -> crate::error::ExitStatus {
-    let factory: AgentFactory = Box::new(move |_, _| Ok(agents as Arc<dyn Agents>));
+    let factory: AgentFactory = Box::new(move |_, _, _| Ok(agents as Arc<dyn Agents>));
     let request = RunRequest {
         options: RunOptions {
             auto: true,

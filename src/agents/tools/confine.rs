@@ -56,7 +56,7 @@ impl ToolBox {
             .any(|part| is_git_dir(part.as_os_str()))
         {
             return Err(format!(
-                "path '{shown}' is inside .git, which agents may not touch; use run_command with git instead"
+                "path '{shown}' is inside .git, which agents may not touch; agentic-sdlc commits the work itself"
             ));
         }
         if self.in_board(full) {
@@ -68,7 +68,9 @@ impl ToolBox {
     }
 
     pub(super) fn in_board(&self, path: &Path) -> bool {
-        path.starts_with(&self.board_dir) || path.starts_with(&self.canon_board)
+        path.starts_with(&self.board_dir)
+            || path.starts_with(&self.canon_board)
+            || self.protected_dirs.iter().any(|dir| path.starts_with(dir))
     }
 
     /// The path as the model should quote it: relative to the root, `/`-separated.
@@ -87,10 +89,16 @@ impl ToolBox {
     /// `real` is the resolved path, so a link to the config is refused too.
     pub(super) fn check_writable(&self, shown: &str, real: &Path) -> Result<(), String> {
         let real_text = real.to_string_lossy().to_lowercase();
-        if self
-            .protected
-            .iter()
-            .any(|file| file.to_string_lossy().to_lowercase() == real_text)
+        // Any file of that name, at any depth: a config planted in a subfolder would take over
+        // a run started there.
+        let named_like_config = real
+            .file_name()
+            .is_some_and(|name| name.eq_ignore_ascii_case(CONFIG_FILE));
+        if named_like_config
+            || self
+                .protected
+                .iter()
+                .any(|file| file.to_string_lossy().to_lowercase() == real_text)
         {
             return Err(format!(
                 "path '{shown}' is the agentic-sdlc config ({CONFIG_FILE}), which agents may read but not change"

@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-pub use crate::exec::{head_tail, run_shell_command, CommandEnv, ShellOutput, OUTPUT_BUDGET};
+pub use crate::exec::{head_tail, BoxedCommand, Sandbox, ShellOutput, OUTPUT_BUDGET};
 use args::Args;
 
 /// What an agent may do: every agent reads, only implement writes and runs commands.
@@ -145,9 +145,12 @@ pub struct ToolBox {
     canon_board: PathBuf,
     /// Files the tools may read but never write: the project's `.agentic-sdlc.json`.
     protected: Vec<PathBuf>,
+    /// Folders treated like the board: a worktree's copy of it, the worktrees folder.
+    protected_dirs: Vec<PathBuf>,
     access: ToolAccess,
     limits: ToolLimits,
-    env: CommandEnv,
+    /// The box `run_command` runs in.
+    sandbox: Sandbox,
     /// Values (the API key) blanked out of every result, should one ever show up in it.
     secrets: Vec<String>,
 }
@@ -168,16 +171,17 @@ impl ToolBox {
             board_dir,
             canon_board,
             protected,
+            protected_dirs: Vec::new(),
             access,
             limits,
-            env: CommandEnv::default(),
+            sandbox: Sandbox::default(),
             secrets: Vec::new(),
         }
     }
 
-    /// Sets the environment changes `run_command` applies.
-    pub fn with_command_env(mut self, env: CommandEnv) -> Self {
-        self.env = env;
+    /// The box `run_command` runs in (the run's, with its guard).
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        self.sandbox = sandbox;
         self
     }
 
@@ -185,6 +189,14 @@ impl ToolBox {
     /// folder such as a worktree).
     pub fn protect(mut self, file: PathBuf) -> Self {
         self.protected.push(file);
+        self
+    }
+
+    /// Refuses any path inside `folder`, as inside the board.
+    pub fn protect_folder(mut self, folder: PathBuf) -> Self {
+        let canonical = confine::canonicalize_lenient(&folder).unwrap_or_else(|_| folder.clone());
+        self.protected_dirs.push(folder);
+        self.protected_dirs.push(canonical);
         self
     }
 
@@ -293,7 +305,14 @@ impl ToolBox {
             return Err("command must not be empty".to_string().into());
         }
         let limit = self.effective_timeout(args.opt_seconds("timeout_seconds")?);
-        let result = run_shell_command(command, &self.canon_root, limit, &self.env)
+        let result = self
+            .sandbox
+            .run(BoxedCommand {
+                command,
+                tree: &self.canon_root,
+                limit,
+                env: &[],
+            })
             .await
             .map_err(|err| ToolError::Fatal(err.to_string()))?;
         if result.timed_out {

@@ -8,7 +8,7 @@ use crate::agents::{AgentError, GateRequest};
 use crate::board::records::Usage;
 use crate::board::{Phase, Story};
 use crate::config::{GateConfig, Reviewer};
-use crate::exec::{run_shell_command, CommandEnv};
+use crate::exec::BoxedCommand;
 use crate::workflow::context::Workflow;
 use crate::workflow::decision::{parse_decision, GateDecision, ParsedDecision};
 use crate::workflow::prompter::GateQuestion;
@@ -99,25 +99,24 @@ async fn command_gate(
             "cannot write the phase output for the gate command: {e}"
         ))
     })?;
-    let env = CommandEnv {
-        set: vec![
-            ("AGENTIC_SDLC_STORY_ID".into(), story.id().to_string()),
-            ("AGENTIC_SDLC_PHASE".into(), phase.name().to_string()),
-            (
-                "AGENTIC_SDLC_OUTPUT_FILE".into(),
-                file.path().display().to_string(),
-            ),
-        ],
-        hidden: vec![wf.config.llm.api_key_env.clone()],
-    };
-    let result = run_shell_command(
-        command,
-        &wf.root,
-        Duration::from_secs(timeout_seconds),
-        &env,
-    )
-    .await
-    .map_err(|e| AgentError::new(format!("gate command `{command}`: {e}")))?;
+    let env = [
+        ("AGENTIC_SDLC_STORY_ID".to_string(), story.id().to_string()),
+        ("AGENTIC_SDLC_PHASE".to_string(), phase.name().to_string()),
+        (
+            "AGENTIC_SDLC_OUTPUT_FILE".to_string(),
+            file.path().display().to_string(),
+        ),
+    ];
+    let result = wf
+        .sandbox
+        .run(BoxedCommand {
+            command,
+            tree: &wf.root,
+            limit: Duration::from_secs(timeout_seconds),
+            env: &env,
+        })
+        .await
+        .map_err(|e| AgentError::new(format!("gate command `{command}`: {e}")))?;
     let parsed = parse_decision(&result.output);
     if parsed.had_decision_line {
         return Ok(parsed);

@@ -18,7 +18,8 @@ fn spec_defaults() -> serde_json::Value {
                  "maxTokens": 4096, "structuredOutputs": "auto" },
         "phases": {},
         "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
-        "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 },
+        "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120, "sandbox": "landlock",
+                   "network": "none", "keepEnv": [], "writableRoots": [] },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
         "pricing": {}
     })

@@ -95,10 +95,14 @@ async fn a_kill_while_the_merge_is_tested_leaves_main_at_its_old_tip() {
     // Outside the repository, or the run would see it as work left in the tree.
     let signals = tempfile::tempdir().unwrap();
     let started = signals.path().join("tests-started");
-    repo.configure(json!({"review": {
-        // Slow only on the integrated tree, which holds the teammate's file.
-        "testCommand": format!("if [ -f teammate.txt ]; then touch {}; sleep 30; fi", started.display())
-    }}));
+    repo.configure(json!({
+        "review": {
+            // Slow only on the integrated tree, which holds the teammate's file.
+            "testCommand": format!("if [ -f teammate.txt ]; then touch {}; sleep 30; fi", started.display())
+        },
+        // The box lets the test command write there, to say it started.
+        "tools": {"writableRoots": [signals.path()]}
+    }));
     let story = repo.story("Killed in tests", &[]);
     repo.implement_writes(&story, &[("story.txt", "story\n")]);
     repo.run(&["run", "--auto", "--story", &story.id, "--max-actions", "5"])

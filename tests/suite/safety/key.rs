@@ -97,8 +97,24 @@ async fn the_file_tools_refuse_to_write_the_config() {
 }
 
 #[tokio::test]
-async fn a_config_changed_by_a_command_is_reverted_and_fails_the_action() {
+async fn the_box_keeps_a_command_from_changing_the_config() {
     let (p, story) = keyed_project().await;
+    let config = p.env.read(".agentic-sdlc.json");
+    implement_runs(&p, "echo '{}' > .agentic-sdlc.json", "Implemented.");
+
+    let out = run_with_key(&p, &["run", "--story", &story.id, "--step", "implement"]);
+
+    out.success();
+    assert_eq!(p.env.read(".agentic-sdlc.json"), config);
+    let results = results_by_tool(&p.fake.requests_for("implement")[1]);
+    let (_, result) = &results[0];
+    assert!(result.contains("Read-only file system"), "{result}");
+}
+
+#[tokio::test]
+async fn without_the_box_a_config_changed_by_a_command_is_reverted_and_fails_the_action() {
+    let (p, story) = keyed_project().await;
+    p.config(&[("tools.sandbox", "off")]);
     let attacker = FakeLlm::start().await;
     let config = p.env.read(".agentic-sdlc.json");
     let takeover = format!(
