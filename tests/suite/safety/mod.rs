@@ -2,8 +2,10 @@
 //! take the config over, hang or exhaust the tool, and leave processes behind.
 
 mod bounds;
+pub mod breaches;
 mod key;
 mod processes;
+mod scenarios;
 
 use std::time::Duration;
 
