@@ -49,6 +49,9 @@ pub struct StoryMeta {
     pub reviews_complete: bool,
     pub depends_on: Vec<String>,
     pub branch: Option<String>,
+    /// The commit the tool made `branch` from: proof that it made it, and where its history
+    /// must start.
+    pub branch_base: Option<String>,
     pub base_branch: Option<String>,
     pub merged_commit: Option<String>,
     pub pr_url: Option<String>,
@@ -537,6 +540,7 @@ fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
         reviews_complete: front.get("reviews_complete")?.unwrap_or(false),
         depends_on: front.get("depends_on")?.unwrap_or_default(),
         branch: front.get("branch")?,
+        branch_base: front.get("branch_base")?,
         base_branch: front.get("base_branch")?,
         merged_commit: front.get("merged_commit")?,
         pr_url: front.get("pr_url")?,

@@ -16,10 +16,12 @@ pub fn init(printer: &Printer, verbose: bool) {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let live = printer.live().clone();
+    let colour = printer.stderr_color();
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(move || LogLine {
             live: live.clone(),
+            colour,
             text: Vec::new(),
         })
         .with_ansi(printer.stderr_color())
@@ -30,6 +32,8 @@ pub fn init(printer: &Printer, verbose: bool) {
 /// One log event, collected and written whole when the logger lets go of it.
 struct LogLine {
     live: LiveArea,
+    /// The log's own colour codes are kept; any other control character is shown.
+    colour: bool,
     text: Vec<u8>,
 }
 
@@ -49,7 +53,7 @@ impl Drop for LogLine {
         let text = String::from_utf8_lossy(&self.text);
         let text = text.trim_end_matches('\n');
         if !text.is_empty() {
-            self.live.eprintln(text);
+            self.live.eprintln(&super::visible(text, self.colour));
         }
     }
 }

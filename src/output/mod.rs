@@ -7,9 +7,11 @@ mod progress;
 mod prompt;
 mod run_display;
 mod theme;
+mod visible;
 
 pub use printer::{ColorChoice, Printer, Verbosity};
 pub use progress::{LiveArea, LiveLine};
 pub use prompt::TerminalPrompter;
 pub use run_display::{verb, RunDisplay};
 pub use theme::Palette;
+pub use visible::visible;

@@ -4,6 +4,7 @@ use std::io::{IsTerminal, Write};
 
 use super::progress::LiveArea;
 use super::theme::Palette;
+use super::visible::visible;
 use crate::config::Theme;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -111,7 +112,7 @@ impl Printer {
     pub fn out(&self, text: impl AsRef<str>) {
         if !self.json {
             let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "{}", text.as_ref());
+            let _ = writeln!(stdout, "{}", visible(text.as_ref(), self.color));
         }
     }
 
@@ -138,20 +139,20 @@ impl Printer {
     /// Progress for a person, on stderr; hidden by `-q` and in JSON mode.
     pub fn info(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Normal {
-            self.live.eprintln(text.as_ref());
+            self.eprint(text.as_ref());
         }
     }
 
     /// Extra detail shown with `-v`.
     pub fn detail(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Verbose {
-            self.live.eprintln(&self.palette.dim(text.as_ref()));
+            self.eprint(&self.palette.dim(text.as_ref()));
         }
     }
 
     /// A warning always reaches stderr, even with `-q` or `--json`.
     pub fn warn(&self, text: impl AsRef<str>) {
-        self.live.eprintln(&format!(
+        self.eprint(&format!(
             "{} {}",
             self.palette.warn("warning:"),
             text.as_ref()
@@ -159,10 +160,15 @@ impl Printer {
     }
 
     pub fn error(&self, text: impl AsRef<str>) {
-        self.live.eprintln(&format!(
+        self.eprint(&format!(
             "{} {}",
             self.palette.error("error:"),
             text.as_ref()
         ));
+    }
+
+    /// One line on stderr, above the live lines, with outside control characters shown.
+    fn eprint(&self, text: &str) {
+        self.live.eprintln(&visible(text, self.stderr_color));
     }
 }

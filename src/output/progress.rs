@@ -50,7 +50,7 @@ impl LiveArea {
                 .expect("the templates are constants that parse")
                 .tick_strings(&["⟳", "⟲", "⟳", "⟲", "✓"]),
         );
-        bar.set_prefix(prefix);
+        bar.set_prefix(super::visible(&prefix, false).into_owned());
         bar.enable_steady_tick(Duration::from_millis(200));
         Some(LiveLine { bar })
     }
@@ -80,7 +80,8 @@ pub struct LiveLine {
 impl LiveLine {
     /// What follows the elapsed time: tokens, the last tool.
     pub fn set_message(&self, text: String) {
-        self.bar.set_message(text);
+        self.bar
+            .set_message(super::visible(&text, false).into_owned());
     }
 
     /// Removes the line; the event that reports the result prints its own.

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use super::printer::Printer;
 use super::run_display::RunDisplay;
+use super::visible::visible;
 use crate::workflow::prompter::{GateQuestion, Prompter};
 
 pub struct TerminalPrompter {
@@ -36,11 +37,11 @@ fn ask_person(question: &GateQuestion) -> std::io::Result<String> {
         stderr,
         "\n── {} output for \"{}\" ──\n{}\n",
         question.phase,
-        question.title,
-        question.output.trim()
+        visible(&question.title, false),
+        visible(question.output.trim(), false)
     )?;
     if let Some(criteria) = &question.criteria {
-        writeln!(stderr, "Criteria: {criteria}")?;
+        writeln!(stderr, "Criteria: {}", visible(criteria, false))?;
     }
     write!(stderr, "Decision [APPROVE | RETRY: … | RETRY_PREDECESSOR <phase>: … | REJECT: …] (empty = APPROVE): ")?;
     stderr.flush()?;

@@ -13,6 +13,9 @@ pub const BRANCH_PREFIX: &str = "agentic-sdlc/";
 /// Per-branch config key holding the commit a story branch was created from. Git removes the
 /// `branch.<name>` section with the branch, so a recreated branch never inherits a stale base.
 const BASE_KEY: &str = "agentic-base";
+/// Per-branch config key naming the story the tool made the branch for: a branch without it
+/// (a person's, of the same name) is never adopted.
+const STORY_KEY: &str = "agentic-story";
 /// Identity used only when the repository has none, so a commit never fails on a fresh machine.
 pub(super) const FALLBACK_IDENTITY: [&str; 4] = [
     "-c",
@@ -35,6 +38,50 @@ pub fn record_base(dir: &Path, branch: &str, base: &str) -> Result<(), GitError>
 
 pub fn story_branch(slug: &str) -> String {
     format!("{BRANCH_PREFIX}{slug}")
+}
+
+/// The story the tool made `branch` for, if it made it. Branches made before the tool
+/// recorded the story count as made for `legacy_owner` when they carry the tool's base key.
+pub fn branch_owner(
+    dir: &Path,
+    branch: &str,
+    legacy_owner: Option<&str>,
+) -> Result<Option<String>, GitError> {
+    let key = format!("branch.{branch}.{STORY_KEY}");
+    if let Some(owner) = optional(git(dir).args(["config", "--get", &key]))? {
+        return Ok(Some(owner));
+    }
+    let made_by_tool = recorded_base(dir, branch)?.is_some();
+    Ok(legacy_owner.filter(|_| made_by_tool).map(str::to_string))
+}
+
+/// Whether the tool made `branch` (for any story).
+pub fn made_by_tool(dir: &Path, branch: &str) -> Result<bool, GitError> {
+    Ok(branch_owner(dir, branch, None)?.is_some() || recorded_base(dir, branch)?.is_some())
+}
+
+/// A name for a new branch of story `story_id`: `agentic-sdlc/<slug>`, or `-2`, `-3`… when a
+/// branch of that name exists that the tool did not make for this story.
+pub fn free_story_branch(dir: &Path, slug: &str, story_id: &str) -> Result<String, GitError> {
+    for n in 1.. {
+        let name = match n {
+            1 => story_branch(slug),
+            n => story_branch(&format!("{slug}-{n}")),
+        };
+        if !branch_exists(dir, &name)?
+            || branch_owner(dir, &name, None)?.as_deref() == Some(story_id)
+        {
+            return Ok(name);
+        }
+    }
+    unreachable!("some suffix is always free")
+}
+
+/// Records that the tool made `branch` for `story_id`.
+pub fn record_owner(dir: &Path, branch: &str, story_id: &str) -> Result<(), GitError> {
+    let key = format!("branch.{branch}.{STORY_KEY}");
+    checked(git(dir).args(["config", &key, story_id]))?;
+    Ok(())
 }
 
 /// The branch a story's work goes into: `configured` (git.baseBranch) when set, else the branch
@@ -67,8 +114,8 @@ pub fn branch_tip(dir: &Path, branch: &str) -> Result<Option<String>, GitError> 
     optional(git(dir).args(["rev-parse", "--verify", "--quiet", &reference]))
 }
 
-/// Puts the working tree on `agentic-sdlc/<slug>`, creating it from the tip of `base` when
-/// missing (SPEC §12).
+/// Puts the working tree on the story branch `branch`, creating it from the tip of `base` when
+/// missing.
 ///
 /// A switch is refused while there are changes outside `ignore`, because checking out another
 /// branch could carry or clobber the user's unfinished work, and while a merge or rebase the
@@ -76,16 +123,17 @@ pub fn branch_tip(dir: &Path, branch: &str) -> Result<Option<String>, GitError> 
 /// config until [`switch_back`], so a run killed in between can put the user's checkout back.
 pub fn ensure_story_branch(
     dir: &Path,
-    slug: &str,
+    branch: &str,
+    owner: &str,
     base: &str,
     ignore: &[&Path],
 ) -> Result<BranchSwitch, GitError> {
-    let branch = story_branch(slug);
+    let branch = branch.to_string();
     let previous = current_branch(dir)?;
     if previous.as_deref() == Some(branch.as_str()) {
         return Ok(BranchSwitch {
             branch,
-            created: false,
+            created: None,
             previous: None,
         });
     }
@@ -102,7 +150,7 @@ pub fn ensure_story_branch(
     let start = branch_tip(dir, base)?.ok_or_else(|| GitError::BaseMissing {
         branch: base.to_string(),
     })?;
-    let created = create_branch_if_missing(dir, &branch, &start)?;
+    let created = create_branch_if_missing(dir, &branch, owner, &start)?.then_some(start);
     if let Some(previous) = &previous {
         remember_return_branch(dir, previous)?;
     }
@@ -172,11 +220,13 @@ pub fn checkout(dir: &Path, branch: &str) -> Result<(), GitError> {
     Ok(())
 }
 
-/// Creates `branch` at `head` and records `head` as its base, so the story's diff keeps its
-/// starting point across restarts. Returns whether it was created.
+/// Creates `branch` at `head` for story `owner`, and records both: `head` as its base, so the
+/// story's diff keeps its starting point across restarts, and the owner, so only that story
+/// ever adopts it. Returns whether it was created.
 pub(super) fn create_branch_if_missing(
     dir: &Path,
     branch: &str,
+    owner: &str,
     head: &str,
 ) -> Result<bool, GitError> {
     if branch_exists(dir, branch)? {
@@ -186,6 +236,7 @@ pub(super) fn create_branch_if_missing(
         checked(git(dir).args(["branch", "--quiet", branch, head]))
     })?;
     record_base(dir, branch, head)?;
+    record_owner(dir, branch, owner)?;
     Ok(true)
 }
 
@@ -219,7 +270,7 @@ fn commit_all_now(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<
     if !identity_configured(dir)? {
         commit.args(FALLBACK_IDENTITY);
     }
-    // Hooks run: a repository's pre-commit policy applies to the tool as to anyone.
+    // No hooks run (see `command::git`).
     checked(commit.args(["commit", "--quiet", "-m", message]))?;
     head_commit(dir)
 }
@@ -257,12 +308,19 @@ mod tests {
     fn story_branch_is_created_from_the_base_tip_with_its_start_recorded() {
         let dir = repo();
         let head = head_commit(dir.path()).unwrap();
-        let switch = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
+        let switch = ensure_story_branch(
+            dir.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+            &board(),
+        )
+        .unwrap();
         assert_eq!(
             switch,
             BranchSwitch {
                 branch: "agentic-sdlc/dark-mode".into(),
-                created: true,
+                created: Some(head.clone().unwrap()),
                 previous: Some("main".into()),
             }
         );
@@ -277,13 +335,27 @@ mod tests {
             Some("agentic-sdlc/dark-mode")
         );
         // Already on it: nothing happens, and the base survives (it lives in git config).
-        let again = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
-        assert!(!again.created);
+        let again = ensure_story_branch(
+            dir.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+            &board(),
+        )
+        .unwrap();
+        assert_eq!(again.created, None);
         assert_eq!(recorded(dir.path()), head);
         // Back from another branch: the existing branch is checked out, not recreated.
         sh(dir.path(), &["checkout", "-q", "main"]);
-        let back = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
-        assert!(!back.created);
+        let back = ensure_story_branch(
+            dir.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+            &board(),
+        )
+        .unwrap();
+        assert_eq!(back.created, None);
         assert_eq!(recorded(dir.path()), head);
         assert_eq!(
             current_branch(dir.path()).unwrap().as_deref(),
@@ -318,7 +390,14 @@ mod tests {
         sh(dir.path(), &["add", "-A"]);
         sh(dir.path(), &["commit", "-q", "-m", "develop only"]);
         sh(dir.path(), &["checkout", "-q", "main"]);
-        ensure_story_branch(dir.path(), "s", "develop", &board()).unwrap();
+        ensure_story_branch(
+            dir.path(),
+            "agentic-sdlc/s",
+            "story-test",
+            "develop",
+            &board(),
+        )
+        .unwrap();
         assert!(dir.path().join("src/develop.rs").exists());
     }
 
@@ -367,7 +446,8 @@ mod tests {
         write(dir.path(), "src/lib.rs", "fn mine() {}\n");
         sh(dir.path(), &["commit", "-q", "-am", "mine"]);
         let _ = run(git(dir.path()).args(["merge", "other"]));
-        let error = ensure_story_branch(dir.path(), "s", "main", &[]).unwrap_err();
+        let error = ensure_story_branch(dir.path(), "agentic-sdlc/s", "story-test", "main", &[])
+            .unwrap_err();
         assert!(
             error.to_string().contains("a merge is in progress"),
             "{error}"
@@ -379,7 +459,14 @@ mod tests {
     fn story_branch_is_refused_on_a_dirty_tree() {
         let dir = repo();
         write(dir.path(), "src/lib.rs", "fn unsaved_work() {}\n");
-        let error = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap_err();
+        let error = ensure_story_branch(
+            dir.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+            &board(),
+        )
+        .unwrap_err();
         assert!(
             matches!(&error, GitError::DirtyTree { paths, .. } if paths == &["src/lib.rs"]),
             "{error:?}"
@@ -419,8 +506,15 @@ mod tests {
             "# Other\n",
         );
         write(dir.path(), CONFIG, "{\"theme\": \"dark\"}\n");
-        let switch = ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
-        assert!(switch.created);
+        let switch = ensure_story_branch(
+            dir.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+            &board(),
+        )
+        .unwrap();
+        assert!(switch.created.is_some());
         // The board edits came along untouched.
         let story = fs_err::read_to_string(dir.path().join(".agentic-sdlc/backlog/story.md"));
         assert_eq!(story.unwrap(), "# Story\nstatus\n");
@@ -429,7 +523,9 @@ mod tests {
     #[test]
     fn story_branch_needs_a_first_commit() {
         let dir = unborn_repo();
-        let error = ensure_story_branch(dir.path(), "x", "main", &board()).unwrap_err();
+        let error =
+            ensure_story_branch(dir.path(), "agentic-sdlc/x", "story-test", "main", &board())
+                .unwrap_err();
         assert!(matches!(error, GitError::NoCommits { .. }), "{error:?}");
         assert!(error.to_string().contains("no commits yet"));
     }

@@ -21,14 +21,25 @@ pub(super) fn command(program: &str) -> Command {
 
 pub(super) fn git(dir: &Path) -> Command {
     let mut cmd = command("git");
-    cmd.current_dir(dir);
+    // No hooks: they are files of the repository, which an agent may have written (a hooks
+    // folder in the tree, say), and the tool runs outside the box with the key in its memory.
+    // Checks belong in review.testCommand, which runs in the box.
+    cmd.args(NO_HOOKS).current_dir(dir);
     cmd
 }
 
-/// The command line as a person would type it, for error messages.
+const NO_HOOKS: [&str; 2] = ["-c", "core.hooksPath=/dev/null"];
+
+/// The command line as a person would type it, for error messages (without the setting that
+/// every git call gets).
 pub(super) fn describe(cmd: &Command) -> String {
     let mut parts = vec![cmd.get_program().to_string_lossy().into_owned()];
-    for arg in cmd.get_args() {
+    let args: Vec<_> = cmd.get_args().collect();
+    let args = match args.strip_prefix(&NO_HOOKS.map(std::ffi::OsStr::new)[..]) {
+        Some(rest) => rest,
+        None => &args[..],
+    };
+    for arg in args {
         let arg = arg.to_string_lossy();
         if arg.is_empty() || arg.contains(char::is_whitespace) {
             parts.push(format!("{arg:?}"));

@@ -175,7 +175,14 @@ mod tests {
     #[test]
     fn review_diff_covers_the_story_since_its_base_without_the_board() {
         let dir = repo();
-        ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
+        ensure_story_branch(
+            dir.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+            &board(),
+        )
+        .unwrap();
         write(dir.path(), "src/committed.rs", "fn committed() {}\n");
         commit_all(dir.path(), "first step", &board()).unwrap();
         write(dir.path(), "src/lib.rs", "fn one() {}\nfn modified() {}\n");

@@ -111,7 +111,14 @@ mod tests {
         sh(origin.path(), &["init", "-q", "--bare"]);
         let url = origin.path().to_string_lossy().into_owned();
         sh(dir.path(), &["remote", "add", "origin", &url]);
-        ensure_story_branch(dir.path(), "dark-mode", "main", &board()).unwrap();
+        ensure_story_branch(
+            dir.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+            &board(),
+        )
+        .unwrap();
         push_branch(dir.path(), "agentic-sdlc/dark-mode").unwrap();
         let pushed = sh(
             origin.path(),

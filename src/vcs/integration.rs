@@ -118,6 +118,38 @@ pub fn is_merged(dir: &Path, branch: &str, into: &str) -> Result<bool, GitError>
     }
 }
 
+/// The files `story` changes since it forked from `base` (what a merge would bring in).
+pub fn story_changes(dir: &Path, story: &str, base: &str) -> Result<Vec<String>, GitError> {
+    let (Some(story_tip), Some(base_tip)) = (branch_tip(dir, story)?, branch_tip(dir, base)?)
+    else {
+        return Ok(Vec::new());
+    };
+    let Some(fork) = merge_base(dir, &base_tip, &story_tip)? else {
+        return Ok(Vec::new());
+    };
+    changed_files(dir, &fork, &story_tip)
+}
+
+/// Commits on `branch` since `start` that do not descend from `start`: history the tool did not
+/// make there (an unrelated branch merged in, a rewrite). Empty when all is as expected.
+pub fn commits_not_from(dir: &Path, start: &str, branch: &str) -> Result<Vec<String>, GitError> {
+    let range = format!("{start}..refs/heads/{branch}");
+    let all = checked(git(dir).args(["rev-list", &range]))?;
+    let descendants = checked(git(dir).args(["rev-list", "--ancestry-path", &range]))?;
+    let descendants = text(&descendants.stdout);
+    let descendants: Vec<&str> = descendants.lines().collect();
+    Ok(text(&all.stdout)
+        .lines()
+        .filter(|commit| !descendants.contains(commit))
+        .map(str::to_string)
+        .collect())
+}
+
+/// Whether `descendant` holds `ancestor` (or is it).
+pub fn descends_from(dir: &Path, ancestor: &str, descendant: &str) -> Result<bool, GitError> {
+    is_ancestor(dir, ancestor, descendant)
+}
+
 fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> Result<bool, GitError> {
     let answer = optional(git(dir).args(["merge-base", "--is-ancestor", ancestor, descendant]))?;
     Ok(answer.is_some())

@@ -30,16 +30,17 @@ mod test_support;
 mod worktrees;
 
 pub use branches::{
-    branch_tip, checkout, commit_all, ensure_story_branch, operation_in_progress, record_base,
-    recorded_base, refuse_operation_in_progress, remembered_return_branch, resolve_base,
-    story_branch, switch_back, BRANCH_PREFIX,
+    branch_owner, branch_tip, checkout, commit_all, ensure_story_branch, free_story_branch,
+    made_by_tool, operation_in_progress, record_base, record_owner, recorded_base,
+    refuse_operation_in_progress, remembered_return_branch, resolve_base, story_branch,
+    switch_back, BRANCH_PREFIX,
 };
 pub use diff::diff_for_review;
 pub use forge::{create_pull_request, gh_available, push_branch};
 pub use integration::{
-    abort_merge, advance_base, checkouts, commits_behind, fast_forward_checkout,
-    files_with_markers, integrate, is_merged, merge_into_checkout, unmerged_paths, AdvanceRefused,
-    Conflict, Integration, MergeOutcome,
+    abort_merge, advance_base, checkouts, commits_behind, commits_not_from, descends_from,
+    fast_forward_checkout, files_with_markers, integrate, is_merged, merge_into_checkout,
+    story_changes, unmerged_paths, AdvanceRefused, Conflict, Integration, MergeOutcome,
 };
 pub use refs::{common_dir, dir_key, restore_ref, tool_refs, RefValues};
 pub use repo::{current_branch, dirty_paths, head_commit, is_repo, toplevel};
@@ -156,8 +157,8 @@ fn listed(paths: &[String]) -> String {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BranchSwitch {
     pub branch: String,
-    /// The branch did not exist and was created from the base's tip.
-    pub created: bool,
+    /// The branch did not exist and was created from the base's tip: that commit.
+    pub created: Option<String>,
     /// The branch the tree was on before the switch (`None` when it already was on the story
     /// branch, or HEAD was detached), so the caller can go back to it.
     pub previous: Option<String>,

@@ -2,7 +2,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::branches::{branch_tip, create_branch_if_missing, story_branch};
+use super::branches::{branch_tip, create_branch_if_missing, BRANCH_PREFIX};
 use super::command::{checked, git};
 use super::repo::{head_commit, is_repo};
 use super::GitError;
@@ -13,19 +13,22 @@ pub(super) struct WorktreeEntry {
     pub(super) branch: Option<String>,
 }
 
-/// Gives the story its own working tree at `<worktrees_dir>/<slug>` on `agentic-sdlc/<slug>`,
-/// so parallel implement actions do not share files. A relative `worktrees_dir` is taken from
-/// `repo`. An existing worktree of this repository on that branch is reused.
+/// Gives the story its own working tree at `<worktrees_dir>/<name>` on the story branch
+/// `agentic-sdlc/<name>`, so parallel implement actions do not share files. A relative
+/// `worktrees_dir` is taken from `repo`. An existing worktree of this repository on that branch
+/// is reused. Returns the tree, and the commit the branch was made from when it was made now.
 pub fn ensure_worktree(
     repo: &Path,
     worktrees_dir: &Path,
-    slug: &str,
+    branch: &str,
+    owner: &str,
     base: &str,
-) -> Result<PathBuf, GitError> {
-    let branch = story_branch(slug);
-    let path = absolute(&repo.join(worktrees_dir).join(slug))?;
+) -> Result<(PathBuf, Option<String>), GitError> {
+    let name = branch.strip_prefix(BRANCH_PREFIX).unwrap_or(branch);
+    let branch = branch.to_string();
+    let path = absolute(&repo.join(worktrees_dir).join(name))?;
     if path.exists() {
-        return reuse_worktree(repo, path, branch);
+        return Ok((reuse_worktree(repo, path, branch)?, None));
     }
     if head_commit(repo)?.is_none() {
         return Err(GitError::NoCommits {
@@ -37,14 +40,14 @@ pub fn ensure_worktree(
     })?;
     // A worktree folder deleted by hand stays registered and would block `worktree add`.
     checked(git(repo).args(["worktree", "prune"]))?;
-    create_branch_if_missing(repo, &branch, &start)?;
+    let created = create_branch_if_missing(repo, &branch, owner, &start)?.then_some(start);
     checked(
         git(repo)
             .args(["worktree", "add", "--quiet"])
             .arg(&path)
             .arg(&branch),
     )?;
-    Ok(path)
+    Ok((path, created))
 }
 
 pub(super) fn reuse_worktree(
@@ -129,7 +132,15 @@ mod tests {
     fn worktrees_are_created_reused_listed_and_removed() {
         let dir = repo();
         let trees = tempfile::tempdir().unwrap();
-        let path = ensure_worktree(dir.path(), trees.path(), "dark-mode", "main").unwrap();
+        let path = ensure_worktree(
+            dir.path(),
+            trees.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+        )
+        .unwrap()
+        .0;
         assert_eq!(path, trees.path().join("dark-mode"));
         assert!(path.join("src/lib.rs").exists());
         assert_eq!(
@@ -142,7 +153,15 @@ mod tests {
         assert_eq!(current_branch(dir.path()).unwrap().as_deref(), Some("main"));
 
         write(&path, "src/wip.rs", "work in progress\n");
-        let reused = ensure_worktree(dir.path(), trees.path(), "dark-mode", "main").unwrap();
+        let reused = ensure_worktree(
+            dir.path(),
+            trees.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+        )
+        .unwrap()
+        .0;
         assert_eq!(reused, path);
         assert!(path.join("src/wip.rs").exists(), "reuse must keep the work");
 
@@ -159,7 +178,15 @@ mod tests {
         assert_eq!(list_worktrees(dir.path()).unwrap().len(), 1);
         remove_worktree(dir.path(), &path).unwrap(); // already gone: fine
                                                      // The branch, and so the committed work, is kept; a new worktree picks it up again.
-        let again = ensure_worktree(dir.path(), trees.path(), "dark-mode", "main").unwrap();
+        let again = ensure_worktree(
+            dir.path(),
+            trees.path(),
+            "agentic-sdlc/dark-mode",
+            "story-test",
+            "main",
+        )
+        .unwrap()
+        .0;
         assert_eq!(
             current_branch(&again).unwrap().as_deref(),
             Some("agentic-sdlc/dark-mode")
@@ -170,9 +197,25 @@ mod tests {
     fn worktree_folder_deleted_by_hand_is_recreated() {
         let dir = repo();
         let trees = tempfile::tempdir().unwrap();
-        let path = ensure_worktree(dir.path(), trees.path(), "a", "main").unwrap();
+        let path = ensure_worktree(
+            dir.path(),
+            trees.path(),
+            "agentic-sdlc/a",
+            "story-test",
+            "main",
+        )
+        .unwrap()
+        .0;
         fs_err::remove_dir_all(&path).unwrap();
-        let again = ensure_worktree(dir.path(), trees.path(), "a", "main").unwrap();
+        let again = ensure_worktree(
+            dir.path(),
+            trees.path(),
+            "agentic-sdlc/a",
+            "story-test",
+            "main",
+        )
+        .unwrap()
+        .0;
         assert!(is_repo(&again));
     }
 
@@ -181,7 +224,14 @@ mod tests {
         let dir = repo();
         let trees = tempfile::tempdir().unwrap();
         write(trees.path(), "taken/file.txt", "mine\n");
-        let error = ensure_worktree(dir.path(), trees.path(), "taken", "main").unwrap_err();
+        let error = ensure_worktree(
+            dir.path(),
+            trees.path(),
+            "agentic-sdlc/taken",
+            "story-test",
+            "main",
+        )
+        .unwrap_err();
         assert!(
             matches!(error, GitError::WorktreePathTaken { .. }),
             "{error:?}"

@@ -89,6 +89,16 @@ pub struct Waiting {
 pub struct Assessment {
     pub actions: Vec<Action>,
     pub waiting: Vec<Waiting>,
+    /// Ids that more than one story file carries: none of those stories gets an action.
+    #[serde(skip)]
+    pub duplicate_ids: Vec<DuplicateId>,
+}
+
+/// One id carried by several story files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DuplicateId {
+    pub id: String,
+    pub paths: Vec<std::path::PathBuf>,
 }
 
 /// The parts of the config the assessor's rules depend on (SPEC §6, §12).
@@ -121,11 +131,39 @@ pub fn assess(board: &Board, policy: Policy) -> Assessment {
     // made assessing a large board quadratic. The first story with an id wins, as in
     // `Board::get` (duplicates are a validation error).
     let mut by_id: HashMap<&str, &StorySummary> = HashMap::with_capacity(board.stories.len());
+    let mut shared: HashMap<&str, Vec<&StorySummary>> = HashMap::new();
     for story in &board.stories {
-        by_id.entry(story.id()).or_insert(story);
+        if let Some(first) = by_id.get(story.id()) {
+            shared
+                .entry(story.id())
+                .or_insert_with(|| vec![first])
+                .push(story);
+        } else {
+            by_id.insert(story.id(), story);
+        }
     }
+    for (id, stories) in &shared {
+        assessment.duplicate_ids.push(DuplicateId {
+            id: id.to_string(),
+            paths: stories.iter().map(|s| s.path.clone()).collect(),
+        });
+    }
+    assessment.duplicate_ids.sort_by(|a, b| a.id.cmp(&b.id));
     for story in &board.stories {
         if matches!(story.column, Column::Done | Column::Blocked) {
+            continue;
+        }
+        if shared.contains_key(story.id()) {
+            // Which file is the story? Acting on either could undo the other; a person decides.
+            assessment.waiting.push(Waiting {
+                story_id: story.id().to_string(),
+                slug: story.slug.clone(),
+                reason: format!(
+                    "another story file has the same id {}; give one of them a new id (`agentic-sdlc validate` lists them)",
+                    story.id()
+                ),
+                on: Vec::new(),
+            });
             continue;
         }
         match next_for(story, &by_id, policy) {

@@ -37,6 +37,10 @@ pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         Ok(work) => work,
         Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
     };
+    let work = match deliverable(wf, &story, work, "merge").await? {
+        Ok(work) => work,
+        Err(outcome) => return Ok(outcome),
+    };
     let delivered = integrate_and_test(wf, &story, &work, &transcript).await;
     workspace::release(wf, work).await;
     match delivered {
@@ -50,6 +54,97 @@ pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         Ok(Delivery::Rejected { issue, base }) => send_back(wf, story_id, issue, &base),
         Err(err) => story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
     }
+}
+
+/// Why the story's branch must not be merged, if it must not: it adds or changes a config or
+/// anything in a board folder, or its history does not start where the tool made the branch
+/// (docs/design.md §16, "What is merged").
+/// `deed` says what was refused ("merge", "open a pull request for").
+async fn refusal(
+    wf: &Workflow,
+    story: &Story,
+    work: &Work,
+    deed: &'static str,
+) -> Result<Option<String>> {
+    let (Some(branch), Some(base)) = (work.branch.clone(), work.base.clone()) else {
+        return Ok(None);
+    };
+    let root = wf.root.clone();
+    let board = wf.config.sdlc_folder.clone();
+    let start = story.meta.branch_base.clone();
+    off_the_runtime(move || {
+        let forbidden: Vec<String> = git::story_changes(&root, &branch, &base)?
+            .into_iter()
+            .filter(|path| forbidden_in_a_story(path, &board))
+            .collect();
+        if !forbidden.is_empty() {
+            return Ok(Some(format!(
+                "Refused to {deed} {branch}: it changes {}, which no story's work may change (the config and the board belong to agentic-sdlc)",
+                forbidden.join(", ")
+            )));
+        }
+        let Some(start) = start else {
+            return Ok(None);
+        };
+        if !git::descends_from(&root, &start, &branch)? {
+            return Ok(Some(format!(
+                "Refused to {deed} {branch}: it no longer starts at {start:.7}, where agentic-sdlc made it (its history was rewritten)"
+            )));
+        }
+        let foreign = git::commits_not_from(&root, &start, &branch)?;
+        if !foreign.is_empty() {
+            let shown: Vec<String> = foreign.iter().take(5).map(|c| format!("{c:.7}")).collect();
+            return Ok(Some(format!(
+                "Refused to {deed} {branch}: it holds commits that do not build on {start:.7}, where agentic-sdlc made it ({})",
+                shown.join(", ")
+            )));
+        }
+        Ok(None)
+    })
+    .await
+}
+
+/// Whether `path` (relative to the repository) is one no story may add or change: a config
+/// file at any depth, or anything in the board folder, in a folder named like the default
+/// board, or in the worktrees folder.
+fn forbidden_in_a_story(path: &str, board: &str) -> bool {
+    let board = board.trim_end_matches('/');
+    let components: Vec<&str> = path.split('/').collect();
+    components.last() == Some(&crate::config::CONFIG_FILE)
+        || path.starts_with(&format!("{board}/"))
+        || components[..components.len().saturating_sub(1)]
+            .iter()
+            .any(|part| *part == ".agentic-sdlc" || *part == crate::config::WORKTREES_DIR)
+}
+
+/// The work back when it may be delivered; else the tree is let go and the story blocked
+/// for a person (or, when the check itself failed, the action failed).
+async fn deliverable(
+    wf: &Workflow,
+    story: &Story,
+    work: Work,
+    deed: &'static str,
+) -> Result<std::result::Result<Work, Outcome>> {
+    let checked = refusal(wf, story, &work, deed).await;
+    if let Ok(None) = checked {
+        return Ok(Ok(work));
+    }
+    workspace::release(wf, work).await;
+    let outcome = match checked {
+        Ok(Some(reason)) => {
+            wf.board.update(story.id(), |story| {
+                story_ops::block(story, &reason);
+                Ok(())
+            })?;
+            Outcome::Blocked {
+                reason,
+                stop: super::outcome::Stop::Refused,
+            }
+        }
+        Err(err) => story_ops::fail(wf, story.id(), err.to_string(), Usage::default())?,
+        Ok(None) => unreachable!("handled above"),
+    };
+    Ok(Err(outcome))
 }
 
 enum Delivery {
@@ -272,6 +367,10 @@ pub async fn create_pr(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         Ok(work) => work,
         Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
     };
+    let work = match deliverable(wf, &story, work, "open a pull request for").await? {
+        Ok(work) => work,
+        Err(outcome) => return Ok(outcome),
+    };
     let title = story.meta.title.clone();
     let body = format!(
         "{}\n\n## Acceptance Criteria\n{}\n\n---\nOpened by agentic-sdlc for story {story_id}.",
@@ -344,4 +443,27 @@ async fn skip_pr(wf: &Workflow, story: &Story, why: &str) -> Result<Outcome> {
     Ok(Outcome::Completed(format!(
         "no pull request ({why}); moved to done"
     )))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forbidden_in_a_story;
+
+    #[test]
+    fn configs_and_boards_are_forbidden_at_any_depth() {
+        for (path, forbidden) in [
+            (".agentic-sdlc.json", true),
+            ("src/.agentic-sdlc.json", true),
+            ("stories/ready/x.md", true),
+            (".agentic-sdlc/backlog/evil.md", true),
+            ("src/.agentic-sdlc/backlog/evil.md", true),
+            (".agentic-sdlc-worktrees/x/file", true),
+            ("src/stories/x.rs", false),
+            ("src/agentic-sdlc.json", false),
+            ("docs/.agentic-sdlc.json.md", false),
+            ("README.md", false),
+        ] {
+            assert_eq!(forbidden_in_a_story(path, "stories"), forbidden, "{path}");
+        }
+    }
 }

@@ -16,6 +16,9 @@ pub enum Stop {
     Budget,
     /// The story repeated itself (SPEC §14): go on with other stories, exit 3 at the end.
     NoProgress,
+    /// Its work may not be merged (it changes the config or a board, or its history is not the
+    /// tool's): go on with other stories, exit 3 at the end.
+    Refused,
 }
 
 #[derive(Debug, Clone, PartialEq)]

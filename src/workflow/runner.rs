@@ -188,6 +188,7 @@ pub async fn run(
         failed: 0,
         stop: None,
         needs_person: None,
+        duplicates_seen: HashSet::new(),
     };
     let exit_code = run.drive(&mut checkpoint).await?;
     Ok(exit_code)
@@ -301,6 +302,8 @@ struct Loop {
     /// Why the run ends with exit 3 once it is done: the first story newly blocked for a
     /// person (a REJECT, its budget, no progress).
     needs_person: Option<String>,
+    /// Ids shared by several story files that the run has warned about, once each.
+    duplicates_seen: HashSet<String>,
 }
 
 impl Loop {
@@ -383,6 +386,24 @@ impl Loop {
 
     fn start_actions(&mut self, board: &Board, checkpoint: &mut Checkpoint) -> Result<()> {
         let assessment = assess(board, Policy::from_config(&self.wf.config));
+        for duplicate in &assessment.duplicate_ids {
+            if self.duplicates_seen.insert(duplicate.id.clone()) {
+                let paths: Vec<String> = duplicate
+                    .paths
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                self.wf.events.emit(RunEvent::Warning {
+                    story_id: Some(duplicate.id.clone()),
+                    message: format!(
+                        "{} story files share the id {}: {}; neither is run until one gets a new id",
+                        paths.len(),
+                        duplicate.id,
+                        paths.join(", ")
+                    ),
+                });
+            }
+        }
         let mut skip: HashSet<String> = self.parked.clone();
         skip.extend(self.running.keys().cloned());
         let candidates: Vec<Action> = runnable(&assessment, &self.options, &skip)
@@ -483,7 +504,7 @@ impl Loop {
                                 .to_string()
                         });
                     }
-                    Stop::Budget | Stop::NoProgress => {
+                    Stop::Budget | Stop::NoProgress | Stop::Refused => {
                         self.needs_person.get_or_insert_with(|| {
                             format!(
                                 "Stopped for a person: {} is blocked ({reason})",

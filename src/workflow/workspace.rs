@@ -27,6 +27,8 @@ pub struct Work {
     /// The branch the shared tree was on before the story's branch was checked out; `release`
     /// goes back to it, so the user's checkout is left as it was found.
     return_to: Option<String>,
+    /// The commit the story's branch was made from, when this action made it.
+    pub branch_base: Option<String>,
     _turn: Option<OwnedMutexGuard<()>>,
 }
 
@@ -80,6 +82,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
         base: None,
         conflicts: Vec::new(),
         return_to: None,
+        branch_base: None,
         _turn: None,
     };
     if purpose == Purpose::Read {
@@ -94,8 +97,10 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
     }
     let plan = BranchPlan {
         root: wf.root.clone(),
+        story_id: story.id().to_string(),
         slug: story.slug.clone(),
         recorded_branch: story.meta.branch.clone(),
+        recorded_branch_base: story.meta.branch_base.clone(),
         recorded_base: story.meta.base_branch.clone(),
         configured_base: wf.config.git.base_branch.clone(),
         integrate: wf.config.git.integrate,
@@ -110,6 +115,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
     work.base = Some(checkout.base);
     work.conflicts = checkout.conflicts;
     work.return_to = checkout.return_to;
+    work.branch_base = checkout.created_from;
     Ok(work)
 }
 
@@ -131,8 +137,10 @@ fn dependency_branches(wf: &Workflow, story: &Story) -> Vec<String> {
 /// Everything `prepare` needs to know, owned, so the git work can run on a blocking thread.
 struct BranchPlan {
     root: PathBuf,
+    story_id: String,
     slug: String,
     recorded_branch: Option<String>,
+    recorded_branch_base: Option<String>,
     recorded_base: Option<String>,
     configured_base: Option<String>,
     integrate: Integrate,
@@ -148,12 +156,14 @@ struct Checkout {
     base: String,
     conflicts: Vec<String>,
     return_to: Option<String>,
+    /// The branch was made now, from this commit.
+    created_from: Option<String>,
 }
 
 impl BranchPlan {
     fn check_out(self) -> Result<Checkout> {
         let root = &self.root;
-        let branch = git::story_branch(&self.slug);
+        let branch = self.choose_branch()?;
         let exists = git::branch_tip(root, &branch)?.is_some();
         if !exists && self.purpose == Purpose::Inspect && self.recorded_branch.is_some() {
             return Err(git::GitError::StoryBranchMissing { branch }.into());
@@ -163,16 +173,18 @@ impl BranchPlan {
             None => git::resolve_base(root, self.configured_base.as_deref())?,
         };
         let ignore: Vec<&Path> = self.own_paths.iter().map(PathBuf::as_path).collect();
-        let (dir, return_to) = match &self.worktrees {
+        let (dir, return_to, created_from) = match &self.worktrees {
             Some(worktrees) => {
                 let _admin = worktree_admin_turn();
                 exclude_from_git(root, worktrees);
-                let dir = git::ensure_worktree(root, worktrees, &self.slug, &base)?;
-                (dir, None)
+                let (dir, created) =
+                    git::ensure_worktree(root, worktrees, &branch, &self.story_id, &base)?;
+                (dir, None, created)
             }
             None => {
-                let switch = git::ensure_story_branch(root, &self.slug, &base, &ignore)?;
-                (root.clone(), switch.previous)
+                let switch =
+                    git::ensure_story_branch(root, &branch, &self.story_id, &base, &ignore)?;
+                (root.clone(), switch.previous, switch.created)
             }
         };
         let mut checkout = Checkout {
@@ -181,6 +193,7 @@ impl BranchPlan {
             base,
             conflicts: Vec::new(),
             return_to,
+            created_from,
         };
         if self.purpose == Purpose::Implement {
             if let Err(err) = self.take_in_finished_work(&mut checkout, exists) {
@@ -192,6 +205,36 @@ impl BranchPlan {
             }
         }
         Ok(checkout)
+    }
+
+    /// The story's branch: the one recorded in the story when the tool made it for this story
+    /// (and its history still starts where it was made), else a name no branch has yet:
+    /// `agentic-sdlc/<slug>`, then `-2`, `-3`… A person's branch of the same name is never
+    /// adopted.
+    fn choose_branch(&self) -> Result<String> {
+        let root = &self.root;
+        if let Some(recorded) = &self.recorded_branch {
+            if git::branch_tip(root, recorded)?.is_none() {
+                return Ok(recorded.clone());
+            }
+            let owner = git::branch_owner(root, recorded, Some(&self.story_id))?;
+            if owner.as_deref() == Some(self.story_id.as_str()) {
+                if let Some(start) = &self.recorded_branch_base {
+                    if !git::descends_from(root, start, recorded)? {
+                        return Err(Error::ActionFailed(format!(
+                            "{recorded} no longer starts at {start:.7}, where agentic-sdlc made it: its history was rewritten outside the tool, so it is not used\nHint: look at the branch; to start the story over, delete the branch and remove `branch` and `branch_base` from the story"
+                        )));
+                    }
+                }
+                return Ok(recorded.clone());
+            }
+            if self.purpose == Purpose::Inspect {
+                return Err(Error::ActionFailed(format!(
+                    "{recorded} was not made by agentic-sdlc for this story, so its work is not reviewed or merged\nHint: remove `branch` from the story to let implement start a branch of its own"
+                )));
+            }
+        }
+        Ok(git::free_story_branch(root, &self.slug, &self.story_id)?)
     }
 
     /// Brings into the story's branch the finished work it must build on: the base's latest
@@ -240,13 +283,17 @@ impl BranchPlan {
     }
 }
 
-/// Records where the story's implementation lives: its branch and the branch it goes into.
+/// Records where the story's implementation lives: its branch, the commit the tool made it
+/// from, and the branch it goes into.
 pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> Result<()> {
     if work.branch.is_none() {
         return Ok(());
     }
     wf.board.update(story_id, |story| {
         story.set_opt("branch", work.branch.as_ref());
+        if work.branch_base.is_some() {
+            story.set_opt("branch_base", work.branch_base.as_ref());
+        }
         story.set_opt("base_branch", work.base.as_ref());
         Ok(())
     })?;
@@ -359,7 +406,11 @@ pub async fn cleanup(wf: &Workflow, story: &Story) {
     if !uses_worktrees(wf) {
         return;
     }
-    let path = wf.worktrees_dir().join(&story.slug);
+    let Some(branch) = &story.meta.branch else {
+        return;
+    };
+    let name = branch.strip_prefix(git::BRANCH_PREFIX).unwrap_or(branch);
+    let path = wf.worktrees_dir().join(name);
     if !path.exists() {
         return;
     }
@@ -393,10 +444,27 @@ pub fn recover_interrupted(root: &Path, board_dir: &Path, config: &Config) -> Ve
         Ok(checkouts) => checkouts,
         Err(err) => return vec![format!("could not list the repository's checkouts: {err}")],
     };
+    let worktrees = root.join(super::context::WORKTREES_DIR);
+    let switched_by_tool = git::remembered_return_branch(root).ok().flatten().is_some();
     for (dir, branch) in checkouts {
         let Some(branch) = branch.filter(|b| b.starts_with(git::BRANCH_PREFIX)) else {
             continue;
         };
+        // Only the tool's own: a worktree in its folder, or the user's checkout while the tool
+        // had switched it, and a branch it made. A person working on a branch of that name
+        // keeps their uncommitted files to themselves.
+        let tools_tree = if dir_is(&dir, root) {
+            switched_by_tool
+        } else {
+            fs_err::canonicalize(&dir)
+                .ok()
+                .zip(fs_err::canonicalize(&worktrees).ok())
+                .is_some_and(|(dir, folder)| dir.starts_with(folder))
+        };
+        let tools_branch = git::made_by_tool(root, &branch).unwrap_or(false);
+        if !tools_tree || !tools_branch {
+            continue;
+        }
         let slug = &branch[git::BRANCH_PREFIX.len()..];
         let logs = board_dir.join("logs").join(format!("recovered-{slug}"));
         match save_leftover_work(&dir, &branch, &ignore, &logs) {
