@@ -26,6 +26,7 @@ pub const NOBODY: u32 = 65534;
 
 /// The users to attack as: root and nobody when the suite runs as root, else the suite's own
 /// user only (it cannot switch).
+#[allow(clippy::print_stderr)] // a narrowed test says why
 pub fn everyone() -> Vec<Who> {
     let can_switch = nix::unistd::geteuid().is_root() && Path::new("/usr/bin/setpriv").exists();
     if !can_switch {
@@ -39,6 +40,7 @@ pub fn everyone() -> Vec<Who> {
 }
 
 /// Whether this kernel lacks Landlock; says so, so that a skipped test shows why.
+#[allow(clippy::print_stderr)] // a skipped test says why
 pub fn landlock_missing() -> bool {
     // SAFETY: a null attribute with size 0 and the VERSION flag only returns a number.
     let abi = unsafe {
