@@ -3,6 +3,7 @@
 
 mod faults;
 mod merge;
+mod ownership;
 mod pull_requests;
 mod recovery;
 mod rework;

@@ -2,7 +2,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::{columns, front_json, wait_until};
+use super::{columns, front_json, requests_about, wait_until};
 use crate::suite::common::{finish, TestEnv};
 use crate::suite::fake_llm::FakeLlm;
 
@@ -169,4 +169,38 @@ async fn a_story_broken_by_hand_during_a_run_is_named_and_left_alone() {
         2,
         "the broken story takes no further action"
     );
+}
+
+#[tokio::test]
+async fn two_files_with_one_id_are_not_run_and_never_looped_on() {
+    let env = TestEnv::init();
+    let llm = FakeLlm::start().await;
+    let (_, twin, path) = env.add("Twin story", &["--priority", "10"]);
+    let (_, _, _) = env.add("Other story", &["--priority", "20"]);
+    // One `cp` by hand (or by an agent, before the box) makes a second file with the same id.
+    let copy = path.with_file_name(format!("{twin}-copy.md"));
+    std::fs::copy(&path, &copy).unwrap();
+
+    let out = env.run_with_llm(&llm, &["run", "--auto"]);
+
+    assert!(
+        requests_about(&llm, "Twin story").is_empty(),
+        "a story with a shared id was run"
+    );
+    assert!(
+        !requests_about(&llm, "Other story").is_empty(),
+        "{}",
+        out.stderr
+    );
+    let warnings = out.stderr.matches("share the id").count();
+    assert_eq!(warnings, 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains(&format!("{twin}-copy.md")),
+        "{}",
+        out.stderr
+    );
+    // Both files are as they were.
+    assert_eq!(std::fs::read(&path).unwrap(), std::fs::read(&copy).unwrap());
+    let status = env.run(&["status"]);
+    assert!(status.stdout.contains("same id"), "{}", status.stdout);
 }

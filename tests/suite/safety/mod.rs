@@ -4,6 +4,7 @@
 mod bounds;
 pub mod breaches;
 mod key;
+mod outside_text;
 mod processes;
 mod scenarios;
 

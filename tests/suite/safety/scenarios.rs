@@ -6,6 +6,7 @@ use serde_json::json;
 use super::breaches::{attacked_project, everyone, landlock_missing, run_as, Who};
 use super::implement_runs;
 use crate::suite::agents_e2e::results_by_tool;
+use crate::suite::common::outcome;
 use crate::suite::fake_llm::{FakeLlm, Reply};
 
 #[tokio::test]
@@ -139,4 +140,30 @@ async fn a_config_planted_in_a_subfolder_is_refused_and_removed() {
         .iter()
         .all(|s| s["slug"] != "evil"));
     assert!(attacker.requests().is_empty());
+}
+
+#[tokio::test]
+async fn without_landlock_the_run_stops_before_spending_and_names_the_setting() {
+    let (p, story) = attacked_project(Who::Myself).await;
+    let before = p.env.files();
+
+    let out = outcome(
+        p.cmd(&["run", "--auto", "--story", &story.id])
+            .env("AGENTIC_SDLC_TEST_NO_LANDLOCK", "1"),
+    );
+
+    out.code(2);
+    assert_eq!(out.stderr.trim().lines().count(), 1, "{}", out.stderr);
+    assert!(out.stderr.contains("Landlock"), "{}", out.stderr);
+    assert!(out.stderr.contains("tools.sandbox"), "{}", out.stderr);
+    assert!(p.fake.requests().is_empty(), "a request was sent");
+    assert_eq!(p.env.files(), before, "a file changed");
+
+    // Accepting less is a setting away.
+    p.config(&[("tools.sandbox", "namespaces")]);
+    let out = outcome(
+        p.cmd(&["run", "--story", &story.id, "--step", "implement"])
+            .env("AGENTIC_SDLC_TEST_NO_LANDLOCK", "1"),
+    );
+    out.success();
 }
