@@ -16,8 +16,9 @@
 //!   up. It reaps orphans and exits with the command's status when `sh` ends; the kernel then
 //!   kills every process left in the namespace, whatever `setsid` or double fork it did.
 //! - The command child makes the mounts of the box (the tree's `.git`, board and config
-//!   read-only over themselves; a private `/dev/shm`; as root, an empty `/run`, which hides the
-//!   host's daemon sockets), then locks itself in ([`Lock::apply`]) and execs.
+//!   read-only over themselves; a private `/dev/shm`; without the network, an empty `/run` and
+//!   `/tmp/.X11-unix`, which hide the machine's daemon and desktop sockets), then locks itself
+//!   in ([`Lock::apply`]) and execs.
 //! - Keeper and init die with their parent (`PR_SET_PDEATHSIG`), so killing the keeper, or the
 //!   tool dying even by `kill -9`, takes the whole namespace down.
 //!
@@ -97,9 +98,10 @@ pub(crate) struct Plan {
     deny_setgroups: bool,
     /// A network namespace of its own, with loopback only.
     new_network: bool,
-    /// An empty `/run`, so the host's daemon sockets (D-Bus, Docker) are out of reach of a
-    /// process that is root inside the box.
-    hide_run: bool,
+    /// Folders covered with an empty tmpfs: where the machine's daemons and desktop keep their
+    /// sockets (`/run`: D-Bus, Docker, systemd; `/tmp/.X11-unix`), which a command could
+    /// otherwise ask to do what the box forbids.
+    hidden: Vec<CString>,
     /// A private `/dev/shm`, the one place besides the tree that shared-memory users write.
     private_shm: bool,
     read_only: Vec<ReadOnlyBind>,
@@ -109,7 +111,7 @@ pub(crate) struct Plan {
 impl Plan {
     pub(crate) fn new(
         new_network: bool,
-        hide_run: bool,
+        hidden: Vec<CString>,
         private_shm: bool,
         read_only: Vec<ReadOnlyBind>,
         lock: Lock,
@@ -133,7 +135,7 @@ impl Plan {
             gid_map: map(gid),
             deny_setgroups: !privileged,
             new_network,
-            hide_run,
+            hidden,
             private_shm,
             read_only,
             lock,
@@ -302,10 +304,10 @@ fn make_mounts(plan: &Plan) -> io::Result<()> {
         )
         .map_err(os)?;
     }
-    if plan.hide_run {
+    for folder in &plan.hidden {
         mount(
             Some("tmpfs"),
-            "/run",
+            folder.as_c_str(),
             Some("tmpfs"),
             tmpfs_flags | MsFlags::MS_NOEXEC,
             Some("mode=755"),

@@ -22,6 +22,11 @@ use super::namespaces::{Plan, ReadOnlyBind};
 use super::{ExecError, ShellOutput};
 use crate::config::{NetworkAccess, SandboxMode, ToolsConfig};
 
+/// Where the machine's daemons and desktop keep sockets that would do for a boxed command what
+/// the box forbids it (a D-Bus or Docker daemon starting processes outside, an X server typing
+/// into a terminal). Without the network they are covered by an empty folder.
+const SOCKET_FOLDERS: [&str; 4] = ["/run", "/var/run", "/tmp/.X11-unix", "/tmp/.ICE-unix"];
+
 /// What a boxed process changed that it must not have, and what became of it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tampering {
@@ -262,10 +267,21 @@ impl Sandbox {
         // Landlock rules are tied to files, not names: a tmpfs mounted inside over /dev/shm
         // is reached through /dev/shm's own directory, which the rule names.
         let private_shm = Path::new("/dev/shm").is_dir();
-        let hide_run = new_network
-            && nix::unistd::geteuid().is_root()
-            && Path::new("/run").is_dir()
-            && !writable.iter().any(|path| path.starts_with("/run"));
+        let hidden = if new_network {
+            SOCKET_FOLDERS
+                .iter()
+                .map(Path::new)
+                .filter(|folder| {
+                    folder.symlink_metadata().is_ok_and(|m| m.is_dir())
+                        && !writable.iter().any(|path| path.starts_with(folder))
+                })
+                .filter_map(|folder| {
+                    std::ffi::CString::new(folder.as_os_str().as_encoded_bytes()).ok()
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
         let landlock = self.landlock(FsRules {
             writable: writable.to_vec(),
             private_shm,
@@ -279,7 +295,7 @@ impl Sandbox {
             .collect();
         Ok(Plan::new(
             new_network,
-            hide_run,
+            hidden,
             private_shm,
             binds,
             Lock::new(landlock, seccomp),

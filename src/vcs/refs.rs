@@ -12,8 +12,63 @@ use super::GitError;
 /// Full ref name → object it points at.
 pub type RefValues = Vec<(String, String)>;
 
-/// Where the refs of the tool's story branches and of `bases` point in `repo`.
-pub fn tool_refs(repo: &Path, bases: &[String]) -> Result<RefValues, GitError> {
+/// Where the refs of the tool's story branches and of `bases` point in the repository whose
+/// shared git folder is `common_dir` (the guard reads them around every boxed command, so they
+/// are read from the files git keeps them in, without starting git, unless the repository keeps
+/// them in a reftable).
+pub fn tool_refs(repo: &Path, common_dir: &Path, bases: &[String]) -> Result<RefValues, GitError> {
+    if common_dir.join("reftable").exists() {
+        return tool_refs_by_git(repo, bases);
+    }
+    let wanted = |name: &str| {
+        name.strip_prefix("refs/heads/").is_some_and(|branch| {
+            branch.starts_with(BRANCH_PREFIX) || bases.iter().any(|base| base == branch)
+        })
+    };
+    let mut values: std::collections::BTreeMap<String, String> = Default::default();
+    if let Ok(packed) = std::fs::read_to_string(common_dir.join("packed-refs")) {
+        for line in packed.lines() {
+            if let Some((value, name)) = line.split_once(' ') {
+                if !line.starts_with(['#', '^']) && wanted(name) {
+                    values.insert(name.to_string(), value.to_string());
+                }
+            }
+        }
+    }
+    // Loose refs win over packed ones.
+    let mut folders = vec![common_dir
+        .join("refs/heads")
+        .join(BRANCH_PREFIX.trim_end_matches('/'))];
+    for base in bases {
+        let loose = common_dir.join("refs/heads").join(base);
+        if let Ok(value) = std::fs::read_to_string(&loose) {
+            values.insert(format!("refs/heads/{base}"), value.trim().to_string());
+        }
+    }
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                folders.push(path);
+            } else if let Ok(value) = std::fs::read_to_string(&path) {
+                let value = value.trim();
+                // A lock file mid-update or a symbolic ref is not a branch tip.
+                if path.extension().is_some_and(|e| e == "lock") || value.starts_with("ref:") {
+                    continue;
+                }
+                if let Ok(relative) = path.strip_prefix(common_dir) {
+                    values.insert(relative.to_string_lossy().into_owned(), value.to_string());
+                }
+            }
+        }
+    }
+    Ok(values.into_iter().collect())
+}
+
+fn tool_refs_by_git(repo: &Path, bases: &[String]) -> Result<RefValues, GitError> {
     let mut patterns = vec![format!("refs/heads/{BRANCH_PREFIX}")];
     patterns.extend(bases.iter().map(|base| format!("refs/heads/{base}")));
     let output = checked(
@@ -86,4 +141,35 @@ fn head_value(dir: &Path) -> Vec<(String, Option<String>)> {
 fn ref_value(repo: &Path, name: &str) -> Option<String> {
     let output = run(git(repo).args(["rev-parse", "--verify", "--quiet", name])).ok()?;
     output.status.success().then(|| text(&output.stdout))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vcs::test_support::*;
+
+    #[test]
+    fn refs_read_from_files_match_what_git_lists_packed_or_loose() {
+        let dir = repo();
+        let root = dir.path();
+        sh(root, &["branch", "agentic-sdlc/packed"]);
+        sh(root, &["pack-refs", "--all"]);
+        sh(root, &["branch", "agentic-sdlc/deep/loose"]);
+        sh(root, &["commit", "--quiet", "--allow-empty", "-m", "moved"]);
+        sh(root, &["branch", "unrelated"]);
+        let bases = ["main".to_string()];
+        let common = common_dir(root).unwrap();
+        let from_files = tool_refs(root, &common, &bases).unwrap();
+        let from_git = tool_refs_by_git(root, &bases).unwrap();
+        assert_eq!(from_files, from_git);
+        let names: Vec<&str> = from_files.iter().map(|(n, _)| n.as_str()).collect();
+        assert_eq!(
+            names,
+            [
+                "refs/heads/agentic-sdlc/deep/loose",
+                "refs/heads/agentic-sdlc/packed",
+                "refs/heads/main"
+            ]
+        );
+    }
 }

@@ -123,7 +123,7 @@ impl BoardGuard {
             }
         }
         files.insert(self.config_file.clone());
-        files.extend(configs_in(tree));
+        files.extend(configs_in(tree, self.board_in_tree.as_deref()));
         files
     }
 
@@ -154,7 +154,7 @@ impl BoardGuard {
     fn refs(&self) -> BTreeMap<String, String> {
         self.git
             .as_ref()
-            .and_then(|git| vcs::tool_refs(&git.repo, &git.bases).ok())
+            .and_then(|git| vcs::tool_refs(&git.repo, &git.common_dir, &git.bases).ok())
             .map(|values| values.into_iter().collect())
             .unwrap_or_default()
     }
@@ -275,12 +275,12 @@ impl BoardWatch {
     fn check_refs(&self, git: &GitSide, reachable: &dyn Fn(&Path) -> bool) -> Vec<Tampering> {
         let now = self.guard.refs();
         let names: BTreeSet<&String> = self.refs.keys().chain(now.keys()).collect();
-        let key = vcs::dir_key(&git.repo);
+        let key = &git.common_dir;
         let mut tampered = Vec::new();
         for name in names {
             let (before, after) = (self.refs.get(name), now.get(name));
             if before == after
-                || own_writes::is_own_ref(&key, name, after.map(String::as_str), self.since)
+                || own_writes::is_own_ref(key, name, after.map(String::as_str), self.since)
             {
                 continue;
             }
@@ -311,11 +311,20 @@ fn is_config(path: &Path) -> bool {
 
 /// Every `.agentic-sdlc.json` in `tree` at any depth (in a git tree, those git lists as tracked
 /// or not ignored; elsewhere, a walk that skips what `.gitignore` files ignore).
-fn configs_in(tree: &Path) -> Vec<PathBuf> {
+fn configs_in(tree: &Path, board: Option<&Path>) -> Vec<PathBuf> {
+    let skipped: Vec<PathBuf> = [
+        Some(Path::new(".git")),
+        Some(Path::new(WORKTREES_DIR)),
+        board,
+    ]
+    .into_iter()
+    .flatten()
+    .map(|relative| tree.join(relative))
+    .collect();
     let walker = ignore::WalkBuilder::new(tree)
         .hidden(false)
         .git_global(false)
-        .filter_entry(|entry| entry.file_name() != ".git")
+        .filter_entry(move |entry| !skipped.iter().any(|s| entry.path() == s))
         .build();
     walker
         .flatten()
