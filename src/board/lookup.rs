@@ -21,6 +21,27 @@ pub fn find_on_board<'a>(board: &'a Board, query: &str) -> Result<&'a StorySumma
     })
 }
 
+/// The one story file whose slug (from its file name) is `query`, any case, found from the
+/// folder listings alone, without reading a story: what makes `details <slug>` cheap on a
+/// large board. `None` when no file or several have that slug, or the query could also be an
+/// id (ids are `story-…`), so that the full lookup, with its ambiguity check, decides.
+pub fn find_by_file_name(board_dir: &std::path::Path, query: &str) -> Option<std::path::PathBuf> {
+    let wanted = query.trim().to_lowercase();
+    if wanted.is_empty() || wanted.starts_with("story-") {
+        return None;
+    }
+    let mut found = None;
+    for (path, _) in super::reader::list_columns(board_dir).ok()? {
+        if slug_from_path(&path).to_lowercase() == wanted {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(path);
+        }
+    }
+    found
+}
+
 pub fn find<'a, S: Listed>(stories: &'a [S], query: &str) -> Result<&'a S> {
     let wanted = query.trim().to_lowercase();
     let exact = |s: &&S| s.id().to_lowercase() == wanted || s.slug().to_lowercase() == wanted;

@@ -4,7 +4,8 @@ use clap::Args;
 use serde_json::{json, Map, Value};
 
 use super::Context;
-use crate::board::{lookup, store, Board, Story};
+use crate::board::reader::read_story;
+use crate::board::{lookup, store, Board, Column, Story};
 use crate::error::{ExitStatus, Result};
 use crate::output::Printer;
 
@@ -17,9 +18,21 @@ pub struct DetailsArgs {
 pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let board_dir = project.board_dir();
-    let board = Board::load(&board_dir)?;
-    let found = lookup::find_on_board(&board, &args.story)?;
-    let story = &store::locate(&board_dir, found.id(), Some(&found.path))?;
+    // A slug names its file: read that one story, and the board only when the story's
+    // dependencies are to be shown or the query needs the full lookup.
+    let fast = lookup::find_by_file_name(&board_dir, &args.story)
+        .and_then(|path| Some((Column::of_file(&path)?, path)))
+        .and_then(|(column, path)| read_story(&path, column).ok());
+    let (story, board) = match fast {
+        Some(story) => (story, None),
+        None => {
+            let board = Board::load(&board_dir)?;
+            let found = lookup::find_on_board(&board, &args.story)?;
+            let story = store::locate(&board_dir, found.id(), Some(&found.path))?;
+            (story, Some(board))
+        }
+    };
+    let story = &story;
     let printer = &context.printer;
     if printer.is_json() {
         printer.json_line(&super::envelope(
@@ -31,6 +44,11 @@ pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
         ));
         return Ok(ExitStatus::Success);
     }
+    let board = match board {
+        Some(board) => board,
+        None if story.meta.depends_on.is_empty() => Board::default(),
+        None => Board::load(&board_dir)?,
+    };
     print_human(story, &board, printer)?;
     Ok(ExitStatus::Success)
 }
