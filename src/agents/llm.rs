@@ -8,6 +8,7 @@
 
 mod error;
 mod messages;
+mod models;
 mod request;
 mod stream;
 #[cfg(test)]
@@ -30,6 +31,7 @@ use crate::config::{Config, StructuredOutputs};
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
 pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
+pub use models::{list_models, ModelList, ProbeError};
 use request::{context_length_message, TokenField};
 pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema};
 

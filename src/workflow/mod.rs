@@ -17,6 +17,7 @@ pub mod outcome;
 pub mod output_check;
 pub mod phase_output;
 pub mod phases;
+pub mod preflight;
 pub mod prompter;
 pub mod review;
 pub mod rework;

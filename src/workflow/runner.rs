@@ -13,6 +13,7 @@ use super::events::{EventSink, ReportingMeter, RunEvent};
 use super::journal::Journal;
 use super::lock::BoardLock;
 use super::outcome::{Outcome, Stop};
+use super::preflight::{self, Needs};
 use super::prompter::{Prompter, Terminal};
 use super::{actions, off_the_runtime, rework, workspace};
 use crate::agents::meter::CallMeter;
@@ -119,10 +120,8 @@ pub async fn run(
     };
     let options = checkpoint.context.options.clone();
     let assessment = assess(&board, Policy::from_config(&project.config));
-    if runnable(&assessment, &options, &HashSet::new())
-        .next()
-        .is_none()
-    {
+    let none_skipped = HashSet::new();
+    let Some(first) = runnable(&assessment, &options, &none_skipped).next() else {
         return Ok(finish_empty(
             &board_dir,
             &events,
@@ -130,14 +129,28 @@ pub async fn run(
             &options,
             request.resume,
         ));
-    }
+    };
+    let needs = Needs::of_run(options.auto, options.step, first.action_type);
     let concurrency = options
         .concurrency
         .unwrap_or(project.config.concurrency)
         .max(1) as usize;
     let spending = Arc::new(Spending::new(&project.config));
     let meter = ReportingMeter::new(Arc::clone(&spending), events.clone(), spending.price());
-    let agents = agents(project, Arc::new(meter) as Arc<dyn CallMeter>)?;
+    let agents =
+        agents(project, Arc::new(meter) as Arc<dyn CallMeter>).map_err(|err| match err {
+            Error::MissingKey { variable, endpoint } => {
+                preflight::missing_key(&variable, &endpoint)
+            }
+            other => other,
+        })?;
+    // Only a run with work checks the machine, and only for what its actions need.
+    preflight::check(project, needs, agents.endpoint())
+        .await
+        .map_err(|failure| Error::Preflight {
+            check: failure.check.name(),
+            message: failure.message,
+        })?;
     events.begin(concurrency);
     // The journal starts with the work: a run that stops at its config or finds nothing to do
     // leaves no file behind.

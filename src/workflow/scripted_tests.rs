@@ -102,8 +102,13 @@ fn blocker(n: u32) -> Vec<ReviewIssue> {
     }]
 }
 
+/// A board outside git with `config` (stories get no branches unless it says otherwise).
 fn project(root: &Path, config: &str) -> Project {
-    fs_err::write(root.join(crate::config::CONFIG_FILE), config).unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(config).unwrap();
+    if config.get("git").is_none() {
+        config["git"] = serde_json::json!({"branchPerStory": false});
+    }
+    fs_err::write(root.join(crate::config::CONFIG_FILE), config.to_string()).unwrap();
     let project = Project::discover(root).unwrap();
     let mut front = Frontmatter::empty();
     front.set("id", &"story-1");

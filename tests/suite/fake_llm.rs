@@ -339,6 +339,45 @@ impl FakeLlm {
         FakeLlm { server, script }
     }
 
+    /// Answers `GET /models` with these ids, as a server that lists its models does; with
+    /// `key`, only a request bearing it gets the list, any other a 401 (a refused key).
+    /// Without this call the fake has no such endpoint (404), which the tool takes as "no list".
+    pub async fn serve_models(&self, ids: &[&str], key: Option<&str>) {
+        let data: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "object": "model", "owned_by": "fake"}))
+            .collect();
+        let listed =
+            ResponseTemplate::new(200).set_body_json(json!({"object": "list", "data": data}));
+        let Some(key) = key else {
+            Mock::given(method("GET"))
+                .and(path_regex(r"/models$"))
+                .respond_with(listed)
+                .mount(&self.server)
+                .await;
+            return;
+        };
+        Mock::given(method("GET"))
+            .and(path_regex(r"/models$"))
+            .and(wiremock::matchers::header(
+                "authorization",
+                format!("Bearer {key}").as_str(),
+            ))
+            .respond_with(listed)
+            .with_priority(1)
+            .mount(&self.server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path_regex(r"/models$"))
+            .respond_with(ResponseTemplate::new(401).set_body_json(json!({
+                "error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                          "code": "invalid_api_key"}
+            })))
+            .with_priority(2)
+            .mount(&self.server)
+            .await;
+    }
+
     /// The base URL to give the tool (`OPENAI_BASE_URL` or `llm.baseUrl`).
     pub fn base_url(&self) -> String {
         format!("{}/v1", self.server.uri())
