@@ -142,6 +142,15 @@ impl Printer {
         }
     }
 
+    /// Something that went wrong in the work (an action failed, a story blocked), on stderr:
+    /// shown even with `-q`, since it is why the command's exit code is what it is. Not in
+    /// JSON mode, where the event on stdout says it.
+    pub fn problem(&self, text: impl AsRef<str>) {
+        if !self.json {
+            self.live.eprintln(text.as_ref());
+        }
+    }
+
     /// Extra detail shown with `-v`.
     pub fn detail(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Verbose {

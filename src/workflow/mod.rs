@@ -3,6 +3,7 @@
 
 pub mod actions;
 pub mod assessor;
+pub mod attention;
 pub mod budget;
 pub mod checkpoint;
 pub mod context;

@@ -305,9 +305,10 @@ impl PhaseRun<'_> {
 
     fn wait_for_person(&mut self, output: &str) -> Result<Outcome> {
         self.gate.wait_for_person(output)?;
+        let story = self.wf.board.locate(self.story_id)?;
         Ok(Outcome::Waiting(format!(
             "waiting for a human decision on the {} review: agentic-sdlc decide {} \"APPROVE\"",
-            self.phase, self.story_id
+            self.phase, story.slug
         )))
     }
 

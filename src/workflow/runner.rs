@@ -6,13 +6,14 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::assessor::{assess, Action, Assessment, Policy};
+use super::attention::{self, Attention, Need};
 use super::budget::Spending;
 use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
 use super::context::Workflow;
 use super::events::{EventSink, ReportingMeter, RunEvent};
 use super::journal::Journal;
 use super::lock::BoardLock;
-use super::outcome::{Outcome, Stop};
+use super::outcome::{BlockCause, Outcome, Stop};
 use super::preflight::{self, Needs};
 use super::prompter::{Prompter, Terminal};
 use super::{actions, off_the_runtime, rework, workspace};
@@ -123,7 +124,8 @@ pub async fn run(
     let none_skipped = HashSet::new();
     let Some(first) = runnable(&assessment, &options, &none_skipped).next() else {
         return Ok(finish_empty(
-            &board_dir,
+            project,
+            &board,
             &events,
             &assessment,
             &options,
@@ -191,7 +193,7 @@ pub async fn run(
         started: 0,
         failed: 0,
         stop: None,
-        needs_person: None,
+        blocked: Vec::new(),
     };
     let exit_code = run.drive(&mut checkpoint).await?;
     Ok(exit_code)
@@ -239,7 +241,8 @@ fn resume_checkpoint(
 }
 
 fn finish_empty(
-    board_dir: &std::path::Path,
+    project: &Project,
+    board: &Board,
     events: &EventSink,
     assessment: &Assessment,
     options: &RunOptions,
@@ -259,15 +262,44 @@ fn finish_empty(
     };
     // A filtered run with nothing to do says nothing about an interrupted unfiltered one.
     if resumed || (options.story.is_none() && options.step.is_none()) {
-        let _ = Checkpoint::remove(board_dir);
+        let _ = Checkpoint::remove(&project.board_dir());
     }
+    // Nothing to do may still mean a person is awaited: a decision left from an earlier run.
+    let attention = attention::waiting_for_decisions(board, &project.root, |id| {
+        options.story.as_deref().is_none_or(|story| story == id)
+    });
+    let code = if attention.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::NeedsPerson
+    };
+    let message = match attention.len() {
+        0 => message.to_string(),
+        waiting => format!("{message} {}:", need_you(waiting)),
+    };
     events.emit(RunEvent::RunFinished {
         actions: 0,
         failed: 0,
-        exit_code: ExitStatus::Success.code(),
-        message: message.into(),
+        exit_code: code.code(),
+        message,
+        attention,
     });
-    ExitStatus::Success
+    code
+}
+
+/// "1 story needs you" or "3 stories need you".
+fn need_you(count: usize) -> String {
+    match count {
+        1 => "1 story needs you".to_string(),
+        n => format!("{n} stories need you"),
+    }
+}
+
+/// A story this run moved to blocked/.
+struct NewlyBlocked {
+    story_id: String,
+    reason: String,
+    cause: BlockCause,
 }
 
 struct Loop {
@@ -283,9 +315,9 @@ struct Loop {
     failed: u32,
     /// Set when an escalation stops new work.
     stop: Option<Stop>,
-    /// Why the run ends with exit 3 once it is done: the first story newly blocked for a
-    /// person (a REJECT, its budget, no progress).
-    needs_person: Option<String>,
+    /// The stories this run blocked, in order: each needs a person, and the run ends with
+    /// exit 3 (unless the breaker's escalation says otherwise).
+    blocked: Vec<NewlyBlocked>,
 }
 
 impl Loop {
@@ -334,18 +366,15 @@ impl Loop {
                         failed: self.failed,
                         exit_code: ExitStatus::Interrupted.code(),
                         message: "Interrupted; the checkpoint is kept: `agentic-sdlc run --continue` resumes".into(),
+                        attention: Vec::new(),
                     });
                     return Ok(ExitStatus::Interrupted);
                 }
             }
         }
         drop(current);
-        // Only an `--auto` run that succeeded asks whether work is left (to drop the checkpoint).
-        let board = if self.options.auto && self.failed == 0 {
-            self.refreshed_board().await.ok()
-        } else {
-            None
-        };
+        // The board at the end says who waits for a person, and whether work is left.
+        let board = self.refreshed_board().await.ok();
         Ok(self.conclude(board))
     }
 
@@ -407,6 +436,10 @@ impl Loop {
             });
             self.wf.events.emit(RunEvent::ActionStarted {
                 action: action.clone(),
+                title: story
+                    .as_ref()
+                    .map(|s| s.meta.title.clone())
+                    .unwrap_or_default(),
                 detail,
             });
             if let Some(plan) = rework {
@@ -459,24 +492,18 @@ impl Loop {
                     story_id: action.story_id.clone(),
                     slug,
                     reason: reason.clone(),
+                    cause: stop.cause(),
                 });
-                match stop {
-                    Stop::Manual | Stop::Error => self.stop = Some(*stop),
-                    Stop::Rejected => {
-                        self.needs_person.get_or_insert_with(|| {
-                            "A phase review rejected a story; it waits in blocked/ for a person"
-                                .to_string()
-                        });
-                    }
-                    Stop::Budget | Stop::NoProgress => {
-                        self.needs_person.get_or_insert_with(|| {
-                            format!(
-                                "Stopped for a person: {} is blocked ({reason})",
-                                action.slug
-                            )
-                        });
-                    }
-                    Stop::Skip => {}
+                if matches!(stop, Stop::Manual | Stop::Error) {
+                    self.stop = Some(*stop);
+                }
+                // The breaker's `skip` goes on without a person; every other block waits for one.
+                if *stop != Stop::Skip {
+                    self.blocked.push(NewlyBlocked {
+                        story_id: action.story_id.clone(),
+                        reason: reason.clone(),
+                        cause: stop.cause(),
+                    });
                 }
             }
             Outcome::Stopped(reason) => {
@@ -499,6 +526,10 @@ impl Loop {
 
     /// The run's exit status; `board` is the board at the end, when it could be read.
     fn conclude(&self, board: Option<Arc<Board>>) -> ExitStatus {
+        let attention = board
+            .as_deref()
+            .map(|board| self.attention(board))
+            .unwrap_or_default();
         let (code, message) = match self.stop {
             Some(Stop::Manual) => (
                 ExitStatus::NeedsPerson,
@@ -522,9 +553,13 @@ impl Loop {
                     self.failed
                 ),
             ),
-            _ if self.needs_person.is_some() => (
+            _ if !attention.is_empty() => (
                 ExitStatus::NeedsPerson,
-                self.needs_person.clone().unwrap_or_default(),
+                format!(
+                    "Stopped for a person: {} action(s) run; {}:",
+                    self.started,
+                    need_you(attention.len())
+                ),
             ),
             _ => (
                 ExitStatus::Success,
@@ -533,8 +568,9 @@ impl Loop {
         };
         // A run that left nothing for its filters to do has nothing to resume.
         let remaining = board
+            .as_deref()
             .map(|board| {
-                let assessment = assess(&board, Policy::from_config(&self.wf.config));
+                let assessment = assess(board, Policy::from_config(&self.wf.config));
                 let any = runnable(&assessment, &self.options, &self.parked)
                     .next()
                     .is_some();
@@ -549,8 +585,33 @@ impl Loop {
             failed: self.failed,
             exit_code: code.code(),
             message,
+            attention,
         });
         code
+    }
+
+    /// Who needs a person at the end: the stories this run blocked, then every story in the
+    /// run's scope that waits for a decision.
+    fn attention(&self, board: &Board) -> Vec<Attention> {
+        let mut attention: Vec<Attention> = self
+            .blocked
+            .iter()
+            .filter_map(|blocked| {
+                let story = board.get(&blocked.story_id)?;
+                let need = Need::Blocked {
+                    reason: blocked.reason.clone(),
+                    cause: Some(blocked.cause.clone()),
+                };
+                Some(Attention::new(story, &need))
+            })
+            .collect();
+        let options = &self.options;
+        attention.extend(attention::waiting_for_decisions(
+            board,
+            &self.wf.root,
+            |id| options.story.as_deref().is_none_or(|story| story == id),
+        ));
+        attention
     }
 }
 

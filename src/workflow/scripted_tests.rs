@@ -58,6 +58,7 @@ impl Agents for Scripted {
                 completion_tokens: 1,
                 requests: 1,
                 cost_usd: None,
+                estimated: false,
             },
             ..AgentOutput::default()
         })

@@ -128,7 +128,10 @@ async fn work_waiting_for_a_human_gate_stays_on_its_branch() {
     let story = p.planned("Add feature");
     write_feature(&p, "// WAITING\n");
 
-    p.step(&story, "implement").success();
+    // An implement waiting for its person: the summary points at the notes and the diff.
+    let out = p.step(&story, "implement");
+    out.code(3)
+        .stdout_has(&format!("git diff main...agentic-sdlc/{}", story.slug));
 
     assert_eq!(
         p.front(&story)["phase_reviews"]["implement"]["decision"],

@@ -2,6 +2,7 @@
 //! codes and reports that tell the truth, stable slugs, budgets within one request, and the
 //! conventions (config origins, completions, man page).
 
+mod budget;
 mod preflight;
 
 use std::collections::BTreeMap;
