@@ -34,6 +34,10 @@ pub struct RunArgs {
     /// Resume the interrupted run from .workflow-state.json, with its options.
     #[arg(long = "continue")]
     pub resume: bool,
+    /// Never ask a person at the terminal: a human gate leaves its story waiting for
+    /// `agentic-sdlc decide`. The default when stdin is not a terminal.
+    #[arg(long)]
+    pub no_input: bool,
     /// Up to N stories in parallel (default: the config's `concurrency`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub concurrency: Option<u32>,
@@ -102,7 +106,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     });
     // The events of the run go to one display, which a human gate's prompt suspends.
     let display = Arc::new(RunDisplay::new(printer.clone()));
-    let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display))
+    let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display), args.no_input)
         .map(|p| Arc::new(p) as Arc<dyn Prompter>);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -67,9 +67,10 @@ impl RunDisplay {
         }
     }
 
-    /// Runs `f` with the spinner and live lines hidden, for a prompt that must not be drawn over.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.printer.live().suspend(f)
+    /// Runs `f`, a prompt, with the live lines hidden and what others print held back until
+    /// it returns; see [`LiveArea::hold`].
+    pub fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.printer.live().hold(f)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {

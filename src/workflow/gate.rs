@@ -8,7 +8,7 @@
 
 mod reviewers;
 
-pub use reviewers::{consult, GateAnswer};
+pub use reviewers::{consult, GateAnswer, Subject};
 
 use std::path::{Path, PathBuf};
 

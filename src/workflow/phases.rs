@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::context::Workflow;
 use super::decision::ParsedDecision;
 use super::events::RunEvent;
-use super::gate::{commit_output, consult, Applied, GateAnswer, PhaseGate, Rerun};
+use super::gate::{commit_output, consult, Applied, GateAnswer, PhaseGate, Rerun, Subject};
 use super::outcome::{Outcome, Stop};
 use super::output_check;
 use super::phase_output::previous_output;
@@ -16,7 +16,7 @@ use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
 use crate::board::records::{IterationResult, ReviewDecision};
 use crate::board::{Column, Phase, Story};
-use crate::config::GateConfig;
+use crate::config::{GateConfig, Reviewer};
 use crate::error::Result;
 
 mod checked;
@@ -41,6 +41,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         story_id,
         phase,
         work_dir: work.dir.clone(),
+        branch: work.branch.clone(),
         transcript: &transcript,
         gate: PhaseGate::new(&wf.board, story_id, phase),
         tree_before: None,
@@ -115,6 +116,8 @@ struct PhaseRun<'a> {
     story_id: &'a str,
     phase: Phase,
     work_dir: PathBuf,
+    /// The story's branch, when it has one.
+    branch: Option<String>,
     transcript: &'a Transcript,
     gate: PhaseGate<'a>,
     /// The working tree before implement's first attempt in this action, which its output
@@ -143,17 +146,14 @@ impl PhaseRun<'_> {
                 commit_output(&self.wf.board, self.story_id, self.phase, &output, None)?;
                 return Ok(Outcome::Completed(completion_summary(self.phase)));
             };
-            let (answer, usage) = match consult(
-                self.wf,
-                gate,
-                self.phase,
-                &story,
-                &output,
-                &self.work_dir,
-                self.transcript,
-            )
-            .await
-            {
+            let subject = Subject {
+                phase: self.phase,
+                story: &story,
+                output: &output,
+                work_dir: &self.work_dir,
+                diff: self.diff_for_a_person(gate).await,
+            };
+            let (answer, usage) = match consult(self.wf, gate, &subject, self.transcript).await {
                 Ok(answer) => answer,
                 Err(err) => {
                     return story_ops::fail(
@@ -233,6 +233,19 @@ impl PhaseRun<'_> {
                     err.usage,
                 )?))
             }
+        }
+    }
+
+    /// The change an implement made, for a person who judges it at the terminal: the notes
+    /// alone do not show what is to be approved. `None` for other phases and reviewers.
+    async fn diff_for_a_person(&self, gate: &GateConfig) -> Option<String> {
+        let asks_a_person = gate.reviewer == Reviewer::Human && self.wf.terminal.is_some();
+        if self.phase != Phase::Implement || !asks_a_person {
+            return None;
+        }
+        match workspace::diff_of(self.wf, &self.work_dir, self.branch.clone()).await {
+            Ok(diff) => Some(diff),
+            Err(err) => Some(format!("(the diff could not be made: {err})")),
         }
     }
 

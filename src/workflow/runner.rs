@@ -354,7 +354,15 @@ impl Loop {
                     checkpoint.save(self.wf.board_dir(), self.wf.board.content_hash())?;
                     current = Some(board);
                 }
-                _ = &mut interrupt => {
+                signal = &mut interrupt => {
+                    // Ctrl-C at an open gate prompt means "not now": that story waits for
+                    // `decide`, and the run goes on. Another Ctrl-C stops the run.
+                    let at_prompt = signal == Signal::Interrupt
+                        && self.wf.terminal.as_ref().is_some_and(|t| t.interrupt_prompt());
+                    if at_prompt {
+                        interrupt = Box::pin(interrupted());
+                        continue;
+                    }
                     self.tasks.abort_all();
                     while self.tasks.join_next().await.is_some() {}
                     let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir().to_path_buf(), self.wf.config.clone());
@@ -615,11 +623,20 @@ impl Loop {
     }
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn interrupted() {
+/// The signals that end a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    /// Ctrl-C (SIGINT).
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+}
+
+/// Resolves on Ctrl-C or SIGTERM, saying which.
+async fn interrupted() -> Signal {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+        _ = tokio::signal::ctrl_c() => Signal::Interrupt,
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => Signal::Terminate,
     }
 }

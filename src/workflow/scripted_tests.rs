@@ -8,7 +8,7 @@ use async_trait::async_trait;
 
 use super::checkpoint::RunOptions;
 use super::events::EventSink;
-use super::prompter::{GateQuestion, Prompter};
+use super::prompter::{Answer, GateQuestion, NoDecision, Prompter};
 use super::runner::{run, AgentFactory, RunRequest};
 use crate::agents::verdict::PerspectiveVerdict;
 use crate::agents::{
@@ -245,15 +245,17 @@ struct Person {
 }
 
 impl Prompter for Person {
-    fn ask(&self, question: &GateQuestion) -> std::io::Result<String> {
+    fn ask(&self, question: &GateQuestion) -> std::io::Result<Answer> {
         self.asked.lock().unwrap().push(question.clone());
-        Ok(self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_default()
-            .to_string())
+        let answer = self.answers.lock().unwrap().pop_front().unwrap_or_default();
+        Ok(match answer {
+            "" => Answer::Later(NoDecision::Empty),
+            text => Answer::Decision(text.to_string()),
+        })
+    }
+
+    fn interrupt(&self) -> bool {
+        false
     }
 }
 
@@ -266,7 +268,7 @@ async fn a_human_gate_asks_the_prompter_and_its_retry_reruns_the_phase() {
     );
     let agents = Arc::new(Scripted::default());
     let person = Arc::new(Person {
-        answers: Mutex::new(VecDeque::from(["RETRY: name the sources", ""])),
+        answers: Mutex::new(VecDeque::from(["RETRY: name the sources", "APPROVE"])),
         asked: Mutex::new(Vec::new()),
     });
     let prompter = Arc::clone(&person) as Arc<dyn Prompter>;
@@ -300,4 +302,28 @@ async fn a_human_gate_asks_the_prompter_and_its_retry_reruns_the_phase() {
         "{research:?}"
     );
     assert_eq!(only_story(&project).column, Column::Done);
+}
+
+#[tokio::test]
+async fn an_answer_that_is_no_decision_leaves_the_story_waiting_and_the_run_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project(
+        dir.path(),
+        r#"{"phases": {"research": {"review": {"reviewer": "human"}}}}"#,
+    );
+    let agents = Arc::new(Scripted::default());
+    let person = Arc::new(Person {
+        answers: Mutex::new(VecDeque::from([""])),
+        asked: Mutex::new(Vec::new()),
+    });
+    let prompter = Arc::clone(&person) as Arc<dyn Prompter>;
+    assert_eq!(
+        run_auto_asking(&project, Arc::clone(&agents), Some(prompter)).await,
+        crate::error::ExitStatus::NeedsPerson
+    );
+    assert_eq!(person.asked.lock().unwrap().len(), 1);
+    let story = only_story(&project);
+    let reviews = story.phase_reviews().unwrap();
+    assert!(reviews["research"].decision.is_pending(), "{reviews:?}");
+    assert!(!story.meta.research_complete);
 }

@@ -338,10 +338,16 @@ pub async fn release(wf: &Workflow, work: Work) {
 
 /// The story's work as the reviewers see it.
 pub async fn diff(wf: &Workflow, _story: &Story, work: &Work) -> Result<String> {
-    if !git::is_repo(&work.dir) {
+    diff_of(wf, &work.dir, work.branch.clone()).await
+}
+
+/// The story's work in `dir` (on `branch`, when it has one) as one patch, cut to the
+/// reviewers' budget; empty outside git.
+pub async fn diff_of(wf: &Workflow, dir: &Path, branch: Option<String>) -> Result<String> {
+    if !git::is_repo(dir) {
         return Ok(String::new());
     }
-    let (dir, branch, own_paths) = (work.dir.clone(), work.branch.clone(), wf.own_paths());
+    let (dir, own_paths) = (dir.to_path_buf(), wf.own_paths());
     off_the_runtime(move || {
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
         Ok(git::diff_for_review(

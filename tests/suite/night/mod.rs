@@ -3,7 +3,9 @@
 //! conventions (config origins, completions, man page).
 
 mod budget;
+mod gates;
 mod preflight;
+mod pty;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
