@@ -37,6 +37,22 @@ pub fn story_branch(slug: &str) -> String {
     format!("{BRANCH_PREFIX}{slug}")
 }
 
+/// The slugs of the story branches that exist (`agentic-sdlc/<slug>`), so that a new story
+/// never takes a slug whose branch is someone else's work.
+pub fn story_branch_slugs(dir: &Path) -> Result<Vec<String>, GitError> {
+    let prefix = format!("refs/heads/{BRANCH_PREFIX}");
+    let output = checked(git(dir).env("GIT_OPTIONAL_LOCKS", "0").args([
+        "for-each-ref",
+        "--format=%(refname)",
+        &prefix,
+    ]))?;
+    Ok(text(&output.stdout)
+        .lines()
+        .filter_map(|name| name.strip_prefix(&prefix))
+        .map(str::to_string)
+        .collect())
+}
+
 /// The branch a story's work goes into: `configured` (git.baseBranch) when set, else the branch
 /// checked out in `dir`. Refused when that is no branch at all (detached HEAD) or a story branch
 /// (an interrupted run's checkout that recovery could not put back).
@@ -246,6 +262,18 @@ mod tests {
     use super::*;
     use crate::vcs::test_support::*;
     use crate::vcs::*;
+
+    #[test]
+    fn the_slugs_of_story_branches_are_listed() {
+        let dir = repo();
+        assert!(story_branch_slugs(dir.path()).unwrap().is_empty());
+        sh(dir.path(), &["branch", "agentic-sdlc/dark-mode"]);
+        sh(dir.path(), &["branch", "agentic-sdlc/nested/name"]);
+        sh(dir.path(), &["branch", "feature/other"]);
+        let mut slugs = story_branch_slugs(dir.path()).unwrap();
+        slugs.sort();
+        assert_eq!(slugs, ["dark-mode", "nested/name"]);
+    }
 
     #[test]
     fn story_branch_is_created_from_the_base_tip_with_its_start_recorded() {

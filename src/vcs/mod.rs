@@ -31,7 +31,7 @@ mod worktrees;
 pub use branches::{
     branch_tip, checkout, commit_all, ensure_story_branch, operation_in_progress, record_base,
     recorded_base, refuse_operation_in_progress, remembered_return_branch, resolve_base,
-    story_branch, switch_back, BRANCH_PREFIX,
+    story_branch, story_branch_slugs, switch_back, BRANCH_PREFIX,
 };
 pub use diff::diff_for_review;
 pub use forge::{create_pull_request, gh_available, push_branch};

@@ -6,6 +6,7 @@ mod budget;
 mod gates;
 mod preflight;
 mod pty;
+mod slugs;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
