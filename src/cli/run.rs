@@ -28,7 +28,8 @@ pub struct RunArgs {
     /// Only actions of this type: refine, research, plan, implement, review, rework, create_pr, move_to_done.
     #[arg(long, value_name = "PHASE")]
     pub step: Option<String>,
-    /// Print the actions that would run, in order; write nothing, call no LLM.
+    /// Print each story's next action, in the order a run would start them; write nothing,
+    /// call no LLM. Later actions depend on how these end, so they are not listed.
     #[arg(long)]
     pub dry_run: bool,
     /// Resume the interrupted run from .workflow-state.json, with its options.
@@ -78,6 +79,12 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         } else {
             let p = printer.palette();
             printer.out(format!("Would run {} action(s):", actions.len()));
+            // A story's later actions depend on how its next one ends, so only that one is known.
+            printer.out(if args.auto {
+                "(each story's next action only: as these finish, a run with --auto goes on with the actions after them)"
+            } else {
+                "(the next action only: a run without --auto takes just this one)"
+            });
             for (index, action) in actions.iter().enumerate() {
                 printer.out(format!(
                     "  {}. {} {} ({}) {}",

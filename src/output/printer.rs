@@ -115,6 +115,14 @@ impl Printer {
         }
     }
 
+    /// A document that is the command's whole result (a completion script, a manual page),
+    /// on stdout as it is, in every mode.
+    pub fn document(&self, text: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+    }
+
     /// A JSON document on stdout, in JSON mode only.
     pub fn json_line(&self, value: &serde_json::Value) {
         if self.json {

@@ -3,6 +3,7 @@
 //! conventions (config origins, completions, man page).
 
 mod budget;
+mod conventions;
 mod gates;
 mod preflight;
 mod pty;
