@@ -121,12 +121,12 @@ pub struct Totals {
 }
 
 impl StoryReport {
-    /// What the story came to in this run, in a few words: the blocked reason, the error that
-    /// failed it, the commit it was merged as.
+    /// What the story came to in this run, in a few words: the blocked reason or the error
+    /// that failed it (their first line), the commit it was merged as.
     pub fn result(&self) -> String {
         match (self.outcome.as_str(), &self.merged_commit) {
-            ("blocked", _) => self.blocked_reason.clone().unwrap_or_default(),
-            ("failed", _) => self.last_error.clone().unwrap_or_default(),
+            ("blocked", _) => first_line(self.blocked_reason.as_deref().unwrap_or_default()),
+            ("failed", _) => first_line(self.last_error.as_deref().unwrap_or_default()),
             ("waiting", _) => "waits for a decision".to_string(),
             (_, Some(commit)) => format!("merged {}", commit.chars().take(7).collect::<String>()),
             _ => String::new(),

@@ -7,7 +7,9 @@ mod conventions;
 mod gates;
 mod preflight;
 mod pty;
+mod report;
 mod slugs;
+mod streams;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
