@@ -4,7 +4,8 @@ use std::path::Path;
 
 use super::command::{checked, git, optional, run, text};
 use super::repo::{
-    branch_exists, current_branch, dirty_paths, head_commit, normalize_ignore, whole_repo_pathspecs,
+    branch_exists, current_branch, dirty_tracked_paths, head_commit, normalize_ignore,
+    whole_repo_pathspecs,
 };
 use super::{BranchSwitch, GitError};
 
@@ -86,9 +87,11 @@ pub fn branch_tip(dir: &Path, branch: &str) -> Result<Option<String>, GitError> 
 /// Puts the working tree on `agentic-sdlc/<slug>`, creating it from the tip of `base` when
 /// missing (SPEC §12).
 ///
-/// A switch is refused while there are changes outside `ignore`, because checking out another
-/// branch could carry or clobber the user's unfinished work, and while a merge or rebase the
-/// user started is in progress. The branch the tree was on is remembered in the repository's
+/// A switch is refused while tracked files outside `ignore` have changes, because checking out
+/// another branch could carry or clobber the user's unfinished work, and while a merge or
+/// rebase the user started is in progress. Untracked files stay where they are across the
+/// switch (git refuses one that would overwrite them); the caller keeps them out of the
+/// story's commits. The branch the tree was on is remembered in the repository's
 /// config until [`switch_back`], so a run killed in between can put the user's checkout back.
 pub fn ensure_story_branch(
     dir: &Path,
@@ -111,7 +114,7 @@ pub fn ensure_story_branch(
         });
     }
     refuse_operation_in_progress(dir)?;
-    let paths = dirty_paths(dir, ignore)?;
+    let paths = dirty_tracked_paths(dir, ignore)?;
     if !paths.is_empty() {
         return Err(GitError::DirtyTree { branch, paths });
     }

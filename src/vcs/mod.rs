@@ -40,7 +40,10 @@ pub use integration::{
     files_with_markers, integrate, is_merged, merge_into_checkout, unmerged_paths, AdvanceRefused,
     Conflict, Integration, MergeOutcome,
 };
-pub use repo::{current_branch, dirty_paths, dirty_tracked_paths, head_commit, is_repo, toplevel};
+pub use repo::{
+    current_branch, dirty_paths, dirty_tracked_paths, head_commit, is_repo, toplevel,
+    untracked_paths,
+};
 pub use worktrees::{ensure_worktree, list_worktrees, remove_worktree};
 
 /// Dirty paths a `DirtyTree` message lists before summarising the rest.

@@ -127,6 +127,27 @@ pub fn dirty_tracked_paths(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, 
     changed_paths(dir, ignore, "--untracked-files=no")
 }
 
+/// Files git does not track and `.gitignore` does not ignore, repository-relative, leaving out
+/// those under `ignore`.
+pub fn untracked_paths(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, GitError> {
+    let ignored = normalize_ignore(dir, ignore)?;
+    let output = checked(git(dir).env("GIT_OPTIONAL_LOCKS", "0").args([
+        "ls-files",
+        "--others",
+        "--exclude-standard",
+        "--full-name",
+        "-z",
+        ":/",
+    ]))?;
+    Ok(output
+        .stdout
+        .split(|byte| *byte == 0)
+        .filter(|raw| !raw.is_empty())
+        .map(|raw| String::from_utf8_lossy(raw).into_owned())
+        .filter(|path| !is_ignored(path, &ignored))
+        .collect())
+}
+
 fn changed_paths(dir: &Path, ignore: &[&Path], untracked: &str) -> Result<Vec<String>, GitError> {
     let ignored = normalize_ignore(dir, ignore)?;
     // No optional locks: a status check must not fight the user's own git over index.lock.
@@ -244,6 +265,18 @@ mod tests {
         assert_eq!(paths, ["docs/deep/note.md", "src/lib.rs"]);
         // Without ignore paths the board shows up, proving the filter is what hides it.
         assert_eq!(dirty_paths(dir.path(), &[]).unwrap().len(), 5);
+    }
+
+    #[test]
+    fn untracked_paths_are_listed_from_the_repository_root() {
+        let dir = repo();
+        write(dir.path(), "notes.txt", "mine\n");
+        write(dir.path(), "src/new.rs", "fn new() {}\n");
+        write(dir.path(), ".agentic-sdlc/ready/other.md", "# Other\n");
+        write(dir.path(), "src/lib.rs", "fn changed() {}\n");
+        let mut paths = untracked_paths(&dir.path().join("src"), &board()).unwrap();
+        paths.sort();
+        assert_eq!(paths, ["notes.txt", "src/new.rs"]);
     }
 
     #[test]

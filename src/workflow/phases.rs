@@ -42,6 +42,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         phase,
         work_dir: work.dir.clone(),
         branch: work.branch.clone(),
+        ignore: work.ignore(wf),
         transcript: &transcript,
         gate: PhaseGate::new(&wf.board, story_id, phase),
         tree_before: None,
@@ -118,6 +119,8 @@ struct PhaseRun<'a> {
     work_dir: PathBuf,
     /// The story's branch, when it has one.
     branch: Option<String>,
+    /// What the story's diffs and fingerprints leave out (see [`workspace::Work::ignore`]).
+    ignore: Vec<PathBuf>,
     transcript: &'a Transcript,
     gate: PhaseGate<'a>,
     /// The working tree before implement's first attempt in this action, which its output
@@ -243,7 +246,7 @@ impl PhaseRun<'_> {
         if self.phase != Phase::Implement || !asks_a_person {
             return None;
         }
-        match workspace::diff_of(self.wf, &self.work_dir, self.branch.clone()).await {
+        match workspace::diff_of(&self.work_dir, self.branch.clone(), self.ignore.clone()).await {
             Ok(diff) => Some(diff),
             Err(err) => Some(format!("(the diff could not be made: {err})")),
         }
@@ -259,7 +262,12 @@ impl PhaseRun<'_> {
         if phase != Phase::Implement || previous.is_none() {
             return None;
         }
-        no_progress::work_fingerprint(self.wf, &self.work_dir, story.meta.branch.clone()).await
+        no_progress::work_fingerprint(
+            &self.work_dir,
+            story.meta.branch.clone(),
+            self.ignore.clone(),
+        )
+        .await
     }
 
     fn announce(&self, story: &Story, parsed: &ParsedDecision) {

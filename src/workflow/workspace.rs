@@ -27,7 +27,21 @@ pub struct Work {
     /// The branch the shared tree was on before the story's branch was checked out; `release`
     /// goes back to it, so the user's checkout is left as it was found.
     return_to: Option<String>,
+    /// Untracked files a person had in the shared tree when the action began (a log that
+    /// `run > night.log` is writing, say): theirs, so never committed, diffed or counted as
+    /// the story's work.
+    pub theirs: Vec<PathBuf>,
     _turn: Option<OwnedMutexGuard<()>>,
+}
+
+impl Work {
+    /// What the story's commits, diffs and fingerprints leave out here: the tool's own files
+    /// and the person's untracked ones.
+    pub fn ignore(&self, wf: &Workflow) -> Vec<PathBuf> {
+        let mut ignore = wf.own_paths();
+        ignore.extend(self.theirs.iter().cloned());
+        ignore
+    }
 }
 
 /// What an action needs from the repository.
@@ -80,6 +94,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
         base: None,
         conflicts: Vec::new(),
         return_to: None,
+        theirs: Vec::new(),
         _turn: None,
     };
     if purpose == Purpose::Read {
@@ -110,6 +125,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
     work.base = Some(checkout.base);
     work.conflicts = checkout.conflicts;
     work.return_to = checkout.return_to;
+    work.theirs = checkout.theirs;
     Ok(work)
 }
 
@@ -148,6 +164,7 @@ struct Checkout {
     base: String,
     conflicts: Vec<String>,
     return_to: Option<String>,
+    theirs: Vec<PathBuf>,
 }
 
 impl BranchPlan {
@@ -163,16 +180,21 @@ impl BranchPlan {
             None => git::resolve_base(root, self.configured_base.as_deref())?,
         };
         let ignore: Vec<&Path> = self.own_paths.iter().map(PathBuf::as_path).collect();
-        let (dir, return_to) = match &self.worktrees {
+        let (dir, return_to, theirs) = match &self.worktrees {
             Some(worktrees) => {
                 let _admin = worktree_admin_turn();
                 exclude_from_git(root, worktrees);
                 let dir = git::ensure_worktree(root, worktrees, &self.slug, &base)?;
-                (dir, None)
+                (dir, None, Vec::new())
             }
             None => {
+                // Taken before the switch: whatever is untracked now is the person's.
+                let theirs = git::untracked_paths(root, &ignore)?
+                    .into_iter()
+                    .map(PathBuf::from)
+                    .collect();
                 let switch = git::ensure_story_branch(root, &self.slug, &base, &ignore)?;
-                (root.clone(), switch.previous)
+                (root.clone(), switch.previous, theirs)
             }
         };
         let mut checkout = Checkout {
@@ -181,6 +203,7 @@ impl BranchPlan {
             base,
             conflicts: Vec::new(),
             return_to,
+            theirs,
         };
         if self.purpose == Purpose::Implement {
             if let Err(err) = self.take_in_finished_work(&mut checkout, exists) {
@@ -271,7 +294,7 @@ pub async fn finish(
         return Ok(());
     }
     let dir = work.dir.clone();
-    let own_paths = wf.own_paths();
+    let own_paths = work.ignore(wf);
     let logs = wf.board_dir().join("logs").join(story_id);
     let conflicts = work.conflicts.clone();
     let message = match failure {
@@ -338,16 +361,16 @@ pub async fn release(wf: &Workflow, work: Work) {
 
 /// The story's work as the reviewers see it.
 pub async fn diff(wf: &Workflow, _story: &Story, work: &Work) -> Result<String> {
-    diff_of(wf, &work.dir, work.branch.clone()).await
+    diff_of(&work.dir, work.branch.clone(), work.ignore(wf)).await
 }
 
 /// The story's work in `dir` (on `branch`, when it has one) as one patch, cut to the
-/// reviewers' budget; empty outside git.
-pub async fn diff_of(wf: &Workflow, dir: &Path, branch: Option<String>) -> Result<String> {
+/// reviewers' budget, leaving out `ignore`; empty outside git.
+pub async fn diff_of(dir: &Path, branch: Option<String>, ignore: Vec<PathBuf>) -> Result<String> {
     if !git::is_repo(dir) {
         return Ok(String::new());
     }
-    let (dir, own_paths) = (dir.to_path_buf(), wf.own_paths());
+    let (dir, own_paths) = (dir.to_path_buf(), ignore);
     off_the_runtime(move || {
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
         Ok(git::diff_for_review(

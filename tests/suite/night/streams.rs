@@ -64,3 +64,50 @@ async fn quiet_shows_a_block_and_the_way_on() {
     out.stdout_has(&format!("agentic-sdlc unblock {slug}"))
         .stdout_has(&format!("read: agentic-sdlc details {slug}"));
 }
+
+#[tokio::test]
+async fn a_night_logged_into_the_repository_keeps_the_log_out_of_the_stories() {
+    let env = TestEnv::init();
+    super::make_repository(&env, true);
+    let llm = FakeLlm::start().await;
+    env.write("notes.txt", "a person's untracked notes\n");
+    let (_, slug, _) = env.add("Logged night", &[]);
+
+    // `agentic-sdlc run --auto > night.log`, with the log inside the repository.
+    let log = std::fs::File::create(env.path("night.log")).unwrap();
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"))
+        .current_dir(env.root())
+        .args(["run", "--auto"])
+        .env("NO_COLOR", "1")
+        .env("OPENAI_BASE_URL", llm.base_url())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("AGENTIC_SDLC_MODEL")
+        .stdout(log)
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+
+    assert_eq!(status.code(), Some(0), "{}", env.read("night.log"));
+    assert_eq!(env.read("night.log"), "Done: 6 action(s) run\n");
+    let story = env.run_json(&["details", &slug])["story"].clone();
+    assert!(story["merged_commit"].is_string(), "{story}");
+    let tracked = super::git(&env, &["ls-files"]);
+    assert!(
+        !tracked.contains("night.log") && !tracked.contains("notes.txt"),
+        "{tracked}"
+    );
+    let branch = super::git(
+        &env,
+        &[
+            "ls-tree",
+            "-r",
+            "--name-only",
+            &format!("agentic-sdlc/{slug}"),
+        ],
+    );
+    assert!(
+        !branch.contains("night.log") && !branch.contains("notes.txt"),
+        "{branch}"
+    );
+    assert_eq!(env.read("notes.txt"), "a person's untracked notes\n");
+}
