@@ -1,4 +1,4 @@
-//! The terminal prompt of a human gate (SPEC §8, §17). While it asks, the run's live lines are
+//! The terminal prompt of a human gate. While it asks, the run's live lines are
 //! hidden and what other stories print is held back and shown after the answer, so the
 //! question is never drawn over and no other story waits for it.
 //!

@@ -60,14 +60,14 @@ pub enum RunEvent {
         attempt: u32,
         decision: String,
     },
-    /// The story's work was merged into its base by this run (SPEC §12).
+    /// The story's work was merged into its base by this run.
     StoryMerged {
         story_id: String,
         slug: String,
         base: String,
         commit: String,
     },
-    /// A review reached its decision (SPEC §10): a rejection sends the work back.
+    /// A review reached its decision: a rejection sends the work back.
     ReviewDecided {
         story_id: String,
         slug: String,

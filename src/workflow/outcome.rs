@@ -13,7 +13,7 @@ pub enum Stop {
     Skip,
     /// A gate's REJECT: go on with other stories, exit 3 at the end.
     Rejected,
-    /// The story reached `budget.storyTokens` or `budget.storyUsd` (SPEC §14), the key named:
+    /// The story reached `budget.storyTokens` or `budget.storyUsd`, the key named:
     /// go on with other stories, exit 3 at the end.
     Budget { key: &'static str },
     /// The story repeated itself (SPEC §14): go on with other stories, exit 3 at the end.

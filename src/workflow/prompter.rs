@@ -26,7 +26,7 @@ pub struct GateQuestion {
 /// How a person answered.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
-    /// Text that holds a decision line (SPEC §8).
+    /// Text that holds a decision line (APPROVE, RETRY: …, REJECT: …).
     Decision(String),
     /// No decision now; the story waits for `decide`.
     Later(NoDecision),

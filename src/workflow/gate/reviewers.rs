@@ -84,7 +84,7 @@ pub async fn consult(
                 let answer = match terminal.ask(question).await? {
                     Answer::Decision(text) => {
                         let parsed = parse_decision(&text);
-                        // Text without a decision line approves elsewhere (SPEC §8); from a
+                        // Text without a decision line approves elsewhere (an AI's or a command's); from a
                         // person at a prompt it is no decision at all.
                         if parsed.had_decision_line {
                             GateAnswer::Decided(parsed)
