@@ -1,12 +1,10 @@
-//! `completions <shell>` and `man`: what a shell and `man` need, generated from the same clap
-//! definitions as `--help`, so they never fall behind the commands.
-
-use std::path::PathBuf;
+//! `completions <shell>`: what a shell needs to complete the commands, generated from the same
+//! clap definitions as `--help`, so it never falls behind them.
 
 use clap::{Args, CommandFactory};
 
 use super::{Cli, Context};
-use crate::error::{Error, ExitStatus, Result};
+use crate::error::{ExitStatus, Result};
 
 #[derive(Debug, Args)]
 pub struct CompletionsArgs {
@@ -14,50 +12,13 @@ pub struct CompletionsArgs {
     pub shell: clap_complete::Shell,
 }
 
-#[derive(Debug, Args)]
-pub struct ManArgs {
-    /// Write one page per command (agentic-sdlc.1, agentic-sdlc-run.1, …) into DIR instead
-    /// of printing the main page.
-    #[arg(long, value_name = "DIR")]
-    pub out_dir: Option<PathBuf>,
-}
-
 /// Prints the completion script on stdout, e.g. `agentic-sdlc completions bash >
 /// ~/.local/share/bash-completion/completions/agentic-sdlc`.
-pub fn run_completions(args: CompletionsArgs, context: &Context) -> Result<ExitStatus> {
+pub fn run(args: CompletionsArgs, context: &Context) -> Result<ExitStatus> {
     let mut command = Cli::command();
     let name = command.get_name().to_string();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, name, &mut script);
     context.printer.document(&String::from_utf8_lossy(&script));
-    Ok(ExitStatus::Success)
-}
-
-/// Prints the manual page as roff (`agentic-sdlc man | man -l -`), or writes every
-/// command's page into a folder.
-pub fn run_man(args: ManArgs, context: &Context) -> Result<ExitStatus> {
-    let command = Cli::command();
-    match args.out_dir {
-        Some(dir) => {
-            let dir = context.cwd.join(dir);
-            fs_err::create_dir_all(&dir)?;
-            clap_mangen::generate_to(command, &dir).map_err(|e| {
-                Error::io(
-                    format!("cannot write the manual pages into {}", dir.display()),
-                    e,
-                )
-            })?;
-            context
-                .printer
-                .info(format!("Wrote the manual pages into {}", dir.display()));
-        }
-        None => {
-            let mut page = Vec::new();
-            clap_mangen::Man::new(command)
-                .render(&mut page)
-                .map_err(|e| Error::io("cannot render the manual page", e))?;
-            context.printer.document(&String::from_utf8_lossy(&page));
-        }
-    }
     Ok(ExitStatus::Success)
 }

@@ -8,6 +8,7 @@ mod decide;
 mod details;
 mod init;
 mod logs;
+mod man;
 mod report;
 mod run;
 mod status;
@@ -80,7 +81,7 @@ pub enum Command {
     /// Print a shell completion script (bash, zsh, fish) on stdout.
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff) on stdout, or write one page per command with --out-dir.
-    Man(completions::ManArgs),
+    Man(man::ManArgs),
 }
 
 /// Where a command runs: the directory from `-C`, or the current one.
@@ -145,8 +146,8 @@ fn dispatch(command: Command, context: &Context) -> Result<ExitStatus> {
         Command::Decide(args) => decide::run(args, context),
         Command::Report(args) => report::run(args, context),
         Command::Logs(args) => logs::run(args, context),
-        Command::Completions(args) => completions::run_completions(args, context),
-        Command::Man(args) => completions::run_man(args, context),
+        Command::Completions(args) => completions::run(args, context),
+        Command::Man(args) => man::run(args, context),
     }
 }
 
