@@ -137,6 +137,7 @@ fn write_journal(lines: usize) -> Result<Duration, String> {
         let event = if n % 2 == 0 {
             RunEvent::ActionStarted {
                 action,
+                title: "A story of the bench".into(),
                 detail: None,
             }
         } else {

@@ -1,6 +1,10 @@
 //! `.agentic-sdlc.json`: defaults, deep merge of a partial file, validation that names the key,
 //! environment overrides and dotted-key get/set (SPEC §4).
 
+mod layers;
+
+pub use layers::{env_values, EnvOverride, Layers, Origin, ENV_OVERRIDES};
+
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -12,6 +16,9 @@ pub const CONFIG_FILE: &str = ".agentic-sdlc.json";
 
 /// Where per-story git worktrees live, inside the repository so they stay on the same disk.
 pub const WORKTREES_DIR: &str = ".agentic-sdlc-worktrees";
+
+/// Where requests go when neither `llm.baseUrl` nor `OPENAI_BASE_URL` says otherwise.
+pub const DEFAULT_BASE_URL: &str = "https://api.openai.com/v1";
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -459,25 +466,19 @@ impl Config {
         Ok(())
     }
 
-    /// The model to use: `AGENTIC_SDLC_MODEL` wins over `llm.model`.
+    /// The model to use. A loaded config already holds `AGENTIC_SDLC_MODEL` when it is set
+    /// (see [`Layers`]).
     pub fn model(&self) -> String {
-        std::env::var("AGENTIC_SDLC_MODEL")
-            .ok()
-            .filter(|m| !m.trim().is_empty())
-            .unwrap_or_else(|| self.llm.model.clone())
+        self.llm.model.clone()
     }
 
-    /// The API base URL: `llm.baseUrl`, else `OPENAI_BASE_URL`, else OpenAI's.
+    /// The API base URL: `llm.baseUrl` (which `OPENAI_BASE_URL` overrides, see [`Layers`]),
+    /// else OpenAI's.
     pub fn base_url(&self) -> String {
         self.llm
             .base_url
             .clone()
-            .or_else(|| {
-                std::env::var("OPENAI_BASE_URL")
-                    .ok()
-                    .filter(|u| !u.trim().is_empty())
-            })
-            .unwrap_or_else(|| "https://api.openai.com/v1".to_string())
+            .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
     }
 }
 
@@ -556,9 +557,9 @@ fn upgrade_legacy_keys(user: &Value, merged: &mut Value) {
     }
 }
 
+/// The config a command uses: defaults, the file at `root`, then the environment.
 pub fn load(root: &Path) -> Result<Config> {
-    let user = read_user_value(root)?;
-    Config::from_value(merged_value(&user), &root.join(CONFIG_FILE))
+    Layers::read(root)?.config(root)
 }
 
 /// Looks up a dotted key (`refinement.maxIterations`) in a JSON document.

@@ -37,6 +37,18 @@ pub enum Error {
     #[error("config error in {path}: {message}")]
     Config { path: PathBuf, message: String },
 
+    /// An environment variable that overrides a config key holds no valid value for it.
+    #[error("environment variable {variable}: {message}\nHint: fix or unset {variable}")]
+    Env { variable: String, message: String },
+
+    /// A check before a run's first action failed (`workflow::preflight`): nothing was spent
+    /// and nothing written. `check` names it; the message is one line.
+    #[error("{message}")]
+    Preflight {
+        check: &'static str,
+        message: String,
+    },
+
     /// The API key's environment variable is empty or unset, and the endpoint is not local.
     #[error("the environment variable {variable} is not set; the LLM endpoint {endpoint} needs an API key\nHint: export {variable}=<your key>, name another variable in llm.apiKeyEnv, or point llm.baseUrl at a local server")]
     MissingKey { variable: String, endpoint: String },
@@ -77,10 +89,6 @@ pub enum Error {
     /// An agent or action failed; the story was left as it was.
     #[error("{0}")]
     ActionFailed(String),
-
-    /// The run cannot start here (checked before anything is spent): one line, exit 2.
-    #[error("{0}")]
-    Preflight(String),
 
     /// A model call failed in a way that retrying will not fix.
     #[error("LLM error: {0}")]
@@ -136,9 +144,10 @@ impl Error {
     pub fn exit_status(&self) -> ExitStatus {
         match self {
             Error::Config { .. }
+            | Error::Env { .. }
+            | Error::Preflight { .. }
             | Error::MissingKey { .. }
             | Error::Usage(_)
-            | Error::Preflight(_)
             | Error::NoRoot(_) => ExitStatus::Usage,
             Error::NeedsPerson(_) => ExitStatus::NeedsPerson,
             Error::Interrupted => ExitStatus::Interrupted,

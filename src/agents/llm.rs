@@ -8,6 +8,7 @@
 
 mod error;
 mod messages;
+mod models;
 mod request;
 mod stream;
 #[cfg(test)]
@@ -30,7 +31,8 @@ use crate::config::{Config, StructuredOutputs};
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
 pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
-use request::{context_length_message, TokenField};
+pub use models::{list_models, ModelList, ProbeError};
+use request::{context_length_message, tokens_of_chars, TokenField, CHARS_PER_TOKEN};
 pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema};
 
 const SCHEMA_BOUNDED: u8 = 0;
@@ -148,6 +150,8 @@ struct Inner {
     schema_level: AtomicU8,
     /// Set when the server asked for `max_completion_tokens` instead of `max_tokens`.
     wants_completion_tokens: AtomicBool,
+    /// Set once a reply without token counts was estimated and the run was told so.
+    warned_estimate: AtomicBool,
 }
 
 impl std::fmt::Debug for LlmClient {
@@ -192,6 +196,7 @@ impl LlmClient {
                 settings,
                 schema_level: AtomicU8::new(SCHEMA_BOUNDED),
                 wants_completion_tokens: AtomicBool::new(false),
+                warned_estimate: AtomicBool::new(false),
             }),
             meter: None,
         })
@@ -240,16 +245,28 @@ impl LlmClient {
     ///
     /// A metered client asks its meter first (a story or run over budget sends nothing) and
     /// reports every request sent, answered or not, with the answer's tokens.
+    ///
+    /// The meter sees the prompt's estimated size: a prompt that alone would pass a budget is
+    /// never sent, and the reply cap is lowered to what the budgets leave.
     pub async fn exchange(&self, request: &ChatRequest<'_>) -> Exchange {
+        let mut request = *request;
         if let Some(meter) = &self.meter {
-            if let Err(refused) = meter.admit() {
-                return Exchange {
-                    result: Err(LlmError::Budget(refused)),
-                    attempts: Vec::new(),
-                };
+            match meter.admit(request.estimated_prompt_tokens()) {
+                Err(refused) => {
+                    return Exchange {
+                        result: Err(LlmError::Budget(refused)),
+                        attempts: Vec::new(),
+                    }
+                }
+                Ok(Some(room)) => {
+                    let cap = request.max_tokens.unwrap_or(self.inner.settings.max_tokens);
+                    let room = u32::try_from(room).unwrap_or(u32::MAX).max(1);
+                    request.max_tokens = Some(cap.min(room));
+                }
+                Ok(None) => {}
             }
         }
-        let exchange = self.send_with_retries(request).await;
+        let exchange = self.send_with_retries(&request).await;
         if let Some(meter) = self
             .meter
             .as_ref()
@@ -273,7 +290,10 @@ impl LlmClient {
             let sent = self.send(&body).await;
             let number = attempts.len() as u32 + 1;
             let failure = match sent {
-                Ok(reply) => {
+                Ok(mut reply) => {
+                    if reply.usage.tokens() == 0 {
+                        reply.usage = self.estimated_usage(request, &reply);
+                    }
                     attempts.push(Attempt {
                         number,
                         duration: started.elapsed(),
@@ -372,6 +392,32 @@ impl LlmClient {
                 settings.max_retries
             );
             tokio::time::sleep(delay).await;
+        }
+    }
+
+    /// The usage of a reply that came without token counts: both sides counted from their
+    /// size, and marked as estimated. The first time in a run it is said once, since budgets
+    /// and costs then rest on the estimate.
+    fn estimated_usage(&self, request: &ChatRequest<'_>, reply: &ChatReply) -> Usage {
+        if !self.inner.warned_estimate.swap(true, Ordering::Relaxed) {
+            tracing::warn!(
+                "the LLM server sent no token counts (`usage`); tokens are counted from the \
+                 text's size instead (about {CHARS_PER_TOKEN} characters a token), and budgets \
+                 and costs rest on that estimate"
+            );
+        }
+        let reply_chars = reply.content.as_deref().map_or(0, str::len)
+            + reply
+                .tool_calls
+                .iter()
+                .map(|call| call.name.len() + call.arguments.len())
+                .sum::<usize>();
+        Usage {
+            prompt_tokens: request.estimated_prompt_tokens(),
+            completion_tokens: tokens_of_chars(reply_chars),
+            requests: 1,
+            cost_usd: None,
+            estimated: true,
         }
     }
 

@@ -381,6 +381,10 @@ impl Agents for LlmAgents {
         transcript.record("decision", json!({"text": answer.text}));
         Ok(answer)
     }
+
+    fn endpoint(&self) -> Option<&crate::agents::llm::LlmSettings> {
+        Some(self.client.settings())
+    }
 }
 
 /// The project root: the board folder without its `sdlcFolder` components.

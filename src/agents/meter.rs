@@ -8,8 +8,10 @@ use crate::board::records::Usage;
 
 /// The run's view of spending, shared by every agent of the run.
 pub trait CallMeter: Send + Sync {
-    /// Whether the story may make one more model call; the refusal says why.
-    fn admit(&self, story_id: &str) -> Result<(), String>;
+    /// Whether the story may send one more request, whose prompt is about `prompt_tokens`
+    /// long; the refusal says why. Admitted, the most tokens its reply may take under the
+    /// budgets (`None` when none limits it).
+    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, String>;
     /// One answered call and what it cost.
     fn answered(&self, story_id: &str, usage: &Usage);
 }
@@ -29,8 +31,8 @@ impl StoryMeter {
         }
     }
 
-    pub fn admit(&self) -> Result<(), String> {
-        self.meter.admit(&self.story_id)
+    pub fn admit(&self, prompt_tokens: u64) -> Result<Option<u64>, String> {
+        self.meter.admit(&self.story_id, prompt_tokens)
     }
 
     pub fn answered(&self, usage: &Usage) {

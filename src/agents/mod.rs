@@ -137,4 +137,10 @@ pub trait Agents: Send + Sync {
 
     /// An `ai` phase gate: the reviewer's answer, which holds a decision line (SPEC §8).
     async fn phase_review(&self, request: GateRequest<'_>) -> Result<AgentOutput, AgentError>;
+
+    /// The model server these agents talk to, for the checks before a run spends anything;
+    /// `None` for agents that need none.
+    fn endpoint(&self) -> Option<&llm::LlmSettings> {
+        None
+    }
 }

@@ -167,10 +167,14 @@ pub struct Usage {
     pub requests: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost_usd: Option<f64>,
+    /// Some of the tokens were counted from the text's size: the server sent no `usage`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub estimated: bool,
 }
 
 impl Usage {
     pub fn add(&mut self, other: &Usage) {
+        self.estimated |= other.estimated;
         self.prompt_tokens += other.prompt_tokens;
         self.completion_tokens += other.completion_tokens;
         self.requests += other.requests;

@@ -17,6 +17,46 @@ use super::story_file::StoryFile;
 use super::Column;
 use crate::error::{Error, Result};
 
+/// Creates a new story file in its column under `board_dir`, under a slug no other story
+/// has: `story.slug` if it is free, else `<slug>-2`, `<slug>-3`, … Slugs in `taken` (every
+/// story's on the board, and those of existing branches) are skipped; a file that another
+/// process creates meanwhile is never overwritten, and the next name is tried instead, so
+/// `add`s running at once each get their own slug.
+pub fn create_unique(
+    board_dir: &Path,
+    story: &mut Story,
+    taken: &std::collections::HashSet<String>,
+) -> Result<()> {
+    let folder = board_dir.join(story.column.name());
+    fs_err::create_dir_all(&folder)?;
+    let base = story.slug.clone();
+    let mut number = 1;
+    loop {
+        let slug = match number {
+            1 => base.clone(),
+            n => format!("{base}-{n}"),
+        };
+        number += 1;
+        let path = folder.join(format!("{slug}.md"));
+        if taken.contains(&slug) || path.exists() {
+            continue;
+        }
+        story.slug = slug;
+        story.path = path;
+        let temp = prepared(&folder, &story.to_text(), &story.path)?;
+        match temp.persist_noclobber(&story.path) {
+            Ok(_) => return Ok(()),
+            Err(err) if err.error.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(err) => {
+                return Err(Error::io(
+                    format!("cannot create {}", story.path.display()),
+                    err.error,
+                ))
+            }
+        }
+    }
+}
+
 /// Creates a new story file in its column under `board_dir`.
 pub fn create(board_dir: &Path, story: &mut Story) -> Result<()> {
     let folder = board_dir.join(story.column.name());
@@ -117,6 +157,22 @@ mod tests {
             .unwrap()
             .collect();
         assert_eq!(leftovers.len(), 1, "no temporary files left behind");
+    }
+
+    #[test]
+    fn a_new_story_skips_taken_slugs_and_existing_files() {
+        let dir = tempfile::tempdir().unwrap();
+        new_story(dir.path(), "story-1", Column::Backlog);
+        let taken: std::collections::HashSet<String> =
+            ["t-2".to_string(), "t-3".to_string()].into();
+        let mut front = Frontmatter::empty();
+        front.set("id", &"story-2");
+        front.set("title", &"T");
+        let mut story = Story::new(front, "# T\n".into(), Column::Backlog, "t".into()).unwrap();
+        create_unique(dir.path(), &mut story, &taken).unwrap();
+        assert_eq!(story.slug, "t-4");
+        assert_eq!(story.path, dir.path().join("backlog/t-4.md"));
+        assert!(story.path.exists());
     }
 
     #[test]

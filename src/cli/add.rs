@@ -1,5 +1,6 @@
 //! `add`: a new story in backlog.
 
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -85,8 +86,7 @@ pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
         front.set("depends_on", &depends_on);
     }
     let mut story = Story::new(front, body, Column::Backlog, ids::slugify(title))?;
-    store::create(&board_dir, &mut story)?;
-    story.slug = crate::board::story::slug_from_path(&story.path);
+    store::create_unique(&board_dir, &mut story, &taken_slugs(&board, &project.root))?;
 
     let printer = &context.printer;
     printer.json_line(&super::envelope(
@@ -104,6 +104,26 @@ pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
     ));
     printer.out(format!("  {}", story.path.display()));
     Ok(ExitStatus::Success)
+}
+
+/// The slugs a new story must not take: every story file's in any column (a broken one's
+/// too), and every existing story branch's, which may hold another story's work. A slug is a
+/// story's for life, so a done story's slug is never handed out again.
+fn taken_slugs(board: &Board, root: &std::path::Path) -> HashSet<String> {
+    let mut taken: HashSet<String> = board.stories.iter().map(|s| s.slug.clone()).collect();
+    taken.extend(
+        board
+            .broken
+            .iter()
+            .map(|broken| crate::board::story::slug_from_path(&broken.path)),
+    );
+    if crate::vcs::is_repo(root) {
+        match crate::vcs::story_branch_slugs(root) {
+            Ok(slugs) => taken.extend(slugs),
+            Err(err) => tracing::warn!("cannot list the story branches: {err}"),
+        }
+    }
+    taken
 }
 
 /// A body file with its own `## ` sections is used as written (missing standard sections are

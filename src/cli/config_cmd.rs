@@ -1,12 +1,14 @@
-//! `config [key] [value]`: show the merged config, one key, or validate and set a key.
+//! `config [key] [value]`: show the effective config (defaults, then the file, then the
+//! environment) and where each value comes from, or validate and set a key in the file.
 
 use clap::Args;
-use serde_json::Value;
+use serde_json::{json, Value};
 
 use super::Context;
 use crate::board::store::write_atomic;
-use crate::config::{self, Config};
+use crate::config::{self, Config, Layers, Origin};
 use crate::error::{Error, ExitStatus, Result};
+use crate::output::Printer;
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
@@ -15,48 +17,159 @@ pub struct ConfigArgs {
     /// A new value: JSON (`5`, `true`, `null`, `["a"]`) or plain text.
     #[arg(allow_negative_numbers = true)]
     pub value: Option<String>,
+    /// List every setting as `key = value  # origin` (default, the file, or an environment
+    /// variable); with --json, a list of {key, value, origin}.
+    #[arg(long, conflicts_with = "value")]
+    pub show_origin: bool,
 }
 
 pub fn run(args: ConfigArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
-    let path = project.config_path();
+    let layers = Layers::read(&project.root)?;
     let printer = &context.printer;
-    let merged = config::merged_value(&config::read_user_value(&project.root)?);
     match (args.key, args.value) {
+        (key, None) if args.show_origin => {
+            show_origins(printer, &layers, key.as_deref(), &project)?;
+            Ok(ExitStatus::Success)
+        }
         (None, _) => {
-            show(printer, &merged);
+            show(printer, &layers.effective_value());
+            for (over, _) in &layers.env {
+                printer.info(format!(
+                    "note: {} comes from the environment variable {}, over {}",
+                    over.key,
+                    over.variable,
+                    describe_file_value(&layers, over.key)
+                ));
+            }
             Ok(ExitStatus::Success)
         }
         (Some(key), None) => {
-            let value = config::get_dotted(&merged, &key)
-                .ok_or_else(|| Error::config(&path, format!("unknown key `{key}`")))?;
+            let effective = layers.effective_value();
+            let value = config::get_dotted(&effective, &key).ok_or_else(|| {
+                Error::config(project.config_path(), format!("unknown key `{key}`"))
+            })?;
             show(printer, value);
+            printer.info(format!("# {}", origin_note(&layers, &key)));
             Ok(ExitStatus::Success)
         }
-        (Some(key), Some(raw)) => {
-            // Validation of the merged result rejects unknown keys and bad values by name.
-            let mut user = config::read_user_value(&project.root)?;
-            let value = config::parse_cli_value(&raw);
-            config::set_dotted(&mut user, &key, value.clone())
-                .map_err(|m| Error::config(&path, m))?;
-            Config::from_value(config::merged_value(&user), &path)?;
-            let text = serde_json::to_string_pretty(&user)
-                .expect("a JSON value has string keys only, so it always serialises");
-            write_atomic(&path, &format!("{text}\n"))?;
-            printer.json_line(&super::envelope(
-                "config",
-                serde_json::json!({ "key": key, "value": value })
-                    .as_object()
-                    .cloned()
-                    .unwrap_or_default(),
-            ));
-            printer.out(format!("{key} = {value}"));
-            Ok(ExitStatus::Success)
-        }
+        (Some(key), Some(raw)) => set(printer, &project, &layers, &key, &raw),
     }
 }
 
-fn show(printer: &crate::output::Printer, value: &Value) {
+/// Validates the file with `key` set to `raw` and writes it; a variable that overrides the
+/// key is named, since runs will not use the value just written.
+fn set(
+    printer: &Printer,
+    project: &config::Project,
+    layers: &Layers,
+    key: &str,
+    raw: &str,
+) -> Result<ExitStatus> {
+    let path = project.config_path();
+    // Validation of the merged result rejects unknown keys and bad values by name.
+    let mut user = layers.user.clone();
+    let value = config::parse_cli_value(raw);
+    config::set_dotted(&mut user, key, value.clone()).map_err(|m| Error::config(&path, m))?;
+    Config::from_value(config::merged_value(&user), &path)?;
+    let text = serde_json::to_string_pretty(&user)
+        .expect("a JSON value has string keys only, so it always serialises");
+    write_atomic(&path, &format!("{text}\n"))?;
+    printer.json_line(&super::envelope(
+        "config",
+        json!({ "key": key, "value": value })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    ));
+    printer.out(format!("{key} = {value}"));
+    if let Origin::Env { variable } = layers.origin(key) {
+        printer.warn(format!(
+            "{variable} is set and overrides {key}: runs use its value, not the one written"
+        ));
+    }
+    Ok(ExitStatus::Success)
+}
+
+/// `--show-origin`: every leaf setting (under `key`, when given) with where it comes from.
+fn show_origins(
+    printer: &Printer,
+    layers: &Layers,
+    key: Option<&str>,
+    project: &config::Project,
+) -> Result<()> {
+    let leaves: Vec<_> = layers
+        .leaves()
+        .into_iter()
+        .filter(|(leaf, _, _)| {
+            key.is_none_or(|key| leaf == key || leaf.starts_with(&format!("{key}.")))
+        })
+        .collect();
+    if leaves.is_empty() {
+        let key = key.unwrap_or_default();
+        return Err(Error::config(
+            project.config_path(),
+            format!("unknown key `{key}`"),
+        ));
+    }
+    let settings: Vec<Value> = leaves
+        .iter()
+        .map(|(key, value, origin)| json!({ "key": key, "value": value, "origin": origin }))
+        .collect();
+    printer.json_line(&super::envelope(
+        "config-origins",
+        json!({ "settings": settings })
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
+    ));
+    for (key, value, origin) in &leaves {
+        printer.out(format!("{key} = {value}  # {origin}"));
+    }
+    Ok(())
+}
+
+/// Where a key's value comes from, for a person; for an object, also the keys inside it that
+/// a variable overrides.
+fn origin_note(layers: &Layers, key: &str) -> String {
+    let own = match layers.origin(key) {
+        Origin::Env { variable } => {
+            return format!(
+                "from the environment variable {variable}, over {}",
+                describe_file_value(layers, key)
+            )
+        }
+        Origin::File => format!("from {}", config::CONFIG_FILE),
+        Origin::Default => "default".to_string(),
+    };
+    let inside: Vec<String> = layers
+        .overrides_within(key)
+        .iter()
+        .map(|over| {
+            format!(
+                "{} from the environment variable {}",
+                over.key, over.variable
+            )
+        })
+        .collect();
+    if inside.is_empty() {
+        own
+    } else {
+        format!("{own}; {}", inside.join("; "))
+    }
+}
+
+/// What the file (over the defaults) says for `key`, for a note about an override.
+fn describe_file_value(layers: &Layers, key: &str) -> String {
+    let file = layers.file_value();
+    match config::get_dotted(&file, key) {
+        Some(value) if layers.in_file(key) => format!("{value} in {}", config::CONFIG_FILE),
+        Some(value) => format!("the default {value}"),
+        None => "nothing".to_string(),
+    }
+}
+
+fn show(printer: &Printer, value: &Value) {
     if printer.is_json() {
         printer.json_line(value);
     } else {

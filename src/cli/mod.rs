@@ -2,11 +2,13 @@
 
 mod add;
 mod board_cmds;
+mod completions;
 mod config_cmd;
 mod decide;
 mod details;
 mod init;
 mod logs;
+mod man;
 mod report;
 mod run;
 mod status;
@@ -20,6 +22,9 @@ use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
 use crate::output::{ColorChoice, Printer, Verbosity};
 
+/// The heading the options every command takes are listed under, apart from the command's own.
+const GLOBAL_OPTIONS: &str = "Global options";
+
 #[derive(Debug, Parser)]
 #[command(
     name = "agentic-sdlc",
@@ -28,19 +33,19 @@ use crate::output::{ColorChoice, Printer, Verbosity};
 )]
 pub struct Cli {
     /// Machine-readable output on stdout (no colour, no spinners).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, help_heading = GLOBAL_OPTIONS)]
     pub json: bool,
     /// When to use colour.
-    #[arg(long, global = true, value_enum, default_value = "auto")]
+    #[arg(long, global = true, value_enum, default_value = "auto", help_heading = GLOBAL_OPTIONS)]
     pub color: ColorChoice,
     /// Run as if started in DIR.
-    #[arg(short = 'C', global = true, value_name = "DIR")]
+    #[arg(short = 'C', global = true, value_name = "DIR", help_heading = GLOBAL_OPTIONS)]
     pub directory: Option<PathBuf>,
     /// Print only results and errors.
-    #[arg(short, long, global = true, conflicts_with = "verbose")]
+    #[arg(short, long, global = true, conflicts_with = "verbose", help_heading = GLOBAL_OPTIONS)]
     pub quiet: bool,
     /// Print more detail (also enables debug logs; RUST_LOG overrides).
-    #[arg(short, long, global = true)]
+    #[arg(short, long, global = true, help_heading = GLOBAL_OPTIONS)]
     pub verbose: bool,
     #[command(subcommand)]
     pub command: Command,
@@ -73,6 +78,10 @@ pub enum Command {
     Report(report::ReportArgs),
     /// A story's agent transcripts, readable; --follow streams a running story.
     Logs(logs::LogsArgs),
+    /// Print a shell completion script (bash, zsh, fish) on stdout.
+    Completions(completions::CompletionsArgs),
+    /// Print the manual page (roff) on stdout, or write one page per command with --out-dir.
+    Man(man::ManArgs),
 }
 
 /// Where a command runs: the directory from `-C`, or the current one.
@@ -137,6 +146,8 @@ fn dispatch(command: Command, context: &Context) -> Result<ExitStatus> {
         Command::Decide(args) => decide::run(args, context),
         Command::Report(args) => report::run(args, context),
         Command::Logs(args) => logs::run(args, context),
+        Command::Completions(args) => completions::run(args, context),
+        Command::Man(args) => man::run(args, context),
     }
 }
 

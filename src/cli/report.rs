@@ -30,7 +30,11 @@ pub fn run(args: ReportArgs, context: &Context) -> Result<ExitStatus> {
     let path = report::find_journal(&board_dir, args.run.as_deref())?;
     // The board adds what the journal cannot know: merged commits and current blocked reasons.
     let board = Board::load(&board_dir).ok();
-    let report = report::read(&path, board.as_ref(), lock::holder(&board_dir))?;
+    let report = report::read(
+        &path,
+        board.as_ref().map(|b| (b, project.root.as_path())),
+        lock::holder(&board_dir),
+    )?;
     let printer = &context.printer;
     for warning in &report.warnings {
         printer.warn(warning);
@@ -92,15 +96,6 @@ fn print_table(printer: &Printer, report: &RunReport) {
     }
 }
 
-/// The outcome of a story as its table cell reads.
-fn result_cell(story: &StoryReport) -> String {
-    match (&story.merged_commit, &story.blocked_reason) {
-        (_, Some(reason)) if story.outcome == "blocked" => reason.clone(),
-        (Some(commit), _) => format!("merged {}", commit.chars().take(7).collect::<String>()),
-        _ => String::new(),
-    }
-}
-
 fn print_stories(printer: &Printer, report: &RunReport) {
     let header = [
         "STORY", "OUTCOME", "ACTIONS", "REWORKS", "TOKENS", "COST", "RESULT",
@@ -116,7 +111,7 @@ fn print_stories(printer: &Printer, report: &RunReport) {
                 s.reworks.to_string(),
                 s.tokens.to_string(),
                 format_cost(s.cost_usd),
-                result_cell(s),
+                s.result(),
             ]
         })
         .collect();
@@ -148,13 +143,18 @@ fn print_stories(printer: &Printer, report: &RunReport) {
 fn print_story_detail(printer: &Printer, story: &StoryReport) {
     let p = printer.palette();
     printer.out("");
-    printer.out(format!("{} ({})", p.id(&story.slug), story.outcome));
+    let title = story
+        .title
+        .as_deref()
+        .map_or(String::new(), |t| format!(" {t}"));
+    printer.out(format!("{}{title} ({})", p.id(&story.slug), story.outcome));
     let actions: Vec<String> = story
         .actions
         .iter()
         .map(|a| {
             let mark = match a.outcome.as_str() {
                 "completed" => "✓",
+                "rejected" => "↺",
                 "failed" => "✗",
                 "stopped" => "■",
                 "blocked" => "⛔",
@@ -174,6 +174,16 @@ fn print_story_detail(printer: &Printer, story: &StoryReport) {
             "  {} failed: {}",
             action.action_type,
             action.detail.as_deref().unwrap_or("")
+        ));
+    }
+    for review in &story.reviews {
+        let feedback = review
+            .feedback
+            .as_deref()
+            .map_or(String::new(), |f| format!(": {f}"));
+        printer.out(format!(
+            "  review: {} ({} blocker(s)){feedback}",
+            review.decision, review.blockers
         ));
     }
     for gate in &story.gates {

@@ -28,12 +28,17 @@ pub struct RunArgs {
     /// Only actions of this type: refine, research, plan, implement, review, rework, create_pr, move_to_done.
     #[arg(long, value_name = "PHASE")]
     pub step: Option<String>,
-    /// Print the actions that would run, in order; write nothing, call no LLM.
+    /// Print each story's next action, in the order a run would start them; write nothing,
+    /// call no LLM. Later actions depend on how these end, so they are not listed.
     #[arg(long)]
     pub dry_run: bool,
     /// Resume the interrupted run from .workflow-state.json, with its options.
     #[arg(long = "continue")]
     pub resume: bool,
+    /// Never ask a person at the terminal: a human gate leaves its story waiting for
+    /// `agentic-sdlc decide`. The default when stdin is not a terminal.
+    #[arg(long)]
+    pub no_input: bool,
     /// Up to N stories in parallel (default: the config's `concurrency`).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub concurrency: Option<u32>,
@@ -74,6 +79,12 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         } else {
             let p = printer.palette();
             printer.out(format!("Would run {} action(s):", actions.len()));
+            // A story's later actions depend on how its next one ends, so only that one is known.
+            printer.out(if args.auto {
+                "(each story's next action only: as these finish, a run with --auto goes on with the actions after them)"
+            } else {
+                "(the next action only: a run without --auto takes just this one)"
+            });
             for (index, action) in actions.iter().enumerate() {
                 printer.out(format!(
                     "  {}. {} {} ({}) {}",
@@ -102,7 +113,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     });
     // The events of the run go to one display, which a human gate's prompt suspends.
     let display = Arc::new(RunDisplay::new(printer.clone()));
-    let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display))
+    let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display), args.no_input)
         .map(|p| Arc::new(p) as Arc<dyn Prompter>);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

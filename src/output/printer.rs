@@ -116,6 +116,14 @@ impl Printer {
         }
     }
 
+    /// A document that is the command's whole result (a completion script, a manual page),
+    /// on stdout as it is, in every mode.
+    pub fn document(&self, text: &str) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout.write_all(text.as_bytes());
+        let _ = stdout.flush();
+    }
+
     /// A JSON document on stdout, in JSON mode only.
     pub fn json_line(&self, value: &serde_json::Value) {
         if self.json {
@@ -140,6 +148,15 @@ impl Printer {
     pub fn info(&self, text: impl AsRef<str>) {
         if !self.json && self.verbosity >= Verbosity::Normal {
             self.eprint(text.as_ref());
+        }
+    }
+
+    /// Something that went wrong in the work (an action failed, a story blocked), on stderr:
+    /// shown even with `-q`, since it is why the command's exit code is what it is. Not in
+    /// JSON mode, where the event on stdout says it.
+    pub fn problem(&self, text: impl AsRef<str>) {
+        if !self.json {
+            self.live.eprintln(text.as_ref());
         }
     }
 

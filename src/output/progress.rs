@@ -3,12 +3,14 @@
 //! by indicatif's `MultiProgress`.
 //!
 //! While live lines are shown, everything the printer writes to stderr goes through the
-//! `MultiProgress` (so log lines land above the live ones instead of through them), and a
-//! person's prompt runs with the lines suspended (so it is never drawn over).
+//! `MultiProgress` (so log lines land above the live ones instead of through them). A person's
+//! prompt runs with the lines hidden and other output held back (so it is never drawn over),
+//! without holding any lock the other stories need: they go on working meanwhile.
 
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use indicatif::{MultiProgress, ProgressBar, ProgressStyle};
+use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 /// A story among several: what it does, how long it has run, then tokens and its last tool.
 const LINE_TEMPLATE: &str = "{spinner} {prefix} · {elapsed} · {msg}";
@@ -19,13 +21,20 @@ const SPINNER_TEMPLATE: &str = "{spinner} {prefix} {elapsed:.dim} {msg:.dim}";
 #[derive(Debug, Clone, Default)]
 pub struct LiveArea {
     multi: Option<MultiProgress>,
+    /// Lines printed while a prompt holds the terminal, shown once it lets go.
+    held: Arc<Mutex<Option<Vec<String>>>>,
 }
 
 impl LiveArea {
     pub fn new() -> LiveArea {
         LiveArea {
             multi: Some(MultiProgress::new()),
+            held: Arc::default(),
         }
+    }
+
+    fn held(&self) -> MutexGuard<'_, Option<Vec<String>>> {
+        self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     pub fn is_active(&self) -> bool {
@@ -55,20 +64,37 @@ impl LiveArea {
         Some(LiveLine { bar })
     }
 
-    /// Writes a line to stderr above the live lines.
+    /// Writes a line to stderr above the live lines, or holds it back while a prompt is open.
     pub fn eprintln(&self, text: &str) {
+        if let Some(held) = self.held().as_mut() {
+            held.push(text.to_string());
+            return;
+        }
         match &self.multi {
             Some(multi) => multi.suspend(|| eprintln!("{text}")),
             None => eprintln!("{text}"),
         }
     }
 
-    /// Runs `f` with the live lines hidden, for a prompt that must not be drawn over.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        match &self.multi {
-            Some(multi) => multi.suspend(f),
-            None => f(),
+    /// Runs `f`, a prompt, with the live lines cleared and hidden, and every line printed
+    /// meanwhile held back; then the lines come back and the held ones are printed. Unlike
+    /// `MultiProgress::suspend`, it holds no lock while `f` runs: other stories print, draw
+    /// and work on as usual, unseen until the person has answered.
+    pub fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        *self.held() = Some(Vec::new());
+        if let Some(multi) = &self.multi {
+            let _ = multi.clear();
+            multi.set_draw_target(ProgressDrawTarget::hidden());
         }
+        let result = f();
+        if let Some(multi) = &self.multi {
+            multi.set_draw_target(ProgressDrawTarget::stderr());
+        }
+        let held = self.held().take().unwrap_or_default();
+        for line in held {
+            self.eprintln(&line);
+        }
+        result
     }
 }
 

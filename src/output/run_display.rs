@@ -8,6 +8,7 @@ use std::sync::{Mutex, MutexGuard};
 use super::printer::{Printer, Verbosity};
 use super::progress::LiveLine;
 use crate::workflow::assessor::{Action, ActionType};
+use crate::workflow::attention::Attention;
 use crate::workflow::events::{RunEvent, RunRenderer};
 
 /// The verb a person reads while an action runs.
@@ -66,9 +67,10 @@ impl RunDisplay {
         }
     }
 
-    /// Runs `f` with the spinner and live lines hidden, for a prompt that must not be drawn over.
-    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
-        self.printer.live().suspend(f)
+    /// Runs `f`, a prompt, with the live lines hidden and what others print held back until
+    /// it returns; see [`LiveArea::hold`].
+    pub fn hold<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.printer.live().hold(f)
     }
 
     fn state(&self) -> MutexGuard<'_, State> {
@@ -137,6 +139,24 @@ impl RunDisplay {
     }
 }
 
+/// One story that needs a person, in the run's summary: what to read and what to run.
+fn summarise_attention(printer: &Printer, story: &Attention) {
+    let p = printer.palette();
+    let note = story
+        .next
+        .note
+        .as_deref()
+        .map_or(String::new(), |note| format!("  ({note})"));
+    printer.out(format!(
+        "  {} ({}) {}",
+        p.id(&story.slug),
+        story.title,
+        story.why
+    ));
+    printer.out(format!("    read: {}", story.next.read));
+    printer.out(format!("    run:  {}{note}", p.accent(&story.next.command)));
+}
+
 impl RunRenderer for RunDisplay {
     fn begin(&self, concurrency: usize) {
         self.state().parallel = concurrency > 1;
@@ -152,12 +172,21 @@ impl RunRenderer for RunDisplay {
         }
         let p = printer.palette();
         match event {
-            RunEvent::ActionStarted { action, detail } => self.started(action, detail.as_deref()),
+            RunEvent::ActionStarted { action, detail, .. } => {
+                self.started(action, detail.as_deref())
+            }
             RunEvent::ActionCompleted { action, summary } => {
                 self.action_ended(action, p.ok("✓"), summary)
             }
             RunEvent::ActionFailed { action, error } => {
-                self.action_ended(action, p.error("✗"), error)
+                // A failure is shown even with -q: nothing else would say why the run exits 1.
+                self.ended(&action.story_id);
+                printer.problem(format!(
+                    "{} {} {}: {error}",
+                    p.error("✗"),
+                    action.action_type,
+                    p.id(&action.slug)
+                ));
             }
             RunEvent::ActionStopped { action, reason } => {
                 self.action_ended(action, p.warn("■"), reason)
@@ -176,9 +205,10 @@ impl RunRenderer for RunDisplay {
                 story_id,
                 slug,
                 reason,
+                ..
             } => {
                 self.ended(story_id);
-                printer.info(format!("{} {} blocked: {reason}", p.warn("⛔"), p.id(slug)))
+                printer.problem(format!("{} {} blocked: {reason}", p.warn("⛔"), p.id(slug)))
             }
             RunEvent::StoryWaiting {
                 story_id,
@@ -198,6 +228,21 @@ impl RunRenderer for RunDisplay {
                 "  {phase} gate for {slug}, attempt {attempt}: {}",
                 decision.lines().next().unwrap_or("")
             )),
+            RunEvent::StoryMerged {
+                slug, base, commit, ..
+            } => printer.detail(format!(
+                "  {slug} merged into {base} as {}",
+                commit.chars().take(7).collect::<String>()
+            )),
+            RunEvent::ReviewDecided {
+                slug,
+                decision,
+                feedback,
+                blockers,
+                ..
+            } => printer.detail(format!(
+                "  review of {slug}: {decision} ({blockers} blocker(s)): {feedback}"
+            )),
             RunEvent::ToolCall {
                 story_id,
                 agent,
@@ -212,13 +257,19 @@ impl RunRenderer for RunDisplay {
                 self.progressed(story_id, |r| r.tokens += usage.tokens());
             }
             RunEvent::Warning { message, .. } => printer.warn(message),
-            RunEvent::RunFinished { message, .. } => {
+            RunEvent::RunFinished {
+                message, attention, ..
+            } => {
                 // An interrupted run ends with actions that never reported their end.
                 let left: Vec<Running> = self.state().running.drain().map(|(_, r)| r).collect();
                 for line in left.into_iter().filter_map(|r| r.line) {
                     line.finish();
                 }
-                printer.info(message)
+                // The summary is the run's result: stdout, so `run --auto > night.log` keeps it.
+                printer.out(message);
+                for story in attention {
+                    summarise_attention(printer, story);
+                }
             }
         }
     }

@@ -4,11 +4,16 @@
 
 use std::fmt::Write;
 
-use super::{format_cost, format_duration, parse_time, RunReport, StoryReport};
+use super::{format_cost, format_duration, parse_time, RunReport};
 
 const LANE_HEIGHT: u32 = 28;
 const LABEL_WIDTH: u32 = 220;
 const CHART_WIDTH: u32 = 760;
+/// The narrowest bar of an action that went wrong: a block or a rejection can take a
+/// millisecond, and must still be seen.
+const NOTABLE_MIN_WIDTH: f64 = 14.0;
+/// Characters of a lane's label (slug and title) that fit beside the chart.
+const LABEL_CHARS: usize = 34;
 
 /// Escapes text for element content and attribute values.
 pub fn escape(text: &str) -> String {
@@ -28,15 +33,32 @@ pub fn escape(text: &str) -> String {
     out
 }
 
+/// The outcomes a timeline draws, with their colours, in legend order.
+const OUTCOMES: [(&str, &str); 8] = [
+    ("completed", "#2e9d57"),
+    ("rejected", "#c2410c"),
+    ("failed", "#d64545"),
+    ("stopped", "#e39b2d"),
+    ("blocked", "#8a4fd1"),
+    ("waiting", "#3d7fd6"),
+    ("running", "#14b8a6"),
+    ("interrupted", "#9aa3ad"),
+];
+
 fn colour(outcome: &str) -> &'static str {
-    match outcome {
-        "completed" => "#2e9d57",
-        "failed" => "#d64545",
-        "stopped" => "#e39b2d",
-        "blocked" => "#8a4fd1",
-        "waiting" => "#3d7fd6",
-        _ => "#9aa3ad",
+    OUTCOMES
+        .iter()
+        .find(|(name, _)| *name == outcome)
+        .map_or("#9aa3ad", |(_, colour)| colour)
+}
+
+/// A lane's label: the slug and as much of the title as fits.
+fn lane_label(label: &str) -> String {
+    if label.chars().count() <= LABEL_CHARS {
+        return label.to_string();
     }
+    let cut: String = label.chars().take(LABEL_CHARS - 1).collect();
+    format!("{}…", cut.trim_end())
 }
 
 pub fn render(report: &RunReport) -> String {
@@ -100,9 +122,11 @@ fn timeline(page: &mut String, report: &RunReport) {
         let y = lane as u32 * LANE_HEIGHT;
         let _ = writeln!(
             page,
-            "<text x=\"4\" y=\"{}\" class=\"lane\">{}</text>",
+            "<text x=\"4\" y=\"{}\" class=\"lane\" data-slug=\"{}\">{}<title>{}</title></text>",
             y + 18,
-            escape(&story.slug)
+            escape(&story.slug),
+            escape(&lane_label(&story.label())),
+            escape(&story.label())
         );
         for action in &story.actions {
             let Some(begun) = action.started_at.as_deref().and_then(parse_time) else {
@@ -114,7 +138,11 @@ fn timeline(page: &mut String, report: &RunReport) {
                 .map_or(span - offset, |d| d as f64)
                 .max(0.0);
             let x = LABEL_WIDTH as f64 + offset / span * CHART_WIDTH as f64;
-            let w = (length / span * CHART_WIDTH as f64).max(2.0);
+            let notable = action.outcome != "completed";
+            let min_width = if notable { NOTABLE_MIN_WIDTH } else { 2.0 };
+            // A short bar at the end of the chart grows to the left, so it stays inside it.
+            let w = (length / span * CHART_WIDTH as f64).max(min_width);
+            let x = x.min((LABEL_WIDTH + CHART_WIDTH) as f64 - w);
             let _ = writeln!(
                 page,
                 "<rect x=\"{x:.1}\" y=\"{}\" width=\"{w:.1}\" height=\"{}\" rx=\"3\" fill=\"{}\" class=\"{}\"><title>{}</title></rect>",
@@ -123,12 +151,13 @@ fn timeline(page: &mut String, report: &RunReport) {
                 colour(&action.outcome),
                 escape(&action.outcome),
                 escape(&format!(
-                    "{} {}: {} in {}{}",
+                    "{} {}: {} in {}{}{}",
                     story.slug,
                     action.action_type,
                     action.outcome,
                     format_duration(action.duration_ms),
-                    action.detail.as_deref().map_or(String::new(), |d| format!(" ({d})"))
+                    action.detail.as_deref().map_or(String::new(), |d| format!(" ({d})")),
+                    action.feedback.as_deref().map_or(String::new(), |f| format!(": {f}"))
                 )),
             );
         }
@@ -140,19 +169,15 @@ fn timeline(page: &mut String, report: &RunReport) {
         LABEL_WIDTH + CHART_WIDTH,
         escape(&format_duration(report.totals.duration_ms))
     );
-    page.push_str("<p class=\"legend\"><span class=\"completed\">completed</span> <span class=\"failed\">failed</span> <span class=\"stopped\">stopped</span> <span class=\"blocked\">blocked</span> <span class=\"waiting\">waiting</span> <span class=\"interrupted\">interrupted</span></p>\n");
-}
-
-fn result_of(story: &StoryReport) -> String {
-    match (&story.merged_commit, &story.blocked_reason) {
-        (_, Some(reason)) if story.outcome == "blocked" => reason.clone(),
-        (Some(commit), _) => format!("merged {}", commit.chars().take(7).collect::<String>()),
-        _ => String::new(),
+    page.push_str("<p class=\"legend\">");
+    for (outcome, _) in OUTCOMES {
+        let _ = write!(page, "<span class=\"{outcome}\">{outcome}</span> ");
     }
+    page.push_str("</p>\n");
 }
 
 fn stories_table(page: &mut String, report: &RunReport) {
-    page.push_str("<h2>Stories</h2>\n<table>\n<thead><tr><th>Story</th><th>Outcome</th><th>Actions</th><th>Reworks</th><th>Tokens</th><th>Cost</th><th>Result</th><th>Next</th></tr></thead>\n<tbody>\n");
+    page.push_str("<h2>Stories</h2>\n<table class=\"stories\">\n<thead><tr><th>Story</th><th>Title</th><th>Outcome</th><th>Actions</th><th>Reworks</th><th>Tokens</th><th>Cost</th><th>Result</th><th>Next</th></tr></thead>\n<tbody>\n");
     for story in &report.stories {
         let next = match (&story.next_command, &story.next_note) {
             (Some(command), Some(note)) => {
@@ -163,58 +188,122 @@ fn stories_table(page: &mut String, report: &RunReport) {
         };
         let _ = writeln!(
             page,
-            "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{next}</td></tr>",
-            escape(&story.outcome),
+            "<tr><td class=\"slug\">{}</td><td class=\"title\">{}</td><td class=\"outcome {}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"result\">{}</td><td class=\"next\">{next}</td></tr>",
             escape(&story.slug),
+            escape(story.title.as_deref().unwrap_or("")),
+            escape(&story.outcome),
             escape(&story.outcome),
             story.actions.len(),
             story.reworks,
             story.tokens,
             escape(&format_cost(story.cost_usd)),
-            escape(&result_of(story)),
+            escape(&story.result()),
         );
     }
     page.push_str("</tbody>\n</table>\n");
 }
 
 fn details(page: &mut String, report: &RunReport) {
-    page.push_str("<h2>Actions</h2>\n<table>\n<thead><tr><th>Story</th><th>Action</th><th>Outcome</th><th>Duration</th><th>Tokens</th><th>Cost</th><th>Detail</th></tr></thead>\n<tbody>\n");
+    page.push_str("<h2>Actions</h2>\n<table class=\"actions\">\n<thead><tr><th>Story</th><th>Action</th><th>Outcome</th><th>Duration</th><th>Tokens</th><th>Cost</th><th>Detail</th></tr></thead>\n<tbody>\n");
     for story in &report.stories {
         for action in &story.actions {
+            let detail = match (&action.detail, &action.feedback) {
+                (Some(detail), Some(feedback)) => format!("{detail}: {feedback}"),
+                (Some(detail), None) => detail.clone(),
+                (None, Some(feedback)) => feedback.clone(),
+                (None, None) => String::new(),
+            };
             let _ = writeln!(
                 page,
-                "<tr class=\"{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-                escape(&action.outcome),
+                "<tr><td class=\"slug\">{}</td><td>{}</td><td class=\"outcome {}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"detail\">{}</td></tr>",
                 escape(&story.slug),
                 escape(&action.action_type),
+                escape(&action.outcome),
                 escape(&action.outcome),
                 escape(&format_duration(action.duration_ms)),
                 action.tokens,
                 escape(&format_cost(action.cost_usd)),
-                escape(action.detail.as_deref().unwrap_or("")),
+                escape(&detail),
             );
         }
     }
     page.push_str("</tbody>\n</table>\n");
-    let gates: Vec<_> = report
+    reviews(page, report);
+    gates(page, report);
+}
+
+fn reviews(page: &mut String, report: &RunReport) {
+    let rows: Vec<String> = report
         .stories
         .iter()
-        .flat_map(|s| s.gates.iter().map(move |g| (s, g)))
+        .flat_map(|story| {
+            story.reviews.iter().map(move |review| {
+                format!(
+                    "<tr><td class=\"slug\">{}</td><td class=\"decision {}\">{}</td><td>{}</td><td class=\"feedback\">{}</td></tr>",
+                    escape(&story.slug),
+                    escape(&review.decision.to_ascii_lowercase()),
+                    escape(&review.decision),
+                    review.blockers,
+                    escape(review.feedback.as_deref().unwrap_or("")),
+                )
+            })
+        })
         .collect();
-    if gates.is_empty() {
+    section_table(
+        page,
+        ("Reviews", "reviews"),
+        &["Story", "Decision", "Blockers", "Feedback"],
+        &rows,
+    );
+}
+
+fn gates(page: &mut String, report: &RunReport) {
+    let rows: Vec<String> = report
+        .stories
+        .iter()
+        .flat_map(|story| {
+            story.gates.iter().map(move |gate| {
+                format!(
+                    "<tr><td class=\"slug\">{}</td><td>{}</td><td>{}</td><td class=\"decision {}\">{}</td><td class=\"feedback\">{}</td></tr>",
+                    escape(&story.slug),
+                    escape(&gate.phase),
+                    gate.attempt,
+                    escape(&gate.decision.to_ascii_lowercase()),
+                    escape(&gate.decision),
+                    escape(gate.feedback.as_deref().unwrap_or("")),
+                )
+            })
+        })
+        .collect();
+    section_table(
+        page,
+        ("Gate decisions", "gates"),
+        &["Story", "Phase", "Attempt", "Decision", "Feedback"],
+        &rows,
+    );
+}
+
+/// A heading and a table of rendered rows, left out when there are none.
+fn section_table(
+    page: &mut String,
+    (heading, class): (&str, &str),
+    header: &[&str],
+    rows: &[String],
+) {
+    if rows.is_empty() {
         return;
     }
-    page.push_str("<h2>Gate decisions</h2>\n<table>\n<thead><tr><th>Story</th><th>Phase</th><th>Attempt</th><th>Decision</th><th>Feedback</th></tr></thead>\n<tbody>\n");
-    for (story, gate) in gates {
-        let _ = writeln!(
-            page,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
-            escape(&story.slug),
-            escape(&gate.phase),
-            gate.attempt,
-            escape(&gate.decision),
-            escape(gate.feedback.as_deref().unwrap_or("")),
-        );
+    let _ = write!(
+        page,
+        "<h2>{heading}</h2>\n<table class=\"{class}\">\n<thead><tr>"
+    );
+    for name in header {
+        let _ = write!(page, "<th>{name}</th>");
+    }
+    page.push_str("</tr></thead>\n<tbody>\n");
+    for row in rows {
+        page.push_str(row);
+        page.push('\n');
     }
     page.push_str("</tbody>\n</table>\n");
 }
@@ -223,9 +312,10 @@ const STYLE: &str = "body{font:14px/1.45 system-ui,-apple-system,'Segoe UI',sans
 h1{font-size:1.4em}h2{font-size:1.15em;margin-top:1.6em}\
 dl.summary{display:grid;grid-template-columns:max-content auto;gap:.2em 1em}dt{font-weight:600}dd{margin:0}\
 table{border-collapse:collapse;width:100%}th,td{border-bottom:1px solid #dde2e7;padding:.3em .5em;text-align:left;vertical-align:top}\
-th{background:#f3f5f7}tr.blocked td:nth-child(2),tr.failed td:nth-child(3){color:#b02a2a;font-weight:600}\
+th{background:#f3f5f7}td.outcome.failed,td.outcome.blocked,td.outcome.rejected,td.decision.rejected,td.decision.reject{color:#b02a2a;font-weight:600}\
+td.outcome.done,td.outcome.completed,td.decision.approved,td.decision.approve{color:#1f7a43}td.title{color:#4a5560}\
 code{background:#f3f5f7;padding:0 .25em;border-radius:3px}\
 svg.timeline{background:#fafbfc;border:1px solid #dde2e7;border-radius:4px}svg text{font-size:12px;fill:#1d232a}svg text.axis{fill:#6b7580}\
 .legend span{display:inline-block;padding:0 .6em;border-radius:3px;color:#fff;margin-right:.4em}\
-.legend .completed{background:#2e9d57}.legend .failed{background:#d64545}.legend .stopped{background:#e39b2d}.legend .blocked{background:#8a4fd1}.legend .waiting{background:#3d7fd6}.legend .interrupted{background:#9aa3ad}\
+.legend .completed{background:#2e9d57}.legend .rejected{background:#c2410c}.legend .failed{background:#d64545}.legend .stopped{background:#e39b2d}.legend .blocked{background:#8a4fd1}.legend .waiting{background:#3d7fd6}.legend .running{background:#14b8a6}.legend .interrupted{background:#9aa3ad}\
 .warning{color:#b02a2a}.note{color:#6b7580}";

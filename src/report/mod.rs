@@ -12,7 +12,9 @@ use serde_json::Value;
 
 use crate::board::Board;
 pub use crate::error::ReportError;
+use crate::workflow::attention::{self, Need};
 use crate::workflow::journal::{self, RUN_STARTED};
+use crate::workflow::outcome::BlockCause;
 
 /// One run, as its journal tells it.
 #[derive(Debug, Clone, Serialize)]
@@ -42,15 +44,25 @@ pub struct RunReport {
 pub struct StoryReport {
     pub story_id: String,
     pub slug: String,
-    /// done, blocked, failed, waiting, stopped, interrupted or progressed.
+    /// As the run found it, or as the board has it now for an older journal.
+    pub title: Option<String>,
+    /// done, blocked, failed, waiting, stopped, interrupted, running or progressed.
     pub outcome: String,
     pub actions: Vec<ActionReport>,
     pub reworks: u32,
     pub gates: Vec<GateReport>,
+    /// Every review's decision in this run, with its feedback's first line.
+    pub reviews: Vec<ReviewReport>,
     pub tokens: u64,
     pub cost_usd: Option<f64>,
+    /// The commit this run merged the story's work as; a merge made by a later run is not
+    /// this run's.
     pub merged_commit: Option<String>,
     pub blocked_reason: Option<String>,
+    /// Why the run blocked the story, when it did.
+    pub block_cause: Option<BlockCause>,
+    /// The error of the story's last failed action in this run.
+    pub last_error: Option<String>,
     /// The one command that moves the story on, when it needs one.
     pub next_command: Option<String>,
     /// What to do before that command, when something must change first.
@@ -62,14 +74,27 @@ pub struct StoryReport {
 pub struct ActionReport {
     #[serde(rename = "type")]
     pub action_type: String,
-    /// completed, failed, stopped or interrupted (started and never ended).
+    /// completed, rejected (a review or gate said no), failed, stopped, blocked, waiting,
+    /// running, or interrupted (started and never ended).
     pub outcome: String,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
     pub duration_ms: Option<u64>,
     pub detail: Option<String>,
+    /// For a rejection, the first line of why.
+    pub feedback: Option<String>,
     pub tokens: u64,
     pub cost_usd: Option<f64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewReport {
+    /// APPROVED, REJECTED or FAILED.
+    pub decision: String,
+    pub blockers: u64,
+    /// The first line of what the reviewers found.
+    pub feedback: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -93,6 +118,28 @@ pub struct Totals {
     pub tokens: u64,
     pub cost_usd: Option<f64>,
     pub duration_ms: Option<u64>,
+}
+
+impl StoryReport {
+    /// What the story came to in this run, in a few words: the blocked reason or the error
+    /// that failed it (their first line), the commit it was merged as.
+    pub fn result(&self) -> String {
+        match (self.outcome.as_str(), &self.merged_commit) {
+            ("blocked", _) => first_line(self.blocked_reason.as_deref().unwrap_or_default()),
+            ("failed", _) => first_line(self.last_error.as_deref().unwrap_or_default()),
+            ("waiting", _) => "waits for a decision".to_string(),
+            (_, Some(commit)) => format!("merged {}", commit.chars().take(7).collect::<String>()),
+            _ => String::new(),
+        }
+    }
+
+    /// The slug, and the title when it is known: how a person recognises the story.
+    pub fn label(&self) -> String {
+        match &self.title {
+            Some(title) => format!("{} ({title})", self.slug),
+            None => self.slug.clone(),
+        }
+    }
 }
 
 impl Totals {
@@ -136,12 +183,13 @@ pub fn find_journal(board_dir: &Path, id: Option<&str>) -> Result<PathBuf, Repor
         })
 }
 
-/// Reads a journal into a report; `board` supplies what happened since (merged commits, the
-/// reasons of stories blocked now), and `lock_holder` the pid of the run holding the board, if
-/// any, so a run still at work is told from a killed one.
+/// Reads a journal into a report. `board` (with the project `root`) adds what the journal
+/// cannot say: titles an older journal lacks, and the decision a story waits for now.
+/// `lock_holder` is the pid of the run holding the board, if any, so a run still at work is
+/// told from a killed one.
 pub fn read(
     path: &Path,
-    board: Option<&Board>,
+    board: Option<(&Board, &Path)>,
     lock_holder: Option<u32>,
 ) -> Result<RunReport, ReportError> {
     let text = fs_err::read_to_string(path).map_err(|source| ReportError::Read {
@@ -171,6 +219,8 @@ struct Builder {
     priced: Option<bool>,
     /// The process that wrote the journal.
     pid: Option<u64>,
+    /// Per story: a review or gate rejected the work of its open action, with why.
+    rejected: HashMap<String, String>,
 }
 
 fn text(value: &Value, key: &str) -> Option<String> {
@@ -202,6 +252,7 @@ impl Builder {
             index: HashMap::new(),
             priced: None,
             pid: None,
+            rejected: HashMap::new(),
         }
     }
 
@@ -227,14 +278,18 @@ impl Builder {
             stories.push(StoryReport {
                 story_id: id,
                 slug,
+                title: None,
                 outcome: "progressed".into(),
                 actions: Vec::new(),
                 reworks: 0,
                 gates: Vec::new(),
+                reviews: Vec::new(),
                 tokens: 0,
                 cost_usd: None,
                 merged_commit: None,
                 blocked_reason: None,
+                block_cause: None,
+                last_error: None,
                 next_command: None,
                 next_note: None,
             });
@@ -259,7 +314,13 @@ impl Builder {
                     .and_then(Value::as_str)
                     .unwrap_or("action")
                     .to_string();
+                if let Some(id) = text(event, "storyId") {
+                    self.rejected.remove(&id);
+                }
                 if let Some(story) = self.story(event) {
+                    if let Some(title) = text(event, "title").filter(|t| !t.is_empty()) {
+                        story.title = Some(title);
+                    }
                     story.actions.push(ActionReport {
                         action_type,
                         outcome: "interrupted".into(),
@@ -267,6 +328,7 @@ impl Builder {
                         finished_at: None,
                         duration_ms: None,
                         detail: text(event, "detail"),
+                        feedback: None,
                         tokens: 0,
                         cost_usd: None,
                     });
@@ -278,12 +340,20 @@ impl Builder {
             }
             "story_blocked" => {
                 let reason = text(event, "reason");
+                let cause: Option<BlockCause> = event
+                    .get("cause")
+                    .and_then(|c| serde_json::from_value(c.clone()).ok());
                 if event.get("startedAt").is_some() {
-                    self.end_action(event, "blocked".into(), at);
+                    let outcome = match cause {
+                        Some(BlockCause::Rejected) => "rejected",
+                        _ => "blocked",
+                    };
+                    self.end_action(event, outcome.into(), at);
                 }
                 if let Some(story) = self.story(event) {
                     story.outcome = "blocked".into();
                     story.blocked_reason = reason;
+                    story.block_cause = cause;
                 }
             }
             "story_waiting" => {
@@ -294,6 +364,30 @@ impl Builder {
                     if story.outcome != "blocked" {
                         story.outcome = "waiting".into();
                     }
+                }
+            }
+            "story_merged" => {
+                if let Some(story) = self.story(event) {
+                    story.merged_commit = text(event, "commit");
+                }
+            }
+            "review_decided" => {
+                let decision = text(event, "decision").unwrap_or_default();
+                let feedback = text(event, "feedback")
+                    .map(|f| first_line(&f))
+                    .filter(|f| !f.is_empty());
+                if decision == "REJECTED" {
+                    if let Some(id) = text(event, "storyId") {
+                        self.rejected
+                            .insert(id, feedback.clone().unwrap_or_default());
+                    }
+                }
+                if let Some(story) = self.story(event) {
+                    story.reviews.push(ReviewReport {
+                        decision,
+                        blockers: event.get("blockers").and_then(Value::as_u64).unwrap_or(0),
+                        feedback,
+                    });
                 }
             }
             "gate_decision" => {
@@ -308,6 +402,12 @@ impl Builder {
                     decision: keyword,
                     feedback: feedback.filter(|f| !f.is_empty()),
                 };
+                if gate.decision == "REJECT" {
+                    if let Some(id) = text(event, "storyId") {
+                        self.rejected
+                            .insert(id, gate.feedback.clone().unwrap_or_default());
+                    }
+                }
                 if let Some(story) = self.story(event) {
                     story.gates.push(gate);
                 }
@@ -326,6 +426,7 @@ impl Builder {
     }
 
     /// Closes the story's open action: by its end event, or by the block or wait it led to.
+    /// A completed action whose work a review rejected is a rejection, not a completion.
     fn end_action(&mut self, event: &Value, outcome: String, at: Option<String>) {
         let detail = text(event, "summary")
             .or_else(|| text(event, "error"))
@@ -339,6 +440,11 @@ impl Builder {
             .pointer("/action/type")
             .and_then(Value::as_str)
             .map(str::to_string);
+        let rejection = text(event, "storyId").and_then(|id| self.rejected.remove(&id));
+        let outcome = match (outcome.as_str(), &rejection) {
+            ("completed", Some(_)) => "rejected".to_string(),
+            _ => outcome,
+        };
         let Some(story) = self.story(event) else {
             return;
         };
@@ -355,6 +461,7 @@ impl Builder {
                     finished_at: None,
                     duration_ms: None,
                     detail: None,
+                    feedback: None,
                     tokens: 0,
                     cost_usd: None,
                 });
@@ -368,9 +475,13 @@ impl Builder {
         action.finished_at = at;
         action.duration_ms = event.get("durationMs").and_then(Value::as_u64);
         action.detail = detail;
+        action.feedback = rejection.filter(|f| !f.is_empty());
         action.tokens = tokens;
         action.cost_usd = cost;
         let action_type = action.action_type.clone();
+        if outcome == "failed" {
+            story.last_error = action.detail.clone();
+        }
         story.tokens += tokens;
         if let Some(cost) = cost {
             story.cost_usd = Some(crate::board::records::round_usd(
@@ -382,12 +493,13 @@ impl Builder {
         }
         story.outcome = match (outcome.as_str(), action_type.as_str()) {
             ("completed", "move_to_done" | "create_pr") => "done".into(),
-            ("completed", _) => "progressed".into(),
+            // A rejected review or merge sends the work back: the story goes on.
+            ("completed" | "rejected", _) => "progressed".into(),
             (other, _) => other.into(),
         };
     }
 
-    fn finish(mut self, board: Option<&Board>, running: bool) -> RunReport {
+    fn finish(mut self, board: Option<(&Board, &Path)>, running: bool) -> RunReport {
         let report = &mut self.report;
         report.running = running && report.exit_code.is_none();
         if report.running {
@@ -404,15 +516,14 @@ impl Builder {
         }
         let killed = report.exit_code.is_none();
         for story in &mut report.stories {
-            let current = board.and_then(|b| b.get(&story.story_id));
-            if let Some(current) = current {
-                story.merged_commit = current.meta.merged_commit.clone();
-                if story.outcome == "blocked" || current.column == crate::board::Column::Blocked {
-                    story.blocked_reason = current
-                        .meta
-                        .blocked_reason
-                        .clone()
-                        .or(story.blocked_reason.take());
+            // The board adds only what the journal of an older version did not record: the
+            // title and a blocked reason. What later runs did is not this run's.
+            if let Some(current) = board.and_then(|(b, _)| b.get(&story.story_id)) {
+                if story.title.is_none() {
+                    story.title = Some(current.meta.title.clone());
+                }
+                if story.outcome == "blocked" && story.blocked_reason.is_none() {
+                    story.blocked_reason = current.meta.blocked_reason.clone();
                 }
             }
             if story.actions.iter().any(|a| a.outcome == "interrupted") && killed {
@@ -421,7 +532,10 @@ impl Builder {
             if story.actions.iter().any(|a| a.outcome == "running") {
                 story.outcome = "running".into();
             }
-            (story.next_command, story.next_note) = next_step(story);
+            let pending = board.and_then(|(b, root)| {
+                attention::pending_decision(b.get(&story.story_id)?, root, &b.dir)
+            });
+            (story.next_command, story.next_note) = next_step(story, pending);
         }
         let totals = &mut report.totals;
         totals.stories = report.stories.len();
@@ -470,40 +584,27 @@ pub fn parse_time(text: &str) -> Option<chrono::DateTime<chrono::Utc>> {
         .map(|t| t.with_timezone(&chrono::Utc))
 }
 
-/// The one command that moves a story on, and what to change before it.
-fn next_step(story: &StoryReport) -> (Option<String>, Option<String>) {
+/// The one command that moves a story on, and what to change before it. `pending` is the
+/// decision the story waits for now, when it waits for one.
+fn next_step(story: &StoryReport, pending: Option<Need>) -> (Option<String>, Option<String>) {
     let slug = &story.slug;
     let run_again = Some(format!("agentic-sdlc run --auto --story {slug}"));
+    let person = |need: Need| {
+        let step = need.next_step(slug);
+        (Some(step.command), step.note)
+    };
     match story.outcome.as_str() {
-        "blocked" => {
-            let reason = story.blocked_reason.as_deref().unwrap_or("");
-            if reason.starts_with("Circuit breaker") {
-                (Some(format!("agentic-sdlc unblock {slug} --reset")), None)
-            } else if reason.starts_with("Budget:") {
-                let key = if reason.ends_with("USD") {
-                    "budget.storyUsd"
-                } else {
-                    "budget.storyTokens"
-                };
-                (
-                    Some(format!("agentic-sdlc unblock {slug}")),
-                    Some(format!(
-                        "raise {key} first (`agentic-sdlc config {key} <limit>`)"
-                    )),
-                )
-            } else if reason.starts_with("No progress") {
-                (
-                    Some(format!("agentic-sdlc unblock {slug}")),
-                    Some("read the repeated output, and edit the story or its notes first".into()),
-                )
-            } else {
-                (Some(format!("agentic-sdlc unblock {slug}")), None)
-            }
-        }
-        "waiting" => (
-            Some(format!("agentic-sdlc decide {slug} \"APPROVE\"")),
-            None,
-        ),
+        "blocked" => person(Need::Blocked {
+            reason: story.blocked_reason.clone().unwrap_or_default(),
+            cause: story.block_cause.clone(),
+        }),
+        "waiting" => match pending {
+            Some(need) => person(need),
+            None => (
+                Some(format!("agentic-sdlc decide {slug} \"APPROVE\"")),
+                None,
+            ),
+        },
         "failed" => (
             run_again,
             Some("see last_error with `agentic-sdlc details`".into()),

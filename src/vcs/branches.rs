@@ -4,7 +4,8 @@ use std::path::Path;
 
 use super::command::{checked, git, optional, run, text};
 use super::repo::{
-    branch_exists, current_branch, dirty_paths, head_commit, normalize_ignore, whole_repo_pathspecs,
+    branch_exists, current_branch, dirty_tracked_paths, head_commit, normalize_ignore,
+    whole_repo_pathspecs,
 };
 use super::{BranchSwitch, GitError};
 
@@ -84,6 +85,22 @@ pub fn record_owner(dir: &Path, branch: &str, story_id: &str) -> Result<(), GitE
     Ok(())
 }
 
+/// The slugs of the story branches that exist (`agentic-sdlc/<slug>`), so that a new story
+/// never takes a slug whose branch is someone else's work.
+pub fn story_branch_slugs(dir: &Path) -> Result<Vec<String>, GitError> {
+    let prefix = format!("refs/heads/{BRANCH_PREFIX}");
+    let output = checked(git(dir).env("GIT_OPTIONAL_LOCKS", "0").args([
+        "for-each-ref",
+        "--format=%(refname)",
+        &prefix,
+    ]))?;
+    Ok(text(&output.stdout)
+        .lines()
+        .filter_map(|name| name.strip_prefix(&prefix))
+        .map(str::to_string)
+        .collect())
+}
+
 /// The branch a story's work goes into: `configured` (git.baseBranch) when set, else the branch
 /// checked out in `dir`. Refused when that is no branch at all (detached HEAD) or a story branch
 /// (an interrupted run's checkout that recovery could not put back).
@@ -117,9 +134,11 @@ pub fn branch_tip(dir: &Path, branch: &str) -> Result<Option<String>, GitError> 
 /// Puts the working tree on the story branch `branch`, creating it from the tip of `base` when
 /// missing.
 ///
-/// A switch is refused while there are changes outside `ignore`, because checking out another
-/// branch could carry or clobber the user's unfinished work, and while a merge or rebase the
-/// user started is in progress. The branch the tree was on is remembered in the repository's
+/// A switch is refused while tracked files outside `ignore` have changes, because checking out
+/// another branch could carry or clobber the user's unfinished work, and while a merge or
+/// rebase the user started is in progress. Untracked files stay where they are across the
+/// switch (git refuses one that would overwrite them); the caller keeps them out of the
+/// story's commits. The branch the tree was on is remembered in the repository's
 /// config until [`switch_back`], so a run killed in between can put the user's checkout back.
 pub fn ensure_story_branch(
     dir: &Path,
@@ -143,7 +162,7 @@ pub fn ensure_story_branch(
         });
     }
     refuse_operation_in_progress(dir)?;
-    let paths = dirty_paths(dir, ignore)?;
+    let paths = dirty_tracked_paths(dir, ignore)?;
     if !paths.is_empty() {
         return Err(GitError::DirtyTree { branch, paths });
     }
@@ -175,11 +194,35 @@ pub fn remembered_return_branch(dir: &Path) -> Result<Option<String>, GitError> 
     optional(git(dir).args(["config", "--get", RETURN_KEY]))
 }
 
-/// Checks `branch` out again after a story's action and forgets the remembered branch.
+/// Config key listing the untracked files a person had in the shared tree when the tool
+/// switched it: after a crash, recovery leaves them out of what it commits.
+const THEIRS_KEY: &str = "agentic-sdlc.personsFile";
+
+/// Remembers `paths` as the person's, until [`switch_back`].
+pub fn remember_persons_files(dir: &Path, paths: &[String]) -> Result<(), GitError> {
+    let _ = run(git(dir).args(["config", "--unset-all", THEIRS_KEY]));
+    for path in paths {
+        checked(git(dir).args(["config", "--add", THEIRS_KEY, path]))?;
+    }
+    Ok(())
+}
+
+/// The person's untracked files an interrupted run had remembered.
+pub fn remembered_persons_files(dir: &Path) -> Result<Vec<String>, GitError> {
+    Ok(
+        optional(git(dir).args(["config", "--get-all", THEIRS_KEY]))?
+            .map(|text| text.lines().map(str::to_string).collect())
+            .unwrap_or_default(),
+    )
+}
+
+/// Checks `branch` out again after a story's action and forgets the remembered branch and
+/// files.
 pub fn switch_back(dir: &Path, branch: &str) -> Result<(), GitError> {
     checkout(dir, branch)?;
     // Exit 5 means the key was already gone, which is the state wanted.
     let _ = run(git(dir).args(["config", "--unset", RETURN_KEY]));
+    let _ = run(git(dir).args(["config", "--unset-all", THEIRS_KEY]));
     Ok(())
 }
 
@@ -303,6 +346,18 @@ mod tests {
     use super::*;
     use crate::vcs::test_support::*;
     use crate::vcs::*;
+
+    #[test]
+    fn the_slugs_of_story_branches_are_listed() {
+        let dir = repo();
+        assert!(story_branch_slugs(dir.path()).unwrap().is_empty());
+        sh(dir.path(), &["branch", "agentic-sdlc/dark-mode"]);
+        sh(dir.path(), &["branch", "agentic-sdlc/nested/name"]);
+        sh(dir.path(), &["branch", "feature/other"]);
+        let mut slugs = story_branch_slugs(dir.path()).unwrap();
+        slugs.sort();
+        assert_eq!(slugs, ["dark-mode", "nested/name"]);
+    }
 
     #[test]
     fn story_branch_is_created_from_the_base_tip_with_its_start_recorded() {

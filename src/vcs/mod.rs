@@ -32,8 +32,9 @@ mod worktrees;
 pub use branches::{
     branch_owner, branch_tip, checkout, commit_all, ensure_story_branch, free_story_branch,
     made_by_tool, operation_in_progress, record_base, record_owner, recorded_base,
-    refuse_operation_in_progress, remembered_return_branch, resolve_base, story_branch,
-    switch_back, BRANCH_PREFIX,
+    refuse_operation_in_progress, remember_persons_files, remembered_persons_files,
+    remembered_return_branch, resolve_base, story_branch, story_branch_slugs, switch_back,
+    BRANCH_PREFIX,
 };
 pub use diff::diff_for_review;
 pub use forge::{create_pull_request, gh_available, push_branch};
@@ -43,7 +44,10 @@ pub use integration::{
     story_changes, unmerged_paths, AdvanceRefused, Conflict, Integration, MergeOutcome,
 };
 pub use refs::{common_dir, dir_key, restore_ref, tool_refs, RefValues};
-pub use repo::{current_branch, dirty_paths, head_commit, is_repo, toplevel};
+pub use repo::{
+    current_branch, dirty_paths, dirty_tracked_paths, head_commit, is_repo, toplevel,
+    untracked_paths,
+};
 pub use worktrees::{ensure_worktree, list_worktrees, remove_worktree};
 
 /// Dirty paths a `DirtyTree` message lists before summarising the rest.

@@ -117,13 +117,45 @@ pub(super) fn whole_repo_pathspecs(ignored: &[String]) -> Vec<String> {
 /// Paths with uncommitted changes (staged, unstaged or untracked), relative to the repository
 /// root, leaving out those under `ignore`. A rename reports both its new and its old path.
 pub fn dirty_paths(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, GitError> {
+    changed_paths(dir, ignore, "--untracked-files=all")
+}
+
+/// Tracked files with uncommitted changes (staged or not), leaving out those under `ignore`:
+/// the changes a branch switch could carry or clobber. New files git does not track yet are
+/// left out; a switch leaves them alone.
+pub fn dirty_tracked_paths(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, GitError> {
+    changed_paths(dir, ignore, "--untracked-files=no")
+}
+
+/// Files git does not track and `.gitignore` does not ignore, repository-relative, leaving out
+/// those under `ignore`.
+pub fn untracked_paths(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, GitError> {
+    let ignored = normalize_ignore(dir, ignore)?;
+    let output = checked(git(dir).env("GIT_OPTIONAL_LOCKS", "0").args([
+        "ls-files",
+        "--others",
+        "--exclude-standard",
+        "--full-name",
+        "-z",
+        ":/",
+    ]))?;
+    Ok(output
+        .stdout
+        .split(|byte| *byte == 0)
+        .filter(|raw| !raw.is_empty())
+        .map(|raw| String::from_utf8_lossy(raw).into_owned())
+        .filter(|path| !is_ignored(path, &ignored))
+        .collect())
+}
+
+fn changed_paths(dir: &Path, ignore: &[&Path], untracked: &str) -> Result<Vec<String>, GitError> {
     let ignored = normalize_ignore(dir, ignore)?;
     // No optional locks: a status check must not fight the user's own git over index.lock.
     let output = checked(git(dir).env("GIT_OPTIONAL_LOCKS", "0").args([
         "status",
         "--porcelain=v1",
         "-z",
-        "--untracked-files=all",
+        untracked,
     ]))?;
     Ok(parse_porcelain(&output.stdout)
         .into_iter()
@@ -233,6 +265,33 @@ mod tests {
         assert_eq!(paths, ["docs/deep/note.md", "src/lib.rs"]);
         // Without ignore paths the board shows up, proving the filter is what hides it.
         assert_eq!(dirty_paths(dir.path(), &[]).unwrap().len(), 5);
+    }
+
+    #[test]
+    fn untracked_paths_are_listed_from_the_repository_root() {
+        let dir = repo();
+        write(dir.path(), "notes.txt", "mine\n");
+        write(dir.path(), "src/new.rs", "fn new() {}\n");
+        write(dir.path(), ".agentic-sdlc/ready/other.md", "# Other\n");
+        write(dir.path(), "src/lib.rs", "fn changed() {}\n");
+        let mut paths = untracked_paths(&dir.path().join("src"), &board()).unwrap();
+        paths.sort();
+        assert_eq!(paths, ["notes.txt", "src/new.rs"]);
+    }
+
+    #[test]
+    fn dirty_tracked_paths_leave_out_new_files() {
+        let dir = repo();
+        write(dir.path(), "notes.txt", "untracked\n");
+        assert!(dirty_tracked_paths(dir.path(), &board())
+            .unwrap()
+            .is_empty());
+        write(dir.path(), "src/lib.rs", "fn changed() {}\n");
+        write(dir.path(), ".agentic-sdlc/backlog/story.md", "edited\n");
+        assert_eq!(
+            dirty_tracked_paths(dir.path(), &board()).unwrap(),
+            ["src/lib.rs"]
+        );
     }
 
     #[test]

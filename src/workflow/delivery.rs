@@ -4,6 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use super::context::Workflow;
+use super::events::RunEvent;
 use super::outcome::Outcome;
 use super::workspace::{self, Purpose, Work};
 use super::{off_the_runtime, review, story_ops};
@@ -46,6 +47,12 @@ pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     match delivered {
         Ok(Delivery::Merged { commit, base }) => {
             mark_done(wf, &story, Some((&commit, &base))).await?;
+            wf.events.emit(RunEvent::StoryMerged {
+                story_id: story_id.to_string(),
+                slug: story.slug.clone(),
+                base: base.clone(),
+                commit: commit.clone(),
+            });
             Ok(Outcome::Completed(format!(
                 "merged into {base} as {}",
                 short(&commit)

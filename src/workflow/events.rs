@@ -7,15 +7,19 @@ use std::sync::{Arc, OnceLock};
 use serde_json::{json, Value};
 
 use super::assessor::Action;
+use super::attention::Attention;
+use super::outcome::BlockCause;
 use crate::agents::meter::CallMeter;
 use crate::agents::transcript::ToolCallObserver;
-use crate::board::records::Usage;
+use crate::board::records::{ReviewDecision, Usage};
 use crate::board::Phase;
 
 #[derive(Debug, Clone)]
 pub enum RunEvent {
     ActionStarted {
         action: Action,
+        /// The story's title, for the journal and the report.
+        title: String,
         detail: Option<String>,
     },
     ActionCompleted {
@@ -42,6 +46,7 @@ pub enum RunEvent {
         story_id: String,
         slug: String,
         reason: String,
+        cause: BlockCause,
     },
     StoryWaiting {
         story_id: String,
@@ -54,6 +59,22 @@ pub enum RunEvent {
         phase: String,
         attempt: u32,
         decision: String,
+    },
+    /// The story's work was merged into its base by this run.
+    StoryMerged {
+        story_id: String,
+        slug: String,
+        base: String,
+        commit: String,
+    },
+    /// A review reached its decision: a rejection sends the work back.
+    ReviewDecided {
+        story_id: String,
+        slug: String,
+        decision: ReviewDecision,
+        /// The first line of what the reviewers found.
+        feedback: String,
+        blockers: usize,
     },
     /// An agent ran one of its tools.
     ToolCall {
@@ -76,6 +97,8 @@ pub enum RunEvent {
         failed: u32,
         exit_code: i32,
         message: String,
+        /// The stories that need a person now, and what they should do, by slug.
+        attention: Vec<Attention>,
     },
 }
 
@@ -91,6 +114,8 @@ impl RunEvent {
             RunEvent::StoryBlocked { story_id, .. }
             | RunEvent::StoryWaiting { story_id, .. }
             | RunEvent::GateDecision { story_id, .. }
+            | RunEvent::ReviewDecided { story_id, .. }
+            | RunEvent::StoryMerged { story_id, .. }
             | RunEvent::ToolCall { story_id, .. }
             | RunEvent::Usage { story_id, .. } => Some(story_id),
             RunEvent::Warning { story_id, .. } => story_id.as_deref(),
@@ -110,8 +135,13 @@ impl RunEvent {
         let action_json =
             |a: &Action| json!({ "type": a.action_type, "storyId": a.story_id, "slug": a.slug });
         match self {
-            RunEvent::ActionStarted { action, detail } => json!({
-                "event": "action_started", "storyId": action.story_id, "action": action_json(action), "detail": detail,
+            RunEvent::ActionStarted {
+                action,
+                title,
+                detail,
+            } => json!({
+                "event": "action_started", "storyId": action.story_id, "action": action_json(action),
+                "title": title, "detail": detail,
             }),
             RunEvent::ActionCompleted { action, summary } => json!({
                 "event": "action_completed", "storyId": action.story_id, "action": action_json(action), "summary": summary,
@@ -135,8 +165,10 @@ impl RunEvent {
                 story_id,
                 slug,
                 reason,
+                cause,
             } => json!({
                 "event": "story_blocked", "storyId": story_id, "slug": slug, "reason": reason,
+                "cause": cause,
             }),
             RunEvent::StoryWaiting {
                 story_id,
@@ -153,6 +185,25 @@ impl RunEvent {
                 decision,
             } => json!({
                 "event": "gate_decision", "storyId": story_id, "slug": slug, "phase": phase, "attempt": attempt, "decision": decision,
+            }),
+            RunEvent::StoryMerged {
+                story_id,
+                slug,
+                base,
+                commit,
+            } => json!({
+                "event": "story_merged", "storyId": story_id, "slug": slug, "base": base,
+                "commit": commit,
+            }),
+            RunEvent::ReviewDecided {
+                story_id,
+                slug,
+                decision,
+                feedback,
+                blockers,
+            } => json!({
+                "event": "review_decided", "storyId": story_id, "slug": slug, "decision": decision,
+                "feedback": feedback, "blockers": blockers,
             }),
             RunEvent::ToolCall {
                 story_id,
@@ -175,8 +226,10 @@ impl RunEvent {
                 failed,
                 exit_code,
                 message,
+                attention,
             } => json!({
-                "event": "run_finished", "storyId": null, "actions": actions, "failed": failed, "exitCode": exit_code, "message": message,
+                "event": "run_finished", "storyId": null, "actions": actions, "failed": failed,
+                "exitCode": exit_code, "message": message, "attention": attention,
             }),
         }
     }
@@ -293,8 +346,8 @@ impl<M> ReportingMeter<M> {
 }
 
 impl<M: CallMeter> CallMeter for ReportingMeter<M> {
-    fn admit(&self, story_id: &str) -> Result<(), String> {
-        self.meter.admit(story_id)
+    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, String> {
+        self.meter.admit(story_id, prompt_tokens)
     }
 
     fn answered(&self, story_id: &str, usage: &Usage) {
@@ -369,6 +422,7 @@ mod tests {
             completion_tokens: 500_000,
             requests: 1,
             cost_usd: None,
+            estimated: false,
         };
         meter.answered("story-1", &call);
         assert_eq!(spending.run_usage().tokens(), 1_500_000);

@@ -8,7 +8,7 @@
 
 mod reviewers;
 
-pub use reviewers::{consult, GateAnswer};
+pub use reviewers::{consult, GateAnswer, Subject};
 
 use std::path::{Path, PathBuf};
 
@@ -329,7 +329,7 @@ pub fn commit_output(
 }
 
 /// Where a human gate's undecided output waits for `decide`.
-fn pending_output_path(board_dir: &Path, story_id: &str, phase: Phase) -> PathBuf {
+pub fn pending_output_path(board_dir: &Path, story_id: &str, phase: Phase) -> PathBuf {
     board_dir
         .join("logs")
         .join(story_id)

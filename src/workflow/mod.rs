@@ -3,6 +3,7 @@
 
 pub mod actions;
 pub mod assessor;
+pub mod attention;
 pub mod budget;
 pub mod checkpoint;
 pub mod context;
@@ -18,6 +19,7 @@ pub mod outcome;
 pub mod output_check;
 pub mod phase_output;
 pub mod phases;
+pub mod preflight;
 pub mod prompter;
 pub mod review;
 pub mod rework;

@@ -10,7 +10,6 @@ use std::path::{Path, PathBuf};
 use super::context::Workflow;
 use super::outcome::{Outcome, Stop};
 use super::story_ops;
-use crate::agents::prompts::DIFF_BUDGET;
 use crate::board::records::{IterationResult, ReviewDecision, ReviewRecord};
 use crate::board::{Phase, Story};
 use crate::error::Result;
@@ -117,22 +116,16 @@ pub fn block(wf: &Workflow, story_id: &str, reason: &str) -> Result<Outcome> {
 /// The story's work as a patch, to tell whether an implement re-run changed any code; `None`
 /// outside git, where the notes alone decide.
 pub async fn work_fingerprint(
-    wf: &Workflow,
     work_dir: &Path,
     branch: Option<String>,
+    ignore: Vec<PathBuf>,
 ) -> Option<String> {
     if !git::is_repo(work_dir) {
         return None;
     }
-    let dir = work_dir.to_path_buf();
-    let own_paths: Vec<PathBuf> = wf.own_paths();
-    tokio::task::spawn_blocking(move || {
-        let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
-        git::diff_for_review(&dir, branch.as_deref(), &ignore, DIFF_BUDGET).ok()
-    })
-    .await
-    .ok()
-    .flatten()
+    super::workspace::diff_of(work_dir, branch, ignore)
+        .await
+        .ok()
 }
 
 #[cfg(test)]

@@ -1,5 +1,7 @@
 //! How one action ended, and what that means for the rest of the run.
 
+use serde::{Deserialize, Serialize};
+
 /// Why a story was moved to blocked/, which decides whether the run goes on (SPEC §7, §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -11,13 +13,45 @@ pub enum Stop {
     Skip,
     /// A gate's REJECT: go on with other stories, exit 3 at the end.
     Rejected,
-    /// The story reached `budget.storyTokens` or `budget.storyUsd` (SPEC §14): go on with
-    /// other stories, exit 3 at the end.
-    Budget,
+    /// The story reached `budget.storyTokens` or `budget.storyUsd`, the key named:
+    /// go on with other stories, exit 3 at the end.
+    Budget { key: &'static str },
     /// The story repeated itself (SPEC §14): go on with other stories, exit 3 at the end.
     NoProgress,
     /// Its work may not be merged (it changes the config or a board, or its history is not the
     /// tool's): go on with other stories, exit 3 at the end.
+    Refused,
+}
+
+impl Stop {
+    /// Why the story is blocked, as the run's events and journal record it.
+    pub fn cause(self) -> BlockCause {
+        match self {
+            Stop::Manual | Stop::Error | Stop::Skip => BlockCause::Breaker,
+            Stop::Rejected => BlockCause::Rejected,
+            Stop::Budget { key } => BlockCause::Budget {
+                key: key.to_string(),
+            },
+            Stop::NoProgress => BlockCause::NoProgress,
+            Stop::Refused => BlockCause::Refused,
+        }
+    }
+}
+
+/// Why a story sits in blocked/, which decides what a person does about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BlockCause {
+    /// The circuit breaker: as many reworks as allowed were made.
+    Breaker,
+    /// A phase gate or a person said REJECT.
+    Rejected,
+    /// The story's budget (`key`: `budget.storyTokens` or `budget.storyUsd`) is spent.
+    Budget { key: String },
+    /// A retry or rework repeated the attempt before it.
+    NoProgress,
+    /// Its branch may not be merged: it changes the config or a board, or its history is not
+    /// the tool's.
     Refused,
 }
 

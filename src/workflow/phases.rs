@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use super::context::Workflow;
 use super::decision::ParsedDecision;
 use super::events::RunEvent;
-use super::gate::{commit_output, consult, Applied, GateAnswer, PhaseGate, Rerun};
+use super::gate::{commit_output, consult, Applied, GateAnswer, PhaseGate, Rerun, Subject};
 use super::outcome::{Outcome, Stop};
 use super::output_check;
 use super::phase_output::previous_output;
@@ -16,7 +16,7 @@ use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
 use crate::board::records::{IterationResult, ReviewDecision};
 use crate::board::{Column, Phase, Story};
-use crate::config::GateConfig;
+use crate::config::{GateConfig, Reviewer};
 use crate::error::Result;
 
 mod checked;
@@ -41,6 +41,8 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         story_id,
         phase,
         work_dir: work.dir.clone(),
+        branch: work.branch.clone(),
+        ignore: work.ignore(wf),
         transcript: &transcript,
         gate: PhaseGate::new(&wf.board, story_id, phase),
         tree_before: None,
@@ -115,6 +117,10 @@ struct PhaseRun<'a> {
     story_id: &'a str,
     phase: Phase,
     work_dir: PathBuf,
+    /// The story's branch, when it has one.
+    branch: Option<String>,
+    /// What the story's diffs and fingerprints leave out (see [`workspace::Work::ignore`]).
+    ignore: Vec<PathBuf>,
     transcript: &'a Transcript,
     gate: PhaseGate<'a>,
     /// The working tree before implement's first attempt in this action, which its output
@@ -143,17 +149,14 @@ impl PhaseRun<'_> {
                 commit_output(&self.wf.board, self.story_id, self.phase, &output, None)?;
                 return Ok(Outcome::Completed(completion_summary(self.phase)));
             };
-            let (answer, usage) = match consult(
-                self.wf,
-                gate,
-                self.phase,
-                &story,
-                &output,
-                &self.work_dir,
-                self.transcript,
-            )
-            .await
-            {
+            let subject = Subject {
+                phase: self.phase,
+                story: &story,
+                output: &output,
+                work_dir: &self.work_dir,
+                diff: self.diff_for_a_person(gate).await,
+            };
+            let (answer, usage) = match consult(self.wf, gate, &subject, self.transcript).await {
                 Ok(answer) => answer,
                 Err(err) => {
                     return story_ops::fail(
@@ -236,6 +239,19 @@ impl PhaseRun<'_> {
         }
     }
 
+    /// The change an implement made, for a person who judges it at the terminal: the notes
+    /// alone do not show what is to be approved. `None` for other phases and reviewers.
+    async fn diff_for_a_person(&self, gate: &GateConfig) -> Option<String> {
+        let asks_a_person = gate.reviewer == Reviewer::Human && self.wf.terminal.is_some();
+        if self.phase != Phase::Implement || !asks_a_person {
+            return None;
+        }
+        match workspace::diff_of(&self.work_dir, self.branch.clone(), self.ignore.clone()).await {
+            Ok(diff) => Some(diff),
+            Err(err) => Some(format!("(the diff could not be made: {err})")),
+        }
+    }
+
     /// For an implement re-run, the story's code as a patch (SPEC §14 compares it).
     async fn code_fingerprint(
         &self,
@@ -246,7 +262,12 @@ impl PhaseRun<'_> {
         if phase != Phase::Implement || previous.is_none() {
             return None;
         }
-        no_progress::work_fingerprint(self.wf, &self.work_dir, story.meta.branch.clone()).await
+        no_progress::work_fingerprint(
+            &self.work_dir,
+            story.meta.branch.clone(),
+            self.ignore.clone(),
+        )
+        .await
     }
 
     fn announce(&self, story: &Story, parsed: &ParsedDecision) {
@@ -305,9 +326,10 @@ impl PhaseRun<'_> {
 
     fn wait_for_person(&mut self, output: &str) -> Result<Outcome> {
         self.gate.wait_for_person(output)?;
+        let story = self.wf.board.locate(self.story_id)?;
         Ok(Outcome::Waiting(format!(
             "waiting for a human decision on the {} review: agentic-sdlc decide {} \"APPROVE\"",
-            self.phase, self.story_id
+            self.phase, story.slug
         )))
     }
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use super::context::Workflow;
+use super::events::RunEvent;
 use super::outcome::{Outcome, Stop};
 use super::workspace::Work;
 use super::{budget, no_progress, rework, story_ops, workspace};
@@ -232,7 +233,14 @@ pub(super) fn record_review(
 ) -> Result<Outcome> {
     let decision = record.decision;
     let blockers = record.blockers.len();
-    let (_, repeated) = wf.board.update(story_id, |story| {
+    let first_line = record
+        .feedback
+        .trim()
+        .lines()
+        .next()
+        .unwrap_or("")
+        .to_string();
+    let (story, repeated) = wf.board.update(story_id, |story| {
         let repeated = no_progress::repeated_blockers(&story.review_history()?, &record);
         story.add_usage(budget::priced(wf.spending.price(), usage))?;
         story.append_to_section("Review Notes", &review_note(&record));
@@ -245,6 +253,13 @@ pub(super) fn record_review(
         }
         Ok(repeated)
     })?;
+    wf.events.emit(RunEvent::ReviewDecided {
+        story_id: story_id.to_string(),
+        slug: story.slug.clone(),
+        decision,
+        feedback: first_line,
+        blockers,
+    });
     if let Some(reason) = repeated {
         return Ok(Outcome::Blocked {
             reason,

@@ -6,13 +6,15 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::assessor::{assess, Action, Assessment, Policy};
+use super::attention::{self, Attention, Need};
 use super::budget::Spending;
 use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
 use super::context::Workflow;
 use super::events::{EventSink, ReportingMeter, RunEvent};
 use super::journal::Journal;
 use super::lock::BoardLock;
-use super::outcome::{Outcome, Stop};
+use super::outcome::{BlockCause, Outcome, Stop};
+use super::preflight::{self, Needs};
 use super::prompter::{Prompter, Terminal};
 use super::{actions, off_the_runtime, rework, workspace};
 use crate::agents::meter::CallMeter;
@@ -22,7 +24,7 @@ use crate::board::validate::dependency_cycles;
 use crate::board::{lookup, store, Board};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
-use crate::exec::{ExecError, Sandbox};
+use crate::exec::Sandbox;
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -122,30 +124,41 @@ pub async fn run(
     };
     let options = checkpoint.context.options.clone();
     let assessment = assess(&board, Policy::from_config(&project.config));
-    if runnable(&assessment, &options, &HashSet::new())
-        .next()
-        .is_none()
-    {
+    let none_skipped = HashSet::new();
+    let Some(first) = runnable(&assessment, &options, &none_skipped).next() else {
         return Ok(finish_empty(
-            &board_dir,
+            project,
+            &board,
             &events,
             &assessment,
             &options,
             request.resume,
         ));
-    }
+    };
+    let needs = Needs::of_run(options.auto, options.step, first.action_type);
     let concurrency = options
         .concurrency
         .unwrap_or(project.config.concurrency)
         .max(1) as usize;
-    let sandbox = build_sandbox(project).await?;
+    let sandbox = build_sandbox(project);
     let spending = Arc::new(Spending::new(&project.config));
     let meter = ReportingMeter::new(Arc::clone(&spending), events.clone(), spending.price());
     let agents = agents(
         project,
         Arc::new(meter) as Arc<dyn CallMeter>,
         sandbox.clone(),
-    )?;
+    )
+    .map_err(|err| match err {
+        Error::MissingKey { variable, endpoint } => preflight::missing_key(&variable, &endpoint),
+        other => other,
+    })?;
+    // Only a run with work checks the machine, and only for what its actions need.
+    preflight::check(project, needs, agents.endpoint(), &sandbox)
+        .await
+        .map_err(|failure| Error::Preflight {
+            check: failure.check.name(),
+            message: failure.message,
+        })?;
     events.begin(concurrency);
     // The journal starts with the work: a run that stops at its config or finds nothing to do
     // leaves no file behind.
@@ -187,30 +200,23 @@ pub async fn run(
         started: 0,
         failed: 0,
         stop: None,
-        needs_person: None,
         duplicates_seen: HashSet::new(),
+        blocked: Vec::new(),
     };
     let exit_code = run.drive(&mut checkpoint).await?;
     Ok(exit_code)
 }
 
-/// The run's box with its guard, once a boxed `true` showed that this machine can build it
-/// (before anything is spent; docs/security.md, "Where the kernel can't").
-async fn build_sandbox(project: &Project) -> Result<Sandbox> {
+/// The run's box, with its guard (docs/security.md). Whether this machine can build it is one
+/// of the checks before the first action.
+fn build_sandbox(project: &Project) -> Sandbox {
     let config = &project.config;
     let guard = super::guard::BoardGuard::new(
         &project.root,
         &project.board_dir(),
         config.git.base_branch.as_deref(),
     );
-    let sandbox = Sandbox::new(&config.tools, &config.llm.api_key_env).with_guard(Arc::new(guard));
-    match sandbox.check(&project.root).await {
-        Ok(()) => Ok(sandbox),
-        Err(ExecError::Unavailable(why)) => Err(Error::Preflight(why)),
-        Err(err) => Err(Error::Preflight(format!(
-            "the box for agent commands cannot be built: {err}"
-        ))),
-    }
+    Sandbox::new(&config.tools, &config.llm.api_key_env).with_guard(Arc::new(guard))
 }
 
 /// A run killed in the middle of an action can leave the agent's work uncommitted on a story
@@ -255,7 +261,8 @@ fn resume_checkpoint(
 }
 
 fn finish_empty(
-    board_dir: &std::path::Path,
+    project: &Project,
+    board: &Board,
     events: &EventSink,
     assessment: &Assessment,
     options: &RunOptions,
@@ -275,15 +282,44 @@ fn finish_empty(
     };
     // A filtered run with nothing to do says nothing about an interrupted unfiltered one.
     if resumed || (options.story.is_none() && options.step.is_none()) {
-        let _ = Checkpoint::remove(board_dir);
+        let _ = Checkpoint::remove(&project.board_dir());
     }
+    // Nothing to do may still mean a person is awaited: a decision left from an earlier run.
+    let attention = attention::waiting_for_decisions(board, &project.root, |id| {
+        options.story.as_deref().is_none_or(|story| story == id)
+    });
+    let code = if attention.is_empty() {
+        ExitStatus::Success
+    } else {
+        ExitStatus::NeedsPerson
+    };
+    let message = match attention.len() {
+        0 => message.to_string(),
+        waiting => format!("{message} {}:", need_you(waiting)),
+    };
     events.emit(RunEvent::RunFinished {
         actions: 0,
         failed: 0,
-        exit_code: ExitStatus::Success.code(),
-        message: message.into(),
+        exit_code: code.code(),
+        message,
+        attention,
     });
-    ExitStatus::Success
+    code
+}
+
+/// "1 story needs you" or "3 stories need you".
+fn need_you(count: usize) -> String {
+    match count {
+        1 => "1 story needs you".to_string(),
+        n => format!("{n} stories need you"),
+    }
+}
+
+/// A story this run moved to blocked/.
+struct NewlyBlocked {
+    story_id: String,
+    reason: String,
+    cause: BlockCause,
 }
 
 struct Loop {
@@ -299,9 +335,9 @@ struct Loop {
     failed: u32,
     /// Set when an escalation stops new work.
     stop: Option<Stop>,
-    /// Why the run ends with exit 3 once it is done: the first story newly blocked for a
-    /// person (a REJECT, its budget, no progress).
-    needs_person: Option<String>,
+    /// The stories this run blocked, in order: each needs a person, and the run ends with
+    /// exit 3 (unless the breaker's escalation says otherwise).
+    blocked: Vec<NewlyBlocked>,
     /// Ids shared by several story files that the run has warned about, once each.
     duplicates_seen: HashSet<String>,
 }
@@ -340,7 +376,15 @@ impl Loop {
                     checkpoint.save(self.wf.board_dir(), self.wf.board.content_hash())?;
                     current = Some(board);
                 }
-                _ = &mut interrupt => {
+                signal = &mut interrupt => {
+                    // Ctrl-C at an open gate prompt means "not now": that story waits for
+                    // `decide`, and the run goes on. Another Ctrl-C stops the run.
+                    let at_prompt = signal == Signal::Interrupt
+                        && self.wf.terminal.as_ref().is_some_and(|t| t.interrupt_prompt());
+                    if at_prompt {
+                        interrupt = Box::pin(interrupted());
+                        continue;
+                    }
                     self.tasks.abort_all();
                     while self.tasks.join_next().await.is_some() {}
                     let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir().to_path_buf(), self.wf.config.clone());
@@ -352,18 +396,15 @@ impl Loop {
                         failed: self.failed,
                         exit_code: ExitStatus::Interrupted.code(),
                         message: "Interrupted; the checkpoint is kept: `agentic-sdlc run --continue` resumes".into(),
+                        attention: Vec::new(),
                     });
                     return Ok(ExitStatus::Interrupted);
                 }
             }
         }
         drop(current);
-        // Only an `--auto` run that succeeded asks whether work is left (to drop the checkpoint).
-        let board = if self.options.auto && self.failed == 0 {
-            self.refreshed_board().await.ok()
-        } else {
-            None
-        };
+        // The board at the end says who waits for a person, and whether work is left.
+        let board = self.refreshed_board().await.ok();
         Ok(self.conclude(board))
     }
 
@@ -443,6 +484,10 @@ impl Loop {
             });
             self.wf.events.emit(RunEvent::ActionStarted {
                 action: action.clone(),
+                title: story
+                    .as_ref()
+                    .map(|s| s.meta.title.clone())
+                    .unwrap_or_default(),
                 detail,
             });
             if let Some(plan) = rework {
@@ -495,24 +540,18 @@ impl Loop {
                     story_id: action.story_id.clone(),
                     slug,
                     reason: reason.clone(),
+                    cause: stop.cause(),
                 });
-                match stop {
-                    Stop::Manual | Stop::Error => self.stop = Some(*stop),
-                    Stop::Rejected => {
-                        self.needs_person.get_or_insert_with(|| {
-                            "A phase review rejected a story; it waits in blocked/ for a person"
-                                .to_string()
-                        });
-                    }
-                    Stop::Budget | Stop::NoProgress | Stop::Refused => {
-                        self.needs_person.get_or_insert_with(|| {
-                            format!(
-                                "Stopped for a person: {} is blocked ({reason})",
-                                action.slug
-                            )
-                        });
-                    }
-                    Stop::Skip => {}
+                if matches!(stop, Stop::Manual | Stop::Error) {
+                    self.stop = Some(*stop);
+                }
+                // The breaker's `skip` goes on without a person; every other block waits for one.
+                if *stop != Stop::Skip {
+                    self.blocked.push(NewlyBlocked {
+                        story_id: action.story_id.clone(),
+                        reason: reason.clone(),
+                        cause: stop.cause(),
+                    });
                 }
             }
             Outcome::Stopped(reason) => {
@@ -535,6 +574,10 @@ impl Loop {
 
     /// The run's exit status; `board` is the board at the end, when it could be read.
     fn conclude(&self, board: Option<Arc<Board>>) -> ExitStatus {
+        let attention = board
+            .as_deref()
+            .map(|board| self.attention(board))
+            .unwrap_or_default();
         let (code, message) = match self.stop {
             Some(Stop::Manual) => (
                 ExitStatus::NeedsPerson,
@@ -558,9 +601,13 @@ impl Loop {
                     self.failed
                 ),
             ),
-            _ if self.needs_person.is_some() => (
+            _ if !attention.is_empty() => (
                 ExitStatus::NeedsPerson,
-                self.needs_person.clone().unwrap_or_default(),
+                format!(
+                    "Stopped for a person: {} action(s) run; {}:",
+                    self.started,
+                    need_you(attention.len())
+                ),
             ),
             _ => (
                 ExitStatus::Success,
@@ -569,8 +616,9 @@ impl Loop {
         };
         // A run that left nothing for its filters to do has nothing to resume.
         let remaining = board
+            .as_deref()
             .map(|board| {
-                let assessment = assess(&board, Policy::from_config(&self.wf.config));
+                let assessment = assess(board, Policy::from_config(&self.wf.config));
                 let any = runnable(&assessment, &self.options, &self.parked)
                     .next()
                     .is_some();
@@ -585,16 +633,50 @@ impl Loop {
             failed: self.failed,
             exit_code: code.code(),
             message,
+            attention,
         });
         code
     }
+
+    /// Who needs a person at the end: the stories this run blocked, then every story in the
+    /// run's scope that waits for a decision.
+    fn attention(&self, board: &Board) -> Vec<Attention> {
+        let mut attention: Vec<Attention> = self
+            .blocked
+            .iter()
+            .filter_map(|blocked| {
+                let story = board.get(&blocked.story_id)?;
+                let need = Need::Blocked {
+                    reason: blocked.reason.clone(),
+                    cause: Some(blocked.cause.clone()),
+                };
+                Some(Attention::new(story, &need))
+            })
+            .collect();
+        let options = &self.options;
+        attention.extend(attention::waiting_for_decisions(
+            board,
+            &self.wf.root,
+            |id| options.story.as_deref().is_none_or(|story| story == id),
+        ));
+        attention
+    }
 }
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn interrupted() {
+/// The signals that end a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Signal {
+    /// Ctrl-C (SIGINT).
+    Interrupt,
+    /// SIGTERM.
+    Terminate,
+}
+
+/// Resolves on Ctrl-C or SIGTERM, saying which.
+async fn interrupted() -> Signal {
     let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
     tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+        _ = tokio::signal::ctrl_c() => Signal::Interrupt,
+        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => Signal::Terminate,
     }
 }

@@ -8,7 +8,7 @@ use async_trait::async_trait;
 
 use super::checkpoint::RunOptions;
 use super::events::EventSink;
-use super::prompter::{GateQuestion, Prompter};
+use super::prompter::{Answer, GateQuestion, NoDecision, Prompter};
 use super::runner::{run, AgentFactory, RunRequest};
 use crate::agents::verdict::PerspectiveVerdict;
 use crate::agents::{
@@ -58,6 +58,7 @@ impl Agents for Scripted {
                 completion_tokens: 1,
                 requests: 1,
                 cost_usd: None,
+                estimated: false,
             },
             ..AgentOutput::default()
         })
@@ -102,8 +103,13 @@ fn blocker(n: u32) -> Vec<ReviewIssue> {
     }]
 }
 
+/// A board outside git with `config` (stories get no branches unless it says otherwise).
 fn project(root: &Path, config: &str) -> Project {
-    fs_err::write(root.join(crate::config::CONFIG_FILE), config).unwrap();
+    let mut config: serde_json::Value = serde_json::from_str(config).unwrap();
+    if config.get("git").is_none() {
+        config["git"] = serde_json::json!({"branchPerStory": false});
+    }
+    fs_err::write(root.join(crate::config::CONFIG_FILE), config.to_string()).unwrap();
     let project = Project::discover(root).unwrap();
     let mut front = Frontmatter::empty();
     front.set("id", &"story-1");
@@ -239,15 +245,17 @@ struct Person {
 }
 
 impl Prompter for Person {
-    fn ask(&self, question: &GateQuestion) -> std::io::Result<String> {
+    fn ask(&self, question: &GateQuestion) -> std::io::Result<Answer> {
         self.asked.lock().unwrap().push(question.clone());
-        Ok(self
-            .answers
-            .lock()
-            .unwrap()
-            .pop_front()
-            .unwrap_or_default()
-            .to_string())
+        let answer = self.answers.lock().unwrap().pop_front().unwrap_or_default();
+        Ok(match answer {
+            "" => Answer::Later(NoDecision::Empty),
+            text => Answer::Decision(text.to_string()),
+        })
+    }
+
+    fn interrupt(&self) -> bool {
+        false
     }
 }
 
@@ -260,7 +268,7 @@ async fn a_human_gate_asks_the_prompter_and_its_retry_reruns_the_phase() {
     );
     let agents = Arc::new(Scripted::default());
     let person = Arc::new(Person {
-        answers: Mutex::new(VecDeque::from(["RETRY: name the sources", ""])),
+        answers: Mutex::new(VecDeque::from(["RETRY: name the sources", "APPROVE"])),
         asked: Mutex::new(Vec::new()),
     });
     let prompter = Arc::clone(&person) as Arc<dyn Prompter>;
@@ -294,4 +302,28 @@ async fn a_human_gate_asks_the_prompter_and_its_retry_reruns_the_phase() {
         "{research:?}"
     );
     assert_eq!(only_story(&project).column, Column::Done);
+}
+
+#[tokio::test]
+async fn an_answer_that_is_no_decision_leaves_the_story_waiting_and_the_run_exits_3() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = project(
+        dir.path(),
+        r#"{"phases": {"research": {"review": {"reviewer": "human"}}}}"#,
+    );
+    let agents = Arc::new(Scripted::default());
+    let person = Arc::new(Person {
+        answers: Mutex::new(VecDeque::from([""])),
+        asked: Mutex::new(Vec::new()),
+    });
+    let prompter = Arc::clone(&person) as Arc<dyn Prompter>;
+    assert_eq!(
+        run_auto_asking(&project, Arc::clone(&agents), Some(prompter)).await,
+        crate::error::ExitStatus::NeedsPerson
+    );
+    assert_eq!(person.asked.lock().unwrap().len(), 1);
+    let story = only_story(&project);
+    let reviews = story.phase_reviews().unwrap();
+    assert!(reviews["research"].decision.is_pending(), "{reviews:?}");
+    assert!(!story.meta.research_complete);
 }

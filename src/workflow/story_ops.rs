@@ -54,11 +54,11 @@ pub fn budget_refusal(wf: &Workflow, story_id: &str, usage: Usage) -> Result<Opt
                 story.add_usage(usage)?;
             }
             Ok(match &refusal {
-                Refusal::Story(reason) => {
+                Refusal::Story { reason, key } => {
                     block(story, reason);
                     Outcome::Blocked {
                         reason: reason.clone(),
-                        stop: Stop::Budget,
+                        stop: Stop::Budget { key },
                     }
                 }
                 Refusal::Run(reason) => Outcome::Stopped(reason.clone()),

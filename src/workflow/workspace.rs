@@ -29,7 +29,21 @@ pub struct Work {
     return_to: Option<String>,
     /// The commit the story's branch was made from, when this action made it.
     pub branch_base: Option<String>,
+    /// Untracked files a person had in the shared tree when the action began (a log that
+    /// `run > night.log` is writing, say): theirs, so never committed, diffed or counted as
+    /// the story's work.
+    pub theirs: Vec<PathBuf>,
     _turn: Option<OwnedMutexGuard<()>>,
+}
+
+impl Work {
+    /// What the story's commits, diffs and fingerprints leave out here: the tool's own files
+    /// and the person's untracked ones.
+    pub fn ignore(&self, wf: &Workflow) -> Vec<PathBuf> {
+        let mut ignore = wf.own_paths();
+        ignore.extend(self.theirs.iter().cloned());
+        ignore
+    }
 }
 
 /// What an action needs from the repository.
@@ -83,6 +97,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
         conflicts: Vec::new(),
         return_to: None,
         branch_base: None,
+        theirs: Vec::new(),
         _turn: None,
     };
     if purpose == Purpose::Read {
@@ -116,6 +131,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
     work.conflicts = checkout.conflicts;
     work.return_to = checkout.return_to;
     work.branch_base = checkout.created_from;
+    work.theirs = checkout.theirs;
     Ok(work)
 }
 
@@ -158,6 +174,7 @@ struct Checkout {
     return_to: Option<String>,
     /// The branch was made now, from this commit.
     created_from: Option<String>,
+    theirs: Vec<PathBuf>,
 }
 
 impl BranchPlan {
@@ -173,18 +190,23 @@ impl BranchPlan {
             None => git::resolve_base(root, self.configured_base.as_deref())?,
         };
         let ignore: Vec<&Path> = self.own_paths.iter().map(PathBuf::as_path).collect();
-        let (dir, return_to, created_from) = match &self.worktrees {
+        let (dir, return_to, created_from, theirs) = match &self.worktrees {
             Some(worktrees) => {
                 let _admin = worktree_admin_turn();
                 exclude_from_git(root, worktrees);
                 let (dir, created) =
                     git::ensure_worktree(root, worktrees, &branch, &self.story_id, &base)?;
-                (dir, None, created)
+                (dir, None, created, Vec::new())
             }
             None => {
+                // Taken before the switch: whatever is untracked now is the person's. It is
+                // remembered in the repository too, so recovery after a crash leaves it alone.
+                let untracked = git::untracked_paths(root, &ignore)?;
+                git::remember_persons_files(root, &untracked)?;
+                let theirs = untracked.into_iter().map(PathBuf::from).collect();
                 let switch =
                     git::ensure_story_branch(root, &branch, &self.story_id, &base, &ignore)?;
-                (root.clone(), switch.previous, switch.created)
+                (root.clone(), switch.previous, switch.created, theirs)
             }
         };
         let mut checkout = Checkout {
@@ -194,6 +216,7 @@ impl BranchPlan {
             conflicts: Vec::new(),
             return_to,
             created_from,
+            theirs,
         };
         if self.purpose == Purpose::Implement {
             if let Err(err) = self.take_in_finished_work(&mut checkout, exists) {
@@ -318,7 +341,7 @@ pub async fn finish(
         return Ok(());
     }
     let dir = work.dir.clone();
-    let own_paths = wf.own_paths();
+    let own_paths = work.ignore(wf);
     let logs = wf.board_dir().join("logs").join(story_id);
     let conflicts = work.conflicts.clone();
     let message = match failure {
@@ -385,10 +408,16 @@ pub async fn release(wf: &Workflow, work: Work) {
 
 /// The story's work as the reviewers see it.
 pub async fn diff(wf: &Workflow, _story: &Story, work: &Work) -> Result<String> {
-    if !git::is_repo(&work.dir) {
+    diff_of(&work.dir, work.branch.clone(), work.ignore(wf)).await
+}
+
+/// The story's work in `dir` (on `branch`, when it has one) as one patch, cut to the
+/// reviewers' budget, leaving out `ignore`; empty outside git.
+pub async fn diff_of(dir: &Path, branch: Option<String>, ignore: Vec<PathBuf>) -> Result<String> {
+    if !git::is_repo(dir) {
         return Ok(String::new());
     }
-    let (dir, branch, own_paths) = (work.dir.clone(), work.branch.clone(), wf.own_paths());
+    let (dir, own_paths) = (dir.to_path_buf(), ignore);
     off_the_runtime(move || {
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
         Ok(git::diff_for_review(
@@ -467,6 +496,14 @@ pub fn recover_interrupted(root: &Path, board_dir: &Path, config: &Config) -> Ve
         }
         let slug = &branch[git::BRANCH_PREFIX.len()..];
         let logs = board_dir.join("logs").join(format!("recovered-{slug}"));
+        // The person's untracked files, remembered when the tool took the tree, stay theirs.
+        let persons: Vec<PathBuf> = git::remembered_persons_files(&dir)
+            .unwrap_or_default()
+            .into_iter()
+            .map(PathBuf::from)
+            .collect();
+        let mut ignore = ignore.clone();
+        ignore.extend(persons.iter().map(PathBuf::as_path));
         match save_leftover_work(&dir, &branch, &ignore, &logs) {
             Ok(Some(note)) => done.push(note),
             Ok(None) => {}

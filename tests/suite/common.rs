@@ -110,11 +110,20 @@ impl TestEnv {
         TestEnv { dir }
     }
 
-    /// A project folder with a board made by `init`.
+    /// A project folder with a board made by `init`. It is no git repository, so
+    /// `git.branchPerStory` is set to false: a run that may implement refuses to start outside
+    /// a repository otherwise. Tests that make it a repository set it back (see
+    /// [`TestEnv::use_git_branches`]).
     pub fn init() -> Self {
         let env = Self::new();
         env.run(&["init"]).success();
+        env.configure_json(&serde_json::json!({"git": {"branchPerStory": false}}));
         env
+    }
+
+    /// Stories get branches of their own again (the default), for a folder made a repository.
+    pub fn use_git_branches(&self) {
+        self.configure_json(&serde_json::json!({"git": {"branchPerStory": true}}));
     }
 
     /// The project root, as the tool sees it (symlinks resolved).

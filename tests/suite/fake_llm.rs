@@ -138,6 +138,19 @@ fn user_message_of(body: &Value) -> String {
         .to_string()
 }
 
+/// How the fake reports token counts.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum UsageReport {
+    /// 100 prompt and 20 completion tokens for every request.
+    #[default]
+    Fixed,
+    /// Counted from the request and the reply at four characters a token, as a real server
+    /// counts what it was sent.
+    BySize,
+    /// No `usage` field at all, as some local servers answer.
+    Omitted,
+}
+
 #[derive(Default)]
 struct Script {
     /// (role, text the user message must contain, reply), oldest first.
@@ -147,6 +160,7 @@ struct Script {
     defaults: HashMap<String, Reply>,
     log: Vec<Recorded>,
     calls: u64,
+    usage: UsageReport,
 }
 
 /// The file the default implement answer writes, so a feature's implementation changes a file
@@ -255,8 +269,9 @@ impl Respond for Responder {
                     })
             })
             .unwrap_or_else(|| default_reply(&role, &body, call));
+        let usage = script.usage;
         drop(script);
-        let template = render(reply, call, &body);
+        let template = render(reply, call, &body, usage);
         match self.delay {
             Some(delay) => template.set_delay(delay),
             None => template,
@@ -264,15 +279,58 @@ impl Respond for Responder {
     }
 }
 
-fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
-    let usage = json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120});
+/// Characters of what a request asks the model to read: its messages and tool definitions.
+pub fn request_chars(body: &Value) -> usize {
+    let messages: usize = body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|m| {
+            let content = m["content"].as_str().map_or(0, str::len);
+            let calls: usize = m["tool_calls"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .map(|c| {
+                    c["function"]["name"].as_str().map_or(0, str::len)
+                        + c["function"]["arguments"].as_str().map_or(0, str::len)
+                })
+                .sum();
+            content + calls
+        })
+        .sum();
+    let tools: usize = body["tools"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|t| t.to_string().len())
+        .sum();
+    messages + tools
+}
+
+fn render(reply: Reply, call: u64, body: &Value, report: UsageReport) -> ResponseTemplate {
     let completion = |message: Value, finish: &str| {
-        json!({
+        let mut answer = json!({
             "id": format!("chatcmpl-{call}"), "object": "chat.completion", "created": 0,
             "model": body["model"].clone(),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": usage,
-        })
+        });
+        let usage = match report {
+            UsageReport::Fixed => {
+                json!({"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120})
+            }
+            UsageReport::BySize => {
+                let prompt = request_chars(body).div_ceil(4);
+                let reply_chars =
+                    request_chars(&json!({"messages": [answer["choices"][0]["message"]]}));
+                let completion = reply_chars.div_ceil(4);
+                json!({"prompt_tokens": prompt, "completion_tokens": completion,
+                       "total_tokens": prompt + completion})
+            }
+            UsageReport::Omitted => return answer,
+        };
+        answer["usage"] = usage;
+        answer
     };
     match reply {
         // `{call}` becomes the request's number, for a model that says something new each time.
@@ -310,7 +368,7 @@ fn render(reply: Reply, call: u64, body: &Value) -> ResponseTemplate {
             json!({"role": "assistant", "content": content}),
             "length",
         )),
-        Reply::Delayed(delay, reply) => render(*reply, call, body).set_delay(delay),
+        Reply::Delayed(delay, reply) => render(*reply, call, body, report).set_delay(delay),
     }
 }
 
@@ -337,6 +395,51 @@ impl FakeLlm {
             .mount(&server)
             .await;
         FakeLlm { server, script }
+    }
+
+    /// How token counts are reported from now on (100 + 20 per request until changed).
+    pub fn report_usage(&self, report: UsageReport) -> &Self {
+        self.script.lock().unwrap().usage = report;
+        self
+    }
+
+    /// Answers `GET /models` with these ids, as a server that lists its models does; with
+    /// `key`, only a request bearing it gets the list, any other a 401 (a refused key).
+    /// Without this call the fake has no such endpoint (404), which the tool takes as "no list".
+    pub async fn serve_models(&self, ids: &[&str], key: Option<&str>) {
+        let data: Vec<Value> = ids
+            .iter()
+            .map(|id| json!({"id": id, "object": "model", "owned_by": "fake"}))
+            .collect();
+        let listed =
+            ResponseTemplate::new(200).set_body_json(json!({"object": "list", "data": data}));
+        let Some(key) = key else {
+            Mock::given(method("GET"))
+                .and(path_regex(r"/models$"))
+                .respond_with(listed)
+                .mount(&self.server)
+                .await;
+            return;
+        };
+        Mock::given(method("GET"))
+            .and(path_regex(r"/models$"))
+            .and(wiremock::matchers::header(
+                "authorization",
+                format!("Bearer {key}").as_str(),
+            ))
+            .respond_with(listed)
+            .with_priority(1)
+            .mount(&self.server)
+            .await;
+        Mock::given(method("GET"))
+            .and(path_regex(r"/models$"))
+            .respond_with(ResponseTemplate::new(401).set_body_json(json!({
+                "error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
+                          "code": "invalid_api_key"}
+            })))
+            .with_priority(2)
+            .mount(&self.server)
+            .await;
     }
 
     /// The base URL to give the tool (`OPENAI_BASE_URL` or `llm.baseUrl`).

@@ -8,6 +8,7 @@ mod delivery;
 pub mod fake_llm;
 mod gates_deps;
 mod morning;
+mod night;
 pub mod process_probe;
 mod real_llm;
 mod run_loop;

@@ -80,6 +80,7 @@ async fn tool_calls_are_answered_one_message_per_id() {
             completion_tokens: 10,
             requests: 2,
             cost_usd: None,
+            estimated: false,
         }
     );
     let made: Vec<(String, String)> = tools.calls.lock().unwrap().clone();

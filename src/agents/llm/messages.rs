@@ -51,6 +51,7 @@ pub(crate) fn usage_from_json(usage: Option<&Value>) -> Usage {
         completion_tokens: count("completion_tokens"),
         requests: 1,
         cost_usd: None,
+        estimated: false,
     }
 }
 
@@ -239,6 +240,7 @@ mod tests {
                 completion_tokens: 0,
                 requests: 1,
                 cost_usd: None,
+                estimated: false,
             }
         );
         let calls = &reply.tool_calls;

@@ -87,6 +87,13 @@ impl<'a> ChatRequest<'a> {
         }
     }
 
+    /// The prompt's size in tokens as far as it can be known before the server counts them:
+    /// its text and tool definitions at about [`CHARS_PER_TOKEN`] characters a token.
+    pub fn estimated_prompt_tokens(&self) -> u64 {
+        let tools: usize = self.tools.iter().map(|t| t.to_string().len()).sum();
+        tokens_of_chars(self.prompt_chars() + tools)
+    }
+
     /// Characters of message text, the only size known before the server counts tokens.
     pub fn prompt_chars(&self) -> usize {
         self.messages
@@ -107,6 +114,15 @@ impl<'a> ChatRequest<'a> {
             })
             .sum()
     }
+}
+
+/// Characters per token in English text and code, the usual rule of thumb; used where the
+/// server gives no count.
+pub const CHARS_PER_TOKEN: usize = 4;
+
+/// About how many tokens `chars` characters make.
+pub fn tokens_of_chars(chars: usize) -> u64 {
+    chars.div_ceil(CHARS_PER_TOKEN) as u64
 }
 
 /// How one attempt at a request ended.
@@ -252,7 +268,10 @@ pub(crate) fn context_length_message(
     let chars = request.prompt_chars();
     let prompt = match figures.prompt_tokens {
         Some(tokens) => format!("{tokens} tokens ({chars} characters)"),
-        None => format!("about {} tokens ({chars} characters)", chars.div_ceil(4)),
+        None => format!(
+            "about {} tokens ({chars} characters)",
+            tokens_of_chars(chars)
+        ),
     };
     let limit = figures.limit.map_or("a smaller context".to_string(), |n| {
         format!("a context of {n} tokens")

@@ -38,6 +38,7 @@ async fn plain_reply_sends_the_bearer_key_and_counts_usage() {
             completion_tokens: 5,
             requests: 1,
             cost_usd: None,
+            estimated: false,
         }
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("stop"));
@@ -55,18 +56,20 @@ async fn plain_reply_sends_the_bearer_key_and_counts_usage() {
 }
 
 #[tokio::test]
-async fn reply_without_usage_counts_one_request() {
+async fn a_reply_without_usage_is_counted_from_its_size_and_marked_estimated() {
     let server = MockServer::start().await;
-    let body = json!({"choices": [{"message": {"content": "ok"}}], "x_extra": {"a": 1}});
+    let body = json!({"choices": [{"message": {"content": "twelve chars"}}], "x_extra": {"a": 1}});
     answer(&server, ResponseTemplate::new(200).set_body_json(body), 1).await;
-    let reply = client(&server).chat(&user("hi"), &[]).await.unwrap();
+    let messages = vec![ChatMessage::User("x".repeat(400))];
+    let reply = client(&server).chat(&messages, &[]).await.unwrap();
     assert_eq!(
         reply.usage,
         Usage {
-            prompt_tokens: 0,
-            completion_tokens: 0,
+            prompt_tokens: 100,
+            completion_tokens: 3,
             requests: 1,
             cost_usd: None,
+            estimated: true,
         }
     );
     assert_eq!(reply.finish_reason, None);
@@ -119,6 +122,7 @@ async fn streaming_reply_aggregates_content_tool_calls_and_usage() {
             completion_tokens: 3,
             requests: 1,
             cost_usd: None,
+            estimated: false,
         }
     );
     assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));

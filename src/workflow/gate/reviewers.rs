@@ -11,7 +11,7 @@ use crate::config::{GateConfig, Reviewer};
 use crate::exec::BoxedCommand;
 use crate::workflow::context::Workflow;
 use crate::workflow::decision::{parse_decision, GateDecision, ParsedDecision};
-use crate::workflow::prompter::GateQuestion;
+use crate::workflow::prompter::{Answer, GateQuestion};
 
 /// How a gate answered.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,15 +24,30 @@ pub enum GateAnswer {
 /// Bytes of a failing command's output that become RETRY feedback.
 const COMMAND_FEEDBACK_TAIL: usize = 4_000;
 
+/// What a gate judges: a phase's output for a story, where it was made, and for an implement
+/// judged by a person, the change itself.
+pub struct Subject<'a> {
+    pub phase: Phase,
+    pub story: &'a Story,
+    pub output: &'a str,
+    pub work_dir: &'a std::path::Path,
+    /// The diff of the story's work, shown to a person judging an implement.
+    pub diff: Option<String>,
+}
+
 pub async fn consult(
     wf: &Workflow,
     gate: &GateConfig,
-    phase: Phase,
-    story: &Story,
-    output: &str,
-    work_dir: &std::path::Path,
+    subject: &Subject<'_>,
     transcript: &Transcript,
 ) -> Result<(GateAnswer, Usage), AgentError> {
+    let Subject {
+        phase,
+        story,
+        output,
+        work_dir,
+        ..
+    } = *subject;
     match gate.reviewer {
         Reviewer::Ai => {
             let request = GateRequest {
@@ -60,15 +75,32 @@ pub async fn consult(
             Some(terminal) => {
                 let question = GateQuestion {
                     phase: phase.name().to_string(),
+                    slug: story.slug.clone(),
                     title: story.meta.title.clone(),
                     output: output.to_string(),
+                    diff: subject.diff.clone(),
                     criteria: gate.criteria.clone(),
                 };
-                let answer = terminal.ask(question).await?;
-                Ok((
-                    GateAnswer::Decided(parse_decision(&answer)),
-                    Usage::default(),
-                ))
+                let answer = match terminal.ask(question).await? {
+                    Answer::Decision(text) => {
+                        let parsed = parse_decision(&text);
+                        // Text without a decision line approves elsewhere (an AI's or a command's); from a
+                        // person at a prompt it is no decision at all.
+                        if parsed.had_decision_line {
+                            GateAnswer::Decided(parsed)
+                        } else {
+                            GateAnswer::Pending
+                        }
+                    }
+                    Answer::Later(why) => {
+                        transcript.record(
+                            "gate_no_decision",
+                            serde_json::json!({ "phase": phase.name(), "why": why.describe() }),
+                        );
+                        GateAnswer::Pending
+                    }
+                };
+                Ok((answer, Usage::default()))
             }
             None => Ok((GateAnswer::Pending, Usage::default())),
         },

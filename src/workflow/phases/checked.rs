@@ -85,7 +85,7 @@ impl PhaseRun<'_> {
         if phase != Phase::Implement {
             return None;
         }
-        let (dir, ignore) = (self.work_dir.clone(), self.wf.own_paths());
+        let (dir, ignore) = (self.work_dir.clone(), self.ignore.clone());
         tokio::task::spawn_blocking(move || TreeFingerprint::take(&dir, &ignore))
             .await
             .ok()

@@ -71,10 +71,11 @@ async fn a_dirty_tree_stops_implement_naming_the_file_and_leaving_it_alone() {
 
     let out = p.step(&story, "implement");
 
-    out.code(1);
-    let error = p.last_error(&story);
-    assert!(error.contains("src/lib.rs"), "last_error: {error:?}");
+    // Found before the action starts: a usage error of the run, not the story's.
+    out.code(2);
+    assert!(p.front(&story).get("last_error").is_none());
     assert!(out.stderr.contains("src/lib.rs"), "{}", out.stderr);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
     assert_eq!(
         p.env.read("src/lib.rs"),
         "pub fn base() {} // USER-WORK-IN-PROGRESS\n"
@@ -127,7 +128,10 @@ async fn work_waiting_for_a_human_gate_stays_on_its_branch() {
     let story = p.planned("Add feature");
     write_feature(&p, "// WAITING\n");
 
-    p.step(&story, "implement").success();
+    // An implement waiting for its person: the summary points at the notes and the diff.
+    let out = p.step(&story, "implement");
+    out.code(3)
+        .stdout_has(&format!("git diff main...agentic-sdlc/{}", story.slug));
 
     assert_eq!(
         p.front(&story)["phase_reviews"]["implement"]["decision"],

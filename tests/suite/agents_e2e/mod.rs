@@ -230,6 +230,7 @@ impl Project {
             ]);
         }
         self.git(&["commit", "--quiet", "-m", "Initial commit"]);
+        self.env.use_git_branches();
     }
 
     /// Runs git in the project and returns its trimmed stdout; panics when it fails.

@@ -57,11 +57,17 @@ async fn a_merge_the_user_started_is_left_alone() {
     assert!(!merged, "the user's merge stops on a conflict");
     let conflicted = repo.env.read("src/lib.rs");
 
-    repo.run(&["run", "--story", &story.id]).code(1);
-
-    let error = repo.last_error(&story);
-    assert!(error.contains("a merge is in progress"), "{error}");
-    assert!(error.contains("git merge --abort"), "{error}");
+    // Found before the action starts: one line, and nothing written into the story.
+    let out = repo.run(&["run", "--story", &story.id]);
+    out.code(2);
+    assert_eq!(out.stderr.lines().count(), 1, "{}", out.stderr);
+    assert!(
+        out.stderr.contains("a merge is in progress"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stderr.contains("git merge --abort"), "{}", out.stderr);
+    assert!(repo.details(&story)["last_error"].is_null());
     assert_eq!(repo.head_branch(), "main");
     assert_eq!(
         repo.env.read("src/lib.rs"),

@@ -52,6 +52,7 @@ impl Repo {
         repo.env.write("src/lib.rs", "pub fn base() {}\n");
         repo.git(&["add", "--all"]);
         repo.git(&["commit", "--quiet", "-m", "Initial commit"]);
+        repo.env.use_git_branches();
         repo
     }
 

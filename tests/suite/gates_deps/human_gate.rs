@@ -17,7 +17,12 @@ async fn pending() -> (FakeLlm, TestEnv, Story) {
     let env = TestEnv::init();
     gate(&env, "research", json!({"reviewer": "human"}));
     let story = ready_story(&env, "Add a rate limiter");
-    run_llm(&env, &fake, &["run"]).success();
+    // A run that leaves a story waiting for a person ends with exit 3 and says, by slug, what
+    // to read and what to run.
+    let out = run_llm(&env, &fake, &["run"]);
+    out.code(3)
+        .stdout_has(&format!("agentic-sdlc decide {} \"APPROVE\"", story.slug))
+        .stdout_has(&format!("logs/{}/pending-research.md", story.id));
     (fake, env, story)
 }
 
@@ -40,8 +45,10 @@ async fn without_a_terminal_the_story_waits_for_decide() {
     let recommended = env.status_json()["recommended"].clone();
     assert_eq!(recommended, json!([]), "a pending story has no action");
 
-    // A second run does not run the phase again.
-    run_llm(&env, &fake, &["run", "--auto"]).success();
+    // A second run does not run the phase again, and still waits for the person.
+    run_llm(&env, &fake, &["run", "--auto"])
+        .code(3)
+        .stdout_has("Nothing to do. 1 story needs you");
     assert_eq!(requests_about(&fake, "research", &story).len(), 1);
     assert_eq!(
         details(&env, &story.slug)["phase_reviews"]["research"]["decision"],
@@ -85,7 +92,7 @@ async fn retry_reruns_the_phase_with_the_feedback_and_the_pending_output() {
         1,
         "decide itself calls no model"
     );
-    run_llm(&env, &fake, &["run"]).success();
+    run_llm(&env, &fake, &["run"]).code(3);
 
     let research = requests_about(&fake, "research", &story);
     assert_eq!(research.len(), 2);
@@ -156,7 +163,7 @@ async fn retry_predecessor_from_a_person_reruns_the_predecessor_then_the_phase()
         "Add a rate limiter",
         &[("Research", "research_complete", "Original research.")],
     );
-    run_llm(&env, &fake, &["run"]).success();
+    run_llm(&env, &fake, &["run"]).code(3);
     assert_eq!(
         details(&env, &story.slug)["phase_reviews"]["plan"]["decision"],
         "PENDING"
@@ -168,7 +175,7 @@ async fn retry_predecessor_from_a_person_reruns_the_predecessor_then_the_phase()
         "RETRY_PREDECESSOR research: need sources",
     ])
     .success();
-    run_llm(&env, &fake, &["run"]).success();
+    run_llm(&env, &fake, &["run"]).code(3);
 
     let research = requests_about(&fake, "research", &story);
     assert_eq!(research.len(), 1);

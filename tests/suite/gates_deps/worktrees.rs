@@ -66,7 +66,7 @@ async fn each_story_commits_on_its_own_branch_in_its_own_worktree() {
     // Work left on its branch (`integrate: none`), so each branch shows only its own story.
     configure(
         &env,
-        json!({"git": {"worktrees": true, "integrate": "none"}}),
+        json!({"git": {"branchPerStory": true, "worktrees": true, "integrate": "none"}}),
     );
     let alpha = backlog_story(&env, "Alpha greeting", &[]);
     let bravo = backlog_story(&env, "Bravo farewell", &[]);

@@ -115,7 +115,11 @@ async fn the_json_report_is_the_envelope_with_every_story() {
     super::assert_usd(&alpha["costUsd"], COST_PER_CALL * (tokens / 120) as f64);
     assert_eq!(beta["outcome"], "blocked");
     assert_eq!(beta["actions"][2]["type"], "plan");
-    assert_eq!(beta["actions"][2]["outcome"], "blocked");
+    // The gate's REJECT is a rejection, with its reason, not a completed plan.
+    assert_eq!(beta["actions"][2]["outcome"], "rejected");
+    assert_eq!(beta["actions"][2]["feedback"], "Out of scope");
+    assert_eq!(beta["blockCause"], json!({"kind": "rejected"}));
+    assert_eq!(beta["title"], "Beta story");
     assert_eq!(
         beta["blockedReason"],
         "Phase plan rejected by review: Out of scope"
@@ -170,13 +174,16 @@ async fn the_html_page_is_self_contained_well_formed_and_complete() {
     let classes: Vec<&str> = bars.iter().filter_map(|b| b.attribute("class")).collect();
     assert_eq!(classes.len(), 9);
     assert_eq!(classes.iter().filter(|c| **c == "completed").count(), 8);
-    assert_eq!(classes.iter().filter(|c| **c == "blocked").count(), 1);
+    assert_eq!(classes.iter().filter(|c| **c == "rejected").count(), 1);
     let lanes: Vec<&str> = svg[0]
         .descendants()
         .filter(|n| n.tag_name().name() == "text" && n.attribute("class") == Some("lane"))
         .filter_map(|n| n.text())
         .collect();
-    assert_eq!(lanes, ["alpha-story", "beta-story"]);
+    assert_eq!(
+        lanes,
+        ["alpha-story (Alpha story)", "beta-story (Beta story)"]
+    );
     // The same tables as the terminal.
     let text: String = document
         .descendants()
@@ -192,7 +199,11 @@ async fn the_html_page_is_self_contained_well_formed_and_complete() {
             "move_to_done",
         ],
     );
-    assert_eq!(elements("table").len(), 3);
+    assert_eq!(
+        elements("table").len(),
+        4,
+        "stories, actions, reviews, gates"
+    );
 }
 
 #[tokio::test]

@@ -194,7 +194,7 @@ async fn a_finished_checkpoint_is_removed() {
 
     env.run_with_llm(&llm, &["run", "--continue"])
         .success()
-        .stderr_has("All actions from checkpoint already completed!")
+        .stdout_has("All actions from checkpoint already completed!")
         .stderr_has("stories changed since the checkpoint");
     assert!(!checkpoint_path(&env).exists());
     assert_eq!(llm.requests().len(), 2);

@@ -58,7 +58,13 @@ async fn a_review_without_a_verdict_is_failed_not_rejected() {
 
     // The other story went its whole way in the same run.
     assert!(env.story_path(&solid).starts_with(env.board().join("done")));
-    assert!(out.stderr.contains("1 action(s) failed"), "{}", out.stderr);
+    // The failure is on stderr as it happens, the summary on stdout.
+    assert!(
+        out.stderr.contains("review FAILED: no verdict"),
+        "{}",
+        out.stderr
+    );
+    assert!(out.stdout.contains("1 action(s) failed"), "{}", out.stdout);
 }
 
 /// Every frontmatter key but the ones an error is allowed to touch.

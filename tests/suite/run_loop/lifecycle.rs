@@ -85,7 +85,7 @@ async fn auto_takes_a_story_from_backlog_to_done() {
     assert!(!env.board().join(".lock").exists());
     env.run_with_llm(&llm, &["run", "--auto"])
         .success()
-        .stderr_has("Nothing to do.");
+        .stdout_has("Nothing to do.");
     assert_eq!(llm.requests().len(), 8);
 }
 

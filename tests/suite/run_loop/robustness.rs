@@ -79,7 +79,7 @@ async fn ctrl_c_abandons_the_running_action_and_keeps_the_checkpoint() {
     let interrupted_at = Instant::now();
     signal(&child, libc::SIGINT);
     let out = finish(child);
-    out.code(130).stderr_has("--continue");
+    out.code(130).stdout_has("--continue");
     assert!(
         interrupted_at.elapsed() < Duration::from_millis(1_400),
         "the running request is abandoned, not awaited"
