@@ -26,6 +26,8 @@ pub struct Workflow {
     pub terminal: Option<super::prompter::Terminal>,
     /// What the run spent, against `budget.*` (SPEC §14).
     pub spending: Arc<Spending>,
+    /// With `run --remote`: the clones' shared remote, its claims and base (SPEC §20).
+    pub remote: Option<Arc<super::remote::Remote>>,
 }
 
 impl Workflow {

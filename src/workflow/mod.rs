@@ -18,6 +18,7 @@ pub mod output_check;
 pub mod phase_output;
 pub mod phases;
 pub mod prompter;
+pub mod remote;
 pub mod review;
 pub mod rework;
 pub mod runner;

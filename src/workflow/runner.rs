@@ -14,12 +14,13 @@ use super::journal::Journal;
 use super::lock::BoardLock;
 use super::outcome::{Outcome, Stop};
 use super::prompter::{Prompter, Terminal};
+use super::remote::{Claimed, Remote, RemotePlan, Turn, Turns};
 use super::{actions, off_the_runtime, rework, workspace};
 use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
 use crate::board::board_store::BoardStore;
 use crate::board::validate::dependency_cycles;
-use crate::board::{lookup, store, Board};
+use crate::board::{lookup, store, Board, Column};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
 
@@ -28,6 +29,8 @@ use crate::error::{Error, ExitStatus, Result};
 pub struct RunRequest {
     pub options: RunOptions,
     pub resume: bool,
+    /// `run --remote`: the remote that its checks found ready (SPEC §20).
+    pub remote: Option<RemotePlan>,
 }
 
 /// Builds the agents once the run knows it has work, so that `--dry-run` and an empty board
@@ -101,7 +104,29 @@ pub async fn run(
     }
     let _lock = BoardLock::acquire(&board_dir)?;
     store::sweep_temporary_files(&board_dir);
+    // Through a remote, stories work in worktrees of their own: the checkout stays on the
+    // base, which follows the remote's.
+    let mut project = project.clone();
+    if request.remote.is_some() {
+        project.config.git.worktrees = true;
+    }
+    let project = &project;
     put_back_interrupted_work(project, &events);
+    let remote = match request.remote.clone() {
+        Some(plan) => {
+            let remote = Arc::new(Remote::connect(plan, project, events.clone())?);
+            remote.pull().await?;
+            Some(remote)
+        }
+        None => None,
+    };
+    let board = match &remote {
+        Some(_) => {
+            let store = Arc::clone(&store);
+            off_the_runtime(move || store.refresh()).await?
+        }
+        None => board,
+    };
     for broken in &board.broken {
         events.emit(RunEvent::Warning {
             story_id: None,
@@ -123,6 +148,9 @@ pub async fn run(
         .next()
         .is_none()
     {
+        if let Some(remote) = &remote {
+            remote.finish().await;
+        }
         return Ok(finish_empty(
             &board_dir,
             &events,
@@ -142,7 +170,12 @@ pub async fn run(
     // The journal starts with the work: a run that stops at its config or finds nothing to do
     // leaves no file behind.
     match Journal::create(&board_dir, Arc::clone(&spending), &options) {
-        Ok(journal) => events.attach_journal(Arc::new(journal)),
+        Ok(journal) => {
+            if let Some(remote) = &remote {
+                remote.set_run_id(journal.run_id());
+            }
+            events.attach_journal(Arc::new(journal))
+        }
         Err(err) => events.emit(RunEvent::Warning {
             story_id: None,
             message: format!("this run keeps no journal: {err}"),
@@ -158,6 +191,7 @@ pub async fn run(
         integration: tokio::sync::Mutex::new(()),
         terminal: prompter.map(Terminal::new),
         spending,
+        remote: remote.clone(),
     });
     if !project.config.refinement.enable_circuit_breaker {
         events.emit(RunEvent::Warning {
@@ -179,10 +213,34 @@ pub async fn run(
         failed: 0,
         stop: None,
         needs_person: None,
+        turns: remote.map(Turns::new),
     };
-    let exit_code = run.drive(&mut checkpoint).await?;
-    Ok(exit_code)
+    let renewal = run
+        .turns
+        .as_ref()
+        .map(|turns| renew_claims(Arc::clone(turns.remote())));
+    let exit_code = run.drive(&mut checkpoint).await;
+    if let Some(renewal) = renewal {
+        renewal.abort();
+    }
+    if let (Err(_), Some(turns)) = (&exit_code, run.turns.as_mut()) {
+        turns.finish().await;
+    }
+    exit_code
 }
+
+/// Renews the run's claims every third of `remote.claimSeconds` while it works.
+fn renew_claims(remote: Arc<Remote>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(remote.renew_interval()).await;
+            remote.renew().await;
+        }
+    })
+}
+
+/// How long a finishing run gives its last push after Ctrl-C.
+const INTERRUPTED_PUSH: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A run killed in the middle of an action can leave the agent's work uncommitted on a story
 /// branch, and the user's checkout on that branch; the lock says no run is using them now.
@@ -273,6 +331,8 @@ struct Loop {
     /// Why the run ends with exit 3 once it is done: the first story newly blocked for a
     /// person (a REJECT, its budget, no progress).
     needs_person: Option<String>,
+    /// With `--remote`: the claims and releases in flight (SPEC §20).
+    turns: Option<Turns>,
 }
 
 impl Loop {
@@ -289,11 +349,26 @@ impl Loop {
                 };
                 self.start_actions(&board, checkpoint)?;
             }
-            if self.tasks.is_empty() {
+            let idle = self.tasks.is_empty() && self.turns.as_ref().is_none_or(Turns::is_idle);
+            let waiting = idle && self.waits_on_other_clones().await?;
+            if idle && !waiting {
                 break;
             }
+            let poll = self.poll_interval();
             tokio::select! {
-                joined = self.tasks.join_next() => {
+                (story_id, turn) = next_turn(&mut self.turns), if !idle => {
+                    self.settle_turn(&story_id, turn);
+                    drop(current.take());
+                }
+                _ = tokio::time::sleep(poll), if waiting => {
+                    if let Some(turns) = &self.turns {
+                        if let Err(err) = turns.remote().pull().await {
+                            self.wf.events.emit(RunEvent::Warning { story_id: None, message: err.to_string() });
+                        }
+                    }
+                    drop(current.take());
+                }
+                joined = self.tasks.join_next(), if !self.tasks.is_empty() => {
                     let Some(joined) = joined else { break };
                     let (action, result) = joined.map_err(|source| Error::Task { what: "an action task", source })?;
                     self.running.remove(&action.story_id);
@@ -312,6 +387,9 @@ impl Loop {
                 _ = &mut interrupt => {
                     self.tasks.abort_all();
                     while self.tasks.join_next().await.is_some() {}
+                    if let Some(turns) = &mut self.turns {
+                        let _ = tokio::time::timeout(INTERRUPTED_PUSH, turns.finish()).await;
+                    }
                     let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir().to_path_buf(), self.wf.config.clone());
                     for message in workspace::recover_interrupted(&root, &board_dir, &config) {
                         self.wf.events.emit(RunEvent::Warning { story_id: None, message });
@@ -327,6 +405,9 @@ impl Loop {
             }
         }
         drop(current);
+        if let Some(turns) = &mut self.turns {
+            turns.finish().await;
+        }
         // Only an `--auto` run that succeeded asks whether work is left (to drop the checkpoint).
         let board = if self.options.auto && self.failed == 0 {
             self.refreshed_board().await.ok()
@@ -360,12 +441,25 @@ impl Loop {
         let candidates: Vec<Action> = runnable(&assessment, &self.options, &skip)
             .cloned()
             .collect();
+        if let Some(turns) = &mut self.turns {
+            // A held story with nothing left to run here goes back to the other clones.
+            let running = &self.running;
+            turns.release_idle(|id| {
+                running.contains_key(id) || candidates.iter().any(|a| a.story_id == id)
+            });
+        }
         for action in candidates {
-            if self.running.len() >= self.concurrency || !self.may_start_more() {
+            let claiming = self.turns.as_ref().map_or(0, Turns::claims_in_flight);
+            if self.running.len() + claiming >= self.concurrency || !self.may_start_more() {
                 break;
             }
             if self.running.contains_key(&action.story_id) {
                 continue;
+            }
+            if let Some(turns) = &mut self.turns {
+                if !turns.admit(&self.wf, &action.story_id) {
+                    continue;
+                }
             }
             // The whole story: its records say what a rework will be and what it spent so far.
             // This read is the one the action's writes build on (the store keeps the file).
@@ -413,8 +507,68 @@ impl Loop {
         Ok(())
     }
 
+    /// Whether the run, with nothing left to start, waits for stories other clones hold: they
+    /// may finish (and unblock stories that depend on them) or lapse (and be taken over).
+    async fn waits_on_other_clones(&self) -> Result<bool> {
+        let Some(turns) = &self.turns else {
+            return Ok(false);
+        };
+        if !self.options.auto || !self.may_start_more() {
+            return Ok(false);
+        }
+        let board = self.refreshed_board().await?;
+        let open = |id: &str| {
+            !self.parked.contains(id)
+                && board
+                    .get(id)
+                    .is_some_and(|s| !matches!(s.column, Column::Done | Column::Blocked))
+        };
+        Ok(turns.remote().others_hold(open))
+    }
+
+    fn poll_interval(&self) -> std::time::Duration {
+        self.turns
+            .as_ref()
+            .map_or(std::time::Duration::from_secs(1), |t| {
+                t.remote().poll_interval()
+            })
+    }
+
+    /// Takes in a claim or release that finished.
+    fn settle_turn(&mut self, story_id: &str, turn: Turn) {
+        let failed = match turn {
+            Turn::Claimed(Ok(Claimed::Won | Claimed::Elsewhere)) | Turn::Released(Ok(())) => return,
+            Turn::Claimed(Err(err)) => format!("could not claim {story_id}: {err}"),
+            Turn::Released(Err(err)) => format!("could not release {story_id}: {err}"),
+        };
+        // The remote is not answering as it should: the story is left for a later run.
+        self.failed += 1;
+        self.parked.insert(story_id.to_string());
+        self.wf.events.emit(RunEvent::Warning {
+            story_id: Some(story_id.to_string()),
+            message: failed,
+        });
+    }
+
     /// Reports how an action ended and what it means for the rest of the run.
     fn settle(&mut self, action: &Action, result: Result<Outcome>) {
+        if let Some(turns) = &self.turns {
+            if turns.remote().lost(&action.story_id) {
+                // Another run took the story over: its work here is not this run's to keep.
+                self.parked.insert(action.story_id.clone());
+                let remote = Arc::clone(turns.remote());
+                let id = action.story_id.clone();
+                let forgotten = tokio::task::block_in_place(|| {
+                    tokio::runtime::Handle::current().block_on(remote.forget(&id))
+                });
+                if let Err(err) = forgotten {
+                    self.wf.events.emit(RunEvent::Warning {
+                        story_id: Some(id),
+                        message: err.to_string(),
+                    });
+                }
+            }
+        }
         let events = &self.wf.events;
         let outcome = result.unwrap_or_else(|err| {
             // An error outside the agent (I/O, a story removed by hand): the story stays as it
@@ -538,6 +692,14 @@ impl Loop {
             message,
         });
         code
+    }
+}
+
+/// The next claim or release of a remote run to finish.
+async fn next_turn(turns: &mut Option<Turns>) -> (String, Turn) {
+    match turns {
+        Some(turns) => turns.join_next().await,
+        None => std::future::pending().await,
     }
 }
 

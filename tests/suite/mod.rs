@@ -10,6 +10,7 @@ mod gates_deps;
 mod morning;
 pub mod process_probe;
 mod real_llm;
+mod remote;
 mod run_loop;
 mod safety;
 mod story_safety;
