@@ -29,7 +29,7 @@ mod remote;
 mod repo;
 mod snapshot;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod worktrees;
 
 pub use branches::{

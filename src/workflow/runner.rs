@@ -517,8 +517,20 @@ impl Loop {
             return Ok(false);
         }
         let board = self.refreshed_board().await?;
+        // With --story, only that story and what it waits on matter.
+        let wanted = self.options.story.as_ref().map(|id| {
+            let mut wanted = vec![id.clone()];
+            wanted.extend(
+                board
+                    .get(id)
+                    .map(|s| s.meta.depends_on.clone())
+                    .unwrap_or_default(),
+            );
+            wanted
+        });
         let open = |id: &str| {
             !self.parked.contains(id)
+                && wanted.as_ref().is_none_or(|w| w.iter().any(|x| x == id))
                 && board
                     .get(id)
                     .is_some_and(|s| !matches!(s.column, Column::Done | Column::Blocked))
@@ -556,14 +568,9 @@ impl Loop {
             if turns.remote().lost(&action.story_id) {
                 // Another run took the story over: its work here is not this run's to keep.
                 self.parked.insert(action.story_id.clone());
-                let remote = Arc::clone(turns.remote());
-                let id = action.story_id.clone();
-                let forgotten = tokio::task::block_in_place(|| {
-                    tokio::runtime::Handle::current().block_on(remote.forget(&id))
-                });
-                if let Err(err) = forgotten {
+                if let Err(err) = turns.remote().forget(&action.story_id) {
                     self.wf.events.emit(RunEvent::Warning {
-                        story_id: Some(id),
+                        story_id: Some(action.story_id.clone()),
                         message: err.to_string(),
                     });
                 }

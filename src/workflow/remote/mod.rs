@@ -272,6 +272,19 @@ impl Remote {
             .any(open)
     }
 
+    /// Stories another run holds now: live claims of others, and claims of this run's that
+    /// were taken over.
+    fn others_stories(&self) -> HashSet<String> {
+        let book = lock(&self.book);
+        let now = Utc::now();
+        book.seen
+            .values()
+            .filter(|seen| seen.is_live(now) && !book.held.contains_key(&seen.story_id))
+            .map(|seen| seen.story_id.clone())
+            .chain(book.lost.iter().cloned())
+            .collect()
+    }
+
     /// The stories this run holds.
     pub fn held(&self) -> Vec<String> {
         let book = lock(&self.book);
@@ -713,6 +726,13 @@ impl Remote {
     ) -> Result<Published> {
         let place = &self.place;
         let mut files = sync::local_changes(place, synced)?;
+        let others = self.others_stories();
+        if !others.is_empty() {
+            // Stories another run holds are its to publish; what this clone did to them (a
+            // lapsed claim's late work) stays here, to be set aside.
+            let ids = sync::story_ids(place, synced, &files)?;
+            files.retain(|(path, _)| ids.get(path).is_none_or(|id| !others.contains(id)));
+        }
         for (_, from, to) in overrides {
             files.retain(|(path, _)| *path != from.path && *path != to.path);
             if from.path != to.path {
@@ -788,7 +808,7 @@ impl Remote {
     /// Gives up a story another run took over: this clone's changes to it since the last
     /// sync are set aside (beside its transcripts) and its file goes back to the remote's
     /// version, so nothing of this run's work on it reaches the remote.
-    pub async fn forget(&self, story_id: &str) -> Result<()> {
+    pub fn forget(&self, story_id: &str) -> Result<()> {
         blocking(|| {
             let synced = lock(&self.synced);
             let note = |message: String| self.warn(Some(story_id), message);

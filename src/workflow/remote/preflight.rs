@@ -5,7 +5,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::config::Project;
+use crate::config::{Integrate, Project};
 use crate::error::{Error, Result};
 use crate::vcs::{self as git, GitError, RemoteTarget};
 
@@ -60,6 +60,11 @@ pub fn remote_preflight(project: &Project, name: &str) -> Result<RemotePlan> {
             "run --remote works on a checkout of the base branch {base}, and this one is on {}; run `git switch {base}` first",
             checked_out.as_deref().unwrap_or("a detached HEAD")
         )));
+    }
+    if project.config.git.integrate == Integrate::None {
+        return Err(refuse(
+            "run --remote delivers stories by merge or pull request, and git.integrate is \"none\", which would leave each story's work on the runner that made it; set git.integrate to \"merge\" or \"pr\"".into(),
+        ));
     }
     let board = project.board_dir();
     if board_is_ignored(root, &board)? {

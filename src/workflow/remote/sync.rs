@@ -111,7 +111,10 @@ pub fn story_id_of(path: &str, bytes: &[u8]) -> Option<String> {
 /// This clone's changes to story files since `synced`: each path with its bytes, or `None`
 /// when the file was removed (moved away, for a story that changed column).
 pub fn local_changes(place: &Place, synced: &str) -> Result<Vec<(String, Option<Vec<u8>>)>> {
+    // Git's answer leans on the index, which holds the checkout's commit rather than
+    // `synced` when the checkout could not follow; the bytes decide.
     let paths = git::worktree_changes(&place.root, synced, &place.story_specs())?;
+    let before = git::read_files(&place.root, synced, &paths)?;
     let mut changes = Vec::with_capacity(paths.len());
     for path in paths {
         let bytes = match std::fs::read(place.absolute(&path)) {
@@ -119,9 +122,33 @@ pub fn local_changes(place: &Place, synced: &str) -> Result<Vec<(String, Option<
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
             Err(err) => return Err(crate::error::Error::io(format!("cannot read {path}"), err)),
         };
-        changes.push((path, bytes));
+        if bytes.as_ref() != before.get(&path) {
+            changes.push((path, bytes));
+        }
     }
     Ok(changes)
+}
+
+/// The story each changed file belongs to: from its bytes, or for a removed file from its
+/// version in `synced`.
+pub fn story_ids(
+    place: &Place,
+    synced: &str,
+    files: &[(String, Option<Vec<u8>>)],
+) -> Result<std::collections::HashMap<String, String>> {
+    let removed: Vec<String> = files
+        .iter()
+        .filter(|(_, bytes)| bytes.is_none())
+        .map(|(path, _)| path.clone())
+        .collect();
+    let before = git::read_files(&place.root, synced, &removed)?;
+    Ok(files
+        .iter()
+        .filter_map(|(path, bytes)| {
+            let bytes = bytes.as_ref().or_else(|| before.get(path))?;
+            Some((path.clone(), story_id_of(path, bytes)?))
+        })
+        .collect())
 }
 
 /// Brings the remote's changes between base commits `old` and `new` into the board folder.
@@ -359,6 +386,129 @@ mod tests {
         let specs = place.story_specs();
         assert_eq!(specs.len(), 5);
         assert_eq!(specs[0], ":(top,glob)b\\[1\\]/backlog/*.md");
+    }
+
+    use crate::vcs::test_support::{repo, sh, write};
+
+    fn story(id: &str, status: &str, extra: &str) -> String {
+        format!("---\nid: {id}\ntitle: Story {id}\npriority: 10\nstatus: {status}\n{extra}---\n# Story {id}\n\n## Summary\nAs written.\n\n## Research\n")
+    }
+
+    fn place_of(root: &Path) -> Place {
+        let root = fs_err::canonicalize(root).unwrap();
+        Place {
+            board_dir: root.join(".agentic-sdlc"),
+            board_rel: ".agentic-sdlc".into(),
+            base: "main".into(),
+            target: RemoteTarget {
+                name: "origin".into(),
+                url: "unused".into(),
+            },
+            timeout: Duration::from_secs(5),
+            own_paths: vec![PathBuf::from(".agentic-sdlc")],
+            root,
+        }
+    }
+
+    #[test]
+    fn the_remotes_changes_come_in_and_this_clones_are_kept() {
+        let dir = repo();
+        let root = dir.path();
+        write(root, ".agentic-sdlc/ready/a.md", &story("a", "ready", ""));
+        write(root, ".agentic-sdlc/ready/b.md", &story("b", "ready", ""));
+        write(
+            root,
+            ".agentic-sdlc/backlog/c.md",
+            &story("c", "backlog", ""),
+        );
+        write(
+            root,
+            ".agentic-sdlc/backlog/k.md",
+            &story("k", "backlog", ""),
+        );
+        sh(root, &["add", "-A"]);
+        sh(root, &["commit", "-q", "-m", "board"]);
+        let old = sh(root, &["rev-parse", "HEAD"]);
+        let place = place_of(root);
+        // Elsewhere: a person reprioritises a and rewrites its summary; another clone moves b
+        // on; c and k are deleted; d is new.
+        let remote_a = story("a", "ready", "").replace("priority: 10", "priority: 1");
+        let remote_a = remote_a.replace("As written.", "Rewritten by a person.");
+        let remote_b = story("b", "in-progress", "research_complete: true\n");
+        let files = vec![
+            (
+                ".agentic-sdlc/ready/a.md".to_string(),
+                Some(remote_a.into_bytes()),
+            ),
+            (".agentic-sdlc/ready/b.md".to_string(), None),
+            (
+                ".agentic-sdlc/in-progress/b.md".to_string(),
+                Some(remote_b.clone().into_bytes()),
+            ),
+            (".agentic-sdlc/backlog/c.md".to_string(), None),
+            (".agentic-sdlc/backlog/k.md".to_string(), None),
+            (
+                ".agentic-sdlc/backlog/d.md".to_string(),
+                Some(story("d", "backlog", "").into_bytes()),
+            ),
+        ];
+        let new = git::commit_files(root, &old, &files, "elsewhere").unwrap();
+        // Here: the run researched a, and a person edited k; e is new here.
+        let local_a = story("a", "ready", "research_complete: true\n")
+            .replace("## Research\n", "## Research\nFound it.\n");
+        write(root, ".agentic-sdlc/ready/a.md", &local_a);
+        write(
+            root,
+            ".agentic-sdlc/backlog/k.md",
+            &story("k", "backlog", "owner: me\n"),
+        );
+        write(
+            root,
+            ".agentic-sdlc/backlog/e.md",
+            &story("e", "backlog", ""),
+        );
+
+        let notes = std::cell::RefCell::new(Vec::new());
+        bring_in(&place, &old, &new, &|n| notes.borrow_mut().push(n)).unwrap();
+        assert!(notes.borrow().is_empty(), "{:?}", notes.borrow());
+
+        let read = |path: &str| fs_err::read_to_string(root.join(path)).ok();
+        let a = read(".agentic-sdlc/ready/a.md").unwrap();
+        for needle in [
+            "priority: 1\n",
+            "Rewritten by a person.",
+            "research_complete: true",
+            "Found it.",
+        ] {
+            assert!(a.contains(needle), "{needle:?} missing in:\n{a}");
+        }
+        assert_eq!(read(".agentic-sdlc/ready/b.md"), None);
+        assert_eq!(read(".agentic-sdlc/in-progress/b.md"), Some(remote_b));
+        assert_eq!(
+            read(".agentic-sdlc/backlog/c.md"),
+            None,
+            "unchanged here: removed"
+        );
+        let k = read(".agentic-sdlc/backlog/k.md").expect("changed here: kept");
+        assert!(k.contains("owner: me"));
+        assert!(read(".agentic-sdlc/backlog/d.md").is_some());
+        assert!(read(".agentic-sdlc/backlog/e.md").is_some());
+
+        // What is left to publish is exactly this clone's own work.
+        let mut changed: Vec<String> = local_changes(&place, &new)
+            .unwrap()
+            .into_iter()
+            .map(|(path, _)| path)
+            .collect();
+        changed.sort();
+        assert_eq!(
+            changed,
+            [
+                ".agentic-sdlc/backlog/e.md",
+                ".agentic-sdlc/backlog/k.md",
+                ".agentic-sdlc/ready/a.md"
+            ]
+        );
     }
 
     #[test]

@@ -77,6 +77,11 @@ async fn an_unreachable_remote_a_refusing_one_and_a_missing_base_stop_the_run() 
     refused(&fleet, &run(), "is ignored by git");
     fleet.clones[0].write(".git/info/exclude", "");
 
+    // Work that would stay on the runner that made it is refused.
+    fleet.clones[0].configure_json(&json!({"git": {"integrate": "none"}}));
+    refused(&fleet, &run(), "git.integrate is \"none\"");
+    fleet.clones[0].configure_json(&json!({"git": {"integrate": "merge"}}));
+
     assert_eq!(
         fleet.origin(&["rev-parse", "main"]),
         tip,
