@@ -1,6 +1,7 @@
 //! Past one machine (SPEC §20): several clones of one repository run the board through a bare
 //! repository on disk, with the model faked over HTTP.
 
+mod examples;
 mod faults;
 mod fleet;
 mod preflight;
