@@ -130,6 +130,8 @@ pub struct Remote {
     events: EventSink,
     /// The checkout could not follow the base; said once.
     follow_warned: AtomicBool,
+    /// When the remote last answered a fetch.
+    last_fetch: Mutex<std::time::Instant>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -203,6 +205,7 @@ impl Remote {
             book: Mutex::new(ClaimBook::default()),
             events,
             follow_warned: AtomicBool::new(false),
+            last_fetch: Mutex::new(std::time::Instant::now()),
         })
     }
 
@@ -257,16 +260,20 @@ impl Remote {
                 .is_some_and(|seen| seen.is_live(Utc::now()))
     }
 
-    /// Whether other runs hold stories that `open` says are still to be done here: finishing
-    /// them may unblock stories that depend on them, and a run that died leaves its stories
-    /// to be taken over once its claims lapse, so an `--auto` run waits for them.
+    /// Whether other runs hold live claims on stories that `open` says are still to be done
+    /// here: finishing them may unblock stories that depend on them, and a run that died
+    /// leaves its stories to be taken over once its claims lapse, so an `--auto` run waits for
+    /// them. Not when the remote has not answered for a whole claim period: what this run
+    /// knows of the others is too old to wait on.
     pub fn others_hold(&self, open: impl Fn(&str) -> bool) -> bool {
+        if lock(&self.last_fetch).elapsed() > self.claim_ttl {
+            return false;
+        }
         let book = lock(&self.book);
         let now = Utc::now();
         book.seen
             .values()
-            .filter(|seen| !book.held.contains_key(&seen.story_id))
-            .filter(|seen| seen.claim.is_some() || seen.is_live(now))
+            .filter(|seen| !book.held.contains_key(&seen.story_id) && seen.is_live(now))
             .map(|seen| seen.story_id.as_str())
             .chain(book.refused.iter().map(String::as_str))
             .any(open)
@@ -352,6 +359,7 @@ impl Remote {
         let fetched = self.network("fetching from the remote", || {
             git::fetch(&place.root, &place.target, &place.base, place.timeout)
         })?;
+        *lock(&self.last_fetch) = std::time::Instant::now();
         self.refresh_seen()?;
         Ok(fetched.base_tip)
     }

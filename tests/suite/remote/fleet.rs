@@ -233,3 +233,54 @@ async fn a_killed_runners_story_is_taken_over_once_its_claim_lapses() {
     );
     assert!(fleet.claims().is_empty());
 }
+
+#[tokio::test]
+async fn a_lapsed_claim_on_a_story_nobody_can_run_does_not_keep_a_run_waiting() {
+    let fleet = Fleet::new(1, json!({"remote": {"pollSeconds": 1}})).await;
+    let stories = fleet.stories(&[
+        ("Runnable story", &[]),
+        ("Set aside by a person", &[]),
+        ("Waits on the set-aside one", &[1]),
+    ]);
+    fleet
+        .seed
+        .run(&["move", &stories[1].id, "blocked"])
+        .success();
+    // Refined already: it can only wait for the blocked one.
+    fleet.seed.run(&["move", &stories[2].id, "ready"]).success();
+    fleet.seed_push("Block a story");
+    git_ok(
+        &fleet.clones[0].root(),
+        &["pull", "--quiet", "--ff-only", "origin", "main"],
+    );
+    // A runner that died long ago left a claim on the story that can never run.
+    let waiting = &stories[2];
+    let record = format!(
+        "agentic-sdlc claim on {id}\n\nstory: {id}\nhost: gone\nrun: 1\npid: 1\nclaimed-at: 2020-01-01T00:00:00Z\nexpires-at: 2020-01-01T00:15:00Z\n",
+        id = waiting.id
+    );
+    let tree = fleet.origin(&["hash-object", "-t", "tree", "-w", "/dev/null"]);
+    let claim = fleet.origin(&[
+        "-c",
+        "user.name=x",
+        "-c",
+        "user.email=x@example.com",
+        "commit-tree",
+        &tree,
+        "-m",
+        &record,
+    ]);
+    let claim_ref = format!("refs/agentic-sdlc/claims/{}", waiting.id);
+    fleet.origin(&["update-ref", &claim_ref, &claim]);
+
+    let out = fleet.run(0, &["run", "--auto", "--remote", "origin"]);
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(fleet
+        .on_main(&format!(".agentic-sdlc/done/{}.md", stories[0].slug))
+        .is_some());
+    assert_eq!(
+        fleet.claims(),
+        vec![waiting.id.clone()],
+        "not this run's to remove"
+    );
+}

@@ -173,10 +173,19 @@ impl Fleet {
     }
 
     /// Starts `agentic-sdlc` in clone `index` against the fake model, as host `clone-<index>`.
+    /// A run that never ends is killed after a few minutes (exit code -1), so a test fails
+    /// instead of hanging.
     pub fn spawn(&self, index: usize, args: &[&str]) -> Child {
-        self.command(&self.clones[index], index, args)
+        let child = self
+            .command(&self.clones[index], index, args)
             .spawn()
-            .expect("start agentic-sdlc")
+            .expect("start agentic-sdlc");
+        let pid = nix::unistd::Pid::from_raw(child.id() as i32);
+        std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_secs(180));
+            let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGKILL);
+        });
+        child
     }
 
     /// Runs `agentic-sdlc` in clone `index` to completion.
