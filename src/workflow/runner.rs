@@ -20,7 +20,7 @@ use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
 use crate::board::board_store::BoardStore;
 use crate::board::validate::dependency_cycles;
-use crate::board::{lookup, store, Board, Column};
+use crate::board::{lookup, store, Board};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
 
@@ -354,13 +354,13 @@ impl Loop {
             if idle && !waiting {
                 break;
             }
-            let poll = self.poll_interval();
+            let poll = self.turns.as_ref().map(|t| t.remote().poll_interval());
             tokio::select! {
                 (story_id, turn) = next_turn(&mut self.turns), if !idle => {
                     self.settle_turn(&story_id, turn);
                     drop(current.take());
                 }
-                _ = tokio::time::sleep(poll), if waiting => {
+                _ = tokio::time::sleep(poll.unwrap_or_default()), if waiting => {
                     if let Some(turns) = &self.turns {
                         if let Err(err) = turns.remote().pull().await {
                             self.wf.events.emit(RunEvent::Warning { story_id: None, message: err.to_string() });
@@ -517,33 +517,7 @@ impl Loop {
             return Ok(false);
         }
         let board = self.refreshed_board().await?;
-        // With --story, only that story and what it waits on matter.
-        let wanted = self.options.story.as_ref().map(|id| {
-            let mut wanted = vec![id.clone()];
-            wanted.extend(
-                board
-                    .get(id)
-                    .map(|s| s.meta.depends_on.clone())
-                    .unwrap_or_default(),
-            );
-            wanted
-        });
-        let open = |id: &str| {
-            !self.parked.contains(id)
-                && wanted.as_ref().is_none_or(|w| w.iter().any(|x| x == id))
-                && board
-                    .get(id)
-                    .is_some_and(|s| !matches!(s.column, Column::Done | Column::Blocked))
-        };
-        Ok(turns.remote().others_hold(open))
-    }
-
-    fn poll_interval(&self) -> std::time::Duration {
-        self.turns
-            .as_ref()
-            .map_or(std::time::Duration::from_secs(1), |t| {
-                t.remote().poll_interval()
-            })
+        Ok(turns.waits_for_others(&board, &self.parked, self.options.story.as_deref()))
     }
 
     /// Takes in a claim or release that finished.
@@ -564,17 +538,12 @@ impl Loop {
 
     /// Reports how an action ended and what it means for the rest of the run.
     fn settle(&mut self, action: &Action, result: Result<Outcome>) {
-        if let Some(turns) = &self.turns {
-            if turns.remote().lost(&action.story_id) {
-                // Another run took the story over: its work here is not this run's to keep.
-                self.parked.insert(action.story_id.clone());
-                if let Err(err) = turns.remote().forget(&action.story_id) {
-                    self.wf.events.emit(RunEvent::Warning {
-                        story_id: Some(action.story_id.clone()),
-                        message: err.to_string(),
-                    });
-                }
-            }
+        if self
+            .turns
+            .as_ref()
+            .is_some_and(|turns| turns.give_up_if_lost(&action.story_id))
+        {
+            self.parked.insert(action.story_id.clone());
         }
         let events = &self.wf.events;
         let outcome = result.unwrap_or_else(|err| {

@@ -124,7 +124,7 @@ async fn publish(
     base: &str,
 ) -> Result<bool> {
     let story = wf.board.locate(story_id)?;
-    let (from, to) = done_version(&story, &wf.root, merged, base);
+    let (from, to) = done_version(&story, &wf.root, merged, base)?;
     match remote.deliver(story_id, parent, from, to).await? {
         Delivered::Merged => Ok(true),
         Delivered::Raced => Ok(false),

@@ -858,18 +858,20 @@ pub fn done_version(
     root: &std::path::Path,
     merged: &str,
     base: &str,
-) -> (Side, Side) {
+) -> Result<(Side, Side)> {
     let relative = |path: &std::path::Path| {
         path.strip_prefix(root)
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned()
     };
+    // The file's own bytes: the push replaces exactly what the board folder holds.
+    let bytes = fs_err::read(&story.path)?;
+    let mut done = Story::parse_bytes(&bytes, story.path.clone(), story.column)?;
     let from = Side {
         path: relative(&story.path),
-        bytes: story.to_text().into_bytes(),
+        bytes,
     };
-    let mut done = story.clone();
     crate::workflow::delivery::record_done(&mut done, Some((merged, base)));
     done.set("updated", &today());
     let folder = story
@@ -887,7 +889,7 @@ pub fn done_version(
         path: relative(&folder.join(name)),
         bytes: done.to_text().into_bytes(),
     };
-    (from, to)
+    Ok((from, to))
 }
 
 /// After a claim is won: a story another clone had started implementing records a branch

@@ -7,8 +7,10 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::{adopt, Claimed, Remote};
+use crate::board::{Board, Column};
 use crate::error::Result;
 use crate::workflow::context::Workflow;
+use crate::workflow::events::RunEvent;
 
 /// A claim or release that finished.
 pub enum Turn {
@@ -88,6 +90,49 @@ impl Turns {
                 (id, Turn::Released(released))
             });
         }
+    }
+
+    /// Whether other runs hold stories still open on `board` that this run might work on
+    /// (not `parked`; with `story`, that story and what it depends on).
+    pub fn waits_for_others(
+        &self,
+        board: &Board,
+        parked: &HashSet<String>,
+        story: Option<&str>,
+    ) -> bool {
+        let wanted: Option<Vec<String>> = story.map(|id| {
+            let mut wanted = vec![id.to_string()];
+            wanted.extend(
+                board
+                    .get(id)
+                    .map(|s| s.meta.depends_on.clone())
+                    .unwrap_or_default(),
+            );
+            wanted
+        });
+        self.remote.others_hold(|id| {
+            !parked.contains(id)
+                && wanted.as_ref().is_none_or(|w| w.iter().any(|x| x == id))
+                && board
+                    .get(id)
+                    .is_some_and(|s| !matches!(s.column, Column::Done | Column::Blocked))
+        })
+    }
+
+    /// After an action: when another run took the story over meanwhile, this run's changes
+    /// to it are set aside and the story goes back to the remote's version. Says whether it
+    /// did, so the loop leaves the story alone from now on.
+    pub fn give_up_if_lost(&self, story_id: &str) -> bool {
+        if !self.remote.lost(story_id) {
+            return false;
+        }
+        if let Err(err) = self.remote.forget(story_id) {
+            self.remote.events.emit(RunEvent::Warning {
+                story_id: Some(story_id.to_string()),
+                message: err.to_string(),
+            });
+        }
+        true
     }
 
     /// The next claim or release to finish; pending for ever when none is in flight.
