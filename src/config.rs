@@ -35,6 +35,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub budget: BudgetConfig,
     pub pricing: Pricing,
+    pub remote: RemoteConfig,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -183,6 +184,19 @@ pub enum Integrate {
 
 /// The key older config files used before `git.integrate`; `true` meant open a pull request.
 const LEGACY_CREATE_PR: &str = "createPr";
+/// `remote.*`: how `run --remote` coordinates with other clones through the git remote
+/// (SPEC §20).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RemoteConfig {
+    /// How long a claim on a story holds without renewal; renewed every third of it.
+    pub claim_seconds: u64,
+    /// How often a run that waits on stories other clones hold looks at the remote again.
+    pub poll_seconds: u64,
+    /// How long one fetch or push may take before it is stopped and tried again.
+    pub timeout_seconds: u64,
+}
+
 /// `budget` (SPEC §14): limits on what a story or a run may spend; null means no limit.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -288,6 +302,14 @@ pub fn default_value() -> Value {
                    "network": "none", "keepEnv": [], "writableRoots": [] },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
         "pricing": {}
+    })
+}
+
+/// The sections `init` does not write out because most boards never need them; a file that
+/// sets them is merged over these like over the rest.
+fn optional_defaults() -> Value {
+    json!({
+        "remote": { "claimSeconds": 900, "pollSeconds": 15, "timeoutSeconds": 120 }
     })
 }
 
@@ -400,6 +422,18 @@ impl Config {
                     "must be a branch name (or null for the branch checked out)",
                 );
             }
+        }
+        if self.remote.claim_seconds < 3 {
+            return fail(
+                "remote.claimSeconds",
+                "must be at least 3 (a claim is renewed every third of it)",
+            );
+        }
+        if self.remote.poll_seconds == 0 {
+            return fail("remote.pollSeconds", "must be at least 1");
+        }
+        if self.remote.timeout_seconds == 0 {
+            return fail("remote.timeoutSeconds", "must be at least 1");
         }
         self.validate_budget_and_pricing(path)?;
         for phase in crate::board::PHASES {
@@ -532,6 +566,7 @@ pub fn read_user_value(root: &Path) -> Result<Value> {
 
 pub fn merged_value(user: &Value) -> Value {
     let mut merged = default_value();
+    deep_merge(&mut merged, &optional_defaults());
     deep_merge(&mut merged, user);
     upgrade_legacy_keys(user, &mut merged);
     merged

@@ -84,6 +84,15 @@ fn temp_builder() -> tempfile::Builder<'static, 'static> {
 
 /// A fully written and fsynced temporary file in `folder`, ready to be renamed into place.
 pub(super) fn prepared(folder: &Path, text: &str, path: &Path) -> Result<tempfile::NamedTempFile> {
+    prepared_bytes(folder, text.as_bytes(), path)
+}
+
+/// [`prepared`] with bytes, for a file that came from elsewhere as it is.
+pub(super) fn prepared_bytes(
+    folder: &Path,
+    bytes: &[u8],
+    path: &Path,
+) -> Result<tempfile::NamedTempFile> {
     let mut temp = temp_builder()
         .prefix(".tmp-")
         .suffix(".partial")
@@ -100,7 +109,7 @@ pub(super) fn prepared(folder: &Path, text: &str, path: &Path) -> Result<tempfil
             .set_permissions(existing.permissions())
             .map_err(|e| Error::io(format!("cannot set the mode of {}", path.display()), e))?;
     }
-    temp.write_all(text.as_bytes())
+    temp.write_all(bytes)
         .and_then(|_| temp.as_file().sync_all())
         .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
     Ok(temp)

@@ -7,6 +7,7 @@ pub mod frontmatter;
 pub mod ids;
 mod lines;
 pub mod lookup;
+pub mod merge;
 mod nesting;
 pub mod reader;
 pub mod records;
@@ -18,6 +19,7 @@ pub mod store;
 pub mod story;
 pub mod story_file;
 pub mod summary;
+pub mod swap;
 pub mod validate;
 
 pub use store::Board;

@@ -12,9 +12,10 @@ use crate::agents::Agents;
 use crate::error::{Error, ExitStatus, Result};
 use crate::output::{RunDisplay, TerminalPrompter};
 use crate::workflow::assessor::ActionType;
-use crate::workflow::checkpoint::RunOptions;
+use crate::workflow::checkpoint::{Checkpoint, RunOptions};
 use crate::workflow::events::EventSink;
 use crate::workflow::prompter::Prompter;
+use crate::workflow::remote::remote_preflight;
 use crate::workflow::runner;
 
 #[derive(Debug, Args)]
@@ -45,6 +46,10 @@ pub struct RunArgs {
     /// Stop after N actions.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_actions: Option<u32>,
+    /// Work the board together with other clones through this git remote: stories are
+    /// claimed there, and the board and every merge reach its base branch.
+    #[arg(long, value_name = "NAME")]
+    pub remote: Option<String>,
 }
 
 pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
@@ -63,6 +68,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         step,
         max_actions: args.max_actions,
         concurrency: args.concurrency,
+        remote: args.remote.clone(),
     };
     let printer = &context.printer;
     if args.dry_run {
@@ -98,9 +104,25 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         }
         return Ok(ExitStatus::Success);
     }
+    // A resumed run goes on through the remote it started with.
+    let remote_name = match (&args.remote, args.resume) {
+        (Some(name), _) => Some(name.clone()),
+        (None, true) => Checkpoint::load(&project.board_dir())
+            .ok()
+            .flatten()
+            .and_then(|checkpoint| checkpoint.context.options.remote),
+        (None, false) => None,
+    };
+    // Checked before anything else happens: a remote that cannot be used stops the run here,
+    // with one line and exit 2, before any model is called.
+    let remote = match &remote_name {
+        Some(name) => Some(remote_preflight(&project, name)?),
+        None => None,
+    };
     let request = runner::RunRequest {
         options,
         resume: args.resume,
+        remote,
     };
     let agents: runner::AgentFactory = Box::new(|project, meter, sandbox| {
         // Before the key is read: its copies in memory stay out of other processes' reach.

@@ -14,16 +14,27 @@ use crate::error::{ExitStatus, Result};
 use crate::output::Palette;
 use crate::vcs;
 use crate::workflow::assessor::{self, Action, Assessment, Policy, Waiting};
+use crate::workflow::remote::{remotes_with_claims, seen_claims, SeenClaim};
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
     /// Hide the done column.
     #[arg(long)]
     pub active: bool,
+    /// Fetch the claims of this git remote first (otherwise the claims shown are those the
+    /// last `run --remote` of this clone saw).
+    #[arg(long, value_name = "NAME")]
+    pub remote: Option<String>,
 }
 
 pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
+    if let Some(name) = &args.remote {
+        let target = vcs::remote_target(&project.root, name)?;
+        let timeout = std::time::Duration::from_secs(project.config.remote.timeout_seconds);
+        vcs::fetch_claims(&project.root, &target, timeout)?;
+    }
+    let claims = known_claims(&project.root);
     let board = Board::load(&project.board_dir())?;
     let assessment = assessor::assess(&board, Policy::from_config(&project.config));
     let columns: Vec<Column> = Column::ALL
@@ -32,7 +43,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
         .collect();
     let printer = &context.printer;
     if printer.is_json() {
-        printer.json_document(&status_json(&board, &assessment, &columns));
+        printer.json_document(&status_json(&board, &assessment, &columns, &claims));
         return Ok(ExitStatus::Success);
     }
     let palette = printer.palette();
@@ -45,6 +56,9 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
         out.push('\n');
         for story in stories {
             out.push_str(&story_line(story, &assessment, &behind, palette));
+            if let Some(claim) = claims.iter().find(|c| c.seen.story_id == story.id()) {
+                out.push_str(&format!("\n      {}", palette.accent(&claim_note(claim))));
+            }
             out.push('\n');
         }
     }
@@ -183,6 +197,103 @@ fn behind_counts(root: &Path, board: &Board, config: &Config) -> HashMap<String,
     counts
 }
 
+/// A claim on a story as a clone last saw it on one of its remotes (SPEC §20).
+struct KnownClaim {
+    remote: String,
+    seen: SeenClaim,
+}
+
+/// Every claim this clone knows of, on every remote it ran with; nothing outside a repository.
+fn known_claims(root: &Path) -> Vec<KnownClaim> {
+    if !vcs::is_repo(root) {
+        return Vec::new();
+    }
+    remotes_with_claims(root)
+        .into_iter()
+        .flat_map(|remote| {
+            seen_claims(root, &remote)
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |seen| KnownClaim {
+                    remote: remote.clone(),
+                    seen,
+                })
+        })
+        .collect()
+}
+
+/// How long ago or from now, in the largest unit that fits: `42s`, `12m`, `3h`.
+fn span(seconds: i64) -> String {
+    let seconds = seconds.abs();
+    match seconds {
+        0..=119 => format!("{seconds}s"),
+        120..=7199 => format!("{}m", seconds / 60),
+        _ => format!("{}h", seconds / 3600),
+    }
+}
+
+/// `claimed by runner-3 on origin 4m ago, expires in 11m` (or `lapsed 2m ago`).
+fn claim_note(known: &KnownClaim) -> String {
+    let Some(claim) = &known.seen.claim else {
+        return format!(
+            "claim on {} that this tool cannot read (counts as lapsed)",
+            known.remote
+        );
+    };
+    let now = chrono::Utc::now();
+    let age = (now - claim.claimed_at).num_seconds();
+    let left = (claim.expires_at - now).num_seconds();
+    let expiry = if left > 0 {
+        format!("expires in {}", span(left))
+    } else {
+        format!("lapsed {} ago", span(left))
+    };
+    format!(
+        "claimed by {} on {} {} ago, {expiry}",
+        claim.host,
+        known.remote,
+        span(age)
+    )
+}
+
+/// One claim in `status --json`.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct ClaimJson<'a> {
+    story_id: &'a str,
+    remote: &'a str,
+    host: Option<&'a str>,
+    run_id: Option<&'a str>,
+    pid: Option<u32>,
+    claimed_at: Option<String>,
+    expires_at: Option<String>,
+    age_seconds: Option<i64>,
+    expires_in_seconds: Option<i64>,
+    expired: bool,
+}
+
+impl<'a> ClaimJson<'a> {
+    fn new(known: &'a KnownClaim) -> Self {
+        let now = chrono::Utc::now();
+        let claim = known.seen.claim.as_ref();
+        let stamp = |at: &chrono::DateTime<chrono::Utc>| {
+            at.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        };
+        Self {
+            story_id: &known.seen.story_id,
+            remote: &known.remote,
+            host: claim.map(|c| c.host.as_str()),
+            run_id: claim.map(|c| c.run_id.as_str()),
+            pid: claim.map(|c| c.pid),
+            claimed_at: claim.map(|c| stamp(&c.claimed_at)),
+            expires_at: claim.map(|c| stamp(&c.expires_at)),
+            age_seconds: claim.map(|c| (now - c.claimed_at).num_seconds()),
+            expires_in_seconds: claim.map(|c| (c.expires_at - now).num_seconds()),
+            expired: !known.seen.is_live(now),
+        }
+    }
+}
+
 fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
@@ -272,12 +383,14 @@ struct StatusJson<'a> {
     recommended: &'a [Action],
     waiting: &'a [Waiting],
     errors: Vec<ErrorJson<'a>>,
+    claims: Vec<ClaimJson<'a>>,
 }
 
 fn status_json<'a>(
     board: &'a Board,
     assessment: &'a Assessment,
     columns: &[Column],
+    claims: &'a [KnownClaim],
 ) -> StatusJson<'a> {
     let by_column = columns
         .iter()
@@ -302,5 +415,6 @@ fn status_json<'a>(
                 message: &e.message,
             })
             .collect(),
+        claims: claims.iter().map(ClaimJson::new).collect(),
     }
 }

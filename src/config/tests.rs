@@ -10,6 +10,13 @@ fn defaults_are_valid() {
     assert_eq!(config.sdlc_folder, ".agentic-sdlc");
     assert_eq!(config.refinement.max_iterations, 3);
     assert_eq!(config.llm.max_turns, 50);
+    assert_eq!(config.remote.claim_seconds, 900);
+    assert_eq!(config.remote.poll_seconds, 15);
+    // `init` writes the documented defaults only; `remote` is merged in without being written.
+    assert!(default_value().get("remote").is_none());
+    let partial = from(json!({"remote": {"claimSeconds": 60}})).unwrap();
+    assert_eq!(partial.remote.claim_seconds, 60);
+    assert_eq!(partial.remote.timeout_seconds, 120);
 }
 
 #[test]
@@ -50,6 +57,16 @@ fn errors_name_the_key() {
             "phases.plan.maxTokens",
         ),
         (json!({"budget": {"storyTokens": 0}}), "budget.storyTokens"),
+        (
+            json!({"remote": {"claimSeconds": 1}}),
+            "remote.claimSeconds",
+        ),
+        (json!({"remote": {"pollSeconds": 0}}), "remote.pollSeconds"),
+        (
+            json!({"remote": {"timeoutSeconds": "soon"}}),
+            "remote.timeoutSeconds",
+        ),
+        (json!({"remote": {"claimSecs": 60}}), "claimSecs"),
         (json!({"budget": {"runTokens": -5}}), "budget.runTokens"),
         (json!({"budget": {"runUsd": 0}}), "budget.runUsd"),
         (json!({"budget": {"storyUsd": -1.5}}), "budget.storyUsd"),

@@ -257,6 +257,18 @@ impl RunRenderer for RunDisplay {
                 self.progressed(story_id, |r| r.tokens += usage.tokens());
             }
             RunEvent::Warning { message, .. } => printer.warn(message),
+            RunEvent::Claim {
+                story_id,
+                change,
+                detail,
+            } => {
+                use crate::workflow::events::ClaimChange;
+                let line = format!("{story_id} {}: {detail}", change.name().replace('_', " "));
+                match change {
+                    ClaimChange::Claimed | ClaimChange::Released => printer.detail(line),
+                    ClaimChange::TakenOver | ClaimChange::Lost => printer.warn(line),
+                }
+            }
             RunEvent::RunFinished {
                 message, attention, ..
             } => {

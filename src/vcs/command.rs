@@ -108,6 +108,19 @@ pub(super) fn with_input(cmd: &mut Command, input: &[u8]) -> io::Result<Output> 
     child.wait_with_output()
 }
 
+/// [`with_input`] that requires success.
+pub(super) fn checked_with_input(cmd: &mut Command, input: &[u8]) -> Result<Output, GitError> {
+    let output = with_input(cmd, input).map_err(|source| GitError::Spawn {
+        command: describe(cmd),
+        source,
+    })?;
+    if output.status.success() {
+        Ok(output)
+    } else {
+        Err(failure(cmd, &output))
+    }
+}
+
 pub(super) fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).trim_end().to_string()
 }

@@ -46,12 +46,24 @@ pub fn integrate(
     base: &str,
     message: &str,
 ) -> Result<Integration, GitError> {
-    let story_tip = branch_tip(dir, story)?.ok_or_else(|| GitError::StoryBranchMissing {
-        branch: story.to_string(),
-    })?;
     let base_tip = branch_tip(dir, base)?.ok_or_else(|| GitError::BaseMissing {
         branch: base.to_string(),
     })?;
+    integrate_onto(dir, story, &base_tip, message)
+}
+
+/// [`integrate`] onto the commit `base_tip` rather than a local branch's tip: the base's tip
+/// on a shared remote, say.
+pub fn integrate_onto(
+    dir: &Path,
+    story: &str,
+    base_tip: &str,
+    message: &str,
+) -> Result<Integration, GitError> {
+    let story_tip = branch_tip(dir, story)?.ok_or_else(|| GitError::StoryBranchMissing {
+        branch: story.to_string(),
+    })?;
+    let base_tip = base_tip.to_string();
     if is_ancestor(dir, &story_tip, &base_tip)? {
         return Ok(Integration::AlreadyMerged { commit: story_tip });
     }

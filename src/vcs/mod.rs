@@ -12,8 +12,10 @@
 //! switch nor end up in a diff or a commit.
 //!
 //! One file per concern: `repo` (facts and the user's uncommitted work), `branches`,
-//! `worktrees`, `diff` (for reviewers), `integration` (delivering a story into its base) and
-//! `forge` (push and pull requests).
+//! `worktrees`, `diff` (for reviewers), `integration` (delivering a story into its base),
+//! `forge` (push and pull requests), `remote` (fetches and compare-and-swap pushes, for claims
+//! and a shared base) and `snapshot` (commits of a few files made off the user's index, and the
+//! checkout following a base that moved elsewhere).
 
 use std::io;
 use std::path::PathBuf;
@@ -24,9 +26,11 @@ mod diff;
 mod forge;
 mod integration;
 mod refs;
+mod remote;
 mod repo;
+mod snapshot;
 #[cfg(test)]
-mod test_support;
+pub(crate) mod test_support;
 mod worktrees;
 
 pub use branches::{
@@ -40,13 +44,23 @@ pub use diff::diff_for_review;
 pub use forge::{create_pull_request, gh_available, push_branch};
 pub use integration::{
     abort_merge, advance_base, checkouts, commits_behind, commits_not_from, descends_from,
-    fast_forward_checkout, files_with_markers, integrate, is_merged, merge_into_checkout,
-    story_changes, unmerged_paths, AdvanceRefused, Conflict, Integration, MergeOutcome,
+    fast_forward_checkout, files_with_markers, integrate, integrate_onto, is_merged,
+    merge_into_checkout, story_changes, unmerged_paths, AdvanceRefused, Conflict, Integration,
+    MergeOutcome,
 };
 pub use refs::{common_dir, dir_key, restore_ref, tool_refs, RefValues};
+pub use remote::{
+    claim_commit, claims_mirror, fetch, fetch_claims, mirror_claim, mirrored_claims, probe_push,
+    push, remote_target, remotes_with_claims, tracking_ref, Expect, Fetched, RefOutcome, RefUpdate,
+    RemoteTarget, CLAIMS_NAMESPACE,
+};
 pub use repo::{
-    current_branch, dirty_paths, dirty_tracked_paths, head_commit, is_repo, toplevel,
+    current_branch, dirty_paths, dirty_tracked_paths, gitignored, head_commit, is_repo, toplevel,
     untracked_paths,
+};
+pub use snapshot::{
+    changed_paths, commit_files, differ_outside, follow_checkout, is_ancestor, read_files,
+    reset_checkout, resolve, set_ref, worktree_changes, Followed,
 };
 pub use worktrees::{ensure_worktree, list_worktrees, remove_worktree};
 
@@ -118,6 +132,32 @@ pub enum GitError {
 
     #[error("the branches of its dependencies conflict when merged into {branch}, in: {}\nHint: merge the dependencies' branches by hand, then run again", .paths.join(", "))]
     DependencyConflict { branch: String, paths: Vec<String> },
+
+    #[error("there is no git remote named `{remote}`; add it with `git remote add {remote} <url>`, or name another with --remote")]
+    NoSuchRemote { remote: String },
+
+    #[error("the remote `{remote}` ({url}) cannot be reached: {detail}")]
+    RemoteUnreachable {
+        remote: String,
+        url: String,
+        detail: String,
+    },
+
+    #[error("the remote `{remote}` ({url}) rejected this clone's credentials: {detail}")]
+    RemoteCredentials {
+        remote: String,
+        url: String,
+        detail: String,
+    },
+
+    #[error("the remote `{remote}` has no branch `{branch}` to work on; push it first (`git push {remote} {branch}`), or set git.baseBranch")]
+    RemoteBaseMissing { remote: String, branch: String },
+
+    #[error("the remote `{remote}` ({url}) does not support atomic pushes, so two runners could take the same story; use a git server that does (any git since 2.4, GitHub, GitLab, Gitea), or run without --remote")]
+    RemoteNotAtomic { remote: String, url: String },
+
+    #[error("`{command}` gave no answer within {seconds}s and was stopped")]
+    RemoteTimedOut { command: String, seconds: u64 },
 
     #[error("{context}: {source}")]
     Io {

@@ -114,9 +114,18 @@ pub(super) fn moving_branch<T, E>(
     branch: &str,
     operation: impl FnOnce() -> Result<T, E>,
 ) -> Result<T, E> {
-    let name = format!("refs/heads/{branch}");
+    moving_ref(repo, &format!("refs/heads/{branch}"), operation)
+}
+
+/// Runs a git operation in `repo` that moves the ref `name` (in full), and records where it
+/// is left.
+pub(super) fn moving_ref<T, E>(
+    repo: &Path,
+    name: &str,
+    operation: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
     crate::own_writes::moving_refs(dir_key(repo).as_path(), operation, || {
-        vec![(name.clone(), ref_value(repo, &name))]
+        vec![(name.to_string(), ref_value(repo, name))]
     })
 }
 

@@ -36,6 +36,16 @@ pub fn head_commit(dir: &Path) -> Result<Option<String>, GitError> {
     optional(git(dir).args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))
 }
 
+/// Whether `.gitignore` (or `info/exclude`) keeps `path` out of git.
+pub fn gitignored(dir: &Path, path: &Path) -> Result<bool, GitError> {
+    let answer = optional(
+        git(dir)
+            .args(["check-ignore", "--quiet", "--no-index", "--"])
+            .arg(path),
+    )?;
+    Ok(answer.is_some())
+}
+
 pub(super) fn commit_exists(dir: &Path, rev: &str) -> Result<bool, GitError> {
     let rev = format!("{rev}^{{commit}}");
     Ok(optional(git(dir).args(["rev-parse", "--verify", "--quiet", &rev]))?.is_some())

@@ -28,6 +28,9 @@ pub struct RunOptions {
     pub max_actions: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub concurrency: Option<u32>,
+    /// `--remote`: the git remote other clones share the board through (SPEC §20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

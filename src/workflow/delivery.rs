@@ -7,7 +7,7 @@ use super::context::Workflow;
 use super::events::RunEvent;
 use super::outcome::Outcome;
 use super::workspace::{self, Purpose, Work};
-use super::{off_the_runtime, review, story_ops};
+use super::{off_the_runtime, remote, review, story_ops};
 use crate::agents::transcript::Transcript;
 use crate::board::records::{IssueSeverity, ReviewIssue, Usage};
 use crate::board::{Column, Story};
@@ -42,7 +42,10 @@ pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         Ok(work) => work,
         Err(outcome) => return Ok(outcome),
     };
-    let delivered = integrate_and_test(wf, &story, &work, &transcript).await;
+    let delivered = match &wf.remote {
+        Some(remote) => remote::integrate_through(wf, remote, &story, &work, &transcript).await,
+        None => integrate_and_test(wf, &story, &work, &transcript).await,
+    };
     workspace::release(wf, work).await;
     match delivered {
         Ok(Delivery::Merged { commit, base }) => {
@@ -154,7 +157,7 @@ async fn deliverable(
     Ok(Err(outcome))
 }
 
-enum Delivery {
+pub(crate) enum Delivery {
     Merged {
         commit: String,
         base: String,
@@ -172,30 +175,9 @@ async fn integrate_and_test(
     work: &Work,
     transcript: &Transcript,
 ) -> Result<Delivery> {
-    let (Some(branch), Some(base)) = (work.branch.clone(), work.base.clone()) else {
-        return Err(Error::Other(
-            "internal: delivery without a story branch".into(),
-        ));
-    };
-    let message = format!(
-        "Merge {branch} into {base}\n\nStory {}: {}",
-        story.id(),
-        story.meta.title
-    );
+    let (branch, base, message) = merge_of(story, work)?;
     for _ in 0..BASE_RACES {
-        let (root, story_branch, into, text) = (
-            wf.root.clone(),
-            branch.clone(),
-            base.clone(),
-            message.clone(),
-        );
-        let integration =
-            off_the_runtime(move || Ok(git::integrate(&root, &story_branch, &into, &text)?))
-                .await?;
-        transcript.record(
-            "integrate",
-            serde_json::json!({ "branch": branch, "base": base, "result": describe(&integration) }),
-        );
+        let integration = integrate_step(wf, &branch, &base, None, &message, transcript).await?;
         let (commit, base_tip) = match integration {
             git::Integration::AlreadyMerged { commit } => {
                 return Ok(Delivery::Merged { commit, base });
@@ -208,21 +190,7 @@ async fn integrate_and_test(
             }
             git::Integration::Merged { commit, base_tip } => (commit, base_tip),
         };
-        // The story's branch takes the merge whatever the tests say: a rework then builds on
-        // the base's latest work.
-        let (dir, root, story_branch, merged, fork) = (
-            work.dir.clone(),
-            wf.root.clone(),
-            branch.clone(),
-            commit.clone(),
-            base_tip.clone(),
-        );
-        off_the_runtime(move || {
-            git::fast_forward_checkout(&dir, &merged)?;
-            git::record_base(&root, &story_branch, &fork)?;
-            Ok(())
-        })
-        .await?;
+        take_merge(wf, work, &branch, &commit, &base_tip).await?;
         match review::run_test_command(wf, story.id(), &work.dir, transcript).await {
             review::TestRun::Passed => {}
             review::TestRun::Failed(failure) => {
@@ -257,6 +225,76 @@ async fn integrate_and_test(
     )))
 }
 
+/// The story's branch, its base, and the message of the merge of one into the other.
+pub(crate) fn merge_of(story: &Story, work: &Work) -> Result<(String, String, String)> {
+    let (Some(branch), Some(base)) = (work.branch.clone(), work.base.clone()) else {
+        return Err(Error::Other(
+            "internal: delivery without a story branch".into(),
+        ));
+    };
+    let message = format!(
+        "Merge {branch} into {base}\n\nStory {}: {}",
+        story.id(),
+        story.meta.title
+    );
+    Ok((branch, base, message))
+}
+
+/// Brings the base's tip (the local branch `base`'s, or the commit `onto`) into the story's
+/// work as a merge commit no branch points at yet, and notes it in the transcript.
+pub(crate) async fn integrate_step(
+    wf: &Workflow,
+    branch: &str,
+    base: &str,
+    onto: Option<&str>,
+    message: &str,
+    transcript: &Transcript,
+) -> Result<git::Integration> {
+    let (root, story_branch, into, text, onto) = (
+        wf.root.clone(),
+        branch.to_string(),
+        base.to_string(),
+        message.to_string(),
+        onto.map(str::to_string),
+    );
+    let integration = off_the_runtime(move || {
+        Ok(match onto {
+            Some(tip) => git::integrate_onto(&root, &story_branch, &tip, &text)?,
+            None => git::integrate(&root, &story_branch, &into, &text)?,
+        })
+    })
+    .await?;
+    transcript.record(
+        "integrate",
+        serde_json::json!({ "branch": branch, "base": base, "result": describe(&integration) }),
+    );
+    Ok(integration)
+}
+
+/// The story's branch takes the merge whatever the tests say: a rework then builds on the
+/// base's latest work (`fork`, recorded as where its own work starts).
+pub(crate) async fn take_merge(
+    wf: &Workflow,
+    work: &Work,
+    branch: &str,
+    merged: &str,
+    fork: &str,
+) -> Result<()> {
+    let (dir, root, story_branch, merged, fork) = (
+        work.dir.clone(),
+        wf.root.clone(),
+        branch.to_string(),
+        merged.to_string(),
+        fork.to_string(),
+    );
+    off_the_runtime(move || {
+        git::fast_forward_checkout(&dir, &merged)?;
+        git::record_base(&root, &story_branch, &fork)?;
+        Ok(())
+    })
+    .await
+}
+
 fn describe(integration: &git::Integration) -> String {
     match integration {
         git::Integration::Merged { commit, .. } => format!("merged cleanly as {commit}"),
@@ -268,7 +306,7 @@ fn describe(integration: &git::Integration) -> String {
     }
 }
 
-fn conflict_issue(conflicts: &[git::Conflict], base: &str) -> ReviewIssue {
+pub(crate) fn conflict_issue(conflicts: &[git::Conflict], base: &str) -> ReviewIssue {
     let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
     let mut description = format!(
         "Merging into {base} conflicts in {}; {base} is unchanged.\nThe next implement run starts with {base}'s latest work being merged into the story's branch: resolve the conflict markers in these files, keeping the intent of both sides:",
@@ -295,7 +333,7 @@ fn conflict_issue(conflicts: &[git::Conflict], base: &str) -> ReviewIssue {
     }
 }
 
-fn test_issue(failure: &str, base: &str, commit: &str) -> ReviewIssue {
+pub(crate) fn test_issue(failure: &str, base: &str, commit: &str) -> ReviewIssue {
     ReviewIssue {
         severity: IssueSeverity::Blocker,
         category: "testing".into(),
@@ -331,16 +369,21 @@ fn send_back(wf: &Workflow, story_id: &str, issue: ReviewIssue, base: &str) -> R
 /// worktree (its branch stays).
 async fn mark_done(wf: &Workflow, story: &Story, merged: Option<(&str, &str)>) -> Result<()> {
     let (updated, ()) = wf.board.update(story.id(), |story| {
-        if let Some((commit, base)) = merged {
-            story.set("merged_commit", &commit);
-            story.set("base_branch", &base);
-        }
-        story.set_column(Column::Done);
-        story.remove("last_error");
+        record_done(story, merged);
         Ok(())
     })?;
     workspace::cleanup(wf, &updated).await;
     Ok(())
+}
+
+/// Records a story as done: the base commit that holds its work and the base, and its column.
+pub(crate) fn record_done(story: &mut Story, merged: Option<(&str, &str)>) {
+    if let Some((commit, base)) = merged {
+        story.set("merged_commit", &commit);
+        story.set("base_branch", &base);
+    }
+    story.set_column(Column::Done);
+    story.remove("last_error");
 }
 
 fn short(commit: &str) -> &str {

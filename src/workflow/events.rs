@@ -92,6 +92,12 @@ pub enum RunEvent {
         story_id: Option<String>,
         message: String,
     },
+    /// This run's hold on a story through the remote changed (SPEC §20).
+    Claim {
+        story_id: String,
+        change: ClaimChange,
+        detail: String,
+    },
     RunFinished {
         actions: u32,
         failed: u32,
@@ -119,6 +125,7 @@ impl RunEvent {
             | RunEvent::ToolCall { story_id, .. }
             | RunEvent::Usage { story_id, .. } => Some(story_id),
             RunEvent::Warning { story_id, .. } => story_id.as_deref(),
+            RunEvent::Claim { story_id, .. } => Some(story_id),
             RunEvent::RunFinished { .. } => None,
         }
     }
@@ -221,6 +228,13 @@ impl RunEvent {
             RunEvent::Warning { story_id, message } => json!({
                 "event": "warning", "storyId": story_id, "message": message,
             }),
+            RunEvent::Claim {
+                story_id,
+                change,
+                detail,
+            } => json!({
+                "event": "claim", "storyId": story_id, "change": change.name(), "detail": detail,
+            }),
             RunEvent::RunFinished {
                 actions,
                 failed,
@@ -231,6 +245,31 @@ impl RunEvent {
                 "event": "run_finished", "storyId": null, "actions": actions, "failed": failed,
                 "exitCode": exit_code, "message": message, "attention": attention,
             }),
+        }
+    }
+}
+
+/// How a run's hold on a story changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClaimChange {
+    /// The story was free; this run holds it now.
+    Claimed,
+    /// Another run's claim had lapsed; this run replaced it.
+    TakenOver,
+    /// The story is done, blocked or left for later; others may take it.
+    Released,
+    /// Another run took the story over (this run's claim lapsed); this run stopped working
+    /// on it and kept none of its changes to it.
+    Lost,
+}
+
+impl ClaimChange {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaimChange::Claimed => "claimed",
+            ClaimChange::TakenOver => "taken_over",
+            ClaimChange::Released => "released",
+            ClaimChange::Lost => "lost",
         }
     }
 }

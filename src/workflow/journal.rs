@@ -53,6 +53,11 @@ impl Journal {
         &self.path
     }
 
+    /// The run's id, the journal's file name.
+    pub fn run_id(&self) -> &str {
+        &self.run_id
+    }
+
     /// Creates a new journal named after the current time and writes its first line.
     pub fn create(
         board_dir: &Path,

@@ -21,6 +21,7 @@ pub mod phase_output;
 pub mod phases;
 pub mod preflight;
 pub mod prompter;
+pub mod remote;
 pub mod review;
 pub mod rework;
 pub mod runner;

@@ -16,6 +16,7 @@ use super::lock::BoardLock;
 use super::outcome::{BlockCause, Outcome, Stop};
 use super::preflight::{self, Needs};
 use super::prompter::{Prompter, Terminal};
+use super::remote::{Claimed, Remote, RemotePlan, Turn, Turns};
 use super::{actions, off_the_runtime, rework, workspace};
 use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
@@ -31,6 +32,8 @@ use crate::exec::Sandbox;
 pub struct RunRequest {
     pub options: RunOptions,
     pub resume: bool,
+    /// `run --remote`: the remote that its checks found ready (SPEC §20).
+    pub remote: Option<RemotePlan>,
 }
 
 /// Builds the agents once the run knows it has work, so that `--dry-run` and an empty board
@@ -106,7 +109,29 @@ pub async fn run(
     }
     let _lock = BoardLock::acquire(&board_dir)?;
     store::sweep_temporary_files(&board_dir);
+    // Through a remote, stories work in worktrees of their own: the checkout stays on the
+    // base, which follows the remote's.
+    let mut project = project.clone();
+    if request.remote.is_some() {
+        project.config.git.worktrees = true;
+    }
+    let project = &project;
     put_back_interrupted_work(project, &events);
+    let remote = match request.remote.clone() {
+        Some(plan) => {
+            let remote = Arc::new(Remote::connect(plan, project, events.clone())?);
+            remote.pull().await?;
+            Some(remote)
+        }
+        None => None,
+    };
+    let board = match &remote {
+        Some(_) => {
+            let store = Arc::clone(&store);
+            off_the_runtime(move || store.refresh()).await?
+        }
+        None => board,
+    };
     for broken in &board.broken {
         events.emit(RunEvent::Warning {
             story_id: None,
@@ -126,6 +151,9 @@ pub async fn run(
     let assessment = assess(&board, Policy::from_config(&project.config));
     let none_skipped = HashSet::new();
     let Some(first) = runnable(&assessment, &options, &none_skipped).next() else {
+        if let Some(remote) = &remote {
+            remote.finish().await;
+        }
         return Ok(finish_empty(
             project,
             &board,
@@ -163,7 +191,12 @@ pub async fn run(
     // The journal starts with the work: a run that stops at its config or finds nothing to do
     // leaves no file behind.
     match Journal::create(&board_dir, Arc::clone(&spending), &options) {
-        Ok(journal) => events.attach_journal(Arc::new(journal)),
+        Ok(journal) => {
+            if let Some(remote) = &remote {
+                remote.set_run_id(journal.run_id());
+            }
+            events.attach_journal(Arc::new(journal))
+        }
         Err(err) => events.emit(RunEvent::Warning {
             story_id: None,
             message: format!("this run keeps no journal: {err}"),
@@ -180,6 +213,7 @@ pub async fn run(
         terminal: prompter.map(Terminal::new),
         spending,
         sandbox,
+        remote: remote.clone(),
     });
     if !project.config.refinement.enable_circuit_breaker {
         events.emit(RunEvent::Warning {
@@ -202,9 +236,20 @@ pub async fn run(
         stop: None,
         duplicates_seen: HashSet::new(),
         blocked: Vec::new(),
+        turns: remote.map(Turns::new),
     };
-    let exit_code = run.drive(&mut checkpoint).await?;
-    Ok(exit_code)
+    let renewal = run
+        .turns
+        .as_ref()
+        .map(|turns| renew_claims(Arc::clone(turns.remote())));
+    let exit_code = run.drive(&mut checkpoint).await;
+    if let Some(renewal) = renewal {
+        renewal.abort();
+    }
+    if let (Err(_), Some(turns)) = (&exit_code, run.turns.as_mut()) {
+        turns.finish().await;
+    }
+    exit_code
 }
 
 /// The run's box, with its guard (docs/security.md). Whether this machine can build it is one
@@ -218,6 +263,19 @@ fn build_sandbox(project: &Project) -> Sandbox {
     );
     Sandbox::new(&config.tools, &config.llm.api_key_env).with_guard(Arc::new(guard))
 }
+
+/// Renews the run's claims every third of `remote.claimSeconds` while it works.
+fn renew_claims(remote: Arc<Remote>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            tokio::time::sleep(remote.renew_interval()).await;
+            remote.renew().await;
+        }
+    })
+}
+
+/// How long a finishing run gives its last push after Ctrl-C.
+const INTERRUPTED_PUSH: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A run killed in the middle of an action can leave the agent's work uncommitted on a story
 /// branch, and the user's checkout on that branch; the lock says no run is using them now.
@@ -340,6 +398,8 @@ struct Loop {
     blocked: Vec<NewlyBlocked>,
     /// Ids shared by several story files that the run has warned about, once each.
     duplicates_seen: HashSet<String>,
+    /// With `--remote`: the claims and releases in flight (docs/design.md §20).
+    turns: Option<Turns>,
 }
 
 impl Loop {
@@ -356,11 +416,26 @@ impl Loop {
                 };
                 self.start_actions(&board, checkpoint)?;
             }
-            if self.tasks.is_empty() {
+            let idle = self.tasks.is_empty() && self.turns.as_ref().is_none_or(Turns::is_idle);
+            let waiting = idle && self.waits_on_other_clones().await?;
+            if idle && !waiting {
                 break;
             }
+            let poll = self.turns.as_ref().map(|t| t.remote().poll_interval());
             tokio::select! {
-                joined = self.tasks.join_next() => {
+                (story_id, turn) = next_turn(&mut self.turns), if !idle => {
+                    self.settle_turn(&story_id, turn);
+                    drop(current.take());
+                }
+                _ = tokio::time::sleep(poll.unwrap_or_default()), if waiting => {
+                    if let Some(turns) = &self.turns {
+                        if let Err(err) = turns.remote().pull().await {
+                            self.wf.events.emit(RunEvent::Warning { story_id: None, message: err.to_string() });
+                        }
+                    }
+                    drop(current.take());
+                }
+                joined = self.tasks.join_next(), if !self.tasks.is_empty() => {
                     let Some(joined) = joined else { break };
                     let (action, result) = joined.map_err(|source| Error::Task { what: "an action task", source })?;
                     self.running.remove(&action.story_id);
@@ -387,6 +462,9 @@ impl Loop {
                     }
                     self.tasks.abort_all();
                     while self.tasks.join_next().await.is_some() {}
+                    if let Some(turns) = &mut self.turns {
+                        let _ = tokio::time::timeout(INTERRUPTED_PUSH, turns.finish()).await;
+                    }
                     let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir().to_path_buf(), self.wf.config.clone());
                     for message in workspace::recover_interrupted(&root, &board_dir, &config) {
                         self.wf.events.emit(RunEvent::Warning { story_id: None, message });
@@ -403,6 +481,9 @@ impl Loop {
             }
         }
         drop(current);
+        if let Some(turns) = &mut self.turns {
+            turns.finish().await;
+        }
         // The board at the end says who waits for a person, and whether work is left.
         let board = self.refreshed_board().await.ok();
         Ok(self.conclude(board))
@@ -450,12 +531,25 @@ impl Loop {
         let candidates: Vec<Action> = runnable(&assessment, &self.options, &skip)
             .cloned()
             .collect();
+        if let Some(turns) = &mut self.turns {
+            // A held story with nothing left to run here goes back to the other clones.
+            let running = &self.running;
+            turns.release_idle(|id| {
+                running.contains_key(id) || candidates.iter().any(|a| a.story_id == id)
+            });
+        }
         for action in candidates {
-            if self.running.len() >= self.concurrency || !self.may_start_more() {
+            let claiming = self.turns.as_ref().map_or(0, Turns::claims_in_flight);
+            if self.running.len() + claiming >= self.concurrency || !self.may_start_more() {
                 break;
             }
             if self.running.contains_key(&action.story_id) {
                 continue;
+            }
+            if let Some(turns) = &mut self.turns {
+                if !turns.admit(&self.wf, &action.story_id) {
+                    continue;
+                }
             }
             // The whole story: its records say what a rework will be and what it spent so far.
             // This read is the one the action's writes build on (the store keeps the file).
@@ -507,8 +601,44 @@ impl Loop {
         Ok(())
     }
 
+    /// Whether the run, with nothing left to start, waits for stories other clones hold: they
+    /// may finish (and unblock stories that depend on them) or lapse (and be taken over).
+    async fn waits_on_other_clones(&self) -> Result<bool> {
+        let Some(turns) = &self.turns else {
+            return Ok(false);
+        };
+        if !self.options.auto || !self.may_start_more() {
+            return Ok(false);
+        }
+        let board = self.refreshed_board().await?;
+        Ok(turns.waits_for_others(&board, &self.parked, self.options.story.as_deref()))
+    }
+
+    /// Takes in a claim or release that finished.
+    fn settle_turn(&mut self, story_id: &str, turn: Turn) {
+        let failed = match turn {
+            Turn::Claimed(Ok(Claimed::Won | Claimed::Elsewhere)) | Turn::Released(Ok(())) => return,
+            Turn::Claimed(Err(err)) => format!("could not claim {story_id}: {err}"),
+            Turn::Released(Err(err)) => format!("could not release {story_id}: {err}"),
+        };
+        // The remote is not answering as it should: the story is left for a later run.
+        self.failed += 1;
+        self.parked.insert(story_id.to_string());
+        self.wf.events.emit(RunEvent::Warning {
+            story_id: Some(story_id.to_string()),
+            message: failed,
+        });
+    }
+
     /// Reports how an action ended and what it means for the rest of the run.
     fn settle(&mut self, action: &Action, result: Result<Outcome>) {
+        if self
+            .turns
+            .as_ref()
+            .is_some_and(|turns| turns.give_up_if_lost(&action.story_id))
+        {
+            self.parked.insert(action.story_id.clone());
+        }
         let events = &self.wf.events;
         let outcome = result.unwrap_or_else(|err| {
             // An error outside the agent (I/O, a story removed by hand): the story stays as it
@@ -660,6 +790,14 @@ impl Loop {
             |id| options.story.as_deref().is_none_or(|story| story == id),
         ));
         attention
+    }
+}
+
+/// The next claim or release of a remote run to finish.
+async fn next_turn(turns: &mut Option<Turns>) -> (String, Turn) {
+    match turns {
+        Some(turns) => turns.join_next().await,
+        None => std::future::pending().await,
     }
 }
 

@@ -11,6 +11,7 @@ mod morning;
 mod night;
 pub mod process_probe;
 mod real_llm;
+mod remote;
 mod run_loop;
 mod safety;
 mod story_safety;

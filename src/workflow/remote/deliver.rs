@@ -1,0 +1,137 @@
+//! Delivering a story through the shared remote: SPEC §12's merge, with the remote's base as
+//! the base. The merge is made on the remote's tip as fetched now, tested there, and pushed
+//! as a compare-and-swap on that tip, together with the story's record and the release of its
+//! claim. When another clone moved the base first, the merge is made again on the new tip.
+
+use super::{done_version, Delivered, Remote};
+use crate::agents::transcript::Transcript;
+use crate::board::Story;
+use crate::error::{Error, Result};
+use crate::vcs as git;
+use crate::workflow::context::Workflow;
+use crate::workflow::delivery::{
+    conflict_issue, integrate_step, merge_of, take_merge, test_issue, Delivery,
+};
+use crate::workflow::workspace::Work;
+use crate::workflow::{off_the_runtime, review};
+
+/// Times a delivery merges again because another clone moved the base while it tested: other
+/// clones' merges and board pushes move the base all night.
+const REMOTE_BASE_RACES: usize = 10;
+
+pub(crate) async fn integrate_through(
+    wf: &Workflow,
+    remote: &Remote,
+    story: &Story,
+    work: &Work,
+    transcript: &Transcript,
+) -> Result<Delivery> {
+    let (branch, base, message) = merge_of(story, work)?;
+    let (root, name) = (wf.root.clone(), branch.clone());
+    let story_tip = off_the_runtime(move || {
+        git::branch_tip(&root, &name)?
+            .ok_or_else(|| git::GitError::StoryBranchMissing { branch: name }.into())
+    })
+    .await?;
+    // The remote tip the story's merge last passed the tests on.
+    let mut tested: Option<String> = None;
+    for attempt in 0..REMOTE_BASE_RACES {
+        remote.pull().await?;
+        let tip = remote.synced_tip();
+        if attempt > 0 {
+            // The merge that lost the race is dropped, so the next one is made from the
+            // story's own work again and the base's history keeps one merge per story.
+            let (dir, own_tip) = (work.dir.clone(), story_tip.clone());
+            off_the_runtime(move || Ok(git::reset_checkout(&dir, &own_tip)?)).await?;
+        }
+        let integration =
+            integrate_step(wf, &branch, &base, Some(&tip), &message, transcript).await?;
+        let commit = match integration {
+            git::Integration::AlreadyMerged { commit } => {
+                // Already in the remote's base: only the story's record goes with it.
+                if publish(wf, remote, story.id(), &tip, &commit, &base).await? {
+                    return Ok(Delivery::Merged { commit, base });
+                }
+                continue;
+            }
+            git::Integration::Conflicts(conflicts) => {
+                return Ok(Delivery::Rejected {
+                    issue: conflict_issue(&conflicts, &base),
+                    base,
+                });
+            }
+            git::Integration::Merged { commit, base_tip } => {
+                take_merge(wf, work, &branch, &commit, &base_tip).await?;
+                commit
+            }
+        };
+        if needs_testing(wf, remote, tested.as_deref(), &tip).await? {
+            match review::run_test_command(wf, story.id(), &work.dir, transcript).await {
+                review::TestRun::Passed => {}
+                review::TestRun::Failed(failure) => {
+                    return Ok(Delivery::Rejected {
+                        issue: test_issue(&failure, &base, &commit),
+                        base,
+                    });
+                }
+                review::TestRun::Refused(why) => return Err(Error::ActionFailed(why)),
+            }
+        } else {
+            transcript.record(
+                "integrate",
+                serde_json::json!({ "tests": "not run again: since they passed, the base changed only in the board folder" }),
+            );
+        }
+        tested = Some(tip);
+        if publish(wf, remote, story.id(), &commit, &commit, &base).await? {
+            return Ok(Delivery::Merged { commit, base });
+        }
+    }
+    Err(Error::ActionFailed(format!(
+        "{base} on {} kept moving while {branch} was tested against it ({REMOTE_BASE_RACES} tries); nothing was merged\nHint: run again later",
+        remote.name()
+    )))
+}
+
+/// Whether the merge on `tip` must be tested: always, unless the tests passed on a merge with
+/// `tested` and the base changed only inside the board folder since (other clones' story
+/// records), which leaves the merged tree outside it exactly as it was tested.
+async fn needs_testing(
+    wf: &Workflow,
+    remote: &Remote,
+    tested: Option<&str>,
+    tip: &str,
+) -> Result<bool> {
+    let Some(tested) = tested else {
+        return Ok(true);
+    };
+    let (root, from, to, board) = (
+        wf.root.clone(),
+        tested.to_string(),
+        tip.to_string(),
+        remote.board_folder(),
+    );
+    off_the_runtime(move || Ok(git::differ_outside(&root, &from, &to, &board)?)).await
+}
+
+/// Pushes `parent` as the remote's base with the story moved to done (recording `merged` as
+/// its merge) and its claim released, in one atomic push. `false` when another clone moved
+/// the base first.
+async fn publish(
+    wf: &Workflow,
+    remote: &Remote,
+    story_id: &str,
+    parent: &str,
+    merged: &str,
+    base: &str,
+) -> Result<bool> {
+    let story = wf.board.locate(story_id)?;
+    let (from, to) = done_version(&story, &wf.root, merged, base)?;
+    match remote.deliver(story_id, parent, from, to).await? {
+        Delivered::Merged => Ok(true),
+        Delivered::Raced => Ok(false),
+        Delivered::ClaimLost => Err(Error::ActionFailed(format!(
+            "another run took {story_id} over while it was being merged (this run's claim lapsed); nothing was merged"
+        ))),
+    }
+}
