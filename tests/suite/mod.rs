@@ -10,6 +10,7 @@ mod gates_deps;
 mod morning;
 mod night;
 pub mod process_probe;
+mod readme;
 mod real_llm;
 mod remote;
 mod run_loop;
