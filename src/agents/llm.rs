@@ -21,6 +21,8 @@ use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use secrecy::{ExposeSecret, SecretString};
+
 use async_openai::config::OpenAIConfig;
 use async_openai::Client;
 use futures::StreamExt;
@@ -44,7 +46,8 @@ const SCHEMA_REFUSED: u8 = 2;
 pub struct LlmSettings {
     pub base_url: String,
     pub model: String,
-    pub api_key: Option<String>,
+    /// Never printed: `Debug` and `Display` of a secret show nothing of it.
+    pub api_key: Option<SecretString>,
     /// `llm.timeoutSeconds`: the longest silence while waiting for bytes, and also the longest a
     /// whole exchange may take, body included, streamed or not (see [`transport`]).
     pub read_timeout: Duration,
@@ -77,6 +80,11 @@ impl std::fmt::Debug for LlmSettings {
 }
 
 impl LlmSettings {
+    /// The key itself, for the one header that carries it and for blanking it out of text.
+    pub fn key(&self) -> Option<&str> {
+        self.api_key.as_ref().map(ExposeSecret::expose_secret)
+    }
+
     /// Reads `llm.*` with the environment overrides of SPEC §4, plus `AGENTIC_SDLC_STREAM`.
     pub fn from_config(config: &Config) -> crate::Result<LlmSettings> {
         Self::from_config_with_env(config, |name| std::env::var(name).ok())
@@ -92,7 +100,8 @@ impl LlmSettings {
         // A key read from a file often ends in a newline, which is not valid in a header.
         let api_key = env(key_var)
             .map(|key| key.trim().to_string())
-            .filter(|key| !key.is_empty());
+            .filter(|key| !key.is_empty())
+            .map(SecretString::from);
         if api_key.is_none() && !is_local(&base_url) {
             return Err(crate::Error::MissingKey {
                 variable: key_var.clone(),
@@ -116,19 +125,15 @@ impl LlmSettings {
     }
 }
 
-/// Whether the URL's host is this machine, where a model server needs no key.
+/// Whether the URL's host is this machine, where a model server needs no key: `localhost`
+/// or a loopback address, parsed as a URL so that `127.example.com` is not taken for one.
 fn is_local(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
-    let host_port = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let host = match host_port.strip_prefix('[') {
-        Some(bracketed) => bracketed.split(']').next().unwrap_or_default(),
-        None => host_port.split(':').next().unwrap_or_default(),
-    };
-    let host = host.to_ascii_lowercase();
-    host == "localhost" || host == "::1" || host.starts_with("127.")
+    match url::Url::parse(url).ok().as_ref().and_then(url::Url::host) {
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        Some(url::Host::Ipv4(address)) => address.is_loopback(),
+        Some(url::Host::Ipv6(address)) => address.is_loopback(),
+        None => false,
+    }
 }
 
 /// A chat-completions client for one endpoint and model. Cloning is cheap (one `Arc`), so
@@ -167,11 +172,11 @@ impl LlmClient {
         let context = ErrorContext {
             endpoint: &settings.base_url,
             model: &settings.model,
-            api_key: settings.api_key.as_deref(),
+            api_key: settings.key(),
         };
         // async-openai unwraps the parsed `Authorization` header, so a key that is not a valid
         // header value must be refused here rather than panic later.
-        let key = settings.api_key.clone().unwrap_or_default();
+        let key = settings.key().unwrap_or_default().to_string();
         if reqwest::header::HeaderValue::from_str(&format!("Bearer {key}")).is_err() {
             return Err(LlmError::InvalidRequest(context.describe(
                 "the API key contains characters that cannot go in an HTTP header",
@@ -465,7 +470,7 @@ impl LlmClient {
         ErrorContext {
             endpoint: &settings.base_url,
             model: &settings.model,
-            api_key: settings.api_key.as_deref(),
+            api_key: settings.key(),
         }
     }
 

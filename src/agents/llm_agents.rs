@@ -154,7 +154,14 @@ impl LlmAgents {
         .protect(self.config_file.clone())
         .protect_folder(work_dir.join(&self.board_in_tree))
         .protect_folder(work_dir.join(crate::config::WORKTREES_DIR))
-        .with_secrets(self.client.settings().api_key.clone().into_iter().collect())
+        .with_secrets(
+            self.client
+                .settings()
+                .key()
+                .map(str::to_string)
+                .into_iter()
+                .collect(),
+        )
     }
 
     /// Asks once more, with `reminder` after the user message. What the first answer spent is

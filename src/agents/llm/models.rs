@@ -43,10 +43,10 @@ pub async fn list_models(settings: &LlmSettings) -> Result<ModelList, ProbeError
         .map_err(|err| ProbeError::Unreachable(format!("cannot build the HTTP client: {err}")))?;
     let url = format!("{}/models", settings.base_url);
     let mut request = client.get(&url).timeout(PROBE_TIMEOUT);
-    if let Some(key) = &settings.api_key {
+    if let Some(key) = settings.key() {
         request = request.bearer_auth(key);
     }
-    let redact = |text: String| match settings.api_key.as_deref().filter(|k| k.len() >= 4) {
+    let redact = |text: String| match settings.key().filter(|k| k.len() >= 4) {
         Some(key) => text.replace(key, "[redacted]"),
         None => text,
     };

@@ -16,7 +16,7 @@ pub(crate) fn settings(server: &MockServer) -> LlmSettings {
     LlmSettings {
         base_url: format!("{}/v1", server.uri()),
         model: "test-model".to_string(),
-        api_key: Some(KEY.to_string()),
+        api_key: Some(KEY.into()),
         read_timeout: Duration::from_secs(5),
         connect_timeout: Duration::from_secs(2),
         max_retries: 2,

@@ -302,7 +302,7 @@ fn settings_need_a_key_only_for_remote_endpoints() {
 
     let with_key = |name: &str| (name == "MY_KEY").then(|| " sk-x\n".to_string());
     let settings = LlmSettings::from_config_with_env(&remote, with_key).unwrap();
-    assert_eq!(settings.api_key.as_deref(), Some("sk-x"));
+    assert_eq!(settings.key(), Some("sk-x"));
     assert_eq!(settings.base_url, "https://api.example.com/v1");
     assert!(!format!("{settings:?}").contains("sk-x"));
 
@@ -310,7 +310,7 @@ fn settings_need_a_key_only_for_remote_endpoints() {
         json!({"baseUrl": "http://localhost:11434/v1", "timeoutSeconds": 42, "maxRetries": 5}),
     );
     let settings = LlmSettings::from_config_with_env(&local, no_env).unwrap();
-    assert_eq!(settings.api_key, None);
+    assert!(settings.api_key.is_none());
     assert_eq!(settings.read_timeout, Duration::from_secs(42));
     assert_eq!(settings.max_retries, 5);
     assert!(!settings.stream);
@@ -333,6 +333,10 @@ fn local_hosts() {
         ("https://api.openai.com/v1", false),
         ("https://localhost.evil.com/v1", false),
         ("http://10.0.0.5:8000/v1", false),
+        ("http://127.example.com/v1", false),
+        ("http://127.0.0.1.nip.io/v1", false),
+        ("http://127.1.2.3:9/v1", true),
+        ("not a url", false),
     ];
     for (url, local) in cases {
         assert_eq!(is_local(url), local, "{url}");
