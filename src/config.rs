@@ -25,6 +25,7 @@ pub struct Config {
     pub tools: ToolsConfig,
     pub budget: BudgetConfig,
     pub pricing: Pricing,
+    pub notify: NotifyConfig,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -193,6 +194,21 @@ pub struct Price {
 
 /// `pricing`: model name → price. A model with no entry simply has no cost.
 pub type Pricing = std::collections::BTreeMap<String, Price>;
+
+/// `notify`: who hears about a run's news (a story merged or blocked, a gate waiting for a
+/// person, the run finished) while nobody watches the terminal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NotifyConfig {
+    /// A shell command run for each event, with the event's JSON on its stdin.
+    pub command: Option<String>,
+    /// A URL that gets each event's JSON as a POST (Slack-style: its `text` is shown as is).
+    pub webhook: Option<String>,
+    /// Seconds one command or one POST may take before it is given up.
+    pub timeout_seconds: u64,
+    /// The events that notify; the default is all of them.
+    pub events: Vec<crate::notifications::NoticeKind>,
+}
 /// `tools.*`: the bounds of every agent tool call (SPEC §13).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -246,7 +262,9 @@ pub fn default_value() -> Value {
         "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
         "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
-        "pricing": {}
+        "pricing": {},
+        "notify": { "command": null, "webhook": null, "timeoutSeconds": 10,
+                    "events": ["story_merged", "story_blocked", "gate_waiting", "run_finished"] }
     })
 }
 
@@ -344,6 +362,7 @@ impl Config {
             }
         }
         self.validate_budget_and_pricing(path)?;
+        self.validate_notify(path)?;
         for phase in crate::board::PHASES {
             if let Some(gate) = self.phases.gate(phase) {
                 if gate.reviewer == Reviewer::Command
@@ -404,6 +423,33 @@ impl Config {
                     );
                 }
             }
+        }
+        Ok(())
+    }
+
+    fn validate_notify(&self, path: &Path) -> Result<()> {
+        let fail = |key: &str, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
+        let notify = &self.notify;
+        if notify
+            .command
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
+            return fail(
+                "notify.command",
+                "must be a shell command (or null for none)",
+            );
+        }
+        if let Some(url) = &notify.webhook {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return fail(
+                    "notify.webhook",
+                    "must be a URL starting with http:// or https:// (or null for none)",
+                );
+            }
+        }
+        if notify.timeout_seconds == 0 {
+            return fail("notify.timeoutSeconds", "must be at least 1");
         }
         Ok(())
     }

@@ -6,16 +6,12 @@ use clap::Args;
 use serde_json::json;
 
 use super::Context;
-use crate::agents::llm::LlmClient;
-use crate::agents::llm_agents::LlmAgents;
-use crate::agents::Agents;
 use crate::error::{Error, ExitStatus, Result};
 use crate::output::{RunDisplay, TerminalPrompter};
 use crate::workflow::assessor::ActionType;
 use crate::workflow::checkpoint::RunOptions;
-use crate::workflow::events::EventSink;
 use crate::workflow::prompter::Prompter;
-use crate::workflow::runner;
+use crate::workflow::{launch, runner};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -91,15 +87,6 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         options,
         resume: args.resume,
     };
-    let agents: runner::AgentFactory = Box::new(|project, meter| {
-        // Before the key is read: its copies in memory stay out of other processes' reach.
-        crate::exec::protect_tool_process();
-        let client = LlmClient::from_config(&project.config)?;
-        Ok(
-            Arc::new(LlmAgents::new(client, &project.config, project.board_dir()).with_meter(meter))
-                as Arc<dyn Agents>,
-        )
-    });
     // The events of the run go to one display, which a human gate's prompt suspends.
     let display = Arc::new(RunDisplay::new(printer.clone()));
     let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display))
@@ -108,11 +95,11 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("cannot start the async runtime", e))?;
-    let result = runtime.block_on(runner::run(
+    let result = runtime.block_on(launch::run_notified(
         &project,
-        EventSink::new(display),
+        display,
         request,
-        agents,
+        launch::llm_agents(),
         prompter,
     ));
     // A file tool stuck in the kernel (a hung network mount, say) must not keep an interrupted

@@ -188,6 +188,10 @@ impl RunRenderer for RunDisplay {
                 self.ended(story_id);
                 printer.info(format!("{} {} {reason}", p.warn("⏸"), p.id(slug)))
             }
+            // The action's own end says where the work went; this adds the commit with -v.
+            RunEvent::StoryMerged {
+                slug, commit, base, ..
+            } => printer.detail(format!("  {slug} merged into {base} as {commit}")),
             RunEvent::GateDecision {
                 slug,
                 phase,

@@ -42,6 +42,12 @@ pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     match delivered {
         Ok(Delivery::Merged { commit, base }) => {
             mark_done(wf, &story, Some((&commit, &base))).await?;
+            wf.events.emit(super::events::RunEvent::StoryMerged {
+                story_id: story_id.to_string(),
+                slug: story.slug.clone(),
+                commit: commit.clone(),
+                base: base.clone(),
+            });
             Ok(Outcome::Completed(format!(
                 "merged into {base} as {}",
                 short(&commit)

@@ -43,6 +43,14 @@ pub enum RunEvent {
         slug: String,
         reason: String,
     },
+    /// The story's work reached its base branch as `commit` (SPEC §12); the action that did it
+    /// reports its own end afterwards.
+    StoryMerged {
+        story_id: String,
+        slug: String,
+        commit: String,
+        base: String,
+    },
     StoryWaiting {
         story_id: String,
         slug: String,
@@ -89,6 +97,7 @@ impl RunEvent {
             | RunEvent::ActionStopped { action, .. }
             | RunEvent::ReworkStarted { action, .. } => Some(&action.story_id),
             RunEvent::StoryBlocked { story_id, .. }
+            | RunEvent::StoryMerged { story_id, .. }
             | RunEvent::StoryWaiting { story_id, .. }
             | RunEvent::GateDecision { story_id, .. }
             | RunEvent::ToolCall { story_id, .. }
@@ -137,6 +146,14 @@ impl RunEvent {
                 reason,
             } => json!({
                 "event": "story_blocked", "storyId": story_id, "slug": slug, "reason": reason,
+            }),
+            RunEvent::StoryMerged {
+                story_id,
+                slug,
+                commit,
+                base,
+            } => json!({
+                "event": "story_merged", "storyId": story_id, "slug": slug, "commit": commit, "base": base,
             }),
             RunEvent::StoryWaiting {
                 story_id,
@@ -187,6 +204,24 @@ pub trait RunRenderer: Send + Sync {
     /// The run is about to start actions, up to `concurrency` stories at once.
     fn begin(&self, concurrency: usize);
     fn render(&self, event: &RunEvent);
+}
+
+/// Several renderers shown the same events, in order: the terminal display and the
+/// notifiers, say.
+pub struct Fanout(pub Vec<Arc<dyn RunRenderer>>);
+
+impl RunRenderer for Fanout {
+    fn begin(&self, concurrency: usize) {
+        for renderer in &self.0 {
+            renderer.begin(concurrency);
+        }
+    }
+
+    fn render(&self, event: &RunEvent) {
+        for renderer in &self.0 {
+            renderer.render(event);
+        }
+    }
 }
 
 /// A renderer that shows nothing, for runs nobody watches (library tests).

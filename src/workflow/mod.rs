@@ -11,6 +11,7 @@ pub mod delivery;
 pub mod events;
 pub mod gate;
 pub mod journal;
+pub mod launch;
 pub mod lock;
 pub mod no_progress;
 pub mod outcome;

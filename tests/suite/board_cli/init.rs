@@ -20,7 +20,9 @@ fn spec_defaults() -> serde_json::Value {
         "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
         "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
-        "pricing": {}
+        "pricing": {},
+        "notify": { "command": null, "webhook": null, "timeoutSeconds": 10,
+                    "events": ["story_merged", "story_blocked", "gate_waiting", "run_finished"] }
     })
 }
 
