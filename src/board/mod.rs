@@ -19,6 +19,7 @@ pub mod story;
 pub mod story_file;
 pub mod summary;
 pub mod validate;
+pub mod watch;
 
 pub use store::Board;
 pub use story::{Story, StoryError};

@@ -36,6 +36,10 @@ pub struct RunArgs {
     /// Stop after N actions.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
     pub max_actions: Option<u32>,
+    /// Like --auto, then keep watching the board: a story a person adds or edits starts
+    /// within seconds. Ctrl-C stops.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub watch: bool,
 }
 
 pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
@@ -49,7 +53,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         None => None,
     };
     let options = RunOptions {
-        auto: args.auto,
+        auto: args.auto || args.watch,
         story: args.story.clone(),
         step,
         max_actions: args.max_actions,
@@ -86,7 +90,14 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     let request = runner::RunRequest {
         options,
         resume: args.resume,
+        watch: args.watch,
     };
+    if args.watch {
+        printer.info(format!(
+            "Watching {} after the last action: stories added or edited start within seconds; Ctrl-C stops",
+            project.board_dir().display()
+        ));
+    }
     // The events of the run go to one display, which a human gate's prompt suspends.
     let display = Arc::new(RunDisplay::new(printer.clone()));
     let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display))

@@ -19,6 +19,7 @@ use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
 use crate::board::board_store::BoardStore;
 use crate::board::validate::dependency_cycles;
+use crate::board::watch::{BoardWatcher, Scope};
 use crate::board::{lookup, store, Board};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
@@ -28,6 +29,9 @@ use crate::error::{Error, ExitStatus, Result};
 pub struct RunRequest {
     pub options: RunOptions,
     pub resume: bool,
+    /// `run --watch`: once nothing is left to do, wait for a person to add or edit a story
+    /// instead of ending, until Ctrl-C.
+    pub watch: bool,
 }
 
 /// Builds the agents once the run knows it has work, so that `--dry-run` and an empty board
@@ -100,6 +104,11 @@ pub async fn run(
         )));
     }
     let _lock = BoardLock::acquire(&board_dir)?;
+    // Watching starts before the first look at the board, so no change falls in between.
+    let watch = match request.watch {
+        true => Some(BoardWatcher::start(&board_dir, Scope::Stories)?),
+        false => None,
+    };
     store::sweep_temporary_files(&board_dir);
     put_back_interrupted_work(project, &events);
     for broken in &board.broken {
@@ -119,9 +128,10 @@ pub async fn run(
     };
     let options = checkpoint.context.options.clone();
     let assessment = assess(&board, Policy::from_config(&project.config));
-    if runnable(&assessment, &options, &HashSet::new())
-        .next()
-        .is_none()
+    if watch.is_none()
+        && runnable(&assessment, &options, &HashSet::new())
+            .next()
+            .is_none()
     {
         return Ok(finish_empty(
             &board_dir,
@@ -179,6 +189,7 @@ pub async fn run(
         failed: 0,
         stop: None,
         needs_person: None,
+        watch,
     };
     let exit_code = run.drive(&mut checkpoint).await?;
     Ok(exit_code)
@@ -273,6 +284,8 @@ struct Loop {
     /// Why the run ends with exit 3 once it is done: the first story newly blocked for a
     /// person (a REJECT, its budget, no progress).
     needs_person: Option<String>,
+    /// `run --watch`: what tells the idle run that a person changed the board.
+    watch: Option<BoardWatcher>,
 }
 
 impl Loop {
@@ -290,7 +303,33 @@ impl Loop {
                 self.start_actions(&board, checkpoint)?;
             }
             if self.tasks.is_empty() {
-                break;
+                if !self.may_keep_watching() {
+                    break;
+                }
+                // Idle under --watch: the run's own writes are behind it; what changes next is a
+                // person's doing.
+                let mut watch = self.watch.take();
+                let Some(watcher) = watch.as_mut() else { break };
+                watcher.forget_pending();
+                let before = current.clone().unwrap_or_else(|| self.wf.board.board());
+                let parked = stamps(&before, &self.parked);
+                drop(before);
+                let woke = tokio::select! {
+                    _ = watcher.changed() => true,
+                    _ = &mut interrupt => false,
+                };
+                self.watch = watch;
+                if !woke {
+                    return Ok(self.interrupted().await);
+                }
+                drop(current.take());
+                let board = self.refreshed_board().await?;
+                // A story this run gave up on (failed, waiting for a decision) is worth another
+                // look once a person touched it.
+                let now = stamps(&board, &self.parked);
+                self.parked.retain(|id| parked.get(id) == now.get(id));
+                current = Some(board);
+                continue;
             }
             tokio::select! {
                 joined = self.tasks.join_next() => {
@@ -309,21 +348,7 @@ impl Loop {
                     checkpoint.save(self.wf.board_dir(), self.wf.board.content_hash())?;
                     current = Some(board);
                 }
-                _ = &mut interrupt => {
-                    self.tasks.abort_all();
-                    while self.tasks.join_next().await.is_some() {}
-                    let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir().to_path_buf(), self.wf.config.clone());
-                    for message in workspace::recover_interrupted(&root, &board_dir, &config) {
-                        self.wf.events.emit(RunEvent::Warning { story_id: None, message });
-                    }
-                    self.wf.events.emit(RunEvent::RunFinished {
-                        actions: self.started,
-                        failed: self.failed,
-                        exit_code: ExitStatus::Interrupted.code(),
-                        message: "Interrupted; the checkpoint is kept: `agentic-sdlc run --continue` resumes".into(),
-                    });
-                    return Ok(ExitStatus::Interrupted);
-                }
+                _ = &mut interrupt => return Ok(self.interrupted().await),
             }
         }
         drop(current);
@@ -334,6 +359,44 @@ impl Loop {
             None
         };
         Ok(self.conclude(board))
+    }
+
+    /// Ctrl-C or SIGTERM: the actions in flight are abandoned, the interrupted work put back,
+    /// and the checkpoint kept for `run --continue`.
+    async fn interrupted(&mut self) -> ExitStatus {
+        self.tasks.abort_all();
+        while self.tasks.join_next().await.is_some() {}
+        let (root, board_dir, config) = (
+            self.wf.root.clone(),
+            self.wf.board_dir().to_path_buf(),
+            self.wf.config.clone(),
+        );
+        for message in workspace::recover_interrupted(&root, &board_dir, &config) {
+            self.wf.events.emit(RunEvent::Warning {
+                story_id: None,
+                message,
+            });
+        }
+        self.wf.events.emit(RunEvent::RunFinished {
+            actions: self.started,
+            failed: self.failed,
+            exit_code: ExitStatus::Interrupted.code(),
+            message: "Interrupted; the checkpoint is kept: `agentic-sdlc run --continue` resumes"
+                .into(),
+        });
+        ExitStatus::Interrupted
+    }
+
+    /// `run --watch` goes on waiting for work unless something stopped the run for good: an
+    /// escalation, the run's budget, or `--max-actions`.
+    fn may_keep_watching(&self) -> bool {
+        self.watch.is_some()
+            && self.stop.is_none()
+            && self.wf.spending.run_stop().is_none()
+            && self
+                .options
+                .max_actions
+                .is_none_or(|max| self.started < max)
     }
 
     /// The board as it is now: what the run wrote and what people edited since the last look
@@ -540,6 +603,20 @@ impl Loop {
         code
     }
 }
+
+/// Where each of `ids` is on `board` and its file's stamp, to tell later whether someone
+/// changed it.
+fn stamps(board: &Board, ids: &HashSet<String>) -> HashMap<String, FileStamp> {
+    ids.iter()
+        .filter_map(|id| {
+            let path = &board.get(id)?.path;
+            let meta = std::fs::metadata(path).ok()?;
+            Some((id.clone(), (path.clone(), meta.modified().ok(), meta.len())))
+        })
+        .collect()
+}
+
+type FileStamp = (std::path::PathBuf, Option<std::time::SystemTime>, u64);
 
 /// Resolves on Ctrl-C or SIGTERM.
 async fn interrupted() {
