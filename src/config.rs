@@ -496,6 +496,14 @@ impl Project {
         Ok(Project { root, config })
     }
 
+    /// The project folder's name, which pages and notices are titled with.
+    pub fn name(&self) -> String {
+        self.root.file_name().map_or_else(
+            || self.root.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        )
+    }
+
     pub fn config_path(&self) -> PathBuf {
         self.root.join(CONFIG_FILE)
     }

@@ -12,6 +12,7 @@ pub mod notifications;
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 pub mod output;
 pub mod report;
+pub mod serve;
 pub mod vcs;
 pub mod workflow;
 

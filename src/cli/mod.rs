@@ -9,6 +9,7 @@ mod init;
 mod logs;
 mod report;
 mod run;
+mod serve;
 mod status;
 mod validate;
 
@@ -73,6 +74,8 @@ pub enum Command {
     Report(report::ReportArgs),
     /// A story's agent transcripts, readable; --follow streams a running story.
     Logs(logs::LogsArgs),
+    /// The board as a live web page: cards that move as work happens, gates decided with a click.
+    Serve(serve::ServeArgs),
 }
 
 /// Where a command runs: the directory from `-C`, or the current one.
@@ -137,6 +140,7 @@ fn dispatch(command: Command, context: &Context) -> Result<ExitStatus> {
         Command::Decide(args) => decide::run(args, context),
         Command::Report(args) => report::run(args, context),
         Command::Logs(args) => logs::run(args, context),
+        Command::Serve(args) => serve::run(args, context),
     }
 }
 

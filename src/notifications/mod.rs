@@ -13,7 +13,6 @@
 
 mod deliver;
 
-use std::path::Path;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -21,7 +20,7 @@ use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
 use crate::board::board_store::BoardStore;
-use crate::config::NotifyConfig;
+use crate::config::Project;
 use crate::workflow::events::{RunEvent, RunRenderer};
 
 /// The news a notifier can be told about; `notify.events` lists the ones it wants.
@@ -190,24 +189,17 @@ pub struct Notifier {
 impl Notifier {
     /// Starts the delivery task on the current tokio runtime; `None` when the config names no
     /// command and no webhook, or wants no event.
-    pub fn start(
-        config: &NotifyConfig,
-        api_key_env: &str,
-        root: &Path,
-        board_dir: &Path,
-    ) -> Option<Notifier> {
+    pub fn start(project: &Project) -> Option<Notifier> {
+        let config = &project.config.notify;
         if (config.command.is_none() && config.webhook.is_none()) || config.events.is_empty() {
             return None;
         }
         let (queue, mut events) = mpsc::unbounded_channel::<RunEvent>();
         let notices = Notices {
-            project: root.file_name().map_or_else(
-                || root.display().to_string(),
-                |n| n.to_string_lossy().into_owned(),
-            ),
-            board: BoardStore::unloaded(board_dir),
+            project: project.name(),
+            board: BoardStore::unloaded(&project.board_dir()),
         };
-        let targets = deliver::Targets::new(config, api_key_env, root);
+        let targets = deliver::Targets::new(config, &project.config.llm.api_key_env, &project.root);
         let worker = tokio::spawn(async move {
             let notices = Arc::new(notices);
             while let Some(event) = events.recv().await {

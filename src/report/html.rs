@@ -13,6 +13,12 @@ const CHART_WIDTH: u32 = 760;
 /// Escapes text for element content and attribute values.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    escape_into(&mut out, text);
+    out
+}
+
+/// Appends `text` to `out`, escaped as [`escape`] does, for pages built in one buffer.
+pub fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -25,7 +31,6 @@ pub fn escape(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
 }
 
 fn colour(outcome: &str) -> &'static str {

@@ -38,12 +38,7 @@ pub async fn run_notified(
     agents: AgentFactory,
     prompter: Option<Arc<dyn Prompter>>,
 ) -> Result<ExitStatus> {
-    let notifier = Notifier::start(
-        &project.config.notify,
-        &project.config.llm.api_key_env,
-        &project.root,
-        &project.board_dir(),
-    );
+    let notifier = Notifier::start(project);
     let events = match &notifier {
         Some(notifier) => EventSink::new(Arc::new(Fanout(vec![renderer, notifier.observer()]))),
         None => EventSink::new(renderer),

@@ -618,11 +618,19 @@ fn stamps(board: &Board, ids: &HashSet<String>) -> HashMap<String, FileStamp> {
 
 type FileStamp = (std::path::PathBuf, Option<std::time::SystemTime>, u64);
 
-/// Resolves on Ctrl-C or SIGTERM.
-async fn interrupted() {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => {}
+/// Resolves on Ctrl-C or SIGTERM. The handlers are in place as soon as this is called, so a
+/// signal that comes before the first poll still counts.
+pub(crate) fn interrupted() -> impl std::future::Future<Output = ()> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut signals: Vec<_> = [SignalKind::interrupt(), SignalKind::terminate()]
+        .into_iter()
+        .filter_map(|kind| signal(kind).ok())
+        .collect();
+    async move {
+        if signals.is_empty() {
+            return std::future::pending().await;
+        }
+        let waits = signals.iter_mut().map(|s| Box::pin(s.recv()));
+        futures::future::select_all(waits).await;
     }
 }

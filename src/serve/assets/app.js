@@ -1,0 +1,79 @@
+// The board's live page: when the server says the board changed (server-sent events), fetch
+// the page's fragment again and put it in place. No framework, no build step.
+(function () {
+  "use strict";
+  var body = document.body;
+  var view = document.getElementById("view");
+  var live = document.getElementById("live");
+  var target = body.getAttribute("data-fragment");
+  var version = body.getAttribute("data-version");
+  var busy = false;
+  var again = false;
+
+  // Timestamps are written in UTC by the server; show them in the reader's time zone.
+  function localTimes(root) {
+    var times = root.querySelectorAll("time[datetime]");
+    for (var i = 0; i < times.length; i++) {
+      var at = new Date(times[i].getAttribute("datetime"));
+      if (!isNaN(at.getTime())) {
+        times[i].textContent = at.toLocaleString();
+        times[i].title = times[i].getAttribute("datetime");
+      }
+    }
+  }
+
+  // Someone writing a decision keeps their text and focus: the fragment waits until they
+  // leave the field.
+  function typing() {
+    var active = document.activeElement;
+    return active && view.contains(active) &&
+      (active.tagName === "TEXTAREA" || active.tagName === "INPUT");
+  }
+
+  function place(html) {
+    var open = {};
+    var details = view.querySelectorAll("details[id]");
+    for (var i = 0; i < details.length; i++) { open[details[i].id] = details[i].open; }
+    var kept = {};
+    var fields = view.querySelectorAll("textarea[id]");
+    for (var j = 0; j < fields.length; j++) { kept[fields[j].id] = fields[j].value; }
+    var holder = view.querySelector("#story") || view;
+    holder.innerHTML = html;
+    for (var id in open) {
+      var d = document.getElementById(id);
+      if (d) { d.open = open[id]; }
+    }
+    for (var key in kept) {
+      var f = document.getElementById(key);
+      if (f) { f.value = kept[key]; }
+    }
+    localTimes(holder);
+  }
+
+  function refresh() {
+    if (busy || typing()) { again = true; return; }
+    busy = true;
+    fetch(target, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) {
+        if (response.status === 404) { return "<p class=\"notice\">This story is no longer on the board.</p>"; }
+        return response.ok ? response.text() : null;
+      })
+      .then(function (html) { if (html !== null) { place(html); } })
+      .catch(function () { again = true; })
+      .then(function () {
+        busy = false;
+        if (again) { again = false; setTimeout(refresh, 250); }
+      });
+  }
+
+  view.addEventListener("focusout", function () { if (again) { again = false; refresh(); } });
+  localTimes(document);
+
+  if (!window.EventSource) { setInterval(refresh, 2000); return; }
+  var events = new EventSource("/events");
+  events.addEventListener("change", function (event) {
+    if (event.data !== version) { version = event.data; refresh(); }
+  });
+  events.onopen = function () { live.className = "live on"; live.title = "live: updates as the board changes"; };
+  events.onerror = function () { live.className = "live off"; live.title = "reconnecting…"; };
+})();
