@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod mcp;
 pub mod notifications;
 // The one place that writes to the terminal; the rest of the library goes through its printer.
 #[allow(clippy::print_stdout, clippy::print_stderr)]

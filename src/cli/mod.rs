@@ -1,16 +1,17 @@
 //! Command-line parsing and dispatch. Each command lives in its own file.
 
-mod add;
+pub(crate) mod add;
 mod board_cmds;
 mod config_cmd;
 mod decide;
-mod details;
+pub(crate) mod details;
 mod init;
 mod logs;
-mod report;
+mod mcp;
+pub(crate) mod report;
 mod run;
 mod serve;
-mod status;
+pub(crate) mod status;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -76,6 +77,8 @@ pub enum Command {
     Logs(logs::LogsArgs),
     /// The board as a live web page: cards that move as work happens, gates decided with a click.
     Serve(serve::ServeArgs),
+    /// A Model Context Protocol server on stdio, so other agents and editors can use the board.
+    Mcp,
 }
 
 /// Where a command runs: the directory from `-C`, or the current one.
@@ -141,6 +144,7 @@ fn dispatch(command: Command, context: &Context) -> Result<ExitStatus> {
         Command::Report(args) => report::run(args, context),
         Command::Logs(args) => logs::run(args, context),
         Command::Serve(args) => serve::run(args, context),
+        Command::Mcp => mcp::run(context),
     }
 }
 

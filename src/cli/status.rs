@@ -264,7 +264,7 @@ impl Serialize for ColumnsJson<'_> {
 /// `status --json`. Serialised straight from the board: as a `serde_json::Value` tree, a board
 /// of 10,000 stories took more memory than the stories themselves.
 #[derive(Serialize)]
-struct StatusJson<'a> {
+pub(crate) struct StatusJson<'a> {
     #[serde(rename = "schemaVersion")]
     schema_version: u32,
     kind: &'static str,
@@ -274,7 +274,7 @@ struct StatusJson<'a> {
     errors: Vec<ErrorJson<'a>>,
 }
 
-fn status_json<'a>(
+pub(crate) fn status_json<'a>(
     board: &'a Board,
     assessment: &'a Assessment,
     columns: &[Column],

@@ -37,7 +37,8 @@ pub struct RunRequest {
 /// Builds the agents once the run knows it has work, so that `--dry-run` and an empty board
 /// need no API key.
 /// The factory gets the run's budget meter, which every model call must go through.
-pub type AgentFactory = Box<dyn FnOnce(&Project, Arc<dyn CallMeter>) -> Result<Arc<dyn Agents>>>;
+pub type AgentFactory =
+    Box<dyn FnOnce(&Project, Arc<dyn CallMeter>) -> Result<Arc<dyn Agents>> + Send>;
 
 /// The actions of an assessment this run may take, in order.
 fn runnable<'a>(
