@@ -8,7 +8,8 @@
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
@@ -45,6 +46,9 @@ enum Signal {
 /// Watches one board; see the module docs.
 pub struct BoardWatcher {
     watcher: Mutex<RecommendedWatcher>,
+    /// Counts the changes as the kernel reports them, before any quiet spell: what a cache of
+    /// the board compares, so that it is never older than the disk by more than an instant.
+    seen: Arc<AtomicU64>,
     signals: mpsc::UnboundedReceiver<Signal>,
     watched: HashSet<PathBuf>,
 }
@@ -54,22 +58,25 @@ impl BoardWatcher {
     pub fn start(board_dir: &Path, scope: Scope) -> Result<BoardWatcher> {
         let (sender, signals) = mpsc::unbounded_channel();
         let board = board_dir.to_path_buf();
+        let seen = Arc::new(AtomicU64::new(0));
+        let counter = Arc::clone(&seen);
         let watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
-            match event {
-                Ok(event) => {
-                    for signal in classify(&board, scope, &event) {
-                        let _ = sender.send(signal);
-                    }
-                }
+            let signals = match event {
+                Ok(event) => classify(&board, scope, &event),
                 // Lost events (a full kernel queue): the board is read again all the same.
-                Err(_) => {
-                    let _ = sender.send(Signal::Changed);
-                }
+                Err(_) => vec![Signal::Changed],
+            };
+            if !signals.is_empty() {
+                counter.fetch_add(1, Ordering::SeqCst);
+            }
+            for signal in signals {
+                let _ = sender.send(signal);
             }
         })
         .map_err(|err| Error::Other(format!("cannot watch the board: {err}")))?;
         let mut board_watcher = BoardWatcher {
             watcher: Mutex::new(watcher),
+            seen,
             signals,
             watched: HashSet::new(),
         };
@@ -93,6 +100,12 @@ impl BoardWatcher {
             }
         }
         Ok(board_watcher)
+    }
+
+    /// A counter that moves the moment a change is seen (see [`BoardWatcher::changed`] for the
+    /// settled report).
+    pub fn seen(&self) -> Arc<AtomicU64> {
+        Arc::clone(&self.seen)
     }
 
     fn watch(&mut self, folder: &Path) -> notify::Result<()> {
@@ -130,16 +143,19 @@ impl BoardWatcher {
             return std::future::pending().await;
         };
         self.take(first);
+        // One timer for the whole wait: while changes keep coming, a timer made afresh on
+        // every turn would never get the chance to fire.
         let deadline = tokio::time::Instant::now() + MOST;
-        loop {
-            let quiet = tokio::time::sleep(QUIET);
+        let most = tokio::time::sleep_until(deadline);
+        tokio::pin!(most);
+        while tokio::time::Instant::now() < deadline {
             tokio::select! {
                 signal = self.signals.recv() => match signal {
                     Some(signal) => self.take(signal),
                     None => return,
                 },
-                _ = quiet => return,
-                _ = tokio::time::sleep_until(deadline) => return,
+                _ = tokio::time::sleep(QUIET) => return,
+                _ = &mut most => return,
             }
         }
     }
@@ -214,6 +230,30 @@ mod tests {
 
         std::fs::write(board.join("backlog/a.md"), "---\nid: a\n---\n").unwrap();
         assert!(reported(&mut watcher).await);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn changes_that_keep_coming_are_still_reported() {
+        let dir = tempfile::tempdir().unwrap();
+        let board = dir.path().to_path_buf();
+        std::fs::create_dir(board.join("ready")).unwrap();
+        let mut watcher = BoardWatcher::start(&board, Scope::Stories).unwrap();
+        let file = board.join("ready/busy.md");
+        let writer = std::thread::spawn(move || {
+            for i in 0..150 {
+                std::fs::write(&file, format!("write {i}")).unwrap();
+                std::thread::sleep(Duration::from_millis(10));
+            }
+        });
+        for _ in 0..3 {
+            assert!(
+                tokio::time::timeout(Duration::from_secs(1), watcher.changed())
+                    .await
+                    .is_ok(),
+                "a busy board must not silence the watcher"
+            );
+        }
+        writer.join().unwrap();
     }
 
     #[tokio::test]

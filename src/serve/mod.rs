@@ -17,6 +17,7 @@ mod view;
 use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -90,6 +91,7 @@ impl Listener {
         let (changes, _) = watch::channel(0u64);
         let (stopping, stopped) = watch::channel(false);
         let mut watcher = BoardWatcher::start(&board_dir, Scope::Everything)?;
+        let seen = watcher.seen();
         let live = changes.clone();
         let listening = tokio::spawn(async move {
             loop {
@@ -102,6 +104,7 @@ impl Listener {
             board_dir,
             guard: guard::Guard::new(token, self.address.ip().is_loopback()),
             changes,
+            seen,
             stopped,
             cached: Mutex::new(None),
         });
@@ -140,6 +143,8 @@ struct App {
     guard: guard::Guard,
     /// Bumped whenever the board changes; pages compare it with the version they show.
     changes: watch::Sender<u64>,
+    /// The board watcher's count of changes seen (see [`BoardWatcher::seen`]).
+    seen: Arc<AtomicU64>,
     /// Flips to `true` when the server shuts down.
     stopped: watch::Receiver<bool>,
     /// The board as last read, with its fragment, for the version it was read at.
@@ -148,6 +153,9 @@ struct App {
 
 #[derive(Clone)]
 struct Cached {
+    /// The watcher's count of changes when the board was read: a newer count means the board
+    /// changed since, even before the change is announced.
+    seen: u64,
     version: u64,
     view: Arc<BoardView>,
     fragment: Arc<String>,
@@ -163,12 +171,13 @@ impl App {
     /// The board at the current version: read once per change, however many pages ask.
     async fn board(&self) -> Result<Cached> {
         let version = self.version();
+        let seen = self.seen.load(Ordering::SeqCst);
         let cached = self
             .cached
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone();
-        if let Some(cached) = cached.filter(|c| c.version == version) {
+        if let Some(cached) = cached.filter(|c| c.seen == seen && c.version == version) {
             return Ok(cached);
         }
         let project = self.project.clone();
@@ -179,6 +188,7 @@ impl App {
         })
         .await?;
         let fresh = Cached {
+            seen,
             version,
             view: Arc::new(view),
             fragment: Arc::new(fragment),
