@@ -153,6 +153,9 @@ struct App {
 
 #[derive(Clone)]
 struct Cached {
+    /// How long reading the board and writing its fragment took; zero when it came from the
+    /// cache. Pages report it in a `Server-Timing` header.
+    took: Duration,
     /// The watcher's count of changes when the board was read: a newer count means the board
     /// changed since, even before the change is announced.
     seen: u64,
@@ -178,8 +181,12 @@ impl App {
             .unwrap_or_else(|p| p.into_inner())
             .clone();
         if let Some(cached) = cached.filter(|c| c.seen == seen && c.version == version) {
-            return Ok(cached);
+            return Ok(Cached {
+                took: Duration::ZERO,
+                ..cached
+            });
         }
+        let started = std::time::Instant::now();
         let project = self.project.clone();
         let (view, fragment) = crate::workflow::off_the_runtime(move || {
             let view = BoardView::load(&project)?;
@@ -188,6 +195,7 @@ impl App {
         })
         .await?;
         let fresh = Cached {
+            took: started.elapsed(),
             seen,
             version,
             view: Arc::new(view),
@@ -239,9 +247,12 @@ fn problem(err: &Error) -> Response {
 
 async fn board_page(State(app): Shared) -> Response {
     match app.board().await {
-        Ok(board) => html(
-            StatusCode::OK,
-            pages::board_page(&board.view, &board.fragment, board.version),
+        Ok(board) => timed(
+            html(
+                StatusCode::OK,
+                pages::board_page(&board.view, &board.fragment, board.version),
+            ),
+            &board,
         ),
         Err(err) => problem(&err),
     }
@@ -249,9 +260,26 @@ async fn board_page(State(app): Shared) -> Response {
 
 async fn board_fragment(State(app): Shared) -> Response {
     match app.board().await {
-        Ok(board) => html(StatusCode::OK, board.fragment.as_str().to_string()),
+        Ok(board) => timed(
+            html(StatusCode::OK, board.fragment.as_str().to_string()),
+            &board,
+        ),
         Err(err) => problem(&err),
     }
+}
+
+/// Says in a `Server-Timing` header (shown by browsers' developer tools) how long the board
+/// took to read and render, or that it came from the cache.
+fn timed(mut response: Response, board: &Cached) -> Response {
+    let value = if board.took.is_zero() {
+        "board;desc=\"cached\";dur=0".to_string()
+    } else {
+        format!("board;dur={:.1}", board.took.as_secs_f64() * 1000.0)
+    };
+    if let Ok(value) = HeaderValue::from_str(&value) {
+        response.headers_mut().insert("server-timing", value);
+    }
+    response
 }
 
 #[derive(Deserialize)]
