@@ -12,6 +12,7 @@
 
 mod guard;
 mod pages;
+mod patch;
 mod view;
 
 use std::convert::Infallible;
@@ -107,6 +108,8 @@ impl Listener {
             seen,
             stopped,
             cached: Mutex::new(None),
+            renders: AtomicU64::new(0),
+            history: Mutex::new(patch::History::default()),
         });
         let router = Router::new()
             .route("/", get(board_page))
@@ -149,6 +152,10 @@ struct App {
     stopped: watch::Receiver<bool>,
     /// The board as last read, with its fragment, for the version it was read at.
     cached: Mutex<Option<Cached>>,
+    /// The number of the latest render of the board.
+    renders: AtomicU64,
+    /// What the last few renders showed, to send open pages only what changed since.
+    history: Mutex<patch::History>,
 }
 
 #[derive(Clone)]
@@ -160,7 +167,10 @@ struct Cached {
     /// changed since, even before the change is announced.
     seen: u64,
     version: u64,
+    /// The render's number, which pages send back to be brought up to date.
+    render: u64,
     view: Arc<BoardView>,
+    board: Arc<pages::BoardRender>,
     fragment: Arc<String>,
 }
 
@@ -188,17 +198,25 @@ impl App {
         }
         let started = std::time::Instant::now();
         let project = self.project.clone();
-        let (view, fragment) = crate::workflow::off_the_runtime(move || {
+        let (view, board, fragment) = crate::workflow::off_the_runtime(move || {
             let view = BoardView::load(&project)?;
-            let fragment = pages::board_fragment(&view);
-            Ok((view, fragment))
+            let board = pages::board_render(&view);
+            let fragment = board.fragment();
+            Ok((view, board, fragment))
         })
         .await?;
+        let render = self.renders.fetch_add(1, Ordering::SeqCst) + 1;
+        self.history
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remember(render, &board);
         let fresh = Cached {
             took: started.elapsed(),
             seen,
             version,
+            render,
             view: Arc::new(view),
+            board: Arc::new(board),
             fragment: Arc::new(fragment),
         };
         *self.cached.lock().unwrap_or_else(|p| p.into_inner()) = Some(fresh.clone());
@@ -250,7 +268,7 @@ async fn board_page(State(app): Shared) -> Response {
         Ok(board) => timed(
             html(
                 StatusCode::OK,
-                pages::board_page(&board.view, &board.fragment, board.version),
+                pages::board_page(&board.view, &board.fragment, board.version, board.render),
             ),
             &board,
         ),
@@ -258,14 +276,39 @@ async fn board_page(State(app): Shared) -> Response {
     }
 }
 
-async fn board_fragment(State(app): Shared) -> Response {
-    match app.board().await {
-        Ok(board) => timed(
-            html(StatusCode::OK, board.fragment.as_str().to_string()),
-            &board,
-        ),
-        Err(err) => problem(&err),
+#[derive(Deserialize)]
+struct FragmentQuery {
+    /// The render the asking page shows.
+    since: Option<u64>,
+}
+
+/// The board's fragment: as a patch of the render the page shows when the server still
+/// remembers it (JSON), else whole (HTML, with its render number in `X-Board-Render`).
+async fn board_fragment(State(app): Shared, Query(query): Query<FragmentQuery>) -> Response {
+    let board = match app.board().await {
+        Ok(board) => board,
+        Err(err) => return problem(&err),
+    };
+    let patch = query.since.and_then(|since| {
+        let history = app.history.lock().unwrap_or_else(|p| p.into_inner());
+        let patch = history.patch(since, board.render, &board.board)?;
+        serde_json::to_string(&patch).ok()
+    });
+    let mut response = match patch {
+        Some(json) => (
+            [
+                (header::CONTENT_TYPE, "application/json"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            json,
+        )
+            .into_response(),
+        None => html(StatusCode::OK, board.fragment.as_str().to_string()),
+    };
+    if let Ok(render) = HeaderValue::from_str(&board.render.to_string()) {
+        response.headers_mut().insert("x-board-render", render);
     }
+    timed(response, &board)
 }
 
 /// Says in a `Server-Timing` header (shown by browsers' developer tools) how long the board

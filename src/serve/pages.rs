@@ -18,16 +18,24 @@ macro_rules! esc {
 }
 
 /// The frame of every page: head, header, the live fragment and the script that keeps it live.
-fn frame(title: &str, fragment_url: &str, header: &str, version: u64, body: &str) -> String {
+/// `render` is the board render a board page shows, which its script asks to be brought up to.
+fn frame(
+    title: &str,
+    fragment_url: &str,
+    header: &str,
+    (version, render): (u64, Option<u64>),
+    body: &str,
+) -> String {
     let mut page = String::with_capacity(body.len() + 1024);
     page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
     esc!(&mut page, title);
     page.push_str("</title>\n<link rel=\"stylesheet\" href=\"/assets/app.css\">\n<script src=\"/assets/app.js\" defer></script>\n</head>\n<body data-fragment=\"");
     esc!(&mut page, fragment_url);
-    let _ = write!(
-        page,
-        "\" data-version=\"{version}\">\n<header class=\"top\">"
-    );
+    let _ = write!(page, "\" data-version=\"{version}\"");
+    if let Some(render) = render {
+        let _ = write!(page, " data-render=\"{render}\"");
+    }
+    page.push_str(">\n<header class=\"top\">");
     page.push_str(header);
     page.push_str("<span id=\"live\" class=\"live\" title=\"live updates\">live</span></header>\n<main id=\"view\">\n");
     page.push_str(body);
@@ -35,7 +43,7 @@ fn frame(title: &str, fragment_url: &str, header: &str, version: u64, body: &str
     page
 }
 
-pub fn board_page(view: &BoardView, fragment: &str, version: u64) -> String {
+pub fn board_page(view: &BoardView, fragment: &str, version: u64, render: u64) -> String {
     let mut header = String::from("<h1>");
     esc!(&mut header, &view.project);
     header.push_str("</h1>");
@@ -43,48 +51,106 @@ pub fn board_page(view: &BoardView, fragment: &str, version: u64) -> String {
         &format!("{} · agentic-sdlc", view.project),
         "/fragment/board",
         &header,
-        version,
+        (version, Some(render)),
         fragment,
     )
 }
 
-/// The columns of the board with their cards, the latest run and what comes next.
-pub fn board_fragment(view: &BoardView) -> String {
-    let mut out = String::with_capacity(view.board.stories.len() * 640 + 1024);
-    run_line(&mut out, view);
-    out.push_str("<div class=\"board\">\n");
-    for column in Column::ALL {
-        let stories = view.column(column);
-        let _ = writeln!(
-            out,
-            "<section class=\"column\" data-column=\"{0}\"><h2>{0} <span class=\"count\">{1}</span></h2>",
-            column.name(),
-            stories.len()
-        );
-        for (story, usage) in stories {
-            card(&mut out, view, story, usage);
+/// The changing part of the board page, in pieces: the status line, each column's cards and
+/// the list of unreadable files. A page that already shows an earlier render is sent only the
+/// pieces that differ ([`super::patch`]).
+pub struct BoardRender {
+    pub status: String,
+    pub columns: Vec<(Column, Vec<CardHtml>)>,
+    pub broken: String,
+}
+
+/// One card's markup, and a digest of it to tell whether it changed.
+pub struct CardHtml {
+    pub id: String,
+    pub html: String,
+    pub digest: u64,
+}
+
+impl BoardRender {
+    /// The whole fragment, as the page first shows it.
+    pub fn fragment(&self) -> String {
+        let cards: usize = self
+            .columns
+            .iter()
+            .flat_map(|(_, cards)| cards)
+            .map(|c| c.html.len())
+            .sum();
+        let mut out = String::with_capacity(cards + self.status.len() + self.broken.len() + 1024);
+        out.push_str(&self.status);
+        out.push_str("<div class=\"board\">\n");
+        for (column, cards) in &self.columns {
+            let _ = writeln!(
+                out,
+                "<section class=\"column\" data-column=\"{0}\"><h2>{0} <span class=\"count\">{1}</span></h2>",
+                column.name(),
+                cards.len()
+            );
+            for card in cards {
+                out.push_str(&card.html);
+            }
+            out.push_str("</section>\n");
         }
-        out.push_str("</section>\n");
+        out.push_str("</div>\n<div id=\"broken\">");
+        out.push_str(&self.broken);
+        out.push_str("</div>\n");
+        out
     }
-    out.push_str("</div>\n");
+}
+
+/// The board's columns with their cards, the latest run and what comes next.
+pub fn board_render(view: &BoardView) -> BoardRender {
+    let mut status = String::new();
+    run_line(&mut status, view);
+    let columns = Column::ALL
+        .into_iter()
+        .map(|column| {
+            let cards = view
+                .column(column)
+                .into_iter()
+                .map(|(story, usage)| {
+                    let mut html = String::with_capacity(640);
+                    card(&mut html, view, story, usage);
+                    CardHtml {
+                        id: story.id().to_string(),
+                        digest: xxhash_rust::xxh3::xxh3_64(html.as_bytes()),
+                        html,
+                    }
+                })
+                .collect();
+            (column, cards)
+        })
+        .collect();
+    let mut broken = String::new();
     if !view.board.broken.is_empty() {
         let _ = write!(
-            out,
+            broken,
             "<section class=\"broken\"><h2>Unreadable story files ({})</h2><ul>",
             view.board.broken.len()
         );
         for err in &view.board.broken {
-            out.push_str("<li><code>");
-            esc!(&mut out, &err.to_string());
-            out.push_str("</code></li>");
+            broken.push_str("<li><code>");
+            esc!(&mut broken, &err.to_string());
+            broken.push_str("</code></li>");
         }
-        out.push_str("</ul><p>Run <code>agentic-sdlc validate</code> for details.</p></section>\n");
+        broken.push_str(
+            "</ul><p>Run <code>agentic-sdlc validate</code> for details.</p></section>\n",
+        );
     }
-    out
+    BoardRender {
+        status,
+        columns,
+        broken,
+    }
 }
 
 fn run_line(out: &mut String, view: &BoardView) {
-    out.push_str("<p class=\"status\">");
+    out.push_str("<p class=\"status\" id=\"status\">");
     match &view.run {
         Some(run) if run.running => {
             let working = run
@@ -115,7 +181,13 @@ fn run_line(out: &mut String, view: &BoardView) {
         None => out.push_str("No run yet"),
     }
     out.push_str(" · ");
-    match view.assessment.actions.first() {
+    // What a run would take up next: the stories a run is at work on are already taken.
+    let next = view
+        .assessment
+        .actions
+        .iter()
+        .find(|a| view.running(&a.story_id).is_none());
+    match next {
         Some(action) => {
             out.push_str("Next: ");
             esc!(
@@ -127,6 +199,9 @@ fn run_line(out: &mut String, view: &BoardView) {
                 &action.reason,
                 ")"
             );
+        }
+        None if !view.assessment.actions.is_empty() => {
+            out.push_str("Next: nothing else; the run is at work on every runnable story")
         }
         None if !view.assessment.waiting.is_empty() => {
             out.push_str("Next: nothing runnable; every open story is waiting")
@@ -270,7 +345,7 @@ pub fn story_page(view: &StoryView, fragment: &str, version: u64, notice: Option
         &format!("{} · {}", view.story.meta.title, view.project),
         &format!("/fragment/story/{id}"),
         &header,
-        version,
+        (version, None),
         &body,
     )
 }

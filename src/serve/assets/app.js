@@ -7,6 +7,8 @@
   var live = document.getElementById("live");
   var target = body.getAttribute("data-fragment");
   var version = body.getAttribute("data-version");
+  // The board render a board page shows; the server sends what changed since.
+  var render = body.getAttribute("data-render");
   var busy = false;
   var again = false;
 
@@ -50,15 +52,58 @@
     localTimes(holder);
   }
 
+  function cardOf(id) { return document.getElementById("card-" + id); }
+
+  // Only the cards that changed are touched: on a large board, placing every card again
+  // would keep the browser busy for seconds.
+  function apply(patch) {
+    for (var i = 0; i < patch.removed.length; i++) {
+      var gone = cardOf(patch.removed[i]);
+      if (gone) { gone.remove(); }
+    }
+    var template = document.createElement("template");
+    for (var j = 0; j < patch.changed.length; j++) {
+      var change = patch.changed[j];
+      var old = cardOf(change.id);
+      if (old) { old.remove(); }
+      template.innerHTML = change.html;
+      var card = template.content.firstElementChild;
+      var after = change.after && cardOf(change.after);
+      if (after) {
+        after.after(card);
+      } else {
+        view.querySelector("section[data-column=\"" + change.column + "\"] h2").after(card);
+      }
+      localTimes(card);
+    }
+    for (var k = 0; k < patch.counts.length; k++) {
+      var count = view.querySelector("section[data-column=\"" + patch.counts[k][0] + "\"] .count");
+      if (count) { count.textContent = patch.counts[k][1]; }
+    }
+    document.getElementById("status").outerHTML = patch.status;
+    document.getElementById("broken").innerHTML = patch.broken;
+    localTimes(document.getElementById("status"));
+  }
+
   function refresh() {
     if (busy || typing()) { again = true; return; }
     busy = true;
-    fetch(target, { credentials: "same-origin", cache: "no-store" })
+    var url = render ? target + "?since=" + render : target;
+    fetch(url, { credentials: "same-origin", cache: "no-store" })
       .then(function (response) {
         if (response.status === 404) { return "<p class=\"notice\">This story is no longer on the board.</p>"; }
-        return response.ok ? response.text() : null;
+        if (!response.ok) { return null; }
+        var rendered = response.headers.get("x-board-render");
+        var json = (response.headers.get("content-type") || "").indexOf("application/json") === 0;
+        return (json ? response.json() : response.text()).then(function (answer) {
+          if (rendered) { render = rendered; }
+          return answer;
+        });
       })
-      .then(function (html) { if (html !== null) { place(html); } })
+      .then(function (answer) {
+        if (answer === null) { return; }
+        if (typeof answer === "string") { place(answer); } else { apply(answer); }
+      })
       .catch(function () { again = true; })
       .then(function () {
         busy = false;

@@ -181,6 +181,51 @@ async fn events_follow_a_hand_edit_and_the_fragment_shows_it() {
 }
 
 #[tokio::test]
+async fn an_open_page_is_sent_only_the_cards_that_changed() {
+    let env = TestEnv::init();
+    let (_, _, unchanged) = env.add("Stays as it is", &[]);
+    let (id, slug, path) = env.add("Will be edited", &[]);
+    let served = Served::start(&env, None, &[]);
+    let (_, page) = get(&served.url).await;
+    let render = page
+        .split("data-render=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("the board page says which render it shows")
+        .to_string();
+
+    env.edit(&path, "title: Will be edited", "title: Was edited");
+    env.run(&["move", &slug, "ready"]).success();
+    std::fs::remove_file(unchanged).unwrap();
+    let response = client()
+        .get(served.at(&format!("/fragment/board?since={render}")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.headers()["content-type"].to_str().unwrap(),
+        "application/json"
+    );
+    let patch: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(patch["changed"].as_array().unwrap().len(), 1, "{patch}");
+    let card = &patch["changed"][0];
+    assert_eq!(card["id"], id.as_str());
+    assert_eq!(card["column"], "ready");
+    assert!(
+        card["html"].as_str().unwrap().contains("Was edited"),
+        "{card}"
+    );
+    assert_eq!(patch["removed"].as_array().unwrap().len(), 1, "{patch}");
+    assert_eq!(patch["counts"][0], json!(["backlog", 0]));
+    assert_eq!(patch["counts"][1], json!(["ready", 1]));
+
+    // A page too far behind (or from another server) gets the whole board.
+    let (status, whole) = get(&served.at("/fragment/board?since=999999")).await;
+    assert_eq!(status, 200);
+    assert!(whole.contains("<div class=\"board\">"), "{whole}");
+}
+
+#[tokio::test]
 async fn a_decision_from_the_page_goes_through_decide() {
     let env = TestEnv::init();
     let llm = FakeLlm::start().await;
