@@ -156,3 +156,54 @@ fn dependencies(value: &Value, board: &Board, id: &str) -> Result<serde_norway::
     }
     serde_norway::to_value(&ids).map_err(|_| wrong())
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn each_editable_key_takes_its_own_kind_of_value() {
+        let board = Board::default();
+        let set = |key: &str, value: Value| check(key, &value, &board, "story-1");
+        for (key, value) in [
+            ("title", json!("A better title")),
+            ("priority", json!(-5)),
+            ("type", json!("spike")),
+            ("labels", json!(["ui", "export"])),
+            ("assignee", json!("ada")),
+            ("estimated_effort", json!("large")),
+            ("max_refinement_attempts", json!(2)),
+            ("depends_on", json!([])),
+        ] {
+            assert!(
+                matches!(set(key, value.clone()), Ok(Change::Set(_))),
+                "{key}: {value}"
+            );
+        }
+        for key in ["assignee", "estimated_effort", "max_refinement_attempts"] {
+            assert!(matches!(set(key, Value::Null), Ok(Change::Remove)), "{key}");
+        }
+        for (key, value) in [
+            ("title", json!("")),
+            ("title", json!("two\nlines")),
+            ("title", Value::Null),
+            ("priority", json!("high")),
+            ("type", json!("epic")),
+            ("labels", json!("ui")),
+            ("estimated_effort", json!("huge")),
+            ("max_refinement_attempts", json!(0)),
+            ("depends_on", json!("story-2")),
+            ("status", json!("done")),
+            ("research_complete", json!(true)),
+            ("id", json!("story-9")),
+        ] {
+            let err = set(key, value.clone())
+                .err()
+                .unwrap_or_else(|| panic!("{key}: {value}"));
+            assert!(err.to_string().contains(key), "{key}: {err}");
+            assert_eq!(err.exit_status().code(), 2, "{key}");
+        }
+    }
+}
