@@ -13,13 +13,14 @@
 
 mod deliver;
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
-use crate::board::board_store::BoardStore;
+use crate::board::{store, Column, Story};
 use crate::config::Project;
 use crate::workflow::events::{RunEvent, RunRenderer};
 
@@ -82,14 +83,16 @@ struct Notices {
     /// The project folder's name, so a channel that hears from several projects can tell them
     /// apart.
     project: String,
-    board: BoardStore,
+    board_dir: PathBuf,
 }
 
 impl Notices {
     /// The notice an event of `kind` makes, or `None` when it makes none (a story that waits
     /// on its dependencies rather than on a person).
     fn notice_for(&self, kind: NoticeKind, event: &RunEvent) -> Option<Notice> {
-        let story = event.story_id().and_then(|id| self.board.locate(id).ok());
+        let story = event
+            .story_id()
+            .and_then(|id| self.story(id, story_slug(event)));
         let title = story.as_ref().map(|s| s.meta.title.clone());
         let mut fields = Map::new();
         let text = match event {
@@ -166,6 +169,19 @@ impl Notices {
     }
 }
 
+impl Notices {
+    /// The story as it is now. Its file is most likely `<column>/<slug>.md`; only when it is not
+    /// there is the board searched.
+    fn story(&self, id: &str, slug: &str) -> Option<Story> {
+        let file = format!("{slug}.md");
+        let hint = Column::ALL
+            .iter()
+            .map(|column| self.board_dir.join(column.name()).join(&file))
+            .find(|path| path.is_file());
+        store::locate(&self.board_dir, id, hint.as_deref()).ok()
+    }
+}
+
 fn story_slug(event: &RunEvent) -> &str {
     match event {
         RunEvent::StoryMerged { slug, .. }
@@ -197,7 +213,7 @@ impl Notifier {
         let (queue, mut events) = mpsc::unbounded_channel::<RunEvent>();
         let notices = Notices {
             project: project.name(),
-            board: BoardStore::unloaded(&project.board_dir()),
+            board_dir: project.board_dir(),
         };
         let targets = deliver::Targets::new(config, &project.config.llm.api_key_env, &project.root);
         let worker = tokio::spawn(async move {
