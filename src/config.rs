@@ -36,6 +36,7 @@ pub struct Config {
     pub budget: BudgetConfig,
     pub pricing: Pricing,
     pub remote: RemoteConfig,
+    pub notify: NotifyConfig,
 }
 
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
@@ -217,6 +218,21 @@ pub struct Price {
 
 /// `pricing`: model name → price. A model with no entry simply has no cost.
 pub type Pricing = std::collections::BTreeMap<String, Price>;
+
+/// `notify`: who hears about a run's news (a story merged or blocked, a gate waiting for a
+/// person, the run finished) while nobody watches the terminal.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NotifyConfig {
+    /// A shell command run for each event, with the event's JSON on its stdin.
+    pub command: Option<String>,
+    /// A URL that gets each event's JSON as a POST (Slack-style: its `text` is shown as is).
+    pub webhook: Option<String>,
+    /// Seconds one command or one POST may take before it is given up.
+    pub timeout_seconds: u64,
+    /// The events that notify; the default is all of them.
+    pub events: Vec<crate::notifications::NoticeKind>,
+}
 /// `tools.*`: the bounds of every agent tool call (SPEC §13).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -301,7 +317,9 @@ pub fn default_value() -> Value {
         "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120, "sandbox": "landlock",
                    "network": "none", "keepEnv": [], "writableRoots": [] },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
-        "pricing": {}
+        "pricing": {},
+        "notify": { "command": null, "webhook": null, "timeoutSeconds": 10,
+                    "events": ["story_merged", "story_blocked", "gate_waiting", "run_finished"] }
     })
 }
 
@@ -436,6 +454,7 @@ impl Config {
             return fail("remote.timeoutSeconds", "must be at least 1");
         }
         self.validate_budget_and_pricing(path)?;
+        self.validate_notify(path)?;
         for phase in crate::board::PHASES {
             if let Some(gate) = self.phases.gate(phase) {
                 if gate.reviewer == Reviewer::Command
@@ -500,6 +519,33 @@ impl Config {
         Ok(())
     }
 
+    fn validate_notify(&self, path: &Path) -> Result<()> {
+        let fail = |key: &str, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
+        let notify = &self.notify;
+        if notify
+            .command
+            .as_deref()
+            .is_some_and(|c| c.trim().is_empty())
+        {
+            return fail(
+                "notify.command",
+                "must be a shell command (or null for none)",
+            );
+        }
+        if let Some(url) = &notify.webhook {
+            if !(url.starts_with("http://") || url.starts_with("https://")) {
+                return fail(
+                    "notify.webhook",
+                    "must be a URL starting with http:// or https:// (or null for none)",
+                );
+            }
+        }
+        if notify.timeout_seconds == 0 {
+            return fail("notify.timeoutSeconds", "must be at least 1");
+        }
+        Ok(())
+    }
+
     /// The model to use. A loaded config already holds `AGENTIC_SDLC_MODEL` when it is set
     /// (see [`Layers`]).
     pub fn model(&self) -> String {
@@ -534,6 +580,14 @@ impl Project {
             .to_path_buf();
         let config = load(&root)?;
         Ok(Project { root, config })
+    }
+
+    /// The project folder's name, which pages and notices are titled with.
+    pub fn name(&self) -> String {
+        self.root.file_name().map_or_else(
+            || self.root.display().to_string(),
+            |name| name.to_string_lossy().into_owned(),
+        )
     }
 
     pub fn config_path(&self) -> PathBuf {

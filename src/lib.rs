@@ -7,11 +7,14 @@ pub mod cli;
 pub mod config;
 pub mod error;
 pub mod exec;
+pub mod mcp;
+pub mod notifications;
 // The one place that writes to the terminal; the rest of the library goes through its printer.
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 pub mod output;
 pub mod own_writes;
 pub mod report;
+pub mod serve;
 pub mod vcs;
 pub mod workflow;
 

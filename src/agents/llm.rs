@@ -36,6 +36,9 @@ pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
 pub use models::{list_models, ModelList, ProbeError};
 use request::{context_length_message, tokens_of_chars, TokenField, CHARS_PER_TOKEN};
 pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema};
+/// The HTTP client every outgoing request of the tool uses (TLS set up once, no redirect to
+/// another origin); notification webhooks go through it too.
+pub(crate) use transport::http_client;
 
 const SCHEMA_BOUNDED: u8 = 0;
 const SCHEMA_UNBOUNDED: u8 = 1;

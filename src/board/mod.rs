@@ -21,6 +21,7 @@ pub mod story_file;
 pub mod summary;
 pub mod swap;
 pub mod validate;
+pub mod watch;
 
 pub use store::Board;
 pub use story::{Story, StoryError};

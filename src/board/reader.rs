@@ -145,6 +145,14 @@ impl Board<Story> {
     }
 }
 
+impl<S: Listed + Send> Board<S> {
+    /// Like [`Board::load`], keeping of each story what `keep` makes of it: for a view that
+    /// needs a little more of every story than its summary.
+    pub fn load_with(dir: &Path, keep: fn(Story) -> S) -> Result<Board<S>> {
+        read(dir, keep)
+    }
+}
+
 impl<S: Listed> Board<S> {
     pub fn get(&self, id: &str) -> Option<&S> {
         self.stories.iter().find(|s| s.id() == id)

@@ -10,6 +10,7 @@ use serde_json::json;
 use super::Context;
 use crate::board::frontmatter::Frontmatter;
 use crate::board::{ids, lookup, sections, store, Board, Column, Story, StoryType};
+use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
 
 #[derive(Debug, Args)]
@@ -40,54 +41,21 @@ fn story_type_parser() -> impl TypedValueParser<Value = StoryType> {
 
 pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
-    let title = args.title.trim();
-    if title.is_empty() {
-        return Err(Error::Usage("the title must not be empty".into()));
-    }
-    let board_dir = project.board_dir();
-    let board = Board::load(&board_dir)?;
-    let depends_on = args
-        .depends_on
-        .iter()
-        .map(|query| lookup::find_on_board(&board, query).map(|s| s.id().to_string()))
-        .collect::<Result<Vec<_>>>()?;
-    let body = match &args.body_file {
-        Some(path) => body_from_file(title, &fs_err::read_to_string(context.cwd.join(path))?),
-        None => sections::template(title, None),
+    let description = match &args.body_file {
+        Some(path) => Some(fs_err::read_to_string(context.cwd.join(path))?),
+        None => None,
     };
-    let priority = args.priority.unwrap_or_else(|| {
-        board
-            .stories
-            .iter()
-            .map(|s| s.meta.priority)
-            .max()
-            .map_or(10, |max| max.saturating_add(10))
-    });
-    let mut labels = project.config.default_labels.clone();
-    for label in args.labels {
-        if !labels.contains(&label) {
-            labels.push(label);
-        }
-    }
-    let today = crate::board::today();
-    let mut front = Frontmatter::empty();
-    front.set("id", &ids::new_story_id());
-    front.set("title", &title);
-    front.set("priority", &priority);
-    front.set("status", &Column::Backlog.name());
-    front.set("type", &args.story_type);
-    front.set("created", &today);
-    front.set("updated", &today);
-    front.set("labels", &labels);
-    for (_, flag) in crate::board::story::PHASE_FLAGS {
-        front.set(flag, &false);
-    }
-    if !depends_on.is_empty() {
-        front.set("depends_on", &depends_on);
-    }
-    let mut story = Story::new(front, body, Column::Backlog, ids::slugify(title))?;
-    store::create_unique(&board_dir, &mut story, &taken_slugs(&board, &project.root))?;
-
+    let story = create(
+        &project,
+        NewStory {
+            title: args.title,
+            story_type: args.story_type,
+            priority: args.priority,
+            labels: args.labels,
+            depends_on: args.depends_on,
+            description,
+        },
+    )?;
     let printer = &context.printer;
     printer.json_line(&super::envelope(
         "added",
@@ -104,6 +72,74 @@ pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
     ));
     printer.out(format!("  {}", story.path.display()));
     Ok(ExitStatus::Success)
+}
+
+/// A story to add, however it was asked for (`add`, an MCP client).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct NewStory {
+    pub title: String,
+    pub story_type: StoryType,
+    /// Lower runs first; `None` puts it after every story on the board.
+    pub priority: Option<i64>,
+    /// Added to the config's `defaultLabels`.
+    pub labels: Vec<String>,
+    /// Stories (ids, slugs or unique prefixes) that must be done first.
+    pub depends_on: Vec<String>,
+    /// Markdown: its own `## ` sections, or the summary.
+    pub description: Option<String>,
+}
+
+/// Writes a new story into backlog and returns it, with its path and slug.
+pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
+    let title = new.title.trim();
+    if title.is_empty() {
+        return Err(Error::Usage("the title must not be empty".into()));
+    }
+    let board_dir = project.board_dir();
+    let board = Board::load(&board_dir)?;
+    let depends_on = new
+        .depends_on
+        .iter()
+        .map(|query| lookup::find_on_board(&board, query).map(|s| s.id().to_string()))
+        .collect::<Result<Vec<_>>>()?;
+    let body = match &new.description {
+        Some(text) => body_from_file(title, text),
+        None => sections::template(title, None),
+    };
+    let priority = new.priority.unwrap_or_else(|| {
+        board
+            .stories
+            .iter()
+            .map(|s| s.meta.priority)
+            .max()
+            .map_or(10, |max| max.saturating_add(10))
+    });
+    let mut labels = project.config.default_labels.clone();
+    for label in new.labels {
+        if !labels.contains(&label) {
+            labels.push(label);
+        }
+    }
+    let today = crate::board::today();
+    let mut front = Frontmatter::empty();
+    front.set("id", &ids::new_story_id());
+    front.set("title", &title);
+    front.set("priority", &priority);
+    front.set("status", &Column::Backlog.name());
+    front.set("type", &new.story_type);
+    front.set("created", &today);
+    front.set("updated", &today);
+    front.set("labels", &labels);
+    for (_, flag) in crate::board::story::PHASE_FLAGS {
+        front.set(flag, &false);
+    }
+    if !depends_on.is_empty() {
+        front.set("depends_on", &depends_on);
+    }
+    let mut story = Story::new(front, body, Column::Backlog, ids::slugify(title))?;
+    store::create_unique(&board_dir, &mut story, &taken_slugs(&board, &project.root))?;
+    story.slug = crate::board::story::slug_from_path(&story.path);
+    Ok(story)
 }
 
 /// The slugs a new story must not take: every story file's in any column (a broken one's

@@ -53,7 +53,9 @@ pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-fn story_json(story: &Story) -> Result<Value> {
+/// The story as `details --json` shows it: every frontmatter key, where it is, and its
+/// sections.
+pub(crate) fn story_json(story: &Story) -> Result<Value> {
     let mapping = story
         .frontmatter()
         .to_mapping()

@@ -1,17 +1,19 @@
 //! Command-line parsing and dispatch. Each command lives in its own file.
 
-mod add;
+pub(crate) mod add;
 mod board_cmds;
 mod completions;
 mod config_cmd;
 mod decide;
-mod details;
+pub(crate) mod details;
 mod init;
 mod logs;
 mod man;
-mod report;
+mod mcp;
+pub(crate) mod report;
 mod run;
-mod status;
+mod serve;
+pub(crate) mod status;
 mod validate;
 
 use std::path::{Path, PathBuf};
@@ -82,6 +84,10 @@ pub enum Command {
     Completions(completions::CompletionsArgs),
     /// Print the manual page (roff) on stdout, or write one page per command with --out-dir.
     Man(man::ManArgs),
+    /// The board as a live web page: cards that move as work happens, gates decided with a click.
+    Serve(serve::ServeArgs),
+    /// A Model Context Protocol server on stdio, so other agents and editors can use the board.
+    Mcp,
 }
 
 /// Where a command runs: the directory from `-C`, or the current one.
@@ -148,6 +154,8 @@ fn dispatch(command: Command, context: &Context) -> Result<ExitStatus> {
         Command::Logs(args) => logs::run(args, context),
         Command::Completions(args) => completions::run(args, context),
         Command::Man(args) => man::run(args, context),
+        Command::Serve(args) => serve::run(args, context),
+        Command::Mcp => mcp::run(context),
     }
 }
 

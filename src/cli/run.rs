@@ -6,17 +6,13 @@ use clap::Args;
 use serde_json::json;
 
 use super::Context;
-use crate::agents::llm::LlmClient;
-use crate::agents::llm_agents::LlmAgents;
-use crate::agents::Agents;
 use crate::error::{Error, ExitStatus, Result};
 use crate::output::{RunDisplay, TerminalPrompter};
 use crate::workflow::assessor::ActionType;
 use crate::workflow::checkpoint::{Checkpoint, RunOptions};
-use crate::workflow::events::EventSink;
 use crate::workflow::prompter::Prompter;
 use crate::workflow::remote::remote_preflight;
-use crate::workflow::runner;
+use crate::workflow::{launch, runner};
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -50,6 +46,10 @@ pub struct RunArgs {
     /// claimed there, and the board and every merge reach its base branch.
     #[arg(long, value_name = "NAME")]
     pub remote: Option<String>,
+    /// Like --auto, then keep watching the board: a story a person adds or edits starts
+    /// within seconds. Ctrl-C stops.
+    #[arg(long, conflicts_with = "dry_run")]
+    pub watch: bool,
 }
 
 pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
@@ -63,7 +63,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         None => None,
     };
     let options = RunOptions {
-        auto: args.auto,
+        auto: args.auto || args.watch,
         story: args.story.clone(),
         step,
         max_actions: args.max_actions,
@@ -123,16 +123,14 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         options,
         resume: args.resume,
         remote,
+        watch: args.watch,
     };
-    let agents: runner::AgentFactory = Box::new(|project, meter, sandbox| {
-        // Before the key is read: its copies in memory stay out of other processes' reach.
-        crate::exec::protect_tool_process();
-        let client = LlmClient::from_config(&project.config)?;
-        let agents = LlmAgents::new(client, &project.config, project.board_dir())
-            .with_meter(meter)
-            .with_sandbox(sandbox);
-        Ok(Arc::new(agents) as Arc<dyn Agents>)
-    });
+    if args.watch {
+        printer.info(format!(
+            "Watching {} after the last action: stories added or edited start within seconds; Ctrl-C stops",
+            project.board_dir().display()
+        ));
+    }
     // The events of the run go to one display, which a human gate's prompt suspends.
     let display = Arc::new(RunDisplay::new(printer.clone()));
     let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display), args.no_input)
@@ -141,11 +139,11 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("cannot start the async runtime", e))?;
-    let result = runtime.block_on(runner::run(
+    let result = runtime.block_on(launch::run_notified(
         &project,
-        EventSink::new(display),
+        display,
         request,
-        agents,
+        launch::llm_agents(),
         prompter,
     ));
     // A file tool stuck in the kernel (a hung network mount, say) must not keep an interrupted

@@ -198,13 +198,13 @@ fn behind_counts(root: &Path, board: &Board, config: &Config) -> HashMap<String,
 }
 
 /// A claim on a story as a clone last saw it on one of its remotes (SPEC §20).
-struct KnownClaim {
+pub(crate) struct KnownClaim {
     remote: String,
     seen: SeenClaim,
 }
 
 /// Every claim this clone knows of, on every remote it ran with; nothing outside a repository.
-fn known_claims(root: &Path) -> Vec<KnownClaim> {
+pub(crate) fn known_claims(root: &Path) -> Vec<KnownClaim> {
     if !vcs::is_repo(root) {
         return Vec::new();
     }
@@ -375,7 +375,7 @@ impl Serialize for ColumnsJson<'_> {
 /// `status --json`. Serialised straight from the board: as a `serde_json::Value` tree, a board
 /// of 10,000 stories took more memory than the stories themselves.
 #[derive(Serialize)]
-struct StatusJson<'a> {
+pub(crate) struct StatusJson<'a> {
     #[serde(rename = "schemaVersion")]
     schema_version: u32,
     kind: &'static str,
@@ -386,7 +386,7 @@ struct StatusJson<'a> {
     claims: Vec<ClaimJson<'a>>,
 }
 
-fn status_json<'a>(
+pub(crate) fn status_json<'a>(
     board: &'a Board,
     assessment: &'a Assessment,
     columns: &[Column],

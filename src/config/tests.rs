@@ -89,6 +89,21 @@ fn errors_name_the_key() {
             "tools.timeoutSeconds",
         ),
         (json!({"tools": {"maxReads": 1}}), "maxReads"),
+        (json!({"notify": {"hook": "http://x"}}), "hook"),
+        (
+            json!({"notify": {"webhook": "hooks.slack.com/x"}}),
+            "notify.webhook",
+        ),
+        (json!({"notify": {"command": "  "}}), "notify.command"),
+        (json!({"notify": {"command": 7}}), "notify.command"),
+        (
+            json!({"notify": {"timeoutSeconds": 0}}),
+            "notify.timeoutSeconds",
+        ),
+        (
+            json!({"notify": {"events": ["story_done"]}}),
+            "notify.events",
+        ),
     ];
     for (user, key) in cases {
         let err = from(user.clone()).unwrap_err().to_string();

@@ -218,6 +218,10 @@ impl RunRenderer for RunDisplay {
                 self.ended(story_id);
                 printer.info(format!("{} {} {reason}", p.warn("⏸"), p.id(slug)))
             }
+            // The action's own end says where the work went; this adds the commit with -v.
+            RunEvent::StoryMerged {
+                slug, commit, base, ..
+            } => printer.detail(format!("  {slug} merged into {base} as {commit}")),
             RunEvent::GateDecision {
                 slug,
                 phase,
@@ -227,12 +231,6 @@ impl RunRenderer for RunDisplay {
             } => printer.detail(format!(
                 "  {phase} gate for {slug}, attempt {attempt}: {}",
                 decision.lines().next().unwrap_or("")
-            )),
-            RunEvent::StoryMerged {
-                slug, base, commit, ..
-            } => printer.detail(format!(
-                "  {slug} merged into {base} as {}",
-                commit.chars().take(7).collect::<String>()
             )),
             RunEvent::ReviewDecided {
                 slug,

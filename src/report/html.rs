@@ -18,6 +18,12 @@ const LABEL_CHARS: usize = 34;
 /// Escapes text for element content and attribute values.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
+    escape_into(&mut out, text);
+    out
+}
+
+/// Appends `text` to `out`, escaped as [`escape`] does, for pages built in one buffer.
+pub fn escape_into(out: &mut String, text: &str) {
     for c in text.chars() {
         match c {
             '&' => out.push_str("&amp;"),
@@ -30,7 +36,6 @@ pub fn escape(text: &str) -> String {
             c => out.push(c),
         }
     }
-    out
 }
 
 /// The outcomes a timeline draws, with their colours, in legend order.

@@ -2,7 +2,7 @@
 
 use std::path::Path;
 
-use super::command::{checked, git, optional, run, text};
+use super::command::{checked, config_set, config_unset, git, optional, run, text};
 use super::repo::{
     branch_exists, current_branch, dirty_tracked_paths, head_commit, normalize_ignore,
     whole_repo_pathspecs,
@@ -33,7 +33,7 @@ pub fn recorded_base(dir: &Path, branch: &str) -> Result<Option<String>, GitErro
 
 pub fn record_base(dir: &Path, branch: &str, base: &str) -> Result<(), GitError> {
     let key = format!("branch.{branch}.{BASE_KEY}");
-    checked(git(dir).args(["config", &key, base]))?;
+    config_set(dir, &[&key, base])?;
     Ok(())
 }
 
@@ -81,7 +81,7 @@ pub fn free_story_branch(dir: &Path, slug: &str, story_id: &str) -> Result<Strin
 /// Records that the tool made `branch` for `story_id`.
 pub fn record_owner(dir: &Path, branch: &str, story_id: &str) -> Result<(), GitError> {
     let key = format!("branch.{branch}.{STORY_KEY}");
-    checked(git(dir).args(["config", &key, story_id]))?;
+    config_set(dir, &[&key, story_id])?;
     Ok(())
 }
 
@@ -185,7 +185,7 @@ pub fn ensure_story_branch(
 const RETURN_KEY: &str = "agentic-sdlc.returnTo";
 
 fn remember_return_branch(dir: &Path, branch: &str) -> Result<(), GitError> {
-    checked(git(dir).args(["config", RETURN_KEY, branch]))?;
+    config_set(dir, &[RETURN_KEY, branch])?;
     Ok(())
 }
 
@@ -200,9 +200,9 @@ const THEIRS_KEY: &str = "agentic-sdlc.personsFile";
 
 /// Remembers `paths` as the person's, until [`switch_back`].
 pub fn remember_persons_files(dir: &Path, paths: &[String]) -> Result<(), GitError> {
-    let _ = run(git(dir).args(["config", "--unset-all", THEIRS_KEY]));
+    config_unset(dir, &["--unset-all", THEIRS_KEY])?;
     for path in paths {
-        checked(git(dir).args(["config", "--add", THEIRS_KEY, path]))?;
+        config_set(dir, &["--add", THEIRS_KEY, path])?;
     }
     Ok(())
 }
@@ -221,8 +221,8 @@ pub fn remembered_persons_files(dir: &Path) -> Result<Vec<String>, GitError> {
 pub fn switch_back(dir: &Path, branch: &str) -> Result<(), GitError> {
     checkout(dir, branch)?;
     // Exit 5 means the key was already gone, which is the state wanted.
-    let _ = run(git(dir).args(["config", "--unset", RETURN_KEY]));
-    let _ = run(git(dir).args(["config", "--unset-all", THEIRS_KEY]));
+    config_unset(dir, &["--unset", RETURN_KEY])?;
+    config_unset(dir, &["--unset-all", THEIRS_KEY])?;
     Ok(())
 }
 

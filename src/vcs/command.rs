@@ -50,6 +50,44 @@ pub(super) fn describe(cmd: &Command) -> String {
     parts.join(" ")
 }
 
+/// Sets a key in the repository's config (`git config <args>`), one writer at a time: git
+/// does not wait for the config file's lock, it fails at once, and parallel stories write
+/// their branches' keys. A lock another program holds is waited out a little.
+pub(super) fn config_set(dir: &Path, args: &[&str]) -> Result<(), GitError> {
+    config_write(dir, args, true)
+}
+
+/// Removes a key from the repository's config; a key that is not there is fine.
+pub(super) fn config_unset(dir: &Path, args: &[&str]) -> Result<(), GitError> {
+    config_write(dir, args, false)
+}
+
+fn config_write(dir: &Path, args: &[&str], must_succeed: bool) -> Result<(), GitError> {
+    static TURN: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    let _turn = TURN
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    const TRIES: u64 = 5;
+    for attempt in 1..=TRIES {
+        let mut cmd = git(dir);
+        cmd.arg("config").args(args);
+        let output = run(&mut cmd)?;
+        if output.status.success() {
+            return Ok(());
+        }
+        let locked = text(&output.stderr).contains("could not lock config file");
+        if !locked || attempt == TRIES {
+            return if must_succeed {
+                Err(failure(&cmd, &output))
+            } else {
+                Ok(())
+            };
+        }
+        std::thread::sleep(std::time::Duration::from_millis(40 * attempt));
+    }
+    Ok(())
+}
+
 /// Runs to completion; the exit status is left to the caller.
 pub(super) fn run(cmd: &mut Command) -> Result<Output, GitError> {
     cmd.output().map_err(|source| GitError::Spawn {

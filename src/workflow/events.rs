@@ -48,6 +48,14 @@ pub enum RunEvent {
         reason: String,
         cause: BlockCause,
     },
+    /// The story's work reached its base branch as `commit` (SPEC §12); the action that did it
+    /// reports its own end afterwards.
+    StoryMerged {
+        story_id: String,
+        slug: String,
+        commit: String,
+        base: String,
+    },
     StoryWaiting {
         story_id: String,
         slug: String,
@@ -59,13 +67,6 @@ pub enum RunEvent {
         phase: String,
         attempt: u32,
         decision: String,
-    },
-    /// The story's work was merged into its base by this run.
-    StoryMerged {
-        story_id: String,
-        slug: String,
-        base: String,
-        commit: String,
     },
     /// A review reached its decision: a rejection sends the work back.
     ReviewDecided {
@@ -118,10 +119,10 @@ impl RunEvent {
             | RunEvent::ActionStopped { action, .. }
             | RunEvent::ReworkStarted { action, .. } => Some(&action.story_id),
             RunEvent::StoryBlocked { story_id, .. }
+            | RunEvent::StoryMerged { story_id, .. }
             | RunEvent::StoryWaiting { story_id, .. }
             | RunEvent::GateDecision { story_id, .. }
             | RunEvent::ReviewDecided { story_id, .. }
-            | RunEvent::StoryMerged { story_id, .. }
             | RunEvent::ToolCall { story_id, .. }
             | RunEvent::Usage { story_id, .. } => Some(story_id),
             RunEvent::Warning { story_id, .. } => story_id.as_deref(),
@@ -177,6 +178,14 @@ impl RunEvent {
                 "event": "story_blocked", "storyId": story_id, "slug": slug, "reason": reason,
                 "cause": cause,
             }),
+            RunEvent::StoryMerged {
+                story_id,
+                slug,
+                commit,
+                base,
+            } => json!({
+                "event": "story_merged", "storyId": story_id, "slug": slug, "commit": commit, "base": base,
+            }),
             RunEvent::StoryWaiting {
                 story_id,
                 slug,
@@ -192,15 +201,6 @@ impl RunEvent {
                 decision,
             } => json!({
                 "event": "gate_decision", "storyId": story_id, "slug": slug, "phase": phase, "attempt": attempt, "decision": decision,
-            }),
-            RunEvent::StoryMerged {
-                story_id,
-                slug,
-                base,
-                commit,
-            } => json!({
-                "event": "story_merged", "storyId": story_id, "slug": slug, "base": base,
-                "commit": commit,
             }),
             RunEvent::ReviewDecided {
                 story_id,
@@ -279,6 +279,24 @@ pub trait RunRenderer: Send + Sync {
     /// The run is about to start actions, up to `concurrency` stories at once.
     fn begin(&self, concurrency: usize);
     fn render(&self, event: &RunEvent);
+}
+
+/// Several renderers shown the same events, in order: the terminal display and the
+/// notifiers, say.
+pub struct Fanout(pub Vec<Arc<dyn RunRenderer>>);
+
+impl RunRenderer for Fanout {
+    fn begin(&self, concurrency: usize) {
+        for renderer in &self.0 {
+            renderer.begin(concurrency);
+        }
+    }
+
+    fn render(&self, event: &RunEvent) {
+        for renderer in &self.0 {
+            renderer.render(event);
+        }
+    }
 }
 
 /// A renderer that shows nothing, for runs nobody watches (library tests).

@@ -13,6 +13,7 @@ pub mod events;
 pub mod gate;
 pub mod guard;
 pub mod journal;
+pub mod launch;
 pub mod lock;
 pub mod no_progress;
 pub mod outcome;

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use super::assessor::{assess, Action, Assessment, Policy};
+use super::assessor::{assess, Action, ActionType, Assessment, Policy};
 use super::attention::{self, Attention, Need};
 use super::budget::Spending;
 use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
@@ -22,6 +22,7 @@ use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
 use crate::board::board_store::BoardStore;
 use crate::board::validate::dependency_cycles;
+use crate::board::watch::{BoardWatcher, Scope};
 use crate::board::{lookup, store, Board};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
@@ -34,6 +35,9 @@ pub struct RunRequest {
     pub resume: bool,
     /// `run --remote`: the remote that its checks found ready (SPEC §20).
     pub remote: Option<RemotePlan>,
+    /// `run --watch`: once nothing is left to do, wait for a person to add or edit a story
+    /// instead of ending, until Ctrl-C.
+    pub watch: bool,
 }
 
 /// Builds the agents once the run knows it has work, so that `--dry-run` and an empty board
@@ -41,7 +45,7 @@ pub struct RunRequest {
 /// The factory gets the run's budget meter, which every model call must go through, and the
 /// run's box, which every command an agent runs must go through.
 pub type AgentFactory =
-    Box<dyn FnOnce(&Project, Arc<dyn CallMeter>, Sandbox) -> Result<Arc<dyn Agents>>>;
+    Box<dyn FnOnce(&Project, Arc<dyn CallMeter>, Sandbox) -> Result<Arc<dyn Agents>> + Send>;
 
 /// The actions of an assessment this run may take, in order.
 fn runnable<'a>(
@@ -108,6 +112,11 @@ pub async fn run(
         )));
     }
     let _lock = BoardLock::acquire(&board_dir)?;
+    // Watching starts before the first look at the board, so no change falls in between.
+    let watch = match request.watch {
+        true => Some(BoardWatcher::start(&board_dir, Scope::Stories)?),
+        false => None,
+    };
     store::sweep_temporary_files(&board_dir);
     // Through a remote, stories work in worktrees of their own: the checkout stays on the
     // base, which follows the remote's.
@@ -150,7 +159,12 @@ pub async fn run(
     let options = checkpoint.context.options.clone();
     let assessment = assess(&board, Policy::from_config(&project.config));
     let none_skipped = HashSet::new();
-    let Some(first) = runnable(&assessment, &options, &none_skipped).next() else {
+    let first = runnable(&assessment, &options, &none_skipped)
+        .next()
+        .map(|action| action.action_type);
+    // A watching run with nothing to do yet waits for work of any kind.
+    let first = first.or_else(|| watch.as_ref().map(|_| ActionType::Refine));
+    let Some(first) = first else {
         if let Some(remote) = &remote {
             remote.finish().await;
         }
@@ -163,7 +177,7 @@ pub async fn run(
             request.resume,
         ));
     };
-    let needs = Needs::of_run(options.auto, options.step, first.action_type);
+    let needs = Needs::of_run(options.auto, options.step, first);
     let concurrency = options
         .concurrency
         .unwrap_or(project.config.concurrency)
@@ -237,6 +251,7 @@ pub async fn run(
         duplicates_seen: HashSet::new(),
         blocked: Vec::new(),
         turns: remote.map(Turns::new),
+        watch,
     };
     let renewal = run
         .turns
@@ -400,6 +415,8 @@ struct Loop {
     duplicates_seen: HashSet<String>,
     /// With `--remote`: the claims and releases in flight (docs/design.md §20).
     turns: Option<Turns>,
+    /// `run --watch`: what tells the idle run that a person changed the board.
+    watch: Option<BoardWatcher>,
 }
 
 impl Loop {
@@ -419,7 +436,33 @@ impl Loop {
             let idle = self.tasks.is_empty() && self.turns.as_ref().is_none_or(Turns::is_idle);
             let waiting = idle && self.waits_on_other_clones().await?;
             if idle && !waiting {
-                break;
+                if !self.may_keep_watching() {
+                    break;
+                }
+                // Idle under --watch: the run's own writes are behind it; what changes next is a
+                // person's doing.
+                let mut watch = self.watch.take();
+                let Some(watcher) = watch.as_mut() else { break };
+                watcher.forget_pending();
+                let before = current.clone().unwrap_or_else(|| self.wf.board.board());
+                let parked = stamps(&before, &self.parked);
+                drop(before);
+                let woke = tokio::select! {
+                    _ = watcher.changed() => true,
+                    _ = &mut interrupt => false,
+                };
+                self.watch = watch;
+                if !woke {
+                    return Ok(self.interrupted().await);
+                }
+                drop(current.take());
+                let board = self.refreshed_board().await?;
+                // A story this run gave up on (failed, waiting for a decision) is worth another
+                // look once a person touched it.
+                let now = stamps(&board, &self.parked);
+                self.parked.retain(|id| parked.get(id) == now.get(id));
+                current = Some(board);
+                continue;
             }
             let poll = self.turns.as_ref().map(|t| t.remote().poll_interval());
             tokio::select! {
@@ -460,23 +503,7 @@ impl Loop {
                         interrupt = Box::pin(interrupted());
                         continue;
                     }
-                    self.tasks.abort_all();
-                    while self.tasks.join_next().await.is_some() {}
-                    if let Some(turns) = &mut self.turns {
-                        let _ = tokio::time::timeout(INTERRUPTED_PUSH, turns.finish()).await;
-                    }
-                    let (root, board_dir, config) = (self.wf.root.clone(), self.wf.board_dir().to_path_buf(), self.wf.config.clone());
-                    for message in workspace::recover_interrupted(&root, &board_dir, &config) {
-                        self.wf.events.emit(RunEvent::Warning { story_id: None, message });
-                    }
-                    self.wf.events.emit(RunEvent::RunFinished {
-                        actions: self.started,
-                        failed: self.failed,
-                        exit_code: ExitStatus::Interrupted.code(),
-                        message: "Interrupted; the checkpoint is kept: `agentic-sdlc run --continue` resumes".into(),
-                        attention: Vec::new(),
-                    });
-                    return Ok(ExitStatus::Interrupted);
+                    return Ok(self.interrupted().await);
                 }
             }
         }
@@ -487,6 +514,48 @@ impl Loop {
         // The board at the end says who waits for a person, and whether work is left.
         let board = self.refreshed_board().await.ok();
         Ok(self.conclude(board))
+    }
+
+    /// Ctrl-C or SIGTERM: the actions in flight are abandoned, the interrupted work put back,
+    /// and the checkpoint kept for `run --continue`.
+    async fn interrupted(&mut self) -> ExitStatus {
+        self.tasks.abort_all();
+        while self.tasks.join_next().await.is_some() {}
+        if let Some(turns) = &mut self.turns {
+            let _ = tokio::time::timeout(INTERRUPTED_PUSH, turns.finish()).await;
+        }
+        let (root, board_dir, config) = (
+            self.wf.root.clone(),
+            self.wf.board_dir().to_path_buf(),
+            self.wf.config.clone(),
+        );
+        for message in workspace::recover_interrupted(&root, &board_dir, &config) {
+            self.wf.events.emit(RunEvent::Warning {
+                story_id: None,
+                message,
+            });
+        }
+        self.wf.events.emit(RunEvent::RunFinished {
+            actions: self.started,
+            failed: self.failed,
+            exit_code: ExitStatus::Interrupted.code(),
+            message: "Interrupted; the checkpoint is kept: `agentic-sdlc run --continue` resumes"
+                .into(),
+            attention: Vec::new(),
+        });
+        ExitStatus::Interrupted
+    }
+
+    /// `run --watch` goes on waiting for work unless something stopped the run for good: an
+    /// escalation, the run's budget, or `--max-actions`.
+    fn may_keep_watching(&self) -> bool {
+        self.watch.is_some()
+            && self.stop.is_none()
+            && self.wf.spending.run_stop().is_none()
+            && self
+                .options
+                .max_actions
+                .is_none_or(|max| self.started < max)
     }
 
     /// The board as it is now: what the run wrote and what people edited since the last look
@@ -803,18 +872,47 @@ async fn next_turn(turns: &mut Option<Turns>) -> (String, Turn) {
 
 /// The signals that end a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Signal {
+pub(crate) enum Signal {
     /// Ctrl-C (SIGINT).
     Interrupt,
     /// SIGTERM.
     Terminate,
 }
 
-/// Resolves on Ctrl-C or SIGTERM, saying which.
-async fn interrupted() -> Signal {
-    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).ok();
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => Signal::Interrupt,
-        _ = async { match term.as_mut() { Some(t) => { t.recv().await; } None => std::future::pending::<()>().await } } => Signal::Terminate,
+/// Where each of `ids` is on `board` and its file's stamp, to tell later whether someone
+/// changed it.
+fn stamps(board: &Board, ids: &HashSet<String>) -> HashMap<String, FileStamp> {
+    ids.iter()
+        .filter_map(|id| {
+            let path = &board.get(id)?.path;
+            let meta = std::fs::metadata(path).ok()?;
+            Some((id.clone(), (path.clone(), meta.modified().ok(), meta.len())))
+        })
+        .collect()
+}
+
+type FileStamp = (std::path::PathBuf, Option<std::time::SystemTime>, u64);
+
+/// Resolves on Ctrl-C or SIGTERM, saying which. The handlers are in place as soon as this is
+/// called, so a signal that comes before the first poll still counts.
+pub(crate) fn interrupted() -> impl std::future::Future<Output = Signal> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let mut interrupt = signal(SignalKind::interrupt()).ok();
+    let mut terminate = signal(SignalKind::terminate()).ok();
+    async move {
+        tokio::select! {
+            () = received(interrupt.as_mut()) => Signal::Interrupt,
+            () = received(terminate.as_mut()) => Signal::Terminate,
+        }
+    }
+}
+
+/// Resolves when `signal` arrives; never, when its handler could not be installed.
+async fn received(signal: Option<&mut tokio::signal::unix::Signal>) {
+    match signal {
+        Some(signal) => {
+            signal.recv().await;
+        }
+        None => std::future::pending::<()>().await,
     }
 }

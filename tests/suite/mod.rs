@@ -4,6 +4,7 @@ mod agents_e2e;
 mod board_cli;
 pub mod common;
 mod delivery;
+mod faces;
 #[allow(dead_code)] // Each test module scripts a different part of the fake server.
 pub mod fake_llm;
 mod gates_deps;

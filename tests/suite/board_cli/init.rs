@@ -21,7 +21,9 @@ fn spec_defaults() -> serde_json::Value {
         "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120, "sandbox": "landlock",
                    "network": "none", "keepEnv": [], "writableRoots": [] },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
-        "pricing": {}
+        "pricing": {},
+        "notify": { "command": null, "webhook": null, "timeoutSeconds": 10,
+                    "events": ["story_merged", "story_blocked", "gate_waiting", "run_finished"] }
     })
 }
 

@@ -1,0 +1,124 @@
+// The board's live page: when the server says the board changed (server-sent events), fetch
+// the page's fragment again and put it in place. No framework, no build step.
+(function () {
+  "use strict";
+  var body = document.body;
+  var view = document.getElementById("view");
+  var live = document.getElementById("live");
+  var target = body.getAttribute("data-fragment");
+  var version = body.getAttribute("data-version");
+  // The board render a board page shows; the server sends what changed since.
+  var render = body.getAttribute("data-render");
+  var busy = false;
+  var again = false;
+
+  // Timestamps are written in UTC by the server; show them in the reader's time zone.
+  function localTimes(root) {
+    var times = root.querySelectorAll("time[datetime]");
+    for (var i = 0; i < times.length; i++) {
+      var at = new Date(times[i].getAttribute("datetime"));
+      if (!isNaN(at.getTime())) {
+        times[i].textContent = at.toLocaleString();
+        times[i].title = times[i].getAttribute("datetime");
+      }
+    }
+  }
+
+  // Someone writing a decision keeps their text and focus: the fragment waits until they
+  // leave the field.
+  function typing() {
+    var active = document.activeElement;
+    return active && view.contains(active) &&
+      (active.tagName === "TEXTAREA" || active.tagName === "INPUT");
+  }
+
+  function place(html) {
+    var open = {};
+    var details = view.querySelectorAll("details[id]");
+    for (var i = 0; i < details.length; i++) { open[details[i].id] = details[i].open; }
+    var kept = {};
+    var fields = view.querySelectorAll("textarea[id]");
+    for (var j = 0; j < fields.length; j++) { kept[fields[j].id] = fields[j].value; }
+    var holder = view.querySelector("#story") || view;
+    holder.innerHTML = html;
+    for (var id in open) {
+      var d = document.getElementById(id);
+      if (d) { d.open = open[id]; }
+    }
+    for (var key in kept) {
+      var f = document.getElementById(key);
+      if (f) { f.value = kept[key]; }
+    }
+    localTimes(holder);
+  }
+
+  function cardOf(id) { return document.getElementById("card-" + id); }
+
+  // Only the cards that changed are touched: on a large board, placing every card again
+  // would keep the browser busy for seconds.
+  function apply(patch) {
+    for (var i = 0; i < patch.removed.length; i++) {
+      var gone = cardOf(patch.removed[i]);
+      if (gone) { gone.remove(); }
+    }
+    var template = document.createElement("template");
+    for (var j = 0; j < patch.changed.length; j++) {
+      var change = patch.changed[j];
+      var old = cardOf(change.id);
+      if (old) { old.remove(); }
+      template.innerHTML = change.html;
+      var card = template.content.firstElementChild;
+      var after = change.after && cardOf(change.after);
+      if (after) {
+        after.after(card);
+      } else {
+        view.querySelector("section[data-column=\"" + change.column + "\"] h2").after(card);
+      }
+      localTimes(card);
+    }
+    for (var k = 0; k < patch.counts.length; k++) {
+      var count = view.querySelector("section[data-column=\"" + patch.counts[k][0] + "\"] .count");
+      if (count) { count.textContent = patch.counts[k][1]; }
+    }
+    document.getElementById("status").outerHTML = patch.status;
+    document.getElementById("broken").innerHTML = patch.broken;
+    localTimes(document.getElementById("status"));
+  }
+
+  function refresh() {
+    if (busy || typing()) { again = true; return; }
+    busy = true;
+    var url = render ? target + "?since=" + render : target;
+    fetch(url, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) {
+        if (response.status === 404) { return "<p class=\"notice\">This story is no longer on the board.</p>"; }
+        if (!response.ok) { return null; }
+        var rendered = response.headers.get("x-board-render");
+        var json = (response.headers.get("content-type") || "").indexOf("application/json") === 0;
+        return (json ? response.json() : response.text()).then(function (answer) {
+          if (rendered) { render = rendered; }
+          return answer;
+        });
+      })
+      .then(function (answer) {
+        if (answer === null) { return; }
+        if (typeof answer === "string") { place(answer); } else { apply(answer); }
+      })
+      .catch(function () { again = true; })
+      .then(function () {
+        busy = false;
+        if (again) { again = false; setTimeout(refresh, 250); }
+      });
+  }
+
+  view.addEventListener("focusout", function () { if (again) { again = false; refresh(); } });
+  localTimes(document);
+
+  if (!window.EventSource) { setInterval(refresh, 2000); return; }
+  var events = new EventSource("/events");
+  events.addEventListener("change", function (event) {
+    if (event.data !== version) { version = event.data; refresh(); }
+  });
+  events.onopen = function () { live.className = "live on"; live.title = "live: updates as the board changes"; };
+  events.onerror = function () { live.className = "live off"; live.title = "reconnecting…"; };
+})();

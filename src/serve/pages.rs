@@ -1,0 +1,628 @@
+//! The pages, written as HTML by hand: a board page and a story page, each a frame around a
+//! fragment that the page's script fetches again whenever the board changes. Everything that
+//! comes from a story file, a journal or a transcript goes through [`escape_into`].
+
+use std::fmt::Write;
+
+use super::view::{BoardView, StoryView};
+use crate::board::records::Usage;
+use crate::board::{Column, Phase, StorySummary};
+use crate::report::html::escape_into;
+use crate::report::{format_cost, format_duration};
+
+/// Appends escaped text; `esc!(out, a, b, …)` for several pieces.
+macro_rules! esc {
+    ($out:expr, $($text:expr),+ $(,)?) => {{
+        $( escape_into($out, $text); )+
+    }};
+}
+
+/// The frame of every page: head, header, the live fragment and the script that keeps it live.
+/// `render` is the board render a board page shows, which its script asks to be brought up to.
+fn frame(
+    title: &str,
+    fragment_url: &str,
+    header: &str,
+    (version, render): (u64, Option<u64>),
+    body: &str,
+) -> String {
+    let mut page = String::with_capacity(body.len() + 1024);
+    page.push_str("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>");
+    esc!(&mut page, title);
+    page.push_str("</title>\n<link rel=\"stylesheet\" href=\"/assets/app.css\">\n<script src=\"/assets/app.js\" defer></script>\n</head>\n<body data-fragment=\"");
+    esc!(&mut page, fragment_url);
+    let _ = write!(page, "\" data-version=\"{version}\"");
+    if let Some(render) = render {
+        let _ = write!(page, " data-render=\"{render}\"");
+    }
+    page.push_str(">\n<header class=\"top\">");
+    page.push_str(header);
+    page.push_str("<span id=\"live\" class=\"live\" title=\"live updates\">live</span></header>\n<main id=\"view\">\n");
+    page.push_str(body);
+    page.push_str("</main>\n</body>\n</html>\n");
+    page
+}
+
+pub fn board_page(view: &BoardView, fragment: &str, version: u64, render: u64) -> String {
+    let mut header = String::from("<h1>");
+    esc!(&mut header, &view.project);
+    header.push_str("</h1>");
+    frame(
+        &format!("{} · agentic-sdlc", view.project),
+        "/fragment/board",
+        &header,
+        (version, Some(render)),
+        fragment,
+    )
+}
+
+/// The changing part of the board page, in pieces: the status line, each column's cards and
+/// the list of unreadable files. A page that already shows an earlier render is sent only the
+/// pieces that differ ([`super::patch`]).
+pub struct BoardRender {
+    pub status: String,
+    pub columns: Vec<(Column, Vec<CardHtml>)>,
+    pub broken: String,
+}
+
+/// One card's markup, and a digest of it to tell whether it changed.
+pub struct CardHtml {
+    pub id: String,
+    pub html: String,
+    pub digest: u64,
+}
+
+impl BoardRender {
+    /// The whole fragment, as the page first shows it.
+    pub fn fragment(&self) -> String {
+        let cards: usize = self
+            .columns
+            .iter()
+            .flat_map(|(_, cards)| cards)
+            .map(|c| c.html.len())
+            .sum();
+        let mut out = String::with_capacity(cards + self.status.len() + self.broken.len() + 1024);
+        out.push_str(&self.status);
+        out.push_str("<div class=\"board\">\n");
+        for (column, cards) in &self.columns {
+            let _ = writeln!(
+                out,
+                "<section class=\"column\" data-column=\"{0}\"><h2>{0} <span class=\"count\">{1}</span></h2>",
+                column.name(),
+                cards.len()
+            );
+            for card in cards {
+                out.push_str(&card.html);
+            }
+            out.push_str("</section>\n");
+        }
+        out.push_str("</div>\n<div id=\"broken\">");
+        out.push_str(&self.broken);
+        out.push_str("</div>\n");
+        out
+    }
+}
+
+/// The board's columns with their cards, the latest run and what comes next.
+pub fn board_render(view: &BoardView) -> BoardRender {
+    let mut status = String::new();
+    run_line(&mut status, view);
+    let columns = Column::ALL
+        .into_iter()
+        .map(|column| {
+            let cards = view
+                .column(column)
+                .into_iter()
+                .map(|(story, usage)| {
+                    let mut html = String::with_capacity(640);
+                    card(&mut html, view, story, usage);
+                    CardHtml {
+                        id: story.id().to_string(),
+                        digest: xxhash_rust::xxh3::xxh3_64(html.as_bytes()),
+                        html,
+                    }
+                })
+                .collect();
+            (column, cards)
+        })
+        .collect();
+    let mut broken = String::new();
+    if !view.board.broken.is_empty() {
+        let _ = write!(
+            broken,
+            "<section class=\"broken\"><h2>Unreadable story files ({})</h2><ul>",
+            view.board.broken.len()
+        );
+        for err in &view.board.broken {
+            broken.push_str("<li><code>");
+            esc!(&mut broken, &err.to_string());
+            broken.push_str("</code></li>");
+        }
+        broken.push_str(
+            "</ul><p>Run <code>agentic-sdlc validate</code> for details.</p></section>\n",
+        );
+    }
+    BoardRender {
+        status,
+        columns,
+        broken,
+    }
+}
+
+fn run_line(out: &mut String, view: &BoardView) {
+    out.push_str("<p class=\"status\" id=\"status\">");
+    match &view.run {
+        Some(run) if run.running => {
+            let working = run
+                .stories
+                .iter()
+                .flat_map(|s| &s.actions)
+                .filter(|a| a.outcome == "running")
+                .count();
+            out.push_str("<span class=\"running\">▶ Run ");
+            esc!(out, &run.run_id);
+            let _ = write!(
+                out,
+                " at work: {} action(s) so far, {working} running</span>",
+                run.totals.actions
+            );
+        }
+        Some(run) => {
+            out.push_str("Last run ");
+            esc!(out, &run.run_id);
+            match (run.exit_code, &run.message) {
+                (Some(code), Some(message)) => {
+                    let _ = write!(out, ": exit {code}, ");
+                    esc!(out, message);
+                }
+                _ => out.push_str(": ended without finishing its journal"),
+            }
+        }
+        None => out.push_str("No run yet"),
+    }
+    out.push_str(" · ");
+    // What a run would take up next: the stories a run is at work on are already taken.
+    let next = view
+        .assessment
+        .actions
+        .iter()
+        .find(|a| view.running(&a.story_id).is_none());
+    match next {
+        Some(action) => {
+            out.push_str("Next: ");
+            esc!(
+                out,
+                action.action_type.name(),
+                " ",
+                &action.slug,
+                " (",
+                &action.reason,
+                ")"
+            );
+        }
+        None if !view.assessment.actions.is_empty() => {
+            out.push_str("Next: nothing else; the run is at work on every runnable story")
+        }
+        None if !view.assessment.waiting.is_empty() => {
+            out.push_str("Next: nothing runnable; every open story is waiting")
+        }
+        None => out.push_str("Next: nothing to do"),
+    }
+    out.push_str("</p>\n");
+}
+
+fn card(out: &mut String, view: &BoardView, story: &StorySummary, usage: &Usage) {
+    let meta = &story.meta;
+    let id = story.id();
+    out.push_str("<article class=\"card\" id=\"card-");
+    esc!(out, id);
+    out.push_str("\" data-story=\"");
+    esc!(out, id);
+    out.push_str("\"><a class=\"title\" href=\"/story/");
+    esc!(out, id);
+    out.push_str("\">");
+    esc!(out, &meta.title);
+    out.push_str("</a>\n<div class=\"sub\"><span class=\"slug\">");
+    esc!(out, &story.slug);
+    let _ = write!(
+        out,
+        "</span> <span class=\"priority\" title=\"priority\">{}</span> <span class=\"type\">",
+        meta.priority
+    );
+    esc!(out, meta.story_type.as_str());
+    out.push_str("</span></div>\n");
+    flags(out, story);
+    if usage.requests > 0 {
+        let _ = write!(out, "<div class=\"spend\">{} tokens", usage.tokens());
+        if usage.cost_usd.is_some() {
+            out.push_str(" · ");
+            esc!(out, &format_cost(usage.cost_usd));
+        }
+        out.push_str("</div>\n");
+    }
+    match (&meta.merged_commit, &meta.branch) {
+        (Some(commit), _) => {
+            out.push_str("<div class=\"branch\">merged ");
+            esc!(out, &commit[..commit.len().min(7)]);
+            out.push_str("</div>\n");
+        }
+        (None, Some(branch)) => {
+            out.push_str("<div class=\"branch\">⎇ ");
+            esc!(out, branch);
+            out.push_str("</div>\n");
+        }
+        (None, None) => {}
+    }
+    if let Some(action) = view.running(id) {
+        out.push_str("<div class=\"running\">▶ ");
+        esc!(out, &action.action_type);
+        out.push_str(" running");
+        if let Some(at) = &action.started_at {
+            out.push_str(" since ");
+            time(out, at);
+        }
+        out.push_str("</div>\n");
+    }
+    if let Some(reason) = view.waiting(id) {
+        out.push_str("<div class=\"waiting\">⏸ ");
+        esc!(out, reason);
+        out.push_str("</div>\n");
+    }
+    if story.column == Column::Blocked {
+        out.push_str("<div class=\"blocked\">⛔ ");
+        esc!(
+            out,
+            first_line(
+                meta.blocked_reason
+                    .as_deref()
+                    .unwrap_or("no reason recorded")
+            )
+        );
+        out.push_str("</div>\n");
+    }
+    if let Some(error) = &meta.last_error {
+        out.push_str("<div class=\"error\">! ");
+        esc!(out, first_line(error));
+        out.push_str("</div>\n");
+    }
+    out.push_str("</article>\n");
+}
+
+/// R, P, I and V, lit when research, plan, implementation and reviews are complete.
+fn flags(out: &mut String, story: &StorySummary) {
+    let meta = &story.meta;
+    out.push_str("<div class=\"flags\">");
+    for (done, letter, name) in [
+        (meta.research_complete, 'R', "research"),
+        (meta.plan_complete, 'P', "plan"),
+        (meta.implementation_complete, 'I', "implementation"),
+        (meta.reviews_complete, 'V', "reviews"),
+    ] {
+        let (class, state) = if done {
+            ("on", "complete")
+        } else {
+            ("off", "not complete")
+        };
+        let _ = write!(
+            out,
+            "<span class=\"flag {class}\" title=\"{name} {state}\">{letter}</span>"
+        );
+    }
+    out.push_str("</div>\n");
+}
+
+/// A timestamp the page's script shows in the reader's time zone; the server's text says UTC.
+fn time(out: &mut String, rfc3339: &str) {
+    out.push_str("<time datetime=\"");
+    esc!(out, rfc3339);
+    out.push_str("\">");
+    match crate::report::parse_time(rfc3339) {
+        Some(at) => out.push_str(&at.format("%Y-%m-%d %H:%M:%S UTC").to_string()),
+        None => esc!(out, rfc3339),
+    }
+    out.push_str("</time>");
+}
+
+fn first_line(text: &str) -> &str {
+    text.lines().next().unwrap_or_default()
+}
+
+pub fn story_page(view: &StoryView, fragment: &str, version: u64, notice: Option<&str>) -> String {
+    let id = view.story.id();
+    let mut header = String::from("<a class=\"back\" href=\"/\">← ");
+    esc!(&mut header, &view.project);
+    header.push_str("</a>");
+    let mut body = String::new();
+    if let Some(notice) = notice {
+        body.push_str("<p class=\"notice\" id=\"notice\">");
+        esc!(&mut body, notice);
+        body.push_str("</p>\n");
+    }
+    body.push_str("<div id=\"story\">\n");
+    body.push_str(fragment);
+    body.push_str("</div>\n");
+    frame(
+        &format!("{} · {}", view.story.meta.title, view.project),
+        &format!("/fragment/story/{id}"),
+        &header,
+        (version, None),
+        &body,
+    )
+}
+
+/// Everything about one story: its keys, a waiting gate, its sections, its timeline and its
+/// transcripts.
+pub fn story_fragment(view: &StoryView) -> String {
+    let story = &view.story;
+    let meta = &story.meta;
+    let mut out = String::with_capacity(8 * 1024);
+    out.push_str("<h1>");
+    esc!(&mut out, &meta.title);
+    let _ = write!(
+        out,
+        " <span class=\"column-badge {0}\">{0}</span></h1>\n<dl class=\"meta\">",
+        story.column.name()
+    );
+    let row = |out: &mut String, label: &str, value: &str| {
+        out.push_str("<dt>");
+        esc!(out, label);
+        out.push_str("</dt><dd>");
+        esc!(out, value);
+        out.push_str("</dd>");
+    };
+    row(&mut out, "id", &meta.id);
+    row(&mut out, "slug", &story.slug);
+    row(&mut out, "type", meta.story_type.as_str());
+    row(&mut out, "priority", &meta.priority.to_string());
+    if !meta.labels.is_empty() {
+        row(&mut out, "labels", &meta.labels.join(", "));
+    }
+    for key in ["assignee", "estimated_effort", "created", "updated"] {
+        if let Ok(Some(value)) = story.get::<String>(key) {
+            row(&mut out, key, &value);
+        }
+    }
+    for (label, value) in [
+        ("branch", &meta.branch),
+        ("base", &meta.base_branch),
+        ("merged", &meta.merged_commit),
+        ("pull request", &meta.pr_url),
+    ] {
+        if let Some(value) = value {
+            row(&mut out, label, value);
+        }
+    }
+    row(
+        &mut out,
+        "reworks",
+        &match meta.max_refinement_attempts {
+            Some(limit) => format!("{} (limit {limit})", meta.refinement_count),
+            None => meta.refinement_count.to_string(),
+        },
+    );
+    let usage = &view.usage;
+    if usage.requests > 0 {
+        let mut spend = format!(
+            "{} request(s), {} prompt + {} completion tokens",
+            usage.requests, usage.prompt_tokens, usage.completion_tokens
+        );
+        if usage.cost_usd.is_some() {
+            spend.push_str(&format!(", {}", format_cost(usage.cost_usd)));
+        }
+        row(&mut out, "spend", &spend);
+    }
+    out.push_str("</dl>\n");
+    out.push_str("<div class=\"phases\">");
+    for (done, name) in [
+        (meta.research_complete, "research"),
+        (meta.plan_complete, "plan"),
+        (meta.implementation_complete, "implementation"),
+        (meta.reviews_complete, "reviews"),
+    ] {
+        let _ = write!(
+            out,
+            "<span class=\"flag {}\">{name}</span>",
+            if done { "on" } else { "off" }
+        );
+    }
+    out.push_str("</div>\n");
+    if let Some(error) = &meta.last_error {
+        out.push_str("<p class=\"error\"><b>Last error:</b> ");
+        esc!(&mut out, error);
+        out.push_str("</p>\n");
+    }
+    if let Some(reason) = &meta.blocked_reason {
+        out.push_str("<p class=\"blocked\"><b>Blocked:</b> ");
+        esc!(&mut out, reason);
+        let _ = write!(out, " · <code>agentic-sdlc unblock ");
+        esc!(&mut out, &story.slug);
+        out.push_str("</code></p>\n");
+    }
+    if let Some(reason) = &view.waiting {
+        out.push_str("<p class=\"waiting\">⏸ ");
+        esc!(&mut out, reason);
+        out.push_str("</p>\n");
+    }
+    if let Some((phase, output)) = &view.pending {
+        gate_form(&mut out, story.id(), *phase, output.as_deref());
+    }
+    dependencies(&mut out, view);
+    for (name, content) in story.non_empty_sections() {
+        out.push_str("<section class=\"section\"><h2>");
+        esc!(&mut out, &name);
+        out.push_str("</h2><pre>");
+        esc!(&mut out, &content);
+        out.push_str("</pre></section>\n");
+    }
+    timeline(&mut out, view);
+    transcripts(&mut out, view);
+    out
+}
+
+/// The decision a person gives a waiting gate, under the rules of `decide`.
+fn gate_form(out: &mut String, story_id: &str, phase: Phase, output: Option<&str>) {
+    let _ = writeln!(
+        out,
+        "<section class=\"gate\" id=\"gate\"><h2>The {phase} review waits for your decision</h2>"
+    );
+    match output {
+        Some(output) => {
+            let _ = write!(
+                out,
+                "<p>What the {phase} phase produced:</p><pre class=\"output\">"
+            );
+            esc!(out, output);
+            out.push_str("</pre>\n");
+        }
+        None => out.push_str(
+            "<p>The output waiting for review is gone; retrying the phase makes a new one.</p>\n",
+        ),
+    }
+    out.push_str("<form method=\"post\" action=\"/story/");
+    esc!(out, story_id);
+    out.push_str("/decide\">\n<label for=\"feedback\">Feedback for a retry, or the reason for a rejection</label>\n<textarea id=\"feedback\" name=\"feedback\" rows=\"3\"></textarea>\n<div class=\"buttons\">\n<button type=\"submit\" name=\"decision\" value=\"APPROVE\" id=\"approve\" class=\"approve\">Approve</button>\n");
+    let _ = writeln!(
+        out,
+        "<button type=\"submit\" name=\"decision\" value=\"RETRY\" id=\"retry\">Retry {phase}</button>"
+    );
+    if let Some(predecessor) = phase.predecessor() {
+        let _ = writeln!(
+            out,
+            "<button type=\"submit\" name=\"decision\" value=\"RETRY_PREDECESSOR {predecessor}\" id=\"retry-predecessor\">Retry {predecessor}, then {phase}</button>"
+        );
+    }
+    out.push_str("<button type=\"submit\" name=\"decision\" value=\"REJECT\" id=\"reject\" class=\"reject\">Reject</button>\n</div>\n</form></section>\n");
+}
+
+fn dependencies(out: &mut String, view: &StoryView) {
+    if view.depends_on.is_empty() {
+        return;
+    }
+    out.push_str("<section class=\"deps\"><h2>Depends on</h2><ul>");
+    for (id, known) in &view.depends_on {
+        out.push_str("<li><a href=\"/story/");
+        esc!(out, id);
+        out.push_str("\">");
+        match known {
+            Some((slug, column)) => {
+                esc!(out, slug);
+                let _ = write!(
+                    out,
+                    "</a> <span class=\"column-badge {0}\">{0}</span>",
+                    column.name()
+                );
+            }
+            None => {
+                esc!(out, id);
+                out.push_str("</a> (not on the board)");
+            }
+        }
+        out.push_str("</li>");
+    }
+    out.push_str("</ul></section>\n");
+}
+
+/// What each run did to the story: its actions in order, then its gate decisions.
+fn timeline(out: &mut String, view: &StoryView) {
+    out.push_str("<section class=\"timeline\"><h2>Timeline</h2>\n");
+    if view.runs.is_empty() {
+        out.push_str("<p>No run has worked on this story yet.</p></section>\n");
+        return;
+    }
+    out.push_str("<table><thead><tr><th>When</th><th>What</th><th>Outcome</th><th>Took</th><th>Tokens</th><th>Cost</th><th>Detail</th></tr></thead>\n");
+    for (run, part) in &view.runs {
+        out.push_str("<tbody><tr class=\"run\"><th colspan=\"7\">Run ");
+        esc!(out, &run.run_id);
+        if run.running {
+            out.push_str(" (at work)");
+        }
+        out.push_str("</th></tr>\n");
+        for action in &part.actions {
+            let _ = write!(out, "<tr class=\"{}\"><td>", css_word(&action.outcome));
+            if let Some(at) = &action.started_at {
+                time(out, at);
+            }
+            out.push_str("</td><td>");
+            esc!(out, &action.action_type);
+            out.push_str("</td><td>");
+            esc!(out, &action.outcome);
+            out.push_str("</td><td>");
+            esc!(out, &format_duration(action.duration_ms));
+            let _ = write!(out, "</td><td>{}</td><td>", action.tokens);
+            esc!(out, &format_cost(action.cost_usd));
+            out.push_str("</td><td>");
+            esc!(out, action.detail.as_deref().map(first_line).unwrap_or(""));
+            out.push_str("</td></tr>\n");
+        }
+        for gate in &part.gates {
+            out.push_str("<tr class=\"gate\"><td></td><td>");
+            esc!(out, &gate.phase);
+            let _ = write!(out, " gate, attempt {}</td><td>", gate.attempt);
+            esc!(out, &gate.decision);
+            out.push_str("</td><td></td><td></td><td></td><td>");
+            esc!(out, gate.feedback.as_deref().unwrap_or(""));
+            out.push_str("</td></tr>\n");
+        }
+        out.push_str("</tbody>\n");
+    }
+    out.push_str("</table></section>\n");
+}
+
+fn transcripts(out: &mut String, view: &StoryView) {
+    out.push_str("<section class=\"transcripts\"><h2>Transcripts</h2>\n");
+    if view.transcripts.is_empty() {
+        out.push_str("<p>No transcripts yet: they are written while a run works on the story.</p></section>\n");
+        return;
+    }
+    if view.older_transcripts > 0 {
+        let _ = write!(
+            out,
+            "<p>{} older transcript(s) left out: <code>agentic-sdlc logs ",
+            view.older_transcripts
+        );
+        esc!(out, &view.story.slug);
+        out.push_str("</code> shows them all.</p>\n");
+    }
+    let last = view.transcripts.len() - 1;
+    for (index, lines) in view.transcripts.iter().enumerate() {
+        let (heading, rest) = lines
+            .split_first()
+            .map_or(("", &[][..]), |(h, r)| (h.as_str(), r));
+        let open = if index == last { " open" } else { "" };
+        let _ = write!(out, "<details id=\"transcript-{index}\"{open}><summary>");
+        esc!(out, heading);
+        out.push_str("</summary><pre>");
+        for line in rest {
+            esc!(out, line, "\n");
+        }
+        out.push_str("</pre></details>\n");
+    }
+    out.push_str("</section>\n");
+}
+
+/// A word safe to put in a class attribute.
+fn css_word(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect()
+}
+
+/// A page that says what went wrong, with a way back.
+pub fn problem_page(status: u16, title: &str, message: &str) -> String {
+    let mut body = String::new();
+    let _ = write!(body, "<section class=\"problem\"><h1>{status} ");
+    esc!(&mut body, title);
+    body.push_str("</h1><pre>");
+    esc!(&mut body, message);
+    body.push_str("</pre><p><a href=\"/\">Back to the board</a></p></section>\n");
+    let mut page = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>",
+    );
+    esc!(&mut page, title);
+    page.push_str(
+        "</title>\n<link rel=\"stylesheet\" href=\"/assets/app.css\">\n</head>\n<body>\n<main>\n",
+    );
+    page.push_str(&body);
+    page.push_str("</main>\n</body>\n</html>\n");
+    page
+}

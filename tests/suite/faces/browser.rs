@@ -1,0 +1,122 @@
+//! `serve` in a real browser: headless Chromium over the DevTools protocol. A story added on
+//! the command line appears, a run moves its card to done, and a human gate is decided with a
+//! click. A screenshot of the board is left in the target folder.
+
+use std::time::Duration;
+
+use serde_json::json;
+
+use super::cdp::{chromium, Browser};
+use super::{details, stopped_for_a_person, Served};
+use crate::suite::common::TestEnv;
+use crate::suite::fake_llm::FakeLlm;
+
+/// SPEC §19: a change shows on the page within 2 s.
+const LIVE: Duration = Duration::from_secs(2);
+
+/// Where a card sits on the page, or null.
+fn card_column(id: &str) -> String {
+    format!("((document.getElementById('card-{id}') || {{closest: () => null}}).closest('section[data-column]')?.dataset.column ?? null)")
+}
+
+#[tokio::test]
+async fn the_board_page_follows_the_board_and_decides_a_gate_with_a_click() {
+    let binary = chromium();
+    let env = TestEnv::init();
+    let llm = FakeLlm::start().await;
+    let served = Served::start(&env, Some(&llm), &[]);
+    let mut browser = Browser::launch(&binary);
+    browser.open(&served.url);
+    assert_eq!(
+        browser.eval("document.querySelectorAll('section[data-column]').length"),
+        json!(5)
+    );
+    browser
+        .wait_for(
+            "document.getElementById('live').classList.contains('on')",
+            Duration::from_secs(10),
+        )
+        .expect("the page listens to the board's events");
+
+    // A story added from the command line appears.
+    let (id, _, _) = env.add("Shown <live> in the browser", &[]);
+    let appeared = browser.wait_for(&format!("{} === 'backlog'", card_column(&id)), LIVE);
+    assert!(
+        appeared.is_some(),
+        "the new card did not appear within {LIVE:?}"
+    );
+    assert_eq!(
+        browser.eval(&format!(
+            "document.querySelector('#card-{id} .title').textContent"
+        )),
+        json!("Shown <live> in the browser"),
+        "story text is shown as text, not markup"
+    );
+
+    // A run moves it to done.
+    env.run_with_llm(&llm, &["run", "--auto"]).success();
+    let moved = browser.wait_for(&format!("{} === 'done'", card_column(&id)), LIVE);
+    assert!(
+        moved.is_some(),
+        "the card did not move to done within {LIVE:?}"
+    );
+    assert_eq!(
+        browser.eval(&format!(
+            "document.querySelectorAll('#card-{id} .flag.on').length"
+        )),
+        json!(4),
+        "every phase flag is lit: {}",
+        browser.eval(&format!("document.getElementById('card-{id}').outerHTML"))
+    );
+
+    // A human gate, decided with a click on the story's page.
+    env.configure_json(&json!({"phases": {"research": {"review": {"reviewer": "human"}}}}));
+    let (gated, gated_slug, _) = env.add("Needs a person's yes", &[]);
+    stopped_for_a_person(&env.run_with_llm(&llm, &["run", "--auto"]));
+    browser.open(&served.at(&format!("/story/{gated}")));
+    let offered = browser.wait_for("!!document.getElementById('approve')", LIVE);
+    assert!(
+        offered.is_some(),
+        "the story page offers no decision: {}",
+        browser.eval("document.body.innerText")
+    );
+    assert!(
+        browser
+            .eval("document.querySelector('#gate pre.output').textContent")
+            .as_str()
+            .unwrap()
+            .contains("Research findings"),
+        "the page shows what is to be judged"
+    );
+    save(&mut browser, "faces-story.png");
+    browser.click("#approve");
+    browser
+        .wait_for(
+            "!!document.getElementById('notice')",
+            Duration::from_secs(10),
+        )
+        .expect("the decision was answered");
+    assert!(browser
+        .eval("document.getElementById('notice').textContent")
+        .as_str()
+        .unwrap()
+        .starts_with("APPROVE"));
+    let story = details(&env, &gated_slug);
+    assert_eq!(story["phase_reviews"]["research"]["decision"], "APPROVE");
+    assert_eq!(story["research_complete"], true);
+    assert!(
+        browser.eval("!document.getElementById('approve')") == json!(true),
+        "nothing is left to decide"
+    );
+    browser.open(&served.url);
+    assert_eq!(browser.eval(&card_column(&id)), json!("done"));
+    assert_eq!(browser.eval(&card_column(&gated)), json!("ready"));
+    save(&mut browser, "faces-board.png");
+}
+
+/// Keeps a screenshot of the page in the target folder, for a person to look at.
+fn save(browser: &mut Browser, name: &str) {
+    let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
+    std::fs::write(&path, browser.screenshot())
+        .unwrap_or_else(|e| panic!("save {}: {e}", path.display()));
+}

@@ -1,0 +1,213 @@
+//! `mcp` through a real MCP client (rmcp's own), spawning the binary and speaking over its
+//! stdio.
+
+use rmcp::model::{CallToolRequestParams, CallToolResult};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceError, ServiceExt};
+use serde_json::{json, Map, Value as Json};
+
+use super::{column_of, details};
+use crate::suite::common::TestEnv;
+use crate::suite::fake_llm::FakeLlm;
+
+type Client = RunningService<RoleClient, ()>;
+
+async fn connect(env: &TestEnv, llm: &FakeLlm) -> Client {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"));
+    command
+        .arg("mcp")
+        .current_dir(env.root())
+        .env("NO_COLOR", "1")
+        .env("OPENAI_BASE_URL", llm.base_url())
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("RUST_LOG")
+        .stderr(std::process::Stdio::null());
+    let transport = TokioChildProcess::new(command).expect("spawn agentic-sdlc mcp");
+    ().serve(transport).await.expect("an MCP session")
+}
+
+fn arguments(value: Json) -> Map<String, Json> {
+    value.as_object().cloned().expect("arguments are an object")
+}
+
+async fn call(client: &Client, tool: &str, args: Json) -> Result<CallToolResult, ServiceError> {
+    client
+        .call_tool(CallToolRequestParams::new(tool.to_string()).with_arguments(arguments(args)))
+        .await
+}
+
+/// A tool's JSON answer; panics on an error.
+#[track_caller]
+fn answer(result: Result<CallToolResult, ServiceError>) -> Json {
+    let result = result.unwrap_or_else(|e| panic!("the tool failed: {e}"));
+    assert_ne!(result.is_error, Some(true), "{result:?}");
+    result
+        .structured_content
+        .clone()
+        .unwrap_or_else(|| panic!("no structured content: {result:?}"))
+}
+
+/// The MCP error a call got; panics when it succeeded.
+#[track_caller]
+fn mcp_error(result: Result<CallToolResult, ServiceError>) -> rmcp::ErrorData {
+    match result {
+        Err(ServiceError::McpError(error)) => error,
+        other => panic!("expected an MCP error, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
+    let env = TestEnv::init();
+    let llm = FakeLlm::start().await;
+    env.configure_json(&json!({"phases": {"research": {"review": {"reviewer": "human"}}}}));
+    let client = connect(&env, &llm).await;
+
+    let info = client.peer_info().expect("the server introduced itself");
+    let server = info.server_info.as_ref().expect("server info");
+    assert_eq!(server.name, "agentic-sdlc");
+    let tools = client.list_all_tools().await.expect("tools/list");
+    let mut names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "add_story",
+            "decide",
+            "edit_story",
+            "last_report",
+            "list_stories",
+            "run_story",
+            "show_story"
+        ]
+    );
+    for tool in &tools {
+        let description = tool.description.as_deref().unwrap_or_default();
+        assert!(description.len() > 40, "{}: {description:?}", tool.name);
+        assert_eq!(tool.input_schema["type"], "object", "{}", tool.name);
+    }
+    let add = tools.iter().find(|t| t.name == "add_story").unwrap();
+    assert_eq!(add.input_schema["required"], json!(["title"]));
+
+    let added = answer(
+        call(
+            &client,
+            "add_story",
+            json!({"title": "Export as CSV", "type": "feature", "labels": ["export"],
+                   "description": "Users want their data as CSV."}),
+        )
+        .await,
+    );
+    let id = added["id"].as_str().unwrap().to_string();
+    let slug = added["slug"].as_str().unwrap().to_string();
+    assert_eq!(column_of(&env, &slug), "backlog");
+
+    let shown = answer(call(&client, "show_story", json!({"story": slug})).await);
+    assert_eq!(shown["id"], id.as_str());
+    assert_eq!(shown["title"], "Export as CSV");
+    assert_eq!(shown["labels"], json!(["export"]));
+    assert_eq!(
+        shown["sections"]["Summary"],
+        "Users want their data as CSV."
+    );
+
+    let edited = answer(
+        call(
+            &client,
+            "edit_story",
+            json!({"story": id, "set": {"priority": 5, "estimated_effort": "small"}}),
+        )
+        .await,
+    );
+    assert_eq!(edited["priority"], 5);
+    assert_eq!(details(&env, &slug)["estimated_effort"], "small");
+    let refused = mcp_error(
+        call(
+            &client,
+            "edit_story",
+            json!({"story": id, "set": {"research_complete": true}}),
+        )
+        .await,
+    );
+    assert!(refused.message.contains("research_complete"), "{refused:?}");
+    assert_eq!(details(&env, &slug)["research_complete"], false);
+
+    // Refine, then research, whose human gate holds the output for a decision.
+    let ran = answer(
+        call(
+            &client,
+            "run_story",
+            json!({"story": slug, "max_actions": 2}),
+        )
+        .await,
+    );
+    assert!([0, 3].contains(&ran["exitCode"].as_i64().unwrap()), "{ran}");
+    assert_eq!(
+        ran["story"]["phase_reviews"]["research"]["decision"],
+        "PENDING"
+    );
+    let events: Vec<&str> = ran["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    assert!(events.contains(&"story_waiting"), "{events:?}");
+
+    let listed = answer(call(&client, "list_stories", json!({"active": true})).await);
+    assert_eq!(listed["kind"], "status");
+    assert_eq!(listed["columns"]["ready"][0]["id"], id.as_str());
+    assert!(listed["columns"].get("done").is_none());
+    assert_eq!(listed["waiting"][0]["storyId"], id.as_str());
+
+    let decided = answer(
+        call(
+            &client,
+            "decide",
+            json!({"story": slug, "decision": "APPROVE"}),
+        )
+        .await,
+    );
+    assert_eq!(decided["phase"], "research");
+    assert_eq!(decided["decision"], "APPROVE");
+    let story = details(&env, &slug);
+    assert_eq!(story["research_complete"], true);
+    assert_eq!(story["phase_reviews"]["research"]["decision"], "APPROVE");
+
+    let report = answer(call(&client, "last_report", json!({})).await);
+    assert_eq!(report["kind"], "report");
+    assert_eq!(report["stories"][0]["storyId"], id.as_str());
+
+    // Malformed requests get MCP errors; the server keeps serving.
+    let unknown_tool = call(&client, "drop_the_board", json!({})).await;
+    assert!(unknown_tool.is_err() || unknown_tool.unwrap().is_error == Some(true));
+    let wrong_type = call(&client, "show_story", json!({"story": 42})).await;
+    match wrong_type {
+        Err(ServiceError::McpError(_)) => {}
+        Ok(result) => assert_eq!(result.is_error, Some(true), "{result:?}"),
+        Err(other) => panic!("the session broke: {other}"),
+    }
+    let missing = mcp_error(call(&client, "show_story", json!({"story": "no-such-story"})).await);
+    assert_eq!(missing.code.0, -32602, "{missing:?}");
+    assert!(missing.message.contains("story not found"), "{missing:?}");
+    assert_eq!(missing.data, Some(json!({"exitCode": 1})));
+    let nothing_waits = mcp_error(
+        call(
+            &client,
+            "decide",
+            json!({"story": slug, "decision": "APPROVE"}),
+        )
+        .await,
+    );
+    assert!(
+        nothing_waits
+            .message
+            .contains("no human phase review waiting"),
+        "{nothing_waits:?}"
+    );
+
+    let still = answer(call(&client, "show_story", json!({"story": id})).await);
+    assert_eq!(still["id"], id.as_str(), "the server still answers");
+    client.cancel().await.expect("the session ends cleanly");
+}
