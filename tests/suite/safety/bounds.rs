@@ -93,6 +93,10 @@ async fn read_file_never_reads_a_huge_file_whole() {
 }
 
 /// Waits for the child and returns its output and its peak resident memory, in KiB.
+///
+/// The peak is the kernel's high-water mark of the child's own memory (`VmHWM`), read while it
+/// runs. `wait4`'s `ru_maxrss` would not do: a child started by vfork and exec is charged its
+/// parent's peak, and this parent is the whole test suite.
 fn finish_with_peak_memory(mut child: std::process::Child) -> (Outcome, i64) {
     let mut stdout = child.stdout.take().unwrap();
     let mut stderr = child.stderr.take().unwrap();
@@ -102,25 +106,35 @@ fn finish_with_peak_memory(mut child: std::process::Child) -> (Outcome, i64) {
         let _ = stderr.read_to_string(&mut err);
         (out, err)
     });
-    let mut status = 0;
-    // SAFETY: rusage is plain data that wait4 fills in.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    let pid = child.id() as libc::pid_t;
-    // SAFETY: waits for our own child; the pointers are valid for the call.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
-    assert_eq!(waited, pid);
-    let (stdout, stderr) = readers.join().unwrap();
-    let code = if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        -1
+    let status_file = format!("/proc/{}/status", child.id());
+    let mut peak = 0;
+    let status = loop {
+        if let Some(kib) = std::fs::read_to_string(&status_file)
+            .ok()
+            .and_then(|status| high_water_kib(&status))
+        {
+            peak = peak.max(kib);
+        }
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(5));
     };
+    let (stdout, stderr) = readers.join().unwrap();
     let out = Outcome {
-        code,
+        code: status.code().unwrap_or(-1),
         stdout,
         stderr,
     };
-    (out, usage.ru_maxrss)
+    (out, peak)
+}
+
+/// `VmHWM` of a `/proc/<pid>/status`, in KiB.
+fn high_water_kib(status: &str) -> Option<i64> {
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 #[tokio::test]
