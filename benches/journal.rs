@@ -28,7 +28,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use agentic_sdlc::config::{self, Config};
-use agentic_sdlc::workflow::assessor::{Action, ActionType};
+use agentic_sdlc::protocol::{ActionRef, ActionType};
 use agentic_sdlc::workflow::budget::Spending;
 use agentic_sdlc::workflow::checkpoint::RunOptions;
 use agentic_sdlc::workflow::events::RunEvent;
@@ -126,22 +126,22 @@ fn write_journal(lines: usize) -> Result<Duration, String> {
     )
     .map_err(|e| e.to_string())?;
     for n in 0..lines.saturating_sub(1) {
-        let action = Action {
+        let action = ActionRef {
             action_type: ActionType::Research,
             story_id: format!("story-bench-{:04}", n / 2),
             slug: format!("story-{}", n / 2),
-            reason: "bench".into(),
-            priority: 0,
-            story_priority: 0,
         };
+        let story_id = action.story_id.clone();
         let event = if n % 2 == 0 {
             RunEvent::ActionStarted {
+                story_id,
                 action,
                 title: "A story of the bench".into(),
                 detail: None,
             }
         } else {
             RunEvent::ActionCompleted {
+                story_id,
                 action,
                 summary: "research written".into(),
             }

@@ -13,6 +13,7 @@ pub mod notifications;
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 pub mod output;
 pub mod own_writes;
+pub mod protocol;
 pub mod report;
 pub mod serve;
 pub mod vcs;

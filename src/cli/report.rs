@@ -8,7 +8,7 @@ use super::Context;
 use crate::board::Board;
 use crate::error::{ExitStatus, Result};
 use crate::output::Printer;
-use crate::report::{self, format_cost, format_duration, RunReport, StoryReport};
+use crate::report::{self, format_cost, format_duration, ActionOutcome, RunReport, StoryReport};
 use crate::workflow::lock;
 
 #[derive(Debug, Args)]
@@ -106,7 +106,7 @@ fn print_stories(printer: &Printer, report: &RunReport) {
         .map(|s| {
             [
                 s.slug.clone(),
-                s.outcome.clone(),
+                s.outcome.to_string(),
                 s.actions.len().to_string(),
                 s.reworks.to_string(),
                 s.tokens.to_string(),
@@ -152,24 +152,28 @@ fn print_story_detail(printer: &Printer, story: &StoryReport) {
         .actions
         .iter()
         .map(|a| {
-            let mark = match a.outcome.as_str() {
-                "completed" => "✓",
-                "rejected" => "↺",
-                "failed" => "✗",
-                "stopped" => "■",
-                "blocked" => "⛔",
-                "waiting" => "⏸",
-                _ => "…",
+            let mark = match a.outcome {
+                ActionOutcome::Completed => "✓",
+                ActionOutcome::Rejected => "↺",
+                ActionOutcome::Failed => "✗",
+                ActionOutcome::Stopped => "■",
+                ActionOutcome::Blocked => "⛔",
+                ActionOutcome::Waiting => "⏸",
+                ActionOutcome::Running | ActionOutcome::Interrupted => "…",
             };
-            let duration = match a.outcome.as_str() {
-                "interrupted" | "running" => a.outcome.clone(),
+            let duration = match a.outcome {
+                ActionOutcome::Interrupted | ActionOutcome::Running => a.outcome.to_string(),
                 _ => format_duration(a.duration_ms),
             };
             format!("{} {mark} {duration}", a.action_type)
         })
         .collect();
     printer.out(format!("  actions: {}", actions.join(" · ")));
-    for action in story.actions.iter().filter(|a| a.outcome == "failed") {
+    for action in story
+        .actions
+        .iter()
+        .filter(|a| a.outcome == ActionOutcome::Failed)
+    {
         printer.out(format!(
             "  {} failed: {}",
             action.action_type,

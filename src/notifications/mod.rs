@@ -133,6 +133,7 @@ impl Notices {
                 exit_code,
                 message,
                 attention,
+                ..
             } => {
                 // Who needs a person, by slug, with what to read and the command.
                 if let Ok(value) = serde_json::to_value(attention) {

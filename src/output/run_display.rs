@@ -7,7 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::printer::{Printer, Verbosity};
 use super::progress::LiveLine;
-use crate::workflow::assessor::{Action, ActionType};
+use crate::protocol::{ActionRef, ActionType};
 use crate::workflow::attention::Attention;
 use crate::workflow::events::{RunEvent, RunRenderer};
 
@@ -78,7 +78,7 @@ impl RunDisplay {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn started(&self, action: &Action, detail: Option<&str>) {
+    fn started(&self, action: &ActionRef, detail: Option<&str>) {
         let mut state = self.state();
         let line = if state.parallel {
             self.printer.live().line(format!(
@@ -117,7 +117,7 @@ impl RunDisplay {
     }
 
     /// The line that says how an action ended, in place of its live line.
-    fn action_ended(&self, action: &Action, mark: String, text: &str) {
+    fn action_ended(&self, action: &ActionRef, mark: String, text: &str) {
         self.ended(&action.story_id);
         self.printer.info(format!(
             "{mark} {} {}: {text}",
@@ -175,10 +175,10 @@ impl RunRenderer for RunDisplay {
             RunEvent::ActionStarted { action, detail, .. } => {
                 self.started(action, detail.as_deref())
             }
-            RunEvent::ActionCompleted { action, summary } => {
-                self.action_ended(action, p.ok("✓"), summary)
-            }
-            RunEvent::ActionFailed { action, error } => {
+            RunEvent::ActionCompleted {
+                action, summary, ..
+            } => self.action_ended(action, p.ok("✓"), summary),
+            RunEvent::ActionFailed { action, error, .. } => {
                 // A failure is shown even with -q: nothing else would say why the run exits 1.
                 self.ended(&action.story_id);
                 printer.problem(format!(
@@ -188,17 +188,17 @@ impl RunRenderer for RunDisplay {
                     p.id(&action.slug)
                 ));
             }
-            RunEvent::ActionStopped { action, reason } => {
+            RunEvent::ActionStopped { action, reason, .. } => {
                 self.action_ended(action, p.warn("■"), reason)
             }
             RunEvent::ReworkStarted {
-                action,
+                slug,
                 iteration,
                 limit,
                 target,
+                ..
             } => printer.detail(format!(
-                "  rework of {}: iteration {iteration}/{limit}, back to {}",
-                action.slug,
+                "  rework of {slug}: iteration {iteration}/{limit}, back to {}",
                 target.name()
             )),
             RunEvent::StoryBlocked {
@@ -251,8 +251,10 @@ impl RunRenderer for RunDisplay {
                 let failed = if *is_error { " (error)" } else { "" };
                 printer.detail(format!("  {slug} {agent}: {name}{failed}"));
             }
-            RunEvent::Usage { story_id, usage } => {
-                self.progressed(story_id, |r| r.tokens += usage.tokens());
+            RunEvent::Usage {
+                story_id, tokens, ..
+            } => {
+                self.progressed(story_id, |r| r.tokens += tokens.total);
             }
             RunEvent::Warning { message, .. } => printer.warn(message),
             RunEvent::Claim {
@@ -260,7 +262,7 @@ impl RunRenderer for RunDisplay {
                 change,
                 detail,
             } => {
-                use crate::workflow::events::ClaimChange;
+                use crate::protocol::ClaimChange;
                 let line = format!("{story_id} {}: {detail}", change.name().replace('_', " "));
                 match change {
                     ClaimChange::Claimed | ClaimChange::Released => printer.detail(line),
@@ -281,6 +283,8 @@ impl RunRenderer for RunDisplay {
                     summarise_attention(printer, story);
                 }
             }
+            // The journal's first line, and what a later version adds: nothing to show.
+            RunEvent::RunStarted { .. } | RunEvent::Unknown => {}
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{format_cost, format_duration, parse_time, RunReport};
+use super::{format_cost, format_duration, parse_time, ActionOutcome, RunReport};
 
 const LANE_HEIGHT: u32 = 28;
 const LABEL_WIDTH: u32 = 220;
@@ -39,21 +39,21 @@ pub fn escape_into(out: &mut String, text: &str) {
 }
 
 /// The outcomes a timeline draws, with their colours, in legend order.
-const OUTCOMES: [(&str, &str); 8] = [
-    ("completed", "#2e9d57"),
-    ("rejected", "#c2410c"),
-    ("failed", "#d64545"),
-    ("stopped", "#e39b2d"),
-    ("blocked", "#8a4fd1"),
-    ("waiting", "#3d7fd6"),
-    ("running", "#14b8a6"),
-    ("interrupted", "#9aa3ad"),
+const OUTCOMES: [(ActionOutcome, &str); 8] = [
+    (ActionOutcome::Completed, "#2e9d57"),
+    (ActionOutcome::Rejected, "#c2410c"),
+    (ActionOutcome::Failed, "#d64545"),
+    (ActionOutcome::Stopped, "#e39b2d"),
+    (ActionOutcome::Blocked, "#8a4fd1"),
+    (ActionOutcome::Waiting, "#3d7fd6"),
+    (ActionOutcome::Running, "#14b8a6"),
+    (ActionOutcome::Interrupted, "#9aa3ad"),
 ];
 
-fn colour(outcome: &str) -> &'static str {
+fn colour(outcome: ActionOutcome) -> &'static str {
     OUTCOMES
         .iter()
-        .find(|(name, _)| *name == outcome)
+        .find(|(known, _)| *known == outcome)
         .map_or("#9aa3ad", |(_, colour)| colour)
 }
 
@@ -143,7 +143,7 @@ fn timeline(page: &mut String, report: &RunReport) {
                 .map_or(span - offset, |d| d as f64)
                 .max(0.0);
             let x = LABEL_WIDTH as f64 + offset / span * CHART_WIDTH as f64;
-            let notable = action.outcome != "completed";
+            let notable = action.outcome != ActionOutcome::Completed;
             let min_width = if notable { NOTABLE_MIN_WIDTH } else { 2.0 };
             // A short bar at the end of the chart grows to the left, so it stays inside it.
             let w = (length / span * CHART_WIDTH as f64).max(min_width);
@@ -153,8 +153,8 @@ fn timeline(page: &mut String, report: &RunReport) {
                 "<rect x=\"{x:.1}\" y=\"{}\" width=\"{w:.1}\" height=\"{}\" rx=\"3\" fill=\"{}\" class=\"{}\"><title>{}</title></rect>",
                 y + 5,
                 LANE_HEIGHT - 10,
-                colour(&action.outcome),
-                escape(&action.outcome),
+                colour(action.outcome),
+                action.outcome.name(),
                 escape(&format!(
                     "{} {}: {} in {}{}{}",
                     story.slug,
@@ -196,8 +196,8 @@ fn stories_table(page: &mut String, report: &RunReport) {
             "<tr><td class=\"slug\">{}</td><td class=\"title\">{}</td><td class=\"outcome {}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"result\">{}</td><td class=\"next\">{next}</td></tr>",
             escape(&story.slug),
             escape(story.title.as_deref().unwrap_or("")),
-            escape(&story.outcome),
-            escape(&story.outcome),
+            story.outcome.name(),
+            story.outcome.name(),
             story.actions.len(),
             story.reworks,
             story.tokens,
@@ -222,9 +222,9 @@ fn details(page: &mut String, report: &RunReport) {
                 page,
                 "<tr><td class=\"slug\">{}</td><td>{}</td><td class=\"outcome {}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td class=\"detail\">{}</td></tr>",
                 escape(&story.slug),
-                escape(&action.action_type),
-                escape(&action.outcome),
-                escape(&action.outcome),
+                action.action_type.name(),
+                action.outcome.name(),
+                action.outcome.name(),
                 escape(&format_duration(action.duration_ms)),
                 action.tokens,
                 escape(&format_cost(action.cost_usd)),

@@ -8,13 +8,14 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use serde_json::Value;
 
+use crate::board::records::ReviewDecision;
 use crate::board::Board;
 pub use crate::error::ReportError;
+use crate::protocol::{ActionRef, ActionType, BlockCause, JournalLine, RunEvent, Spent};
 use crate::workflow::attention::{self, Need};
-use crate::workflow::journal::{self, RUN_STARTED};
-use crate::workflow::outcome::BlockCause;
+use crate::workflow::decision::GateDecision;
+use crate::workflow::journal;
 
 /// One run, as its journal tells it.
 #[derive(Debug, Clone, Serialize)]
@@ -39,6 +40,77 @@ pub struct RunReport {
     pub warnings: Vec<String>,
 }
 
+/// What a story came to in a run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StoryOutcome {
+    Done,
+    Blocked,
+    Failed,
+    Waiting,
+    Stopped,
+    Interrupted,
+    Running,
+    /// It took actions and goes on in a later run.
+    Progressed,
+}
+
+/// How one action ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionOutcome {
+    Completed,
+    /// A review or a gate said no to the action's work.
+    Rejected,
+    Failed,
+    Stopped,
+    Blocked,
+    Waiting,
+    Running,
+    /// Started and never ended: the run was killed.
+    Interrupted,
+}
+
+macro_rules! names {
+    ($kind:ty { $($variant:ident => $name:literal),+ $(,)? }) => {
+        impl $kind {
+            pub fn name(self) -> &'static str {
+                match self {
+                    $(Self::$variant => $name),+
+                }
+            }
+        }
+
+        impl std::fmt::Display for $kind {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+    };
+}
+
+names!(StoryOutcome {
+    Done => "done",
+    Blocked => "blocked",
+    Failed => "failed",
+    Waiting => "waiting",
+    Stopped => "stopped",
+    Interrupted => "interrupted",
+    Running => "running",
+    Progressed => "progressed",
+});
+
+names!(ActionOutcome {
+    Completed => "completed",
+    Rejected => "rejected",
+    Failed => "failed",
+    Stopped => "stopped",
+    Blocked => "blocked",
+    Waiting => "waiting",
+    Running => "running",
+    Interrupted => "interrupted",
+});
+
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoryReport {
@@ -46,8 +118,7 @@ pub struct StoryReport {
     pub slug: String,
     /// As the run found it, or as the board has it now for an older journal.
     pub title: Option<String>,
-    /// done, blocked, failed, waiting, stopped, interrupted, running or progressed.
-    pub outcome: String,
+    pub outcome: StoryOutcome,
     pub actions: Vec<ActionReport>,
     pub reworks: u32,
     pub gates: Vec<GateReport>,
@@ -73,10 +144,8 @@ pub struct StoryReport {
 #[serde(rename_all = "camelCase")]
 pub struct ActionReport {
     #[serde(rename = "type")]
-    pub action_type: String,
-    /// completed, rejected (a review or gate said no), failed, stopped, blocked, waiting,
-    /// running, or interrupted (started and never ended).
-    pub outcome: String,
+    pub action_type: ActionType,
+    pub outcome: ActionOutcome,
     pub started_at: Option<String>,
     pub finished_at: Option<String>,
     pub duration_ms: Option<u64>,
@@ -124,10 +193,12 @@ impl StoryReport {
     /// What the story came to in this run, in a few words: the blocked reason or the error
     /// that failed it (their first line), the commit it was merged as.
     pub fn result(&self) -> String {
-        match (self.outcome.as_str(), &self.merged_commit) {
-            ("blocked", _) => first_line(self.blocked_reason.as_deref().unwrap_or_default()),
-            ("failed", _) => first_line(self.last_error.as_deref().unwrap_or_default()),
-            ("waiting", _) => "waits for a decision".to_string(),
+        match (self.outcome, &self.merged_commit) {
+            (StoryOutcome::Blocked, _) => {
+                first_line(self.blocked_reason.as_deref().unwrap_or_default())
+            }
+            (StoryOutcome::Failed, _) => first_line(self.last_error.as_deref().unwrap_or_default()),
+            (StoryOutcome::Waiting, _) => "waits for a decision".to_string(),
             (_, Some(commit)) => format!("merged {}", commit.chars().take(7).collect::<String>()),
             _ => String::new(),
         }
@@ -201,16 +272,48 @@ pub fn read(
         if line.trim().is_empty() {
             continue;
         }
-        match serde_json::from_str::<Value>(line) {
-            Ok(event) if event.get("event").and_then(Value::as_str).is_some() => {
-                builder.event(&event)
-            }
-            Ok(_) => builder.warn(index + 1, "not a journal event (no \"event\" key)"),
-            Err(err) => builder.warn(index + 1, &format!("not JSON ({err})")),
+        match serde_json::from_str::<JournalLine>(line) {
+            Ok(line) => builder.line(line),
+            Err(err) => builder.warn(index + 1, &format!("not a journal event ({err})")),
         }
     }
     let running = builder.pid.is_some() && builder.pid == lock_holder.map(u64::from);
     Ok(builder.finish(board, running))
+}
+
+/// The line that ends an action, as the report needs it.
+struct Ended<'a> {
+    story_id: &'a str,
+    slug: &'a str,
+    /// The action's type when the line names it.
+    action_type: Option<ActionType>,
+    outcome: ActionOutcome,
+    detail: &'a str,
+    at: &'a str,
+    started_at: Option<String>,
+    duration_ms: Option<u64>,
+    spent: Option<Spent>,
+}
+
+impl<'a> Ended<'a> {
+    fn of(
+        line: &'a JournalLine,
+        action: Option<&'a ActionRef>,
+        outcome: ActionOutcome,
+        detail: &'a str,
+    ) -> Ended<'a> {
+        Ended {
+            story_id: action.map_or("", |a| a.story_id.as_str()),
+            slug: action.map_or("", |a| a.slug.as_str()),
+            action_type: action.map(|a| a.action_type),
+            outcome,
+            detail,
+            at: &line.timestamp,
+            started_at: line.started_at.clone(),
+            duration_ms: line.duration_ms,
+            spent: line.spent,
+        }
+    }
 }
 
 struct Builder {
@@ -221,10 +324,6 @@ struct Builder {
     pid: Option<u64>,
     /// Per story: a review or gate rejected the work of its open action, with why.
     rejected: HashMap<String, String>,
-}
-
-fn text(value: &Value, key: &str) -> Option<String> {
-    value.get(key).and_then(Value::as_str).map(str::to_string)
 }
 
 fn first_line(text: &str) -> String {
@@ -263,23 +362,15 @@ impl Builder {
         ));
     }
 
-    fn story(&mut self, event: &Value) -> Option<&mut StoryReport> {
-        let id = text(event, "storyId")?;
-        let slug = text(event, "slug")
-            .or_else(|| {
-                event
-                    .pointer("/action/slug")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-            .unwrap_or_else(|| id.clone());
+    /// The story's report, made on its first event.
+    fn story(&mut self, id: &str, slug: &str) -> &mut StoryReport {
         let stories = &mut self.report.stories;
-        let at = *self.index.entry(id.clone()).or_insert_with(|| {
+        let at = *self.index.entry(id.to_string()).or_insert_with(|| {
             stories.push(StoryReport {
-                story_id: id,
-                slug,
+                story_id: id.to_string(),
+                slug: slug.to_string(),
                 title: None,
-                outcome: "progressed".into(),
+                outcome: StoryOutcome::Progressed,
                 actions: Vec::new(),
                 reworks: 0,
                 gates: Vec::new(),
@@ -295,169 +386,190 @@ impl Builder {
             });
             stories.len() - 1
         });
-        Some(&mut stories[at])
+        &mut stories[at]
     }
 
-    fn event(&mut self, event: &Value) {
-        let kind = event["event"].as_str().unwrap_or_default().to_string();
-        let at = text(event, "timestamp");
-        match kind.as_str() {
-            RUN_STARTED => {
+    fn line(&mut self, line: JournalLine) {
+        let at = Some(line.timestamp.clone());
+        match &line.event {
+            RunEvent::RunStarted {
+                pid, model, price, ..
+            } => {
                 self.report.started_at = at;
-                self.report.model = text(event, "model");
-                self.priced = Some(event.get("price").is_some_and(|p| !p.is_null()));
-                self.pid = event.get("pid").and_then(Value::as_u64);
+                self.report.model = Some(model.clone());
+                self.priced = Some(price.is_some());
+                self.pid = Some(u64::from(*pid));
             }
-            "action_started" => {
-                let action_type = event
-                    .pointer("/action/type")
-                    .and_then(Value::as_str)
-                    .unwrap_or("action")
-                    .to_string();
-                if let Some(id) = text(event, "storyId") {
-                    self.rejected.remove(&id);
+            RunEvent::ActionStarted {
+                story_id,
+                action,
+                title,
+                detail,
+            } => {
+                self.rejected.remove(story_id);
+                let story = self.story(story_id, &action.slug);
+                if !title.is_empty() {
+                    story.title = Some(title.clone());
                 }
-                if let Some(story) = self.story(event) {
-                    if let Some(title) = text(event, "title").filter(|t| !t.is_empty()) {
-                        story.title = Some(title);
-                    }
-                    story.actions.push(ActionReport {
-                        action_type,
-                        outcome: "interrupted".into(),
-                        started_at: at,
-                        finished_at: None,
-                        duration_ms: None,
-                        detail: text(event, "detail"),
-                        feedback: None,
-                        tokens: 0,
-                        cost_usd: None,
-                    });
-                }
+                story.actions.push(ActionReport {
+                    action_type: action.action_type,
+                    outcome: ActionOutcome::Interrupted,
+                    started_at: at,
+                    finished_at: None,
+                    duration_ms: None,
+                    detail: detail.clone(),
+                    feedback: None,
+                    tokens: 0,
+                    cost_usd: None,
+                });
             }
-            "action_completed" | "action_failed" | "action_stopped" => {
-                let outcome = kind.trim_start_matches("action_").to_string();
-                self.end_action(event, outcome, at);
+            RunEvent::ActionCompleted {
+                action, summary, ..
+            } => {
+                let ended = Ended::of(&line, Some(action), ActionOutcome::Completed, summary);
+                self.end_action(ended);
             }
-            "story_blocked" => {
-                let reason = text(event, "reason");
-                let cause: Option<BlockCause> = event
-                    .get("cause")
-                    .and_then(|c| serde_json::from_value(c.clone()).ok());
-                if event.get("startedAt").is_some() {
+            RunEvent::ActionFailed { action, error, .. } => {
+                let ended = Ended::of(&line, Some(action), ActionOutcome::Failed, error);
+                self.end_action(ended);
+            }
+            RunEvent::ActionStopped { action, reason, .. } => {
+                let ended = Ended::of(&line, Some(action), ActionOutcome::Stopped, reason);
+                self.end_action(ended);
+            }
+            RunEvent::StoryBlocked {
+                story_id,
+                slug,
+                reason,
+                cause,
+            } => {
+                if line.started_at.is_some() {
                     let outcome = match cause {
-                        Some(BlockCause::Rejected) => "rejected",
-                        _ => "blocked",
+                        Some(BlockCause::Rejected) => ActionOutcome::Rejected,
+                        _ => ActionOutcome::Blocked,
                     };
-                    self.end_action(event, outcome.into(), at);
-                }
-                if let Some(story) = self.story(event) {
-                    story.outcome = "blocked".into();
-                    story.blocked_reason = reason;
-                    story.block_cause = cause;
-                }
-            }
-            "story_waiting" => {
-                if event.get("startedAt").is_some() {
-                    self.end_action(event, "waiting".into(), at);
-                }
-                if let Some(story) = self.story(event) {
-                    if story.outcome != "blocked" {
-                        story.outcome = "waiting".into();
-                    }
-                }
-            }
-            "story_merged" => {
-                if let Some(story) = self.story(event) {
-                    story.merged_commit = text(event, "commit");
-                }
-            }
-            "review_decided" => {
-                let decision = text(event, "decision").unwrap_or_default();
-                let feedback = text(event, "feedback")
-                    .map(|f| first_line(&f))
-                    .filter(|f| !f.is_empty());
-                if decision == "REJECTED" {
-                    if let Some(id) = text(event, "storyId") {
-                        self.rejected
-                            .insert(id, feedback.clone().unwrap_or_default());
-                    }
-                }
-                if let Some(story) = self.story(event) {
-                    story.reviews.push(ReviewReport {
-                        decision,
-                        blockers: event.get("blockers").and_then(Value::as_u64).unwrap_or(0),
-                        feedback,
+                    self.end_action(Ended {
+                        story_id,
+                        slug,
+                        ..Ended::of(&line, None, outcome, reason)
                     });
                 }
+                let story = self.story(story_id, slug);
+                story.outcome = StoryOutcome::Blocked;
+                story.blocked_reason = Some(reason.clone());
+                story.block_cause = cause.clone();
             }
-            "gate_decision" => {
-                let decision = text(event, "decision").unwrap_or_default();
-                let (keyword, feedback) = match decision.split_once(':') {
-                    Some((keyword, rest)) => (keyword.trim().to_string(), Some(first_line(rest))),
-                    None => (decision.trim().to_string(), None),
-                };
+            RunEvent::StoryWaiting {
+                story_id,
+                slug,
+                reason,
+            } => {
+                if line.started_at.is_some() {
+                    self.end_action(Ended {
+                        story_id,
+                        slug,
+                        ..Ended::of(&line, None, ActionOutcome::Waiting, reason)
+                    });
+                }
+                let story = self.story(story_id, slug);
+                if story.outcome != StoryOutcome::Blocked {
+                    story.outcome = StoryOutcome::Waiting;
+                }
+            }
+            RunEvent::StoryMerged {
+                story_id,
+                slug,
+                commit,
+                ..
+            } => {
+                self.story(story_id, slug).merged_commit = Some(commit.clone());
+            }
+            RunEvent::ReviewDecided {
+                story_id,
+                slug,
+                decision,
+                feedback,
+                blockers,
+            } => {
+                let feedback = Some(first_line(feedback)).filter(|f| !f.is_empty());
+                if *decision == ReviewDecision::Rejected {
+                    self.rejected
+                        .insert(story_id.clone(), feedback.clone().unwrap_or_default());
+                }
+                self.story(story_id, slug).reviews.push(ReviewReport {
+                    decision: decision.to_string(),
+                    blockers: u64::try_from(*blockers).unwrap_or(u64::MAX),
+                    feedback,
+                });
+            }
+            RunEvent::GateDecision {
+                story_id,
+                slug,
+                phase,
+                attempt,
+                decision,
+            } => {
+                let parsed = crate::workflow::decision::parse_decision(decision);
                 let gate = GateReport {
-                    phase: text(event, "phase").unwrap_or_default(),
-                    attempt: event.get("attempt").and_then(Value::as_u64).unwrap_or(0),
-                    decision: keyword,
-                    feedback: feedback.filter(|f| !f.is_empty()),
+                    phase: phase.clone(),
+                    attempt: u64::from(*attempt),
+                    decision: parsed.decision.keyword().to_string(),
+                    feedback: parsed
+                        .decision
+                        .text()
+                        .map(first_line)
+                        .filter(|f| !f.is_empty()),
                 };
-                if gate.decision == "REJECT" {
-                    if let Some(id) = text(event, "storyId") {
-                        self.rejected
-                            .insert(id, gate.feedback.clone().unwrap_or_default());
-                    }
+                if matches!(parsed.decision, GateDecision::Reject { .. }) {
+                    self.rejected
+                        .insert(story_id.clone(), gate.feedback.clone().unwrap_or_default());
                 }
-                if let Some(story) = self.story(event) {
-                    story.gates.push(gate);
-                }
+                self.story(story_id, slug).gates.push(gate);
             }
-            "run_finished" => {
+            RunEvent::RunFinished {
+                exit_code, message, ..
+            } => {
                 self.report.finished_at = at;
-                self.report.exit_code = event
-                    .get("exitCode")
-                    .and_then(Value::as_i64)
-                    .and_then(|c| i32::try_from(c).ok());
-                self.report.message = text(event, "message");
-                self.report.duration_ms = event.get("durationMs").and_then(Value::as_u64);
+                self.report.exit_code = Some(*exit_code);
+                self.report.message = Some(message.clone());
+                self.report.duration_ms = line.duration_ms;
             }
-            _ => {}
+            RunEvent::ReworkStarted { .. }
+            | RunEvent::ToolCall { .. }
+            | RunEvent::Usage { .. }
+            | RunEvent::Warning { .. }
+            | RunEvent::Claim { .. }
+            | RunEvent::Unknown => {}
         }
     }
 
     /// Closes the story's open action: by its end event, or by the block or wait it led to.
     /// A completed action whose work a review rejected is a rejection, not a completion.
-    fn end_action(&mut self, event: &Value, outcome: String, at: Option<String>) {
-        let detail = text(event, "summary")
-            .or_else(|| text(event, "error"))
-            .or_else(|| text(event, "reason"));
-        let tokens = event
-            .pointer("/tokens/total")
-            .and_then(Value::as_u64)
-            .unwrap_or(0);
-        let cost = event.get("costUsd").and_then(Value::as_f64);
-        let named_type = event
-            .pointer("/action/type")
-            .and_then(Value::as_str)
-            .map(str::to_string);
-        let rejection = text(event, "storyId").and_then(|id| self.rejected.remove(&id));
-        let outcome = match (outcome.as_str(), &rejection) {
-            ("completed", Some(_)) => "rejected".to_string(),
-            _ => outcome,
+    fn end_action(&mut self, ended: Ended<'_>) {
+        let spent = ended.spent.unwrap_or(Spent {
+            tokens: Default::default(),
+            requests: 0,
+            cost_usd: None,
+        });
+        let tokens = spent.tokens.total;
+        let rejection = self.rejected.remove(ended.story_id);
+        let outcome = match (ended.outcome, &rejection) {
+            (ActionOutcome::Completed, Some(_)) => ActionOutcome::Rejected,
+            (outcome, _) => outcome,
         };
-        let Some(story) = self.story(event) else {
-            return;
-        };
+        let story = self.story(ended.story_id, ended.slug);
         let open = story.actions.iter().rposition(|a| {
-            a.outcome == "interrupted" && named_type.as_ref().is_none_or(|t| *t == a.action_type)
+            a.outcome == ActionOutcome::Interrupted
+                && ended.action_type.is_none_or(|t| t == a.action_type)
         });
         let action = match open {
             Some(index) => &mut story.actions[index],
             None => {
                 story.actions.push(ActionReport {
-                    action_type: named_type.clone().unwrap_or_else(|| "action".into()),
-                    outcome: String::new(),
-                    started_at: text(event, "startedAt"),
+                    // An end without its start (a journal cut short at the top).
+                    action_type: ended.action_type.unwrap_or(ActionType::Review),
+                    outcome,
+                    started_at: ended.started_at.clone(),
                     finished_at: None,
                     duration_ms: None,
                     detail: None,
@@ -471,31 +583,38 @@ impl Builder {
                     .expect("an action was pushed on the line above")
             }
         };
-        action.outcome = outcome.clone();
-        action.finished_at = at;
-        action.duration_ms = event.get("durationMs").and_then(Value::as_u64);
-        action.detail = detail;
+        action.outcome = outcome;
+        action.finished_at = Some(ended.at.to_string());
+        action.duration_ms = ended.duration_ms;
+        action.detail = Some(ended.detail.to_string());
         action.feedback = rejection.filter(|f| !f.is_empty());
         action.tokens = tokens;
-        action.cost_usd = cost;
-        let action_type = action.action_type.clone();
-        if outcome == "failed" {
+        action.cost_usd = spent.cost_usd;
+        let action_type = action.action_type;
+        if outcome == ActionOutcome::Failed {
             story.last_error = action.detail.clone();
         }
         story.tokens += tokens;
-        if let Some(cost) = cost {
+        if let Some(cost) = spent.cost_usd {
             story.cost_usd = Some(crate::board::records::round_usd(
                 story.cost_usd.unwrap_or(0.0) + cost,
             ));
         }
-        if action_type == "rework" && outcome == "completed" {
+        if action_type == ActionType::Rework && outcome == ActionOutcome::Completed {
             story.reworks += 1;
         }
-        story.outcome = match (outcome.as_str(), action_type.as_str()) {
-            ("completed", "move_to_done" | "create_pr") => "done".into(),
+        story.outcome = match (outcome, action_type) {
+            (ActionOutcome::Completed, ActionType::MoveToDone | ActionType::CreatePr) => {
+                StoryOutcome::Done
+            }
             // A rejected review or merge sends the work back: the story goes on.
-            ("completed" | "rejected", _) => "progressed".into(),
-            (other, _) => other.into(),
+            (ActionOutcome::Completed | ActionOutcome::Rejected, _) => StoryOutcome::Progressed,
+            (ActionOutcome::Failed, _) => StoryOutcome::Failed,
+            (ActionOutcome::Stopped, _) => StoryOutcome::Stopped,
+            (ActionOutcome::Blocked, _) => StoryOutcome::Blocked,
+            (ActionOutcome::Waiting, _) => StoryOutcome::Waiting,
+            (ActionOutcome::Running, _) => StoryOutcome::Running,
+            (ActionOutcome::Interrupted, _) => StoryOutcome::Interrupted,
         };
     }
 
@@ -504,8 +623,8 @@ impl Builder {
         report.running = running && report.exit_code.is_none();
         if report.running {
             for action in report.stories.iter_mut().flat_map(|s| s.actions.iter_mut()) {
-                if action.outcome == "interrupted" {
-                    action.outcome = "running".into();
+                if action.outcome == ActionOutcome::Interrupted {
+                    action.outcome = ActionOutcome::Running;
                 }
             }
         }
@@ -522,15 +641,24 @@ impl Builder {
                 if story.title.is_none() {
                     story.title = Some(current.meta.title.clone());
                 }
-                if story.outcome == "blocked" && story.blocked_reason.is_none() {
+                if story.outcome == StoryOutcome::Blocked && story.blocked_reason.is_none() {
                     story.blocked_reason = current.meta.blocked_reason.clone();
                 }
             }
-            if story.actions.iter().any(|a| a.outcome == "interrupted") && killed {
-                story.outcome = "interrupted".into();
+            if story
+                .actions
+                .iter()
+                .any(|a| a.outcome == ActionOutcome::Interrupted)
+                && killed
+            {
+                story.outcome = StoryOutcome::Interrupted;
             }
-            if story.actions.iter().any(|a| a.outcome == "running") {
-                story.outcome = "running".into();
+            if story
+                .actions
+                .iter()
+                .any(|a| a.outcome == ActionOutcome::Running)
+            {
+                story.outcome = StoryOutcome::Running;
             }
             let pending = board.and_then(|(b, root)| {
                 attention::pending_decision(b.get(&story.story_id)?, root, &b.dir)
@@ -544,12 +672,12 @@ impl Builder {
             totals.failed += story
                 .actions
                 .iter()
-                .filter(|a| a.outcome == "failed")
+                .filter(|a| a.outcome == ActionOutcome::Failed)
                 .count();
             totals.interrupted += story
                 .actions
                 .iter()
-                .filter(|a| a.outcome == "interrupted")
+                .filter(|a| a.outcome == ActionOutcome::Interrupted)
                 .count();
             totals.reworks += story.reworks;
             totals.tokens += story.tokens;
@@ -593,25 +721,27 @@ fn next_step(story: &StoryReport, pending: Option<Need>) -> (Option<String>, Opt
         let step = need.next_step(slug);
         (Some(step.command), step.note)
     };
-    match story.outcome.as_str() {
-        "blocked" => person(Need::Blocked {
+    match story.outcome {
+        StoryOutcome::Blocked => person(Need::Blocked {
             reason: story.blocked_reason.clone().unwrap_or_default(),
             cause: story.block_cause.clone(),
         }),
-        "waiting" => match pending {
+        StoryOutcome::Waiting => match pending {
             Some(need) => person(need),
             None => (
                 Some(format!("agentic-sdlc decide {slug} \"APPROVE\"")),
                 None,
             ),
         },
-        "failed" => (
+        StoryOutcome::Failed => (
             run_again,
             Some("see last_error with `agentic-sdlc details`".into()),
         ),
-        "stopped" | "interrupted" | "progressed" => (run_again, None),
-        "running" => (None, Some("the run is still working on it".into())),
-        _ => (None, None),
+        StoryOutcome::Stopped | StoryOutcome::Interrupted | StoryOutcome::Progressed => {
+            (run_again, None)
+        }
+        StoryOutcome::Running => (None, Some("the run is still working on it".into())),
+        StoryOutcome::Done => (None, None),
     }
 }
 

@@ -157,7 +157,7 @@ fn run_line(out: &mut String, view: &BoardView) {
                 .stories
                 .iter()
                 .flat_map(|s| &s.actions)
-                .filter(|a| a.outcome == "running")
+                .filter(|a| a.outcome == crate::report::ActionOutcome::Running)
                 .count();
             out.push_str("<span class=\"running\">▶ Run ");
             esc!(out, &run.run_id);
@@ -255,7 +255,7 @@ fn card(out: &mut String, view: &BoardView, story: &StorySummary, usage: &Usage)
     }
     if let Some(action) = view.running(id) {
         out.push_str("<div class=\"running\">▶ ");
-        esc!(out, &action.action_type);
+        esc!(out, action.action_type.name());
         out.push_str(" running");
         if let Some(at) = &action.started_at {
             out.push_str(" since ");
@@ -538,14 +538,18 @@ fn timeline(out: &mut String, view: &StoryView) {
         }
         out.push_str("</th></tr>\n");
         for action in &part.actions {
-            let _ = write!(out, "<tr class=\"{}\"><td>", css_word(&action.outcome));
+            let _ = write!(
+                out,
+                "<tr class=\"{}\"><td>",
+                css_word(action.outcome.name())
+            );
             if let Some(at) = &action.started_at {
                 time(out, at);
             }
             out.push_str("</td><td>");
-            esc!(out, &action.action_type);
+            esc!(out, action.action_type.name());
             out.push_str("</td><td>");
-            esc!(out, &action.outcome);
+            esc!(out, action.outcome.name());
             out.push_str("</td><td>");
             esc!(out, &format_duration(action.duration_ms));
             let _ = write!(out, "</td><td>{}</td><td>", action.tokens);

@@ -120,7 +120,7 @@ impl BoardView {
             .find(|s| s.story_id == story_id)?
             .actions
             .iter()
-            .rfind(|a| a.outcome == "running")
+            .rfind(|a| a.outcome == crate::report::ActionOutcome::Running)
     }
 
     /// Why a story with work left cannot take it now.

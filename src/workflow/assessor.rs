@@ -9,55 +9,7 @@ use crate::board::records::ReviewDecision;
 use crate::board::story::Progress;
 use crate::board::{Board, Column, StorySummary};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActionType {
-    Refine,
-    Research,
-    Plan,
-    Implement,
-    Review,
-    Rework,
-    CreatePr,
-    MoveToDone,
-}
-
-impl ActionType {
-    pub const ALL: [ActionType; 8] = [
-        ActionType::Refine,
-        ActionType::Research,
-        ActionType::Plan,
-        ActionType::Implement,
-        ActionType::Review,
-        ActionType::Rework,
-        ActionType::CreatePr,
-        ActionType::MoveToDone,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            ActionType::Refine => "refine",
-            ActionType::Research => "research",
-            ActionType::Plan => "plan",
-            ActionType::Implement => "implement",
-            ActionType::Review => "review",
-            ActionType::Rework => "rework",
-            ActionType::CreatePr => "create_pr",
-            ActionType::MoveToDone => "move_to_done",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<ActionType> {
-        let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
-        ActionType::ALL.into_iter().find(|a| a.name() == wanted)
-    }
-}
-
-impl std::fmt::Display for ActionType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
+pub use crate::protocol::{ActionRef, ActionType};
 
 /// One action the board calls for. Keyed by story id: stories move between folders.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -71,6 +23,16 @@ pub struct Action {
     pub priority: i64,
     #[serde(skip)]
     pub story_priority: i64,
+}
+
+impl From<&Action> for ActionRef {
+    fn from(action: &Action) -> ActionRef {
+        ActionRef {
+            action_type: action.action_type,
+            story_id: action.story_id.clone(),
+            slug: action.slug.clone(),
+        }
+    }
 }
 
 /// A story that has work left but cannot take it now, and why.

@@ -4,10 +4,9 @@
 
 use std::path::Path;
 
-use serde::Serialize;
-
 use super::outcome::BlockCause;
 use crate::board::{Board, Phase, StorySummary};
+pub use crate::protocol::{Attention, NextStep};
 
 /// What a story waits for a person for.
 #[derive(Debug, Clone, PartialEq)]
@@ -25,18 +24,6 @@ pub enum Need {
         reason: String,
         cause: Option<BlockCause>,
     },
-}
-
-/// The way on for one story.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct NextStep {
-    /// What to read first.
-    pub read: String,
-    /// What must change before the command, when something must.
-    pub note: Option<String>,
-    /// The one command that moves the story on.
-    pub command: String,
 }
 
 impl Need {
@@ -109,19 +96,6 @@ impl Need {
             },
         }
     }
-}
-
-/// A story that needs a person when a run ends.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Attention {
-    pub story_id: String,
-    pub slug: String,
-    pub title: String,
-    /// Why it waits.
-    pub why: String,
-    #[serde(flatten)]
-    pub next: NextStep,
 }
 
 impl Attention {

@@ -15,23 +15,7 @@ const VERSION: &str = "1.0";
 /// A checkpoint older than this is probably not the run the user means to resume.
 pub const STALE_AFTER_HOURS: i64 = 48;
 
-/// The options a run was started with; `--continue` reuses them.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct RunOptions {
-    pub auto: bool,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub story: Option<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub step: Option<ActionType>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub max_actions: Option<u32>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub concurrency: Option<u32>,
-    /// `--remote`: the git remote other clones share the board through (SPEC §20).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub remote: Option<String>,
-}
+pub use crate::protocol::RunOptions;
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]

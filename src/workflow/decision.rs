@@ -29,6 +29,17 @@ impl GateDecision {
             GateDecision::Reject { .. } => "REJECT",
         }
     }
+
+    /// The feedback or reason the decision carries, if any.
+    pub fn text(&self) -> Option<&str> {
+        match self {
+            GateDecision::Approve => None,
+            GateDecision::Retry { feedback } | GateDecision::RetryPredecessor { feedback, .. } => {
+                Some(feedback)
+            }
+            GateDecision::Reject { reason } => Some(reason),
+        }
+    }
 }
 
 /// Writes the decision in the form the parser reads back, so a decision can be echoed to a

@@ -4,275 +4,11 @@
 
 use std::sync::{Arc, OnceLock};
 
-use serde_json::{json, Value};
-
-use super::assessor::Action;
-use super::attention::Attention;
-use super::outcome::BlockCause;
 use crate::agents::meter::CallMeter;
 use crate::agents::transcript::ToolCallObserver;
-use crate::board::records::{ReviewDecision, Usage};
-use crate::board::Phase;
+use crate::board::records::Usage;
 
-#[derive(Debug, Clone)]
-pub enum RunEvent {
-    ActionStarted {
-        action: Action,
-        /// The story's title, for the journal and the report.
-        title: String,
-        detail: Option<String>,
-    },
-    ActionCompleted {
-        action: Action,
-        summary: String,
-    },
-    ActionFailed {
-        action: Action,
-        error: String,
-    },
-    /// The run's budget stopped the action before its next model call (SPEC §14).
-    ActionStopped {
-        action: Action,
-        reason: String,
-    },
-    /// A rework action began: which iteration of how many, and the phase the work goes back to.
-    ReworkStarted {
-        action: Action,
-        iteration: u32,
-        limit: u32,
-        target: Phase,
-    },
-    StoryBlocked {
-        story_id: String,
-        slug: String,
-        reason: String,
-        cause: BlockCause,
-    },
-    /// The story's work reached its base branch as `commit` (SPEC §12); the action that did it
-    /// reports its own end afterwards.
-    StoryMerged {
-        story_id: String,
-        slug: String,
-        commit: String,
-        base: String,
-    },
-    StoryWaiting {
-        story_id: String,
-        slug: String,
-        reason: String,
-    },
-    GateDecision {
-        story_id: String,
-        slug: String,
-        phase: String,
-        attempt: u32,
-        decision: String,
-    },
-    /// A review reached its decision: a rejection sends the work back.
-    ReviewDecided {
-        story_id: String,
-        slug: String,
-        decision: ReviewDecision,
-        /// The first line of what the reviewers found.
-        feedback: String,
-        blockers: usize,
-    },
-    /// An agent ran one of its tools.
-    ToolCall {
-        story_id: String,
-        agent: String,
-        name: String,
-        is_error: bool,
-    },
-    /// One answered model call and what it cost (priced when the model has a price).
-    Usage {
-        story_id: String,
-        usage: Usage,
-    },
-    Warning {
-        story_id: Option<String>,
-        message: String,
-    },
-    /// This run's hold on a story through the remote changed (SPEC §20).
-    Claim {
-        story_id: String,
-        change: ClaimChange,
-        detail: String,
-    },
-    RunFinished {
-        actions: u32,
-        failed: u32,
-        exit_code: i32,
-        message: String,
-        /// The stories that need a person now, and what they should do, by slug.
-        attention: Vec<Attention>,
-    },
-}
-
-impl RunEvent {
-    /// The story the event is about; `None` for the whole run.
-    pub fn story_id(&self) -> Option<&str> {
-        match self {
-            RunEvent::ActionStarted { action, .. }
-            | RunEvent::ActionCompleted { action, .. }
-            | RunEvent::ActionFailed { action, .. }
-            | RunEvent::ActionStopped { action, .. }
-            | RunEvent::ReworkStarted { action, .. } => Some(&action.story_id),
-            RunEvent::StoryBlocked { story_id, .. }
-            | RunEvent::StoryMerged { story_id, .. }
-            | RunEvent::StoryWaiting { story_id, .. }
-            | RunEvent::GateDecision { story_id, .. }
-            | RunEvent::ReviewDecided { story_id, .. }
-            | RunEvent::ToolCall { story_id, .. }
-            | RunEvent::Usage { story_id, .. } => Some(story_id),
-            RunEvent::Warning { story_id, .. } => story_id.as_deref(),
-            RunEvent::Claim { story_id, .. } => Some(story_id),
-            RunEvent::RunFinished { .. } => None,
-        }
-    }
-
-    /// Progress within an action (a tool call, a model call's usage): many per action, shown
-    /// on the live display and, with `-v`, as JSON lines; the journal leaves them to the
-    /// transcripts and the action's totals.
-    pub fn is_progress(&self) -> bool {
-        matches!(self, RunEvent::ToolCall { .. } | RunEvent::Usage { .. })
-    }
-
-    /// The event as a `run --json` line and a journal entry.
-    pub fn to_json(&self) -> Value {
-        let action_json =
-            |a: &Action| json!({ "type": a.action_type, "storyId": a.story_id, "slug": a.slug });
-        match self {
-            RunEvent::ActionStarted {
-                action,
-                title,
-                detail,
-            } => json!({
-                "event": "action_started", "storyId": action.story_id, "action": action_json(action),
-                "title": title, "detail": detail,
-            }),
-            RunEvent::ActionCompleted { action, summary } => json!({
-                "event": "action_completed", "storyId": action.story_id, "action": action_json(action), "summary": summary,
-            }),
-            RunEvent::ActionFailed { action, error } => json!({
-                "event": "action_failed", "storyId": action.story_id, "action": action_json(action), "error": error,
-            }),
-            RunEvent::ActionStopped { action, reason } => json!({
-                "event": "action_stopped", "storyId": action.story_id, "action": action_json(action), "reason": reason,
-            }),
-            RunEvent::ReworkStarted {
-                action,
-                iteration,
-                limit,
-                target,
-            } => json!({
-                "event": "rework_started", "storyId": action.story_id, "slug": action.slug,
-                "iteration": iteration, "limit": limit, "target": target.name(),
-            }),
-            RunEvent::StoryBlocked {
-                story_id,
-                slug,
-                reason,
-                cause,
-            } => json!({
-                "event": "story_blocked", "storyId": story_id, "slug": slug, "reason": reason,
-                "cause": cause,
-            }),
-            RunEvent::StoryMerged {
-                story_id,
-                slug,
-                commit,
-                base,
-            } => json!({
-                "event": "story_merged", "storyId": story_id, "slug": slug, "commit": commit, "base": base,
-            }),
-            RunEvent::StoryWaiting {
-                story_id,
-                slug,
-                reason,
-            } => json!({
-                "event": "story_waiting", "storyId": story_id, "slug": slug, "reason": reason,
-            }),
-            RunEvent::GateDecision {
-                story_id,
-                slug,
-                phase,
-                attempt,
-                decision,
-            } => json!({
-                "event": "gate_decision", "storyId": story_id, "slug": slug, "phase": phase, "attempt": attempt, "decision": decision,
-            }),
-            RunEvent::ReviewDecided {
-                story_id,
-                slug,
-                decision,
-                feedback,
-                blockers,
-            } => json!({
-                "event": "review_decided", "storyId": story_id, "slug": slug, "decision": decision,
-                "feedback": feedback, "blockers": blockers,
-            }),
-            RunEvent::ToolCall {
-                story_id,
-                agent,
-                name,
-                is_error,
-            } => json!({
-                "event": "tool_call", "storyId": story_id, "agent": agent, "name": name, "isError": is_error,
-            }),
-            RunEvent::Usage { story_id, usage } => json!({
-                "event": "usage", "storyId": story_id,
-                "tokens": {"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.tokens()},
-                "costUsd": usage.cost_usd,
-            }),
-            RunEvent::Warning { story_id, message } => json!({
-                "event": "warning", "storyId": story_id, "message": message,
-            }),
-            RunEvent::Claim {
-                story_id,
-                change,
-                detail,
-            } => json!({
-                "event": "claim", "storyId": story_id, "change": change.name(), "detail": detail,
-            }),
-            RunEvent::RunFinished {
-                actions,
-                failed,
-                exit_code,
-                message,
-                attention,
-            } => json!({
-                "event": "run_finished", "storyId": null, "actions": actions, "failed": failed,
-                "exitCode": exit_code, "message": message, "attention": attention,
-            }),
-        }
-    }
-}
-
-/// How a run's hold on a story changed.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum ClaimChange {
-    /// The story was free; this run holds it now.
-    Claimed,
-    /// Another run's claim had lapsed; this run replaced it.
-    TakenOver,
-    /// The story is done, blocked or left for later; others may take it.
-    Released,
-    /// Another run took the story over (this run's claim lapsed); this run stopped working
-    /// on it and kept none of its changes to it.
-    Lost,
-}
-
-impl ClaimChange {
-    pub fn name(self) -> &'static str {
-        match self {
-            ClaimChange::Claimed => "claimed",
-            ClaimChange::TakenOver => "taken_over",
-            ClaimChange::Released => "released",
-            ClaimChange::Lost => "lost",
-        }
-    }
-}
+pub use crate::protocol::{ActionRef, ClaimChange, RunEvent};
 
 /// Draws or writes the events of a run; the command line picks one (`crate::output`).
 pub trait RunRenderer: Send + Sync {
@@ -409,9 +145,11 @@ impl<M: CallMeter> CallMeter for ReportingMeter<M> {
 
     fn answered(&self, story_id: &str, usage: &Usage) {
         self.meter.answered(story_id, usage);
+        let usage = super::budget::priced(self.price, *usage);
         self.events.emit(RunEvent::Usage {
             story_id: story_id.to_string(),
-            usage: super::budget::priced(self.price, *usage),
+            tokens: (&usage).into(),
+            cost_usd: usage.cost_usd,
         });
     }
 }
@@ -420,7 +158,7 @@ impl<M: CallMeter> CallMeter for ReportingMeter<M> {
 mod tests {
     use std::sync::Mutex;
 
-    use serde_json::json;
+    use serde_json::{json, Value};
 
     use super::*;
     use crate::agents::transcript::Transcript;
@@ -509,7 +247,8 @@ mod tests {
         events.attach_journal(Arc::clone(&journal) as Arc<dyn EventRecord>);
         events.emit(RunEvent::Usage {
             story_id: "story-1".into(),
-            usage: Usage::default(),
+            tokens: Default::default(),
+            cost_usd: None,
         });
         events.emit(RunEvent::Warning {
             story_id: None,

@@ -10,18 +10,15 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use chrono::{DateTime, SecondsFormat, Utc};
-use serde_json::{json, Map, Value};
 
 use super::budget::Spending;
 use super::checkpoint::RunOptions;
 use super::events::{EventRecord, RunEvent};
 use crate::board::records::Usage;
+use crate::protocol::{JournalLine, NoStory, Spent};
 
 /// The folder inside the board that holds the journals.
 pub const RUNS_DIR: &str = "runs";
-
-/// The first line of every journal: what the run was asked to do and with which model.
-pub const RUN_STARTED: &str = "run_started";
 
 pub struct Journal {
     run_id: String,
@@ -97,87 +94,87 @@ impl Journal {
             }),
             spending,
         };
-        let price = journal.spending.price();
-        journal.write(json!({
-            "event": RUN_STARTED,
-            "storyId": null,
-            "runId": journal.run_id,
-            "timestamp": stamp_of(now),
-            "pid": std::process::id(),
-            "model": journal.spending.model(),
-            "price": price.map(|p| json!({"inputPerMTok": p.input_per_m_tok, "outputPerMTok": p.output_per_m_tok})),
-            "options": options,
-        }));
+        // The first line: what the run was asked to do, and with which model.
+        journal.write(&JournalLine {
+            event: RunEvent::RunStarted {
+                story_id: NoStory,
+                run_id: journal.run_id.clone(),
+                pid: std::process::id(),
+                model: journal.spending.model().to_string(),
+                price: journal.spending.price(),
+                options: options.clone(),
+            },
+            timestamp: stamp_of(now),
+            started_at: None,
+            duration_ms: None,
+            spent: None,
+        });
         Ok(journal)
     }
 
     /// Appends one event with its time, and for an action's end its duration, tokens and cost.
     pub fn append(&self, event: &RunEvent) {
         let now = Utc::now();
-        let mut line = match event.to_json() {
-            Value::Object(map) => map,
-            other => {
-                let mut map = Map::new();
-                map.insert("data".into(), other);
-                map
-            }
+        let mut line = JournalLine {
+            event: event.clone(),
+            timestamp: stamp_of(now),
+            started_at: None,
+            duration_ms: None,
+            spent: None,
         };
-        line.insert("timestamp".into(), stamp_of(now).into());
         let mut inner = self.lock();
         match event {
-            RunEvent::ActionStarted { action, .. } => {
+            RunEvent::ActionStarted { story_id, .. } => {
                 inner
                     .actions
-                    .insert(action.story_id.clone(), (now, Instant::now()));
+                    .insert(story_id.clone(), (now, Instant::now()));
             }
-            RunEvent::ActionCompleted { action, .. }
-            | RunEvent::ActionFailed { action, .. }
-            | RunEvent::ActionStopped { action, .. } => {
-                if let Some((started_at, started)) = inner.actions.remove(&action.story_id) {
-                    line.insert("startedAt".into(), stamp_of(started_at).into());
-                    line.insert("durationMs".into(), millis(started).into());
+            RunEvent::ActionCompleted { story_id, .. }
+            | RunEvent::ActionFailed { story_id, .. }
+            | RunEvent::ActionStopped { story_id, .. } => {
+                if let Some((started_at, started)) = inner.actions.remove(story_id) {
+                    line.started_at = Some(stamp_of(started_at));
+                    line.duration_ms = Some(millis(started));
                 }
-                self.add_usage(&mut line, &self.spending.action_usage(&action.story_id));
+                line.spent = Some(self.spent(&self.spending.action_usage(story_id)));
             }
             // An action that blocks its story or leaves it waiting ends with that event.
             RunEvent::StoryBlocked { story_id, .. } | RunEvent::StoryWaiting { story_id, .. } => {
                 if let Some((started_at, started)) = inner.actions.remove(story_id) {
-                    line.insert("startedAt".into(), stamp_of(started_at).into());
-                    line.insert("durationMs".into(), millis(started).into());
-                    self.add_usage(&mut line, &self.spending.action_usage(story_id));
+                    line.started_at = Some(stamp_of(started_at));
+                    line.duration_ms = Some(millis(started));
+                    line.spent = Some(self.spent(&self.spending.action_usage(story_id)));
                 }
             }
             RunEvent::RunFinished { .. } => {
-                line.insert("durationMs".into(), millis(self.started).into());
-                self.add_usage(&mut line, &self.spending.run_usage());
+                line.duration_ms = Some(millis(self.started));
+                line.spent = Some(self.spent(&self.spending.run_usage()));
             }
             _ => {}
         }
         drop(inner);
-        self.write(Value::Object(line));
+        self.write(&line);
     }
 
     /// Tokens, requests and cost; with a price, an action that made no call cost 0, not null.
-    fn add_usage(&self, line: &mut Map<String, Value>, usage: &Usage) {
-        line.insert(
-            "tokens".into(),
-            json!({"prompt": usage.prompt_tokens, "completion": usage.completion_tokens, "total": usage.tokens()}),
-        );
-        line.insert("requests".into(), usage.requests.into());
-        let cost = match self.spending.price() {
-            Some(_) => Some(usage.cost_usd.unwrap_or(0.0)),
-            None => usage.cost_usd,
-        };
-        line.insert("costUsd".into(), json!(cost));
+    fn spent(&self, usage: &Usage) -> Spent {
+        Spent {
+            tokens: usage.into(),
+            requests: usage.requests,
+            cost_usd: match self.spending.price() {
+                Some(_) => Some(usage.cost_usd.unwrap_or(0.0)),
+                None => usage.cost_usd,
+            },
+        }
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Inner> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn write(&self, line: Value) {
+    fn write(&self, line: &JournalLine) {
         let mut inner = self.lock();
-        let mut text = line.to_string();
+        let mut text = serde_json::to_string(line).unwrap_or_default();
         text.push('\n');
         let written = inner
             .file

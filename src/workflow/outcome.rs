@@ -1,7 +1,5 @@
 //! How one action ended, and what that means for the rest of the run.
 
-use serde::{Deserialize, Serialize};
-
 /// Why a story was moved to blocked/, which decides whether the run goes on (SPEC §7, §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
@@ -38,22 +36,7 @@ impl Stop {
     }
 }
 
-/// Why a story sits in blocked/, which decides what a person does about it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum BlockCause {
-    /// The circuit breaker: as many reworks as allowed were made.
-    Breaker,
-    /// A phase gate or a person said REJECT.
-    Rejected,
-    /// The story's budget (`key`: `budget.storyTokens` or `budget.storyUsd`) is spent.
-    Budget { key: String },
-    /// A retry or rework repeated the attempt before it.
-    NoProgress,
-    /// Its branch may not be merged: it changes the config or a board, or its history is not
-    /// the tool's.
-    Refused,
-}
+pub use crate::protocol::BlockCause;
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Outcome {

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use super::assessor::{assess, Action, ActionType, Assessment, Policy};
+use super::assessor::{assess, Action, ActionRef, ActionType, Assessment, Policy};
 use super::attention::{self, Attention, Need};
 use super::budget::Spending;
 use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
@@ -27,6 +27,7 @@ use crate::board::{lookup, store, Board};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
 use crate::exec::Sandbox;
+use crate::protocol::NoStory;
 
 /// What the command line asked for.
 #[derive(Debug, Clone, Default)]
@@ -371,6 +372,7 @@ fn finish_empty(
         waiting => format!("{message} {}:", need_you(waiting)),
     };
     events.emit(RunEvent::RunFinished {
+        story_id: NoStory,
         actions: 0,
         failed: 0,
         exit_code: code.code(),
@@ -536,6 +538,7 @@ impl Loop {
             });
         }
         self.wf.events.emit(RunEvent::RunFinished {
+            story_id: NoStory,
             actions: self.started,
             failed: self.failed,
             exit_code: ExitStatus::Interrupted.code(),
@@ -646,7 +649,8 @@ impl Loop {
                 )
             });
             self.wf.events.emit(RunEvent::ActionStarted {
-                action: action.clone(),
+                story_id: action.story_id.clone(),
+                action: ActionRef::from(&action),
                 title: story
                     .as_ref()
                     .map(|s| s.meta.title.clone())
@@ -655,7 +659,8 @@ impl Loop {
             });
             if let Some(plan) = rework {
                 self.wf.events.emit(RunEvent::ReworkStarted {
-                    action: action.clone(),
+                    story_id: action.story_id.clone(),
+                    slug: action.slug.clone(),
                     iteration: plan.iteration,
                     limit: plan.limit,
                     target: plan.target,
@@ -722,14 +727,16 @@ impl Loop {
         let slug = action.slug.clone();
         match &outcome {
             Outcome::Completed(summary) => events.emit(RunEvent::ActionCompleted {
-                action: action.clone(),
+                story_id: action.story_id.clone(),
+                action: ActionRef::from(action),
                 summary: summary.clone(),
             }),
             Outcome::Failed(error) => {
                 self.failed += 1;
                 self.parked.insert(action.story_id.clone());
                 events.emit(RunEvent::ActionFailed {
-                    action: action.clone(),
+                    story_id: action.story_id.clone(),
+                    action: ActionRef::from(action),
                     error: error.clone(),
                 });
             }
@@ -739,7 +746,7 @@ impl Loop {
                     story_id: action.story_id.clone(),
                     slug,
                     reason: reason.clone(),
-                    cause: stop.cause(),
+                    cause: Some(stop.cause()),
                 });
                 if matches!(stop, Stop::Manual | Stop::Error) {
                     self.stop = Some(*stop);
@@ -756,7 +763,8 @@ impl Loop {
             Outcome::Stopped(reason) => {
                 self.parked.insert(action.story_id.clone());
                 events.emit(RunEvent::ActionStopped {
-                    action: action.clone(),
+                    story_id: action.story_id.clone(),
+                    action: ActionRef::from(action),
                     reason: reason.clone(),
                 });
             }
@@ -828,6 +836,7 @@ impl Loop {
             let _ = Checkpoint::remove(self.wf.board_dir());
         }
         self.wf.events.emit(RunEvent::RunFinished {
+            story_id: NoStory,
             actions: self.started,
             failed: self.failed,
             exit_code: code.code(),

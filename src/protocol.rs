@@ -1,0 +1,499 @@
+//! The vocabulary that crosses modules and leaves the process, as serde types: the events of a
+//! run (what `run --json` prints and the journal records, one per line), the journal's lines,
+//! the actions they name, why a story is blocked and who needs a person. The workflow emits
+//! them; the terminal display, the journal, `report`, `serve` and the notifiers read them by
+//! matching on their variants, never by looking for a key or a word in a string.
+//!
+//! The JSON of each type is the documented shape (docs/reference.md §8); a change to it is a
+//! change of `schemaVersion`.
+
+use serde::{Deserialize, Serialize};
+
+use crate::board::records::{ReviewDecision, Usage};
+use crate::board::Phase;
+use crate::config::Price;
+
+/// The kinds of action the state assessor picks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActionType {
+    Refine,
+    Research,
+    Plan,
+    Implement,
+    Review,
+    Rework,
+    CreatePr,
+    MoveToDone,
+}
+
+impl ActionType {
+    pub const ALL: [ActionType; 8] = [
+        ActionType::Refine,
+        ActionType::Research,
+        ActionType::Plan,
+        ActionType::Implement,
+        ActionType::Review,
+        ActionType::Rework,
+        ActionType::CreatePr,
+        ActionType::MoveToDone,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ActionType::Refine => "refine",
+            ActionType::Research => "research",
+            ActionType::Plan => "plan",
+            ActionType::Implement => "implement",
+            ActionType::Review => "review",
+            ActionType::Rework => "rework",
+            ActionType::CreatePr => "create_pr",
+            ActionType::MoveToDone => "move_to_done",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<ActionType> {
+        let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
+        ActionType::ALL.into_iter().find(|a| a.name() == wanted)
+    }
+}
+
+impl std::fmt::Display for ActionType {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// An action as events name it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ActionRef {
+    #[serde(rename = "type")]
+    pub action_type: ActionType,
+    pub story_id: String,
+    pub slug: String,
+}
+
+/// Why a story sits in blocked/, which decides what a person does about it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BlockCause {
+    /// The circuit breaker: as many reworks as allowed were made.
+    Breaker,
+    /// A phase gate or a person said REJECT.
+    Rejected,
+    /// The story's budget (`key`: `budget.storyTokens` or `budget.storyUsd`) is spent.
+    Budget { key: String },
+    /// A retry or rework repeated the attempt before it.
+    NoProgress,
+    /// Its branch may not be merged: it changes the config or a board, or its history is not
+    /// the tool's.
+    Refused,
+}
+
+/// How a run's hold on a story through the git remote changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ClaimChange {
+    /// The story was free; this run holds it now.
+    Claimed,
+    /// Another run's claim had lapsed; this run replaced it.
+    TakenOver,
+    /// The story is done, blocked or left for later; others may take it.
+    Released,
+    /// Another run took the story over (this run's claim lapsed); this run stopped working
+    /// on it and kept none of its changes to it.
+    Lost,
+}
+
+impl ClaimChange {
+    pub fn name(self) -> &'static str {
+        match self {
+            ClaimChange::Claimed => "claimed",
+            ClaimChange::TakenOver => "taken_over",
+            ClaimChange::Released => "released",
+            ClaimChange::Lost => "lost",
+        }
+    }
+}
+
+/// The way on for one story that needs a person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NextStep {
+    /// What to read first.
+    pub read: String,
+    /// What must change before the command, when something must.
+    pub note: Option<String>,
+    /// The one command that moves the story on.
+    pub command: String,
+}
+
+/// A story that needs a person when a run ends.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Attention {
+    pub story_id: String,
+    pub slug: String,
+    pub title: String,
+    /// Why it waits.
+    pub why: String,
+    #[serde(flatten)]
+    pub next: NextStep,
+}
+
+/// The options a run was started with; `--continue` reuses them.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RunOptions {
+    pub auto: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub story: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<ActionType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_actions: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub concurrency: Option<u32>,
+    /// `--remote`: the git remote other clones share the board through (docs/design.md §20).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<String>,
+}
+
+/// The `storyId` of an event about the whole run: always `null`, so that every event line has
+/// the key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NoStory;
+
+impl Serialize for NoStory {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_none()
+    }
+}
+
+impl<'de> Deserialize<'de> for NoStory {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<NoStory, D::Error> {
+        // Whatever it holds, a run-wide event is about no story.
+        serde::de::IgnoredAny::deserialize(deserializer).map(|_| NoStory)
+    }
+}
+
+/// Tokens as events report them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tokens {
+    pub prompt: u64,
+    pub completion: u64,
+    pub total: u64,
+}
+
+impl From<&Usage> for Tokens {
+    fn from(usage: &Usage) -> Tokens {
+        Tokens {
+            prompt: usage.prompt_tokens,
+            completion: usage.completion_tokens,
+            total: usage.tokens(),
+        }
+    }
+}
+
+/// One event of a run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(
+    tag = "event",
+    rename_all = "snake_case",
+    rename_all_fields = "camelCase"
+)]
+pub enum RunEvent {
+    /// The journal's first line: what the run was asked to do, with which model (never shown
+    /// on the terminal).
+    RunStarted {
+        story_id: NoStory,
+        run_id: String,
+        pid: u32,
+        model: String,
+        price: Option<Price>,
+        options: RunOptions,
+    },
+    ActionStarted {
+        story_id: String,
+        action: ActionRef,
+        /// The story's title, for the journal and the report.
+        #[serde(default)]
+        title: String,
+        detail: Option<String>,
+    },
+    ActionCompleted {
+        story_id: String,
+        action: ActionRef,
+        summary: String,
+    },
+    ActionFailed {
+        story_id: String,
+        action: ActionRef,
+        error: String,
+    },
+    /// The run's budget stopped the action before its next model call.
+    ActionStopped {
+        story_id: String,
+        action: ActionRef,
+        reason: String,
+    },
+    /// A rework action began: which iteration of how many, and the phase the work goes back to.
+    ReworkStarted {
+        story_id: String,
+        slug: String,
+        iteration: u32,
+        limit: u32,
+        target: Phase,
+    },
+    StoryBlocked {
+        story_id: String,
+        slug: String,
+        reason: String,
+        /// `None` in journals written before the cause was recorded.
+        #[serde(default)]
+        cause: Option<BlockCause>,
+    },
+    /// The story's work reached its base branch as `commit`; the action that did it reports
+    /// its own end afterwards.
+    StoryMerged {
+        story_id: String,
+        slug: String,
+        commit: String,
+        base: String,
+    },
+    StoryWaiting {
+        story_id: String,
+        slug: String,
+        reason: String,
+    },
+    GateDecision {
+        story_id: String,
+        slug: String,
+        phase: String,
+        attempt: u32,
+        /// The decision in the text form gates answer in (`RETRY: <feedback>`).
+        decision: String,
+    },
+    /// A review reached its decision: a rejection sends the work back.
+    ReviewDecided {
+        story_id: String,
+        slug: String,
+        decision: ReviewDecision,
+        /// The first line of what the reviewers found.
+        feedback: String,
+        blockers: usize,
+    },
+    /// An agent ran one of its tools.
+    ToolCall {
+        story_id: String,
+        agent: String,
+        name: String,
+        is_error: bool,
+    },
+    /// One answered model call and what it cost (priced when the model has a price).
+    Usage {
+        story_id: String,
+        tokens: Tokens,
+        cost_usd: Option<f64>,
+    },
+    Warning {
+        story_id: Option<String>,
+        message: String,
+    },
+    /// This run's hold on a story through the remote changed.
+    Claim {
+        story_id: String,
+        change: ClaimChange,
+        detail: String,
+    },
+    RunFinished {
+        story_id: NoStory,
+        actions: u32,
+        failed: u32,
+        exit_code: i32,
+        message: String,
+        /// The stories that need a person now, and what they should do, by slug.
+        #[serde(default)]
+        attention: Vec<Attention>,
+    },
+    /// An event of a later version, read from its journal: skipped.
+    #[serde(other)]
+    Unknown,
+}
+
+impl RunEvent {
+    /// The story the event is about; `None` for the whole run.
+    pub fn story_id(&self) -> Option<&str> {
+        match self {
+            RunEvent::ActionStarted { story_id, .. }
+            | RunEvent::ActionCompleted { story_id, .. }
+            | RunEvent::ActionFailed { story_id, .. }
+            | RunEvent::ActionStopped { story_id, .. }
+            | RunEvent::ReworkStarted { story_id, .. }
+            | RunEvent::StoryBlocked { story_id, .. }
+            | RunEvent::StoryMerged { story_id, .. }
+            | RunEvent::StoryWaiting { story_id, .. }
+            | RunEvent::GateDecision { story_id, .. }
+            | RunEvent::ReviewDecided { story_id, .. }
+            | RunEvent::ToolCall { story_id, .. }
+            | RunEvent::Usage { story_id, .. }
+            | RunEvent::Claim { story_id, .. } => Some(story_id),
+            RunEvent::Warning { story_id, .. } => story_id.as_deref(),
+            RunEvent::RunStarted { .. } | RunEvent::RunFinished { .. } | RunEvent::Unknown => None,
+        }
+    }
+
+    /// The action an action event is about.
+    pub fn action(&self) -> Option<&ActionRef> {
+        match self {
+            RunEvent::ActionStarted { action, .. }
+            | RunEvent::ActionCompleted { action, .. }
+            | RunEvent::ActionFailed { action, .. }
+            | RunEvent::ActionStopped { action, .. } => Some(action),
+            _ => None,
+        }
+    }
+
+    /// Progress within an action (a tool call, a model call's usage): many per action, shown
+    /// on the live display and, with `-v`, as JSON lines; the journal leaves them to the
+    /// transcripts and the action's totals.
+    pub fn is_progress(&self) -> bool {
+        matches!(self, RunEvent::ToolCall { .. } | RunEvent::Usage { .. })
+    }
+
+    /// The event as a `run --json` line.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::to_value(self).unwrap_or_default()
+    }
+}
+
+/// What an action (or the whole run) spent, as the journal records it on the line that ends it.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Spent {
+    pub tokens: Tokens,
+    pub requests: u64,
+    /// `None` when the model has no price.
+    pub cost_usd: Option<f64>,
+}
+
+/// One line of a run's journal `<sdlcFolder>/runs/<run-id>.jsonl`: an event of `run --json`,
+/// with when it happened and, on the line that ends an action or the run, its start, duration
+/// and what it spent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct JournalLine {
+    #[serde(flatten)]
+    pub event: RunEvent,
+    pub timestamp: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_at: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub duration_ms: Option<u64>,
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub spent: Option<Spent>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn action() -> ActionRef {
+        ActionRef {
+            action_type: ActionType::Implement,
+            story_id: "story-a".into(),
+            slug: "a".into(),
+        }
+    }
+
+    #[test]
+    fn events_keep_their_documented_shapes() {
+        let cases = [
+            (
+                RunEvent::ActionCompleted {
+                    story_id: "story-a".into(),
+                    action: action(),
+                    summary: "implemented".into(),
+                },
+                json!({"event": "action_completed", "storyId": "story-a",
+                       "action": {"type": "implement", "storyId": "story-a", "slug": "a"},
+                       "summary": "implemented"}),
+            ),
+            (
+                RunEvent::StoryBlocked {
+                    story_id: "story-a".into(),
+                    slug: "a".into(),
+                    reason: "Budget: 10 of 5 tokens".into(),
+                    cause: Some(BlockCause::Budget {
+                        key: "budget.storyTokens".into(),
+                    }),
+                },
+                json!({"event": "story_blocked", "storyId": "story-a", "slug": "a",
+                       "reason": "Budget: 10 of 5 tokens",
+                       "cause": {"kind": "budget", "key": "budget.storyTokens"}}),
+            ),
+            (
+                RunEvent::Usage {
+                    story_id: "story-a".into(),
+                    tokens: Tokens {
+                        prompt: 10,
+                        completion: 2,
+                        total: 12,
+                    },
+                    cost_usd: None,
+                },
+                json!({"event": "usage", "storyId": "story-a",
+                       "tokens": {"prompt": 10, "completion": 2, "total": 12}, "costUsd": null}),
+            ),
+            (
+                RunEvent::RunFinished {
+                    story_id: NoStory,
+                    actions: 3,
+                    failed: 0,
+                    exit_code: 0,
+                    message: "Done".into(),
+                    attention: Vec::new(),
+                },
+                json!({"event": "run_finished", "storyId": null, "actions": 3, "failed": 0,
+                       "exitCode": 0, "message": "Done", "attention": []}),
+            ),
+        ];
+        for (event, shape) in cases {
+            assert_eq!(event.to_json(), shape);
+            let back: RunEvent = serde_json::from_value(shape).unwrap();
+            assert_eq!(back, event);
+        }
+    }
+
+    #[test]
+    fn journal_lines_read_back_and_skip_what_a_later_version_adds() {
+        let line = JournalLine {
+            event: RunEvent::ActionFailed {
+                story_id: "story-a".into(),
+                action: action(),
+                error: "boom".into(),
+            },
+            timestamp: "2026-11-25T10:00:01.000Z".into(),
+            started_at: Some("2026-11-25T10:00:00.000Z".into()),
+            duration_ms: Some(1000),
+            spent: Some(Spent {
+                tokens: Tokens {
+                    prompt: 1,
+                    completion: 1,
+                    total: 2,
+                },
+                requests: 1,
+                cost_usd: Some(0.5),
+            }),
+        };
+        let text = serde_json::to_string(&line).unwrap();
+        assert_eq!(serde_json::from_str::<JournalLine>(&text).unwrap(), line);
+        let later: JournalLine = serde_json::from_str(
+            r#"{"event":"something_new","storyId":"x","timestamp":"t","extra":1}"#,
+        )
+        .unwrap();
+        assert_eq!(later.event, RunEvent::Unknown);
+    }
+}
