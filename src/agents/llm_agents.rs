@@ -201,10 +201,7 @@ impl LlmAgents {
                 tool_calls: conversation.tool_calls,
                 tools_refused: conversation.tools_refused,
             }),
-            Err(ConversationError { error, usage }) => Err(AgentError {
-                message: error.to_string(),
-                usage,
-            }),
+            Err(ConversationError { error, usage }) => Err(AgentError::from((error, usage))),
         }
     }
 
@@ -331,11 +328,8 @@ impl Agents for LlmAgents {
                 }
                 Err(err) => {
                     usage.add(&err.usage);
-                    failure.get_or_insert(AgentError::new(format!(
-                        "{}: {}",
-                        perspective.role(),
-                        err.message
-                    )));
+                    failure
+                        .get_or_insert(err.context(|why| format!("{}: {why}", perspective.role())));
                 }
             }
         }
@@ -373,12 +367,12 @@ impl Agents for LlmAgents {
             answer = self.reask(ask, &reminder, answer.usage).await?;
             if answer.truncated {
                 return Err(AgentError {
-                    message: format!(
+                    usage: answer.usage,
+                    ..AgentError::new(format!(
                         "the phase-review agent's answer was cut off at the reply cap twice, so \
                          it holds no complete decision\nHint: raise llm.maxTokens (now {})",
                         self.max_tokens
-                    ),
-                    usage: answer.usage,
+                    ))
                 });
             }
         }

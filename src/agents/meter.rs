@@ -6,12 +6,30 @@ use std::sync::Arc;
 
 use crate::board::records::Usage;
 
+/// Why the meter refused a model call before it was sent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The story reached its own budget (`key`, `budget.storyTokens` or `budget.storyUsd`):
+    /// it moves to blocked/ with this reason.
+    Story { reason: String, key: &'static str },
+    /// The run reached its budget: the action stops, the story stays as it is.
+    Run(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Story { reason, .. } | Refusal::Run(reason) => f.write_str(reason),
+        }
+    }
+}
+
 /// The run's view of spending, shared by every agent of the run.
 pub trait CallMeter: Send + Sync {
     /// Whether the story may send one more request, whose prompt is about `prompt_tokens`
     /// long; the refusal says why. Admitted, the most tokens its reply may take under the
     /// budgets (`None` when none limits it).
-    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, String>;
+    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, Refusal>;
     /// One answered call and what it cost.
     fn answered(&self, story_id: &str, usage: &Usage);
 }
@@ -31,7 +49,7 @@ impl StoryMeter {
         }
     }
 
-    pub fn admit(&self, prompt_tokens: u64) -> Result<Option<u64>, String> {
+    pub fn admit(&self, prompt_tokens: u64) -> Result<Option<u64>, Refusal> {
         self.meter.admit(&self.story_id, prompt_tokens)
     }
 

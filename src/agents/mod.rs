@@ -17,6 +17,7 @@ use async_trait::async_trait;
 
 use crate::board::records::Usage;
 use crate::board::{Phase, Story};
+use meter::Refusal;
 use transcript::Transcript;
 use verdict::PerspectiveVerdict;
 
@@ -56,22 +57,55 @@ pub struct AgentOutput {
 /// `last_error`; the tokens already spent are still counted.
 #[derive(Debug, Clone, PartialEq)]
 pub struct AgentError {
-    pub message: String,
+    pub failure: AgentFailure,
     pub usage: Usage,
+}
+
+/// Why an agent could not finish, as the workflow tells the cases apart.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum AgentFailure {
+    /// The budget refused a model call before it was sent: not the agent's fault. A story's
+    /// own budget blocks it; the run's stops the action and leaves the story as it was.
+    #[error("{0}")]
+    Refused(Refusal),
+    /// Anything else, said for `last_error`: the API, a tool on the tool's side, an answer
+    /// that could not be used.
+    #[error("{0}")]
+    Failed(String),
 }
 
 impl AgentError {
     pub fn new(message: impl Into<String>) -> Self {
         Self {
-            message: message.into(),
+            failure: AgentFailure::Failed(message.into()),
             usage: Usage::default(),
         }
+    }
+
+    /// The failure with some context in front (`review agent failed: …`); a budget refusal
+    /// stays as it is, since the workflow handles it apart.
+    pub fn context(self, context: impl FnOnce(&str) -> String) -> Self {
+        let failure = match self.failure {
+            AgentFailure::Failed(message) => AgentFailure::Failed(context(&message)),
+            refused => refused,
+        };
+        AgentError { failure, ..self }
     }
 }
 
 impl std::fmt::Display for AgentError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.message)
+        self.failure.fmt(f)
+    }
+}
+
+impl From<(llm::LlmError, Usage)> for AgentError {
+    fn from((error, usage): (llm::LlmError, Usage)) -> AgentError {
+        let failure = match error {
+            llm::LlmError::Budget(refusal) => AgentFailure::Refused(refusal),
+            other => AgentFailure::Failed(other.to_string()),
+        };
+        AgentError { failure, usage }
     }
 }
 

@@ -36,14 +36,7 @@ pub fn priced(price: Option<Price>, mut usage: Usage) -> Usage {
     usage
 }
 
-/// Why a call was refused.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Refusal {
-    /// The story reached its own budget (`key`): it moves to blocked/ with this reason.
-    Story { reason: String, key: &'static str },
-    /// The run reached its budget: the action stops, the story stays as it is.
-    Run(String),
-}
+pub use crate::agents::meter::Refusal;
 
 /// The run-wide meter of spending.
 pub struct Spending {
@@ -67,7 +60,6 @@ struct StoryTally {
     total: Usage,
     /// What the action in flight spent so far.
     action: Usage,
-    refusal: Option<Refusal>,
 }
 
 impl Spending {
@@ -101,15 +93,6 @@ impl Spending {
         let tally = state.stories.entry(story_id.to_string()).or_default();
         tally.total = spent;
         tally.action = Usage::default();
-        tally.refusal = None;
-    }
-
-    /// Why the story's last call was refused, if one was; asking clears it.
-    pub fn take_refusal(&self, story_id: &str) -> Option<Refusal> {
-        self.state()
-            .stories
-            .get_mut(story_id)
-            .and_then(|t| t.refusal.take())
     }
 
     /// What the story's action in flight spent so far, priced.
@@ -281,26 +264,20 @@ pub fn format_usd(usd: f64) -> String {
 }
 
 impl CallMeter for Spending {
-    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, String> {
+    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, Refusal> {
         let mut state = self.state();
         let run = state.run;
         if state.run_stop.is_none() {
             state.run_stop = self.run_limit_reached(&run, prompt_tokens);
         }
         if let Some(reason) = state.run_stop.clone() {
-            let refused = format!("Stopped before an LLM call: {reason}");
-            if let Some(tally) = state.stories.get_mut(story_id) {
-                tally.refusal = Some(Refusal::Run(refused.clone()));
-            }
-            return Err(refused);
+            return Err(Refusal::Run(format!(
+                "Stopped before an LLM call: {reason}"
+            )));
         }
         let tally = state.stories.entry(story_id.to_string()).or_default();
         if let Some((key, reason)) = self.story_limit_reached(&tally.total, prompt_tokens) {
-            tally.refusal = Some(Refusal::Story {
-                reason: reason.clone(),
-                key,
-            });
-            return Err(reason);
+            return Err(Refusal::Story { reason, key });
         }
         let story = tally.total;
         Ok(self.reply_room(&run, &story, prompt_tokens))
@@ -372,11 +349,7 @@ mod tests {
         spending.answered("s", &call(100, 20));
         assert_eq!(
             spending.admit("s", 0),
-            Err("Budget: 360 of 250 tokens".to_string())
-        );
-        assert_eq!(
-            spending.take_refusal("s"),
-            Some(Refusal::Story {
+            Err(Refusal::Story {
                 reason: "Budget: 360 of 250 tokens".into(),
                 key: "budget.storyTokens"
             })
@@ -395,18 +368,13 @@ mod tests {
         assert_eq!(spending.admit("s", 3000), Ok(Some(800)));
         assert_eq!(
             spending.admit("s", 3800),
-            Err(
-                "Budget: 1200 of 5000 tokens; the next request's prompt alone is about 3800 tokens"
-                    .to_string()
-            )
-        );
-        assert!(matches!(
-            spending.take_refusal("s"),
-            Some(Refusal::Story {
-                key: "budget.storyTokens",
-                ..
+            Err(Refusal::Story {
+                reason: "Budget: 1200 of 5000 tokens; the next request's prompt alone is about \
+                         3800 tokens"
+                    .into(),
+                key: "budget.storyTokens"
             })
-        ));
+        );
         // Without a budget nothing limits the reply.
         let free = Spending::new(&config(serde_json::json!({})));
         free.begin_action("s", call(1_000_000, 0));
@@ -429,8 +397,7 @@ mod tests {
             spending.run_stop(),
             Some("the run budget budget.runUsd is spent (0.054 of 0.05 USD)".into())
         );
-        assert!(spending.admit("a", 0).is_err());
-        assert!(matches!(spending.take_refusal("a"), Some(Refusal::Run(_))));
+        assert!(matches!(spending.admit("a", 0), Err(Refusal::Run(_))));
     }
 
     #[test]
@@ -439,7 +406,9 @@ mod tests {
         spending.begin_action("a", Usage::default());
         spending.answered("a", &call(500, 100));
         assert!(spending.run_stop().is_none());
-        let refused = spending.admit("a", 400).unwrap_err();
+        let Err(Refusal::Run(refused)) = spending.admit("a", 400) else {
+            panic!("the run budget did not refuse");
+        };
         assert!(
             refused.contains("budget.runTokens would be passed by the next request"),
             "{refused}"

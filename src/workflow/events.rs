@@ -139,7 +139,11 @@ impl<M> ReportingMeter<M> {
 }
 
 impl<M: CallMeter> CallMeter for ReportingMeter<M> {
-    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, String> {
+    fn admit(
+        &self,
+        story_id: &str,
+        prompt_tokens: u64,
+    ) -> Result<Option<u64>, crate::agents::meter::Refusal> {
         self.meter.admit(story_id, prompt_tokens)
     }
 

@@ -159,12 +159,9 @@ impl PhaseRun<'_> {
             let (answer, usage) = match consult(self.wf, gate, &subject, self.transcript).await {
                 Ok(answer) => answer,
                 Err(err) => {
-                    return story_ops::fail(
-                        self.wf,
-                        self.story_id,
-                        format!("{} gate: {}", self.phase, err.message),
-                        err.usage,
-                    )
+                    let phase = self.phase;
+                    let err = err.context(|why| format!("{phase} gate: {why}"));
+                    return story_ops::agent_failed(self.wf, self.story_id, err);
                 }
             };
             story_ops::add_usage(self.wf, self.story_id, usage)?;
@@ -228,13 +225,8 @@ impl PhaseRun<'_> {
                 Ok(Ok(output))
             }
             Err(err) => {
-                let message = format!("{phase} agent failed: {}", err.message);
-                Ok(Err(story_ops::fail(
-                    self.wf,
-                    self.story_id,
-                    message,
-                    err.usage,
-                )?))
+                let err = err.context(|why| format!("{phase} agent failed: {why}"));
+                Ok(Err(story_ops::agent_failed(self.wf, self.story_id, err)?))
             }
         }
     }

@@ -10,7 +10,7 @@ use super::workspace::Work;
 use super::{budget, no_progress, rework, story_ops, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
-use crate::agents::{Perspective, ReviewRequest};
+use crate::agents::{AgentError, AgentFailure, Perspective, ReviewRequest};
 use crate::board::records::{
     IssueSeverity, ReviewDecision, ReviewIssue, ReviewRecord, Severity, Usage,
 };
@@ -72,15 +72,11 @@ async fn review_work(
         transcript,
     };
     match wf.agents.review(request).await {
-        Err(err) => match story_ops::budget_refusal(wf, story_id, err.usage)? {
-            Some(outcome) => Ok(outcome),
-            None => record_failed(
-                wf,
-                story_id,
-                format!("review agent failed: {}", err.message),
-                err.usage,
-            ),
-        },
+        Err(AgentError {
+            failure: AgentFailure::Failed(why),
+            usage,
+        }) => record_failed(wf, story_id, format!("review agent failed: {why}"), usage),
+        Err(refused) => story_ops::agent_failed(wf, story_id, refused),
         Ok(output) => {
             let missing: Vec<&str> = output
                 .verdicts

@@ -4,6 +4,7 @@ use super::budget::{self, Refusal};
 use super::context::Workflow;
 use super::outcome::{Outcome, Stop};
 use crate::agents::transcript::Transcript;
+use crate::agents::{AgentError, AgentFailure};
 use crate::board::records::Usage;
 use crate::board::{Column, Story};
 use crate::error::Result;
@@ -22,13 +23,7 @@ pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
 
 /// Leaves the story as it was, with `last_error` set and the usage spent, and reports the
 /// failure.
-///
-/// A failure that was the budget refusing a call is not the agent's fault: it blocks the story
-/// (its own budget) or stops the action (the run's), see [`budget_refusal`].
 pub fn fail(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Result<Outcome> {
-    if let Some(outcome) = budget_refusal(wf, story_id, usage)? {
-        return Ok(outcome);
-    }
     let usage = budget::priced(wf.spending.price(), usage);
     wf.board.update(story_id, |story| {
         if !usage.is_empty() {
@@ -40,12 +35,18 @@ pub fn fail(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Res
     Ok(Outcome::Failed(message))
 }
 
-/// When the budget refused the story's last call, records that and returns how the action
-/// ended; `None` when the failure was something else.
-pub fn budget_refusal(wf: &Workflow, story_id: &str, usage: Usage) -> Result<Option<Outcome>> {
-    let Some(refusal) = wf.spending.take_refusal(story_id) else {
-        return Ok(None);
-    };
+/// How an action ends when its agent could not finish: a budget that refused a call blocks
+/// the story (its own budget) or stops the action (the run's), since that is not the agent's
+/// fault; anything else fails the action with `last_error` ([`fail`]).
+pub fn agent_failed(wf: &Workflow, story_id: &str, error: AgentError) -> Result<Outcome> {
+    match error.failure {
+        AgentFailure::Refused(refusal) => refused(wf, story_id, &refusal, error.usage),
+        AgentFailure::Failed(message) => fail(wf, story_id, message, error.usage),
+    }
+}
+
+/// Records a budget's refusal and returns how the action ended.
+fn refused(wf: &Workflow, story_id: &str, refusal: &Refusal, usage: Usage) -> Result<Outcome> {
     let usage = budget::priced(wf.spending.price(), usage);
     let outcome = wf
         .board
@@ -53,7 +54,7 @@ pub fn budget_refusal(wf: &Workflow, story_id: &str, usage: Usage) -> Result<Opt
             if !usage.is_empty() {
                 story.add_usage(usage)?;
             }
-            Ok(match &refusal {
+            Ok(match refusal {
                 Refusal::Story { reason, key } => {
                     block(story, reason);
                     Outcome::Blocked {
@@ -65,7 +66,7 @@ pub fn budget_refusal(wf: &Workflow, story_id: &str, usage: Usage) -> Result<Opt
             })
         })?
         .1;
-    Ok(Some(outcome))
+    Ok(outcome)
 }
 
 /// Opens the action's transcript. When it cannot be written the action fails like an agent

@@ -38,9 +38,9 @@ pub enum LlmError {
     #[error("the LLM request could not be sent: {0}")]
     InvalidRequest(String),
 
-    /// The run's budget refused the call before it was sent (SPEC §14).
+    /// The budget refused the call before it was sent.
     #[error("{0}")]
-    Budget(String),
+    Budget(crate::agents::meter::Refusal),
 
     #[error("the agent did not finish within {0} turns\nHint: raise llm.maxTurns, or make the story smaller")]
     MaxTurns(u32),
