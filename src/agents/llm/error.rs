@@ -19,8 +19,14 @@ pub enum LlmError {
     #[error("the conversation no longer fits the model's context window: {0}")]
     ContextLength(String),
 
-    #[error("the LLM request failed (HTTP {status}): {message}")]
-    Http { status: u16, message: String },
+    /// The server's own words apart from where they came from, so that what it said can be
+    /// read without cutting the endpoint off again.
+    #[error("the LLM request failed (HTTP {status}): {said}{at}")]
+    Http {
+        status: u16,
+        said: String,
+        at: Origin,
+    },
 
     /// The server could not be reached or the connection dropped.
     #[error("could not talk to the LLM: {0}")]
@@ -50,17 +56,26 @@ pub enum LlmError {
     Tool(String),
 }
 
-/// Where a message ends and the `[endpoint …, model …]` suffix that every message carries
-/// begins; the server's own words come before it.
-const CONTEXT_MARK: &str = " [endpoint ";
+/// The endpoint and model a failure came from, as every message names them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Origin {
+    pub endpoint: String,
+    pub model: String,
+}
+
+impl std::fmt::Display for Origin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, " [endpoint {}, model {}]", self.endpoint, self.model)
+    }
+}
 
 impl LlmError {
     /// Rate limits, server errors and dropped connections may pass; the rest will not.
     pub fn is_retryable(&self) -> bool {
         match self {
-            LlmError::Http { status, message } => {
+            LlmError::Http { status, said, .. } => {
                 // A 429 for an exhausted quota stays exhausted until someone pays.
-                (*status == 429 && !message.contains("insufficient_quota"))
+                (*status == 429 && !said.contains("insufficient_quota"))
                     || *status == 408
                     || *status >= 500
             }
@@ -72,10 +87,10 @@ impl LlmError {
     /// The server refused `response_format` (a JSON schema it cannot follow); under
     /// `llm.structuredOutputs: auto` the request is made again without it.
     pub fn is_response_format_unsupported(&self) -> bool {
-        let LlmError::Http { status, message } = self else {
+        let LlmError::Http { status, said, .. } = self else {
             return false;
         };
-        let said = server_words(message).to_lowercase();
+        let said = said.to_lowercase();
         let names_the_field = ["response_format", "json_schema"]
             .iter()
             .any(|needle| said.contains(needle));
@@ -93,10 +108,9 @@ impl LlmError {
     /// The refusal names a length or count bound of the schema (hosted strict modes accept
     /// only a subset of JSON Schema): the schema may still go without its bounds.
     pub fn refuses_schema_bounds(&self) -> bool {
-        let LlmError::Http { message, .. } = self else {
+        let LlmError::Http { said, .. } = self else {
             return false;
         };
-        let said = server_words(message);
         SCHEMA_BOUNDS.iter().any(|bound| said.contains(bound))
     }
 
@@ -123,17 +137,12 @@ impl LlmError {
         match self {
             LlmError::Http {
                 status: 400 | 422,
-                message,
-            } => Some(server_words(message)),
+                said,
+                ..
+            } => Some(said),
             _ => None,
         }
     }
-}
-
-fn server_words(message: &str) -> &str {
-    message
-        .rfind(CONTEXT_MARK)
-        .map_or(message, |at| &message[..at])
 }
 
 /// A classified failure and how long the server asked us to wait before trying again.
@@ -165,14 +174,23 @@ pub(crate) struct ErrorContext<'a> {
 impl ErrorContext<'_> {
     /// Adds the endpoint and model, and blanks the key should a server echo it back.
     pub(crate) fn describe(&self, detail: &str) -> String {
-        let mut text = snippet(detail);
-        if let Some(key) = self.api_key.filter(|key| key.len() >= 4) {
-            text = text.replace(key, "[redacted]");
+        format!("{}{}", self.redacted(detail), self.origin())
+    }
+
+    /// What a server said, cut to a snippet, with the key blanked should it echo it back.
+    fn redacted(&self, detail: &str) -> String {
+        let text = snippet(detail);
+        match self.api_key.filter(|key| key.len() >= 4) {
+            Some(key) => text.replace(key, "[redacted]"),
+            None => text,
         }
-        format!(
-            "{text}{CONTEXT_MARK}{}, model {}]",
-            self.endpoint, self.model
-        )
+    }
+
+    fn origin(&self) -> Origin {
+        Origin {
+            endpoint: self.endpoint.to_string(),
+            model: self.model.to_string(),
+        }
     }
 
     pub(crate) fn classify(&self, error: OpenAIError) -> Failure {
@@ -254,7 +272,8 @@ impl ErrorContext<'_> {
         } else {
             LlmError::Http {
                 status,
-                message: self.describe(&detail),
+                said: self.redacted(&detail),
+                at: self.origin(),
             }
         };
         Failure {
