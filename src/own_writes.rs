@@ -96,6 +96,17 @@ pub fn is_own_file(path: &Path, now: Option<&[u8]>, since: Mark) -> bool {
         .is_some_and(|writes| writes.iter().any(|(when, d)| *when > since.0 && *d == now))
 }
 
+/// Whether `now` (`None`: no file) is not what the tool itself last left at `path`: someone
+/// else changed the file since. `None` when the tool never wrote there in this process.
+pub fn changed_since_own_write(path: &Path, now: Option<&[u8]>) -> Option<bool> {
+    let now = now.map(digest);
+    ledger()
+        .files
+        .get(path)
+        .and_then(|writes| writes.last())
+        .map(|(_, written)| *written != now)
+}
+
 /// Runs a git operation that moves refs of `repo`, then records where `refs` point (the
 /// values `read` returns). The guard does not compare while this runs.
 pub fn moving_refs<T, E>(

@@ -14,8 +14,22 @@ use crate::board::Phase;
 use crate::config::Price;
 
 /// The kinds of action the state assessor picks.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    Serialize,
+    Deserialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case", ascii_case_insensitive)]
 pub enum ActionType {
     Refine,
     Research,
@@ -28,39 +42,15 @@ pub enum ActionType {
 }
 
 impl ActionType {
-    pub const ALL: [ActionType; 8] = [
-        ActionType::Refine,
-        ActionType::Research,
-        ActionType::Plan,
-        ActionType::Implement,
-        ActionType::Review,
-        ActionType::Rework,
-        ActionType::CreatePr,
-        ActionType::MoveToDone,
-    ];
+    pub const ALL: &[ActionType] = <ActionType as strum::VariantArray>::VARIANTS;
 
     pub fn name(self) -> &'static str {
-        match self {
-            ActionType::Refine => "refine",
-            ActionType::Research => "research",
-            ActionType::Plan => "plan",
-            ActionType::Implement => "implement",
-            ActionType::Review => "review",
-            ActionType::Rework => "rework",
-            ActionType::CreatePr => "create_pr",
-            ActionType::MoveToDone => "move_to_done",
-        }
+        self.into()
     }
 
+    /// An action type as a person types it: any case, `-` or `_`.
     pub fn parse(name: &str) -> Option<ActionType> {
-        let wanted = name.trim().to_ascii_lowercase().replace('-', "_");
-        ActionType::ALL.into_iter().find(|a| a.name() == wanted)
-    }
-}
-
-impl std::fmt::Display for ActionType {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        name.trim().replace('-', "_").parse().ok()
     }
 }
 

@@ -109,11 +109,14 @@ impl From<(llm::LlmError, Usage)> for AgentError {
     }
 }
 
-/// The three ways the review looks at the work (SPEC §10).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The three ways the review looks at the work (docs/design.md §10); each is an agent role.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray, strum::IntoStaticStr)]
 pub enum Perspective {
+    #[strum(serialize = "code-review")]
     Code,
+    #[strum(serialize = "security-review")]
     Security,
+    #[strum(serialize = "po-review")]
     ProductOwner,
 }
 
@@ -125,11 +128,7 @@ impl Perspective {
     ];
 
     pub fn role(self) -> &'static str {
-        match self {
-            Perspective::Code => "code-review",
-            Perspective::Security => "security-review",
-            Perspective::ProductOwner => "po-review",
-        }
+        self.into()
     }
 }
 

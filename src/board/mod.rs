@@ -38,9 +38,23 @@ pub const PHASES: [&str; 4] = ["refine", "research", "plan", "implement"];
 /// A phase that produces output into the story. Refine's completion is the move out of
 /// backlog; the others have a `<phase>_complete` flag.
 #[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Serialize,
+    serde::Deserialize,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
 )]
 #[serde(rename_all = "lowercase")]
+#[strum(serialize_all = "lowercase", ascii_case_insensitive)]
 pub enum Phase {
     Refine,
     Research,
@@ -49,20 +63,15 @@ pub enum Phase {
 }
 
 impl Phase {
-    pub const ALL: [Phase; 4] = [
-        Phase::Refine,
-        Phase::Research,
-        Phase::Plan,
-        Phase::Implement,
-    ];
+    /// In pipeline order.
+    pub const ALL: &[Phase] = <Phase as strum::VariantArray>::VARIANTS;
 
     pub fn name(self) -> &'static str {
-        PHASES[self as usize]
+        self.into()
     }
 
     pub fn parse(name: &str) -> Option<Phase> {
-        let wanted = name.trim().to_ascii_lowercase();
-        Phase::ALL.into_iter().find(|p| p.name() == wanted)
+        name.trim().parse().ok()
     }
 
     /// The phase right before this one (refine → research → plan → implement).
@@ -81,14 +90,22 @@ impl Phase {
     }
 }
 
-impl std::fmt::Display for Phase {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
 /// A board column; the folder a story file sits in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::VariantArray,
+    strum::IntoStaticStr,
+    strum::EnumString,
+    strum::Display,
+)]
+#[strum(serialize_all = "kebab-case", ascii_case_insensitive)]
 pub enum Column {
     Backlog,
     Ready,
@@ -106,35 +123,22 @@ impl Column {
             .and_then(Column::parse)
     }
 
-    pub const ALL: [Column; 5] = [
-        Column::Backlog,
-        Column::Ready,
-        Column::InProgress,
-        Column::Done,
-        Column::Blocked,
-    ];
+    /// In board order.
+    pub const ALL: &[Column] = <Column as strum::VariantArray>::VARIANTS;
 
+    /// The folder's name.
     pub fn name(self) -> &'static str {
-        match self {
-            Column::Backlog => "backlog",
-            Column::Ready => "ready",
-            Column::InProgress => "in-progress",
-            Column::Done => "done",
-            Column::Blocked => "blocked",
-        }
+        self.into()
     }
 
+    /// A column as a person types it: any case, `in-progress`, `in_progress` or `inprogress`.
     pub fn parse(name: &str) -> Option<Column> {
-        let wanted = name.trim().to_ascii_lowercase().replace('_', "-");
-        Column::ALL
-            .into_iter()
-            .find(|c| c.name() == wanted || (wanted == "inprogress" && *c == Column::InProgress))
-    }
-}
-
-impl std::fmt::Display for Column {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
+        let wanted = name.trim().replace('_', "-");
+        match wanted.parse() {
+            Ok(column) => Some(column),
+            Err(_) if wanted.eq_ignore_ascii_case("inprogress") => Some(Column::InProgress),
+            Err(_) => None,
+        }
     }
 }
 

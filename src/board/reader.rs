@@ -197,7 +197,7 @@ fn read<S: Listed + Send>(dir: &Path, keep: fn(Story) -> S) -> Result<Board<S>> 
 
 pub(super) fn list_columns(dir: &Path) -> Result<Vec<(PathBuf, Column)>> {
     let mut files = Vec::new();
-    for column in Column::ALL {
+    for column in Column::ALL.iter().copied() {
         files.extend(story_files(dir, column)?.into_iter().map(|p| (p, column)));
     }
     Ok(files)

@@ -75,7 +75,7 @@ pub fn create(board_dir: &Path, story: &mut Story) -> Result<()> {
 /// as stories; this only keeps the folders tidy. Call it while holding the board lock.
 pub fn sweep_temporary_files(board_dir: &Path) {
     let old_enough = std::time::Duration::from_secs(60);
-    for column in Column::ALL {
+    for column in Column::ALL.iter().copied() {
         let Ok(entries) = std::fs::read_dir(board_dir.join(column.name())) else {
             continue;
         };

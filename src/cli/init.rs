@@ -23,7 +23,7 @@ pub fn run(context: &Context) -> Result<ExitStatus> {
     // An existing config decides where the board lives, and must itself be valid.
     let config = config::load(root)?;
     let board_dir = root.join(&config.sdlc_folder);
-    for column in Column::ALL {
+    for column in Column::ALL.iter().copied() {
         let folder = board_dir.join(column.name());
         if !folder.is_dir() {
             fs_err::create_dir_all(&folder)?;

@@ -38,7 +38,8 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
     let board = Board::load(&project.board_dir())?;
     let assessment = assessor::assess(&board, Policy::from_config(&project.config));
     let columns: Vec<Column> = Column::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .filter(|c| !(args.active && *c == Column::Done))
         .collect();
     let printer = &context.printer;

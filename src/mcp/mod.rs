@@ -149,7 +149,8 @@ impl BoardServer {
                 ))
             })?],
             None => Column::ALL
-                .into_iter()
+                .iter()
+                .copied()
                 .filter(|c| !(args.active && *c == Column::Done))
                 .collect(),
         };

@@ -108,7 +108,8 @@ pub fn board_render(view: &BoardView) -> BoardRender {
     let mut status = String::new();
     run_line(&mut status, view);
     let columns = Column::ALL
-        .into_iter()
+        .iter()
+        .copied()
         .map(|column| {
             let cards = view
                 .column(column)

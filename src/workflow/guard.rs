@@ -110,7 +110,7 @@ impl BoardGuard {
             }
         }
         for board in boards {
-            for column in Column::ALL {
+            for column in Column::ALL.iter().copied() {
                 let Ok(entries) = std::fs::read_dir(board.join(column.name())) else {
                     continue;
                 };

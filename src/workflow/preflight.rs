@@ -80,7 +80,7 @@ impl Needs {
         match (auto, step) {
             (false, _) => Needs::of([first]),
             (true, Some(step)) => Needs::of([step]),
-            (true, None) => Needs::of(ActionType::ALL),
+            (true, None) => Needs::of(ActionType::ALL.iter().copied()),
         }
     }
 }

@@ -246,6 +246,8 @@ pub async fn run(
         tasks: JoinSet::new(),
         running: HashMap::new(),
         parked: HashSet::new(),
+        parked_stamps: HashMap::new(),
+        retried_for: HashMap::new(),
         started: 0,
         failed: 0,
         stop: None,
@@ -406,6 +408,12 @@ struct Loop {
     running: HashMap<String, Action>,
     /// Stories that take no further action in this run: failed, blocked or waiting.
     parked: HashSet<String>,
+    /// Under `--watch`: each parked story's file as it was when the run first looked at it
+    /// idle, for files the run itself never wrote.
+    parked_stamps: HashMap<String, FileStamp>,
+    /// Under `--watch`: the content a story was given another chance for, so that the same
+    /// change does not start it over and over when its action writes nothing.
+    retried_for: HashMap<String, u128>,
     started: u32,
     failed: u32,
     /// Set when an escalation stops new work.
@@ -445,24 +453,28 @@ impl Loop {
                 // person's doing.
                 let mut watch = self.watch.take();
                 let Some(watcher) = watch.as_mut() else { break };
+                // Forgotten before looking, so a change made after the look still wakes.
                 watcher.forget_pending();
-                let before = current.clone().unwrap_or_else(|| self.wf.board.board());
-                let parked = stamps(&before, &self.parked);
-                drop(before);
-                let woke = tokio::select! {
-                    _ = watcher.changed() => true,
-                    _ = &mut interrupt => false,
-                };
-                self.watch = watch;
-                if !woke {
-                    return Ok(self.interrupted().await);
-                }
                 drop(current.take());
                 let board = self.refreshed_board().await?;
                 // A story this run gave up on (failed, waiting for a decision) is worth another
-                // look once a person touched it.
-                let now = stamps(&board, &self.parked);
-                self.parked.retain(|id| parked.get(id) == now.get(id));
+                // look once a person touched it, even before the wait began.
+                let touched = self.touched_by_others(&board);
+                if touched.is_empty() {
+                    drop(board);
+                    let woke = tokio::select! {
+                        _ = watcher.changed() => true,
+                        _ = &mut interrupt => false,
+                    };
+                    self.watch = watch;
+                    if !woke {
+                        return Ok(self.interrupted().await);
+                    }
+                    continue;
+                }
+                self.watch = watch;
+                self.parked.retain(|id| !touched.contains(id));
+                self.parked_stamps.retain(|id, _| !touched.contains(id));
                 current = Some(board);
                 continue;
             }
@@ -686,6 +698,46 @@ impl Loop {
         }
         let board = self.refreshed_board().await?;
         Ok(turns.waits_for_others(&board, &self.parked, self.options.story.as_deref()))
+    }
+
+    /// The parked stories whose file someone other than this run changed since the run last
+    /// wrote it (or, for a file the run never wrote, since it was parked).
+    fn touched_by_others(&mut self, board: &Board) -> HashSet<String> {
+        for (id, stamp) in stamps(board, &self.parked) {
+            self.parked_stamps.entry(id).or_insert(stamp);
+        }
+        let touched: HashSet<String> = self
+            .parked
+            .iter()
+            .filter(|id| {
+                let Some(story) = board.get(id) else {
+                    return true;
+                };
+                let now = std::fs::read(&story.path).ok();
+                let digest = now.as_deref().map(crate::own_writes::digest);
+                if digest.is_some() && self.retried_for.get(*id) == digest.as_ref() {
+                    return false;
+                }
+                match crate::own_writes::changed_since_own_write(&story.path, now.as_deref()) {
+                    Some(changed) => changed,
+                    None => {
+                        let stamp = stamps(board, &HashSet::from([(*id).clone()]));
+                        self.parked_stamps.get(*id) != stamp.get(*id)
+                    }
+                }
+            })
+            .cloned()
+            .collect();
+        for id in &touched {
+            let content = board
+                .get(id)
+                .and_then(|story| std::fs::read(&story.path).ok());
+            if let Some(content) = content {
+                self.retried_for
+                    .insert(id.clone(), crate::own_writes::digest(&content));
+            }
+        }
+        touched
     }
 
     /// Takes in a claim or release that finished.
