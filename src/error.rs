@@ -90,13 +90,9 @@ pub enum Error {
     #[error("{0}")]
     ActionFailed(String),
 
-    /// A model call failed in a way that retrying will not fix.
+    /// The LLM client could not be built (a bad endpoint or key for an HTTP header, say).
     #[error("LLM error: {0}")]
-    Llm(String),
-
-    /// The run stopped so that a person can decide (escalation `manual`, REJECT).
-    #[error("{0}")]
-    NeedsPerson(String),
+    Llm(#[from] crate::agents::llm::LlmError),
 
     #[error("interrupted")]
     Interrupted,
@@ -149,7 +145,6 @@ impl Error {
             | Error::MissingKey { .. }
             | Error::Usage(_)
             | Error::NoRoot(_) => ExitStatus::Usage,
-            Error::NeedsPerson(_) => ExitStatus::NeedsPerson,
             Error::Interrupted => ExitStatus::Interrupted,
             _ => ExitStatus::Failure,
         }
@@ -241,10 +236,12 @@ mod tests {
                 },
                 ExitStatus::Usage,
             ),
-            (Error::NeedsPerson("REJECT".into()), ExitStatus::NeedsPerson),
             (Error::Interrupted, ExitStatus::Interrupted),
             (Error::ActionFailed("x".into()), ExitStatus::Failure),
-            (Error::Llm("x".into()), ExitStatus::Failure),
+            (
+                Error::Llm(crate::agents::llm::LlmError::InvalidRequest("x".into())),
+                ExitStatus::Failure,
+            ),
         ] {
             assert_eq!(err.exit_status(), status, "{err}");
         }
