@@ -11,7 +11,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use crate::board::Column;
 use crate::config::CONFIG_FILE;
@@ -56,8 +56,10 @@ pub struct BoardGuard {
     /// The board folder relative to a working tree (the same as to the repository root).
     board_in_tree: Option<PathBuf>,
     config_file: PathBuf,
+    root: PathBuf,
+    configured_base: Option<String>,
     /// The repository's shared git folder, where its refs live; `None` outside git.
-    git: Option<GitSide>,
+    git: OnceLock<Option<GitSide>>,
     /// Bytes of the watched files by stamp: a file read once is read again only once it
     /// changes, so a large board costs a `stat` per story and command.
     versions: Mutex<BTreeMap<PathBuf, Version>>,
@@ -73,30 +75,39 @@ struct GitSide {
 
 impl BoardGuard {
     pub fn new(root: &Path, board_dir: &Path, configured_base: Option<&str>) -> BoardGuard {
-        let git = vcs::is_repo(root)
-            .then(|| {
-                let common_dir = vcs::common_dir(root).ok()?;
-                let mut bases: Vec<String> =
-                    configured_base.map(str::to_string).into_iter().collect();
-                if let Ok(Some(current)) = vcs::current_branch(root) {
+        BoardGuard {
+            board_dir: board_dir.to_path_buf(),
+            board_in_tree: board_dir.strip_prefix(root).ok().map(Path::to_path_buf),
+            config_file: root.join(CONFIG_FILE),
+            root: root.to_path_buf(),
+            configured_base: configured_base.map(str::to_string),
+            git: OnceLock::new(),
+            versions: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    /// The repository side, asked of git on the first process watched: a run that boxes
+    /// nothing (most runs on a large board) spawns no git for it.
+    fn git(&self) -> Option<&GitSide> {
+        self.git
+            .get_or_init(|| {
+                if !vcs::is_repo(&self.root) {
+                    return None;
+                }
+                let common_dir = vcs::common_dir(&self.root).ok()?;
+                let mut bases: Vec<String> = self.configured_base.iter().cloned().collect();
+                if let Ok(Some(current)) = vcs::current_branch(&self.root) {
                     if !current.starts_with(vcs::BRANCH_PREFIX) && !bases.contains(&current) {
                         bases.push(current);
                     }
                 }
                 Some(GitSide {
-                    repo: root.to_path_buf(),
+                    repo: self.root.clone(),
                     common_dir,
                     bases,
                 })
             })
-            .flatten();
-        BoardGuard {
-            board_dir: board_dir.to_path_buf(),
-            board_in_tree: board_dir.strip_prefix(root).ok().map(Path::to_path_buf),
-            config_file: root.join(CONFIG_FILE),
-            git,
-            versions: Mutex::new(BTreeMap::new()),
-        }
+            .as_ref()
     }
 
     /// Every file watched around a process in `tree`.
@@ -152,8 +163,7 @@ impl BoardGuard {
     }
 
     fn refs(&self) -> BTreeMap<String, String> {
-        self.git
-            .as_ref()
+        self.git()
             .and_then(|git| vcs::tool_refs(&git.repo, &git.common_dir, &git.bases).ok())
             .map(|values| values.into_iter().collect())
             .unwrap_or_default()
@@ -264,7 +274,7 @@ impl Watch for BoardWatch {
                 kept_at,
             });
         }
-        if let Some(git) = &guard.git {
+        if let Some(git) = guard.git() {
             tampered.extend(self.check_refs(git, reachable));
         }
         tampered
