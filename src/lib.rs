@@ -2,6 +2,7 @@
 //! file-backed kanban board. `main.rs` only parses arguments and maps errors to exit codes.
 
 pub mod agents;
+pub(crate) mod atomic_file;
 pub mod board;
 pub mod cli;
 pub mod config;

@@ -10,9 +10,9 @@
 //! and stop at a short read that holds all of it.
 
 use std::fs::{File, Metadata};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use crate::atomic_file;
 use crate::error::{Error, Result};
 
 /// Opens a story file for reading. Every read of a story goes through here, so tests can count
@@ -69,20 +69,8 @@ pub(super) fn read_whole(file: &File, size: u64) -> std::io::Result<Vec<u8>> {
     Ok(bytes)
 }
 
-/// A temporary-file builder for files that become board files. tempfile creates private (0600)
-/// files; a story or config is an ordinary project file, so it gets the mode the umask gives.
-fn temp_builder() -> tempfile::Builder<'static, 'static> {
-    #[cfg_attr(not(unix), allow(unused_mut))]
-    let mut builder = tempfile::Builder::new();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        builder.permissions(std::fs::Permissions::from_mode(0o666));
-    }
-    builder
-}
-
-/// A fully written and fsynced temporary file in `folder`, ready to be renamed into place.
+/// A fully written and fsynced temporary file in `folder`, ready to be renamed into place; it
+/// keeps the mode of `path`, the file it replaces.
 pub(super) fn prepared(folder: &Path, text: &str, path: &Path) -> Result<tempfile::NamedTempFile> {
     prepared_bytes(folder, text.as_bytes(), path)
 }
@@ -93,35 +81,14 @@ pub(super) fn prepared_bytes(
     bytes: &[u8],
     path: &Path,
 ) -> Result<tempfile::NamedTempFile> {
-    let mut temp = temp_builder()
-        .prefix(".tmp-")
-        .suffix(".partial")
-        .tempfile_in(folder)
-        .map_err(|e| {
-            Error::io(
-                format!("cannot create a temporary file in {}", folder.display()),
-                e,
-            )
-        })?;
-    // The rename replaces the file, so its mode would be the temporary file's; keep the old one.
-    if let Ok(existing) = std::fs::metadata(path) {
-        temp.as_file()
-            .set_permissions(existing.permissions())
-            .map_err(|e| Error::io(format!("cannot set the mode of {}", path.display()), e))?;
-    }
-    temp.write_all(bytes)
-        .and_then(|_| temp.as_file().sync_all())
-        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))?;
-    Ok(temp)
+    atomic_file::prepare(folder, bytes, path)
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
 /// Writes `text` to `path` atomically: temp file in the same folder, fsync, rename.
 pub fn write_atomic(path: &Path, text: &str) -> Result<()> {
-    let folder = path.parent().unwrap_or(Path::new("."));
-    prepared(folder, text, path)?
-        .persist(path)
-        .map_err(|e| Error::io(format!("cannot replace {}", path.display()), e.error))?;
-    Ok(())
+    atomic_file::write(path, text.as_bytes())
+        .map_err(|e| Error::io(format!("cannot write {}", path.display()), e))
 }
 
 /// A free file name for `slug` in `folder`: `<slug>.md`, then `<slug>-2.md`, …

@@ -345,17 +345,7 @@ fn configs_in(tree: &Path, board: Option<&Path>) -> Vec<PathBuf> {
 
 /// Writes `bytes` back atomically; true when it worked.
 fn restore_file(path: &Path, bytes: &[u8]) -> bool {
-    use std::io::Write;
-    let folder = path.parent().unwrap_or(Path::new("."));
-    let written = tempfile::Builder::new()
-        .prefix(".tmp-restore-")
-        .tempfile_in(folder)
-        .and_then(|mut temp| {
-            temp.write_all(bytes)?;
-            temp.as_file().sync_all()?;
-            own_writes::file_written(path, bytes);
-            temp.persist(path).map_err(|e| e.error)?;
-            Ok(())
-        });
-    written.is_ok()
+    // Marked first: the rename must never look like somebody else's change.
+    own_writes::file_written(path, bytes);
+    crate::atomic_file::write(path, bytes).is_ok()
 }
