@@ -2,8 +2,8 @@
 //! 10,000-story board, against `status` on the same board, and how soon a change to a story
 //! file reaches a page.
 //!
-//! Targets (SPEC §19): the board page renders server-side in at most 2× `status`; an update
-//! reaches the browser within 2 s of a file change.
+//! Targets (docs/design.md §19): the board page renders server-side in at most 2× `status`; an
+//! update reaches the browser within 2 s of a file change.
 //!
 //! - `status` and `status --json`: wall time of the whole process, as a person waits for it.
 //! - board page: `GET /` right after a story file changed (so the server reads and renders the

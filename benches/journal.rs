@@ -1,4 +1,5 @@
-//! Run-journal overhead (SPEC §14): what writing `<board>/runs/<run-id>.jsonl` costs a run.
+//! Run-journal overhead (docs/design.md §14): what writing `<board>/runs/<run-id>.jsonl` costs a
+//! run.
 //!
 //! Target: at most 2 % of a 100-action run against a model that answers at once.
 //!

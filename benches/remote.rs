@@ -1,6 +1,6 @@
-//! What coordinating through a git remote costs (SPEC §20): N stories through `run --auto` in
-//! one clone, without `--remote` and with `--remote origin` against a bare repository on this
-//! disk, with a fake model that answers at once, so what is left is the tool and git.
+//! What coordinating through a git remote costs (docs/design.md §20): N stories through `run
+//! --auto` in one clone, without `--remote` and with `--remote origin` against a bare repository on
+//! this disk, with a fake model that answers at once, so what is left is the tool and git.
 //!
 //! ```text
 //! cargo bench --bench remote                           # 6 stories, 5 runs

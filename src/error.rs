@@ -1,8 +1,8 @@
-//! The library's error type and its mapping onto the exit codes of SPEC §5.
+//! The library's error type and its mapping onto the exit codes of docs/design.md §5.
 
 use std::path::PathBuf;
 
-/// How a command ended, as the exit codes of SPEC §5 spell it.
+/// How a command ended, as the exit codes of docs/design.md §5 spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use = "an exit status is the command's answer to the caller; return it"]
 pub enum ExitStatus {

@@ -1,5 +1,5 @@
 //! What the agents tell the run about every model call, so budgets hold across parallel
-//! stories (SPEC §14): a call is admitted before it is sent and counted as soon as it is
+//! stories (docs/design.md §14): a call is admitted before it is sent and counted as soon as it is
 //! answered, so stories together overshoot a limit by at most the calls already in flight.
 
 use std::sync::Arc;

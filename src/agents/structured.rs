@@ -1,5 +1,5 @@
-//! The JSON schemas of machine-read answers (SPEC §15): a review perspective's verdict and an
-//! AI gate's decision.
+//! The JSON schemas of machine-read answers (docs/design.md §15): a review perspective's verdict
+//! and an AI gate's decision.
 //!
 //! The schemas are strict (every property required, no others) and bound every string and
 //! array (`maxLength`, `maxItems`). A server that turns the schema into a grammar (llama.cpp,
@@ -19,7 +19,8 @@ const FIX_CHARS: u64 = 400;
 const FEEDBACK_CHARS: u64 = 1_500;
 
 /// `{"passed", "issues": [{"severity", "category", "description", "file", "line",
-/// "suggestedFix"}], "target_phase"}` as SPEC §10 describes it, nullable where it is optional.
+/// "suggestedFix"}], "target_phase"}` as docs/design.md §10 describes it, nullable where it is
+/// optional.
 pub fn verdict_schema() -> &'static ResponseSchema {
     static SCHEMA: OnceLock<ResponseSchema> = OnceLock::new();
     SCHEMA.get_or_init(|| ResponseSchema {
@@ -53,7 +54,7 @@ pub fn verdict_schema() -> &'static ResponseSchema {
     })
 }
 
-/// `{"decision", "phase", "feedback"}`, mapped onto the text format of SPEC §8 by
+/// `{"decision", "phase", "feedback"}`, mapped onto the text format of docs/design.md §8 by
 /// [`gate_text`].
 pub fn gate_schema() -> &'static ResponseSchema {
     static SCHEMA: OnceLock<ResponseSchema> = OnceLock::new();

@@ -1,4 +1,5 @@
-//! Reading a review perspective's JSON verdict, and combining the perspectives (SPEC §10).
+//! Reading a review perspective's JSON verdict, and combining the perspectives (docs/design.md
+//! §10).
 //!
 //! Models wrap their JSON in code fences and prose, change the case of keys and enum values,
 //! write booleans as strings and leave fields null. A review that cannot be read must become
@@ -217,9 +218,9 @@ fn count(issues: &[ReviewIssue]) -> Counts {
     counts
 }
 
-/// The review outcome over the issues of all perspectives together (SPEC §10). A perspective's
-/// own `passed` does not enter into it: the rule is about issues, so one lenient perspective
-/// cannot outvote a blocker found by another.
+/// The review outcome over the issues of all perspectives together (docs/design.md §10). A
+/// perspective's own `passed` does not enter into it: the rule is about issues, so one lenient
+/// perspective cannot outvote a blocker found by another.
 pub fn decide(issues: &[ReviewIssue]) -> (ReviewDecision, Severity) {
     let counts = count(issues);
     let decision = if counts.blocker == 0 && counts.critical < 2 {

@@ -5,7 +5,7 @@
 //! file once and keeps each story's [`StorySummary`] (what the assessor needs), each file's
 //! stamp (size, times, inode: one `stat`, never an open) and where each story lives. A later
 //! [`BoardStore::refresh`] lists the columns, stats the files and re-reads only the files whose
-//! stamp changed, so a person's hand edit during a run is still seen (SPEC §11).
+//! stamp changed, so a person's hand edit during a run is still seen (docs/design.md §11).
 //!
 //! The stories the run works on are held open ([`StoryFile`]): the first look at a story's
 //! text opens its file, and every later look and write goes through that handle, which sees a
@@ -449,8 +449,8 @@ impl BoardStore {
     }
 
     /// A digest of every story as last read, to tell whether stories changed since a
-    /// checkpoint (SPEC §11). It combines per-story digests kept since each file was read, so
-    /// only the stories re-read since the last refresh were hashed again.
+    /// checkpoint (docs/design.md §11). It combines per-story digests kept since each file was
+    /// read, so only the stories re-read since the last refresh were hashed again.
     pub fn content_hash(&self) -> String {
         let mut state = self.state();
         if let Some(hash) = &state.content_hash {

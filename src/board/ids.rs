@@ -16,7 +16,7 @@ fn base36(mut n: u128) -> String {
     String::from_utf8(out).expect("base36 digits are ASCII")
 }
 
-/// `story-<base36 milliseconds>-<4 base36 chars>` (SPEC §2).
+/// `story-<base36 milliseconds>-<4 base36 chars>` (docs/design.md §2).
 pub fn new_story_id() -> String {
     let millis = chrono::Utc::now().timestamp_millis().max(0) as u128;
     // RandomState is seeded from the OS per process; mixing in a counter keeps ids made in the

@@ -6,7 +6,7 @@ use super::summary::{Listed, StorySummary};
 use crate::error::{Error, Result};
 
 /// Like [`find`] on the whole board: a query that names a story file that does not parse gets
-/// that file's path, line and problem rather than "not found" (SPEC §3).
+/// that file's path, line and problem rather than "not found" (docs/design.md §3).
 pub fn find_on_board<'a>(board: &'a Board, query: &str) -> Result<&'a StorySummary> {
     find(&board.stories, query).map_err(|err| match err {
         Error::StoryNotFound { .. } => {

@@ -1,12 +1,12 @@
-//! Combining two edits of one story made apart (SPEC §20): this clone's and the remote's.
+//! Combining two edits of one story made apart (docs/design.md §20): this clone's and the remote's.
 //!
 //! It is the rule a single machine already follows when a person saves a story while the tool
-//! writes it (SPEC §11): the tool's change is made again on the fresher copy. Here "the fresher
-//! copy" is the remote's version, and "the tool's change" is everything this clone changed
+//! writes it (docs/design.md §11): the tool's change is made again on the fresher copy. Here "the
+//! fresher copy" is the remote's version, and "the tool's change" is everything this clone changed
 //! since the version both started from: each frontmatter key, each section and the column that
-//! differ from it are set again on the remote's version. So edits to different keys or sections
-//! all survive, and where both sides set the same key, this clone's value (the claimant's, for
-//! a story it works on) stands.
+//! differ from it are set again on the remote's version. So edits to different keys or sections all
+//! survive, and where both sides set the same key, this clone's value (the claimant's, for a story
+//! it works on) stands.
 
 use std::path::{Path, PathBuf};
 

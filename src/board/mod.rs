@@ -156,7 +156,7 @@ pub enum StoryType {
 }
 
 impl StoryType {
-    /// The types SPEC §3 defines, as the story file spells them.
+    /// The types docs/design.md §3 defines, as the story file spells them.
     pub const KNOWN: [&'static str; 4] = ["feature", "bug", "chore", "spike"];
 
     pub fn as_str(&self) -> &str {

@@ -11,7 +11,7 @@
 //! text. Where it has to guess (a plain scalar continued over lines that looks like `key: value`),
 //! it guesses deeper, never shallower: an odd file may be refused, a deep one never gets through.
 
-/// The deepest nesting a story's frontmatter may have (SPEC §13).
+/// The deepest nesting a story's frontmatter may have (docs/design.md §13).
 pub const MAX_DEPTH: usize = 64;
 
 /// The 0-based line where the frontmatter first nests deeper than [`MAX_DEPTH`], if it does.

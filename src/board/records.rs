@@ -1,4 +1,4 @@
-//! The structured records kept in a story's frontmatter (SPEC §3).
+//! The structured records kept in a story's frontmatter (docs/design.md §3).
 
 use std::collections::BTreeMap;
 
@@ -155,8 +155,8 @@ impl std::fmt::Display for GateState {
     }
 }
 
-/// Tokens and requests spent; summed over a conversation and stored on the story (SPEC §10),
-/// with their cost in USD when the model's price is known (SPEC §14).
+/// Tokens and requests spent; summed over a conversation and stored on the story (docs/design.md
+/// §10), with their cost in USD when the model's price is known (docs/design.md §14).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
 pub struct Usage {
     #[serde(default)]

@@ -1,5 +1,5 @@
-//! The review vocabulary (SPEC §3, §10): a review's decision and severity, and the issues the
-//! reviewers raise. Stored records and the verdict reader in `agents/verdict` both use it, so
+//! The review vocabulary (docs/design.md §3, §10): a review's decision and severity, and the issues
+//! the reviewers raise. Stored records and the verdict reader in `agents/verdict` both use it, so
 //! it lives with the board, below both.
 //!
 //! Issues are read with the same tolerance wherever they come from: a model's answer or a story
@@ -83,7 +83,8 @@ impl<'de> Deserialize<'de> for ReviewIssue {
 pub enum ReviewDecision {
     Approved,
     Rejected,
-    /// The review agent itself failed; counts as neither approval nor rejection (SPEC §7).
+    /// The review agent itself failed; counts as neither approval nor rejection (docs/design.md
+    /// §7).
     Failed,
 }
 

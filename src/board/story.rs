@@ -107,8 +107,8 @@ pub enum Change {
 /// The byte order mark some editors put at the start of a file.
 const BOM: char = '\u{feff}';
 
-/// What the assessor reads from a story's records (SPEC §6): the latest review, the start of the
-/// latest rework, and a human gate waiting for `decide`.
+/// What the assessor reads from a story's records (docs/design.md §6): the latest review, the start
+/// of the latest rework, and a human gate waiting for `decide`.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct Progress {
     /// The latest review's decision and timestamp.

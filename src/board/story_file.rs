@@ -1,12 +1,12 @@
 //! One story held open while the tool works on it: the story, the bytes it was read from (or
 //! last written as), and the open file those bytes live in.
 //!
-//! A write must build on what the file holds right before it (SPEC §11), so the tool used to
-//! open the story again before each change and once more right before each rename. Holding the
-//! file open gives the same certainty without opening the path: while the path still names the
-//! held inode (one `stat`), reading through the handle reads what a person's in-place save
-//! wrote; a save that replaced the file shows up as another inode at the path, and only then is
-//! the path opened again. After a write, the handle is the new file's.
+//! A write must build on what the file holds right before it (docs/design.md §11), so the tool used
+//! to open the story again before each change and once more right before each rename. Holding the
+//! file open gives the same certainty without opening the path: while the path still names the held
+//! inode (one `stat`), reading through the handle reads what a person's in-place save wrote; a save
+//! that replaced the file shows up as another inode at the path, and only then is the path opened
+//! again. After a write, the handle is the new file's.
 
 use std::fs::File;
 use std::path::Path;

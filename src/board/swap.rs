@@ -1,5 +1,5 @@
 //! Changing a story file only if it still holds what the change was computed from, for
-//! changes that come from elsewhere (another clone's, through the remote; SPEC §20).
+//! changes that come from elsewhere (another clone's, through the remote; docs/design.md §20).
 //!
 //! The same guarantee as the tool's own writes ([`super::commit`]): a save made by a person or
 //! by this run between the read and the write is never overwritten. The caller reads the file

@@ -1,4 +1,5 @@
-//! `decide <story> "<DECISION>"`: a person's answer to a pending human phase review (SPEC §8).
+//! `decide <story> "<DECISION>"`: a person's answer to a pending human phase review (docs/design.md
+//! §8).
 
 use clap::Args;
 use serde_json::json;

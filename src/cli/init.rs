@@ -7,7 +7,7 @@ use crate::board::Column;
 use crate::config::{self, CONFIG_FILE};
 use crate::error::{ExitStatus, Result};
 
-/// What the board's own `.gitignore` keeps out of version control (SPEC §2).
+/// What the board's own `.gitignore` keeps out of version control (docs/design.md §2).
 const BOARD_GITIGNORE: &str = ".workflow-state.json\n.lock\nlogs/\n";
 
 pub fn run(context: &Context) -> Result<ExitStatus> {

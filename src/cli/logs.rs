@@ -1,4 +1,4 @@
-//! `logs <story> [--phase P] [--follow]`: a story's transcripts, readable (SPEC §14).
+//! `logs <story> [--phase P] [--follow]`: a story's transcripts, readable (docs/design.md §14).
 
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};

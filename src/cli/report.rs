@@ -1,4 +1,4 @@
-//! `report [--run <id>|--last] [--json] [--html <file>]`: what a run did (SPEC §14).
+//! `report [--run <id>|--last] [--json] [--html <file>]`: what a run did (docs/design.md §14).
 
 use std::path::PathBuf;
 

@@ -148,8 +148,8 @@ fn story_line(
     line
 }
 
-/// Where a story's work is (SPEC §12): a done story's merge commit or "branch only", a started
-/// story's branch and how many base commits it lacks.
+/// Where a story's work is (docs/design.md §12): a done story's merge commit or "branch only", a
+/// started story's branch and how many base commits it lacks.
 fn delivery_note(story: &StorySummary, behind: &HashMap<String, u32>) -> Option<String> {
     let meta = &story.meta;
     if story.column == Column::Done {
@@ -198,7 +198,7 @@ fn behind_counts(root: &Path, board: &Board, config: &Config) -> HashMap<String,
     counts
 }
 
-/// A claim on a story as a clone last saw it on one of its remotes (SPEC §20).
+/// A claim on a story as a clone last saw it on one of its remotes (docs/design.md §20).
 pub(crate) struct KnownClaim {
     remote: String,
     seen: SeenClaim,
@@ -299,7 +299,7 @@ fn first_line(text: &str) -> &str {
     text.lines().next().unwrap_or("")
 }
 
-/// One story in `status --json` (SPEC §5), borrowed from the board.
+/// One story in `status --json` (docs/design.md §5), borrowed from the board.
 #[derive(Serialize)]
 struct StoryJson<'a> {
     id: &'a str,

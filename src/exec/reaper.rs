@@ -1,5 +1,5 @@
 //! The fallback where the kernel refuses namespaces: a keeper that is the command's child
-//! subreaper (SPEC §13 "Processes").
+//! subreaper (docs/design.md §13 "Processes").
 //!
 //! ```text
 //! agentic-sdlc ── keeper (subreaper) ── sh -c <command> ── …

@@ -1,6 +1,6 @@
-//! Live lines of a run on a terminal (SPEC §14): a spinner for one running story, one line per
-//! running story in a parallel run, with its phase, elapsed time and tokens, drawn above the log
-//! by indicatif's `MultiProgress`.
+//! Live lines of a run on a terminal (docs/design.md §14): a spinner for one running story, one
+//! line per running story in a parallel run, with its phase, elapsed time and tokens, drawn above
+//! the log by indicatif's `MultiProgress`.
 //!
 //! While live lines are shown, everything the printer writes to stderr goes through the
 //! `MultiProgress` (so log lines land above the live ones instead of through them). A person's

@@ -1,5 +1,5 @@
-//! The morning report (SPEC §14): what one run did, story by story, read from its journal and
-//! the board as it is now. Pure data here; `cli/report.rs` prints it, [`html`] draws it.
+//! The morning report (docs/design.md §14): what one run did, story by story, read from its journal
+//! and the board as it is now. Pure data here; `cli/report.rs` prints it, [`html`] draws it.
 
 pub mod html;
 pub mod transcript;

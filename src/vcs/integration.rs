@@ -1,5 +1,5 @@
-//! Delivering a story into its base branch (SPEC §12), by the "not rocket science" rule: the
-//! base only ever moves, as a fast-forward, to a commit whose tree was tested as merged.
+//! Delivering a story into its base branch (docs/design.md §12), by the "not rocket science" rule:
+//! the base only ever moves, as a fast-forward, to a commit whose tree was tested as merged.
 //!
 //! The merge that is tested is computed with `git merge-tree`, which touches no working tree and
 //! no index, so a conflict leaves nothing half done anywhere. The only merge that does run in a

@@ -1,4 +1,5 @@
-//! Talking to a git remote: the few network commands that `run --remote` needs (SPEC §20).
+//! Talking to a git remote: the few network commands that `run --remote` needs (docs/design.md
+//! §20).
 //!
 //! Every command here crosses the network, so each is bounded by a timeout (a hung server must
 //! not hang a night's run) and never prompts: stdin is closed and `GIT_TERMINAL_PROMPT=0`

@@ -1,6 +1,6 @@
 //! Commits of a few files made without touching the user's index or working tree, and the
 //! checkout brought forward to a commit made elsewhere: what keeping the board in step with a
-//! remote's base needs (SPEC §20).
+//! remote's base needs (docs/design.md §20).
 //!
 //! A board commit is built on a temporary index (`GIT_INDEX_FILE`) from the parent's tree with
 //! the changed files replaced, so the user's staging area is never used and the tree can be a

@@ -1,5 +1,5 @@
-//! Cost and budgets (SPEC §14): the price of a usage record, and the run-wide meter that admits
-//! or refuses each model call against `budget.*`.
+//! Cost and budgets (docs/design.md §14): the price of a usage record, and the run-wide meter that
+//! admits or refuses each model call against `budget.*`.
 //!
 //! The meter is shared by every agent of a run. A call is admitted before it is sent and
 //! counted when it is answered, so parallel stories together overshoot a limit by at most the

@@ -1,4 +1,5 @@
-//! `.workflow-state.json`: what a run has done, so `run --continue` can resume it (SPEC §11).
+//! `.workflow-state.json`: what a run has done, so `run --continue` can resume it (docs/design.md
+//! §11).
 
 use std::path::{Path, PathBuf};
 

@@ -20,15 +20,15 @@ pub struct Workflow {
     /// so two stories never edit one tree at once. Not taken when each story has a worktree.
     pub shared_tree: Arc<tokio::sync::Mutex<()>>,
     /// Held while a story is merged into its base and tested there: merges into one base
-    /// happen one at a time (SPEC §12).
+    /// happen one at a time (docs/design.md §12).
     pub integration: tokio::sync::Mutex<()>,
     /// Human gates may ask a person here; one question at a time.
     pub terminal: Option<super::prompter::Terminal>,
-    /// What the run spent, against `budget.*` (SPEC §14).
+    /// What the run spent, against `budget.*` (docs/design.md §14).
     pub spending: Arc<Spending>,
     /// The box every command an agent can influence runs in, with the run's guard.
     pub sandbox: crate::exec::Sandbox,
-    /// With `run --remote`: the clones' shared remote, its claims and base (SPEC §20).
+    /// With `run --remote`: the clones' shared remote, its claims and base (docs/design.md §20).
     pub remote: Option<Arc<super::remote::Remote>>,
 }
 

@@ -1,4 +1,4 @@
-//! The decision a phase gate's reviewer gives (SPEC §8), read from free text.
+//! The decision a phase gate's reviewer gives (docs/design.md §8), read from free text.
 //!
 //! Reviewers are models, shell commands and people, so the decision line arrives wrapped in
 //! markdown, with odd casing and with commentary around it. The parser looks for the first line
@@ -69,7 +69,7 @@ impl fmt::Display for GateDecision {
 pub struct ParsedDecision {
     pub decision: GateDecision,
     /// False when the text held no decision line and the approval is only the default; the
-    /// gate record must say so (SPEC §8).
+    /// gate record must say so (docs/design.md §8).
     pub had_decision_line: bool,
 }
 

@@ -1,5 +1,5 @@
-//! Done means delivered (SPEC §12): `move_to_done` merges a story's work into its base, tested
-//! together with everything merged before it; `create_pr` opens its pull request.
+//! Done means delivered (docs/design.md §12): `move_to_done` merges a story's work into its base,
+//! tested together with everything merged before it; `create_pr` opens its pull request.
 
 use std::path::{Path, PathBuf};
 
@@ -350,7 +350,7 @@ pub(crate) fn test_issue(failure: &str, base: &str, commit: &str) -> ReviewIssue
 }
 
 /// A failed integration is a rejected review aimed at implement: the rework that follows runs
-/// in this same run and is bounded by the circuit breaker like any other (SPEC §7, §12).
+/// in this same run and is bounded by the circuit breaker like any other (docs/design.md §7, §12).
 fn send_back(wf: &Workflow, story_id: &str, issue: ReviewIssue, base: &str) -> Result<Outcome> {
     let headline = issue
         .description

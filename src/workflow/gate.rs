@@ -1,4 +1,5 @@
-//! One gate path (SPEC §8): what a phase gate's decision does to the story, whoever decided.
+//! One gate path (docs/design.md §8): what a phase gate's decision does to the story, whoever
+//! decided.
 //!
 //! The phase runner applies its reviewer's decision here during a run, and `decide` applies a
 //! person's decision here afterwards, so APPROVE, RETRY, RETRY_PREDECESSOR and REJECT each
@@ -229,7 +230,7 @@ impl<'a> PhaseGate<'a> {
         Ok(Applied::Committed { note: None })
     }
 
-    /// REJECT, whoever decided: the story moves to blocked/ (SPEC §8).
+    /// REJECT, whoever decided: the story moves to blocked/ (docs/design.md §8).
     fn reject<R>(&mut self, reason: String) -> Result<Applied<R>> {
         self.record.feedback = Some(reason.clone());
         let reason = format!("Phase {} rejected by review: {reason}", self.phase);

@@ -1,6 +1,6 @@
-//! The run journal `<sdlcFolder>/runs/<run-id>.jsonl` (SPEC §14): the events of `run --json`,
-//! one per line, each with its time, and for actions their start, duration, tokens and cost.
-//! Every line is flushed as it is written, so a run that is killed leaves a journal that
+//! The run journal `<sdlcFolder>/runs/<run-id>.jsonl` (docs/design.md §14): the events of `run
+//! --json`, one per line, each with its time, and for actions their start, duration, tokens and
+//! cost. Every line is flushed as it is written, so a run that is killed leaves a journal that
 //! `report` still reads.
 
 use std::collections::HashMap;

@@ -1,4 +1,4 @@
-//! `<sdlcFolder>/.lock`: one `run` at a time per board (SPEC §11).
+//! `<sdlcFolder>/.lock`: one `run` at a time per board (docs/design.md §11).
 //!
 //! The file carries the holder's pid for the message a second run prints; exclusion itself is
 //! an OS file lock, which the kernel drops when the holder dies, so a killed run's lock is taken

@@ -1,5 +1,5 @@
-//! No-progress detection (SPEC §14): a model that repeats itself is stopped at once instead of
-//! going round until the circuit breaker trips.
+//! No-progress detection (docs/design.md §14): a model that repeats itself is stopped at once
+//! instead of going round until the circuit breaker trips.
 //!
 //! Two signals: a re-run (a gate's RETRY or a rework) whose output is the same as the output it
 //! was asked to improve, and a review that rejects with the same blockers as the rejection

@@ -1,6 +1,7 @@
 //! How one action ended, and what that means for the rest of the run.
 
-/// Why a story was moved to blocked/, which decides whether the run goes on (SPEC §7, §8).
+/// Why a story was moved to blocked/, which decides whether the run goes on (docs/design.md §7,
+/// §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stop {
     /// Circuit breaker with escalation `manual`: stop new work, exit 3.
@@ -14,7 +15,7 @@ pub enum Stop {
     /// The story reached `budget.storyTokens` or `budget.storyUsd`, the key named:
     /// go on with other stories, exit 3 at the end.
     Budget { key: &'static str },
-    /// The story repeated itself (SPEC §14): go on with other stories, exit 3 at the end.
+    /// The story repeated itself (docs/design.md §14): go on with other stories, exit 3 at the end.
     NoProgress,
     /// Its work may not be merged (it changes the config or a board, or its history is not the
     /// tool's): go on with other stories, exit 3 at the end.
@@ -50,6 +51,6 @@ pub enum Outcome {
     /// The story waits for a person (`agentic-sdlc decide`).
     Waiting(String),
     /// The run's budget refused the action's next model call: the action ended early and the
-    /// story is as it was, ready for the next run (SPEC §14).
+    /// story is as it was, ready for the next run (docs/design.md §14).
     Stopped(String),
 }

@@ -1,4 +1,4 @@
-//! Whether a phase's output is worth writing into a story (SPEC §15). A small model can
+//! Whether a phase's output is worth writing into a story (docs/design.md §15). A small model can
 //! "succeed" with empty checkboxes, bare code fences or no change at all; such output is
 //! refused, never written.
 //!

@@ -1,5 +1,5 @@
-//! A phase's output in its story (SPEC §3): where an accepted output is written, and where a
-//! re-run finds the output it revises.
+//! A phase's output in its story (docs/design.md §3): where an accepted output is written, and
+//! where a re-run finds the output it revises.
 
 use crate::board::{sections, Column, Phase, Story};
 

@@ -1,5 +1,5 @@
-//! Rework and the circuit breaker (SPEC §7): a rejected review sends the work back to the phase
-//! that must change, with the review's feedback, at most N times.
+//! Rework and the circuit breaker (docs/design.md §7): a rejected review sends the work back to the
+//! phase that must change, with the review's feedback, at most N times.
 
 use super::context::Workflow;
 use super::outcome::{Outcome, Stop};
@@ -149,7 +149,7 @@ fn iteration_note(iteration: u32, target: Phase, summary: &str, review: &ReviewR
     format!("### Refinement Iteration {iteration}\nTarget phase: {target}. {summary}\n\n{issues}")
 }
 
-/// Closes the open rework iteration when a review decides (SPEC §7.4).
+/// Closes the open rework iteration when a review decides (docs/design.md §7.4).
 pub fn finalise_iteration(story: &mut Story, decision: ReviewDecision) -> Result<()> {
     let result = match decision {
         ReviewDecision::Approved => IterationResult::Success,

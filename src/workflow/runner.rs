@@ -1,4 +1,4 @@
-//! The run loop (SPEC §5, §11): assess, start what may run, record, repeat.
+//! The run loop (docs/design.md §5, §11): assess, start what may run, record, repeat.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -34,7 +34,7 @@ use crate::protocol::NoStory;
 pub struct RunRequest {
     pub options: RunOptions,
     pub resume: bool,
-    /// `run --remote`: the remote that its checks found ready (SPEC §20).
+    /// `run --remote`: the remote that its checks found ready (docs/design.md §20).
     pub remote: Option<RemotePlan>,
     /// `run --watch`: once nothing is left to do, wait for a person to add or edit a story
     /// instead of ending, until Ctrl-C.

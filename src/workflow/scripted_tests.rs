@@ -19,8 +19,8 @@ use crate::board::records::{IssueSeverity, IterationResult, ReviewDecision, Revi
 use crate::board::{frontmatter::Frontmatter, sections, store, Board, Column, Story};
 use crate::config::Project;
 
-/// Answers every phase with a new text each time (a model that makes progress, SPEC §14) and
-/// each review from a queue (approve when empty); records what each phase was asked, to check
+/// Answers every phase with a new text each time (a model that makes progress, docs/design.md §14)
+/// and each review from a queue (approve when empty); records what each phase was asked, to check
 /// the feedback it got.
 #[derive(Default)]
 struct Scripted {
@@ -37,7 +37,8 @@ impl Agents for Scripted {
             .unwrap()
             .push((request.phase.name().to_string(), feedback));
         if request.phase == crate::board::Phase::Implement {
-            // A feature's implementation changes a file (SPEC §15), as a real agent would.
+            // A feature's implementation changes a file (docs/design.md §15), as a real agent
+            // would.
             let count = self.prompts.lock().unwrap().len();
             fs_err::write(
                 request.work_dir.join("scripted-change.txt"),

@@ -9,8 +9,8 @@ use crate::board::records::Usage;
 use crate::board::{Column, Story};
 use crate::error::Result;
 
-/// Adds an agent call's usage to the story right away (SPEC §10), so nothing spent is lost
-/// even if the action fails later.
+/// Adds an agent call's usage to the story right away (docs/design.md §10), so nothing spent is
+/// lost even if the action fails later.
 pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
     if usage.is_empty() {
         return Ok(());

@@ -16,7 +16,7 @@ use super::fake_llm::FakeLlm;
 /// The five board columns, in board order.
 pub const COLUMNS: [&str; 5] = ["backlog", "ready", "in-progress", "done", "blocked"];
 
-/// The default board folder (SPEC §2).
+/// The default board folder (docs/design.md §2).
 pub const DEFAULT_BOARD: &str = ".agentic-sdlc";
 
 /// The environment variables a developer may have set that would change what the tool does.

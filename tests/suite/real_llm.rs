@@ -1,4 +1,4 @@
-//! One story through every phase against a real OpenAI-compatible server (SPEC §15).
+//! One story through every phase against a real OpenAI-compatible server (docs/design.md §15).
 //!
 //! Runs only when `AGENTIC_SDLC_REAL_LLM_URL` names the server's base URL (for example
 //! `http://127.0.0.1:8080/v1` for llama.cpp's `llama-server`, `http://127.0.0.1:11434/v1` for

@@ -33,7 +33,7 @@ pub enum LlmError {
     Connection(String),
 
     /// The reply did not come within `llm.timeoutSeconds`. A model that rambles until the
-    /// timeout will ramble again, so this is retried at most once (SPEC §15).
+    /// timeout will ramble again, so this is retried at most once (docs/design.md §15).
     #[error("the LLM did not answer in time: {0}\nHint: raise llm.timeoutSeconds, or lower llm.maxTokens so the reply ends sooner")]
     Timeout(String),
 

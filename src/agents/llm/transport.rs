@@ -14,8 +14,8 @@
 //! `OpenAIError::Boxed`). Successful answers go back to async-openai untouched, so it still
 //! parses JSON and SSE. The only retry loop is [`super::LlmClient::chat`]'s.
 //!
-//! The transport also bounds every answer (SPEC §13): the whole exchange, body included, must
-//! end within `llm.timeoutSeconds` (a reply that drips a byte at a time never trips a per-read
+//! The transport also bounds every answer (docs/design.md §13): the whole exchange, body included,
+//! must end within `llm.timeoutSeconds` (a reply that drips a byte at a time never trips a per-read
 //! timeout), and a body larger than [`REPLY_CAP`] is an error, read no further. So a successful
 //! body, streamed or not, is read here in full before async-openai sees it.
 
@@ -56,8 +56,8 @@ pub(crate) fn http_client(
         .user_agent(concat!("agentic-sdlc/", env!("CARGO_PKG_VERSION")))
         .read_timeout(read_timeout)
         .connect_timeout(connect_timeout)
-        // The key goes to the configured endpoint only (SPEC §13): a redirect to another origin
-        // is not followed (it ends as an HTTP error naming its status).
+        // The key goes to the configured endpoint only (docs/design.md §13): a redirect to another
+        // origin is not followed (it ends as an HTTP error naming its status).
         .redirect(reqwest::redirect::Policy::custom(|attempt| {
             let same_origin = attempt
                 .previous()

@@ -213,7 +213,7 @@ fn a_refresh_after_a_write_takes_the_written_story_without_reading_it() {
 
 /// What a research action does to the board, end to end: the run loads the board, looks at the
 /// story, writes its section, then its flag (two writes), and refreshes. The story is opened
-/// twice (the load and the first look), every other file once (SPEC budget of the architecture
+/// twice (the load and the first look), every other file once (the budget of the architecture
 /// step: at most twice).
 #[test]
 fn an_action_opens_its_story_twice_and_every_other_story_once() {

@@ -1,4 +1,4 @@
-//! The reviewers behind a phase gate (SPEC §8): an AI, a command or a person.
+//! The reviewers behind a phase gate (docs/design.md §8): an AI, a command or a person.
 
 use std::io::Write;
 use std::time::Duration;

@@ -1,7 +1,7 @@
-//! Delivering a story through the shared remote: SPEC §12's merge, with the remote's base as
-//! the base. The merge is made on the remote's tip as fetched now, tested there, and pushed
-//! as a compare-and-swap on that tip, together with the story's record and the release of its
-//! claim. When another clone moved the base first, the merge is made again on the new tip.
+//! Delivering a story through the shared remote: docs/design.md §12's merge, with the remote's base
+//! as the base. The merge is made on the remote's tip as fetched now, tested there, and pushed as a
+//! compare-and-swap on that tip, together with the story's record and the release of its claim.
+//! When another clone moved the base first, the merge is made again on the new tip.
 
 use super::{done_version, Delivered, Remote};
 use crate::agents::transcript::Transcript;

@@ -1,4 +1,4 @@
-//! Past one machine (SPEC §20): several clones work one board through the git remote they
+//! Past one machine (docs/design.md §20): several clones work one board through the git remote they
 //! share, with no server of their own.
 //!
 //! - **Claims.** Before a run works on a story it creates `refs/agentic-sdlc/claims/<id>` on
@@ -7,7 +7,8 @@
 //!   `remote.claimSeconds`. A lapsed claim is taken over with a push naming its old value.
 //! - **The board.** Story files reach the remote's base branch by fetch, merge and push
 //!   ([`sync`]); a push that lost a race is retried on the new tip.
-//! - **Merges.** A story is merged as on one machine (SPEC §12), against the remote's tip, and
+//! - **Merges.** A story is merged as on one machine (docs/design.md §12), against the remote's
+//! tip, and
 //!   the tested merge, the story's move to done and the release of its claim go in one atomic
 //!   push, so the base never holds the merge without the record, and a run whose claim lapsed
 //!   cannot merge.

@@ -1,6 +1,6 @@
-//! The checks `run --remote` makes before it starts anything (SPEC §17, §20): a problem with
-//! the remote stops the run with one line and exit 2, before any model is called and before the
-//! board is touched.
+//! The checks `run --remote` makes before it starts anything (docs/design.md §17, §20): a problem
+//! with the remote stops the run with one line and exit 2, before any model is called and before
+//! the board is touched.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;

@@ -71,7 +71,7 @@ async fn fails_without_retry(reply: Reply, expect: &[&str]) {
     let mut front = p.front(&story);
     assert_contains_all(&p.last_error(&story), expect);
     assert_eq!(p.column(&story), "ready");
-    // The request sent is counted even though it was not answered (SPEC §15).
+    // The request sent is counted even though it was not answered (docs/design.md §15).
     assert_eq!(front["usage"]["requests"], 1, "{front:?}");
     // Apart from last_error, usage (and the date of the change), the file is unchanged.
     let (old_front, old_body) = split_frontmatter(&before);

@@ -1,5 +1,5 @@
-//! Empty or broken phase output is refused, never written (SPEC §15): it is produced once more
-//! with feedback naming what was missing, and then the action fails with the story as it was.
+//! Empty or broken phase output is refused, never written (docs/design.md §15): it is produced once
+//! more with feedback naming what was missing, and then the action fails with the story as it was.
 
 use super::{heading_count, section, Made, Project};
 use crate::suite::common::split_frontmatter;

@@ -155,7 +155,7 @@ async fn paths_outside_the_repository_are_refused_as_error_results() {
     p.fake
         .push("implement", calls(&refused))
         .push("implement", Reply::text("Could not do it."));
-    // A chore may change nothing (SPEC §15), which is all this one manages.
+    // A chore may change nothing (docs/design.md §15), which is all this one manages.
     p.set_type(&story, "chore");
     let before = p.env.files();
 
@@ -182,7 +182,7 @@ async fn paths_outside_the_repository_are_refused_as_error_results() {
     assert!(!exists(&p.env.board().join("ready/evil.md")));
     assert!(!exists(&p.env.board().join("backlog/x.md")));
     // In the project, only the story changed, besides the run's checkpoint, transcripts and
-    // journal (SPEC §14).
+    // journal (docs/design.md §14).
     let after = p.env.files();
     let changed: Vec<_> = after
         .keys()

@@ -1,5 +1,5 @@
-//! What a person reads about the model (SPEC §15): transcripts that name their agent and hold
-//! JSON, a missing key reported as the variable it is, and log lines without colour codes
+//! What a person reads about the model (docs/design.md §15): transcripts that name their agent and
+//! hold JSON, a missing key reported as the variable it is, and log lines without colour codes
 //! where the rest of the output has none.
 
 use serde_json::{json, Value};

@@ -1,4 +1,4 @@
-//! What the tool asks of a real (and small) model server (SPEC §15): a reply cap on every
+//! What the tool asks of a real (and small) model server (docs/design.md §15): a reply cap on every
 //! request, a JSON schema for machine-read answers with a remembered fallback, one retry for a
 //! timed-out reply, every attempt counted, and a context-length error that says what to change.
 

@@ -1,4 +1,4 @@
-//! Verdicts and gate decisions mean what they say (SPEC §15): a cut-off answer is asked
+//! Verdicts and gate decisions mean what they say (docs/design.md §15): a cut-off answer is asked
 //! again, a failure without issues is never an approval, each perspective's flag is its own,
 //! and nothing re-sends a runaway answer whole.
 
@@ -153,7 +153,7 @@ async fn gate_decisions_come_as_json_and_are_recorded_in_the_text_format() {
     let p = Project::new().await;
     p.config(&[("phases.research.review", r#"{"reviewer": "ai"}"#)]);
     let story = p.ready("Gated research");
-    // The re-run says something new, or it would be "No progress" (SPEC §14).
+    // The re-run says something new, or it would be "No progress" (docs/design.md §14).
     p.fake
         .set_default("research", Reply::text("Research findings, take {call}."));
     p.fake

@@ -28,7 +28,7 @@ async fn every_agent_names_its_role_in_the_first_line_of_its_system_message() {
         .set_default("research", Reply::text("RESEARCH-OUTPUT-MARK"))
         .set_default("plan", Reply::text("PLAN-OUTPUT-MARK"))
         .set_default("implement", Reply::text("IMPLEMENT-OUTPUT-MARK"))
-        // A feature's implement must change a file (SPEC §15): one write, then the notes.
+        // A feature's implement must change a file (docs/design.md §15): one write, then the notes.
         .push(
             "implement",
             Reply::tool(

@@ -248,7 +248,7 @@ async fn decision_and_severity_follow_the_issue_counts() {
     for (index, (code, security, decision, severity)) in rows.into_iter().enumerate() {
         let story = p.implemented(&format!("Row {index}"));
         // A perspective with no issues passes: `"passed": false` without issues is no
-        // verdict at all (SPEC §15).
+        // verdict at all (docs/design.md §15).
         let passed = |issues: &serde_json::Value| issues.as_array().unwrap().is_empty();
         p.fake
             .push("code-review", Reply::verdict(passed(&code), code.clone()))

@@ -1,10 +1,10 @@
-//! `add`: a story file in backlog with the frontmatter of SPEC §3.
+//! `add`: a story file in backlog with the frontmatter of docs/design.md §3.
 
 use serde_norway::Value as Yaml;
 
 use crate::suite::common::{assert_date, assert_story_id, TestEnv};
 
-/// The keys a new story has, in the order SPEC §3 shows them.
+/// The keys a new story has, in the order docs/design.md §3 shows them.
 const NEW_STORY_KEYS: [&str; 12] = [
     "id",
     "title",

@@ -178,7 +178,7 @@ fn a_story_that_does_not_parse_is_named_with_path_and_line() {
     env.run(&["details", "healthy"]).success();
 }
 
-/// A story after a run went badly: every optional key and record of SPEC §3 is set.
+/// A story after a run went badly: every optional key and record of docs/design.md §3 is set.
 /// `{login}` is replaced by the id of a real story it depends on.
 const WORKED_ON: &str = "\
 ---

@@ -1,4 +1,5 @@
-//! Hand edits are first-class (SPEC §3): commands change only the keys they mean to change.
+//! Hand edits are first-class (docs/design.md §3): commands change only the keys they mean to
+//! change.
 
 use crate::suite::common::{assert_date, TestEnv};
 

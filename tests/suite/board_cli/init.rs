@@ -4,7 +4,7 @@ use serde_json::json;
 
 use crate::suite::common::{TestEnv, COLUMNS};
 
-/// SPEC §4, written out here so that a change to the defaults in the code fails a test.
+/// docs/design.md §4, written out here so that a change to the defaults in the code fails a test.
 fn spec_defaults() -> serde_json::Value {
     json!({
         "sdlcFolder": ".agentic-sdlc",

@@ -4,7 +4,7 @@ use serde_json::{json, Value};
 
 use crate::suite::common::{strings_of, TestEnv, COLUMNS};
 
-/// The keys of S in SPEC §5, sorted.
+/// The keys of S in docs/design.md §5, sorted.
 const STORY_KEYS: [&str; 18] = [
     "base_branch",
     "blocked_reason",
@@ -26,7 +26,7 @@ const STORY_KEYS: [&str; 18] = [
     "type",
 ];
 
-/// The keys of A in SPEC §5, sorted.
+/// The keys of A in docs/design.md §5, sorted.
 const ACTION_KEYS: [&str; 5] = ["priority", "reason", "slug", "storyId", "type"];
 
 fn sorted_keys(value: &Value) -> Vec<String> {

@@ -1,5 +1,5 @@
 //! A run killed in the middle of an action: the next run commits the agent's leftover work on
-//! the story's branch and checks the user's branch out again (SPEC §12).
+//! the story's branch and checks the user's branch out again (docs/design.md §12).
 
 use std::time::{Duration, Instant};
 

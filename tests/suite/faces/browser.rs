@@ -11,7 +11,7 @@ use super::{details, stopped_for_a_person, Served};
 use crate::suite::common::TestEnv;
 use crate::suite::fake_llm::FakeLlm;
 
-/// SPEC §19: a change shows on the page within 2 s.
+/// docs/design.md §19: a change shows on the page within 2 s.
 const LIVE: Duration = Duration::from_secs(2);
 
 /// Where a card sits on the page, or null.

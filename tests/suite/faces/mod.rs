@@ -1,5 +1,6 @@
-//! The board's faces (SPEC §19): `serve` in a real browser and over plain HTTP, `mcp` with a
-//! real MCP client, notifications to a local receiver and a local command, and `run --watch`.
+//! The board's faces (docs/design.md §19): `serve` in a real browser and over plain HTTP, `mcp`
+//! with a real MCP client, notifications to a local receiver and a local command, and `run
+//! --watch`.
 
 mod browser;
 mod cdp;

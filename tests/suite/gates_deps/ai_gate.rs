@@ -1,5 +1,6 @@
-//! The `ai` reviewer (SPEC §8): one phase-review call decides; RETRY re-runs the phase with the
-//! feedback (§9); only the accepted output reaches the story, every attempt the transcript.
+//! The `ai` reviewer (docs/design.md §8): one phase-review call decides; RETRY re-runs the phase
+//! with the feedback (§9); only the accepted output reaches the story, every attempt the
+//! transcript.
 
 use serde_json::json;
 

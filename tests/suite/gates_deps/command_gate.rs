@@ -1,5 +1,6 @@
-//! The `command` reviewer (SPEC §8): a shell command in the repository root; a decision line on
-//! stdout decides, else exit 0 approves and any other exit retries with the tail of the output.
+//! The `command` reviewer (docs/design.md §8): a shell command in the repository root; a decision
+//! line on stdout decides, else exit 0 approves and any other exit retries with the tail of the
+//! output.
 
 use serde_json::json;
 

@@ -1,5 +1,5 @@
-//! `run --concurrency N` (SPEC §11): independent stories at once, never two actions of one story
-//! at once, a failing story does not stop the others, a manual escalation stops new work.
+//! `run --concurrency N` (docs/design.md §11): independent stories at once, never two actions of
+//! one story at once, a failing story does not stop the others, a manual escalation stops new work.
 
 use std::collections::HashMap;
 use std::time::Duration;

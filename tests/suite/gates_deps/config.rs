@@ -1,4 +1,5 @@
-//! `phases.<phase>.review` in the config (SPEC §4, §8): bad gates are exit 2 naming the key.
+//! `phases.<phase>.review` in the config (docs/design.md §4, §8): bad gates are exit 2 naming the
+//! key.
 
 use serde_json::json;
 

@@ -1,5 +1,5 @@
-//! `depends_on` (SPEC §3, §6, §11): a dependent is refined at any time and goes no further
-//! until every dependency is done; a cycle is a validation error and no run starts on it.
+//! `depends_on` (docs/design.md §3, §6, §11): a dependent is refined at any time and goes no
+//! further until every dependency is done; a cycle is a validation error and no run starts on it.
 
 use serde_json::{json, Value as Json};
 

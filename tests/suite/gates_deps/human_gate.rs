@@ -1,4 +1,4 @@
-//! The `human` reviewer without a terminal (SPEC §8): the story waits until `decide`.
+//! The `human` reviewer without a terminal (docs/design.md §8): the story waits until `decide`.
 
 use serde_json::json;
 

@@ -1,5 +1,5 @@
-//! Phase review gates (SPEC §8, §9), dependencies and concurrency (§6, §11), through the real
-//! binary and the fake model.
+//! Phase review gates (docs/design.md §8, §9), dependencies and concurrency (§6, §11), through the
+//! real binary and the fake model.
 
 mod ai_gate;
 mod command_gate;
@@ -18,7 +18,7 @@ use serde_json::{json, Value as Json};
 use crate::suite::common::{outcome, Outcome, TestEnv};
 use crate::suite::fake_llm::{FakeLlm, Recorded};
 
-/// The heading that opens the feedback of a re-run phase (SPEC §9).
+/// The heading that opens the feedback of a re-run phase (docs/design.md §9).
 const REVISION: &str = "## Revision Instructions";
 
 /// A story as the tests name it.
@@ -155,7 +155,7 @@ pub(super) fn revision_of(prompt: &str) -> Option<&str> {
     Some(&prompt[start..end])
 }
 
-/// The Revision Instructions of SPEC §9, exactly, ending with the `## Task` heading.
+/// The Revision Instructions of docs/design.md §9, exactly, ending with the `## Task` heading.
 pub(super) fn expected_revision(attempt: u32, feedback: &str, previous: Option<&str>) -> String {
     let mut text = format!(
         "{REVISION} (Attempt {attempt})\nThis task is being re-executed based on reviewer feedback.\nIncorporate the feedback below into your response.\n\n### Feedback\n{feedback}\n"

@@ -1,4 +1,4 @@
-//! RETRY_PREDECESSOR (SPEC §8): the direct predecessor re-runs once with the feedback and
+//! RETRY_PREDECESSOR (docs/design.md §8): the direct predecessor re-runs once with the feedback and
 //! without its own gate, then the phase starts over; a bad name or a spent budget commits.
 
 use serde_json::json;
@@ -138,7 +138,7 @@ async fn a_phase_that_is_not_the_direct_predecessor_commits_the_current_output()
     for (phase, answer) in cases {
         let fake = FakeLlm::start().await;
         if phase == "implement" {
-            // A feature's implement changes a file before it gives its notes (SPEC §15).
+            // A feature's implement changes a file before it gives its notes (docs/design.md §15).
             fake.push(
                 phase,
                 Reply::tool("write_file", json!({"path": "f.txt", "content": "x"})),

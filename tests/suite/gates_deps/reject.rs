@@ -1,5 +1,5 @@
-//! REJECT (SPEC §8): the story goes to blocked/, its dependents wait, the other stories go on
-//! and the run ends with exit 3.
+//! REJECT (docs/design.md §8): the story goes to blocked/, its dependents wait, the other stories
+//! go on and the run ends with exit 3.
 
 use serde_json::json;
 

@@ -1,5 +1,5 @@
-//! `git.worktrees` (SPEC §4, §11): each story implements in a worktree of its own, on its own
-//! branch, so implement actions run in parallel and the main working tree stays untouched.
+//! `git.worktrees` (docs/design.md §4, §11): each story implements in a worktree of its own, on its
+//! own branch, so implement actions run in parallel and the main working tree stays untouched.
 
 use std::path::Path;
 use std::process::Command;

@@ -1,5 +1,5 @@
-//! Budgets (SPEC §14): a story at its budget moves to blocked/ before its next call; a run at
-//! its budget starts no new action, lets the ones in flight finish and exits 3 naming it.
+//! Budgets (docs/design.md §14): a story at its budget moves to blocked/ before its next call; a
+//! run at its budget starts no new action, lets the ones in flight finish and exits 3 naming it.
 //!
 //! The fake counts tokens from what it is sent, as a real server does, so a request is sent
 //! only when its prompt leaves room under the budget: what a story spends never passes it.

@@ -1,6 +1,6 @@
-//! Cost arithmetic (SPEC §14): `cost_usd` on the story's usage, per action in the journal, and
-//! in the report's totals; a model with no price has no cost and is named; bad prices and
-//! budgets are config errors naming the key.
+//! Cost arithmetic (docs/design.md §14): `cost_usd` on the story's usage, per action in the
+//! journal, and in the report's totals; a model with no price has no cost and is named; bad prices
+//! and budgets are config errors naming the key.
 
 use serde_json::json;
 
@@ -12,7 +12,7 @@ use crate::suite::common::TestEnv;
 use crate::suite::fake_llm::FakeLlm;
 
 /// refine, research and plan make one request each; implement two (the fake writes a file, then
-/// gives its notes: a feature must change one, SPEC §15); the review makes three.
+/// gives its notes: a feature must change one, docs/design.md §15); the review makes three.
 const LIFE_CYCLE_CALLS: u64 = 8;
 
 #[tokio::test]

@@ -1,5 +1,5 @@
-//! Live lines (SPEC §14): on a terminal, `run --concurrency N` shows one line per running story
-//! with its phase, elapsed time and tokens; elsewhere the output stays plain (see the budget
+//! Live lines (docs/design.md §14): on a terminal, `run --concurrency N` shows one line per running
+//! story with its phase, elapsed time and tokens; elsewhere the output stays plain (see the budget
 //! tests, which assert no escape codes on a pipe).
 
 use std::process::Command;

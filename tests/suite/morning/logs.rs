@@ -1,4 +1,4 @@
-//! `logs <story> [--phase P] [--follow]` (SPEC §14): transcripts made readable.
+//! `logs <story> [--phase P] [--follow]` (docs/design.md §14): transcripts made readable.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! Cost, budgets, no progress, the run journal, `report` and `logs` (SPEC §14), through the
-//! real binary with the model faked over HTTP.
+//! Cost, budgets, no progress, the run journal, `report` and `logs` (docs/design.md §14), through
+//! the real binary with the model faked over HTTP.
 
 mod budget;
 mod cost;

@@ -1,5 +1,5 @@
-//! No progress (SPEC §14): a re-run that repeats itself, or a review that rejects with the same
-//! blockers twice, blocks the story at once with the evidence; the run exits 3.
+//! No progress (docs/design.md §14): a re-run that repeats itself, or a review that rejects with
+//! the same blockers twice, blocks the story at once with the evidence; the run exits 3.
 
 use serde_json::json;
 

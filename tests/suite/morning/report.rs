@@ -1,5 +1,5 @@
-//! `report` (SPEC §14) in its three forms, and its bad input: no journal, an unknown run, a
-//! corrupt line, a run killed mid-way.
+//! `report` (docs/design.md §14) in its three forms, and its bad input: no journal, an unknown run,
+//! a corrupt line, a run killed mid-way.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
 //! The examples in docs/examples are valid YAML of the shape their runners expect, and run
-//! what SPEC §20 says they run.
+//! what docs/design.md §20 says they run.
 
 use serde::Deserialize;
 use serde_norway::Value;

@@ -1,5 +1,5 @@
-//! Past one machine (SPEC §20): several clones of one repository run the board through a bare
-//! repository on disk, with the model faked over HTTP.
+//! Past one machine (docs/design.md §20): several clones of one repository run the board through a
+//! bare repository on disk, with the model faked over HTTP.
 
 mod examples;
 mod faults;

@@ -1,5 +1,5 @@
-//! The circuit breaker (SPEC §7): bounded reworks, each escalation mode, per-story limits, and
-//! re-opening a story by hand.
+//! The circuit breaker (docs/design.md §7): bounded reworks, each escalation mode, per-story
+//! limits, and re-opening a story by hand.
 
 use serde_json::json;
 
@@ -13,7 +13,7 @@ const TRIPPED: &str =
     "Circuit breaker: reached max refinement attempts (3/3); manual intervention required";
 
 /// Runs a story whose code review always finds a (new) blocker until the breaker trips; the
-/// work changes every time, so this is no "No progress" case (SPEC §14).
+/// work changes every time, so this is no "No progress" case (docs/design.md §14).
 fn trip(env: &TestEnv, llm: &FakeLlm) -> (String, Outcome) {
     phases_make_progress(llm);
     llm.when(

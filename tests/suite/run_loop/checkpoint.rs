@@ -1,4 +1,4 @@
-//! `.workflow-state.json` and `run --continue` (SPEC §11).
+//! `.workflow-state.json` and `run --continue` (docs/design.md §11).
 
 use serde_json::{json, Value as Json};
 

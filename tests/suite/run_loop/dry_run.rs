@@ -1,5 +1,5 @@
-//! `run --dry-run` and `status` are read-only (SPEC §5, §6): no byte of the board changes and no
-//! model is asked.
+//! `run --dry-run` and `status` are read-only (docs/design.md §5, §6): no byte of the board changes
+//! and no model is asked.
 
 use serde_json::json;
 

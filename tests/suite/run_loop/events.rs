@@ -1,5 +1,5 @@
-//! The run's event stream (SPEC §8, §14): `run --json` lines and the journal come from the same
-//! typed events; tool calls and per-call usage are progress, shown with `-v`.
+//! The run's event stream (docs/design.md §8, §14): `run --json` lines and the journal come from
+//! the same typed events; tool calls and per-call usage are progress, shown with `-v`.
 
 use serde_json::{json, Value as Json};
 

@@ -1,5 +1,5 @@
-//! Failures: a review with no verdict (SPEC §7.5, §10) and an agent whose API call fails (§10,
-//! §11). Neither may loop, and neither may stop the other stories.
+//! Failures: a review with no verdict (docs/design.md §7.5, §10) and an agent whose API call fails
+//! (§10, §11). Neither may loop, and neither may stop the other stories.
 
 use super::{front_json, planned, requests_about};
 use crate::suite::common::TestEnv;
@@ -72,7 +72,7 @@ fn without_error(mut front: serde_json::Value) -> serde_json::Value {
     let map = front.as_object_mut().unwrap();
     map.remove("last_error");
     map.remove("updated");
-    // The failed request is counted all the same (SPEC §15).
+    // The failed request is counted all the same (docs/design.md §15).
     map.remove("usage");
     front
 }

@@ -1,5 +1,5 @@
-//! One run per board (SPEC §11): a second run exits at once naming the holder; a stale lock is
-//! taken over.
+//! One run per board (docs/design.md §11): a second run exits at once naming the holder; a stale
+//! lock is taken over.
 
 use std::io::Write;
 use std::time::Duration;

@@ -1,4 +1,5 @@
-//! The run loop (SPEC §6, §7, §11) through the real binary, with the model faked over HTTP.
+//! The run loop (docs/design.md §6, §7, §11) through the real binary, with the model faked over
+//! HTTP.
 
 mod breaker;
 mod checkpoint;
@@ -55,7 +56,7 @@ pub fn blocker_verdict() -> Reply {
 }
 
 /// A failing verdict whose blocker is worded anew for every request, so a review that keeps
-/// rejecting is still a review that sees something new (no "No progress", SPEC §14).
+/// rejecting is still a review that sees something new (no "No progress", docs/design.md §14).
 pub fn changing_blocker_verdict() -> Reply {
     Reply::verdict(
         false,

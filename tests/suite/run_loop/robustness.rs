@@ -1,4 +1,4 @@
-//! A run that dies, is interrupted, or shares the board with a person (SPEC §11).
+//! A run that dies, is interrupted, or shares the board with a person (docs/design.md §11).
 
 use std::time::{Duration, Instant};
 
@@ -154,7 +154,7 @@ async fn a_story_broken_by_hand_during_a_run_is_named_and_left_alone() {
     env.edit(&path, "priority: 10\n", "priority: [10\n");
     let broken = env.read(&path);
     let out = finish(child);
-    // The failure names the file and line to fix, as every broken story does (SPEC §3).
+    // The failure names the file and line to fix, as every broken story does (docs/design.md §3).
     out.code(1)
         .stderr_has(&format!("{}:", path.display()))
         .stderr_has("agentic-sdlc validate");

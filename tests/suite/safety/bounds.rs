@@ -1,5 +1,5 @@
-//! Bounds (SPEC §13): only regular files are read, reads stop at `tools.maxReadBytes`, every
-//! call ends within `tools.timeoutSeconds`, and a reply has a deadline and a 16 MiB cap.
+//! Bounds (docs/design.md §13): only regular files are read, reads stop at `tools.maxReadBytes`,
+//! every call ends within `tools.timeoutSeconds`, and a reply has a deadline and a 16 MiB cap.
 
 use std::io::{Read, Write};
 use std::time::Duration;
@@ -204,7 +204,7 @@ async fn tool_bounds_follow_the_config() {
 
     out.success();
     // The request that answers the scripted tool calls; an implement that changed nothing
-    // is then retried (SPEC §15), which makes more requests after it.
+    // is then retried (docs/design.md §15), which makes more requests after it.
     let results = results_by_tool(&p.fake.requests_for("implement")[1]);
     let read = &results[0].1;
     assert!(read.len() <= 2048 + 100, "{} bytes", read.len());

@@ -1,5 +1,5 @@
-//! The key (SPEC §13): commands cannot read it through /proc, even as root, and the config that
-//! says where it goes cannot be changed by an agent.
+//! The key (docs/design.md §13): commands cannot read it through /proc, even as root, and the
+//! config that says where it goes cannot be changed by an agent.
 
 use serde_json::json;
 
@@ -46,7 +46,7 @@ async fn commands_cannot_read_the_key_from_the_tools_proc_entries() {
     assert!(stolen.contains("pid "), "the walk did not run: {stolen}");
     assert!(!stolen.contains(KEY), "the command read the key:\n{stolen}");
     // The request that answers the scripted tool calls; an implement that changed nothing
-    // is then retried (SPEC §15), which makes more requests after it.
+    // is then retried (docs/design.md §15), which makes more requests after it.
     let results = results_by_tool(&p.fake.requests_for("implement")[1]);
     let (_, result) = &results[0];
     assert!(
@@ -87,7 +87,7 @@ async fn the_file_tools_refuse_to_write_the_config() {
     out.success();
     assert_eq!(p.env.read(".agentic-sdlc.json"), config);
     // The request that answers the scripted tool calls; an implement that changed nothing
-    // is then retried (SPEC §15), which makes more requests after it.
+    // is then retried (docs/design.md §15), which makes more requests after it.
     let results = results_by_tool(&p.fake.requests_for("implement")[1]);
     assert_eq!(results.len(), 2);
     for (name, content) in &results {

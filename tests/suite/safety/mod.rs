@@ -1,5 +1,5 @@
-//! SPEC §13 through the binary: a model scripted to behave as an attacker tries to steal the key,
-//! take the config over, hang or exhaust the tool, and leave processes behind.
+//! docs/design.md §13 through the binary: a model scripted to behave as an attacker tries to steal
+//! the key, take the config over, hang or exhaust the tool, and leave processes behind.
 
 mod bounds;
 pub mod breaches;

@@ -1,4 +1,5 @@
-//! Processes (SPEC §13): nothing a command started survives it, the tool's death, or Ctrl-C.
+//! Processes (docs/design.md §13): nothing a command started survives it, the tool's death, or
+//! Ctrl-C.
 
 use serde_json::json;
 

@@ -1,5 +1,5 @@
-//! Property tests of the story parser and writer (SPEC §13): arbitrary bytes, arbitrary nested
-//! YAML and arbitrary section text. CI runs a bounded number of cases (a few seconds);
+//! Property tests of the story parser and writer (docs/design.md §13): arbitrary bytes, arbitrary
+//! nested YAML and arbitrary section text. CI runs a bounded number of cases (a few seconds);
 //! `AGENTIC_SDLC_FUZZ_CASES=100000 cargo test --test all -- story_safety::fuzz` runs longer.
 //!
 //! Invariants: nothing panics; a story that parses is written back byte for byte; a parse

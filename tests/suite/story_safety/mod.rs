@@ -1,5 +1,5 @@
-//! SPEC §13 "Stories": a story file is untrusted input. Whatever bytes it holds, whatever an
-//! agent writes into it, and whatever a person does to it while a run works, the board keeps
+//! docs/design.md §13 "Stories": a story file is untrusted input. Whatever bytes it holds, whatever
+//! an agent writes into it, and whatever a person does to it while a run works, the board keeps
 //! working and nothing anyone wrote is lost.
 
 mod concurrent;
