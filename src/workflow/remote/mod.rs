@@ -7,11 +7,10 @@
 //!   `remote.claimSeconds`. A lapsed claim is taken over with a push naming its old value.
 //! - **The board.** Story files reach the remote's base branch by fetch, merge and push
 //!   ([`sync`]); a push that lost a race is retried on the new tip.
-//! - **Merges.** A story is merged as on one machine (docs/design.md §12), against the remote's
-//! tip, and
-//!   the tested merge, the story's move to done and the release of its claim go in one atomic
-//!   push, so the base never holds the merge without the record, and a run whose claim lapsed
-//!   cannot merge.
+//! - **Merges.** A story is merged as on one machine (docs/design.md §12), against the
+//!   remote's tip, and the tested merge, the story's move to done and the release of its claim
+//!   go in one atomic push, so the base never holds the merge without the record, and a run
+//!   whose claim lapsed cannot merge.
 //!
 //! Git round trips per story: the claim, the fetch after it (the story as the remote has it
 //! now), then the fetch and the push of the merge itself. Work that only changes the board
