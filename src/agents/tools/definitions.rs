@@ -1,0 +1,180 @@
+//! The named definitions of a source file (functions, classes, types), read line by line in
+//! any common language, so that a whole-file write that silently drops most of them can be
+//! caught: a small model asked to add a function often writes a file holding only that one.
+
+/// Keywords that introduce a named definition in Python, Rust, JavaScript/TypeScript, Go,
+/// Ruby, Kotlin, Swift, PHP and shell-like languages.
+const DEFINING: &[&str] = &[
+    "def",
+    "class",
+    "fn",
+    "function",
+    "func",
+    "fun",
+    "struct",
+    "enum",
+    "trait",
+    "interface",
+    "type",
+    "module",
+    "mod",
+    "union",
+    "protocol",
+    "object",
+];
+
+/// Words that may stand before a defining keyword.
+const MODIFIERS: &[&str] = &[
+    "pub",
+    "pub(crate)",
+    "pub(super)",
+    "export",
+    "default",
+    "async",
+    "unsafe",
+    "const",
+    "static",
+    "public",
+    "private",
+    "protected",
+    "internal",
+    "abstract",
+    "final",
+    "open",
+    "data",
+    "sealed",
+    "declare",
+    "extern",
+];
+
+/// The names defined in `text`, in order, each once.
+pub(super) fn names(text: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for line in text.lines() {
+        if let Some(name) = defined_name(line) {
+            if !found.contains(&name) {
+                found.push(name);
+            }
+        }
+    }
+    found
+}
+
+/// The definitions of `before` that `after` no longer has, when they are most of them (more
+/// than half); empty otherwise.
+pub(super) fn mostly_dropped(before: &str, after: &str) -> Vec<String> {
+    let old = names(before);
+    let new = names(after);
+    let dropped: Vec<String> = old
+        .iter()
+        .filter(|name| !new.contains(name))
+        .cloned()
+        .collect();
+    if dropped.len() * 2 > old.len() {
+        dropped
+    } else {
+        Vec::new()
+    }
+}
+
+fn defined_name(line: &str) -> Option<String> {
+    let mut words = line.split_whitespace().peekable();
+    while let Some(word) = words.peek() {
+        if MODIFIERS.contains(word) || word.starts_with("pub(") {
+            words.next();
+        } else {
+            break;
+        }
+    }
+    let keyword = words.next()?;
+    if !DEFINING.contains(&keyword) {
+        // `const add = (a, b) => …` and `let f = function (…)`: a function by assignment.
+        return assigned_function(line);
+    }
+    let mut rest: String = words.collect::<Vec<_>>().join(" ");
+    if keyword == "func" && rest.starts_with('(') {
+        // A Go method: `func (r *Reader) Read(…)`.
+        let close = rest.find(')')?;
+        rest = rest[close + 1..].trim_start().to_string();
+    }
+    let name: String = rest
+        .trim_start_matches('*')
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '$')
+        .collect();
+    (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
+}
+
+fn assigned_function(line: &str) -> Option<String> {
+    let trimmed = line.trim_start();
+    let rest = ["export const ", "const ", "let ", "var "]
+        .iter()
+        .find_map(|prefix| trimmed.strip_prefix(prefix))?;
+    let (name, value) = rest.split_once('=')?;
+    let value = value.trim_start();
+    let is_function =
+        value.starts_with("function") || value.starts_with("async") || value.contains("=>");
+    let name = name
+        .trim()
+        .trim_end_matches(|c: char| c == ':' || c.is_whitespace());
+    let plain = !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '$');
+    (is_function && plain).then(|| name.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn definitions_are_found_in_common_languages() {
+        let cases: [(&str, &[&str]); 6] = [
+            (
+                "import os\n\ndef mean(v):\n    pass\n\nasync def fetch():\n    pass\n\nclass Stats:\n    def add(self):\n        pass\n",
+                &["mean", "fetch", "Stats", "add"],
+            ),
+            (
+                "pub fn run() {}\npub(crate) async fn go() {}\nstruct Point { x: i32 }\nimpl Point {}\nenum Kind { A }\n",
+                &["run", "go", "Point", "Kind"],
+            ),
+            (
+                "export function add(a, b) {}\nexport default class App {}\nconst mul = (a, b) => a * b;\nconst limit = 3;\n",
+                &["add", "App", "mul"],
+            ),
+            (
+                "func Read() {}\nfunc (r *Reader) Close() error {}\ntype Reader struct {}\n",
+                &["Read", "Close", "Reader"],
+            ),
+            ("# def commented\nx = 'def y'\n", &[]),
+            ("def same():\n    pass\ndef same():\n    pass\n", &["same"]),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(names(text), expected, "{text}");
+        }
+    }
+
+    #[test]
+    fn only_dropping_most_of_the_definitions_counts() {
+        let before = "def a():\n    pass\n\ndef b():\n    pass\n\ndef c():\n    pass\n";
+        assert_eq!(
+            mostly_dropped(before, "def d():\n    pass\n"),
+            ["a", "b", "c"]
+        );
+        assert_eq!(
+            mostly_dropped(before, "def a():\n    pass\n\ndef d():\n    pass\n"),
+            ["b", "c"]
+        );
+        assert!(mostly_dropped(before, &format!("{before}def d():\n    pass\n")).is_empty());
+        assert!(
+            mostly_dropped(before, "def a():\n    return 1\n\ndef b():\n    return 2\n").is_empty(),
+            "one of three dropped is not most"
+        );
+        assert!(mostly_dropped("just text\n", "other text\n").is_empty());
+        assert_eq!(
+            mostly_dropped("def only():\n    pass\n", "print(1)\n"),
+            ["only"]
+        );
+    }
+}

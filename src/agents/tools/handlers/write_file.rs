@@ -1,0 +1,99 @@
+//! write_file: a whole file, created or replaced; a replacement that would drop most of an
+//! existing file's definitions is refused unless the call says it means to replace the file.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::super::args::lenient_bool;
+use super::super::definitions::mostly_dropped;
+use super::super::fsio::{read_for_edit, write_atomic};
+use super::super::registry::{blocking, ToolHandler, ToolSpec};
+use super::super::{ToolBox, ToolError, ToolLimits};
+
+/// Definitions named at most in a refusal.
+const NAMES_SHOWN: usize = 12;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    #[serde(alias = "file_path", alias = "filename", alias = "file")]
+    path: String,
+    #[serde(alias = "text", alias = "contents", alias = "code")]
+    content: String,
+    /// The model means to replace the file, even if that drops most of its definitions.
+    #[serde(default, deserialize_with = "lenient_bool")]
+    overwrite: bool,
+}
+
+pub(super) struct WriteFile;
+
+#[async_trait]
+impl ToolHandler for WriteFile {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+
+    fn writes(&self) -> bool {
+        true
+    }
+
+    fn spec(&self, _limits: &ToolLimits) -> ToolSpec {
+        ToolSpec {
+            description: "Create a file, or replace a whole file with the given content. \
+                          Parent folders are created. To change part of an existing file, \
+                          use edit_file; a write that would drop most of an existing file's \
+                          functions and classes is refused unless overwrite is true."
+                .to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string", "description": "File path relative to the repository root." },
+                    "content": { "type": "string", "description": "The complete new content of the file." },
+                    "overwrite": { "type": "boolean", "description": "true to replace an existing file even though the new content drops most of its definitions. Default false." }
+                },
+                "required": ["path", "content"]
+            }),
+        }
+    }
+
+    async fn handle(&self, tools: &ToolBox, arguments: &str) -> Result<String, ToolError> {
+        blocking(tools, self.name(), arguments, write_file).await
+    }
+}
+
+fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
+    let path = args.path.as_str();
+    let real = tools.resolve(path, true)?;
+    tools.check_writable(path, &real)?;
+    if real.is_dir() {
+        return Err(format!("'{path}' is a folder; give a file path").into());
+    }
+    if !args.overwrite {
+        // A file that cannot be read as text has no definitions to lose.
+        if let Ok(Some(before)) = read_for_edit(&real, path) {
+            let dropped = mostly_dropped(&before, &args.content);
+            if !dropped.is_empty() {
+                return Err(refusal(path, &before, &dropped).into());
+            }
+        }
+    }
+    write_atomic(&real, args.content.as_bytes())
+        .map_err(|err| format!("cannot write '{path}': {err}"))?;
+    Ok(format!("Wrote {} bytes to {path}", args.content.len()))
+}
+
+fn refusal(path: &str, before: &str, dropped: &[String]) -> String {
+    let total = super::super::definitions::names(before).len();
+    let mut shown: Vec<&str> = dropped.iter().take(NAMES_SHOWN).map(String::as_str).collect();
+    if dropped.len() > NAMES_SHOWN {
+        shown.push("…");
+    }
+    format!(
+        "write_file would replace '{path}' and drop {} of its {total} definitions: {}. Nothing \
+         was written. Keep them in content (write the whole file), change only a part with \
+         edit_file, or call write_file again with \"overwrite\": true if you mean to replace \
+         the file.",
+        dropped.len(),
+        shown.join(", ")
+    )
+}
