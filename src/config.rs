@@ -21,6 +21,7 @@ pub struct Config {
     pub review: ReviewConfig,
     pub llm: LlmConfig,
     pub phases: PhasesConfig,
+    pub implement: ImplementConfig,
     pub git: GitConfig,
     pub tools: ToolsConfig,
     pub budget: BudgetConfig,
@@ -72,6 +73,35 @@ pub struct LlmConfig {
     /// Caps every reply (SPEC §15); `phases.<phase>.maxTokens` overrides it for one phase.
     pub max_tokens: u32,
     pub structured_outputs: StructuredOutputs,
+    /// How agents call tools: native function calling, calls read from the reply's text, or
+    /// both (`auto`).
+    pub tool_protocol: ToolProtocol,
+}
+
+/// How tool calls travel (`llm.toolProtocol`). `auto` sends the tools natively and also runs
+/// calls the model wrote in its text; `native` only takes native calls; `text` describes the
+/// tools in the prompt and reads one action per reply from the text, for servers without tool
+/// calling.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolProtocol {
+    #[default]
+    Auto,
+    Native,
+    Text,
+}
+
+/// `implement.*`: how the implement phase checks and chooses its work.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImplementConfig {
+    /// With `review.testCommand` set: how many times the tests run when the implement model
+    /// says it is done, each failure but the last sent back in the same conversation; 0 runs
+    /// them only at review.
+    pub test_rounds: u32,
+    /// Independent attempts, each in a worktree of its own; the one whose tests pass, then the
+    /// smallest diff, is kept.
+    pub attempts: u32,
 }
 
 /// Whether machine-read answers are requested with a JSON schema in `response_format`
@@ -107,6 +137,10 @@ pub struct PhaseConfig {
     /// Overrides `llm.maxTokens` for this phase's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// `false` skips the phase: its flag counts as complete (refine: the story moves to ready
+    /// as written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
 }
 
 /// `phases.<phase>.review` (SPEC §8).
@@ -203,6 +237,8 @@ pub struct ToolsConfig {
     pub timeout_seconds: u64,
 }
 
+/// The most independent implement attempts: each holds a worktree and a conversation.
+const MAX_ATTEMPTS: u32 = 16;
 /// The smallest `tools.maxReadBytes`: less would not show a screenful of code.
 const MIN_READ_BYTES: u64 = 1024;
 /// The largest `tools.maxReadBytes`: a reply larger than 16 MiB is refused anyway.
@@ -216,6 +252,11 @@ impl PhasesConfig {
     /// `phases.<phase>.maxTokens`, when set.
     pub fn max_tokens(&self, phase: &str) -> Option<u32> {
         self.phase(phase).and_then(|p| p.max_tokens)
+    }
+
+    /// Whether the phase runs (`phases.<phase>.enabled`, true unless set to false).
+    pub fn enabled(&self, phase: &str) -> bool {
+        self.phase(phase).and_then(|p| p.enabled) != Some(false)
     }
 
     /// `phases.<phase>`, when the phase is one of the four and has settings.
@@ -247,6 +288,16 @@ pub fn default_value() -> Value {
         "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120 },
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
         "pricing": {}
+    })
+}
+
+/// Keys added to the contract after `init`'s defaults were fixed: they are part of every merged
+/// config (so `config` shows them and `config <key>` finds them), but `init` writes only the
+/// defaults above.
+fn later_defaults() -> Value {
+    json!({
+        "llm": { "toolProtocol": "auto" },
+        "implement": { "testRounds": 3, "attempts": 1 }
     })
 }
 
@@ -326,6 +377,21 @@ impl Config {
             if self.phases.max_tokens(phase) == Some(0) {
                 return fail(&format!("phases.{phase}.maxTokens"), "must be at least 1");
             }
+        }
+        if !self.phases.enabled("implement") {
+            return fail(
+                "phases.implement.enabled",
+                "implement cannot be skipped: without it a story has no work to review",
+            );
+        }
+        if self.implement.attempts == 0 {
+            return fail("implement.attempts", "must be at least 1");
+        }
+        if self.implement.attempts > MAX_ATTEMPTS {
+            return fail(
+                "implement.attempts",
+                &format!("must be at most {MAX_ATTEMPTS}"),
+            );
         }
         if let Some(url) = &self.llm.base_url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {
@@ -480,6 +546,7 @@ pub fn read_user_value(root: &Path) -> Result<Value> {
 
 pub fn merged_value(user: &Value) -> Value {
     let mut merged = default_value();
+    deep_merge(&mut merged, &later_defaults());
     deep_merge(&mut merged, user);
     upgrade_legacy_keys(user, &mut merged);
     merged

@@ -29,9 +29,10 @@ use super::meter::StoryMeter;
 use crate::config::{Config, StructuredOutputs};
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
+pub(crate) use messages::generated_call_id;
 pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
 use request::{context_length_message, TokenField};
-pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema};
+pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema, Sampling};
 
 const SCHEMA_BOUNDED: u8 = 0;
 const SCHEMA_UNBOUNDED: u8 = 1;
@@ -400,6 +401,12 @@ impl LlmClient {
         body[field.key()] = json!(max_tokens);
         if !request.tools.is_empty() {
             body["tools"] = Value::Array(request.tools.to_vec());
+        }
+        if let Some(temperature) = request.sampling.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(seed) = request.sampling.seed {
+            body["seed"] = json!(seed);
         }
         if let Some(schema) = request.schema.filter(|_| structured) {
             body["response_format"] = if self.schema_level() == SCHEMA_BOUNDED {

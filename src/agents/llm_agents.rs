@@ -7,9 +7,10 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::conversation::{
-    converse_with, ConversationError, ConverseOptions, Prompt, ToolExecutor, ToolResultText,
+    converse_with, ConversationError, ConverseOptions, Prompt, ToolExecutor, ToolProtocol,
+    ToolResultText,
 };
-use super::llm::LlmClient;
+use super::llm::{LlmClient, Sampling};
 use super::meter::{CallMeter, StoryMeter};
 use super::structured::{gate_schema, gate_text, verdict_schema};
 use super::tools::{CommandEnv, ToolAccess, ToolBox, ToolLimits};
@@ -31,6 +32,7 @@ pub struct LlmAgents {
     command_env: CommandEnv,
     /// `llm.maxTokens`, and the per-phase overrides.
     max_tokens: u32,
+    tool_protocol: ToolProtocol,
     phases: PhasesConfig,
     /// The run's budget meter; every call of a story is admitted and counted there.
     meter: Option<Arc<dyn CallMeter>>,
@@ -62,6 +64,7 @@ impl<'a> Ask<'a> {
                 system,
                 user,
                 tools: Some(tools),
+                check: None,
                 options,
             },
             transcript,
@@ -115,6 +118,7 @@ impl LlmAgents {
             config_file: project_root(&board_dir, &config.sdlc_folder).join(CONFIG_FILE),
             board_dir,
             max_tokens: config.llm.max_tokens,
+            tool_protocol: config.llm.tool_protocol,
             phases: config.phases.clone(),
             meter: None,
         }
@@ -185,6 +189,7 @@ impl LlmAgents {
                 truncated: conversation.truncated,
                 tool_calls: conversation.tool_calls,
                 tools_refused: conversation.tools_refused,
+                check_rounds: conversation.check_rounds,
             }),
             Err(ConversationError { error, usage }) => Err(AgentError {
                 message: error.to_string(),
@@ -209,6 +214,8 @@ impl LlmAgents {
         let options = ConverseOptions {
             max_tokens: None,
             schema: Some(verdict_schema()),
+            protocol: self.tool_protocol,
+            sampling: Sampling::default(),
         };
         let ask = Ask::new(story_id, &system, user, tools, &transcript, options);
         let first = self.talk(ask).await?;
@@ -280,17 +287,14 @@ impl Agents for LlmAgents {
         let options = ConverseOptions {
             max_tokens: self.phases.max_tokens(request.phase.name()),
             schema: None,
+            protocol: self.tool_protocol,
+            sampling: sampling_for(request.variant),
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();
-        let talk = self.talk(Ask::new(
-            story_id,
-            &system,
-            &user,
-            &tools,
-            &transcript,
-            options,
-        ));
+        let mut ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);
+        ask.prompt.check = request.check;
+        let talk = self.talk(ask);
         let output = if access == ToolAccess::ReadWrite {
             // Commands can change any file, the config included; a change to it is undone.
             // In a worktree, the copy there is guarded too: it would be committed with the work.
@@ -373,6 +377,8 @@ impl Agents for LlmAgents {
         let options = ConverseOptions {
             max_tokens: None,
             schema: Some(gate_schema()),
+            protocol: self.tool_protocol,
+            sampling: Sampling::default(),
         };
         let story_id = request.story.id();
         let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);
@@ -397,6 +403,19 @@ impl Agents for LlmAgents {
         }
         transcript.record("decision", json!({"text": answer.text}));
         Ok(answer)
+    }
+}
+
+/// How a phase's reply is sampled: the server's defaults on its first try, then for each retry
+/// or further attempt another seed and a temperature that climbs, so that a retry is never a
+/// replay of the answer that was refused.
+fn sampling_for(variant: u32) -> Sampling {
+    if variant == 0 {
+        return Sampling::default();
+    }
+    Sampling {
+        temperature: Some((0.2 + 0.3 * variant as f32).min(1.0)),
+        seed: Some(u64::from(variant)),
     }
 }
 

@@ -24,11 +24,26 @@ pub fn phase_system(phase: Phase) -> String {
         Phase::Refine => "You turn a rough story into a clear, testable one. You may read the repository with the tools given to understand the context, but you change nothing.",
         Phase::Research => "You research how a story fits the existing codebase: the relevant files, patterns, constraints and risks. Read the repository with the tools given; change nothing.",
         Phase::Plan => "You write a step-by-step implementation plan for a story, grounded in the research and the real code. Read the repository with the tools given; change nothing.",
-        Phase::Implement => "You implement a story in the repository with the tools given: read before you edit, keep changes focused, and run the project's tests or build with run_command to check your work. Paths are relative to the repository root; the .git folder and the board folder are off limits.",
+        // No "answer in Markdown" here: asked for prose before it has made its changes, a
+        // small model writes the code into its answer instead of into the files.
+        Phase::Implement => return implement_system(),
     };
     format!(
         "{}\n{role_text}\nAnswer in Markdown.",
         identity(phase.name())
+    )
+}
+
+fn implement_system() -> String {
+    format!(
+        "{}\nYou change the files of the repository with the tools, one step at a time: read a \
+         file, then change it (edit_file for a part of a file, write_file for a new file or a \
+         whole small one). Keep the change focused on the story, and add or update tests when \
+         the story asks for them. Paths are relative to the repository root; the .git folder \
+         and the board folder are off limits.\nYour first reply is a tool call. Only when every \
+         change is made, reply without a tool call; the project's tests then run, and if they \
+         fail you get their output to fix.",
+        identity(Phase::Implement.name())
     )
 }
 
@@ -37,7 +52,7 @@ pub fn phase_task(phase: Phase) -> &'static str {
         Phase::Refine => "Rewrite the story's summary and acceptance criteria. Answer with exactly two sections:\n\n## Summary\n<what and why, in a few sentences>\n\n## Acceptance Criteria\n- [ ] <a testable criterion>\n- [ ] …",
         Phase::Research => "Research this story. Report the relevant files and how they work today, patterns to follow, dependencies, risks and open questions. Answer with the findings only (no top-level heading).",
         Phase::Plan => "Write the implementation plan for this story: numbered steps naming the files to change, the tests to add or update, and how to verify the result. Answer with the plan only (no top-level heading).",
-        Phase::Implement => "Implement this story now by changing the repository with the tools. When you are done, answer with implementation notes: what you changed and why, the files touched, and how you verified it.",
+        Phase::Implement => "Make the changes now, with the tools. When every change is made, reply without a tool call with short implementation notes: what you changed, in which files, and how you checked it.",
     }
 }
 
@@ -73,7 +88,22 @@ pub fn assemble(context: &str, revision: Option<&Revision>, task: &str) -> Strin
     out.push_str("## Task\n");
     out.push_str(task);
     out.push('\n');
+    if let Some(revision) = revision {
+        // Small models weigh the end of a prompt most: the feedback is repeated last, so a
+        // re-run acts on it instead of repeating the previous output.
+        out.push_str(&format!(
+            "\nAct on this feedback first: {}\n",
+            head_tail(&one_paragraph(&revision.feedback), FEEDBACK_REMINDER)
+        ));
+    }
     out
+}
+
+/// The most of the feedback repeated after the task.
+const FEEDBACK_REMINDER: usize = 600;
+
+fn one_paragraph(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The story as a phase sees it: its description and the sections of the phases before it.
@@ -247,6 +277,97 @@ pub fn gate_user(story: &Story, phase: Phase, output: &str, criteria: Option<&st
         &context,
         None,
         &format!("Review the {phase} output against the criteria and decide.{predecessor}"),
+    )
+}
+
+/// How a model without tool calling acts (`llm.toolProtocol: "text"`): the tools, and the one
+/// action per reply it writes, in the forms small models write unprompted (a JSON object in a
+/// ```json fence, or a ```bash fence for a command).
+pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
+    let mut out = String::from(
+        "# How you act\nYou act through tools. Each reply holds exactly one action: a JSON \
+         object with the tool's name and its arguments, in a ```json fence:\n```json\n\
+         {\"name\": \"read_file\", \"arguments\": {\"path\": \"src/app.py\"}}\n```\n",
+    );
+    let names: Vec<&str> = definitions
+        .iter()
+        .filter_map(|d| d["function"]["name"].as_str())
+        .collect();
+    if names.contains(&"run_command") {
+        out.push_str("A shell command may also be the action, alone in a ```bash fence.\n");
+    }
+    out.push_str("The result comes back in the next message. When the work is done, reply without any action: that reply is your final answer.\n\n# Tools\n");
+    for definition in definitions {
+        let function = &definition["function"];
+        let name = function["name"].as_str().unwrap_or("?");
+        let parameters = &function["parameters"];
+        let required: Vec<&str> = parameters["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(serde_json::Value::as_str).collect())
+            .unwrap_or_default();
+        let arguments: Vec<String> = parameters["properties"]
+            .as_object()
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(argument, schema)| {
+                        let kind = schema["type"].as_str().unwrap_or("value");
+                        let optional = if required.contains(&argument.as_str()) {
+                            ""
+                        } else {
+                            ", optional"
+                        };
+                        format!("{argument} ({kind}{optional})")
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "- {name}: {} Arguments: {}.\n",
+            function["description"].as_str().unwrap_or("").trim(),
+            if arguments.is_empty() {
+                "none".to_string()
+            } else {
+                arguments.join(", ")
+            }
+        ));
+    }
+    out
+}
+
+/// The most of one tool result a text-protocol observation quotes.
+const OBSERVATION_BUDGET: usize = 12_000;
+
+/// One action's result as the model reads it under the text protocol.
+pub fn text_result(name: &str, form: crate::agents::text_calls::CallForm, result: &str) -> String {
+    let what = match form {
+        crate::agents::text_calls::CallForm::BashFence => "Output of your command".to_string(),
+        _ => format!("Result of {name}"),
+    };
+    format!("{what}:\n{}", head_tail(result, OBSERVATION_BUDGET))
+}
+
+/// The message that answers a text-protocol reply.
+pub fn text_results(observations: &[String], left_out: usize) -> String {
+    let mut out = observations.join("\n\n");
+    if left_out > 0 {
+        out.push_str(&format!(
+            "\n\n(Only your first action was run; {left_out} more in the same reply were not. Send one action per reply.)"
+        ));
+    }
+    out.push_str("\n\nReply with your next action, or without one when the work is done.");
+    out
+}
+
+/// Sent back when a reply held a call that could not be read.
+pub fn unreadable_call(why: &str, text_only: bool) -> String {
+    let form = if text_only {
+        "one JSON object in a ```json fence"
+    } else {
+        "a tool call"
+    };
+    format!(
+        "Error: {why}. Nothing was run. Send the call again as {form}: {{\"name\": \"<tool>\", \"arguments\": {{…}}}}, with valid JSON (strings in double quotes, newlines as \\n)."
     )
 }
 

@@ -72,6 +72,25 @@ fn errors_name_the_key() {
             "tools.timeoutSeconds",
         ),
         (json!({"tools": {"maxReads": 1}}), "maxReads"),
+        (
+            json!({"llm": {"toolProtocol": "smoke"}}),
+            "llm.toolProtocol",
+        ),
+        (json!({"implement": {"attempts": 0}}), "implement.attempts"),
+        (json!({"implement": {"attempts": 99}}), "implement.attempts"),
+        (
+            json!({"implement": {"testRounds": -1}}),
+            "implement.testRounds",
+        ),
+        (json!({"implement": {"rounds": 1}}), "rounds"),
+        (
+            json!({"phases": {"plan": {"enabled": "no"}}}),
+            "phases.plan.enabled",
+        ),
+        (
+            json!({"phases": {"implement": {"enabled": false}}}),
+            "phases.implement.enabled",
+        ),
     ];
     for (user, key) in cases {
         let err = from(user.clone()).unwrap_err().to_string();
@@ -134,4 +153,21 @@ fn dotted_set_and_get() {
         get_dotted(&doc, "refinement.maxIterations"),
         Some(&json!(4))
     );
+}
+
+#[test]
+fn keys_added_later_have_defaults_that_init_does_not_write() {
+    let config = from(json!({})).unwrap();
+    assert_eq!(config.llm.tool_protocol, ToolProtocol::Auto);
+    assert_eq!(config.implement.test_rounds, 3);
+    assert_eq!(config.implement.attempts, 1);
+    assert!(config.phases.enabled("research"));
+    assert!(get_dotted(&default_value(), "implement").is_none());
+    assert_eq!(
+        get_dotted(&merged_value(&json!({})), "llm.toolProtocol"),
+        Some(&json!("auto"))
+    );
+    let skipping = from(json!({"phases": {"research": {"enabled": false}}})).unwrap();
+    assert!(!skipping.phases.enabled("research"));
+    assert!(skipping.phases.enabled("plan"));
 }

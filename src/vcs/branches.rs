@@ -191,16 +191,7 @@ pub(super) fn create_branch_if_missing(
 /// there was nothing to commit. Changes the user staged under `ignore` themselves stay staged and
 /// are committed with the rest; the tool only never stages them on its own.
 pub fn commit_all(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<String>, GitError> {
-    let ignored = normalize_ignore(dir, ignore)?;
-    let pathspecs = whole_repo_pathspecs(&ignored);
-    // `git add` fails when a pathspec, even an excluding one, names a path `.gitignore`
-    // ignores, as users often do with the board; those are never added anyway.
-    let addable = without_gitignored(dir, ignored)?;
-    checked(
-        git(dir)
-            .args(["add", "--all", "--"])
-            .args(whole_repo_pathspecs(&addable)),
-    )?;
+    let pathspecs = stage_all(dir, ignore)?;
     let staged = run(git(dir)
         .args(["diff", "--cached", "--quiet", "--"])
         .args(&pathspecs))?;
@@ -216,6 +207,22 @@ pub fn commit_all(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<
     // Hooks run: a repository's pre-commit policy applies to the tool as to anyone.
     checked(commit.args(["commit", "--quiet", "-m", message]))?;
     head_commit(dir)
+}
+
+/// Stages every change outside `ignore`; returns the pathspecs that name the whole repository
+/// without `ignore`.
+pub(super) fn stage_all(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, GitError> {
+    let ignored = normalize_ignore(dir, ignore)?;
+    let pathspecs = whole_repo_pathspecs(&ignored);
+    // `git add` fails when a pathspec, even an excluding one, names a path `.gitignore`
+    // ignores, as users often do with the board; those are never added anyway.
+    let addable = without_gitignored(dir, ignored)?;
+    checked(
+        git(dir)
+            .args(["add", "--all", "--"])
+            .args(whole_repo_pathspecs(&addable)),
+    )?;
+    Ok(pathspecs)
 }
 
 /// The paths `.gitignore` does not ignore (tracked paths never are).

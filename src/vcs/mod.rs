@@ -41,7 +41,10 @@ pub use integration::{
     Conflict, Integration, MergeOutcome,
 };
 pub use repo::{current_branch, dirty_paths, head_commit, is_repo, toplevel};
-pub use worktrees::{ensure_worktree, list_worktrees, remove_worktree};
+pub use worktrees::{
+    add_scratch_worktree, apply_patch, ensure_worktree, list_worktrees, patch_since,
+    remove_worktree,
+};
 
 /// Dirty paths a `DirtyTree` message lists before summarising the rest.
 const DIRTY_LIST_CAP: usize = 10;

@@ -1,12 +1,10 @@
 //! The review action (SPEC §10): the test command first, then three perspectives, then one
 //! recorded decision.
 
-use std::time::Duration;
-
 use super::context::Workflow;
 use super::outcome::{Outcome, Stop};
 use super::workspace::Work;
-use super::{budget, no_progress, rework, story_ops, workspace};
+use super::{budget, no_progress, rework, story_ops, tests_run, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
 use crate::agents::{Perspective, ReviewRequest};
@@ -15,10 +13,6 @@ use crate::board::records::{
 };
 use crate::board::{Phase, Story};
 use crate::error::Result;
-use crate::exec::{head_tail, run_shell_command, CommandEnv};
-
-/// Bytes of a failing test run that go into the blocker.
-const TEST_OUTPUT_TAIL: usize = 4_000;
 
 pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     let story = wf.board.locate(story_id)?;
@@ -113,38 +107,9 @@ pub async fn run_test_command(
     dir: &std::path::Path,
     transcript: &Transcript,
 ) -> Option<String> {
-    let command = wf.config.review.test_command.as_ref()?;
-    let limit = Duration::from_secs(wf.config.review.test_timeout_seconds);
-    let env = CommandEnv {
-        set: vec![("AGENTIC_SDLC_STORY_ID".into(), story_id.to_string())],
-        hidden: vec![wf.config.llm.api_key_env.clone()],
-    };
-    let result = run_shell_command(command, dir, limit, &env).await;
-    // JSON a program can read, not a Rust debug string.
-    let recorded = match &result {
-        Ok(out) => serde_json::json!({"exit_code": out.exit_code, "timed_out": out.timed_out,
-                                      "output": head_tail(&out.output, TEST_OUTPUT_TAIL)}),
-        Err(err) => serde_json::json!({"error": err.to_string()}),
-    };
-    transcript.record(
-        "test_command",
-        serde_json::json!({ "command": command, "result": recorded }),
-    );
-    match result {
-        Ok(out) if out.exit_code == Some(0) => None,
-        Ok(out) if out.timed_out => Some(format!(
-            "Test command `{command}` timed out after {}s\n{}",
-            limit.as_secs(),
-            head_tail(&out.output, TEST_OUTPUT_TAIL)
-        )),
-        Ok(out) => Some(format!(
-            "Test command `{command}` failed (exit {})\n{}",
-            out.exit_code
-                .map_or("signal".to_string(), |c| c.to_string()),
-            head_tail(&out.output, TEST_OUTPUT_TAIL)
-        )),
-        Err(err) => Some(format!("Test command `{command}` could not run: {err}")),
-    }
+    tests_run::run(wf, story_id, dir, transcript)
+        .await
+        .and_then(|run| run.failure())
 }
 
 /// The earliest phase any perspective asked to return to: the deepest cause wins.

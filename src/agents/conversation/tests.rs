@@ -46,13 +46,46 @@ async fn converse(
     max_turns: u32,
     transcript: &Transcript,
 ) -> Result<Conversation, ConversationError> {
+    converse_as(
+        server,
+        tools,
+        ToolProtocol::Auto,
+        None,
+        max_turns,
+        transcript,
+    )
+    .await
+}
+
+async fn converse_as(
+    server: &MockServer,
+    tools: Option<&dyn ToolExecutor>,
+    protocol: ToolProtocol,
+    check: Option<&dyn WorkCheck>,
+    max_turns: u32,
+    transcript: &Transcript,
+) -> Result<Conversation, ConversationError> {
     let prompt = Prompt {
         system: "sys",
         user: "task",
         tools,
-        options: ConverseOptions::default(),
+        check,
+        options: ConverseOptions {
+            protocol,
+            ..ConverseOptions::default()
+        },
     };
     converse_with(&client(server), prompt, max_turns, transcript).await
+}
+
+/// The transcript's entries of one event.
+fn entries(transcript: &Transcript, event: &str) -> Vec<Value> {
+    fs_err::read_to_string(transcript.path().unwrap())
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["event"] == event)
+        .collect()
 }
 
 #[tokio::test]
@@ -247,4 +280,237 @@ async fn a_fatal_tool_error_ends_the_conversation() {
     assert!(failed.to_string().contains("cannot start sh"), "{failed}");
     // The model was not asked again.
     assert_eq!(request_bodies(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn under_auto_a_call_written_in_a_fence_runs_and_stands_as_a_native_call() {
+    let server = MockServer::start().await;
+    let fenced = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```";
+    answer(&server, ok(completion(Some(fenced), &[])), 1).await;
+    answer(&server, ok(completion(Some("done"), &[])), 1).await;
+    let tools = FakeTools::default();
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+
+    let done = converse(&server, Some(&tools), 5, &transcript)
+        .await
+        .unwrap();
+
+    assert_eq!((done.final_text.as_str(), done.tool_calls), ("done", 1));
+    assert_eq!(
+        tools.calls.lock().unwrap().clone(),
+        [("read_file".to_string(), r#"{"path":"a"}"#.to_string())]
+    );
+    let bodies = request_bodies(&server).await;
+    let history = bodies[1]["messages"].as_array().unwrap();
+    assert_eq!(history[2]["tool_calls"][0]["function"]["name"], "read_file");
+    assert_eq!(history[3]["role"], "tool");
+    assert_eq!(
+        history[3]["tool_call_id"],
+        history[2]["tool_calls"][0]["id"]
+    );
+    let calls = entries(&transcript, "tool_call");
+    assert_eq!(
+        (calls[0]["protocol"].as_str(), calls[0]["form"].as_str()),
+        (Some("text"), Some("json_fence"))
+    );
+}
+
+#[tokio::test]
+async fn under_native_a_call_in_the_text_is_only_text() {
+    let server = MockServer::start().await;
+    let bare = r#"{"name": "read_file", "arguments": {"path": "a"}}"#;
+    answer(&server, ok(completion(Some(bare), &[])), 1).await;
+    let tools = FakeTools::default();
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Native,
+        None,
+        5,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+    assert_eq!((done.final_text.as_str(), done.tool_calls), (bare, 0));
+    assert!(tools.calls.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn under_text_the_tools_are_described_and_one_action_per_reply_runs() {
+    let server = MockServer::start().await;
+    let two = "```bash\nls\n```\nthen\n```bash\nrm -rf x\n```";
+    answer(&server, ok(completion(Some(two), &[])), 1).await;
+    answer(&server, ok(completion(Some("All done."), &[])), 1).await;
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+
+    let shell = ShellTools(FakeTools::default());
+    let done = converse_as(
+        &server,
+        Some(&shell),
+        ToolProtocol::Text,
+        None,
+        5,
+        &transcript,
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(
+        (done.final_text.as_str(), done.tool_calls),
+        ("All done.", 1)
+    );
+    assert_eq!(
+        shell.0.calls.lock().unwrap().clone(),
+        [("run_command".to_string(), r#"{"command":"ls"}"#.to_string())]
+    );
+    let bodies = request_bodies(&server).await;
+    assert!(
+        bodies[0].get("tools").is_none(),
+        "no native tools under text"
+    );
+    let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("sys\n\n# How you act"), "{system}");
+    assert!(
+        system.contains("- run_command: runs it. Arguments: command (string)."),
+        "{system}"
+    );
+    let history = bodies[1]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = history
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    let observation = history[3]["content"].as_str().unwrap();
+    assert!(
+        observation.starts_with("Output of your command:\nresult of run_command"),
+        "{observation}"
+    );
+    assert!(
+        observation.contains("Only your first action was run; 1 more"),
+        "{observation}"
+    );
+    let calls = entries(&transcript, "tool_call");
+    assert_eq!(calls[0]["form"], "bash_fence");
+}
+
+/// Fake tools that include run_command, as implement's do.
+struct ShellTools(FakeTools);
+
+#[async_trait]
+impl ToolExecutor for ShellTools {
+    fn definitions(&self) -> Vec<Value> {
+        vec![
+            json!({"type": "function", "function": {"name": "run_command", "description": "runs it.",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}),
+        ]
+    }
+
+    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+        self.0.call(name, arguments).await
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_cannot_be_read_is_sent_back_not_taken_as_the_answer() {
+    let server = MockServer::start().await;
+    let broken = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": }}\n```";
+    answer(&server, ok(completion(Some(broken), &[])), 1).await;
+    answer(&server, ok(completion(Some("Nothing to change."), &[])), 1).await;
+    let tools = FakeTools::default();
+    let done = converse(&server, Some(&tools), 5, &Transcript::disabled())
+        .await
+        .unwrap();
+    assert_eq!(done.final_text, "Nothing to change.");
+    let bodies = request_bodies(&server).await;
+    let feedback = bodies[1]["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        feedback.starts_with("Error: a tool call in your reply could not be read"),
+        "{feedback}"
+    );
+}
+
+/// A check that fails a given number of times, then passes.
+struct FlakyCheck {
+    failures_left: Mutex<u32>,
+    rounds: u32,
+    runs: Mutex<u32>,
+}
+
+#[async_trait]
+impl WorkCheck for FlakyCheck {
+    async fn run(&self) -> Option<String> {
+        *self.runs.lock().unwrap() += 1;
+        let mut left = self.failures_left.lock().unwrap();
+        if *left == 0 {
+            return None;
+        }
+        *left -= 1;
+        Some("FAILED test_x - boom".to_string())
+    }
+
+    fn feedback_rounds(&self) -> u32 {
+        self.rounds
+    }
+}
+
+#[tokio::test]
+async fn a_failing_check_goes_back_to_the_model_up_to_its_rounds() {
+    let server = MockServer::start().await;
+    answer(&server, ok(completion(Some("done 1"), &[])), 1).await;
+    answer(&server, ok(completion(Some("done 2"), &[])), 1).await;
+    answer(&server, ok(completion(Some("done 3"), &[])), 1).await;
+    let check = FlakyCheck {
+        failures_left: Mutex::new(5),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let tools = FakeTools::default();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        10,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+
+    // Two rounds of feedback, then the third failure ends it: the caller judges the result.
+    assert_eq!((done.final_text.as_str(), done.check_rounds), ("done 3", 2));
+    assert_eq!(*check.runs.lock().unwrap(), 3);
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 3);
+    let history = bodies[2]["messages"].as_array().unwrap();
+    assert_eq!(
+        history[2],
+        json!({"role": "assistant", "content": "done 1"})
+    );
+    assert_eq!(
+        history[3],
+        json!({"role": "user", "content": "FAILED test_x - boom"})
+    );
+
+    // A check that passes ends the conversation at once.
+    let server = MockServer::start().await;
+    answer(&server, ok(completion(Some("fine"), &[])), 1).await;
+    let check = FlakyCheck {
+        failures_left: Mutex::new(0),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        10,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+    assert_eq!((done.final_text.as_str(), done.check_rounds), ("fine", 0));
 }

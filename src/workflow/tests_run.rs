@@ -1,0 +1,299 @@
+//! Running the project's tests (`review.testCommand`) on a story's tree, through the one
+//! process runner, and what their result says: to the review, to delivery, and to the
+//! implement agent while it can still fix its work.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::context::Workflow;
+use crate::agents::conversation::WorkCheck;
+use crate::agents::transcript::Transcript;
+use crate::exec::{head_tail, run_shell_command, CommandEnv};
+
+/// Bytes of a failing test run that go into a blocker or back to the model.
+pub const TEST_OUTPUT_TAIL: usize = 4_000;
+
+/// One run of the test command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    pub command: String,
+    pub outcome: TestOutcome,
+    /// Its output, cut to head and tail.
+    pub output: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestOutcome {
+    Passed,
+    Failed { exit_code: Option<i32> },
+    TimedOut { seconds: u64 },
+    CouldNotRun { error: String },
+}
+
+impl TestRun {
+    pub fn passed(&self) -> bool {
+        self.outcome == TestOutcome::Passed
+    }
+
+    /// What went wrong, with the output's head and tail; `None` when the tests passed.
+    pub fn failure(&self) -> Option<String> {
+        let command = &self.command;
+        match &self.outcome {
+            TestOutcome::Passed => None,
+            TestOutcome::TimedOut { seconds } => Some(format!(
+                "Test command `{command}` timed out after {seconds}s\n{}",
+                self.output
+            )),
+            TestOutcome::Failed { exit_code } => Some(format!(
+                "Test command `{command}` failed (exit {})\n{}",
+                exit_code.map_or("signal".to_string(), |c| c.to_string()),
+                self.output
+            )),
+            TestOutcome::CouldNotRun { error } => {
+                Some(format!("Test command `{command}` could not run: {error}"))
+            }
+        }
+    }
+
+    /// The line of the output that says best what failed: a test runner's FAILED or error
+    /// line, an assertion, a traceback's last line; else the last line with words.
+    pub fn first_failing_line(&self) -> String {
+        if let TestOutcome::CouldNotRun { error } = &self.outcome {
+            return error.clone();
+        }
+        let lines: Vec<&str> = self
+            .output
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with("[..."))
+            .collect();
+        // A runner's own summary of a failure first (pytest's `FAILED …`, rustc's `error[…]`),
+        // then anything that reads as a failure, then the last line.
+        let summary = |line: &&str| {
+            line.starts_with("FAILED") || line.starts_with("error[") || line.starts_with("error:")
+        };
+        let marked = |line: &&str| {
+            let lower = line.to_ascii_lowercase();
+            line.starts_with("ERROR")
+                || line.starts_with("E ")
+                || lower.contains("assertionerror")
+                || lower.contains("panicked at")
+                || lower.contains("error:")
+                || lower.contains("failed")
+                || lower.ends_with("error")
+        };
+        let found = lines
+            .iter()
+            .copied()
+            .find(summary)
+            .or_else(|| lines.iter().copied().find(marked))
+            .or_else(|| lines.last().copied());
+        match found {
+            Some(line) => crate::exec::head_tail(line, 300),
+            None => self
+                .failure()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        }
+    }
+}
+
+/// Runs `review.testCommand` in `dir`, when one is set, and records it in the transcript.
+pub async fn run(
+    wf: &Workflow,
+    story_id: &str,
+    dir: &Path,
+    transcript: &Transcript,
+) -> Option<TestRun> {
+    let command = wf.config.review.test_command.as_ref()?;
+    let seconds = wf.config.review.test_timeout_seconds;
+    let env = CommandEnv {
+        set: vec![("AGENTIC_SDLC_STORY_ID".into(), story_id.to_string())],
+        hidden: vec![wf.config.llm.api_key_env.clone()],
+    };
+    let result = run_shell_command(command, dir, Duration::from_secs(seconds), &env).await;
+    // JSON a program can read, not a Rust debug string.
+    let recorded = match &result {
+        Ok(out) => serde_json::json!({"exit_code": out.exit_code, "timed_out": out.timed_out,
+                                      "output": head_tail(&out.output, TEST_OUTPUT_TAIL)}),
+        Err(err) => serde_json::json!({"error": err.to_string()}),
+    };
+    transcript.record(
+        "test_command",
+        serde_json::json!({ "command": command, "result": recorded }),
+    );
+    let (outcome, output) = match result {
+        Ok(out) if out.timed_out => (TestOutcome::TimedOut { seconds }, out.output),
+        Ok(out) if out.exit_code == Some(0) => (TestOutcome::Passed, out.output),
+        Ok(out) => (
+            TestOutcome::Failed {
+                exit_code: out.exit_code,
+            },
+            out.output,
+        ),
+        Err(err) => (
+            TestOutcome::CouldNotRun {
+                error: err.to_string(),
+            },
+            String::new(),
+        ),
+    };
+    Some(TestRun {
+        command: command.clone(),
+        outcome,
+        output: head_tail(&output, TEST_OUTPUT_TAIL),
+    })
+}
+
+/// The tests as implement's work check: run when the model says it is done, up to
+/// `implement.testRounds` times in all; each failure but the last goes back to the model. The
+/// last run is kept for the Implementation Notes.
+pub struct TestRounds<'a> {
+    wf: &'a Workflow,
+    story_id: &'a str,
+    dir: PathBuf,
+    transcript: Transcript,
+    rounds: u32,
+    runs: Mutex<Vec<TestRun>>,
+}
+
+impl<'a> TestRounds<'a> {
+    /// `None` when no test command is set, or `implement.testRounds` is 0.
+    pub fn new(
+        wf: &'a Workflow,
+        story_id: &'a str,
+        dir: &Path,
+        transcript: &Transcript,
+    ) -> Option<TestRounds<'a>> {
+        wf.config.review.test_command.as_ref()?;
+        if wf.config.implement.test_rounds == 0 {
+            return None;
+        }
+        Some(TestRounds {
+            wf,
+            story_id,
+            dir: dir.to_path_buf(),
+            transcript: transcript.clone(),
+            rounds: wf.config.implement.test_rounds,
+            runs: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The last run and how many runs there were; runs the tests now if the agent never did
+    /// (an agent that does not call the check, or one that failed before it could).
+    pub async fn last_run(&self) -> Option<(TestRun, usize)> {
+        if self.runs().is_empty() {
+            let run = run(self.wf, self.story_id, &self.dir, &self.transcript).await?;
+            self.runs().push(run);
+        }
+        let runs = self.runs();
+        runs.last().cloned().map(|last| (last, runs.len()))
+    }
+
+    fn runs(&self) -> std::sync::MutexGuard<'_, Vec<TestRun>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[async_trait]
+impl WorkCheck for TestRounds<'_> {
+    async fn run(&self) -> Option<String> {
+        let result = run(self.wf, self.story_id, &self.dir, &self.transcript).await?;
+        let feedback = result.failure().map(|failure| {
+            format!(
+                "The tests fail, so the work is not done yet.\n{failure}\n\nFix the code (not \
+                 the tests, unless a test itself is wrong) with the tools, then reply without a \
+                 tool call when you are done; the tests will run again."
+            )
+        });
+        self.runs().push(result);
+        feedback
+    }
+
+    fn feedback_rounds(&self) -> u32 {
+        self.rounds.saturating_sub(1)
+    }
+}
+
+/// The Implementation Notes' record of the last test run.
+pub fn notes_line(run: &TestRun, runs: usize) -> String {
+    let times = if runs == 1 {
+        "1 run".to_string()
+    } else {
+        format!("{runs} runs")
+    };
+    match run.outcome {
+        TestOutcome::Passed => format!(
+            "### Tests\n`{}` passed on the last of {times} after the change.",
+            run.command
+        ),
+        _ => format!(
+            "### Tests\n`{}` still fails after {times}: {}",
+            run.command,
+            run.first_failing_line()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(output: &str) -> TestRun {
+        TestRun {
+            command: "python3 -m pytest -q".into(),
+            outcome: TestOutcome::Failed { exit_code: Some(1) },
+            output: output.into(),
+        }
+    }
+
+    #[test]
+    fn the_first_failing_line_is_the_one_that_names_the_failure() {
+        let rows = [
+            (
+                "....F\n=== FAILURES ===\n___ test_mean ___\n    def test_mean():\n>       assert mean([]) == 0.0\nE       ZeroDivisionError: division by zero\n=== short test summary info ===\nFAILED test_stats.py::test_mean - ZeroDivisionError: division by zero\n1 failed, 4 passed in 0.05s\n",
+                "FAILED test_stats.py::test_mean - ZeroDivisionError: division by zero",
+            ),
+            (
+                "Traceback (most recent call last):\n  File \"t.py\", line 1\nE       NameError: name 'x' is not defined\n",
+                "E       NameError: name 'x' is not defined",
+            ),
+            (
+                "running 2 tests\ntest a ... ok\ntest b ... FAILED\n\nthread 'b' panicked at src/lib.rs:4:5:\n",
+                "test b ... FAILED",
+            ),
+            (
+                "error[E0425]: cannot find value `x` in this scope\n",
+                "error[E0425]: cannot find value `x` in this scope",
+            ),
+            ("something odd\nthe end\n", "the end"),
+        ];
+        for (output, line) in rows {
+            assert_eq!(failed(output).first_failing_line(), line, "{output}");
+        }
+    }
+
+    #[test]
+    fn notes_say_how_the_last_run_ended() {
+        let passed = TestRun {
+            outcome: TestOutcome::Passed,
+            ..failed("5 passed")
+        };
+        assert_eq!(
+            notes_line(&passed, 2),
+            "### Tests\n`python3 -m pytest -q` passed on the last of 2 runs after the change."
+        );
+        assert_eq!(
+            notes_line(&failed("FAILED t.py::x - boom\n"), 1),
+            "### Tests\n`python3 -m pytest -q` still fails after 1 run: FAILED t.py::x - boom"
+        );
+    }
+}
