@@ -273,11 +273,17 @@ impl Agents for LlmAgents {
             ToolAccess::ReadOnly
         };
         let tools = self.tools(request.work_dir, access);
-        let context = format!(
-            "{}\n{}",
-            prompts::story_context(request.story, Some(request.phase)),
+        let story_text = prompts::story_context(request.story, Some(request.phase));
+        let mut context = format!(
+            "{story_text}\n{}",
             prompts::project_context(request.work_dir, &self.board_dir)
         );
+        if request.phase == Phase::Implement {
+            let files = prompts::named_files(request.work_dir, &self.board_dir, &story_text);
+            if !files.is_empty() {
+                context = format!("{context}\n{files}");
+            }
+        }
         let user = prompts::assemble(
             &context,
             request.revision,

@@ -1,7 +1,11 @@
 //! What the agents are told. Each user message carries only what its phase needs, then the
 //! Revision Instructions when the phase is re-run (SPEC §9), then `## Task`.
 
+mod named_files;
+
 use std::path::Path;
+
+pub use named_files::named_files;
 
 use super::Revision;
 use crate::board::{Phase, Story};
@@ -52,7 +56,7 @@ pub fn phase_task(phase: Phase) -> &'static str {
         Phase::Refine => "Rewrite the story's summary and acceptance criteria. Answer with exactly two sections:\n\n## Summary\n<what and why, in a few sentences>\n\n## Acceptance Criteria\n- [ ] <a testable criterion>\n- [ ] …",
         Phase::Research => "Research this story. Report the relevant files and how they work today, patterns to follow, dependencies, risks and open questions. Answer with the findings only (no top-level heading).",
         Phase::Plan => "Write the implementation plan for this story: numbered steps naming the files to change, the tests to add or update, and how to verify the result. Answer with the plan only (no top-level heading).",
-        Phase::Implement => "Make the changes now, with the tools. When every change is made, reply without a tool call with short implementation notes: what you changed, in which files, and how you checked it.",
+        Phase::Implement => "Make the changes now, with the tools (a file shown above need not be read again). When every change is made, reply without a tool call with short implementation notes: what you changed, in which files, and how you checked it.",
     }
 }
 

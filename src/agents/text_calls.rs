@@ -358,11 +358,53 @@ pub(crate) fn lenient_value(text: &str) -> Result<(Value, usize), String> {
         }
     }
     let end = balanced_end(text).unwrap_or(text.len());
-    let repaired = without_trailing_commas(&triple_quotes_as_json(&text[..end]));
-    match first_value(&repaired) {
-        Ok((value, _)) => Ok((value, end)),
-        Err(_) => Err(strict_error),
+    let slice = &text[..end];
+    // Code inside arguments comes either as a Python string (`"content": """…"""`) or as a
+    // JSON string with the code's own quotes left unescaped (a docstring's `"""`).
+    let repairs = [
+        triple_quotes_as_json(slice),
+        stray_quotes_escaped(slice),
+        stray_quotes_escaped(&triple_quotes_as_json(slice)),
+    ];
+    repairs
+        .iter()
+        .find_map(|repaired| first_value(&without_trailing_commas(repaired)).ok())
+        .map(|(value, _)| (value, end))
+        .ok_or(strict_error)
+}
+
+/// Escapes the quotes inside JSON strings that cannot be where a string ends: a `"` closes a
+/// string only when what follows it (spaces aside) is `,` `:` `}` `]` or the end.
+fn stray_quotes_escaped(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut in_string = false;
+    let mut escaped = false;
+    for (at, c) in text.char_indices() {
+        if !in_string {
+            in_string = c == '"';
+            out.push(c);
+            continue;
+        }
+        match (escaped, c) {
+            (true, _) => escaped = false,
+            (false, '\\') => escaped = true,
+            (false, '"') => {
+                let next = text[at + 1..].chars().find(|n| !n.is_whitespace());
+                if matches!(next, None | Some(',' | ':' | '}' | ']')) {
+                    in_string = false;
+                } else {
+                    out.push('\\');
+                }
+            }
+            (false, '\n') => {
+                out.push_str("\\n");
+                continue;
+            }
+            _ => {}
+        }
+        out.push(c);
     }
+    out
 }
 
 fn first_value(text: &str) -> Result<(Value, usize), String> {

@@ -127,6 +127,18 @@ type Row = (
 );
 
 #[test]
+fn a_recorded_docstring_left_unescaped_in_a_json_string_is_repaired() {
+    let reply = recorded(include_str!("recorded/docstring_quotes.json"));
+    let (name, arguments, form) = only_call(&reply, AUTO);
+    assert_eq!((name.as_str(), form), ("write_file", CallForm::JsonFence));
+    assert_eq!(
+        arguments["content"],
+        "import sys\nimport os\n\ndef mean(values):\n    \"\"\"Return the arithmetic mean of a list of numbers.\"\"\"\n    if not values:\n        return 0.0\n    return sum(values) / len(values)"
+    );
+    assert_eq!(arguments["overwrite"], true);
+}
+
+#[test]
 fn shapes_of_calls_one_row_each() {
     let rows: [Row; 13] = [
         (
