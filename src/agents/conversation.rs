@@ -46,6 +46,9 @@ pub trait WorkCheck: Send + Sync {
 
     /// How many failures may be sent back before the conversation ends anyway.
     fn feedback_rounds(&self) -> u32;
+
+    /// What the check runs, for the prompt (`python3 -m pytest -q`).
+    fn describe(&self) -> String;
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -314,7 +317,11 @@ async fn failed_check(
 
 fn finish(reply: ChatReply, transcript: &Transcript, done: &mut Conversation) {
     done.truncated = reply.finish_reason.as_deref() == Some("length");
-    done.final_text = reply.content.unwrap_or_default();
+    done.final_text = reply
+        .content
+        .as_deref()
+        .map(super::text_calls::without_template_markup)
+        .unwrap_or_default();
     transcript.record(
         "done",
         json!({"turns": done.turns, "tool_calls": done.tool_calls, "usage": done.usage,

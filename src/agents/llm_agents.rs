@@ -284,11 +284,11 @@ impl Agents for LlmAgents {
                 context = format!("{context}\n{files}");
             }
         }
-        let user = prompts::assemble(
-            &context,
-            request.revision,
-            prompts::phase_task(request.phase),
-        );
+        let mut task = prompts::phase_task(request.phase).to_string();
+        if let Some(check) = request.check {
+            task.push_str(&prompts::tests_note(&check.describe()));
+        }
+        let user = prompts::assemble(&context, request.revision, &task);
         let system = prompts::phase_system(request.phase);
         let options = ConverseOptions {
             max_tokens: self.phases.max_tokens(request.phase.name()),
@@ -335,7 +335,12 @@ impl Agents for LlmAgents {
     }
 
     async fn review(&self, request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError> {
-        let user = prompts::review_user(request.story, request.diff);
+        let user = prompts::review_user(
+            request.story,
+            request.diff,
+            request.tests_passed,
+            request.work_dir,
+        );
         let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
         let asks = Perspective::ALL
             .map(|p| self.perspective(request.story.id(), p, &user, &tools, request.transcript));

@@ -111,6 +111,8 @@ impl Perspective {
 pub struct ReviewRequest<'a> {
     pub story: &'a Story,
     pub diff: &'a str,
+    /// The test command that passed on the work just before the review, when one is set.
+    pub tests_passed: Option<&'a str>,
     /// The story's working tree, which the reviewers may read.
     pub work_dir: &'a Path,
     pub transcript: &'a Transcript,

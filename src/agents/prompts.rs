@@ -60,6 +60,13 @@ pub fn phase_task(phase: Phase) -> &'static str {
     }
 }
 
+/// Tells the implement agent how its work is checked, so it need not guess the test command.
+pub fn tests_note(command: &str) -> String {
+    format!(
+        " When you reply without a tool call, the project's tests run (`{command}`); if they fail you get their output."
+    )
+}
+
 /// The Revision Instructions section of SPEC §9, ending with the `## Task` heading it precedes.
 pub fn revision_section(revision: &Revision) -> String {
     let mut out = format!(
@@ -205,21 +212,87 @@ pub fn review_system(role: &str) -> String {
     )
 }
 
-pub fn review_user(story: &Story, diff: &str) -> String {
+/// What the reviewers read: the story, whether the project's tests passed on the work, the
+/// changed files as they are now, and the diff.
+///
+/// Small reviewers report the bug a story describes as a flaw of the change that fixes it: the
+/// Summary is labelled as written before the change, the code after the change is shown whole,
+/// and the task is to check each acceptance criterion against that code.
+pub fn review_user(
+    story: &Story,
+    diff: &str,
+    tests_passed: Option<&str>,
+    work_dir: &Path,
+) -> String {
+    let meta = &story.meta;
+    let mut context = format!("# Story: {}\n\nType: {}\n", meta.title, meta.story_type);
+    let sections = [
+        (
+            "Summary",
+            "What the story asked for (written before the change)",
+        ),
+        ("Acceptance Criteria", "Acceptance Criteria"),
+        ("Research", "Research"),
+        ("Implementation Plan", "Implementation Plan"),
+        ("Implementation Notes", "Implementation Notes"),
+    ];
+    for (name, heading) in sections {
+        if let Some(content) = story.section(name).filter(|c| !c.is_empty()) {
+            context.push_str(&format!(
+                "\n## {heading}\n{}\n",
+                head_tail(content, SECTION_BUDGET)
+            ));
+        }
+    }
+    if let Some(command) = tests_passed {
+        context.push_str(&format!(
+            "\n# Tests\nThe project's tests (`{command}`) pass with this change.\n"
+        ));
+    }
+    let changed = changed_files(work_dir, diff);
+    if !changed.is_empty() {
+        context.push_str(&format!(
+            "\n# The changed files after the change\n{changed}"
+        ));
+    }
     let diff = if diff.trim().is_empty() {
         "(no changes found in the working tree)".to_string()
     } else {
         head_tail(diff, DIFF_BUDGET)
     };
-    let context = format!(
-        "{}\n\n# Diff of the work\n```diff\n{diff}\n```\n",
-        story_context(story, None)
-    );
+    context.push_str(&format!("\n# Diff of the work\n```diff\n{diff}\n```\n"));
     assemble(
         &context,
         None,
-        "Review the work against the story. Answer with the JSON verdict only.",
+        "Check each acceptance criterion against the code after the change, and look for defects the change adds. The work passes when the changed code meets every criterion. Report only real problems of the changed code, each naming its file: what the story asked for describes the code before the change, not a problem of the change. Answer with the JSON verdict only.",
     )
+}
+
+/// Changed files shown whole to the reviewers at most.
+const REVIEW_FILES: usize = 4;
+/// The largest changed file shown whole.
+const REVIEW_FILE_BYTES: u64 = 16 * 1024;
+
+/// The text files the diff changes, as they are in `work_dir` now, each in a fence under its
+/// path; deleted, binary and large files are left to the diff.
+fn changed_files(work_dir: &Path, diff: &str) -> String {
+    let mut out = String::new();
+    let paths = diff
+        .lines()
+        .filter_map(|line| line.strip_prefix("+++ b/"))
+        .take(REVIEW_FILES);
+    for path in paths {
+        let full = work_dir.join(path);
+        let small =
+            std::fs::metadata(&full).is_ok_and(|m| m.is_file() && m.len() <= REVIEW_FILE_BYTES);
+        let Some(text) = small.then(|| std::fs::read_to_string(&full).ok()).flatten() else {
+            continue;
+        };
+        let fence = if text.contains("```") { "~~~~" } else { "```" };
+        let newline = if text.ends_with('\n') { "" } else { "\n" };
+        out.push_str(&format!("## {path}\n{fence}\n{text}{newline}{fence}\n"));
+    }
+    out
 }
 
 /// The most of a previous answer a reminder quotes: a runaway answer re-sent whole once

@@ -75,6 +75,27 @@ pub struct Expect<'a> {
     pub bash: bool,
 }
 
+/// The markup of chat templates that small models copy into their answers: Qwen's tool result
+/// wrapper most of all, which their own template shows them after every call.
+const TEMPLATE_MARKUP: [&str; 7] = [
+    "<tool_response>",
+    "</tool_response>",
+    "<tool_call>",
+    "</tool_call>",
+    "<|im_start|>assistant",
+    "<|im_end|>",
+    "<|endoftext|>",
+];
+
+/// An answer without the chat-template markup the model copied into it, trimmed.
+pub fn without_template_markup(text: &str) -> String {
+    let mut out = text.to_string();
+    for marker in TEMPLATE_MARKUP {
+        out = out.replace(marker, "");
+    }
+    out.trim().to_string()
+}
+
 /// The tool a bash fence calls, and its argument.
 const SHELL_TOOL: &str = "run_command";
 const SHELL_ARGUMENT: &str = "command";

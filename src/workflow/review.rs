@@ -56,6 +56,7 @@ async fn review_work(
     let request = ReviewRequest {
         story,
         diff: &diff,
+        tests_passed: wf.config.review.test_command.as_deref(),
         work_dir: &work.dir,
         transcript,
     };

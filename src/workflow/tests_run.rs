@@ -221,6 +221,15 @@ impl WorkCheck for TestRounds<'_> {
     fn feedback_rounds(&self) -> u32 {
         self.rounds.saturating_sub(1)
     }
+
+    fn describe(&self) -> String {
+        self.wf
+            .config
+            .review
+            .test_command
+            .clone()
+            .unwrap_or_default()
+    }
 }
 
 /// The Implementation Notes' record of the last test run.

@@ -453,6 +453,10 @@ impl WorkCheck for FlakyCheck {
     fn feedback_rounds(&self) -> u32 {
         self.rounds
     }
+
+    fn describe(&self) -> String {
+        "flaky".to_string()
+    }
 }
 
 #[tokio::test]

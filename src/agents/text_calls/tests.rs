@@ -246,3 +246,12 @@ fn a_call_that_cannot_be_read_is_reported_not_guessed() {
         Extraction::default()
     );
 }
+
+#[test]
+fn copied_template_markup_is_taken_out_of_an_answer() {
+    assert_eq!(
+        without_template_markup("<tool_response>\nAdded a test.\n</tool_response><|im_end|>"),
+        "Added a test."
+    );
+    assert_eq!(without_template_markup("Plain notes."), "Plain notes.");
+}
