@@ -253,7 +253,38 @@ async fn run_turns(
             }
         };
         record_response(transcript, done.turns, &reply);
-        let turn = reading.read(&reply, !definitions.is_empty());
+        let mut turn = reading.read(&reply, !definitions.is_empty());
+        let edits = std::mem::take(&mut turn.edits);
+        if turn.calls.is_empty() && !edits.is_empty() {
+            // The reply is the model's change: its edits are made, and unless one failed the
+            // reply counts as its answer, checked like any other.
+            turn.calls = edits;
+            if done.turns >= max_turns {
+                let err = LlmError::MaxTurns(max_turns);
+                record_error(transcript, &err);
+                return Err(err);
+            }
+            if answer_calls(tools, turn, &reply, &mut messages, transcript, done).await? {
+                continue;
+            }
+            if let Some(feedback) =
+                failed_check(prompt.check, &reply, max_turns, transcript, done).await
+            {
+                // One message with what the edits did and what the check found.
+                let made = match messages.pop() {
+                    Some(ChatMessage::User(made)) => made,
+                    other => {
+                        messages.extend(other);
+                        String::new()
+                    }
+                };
+                messages.push(ChatMessage::User(format!("{made}\n\n{feedback}")));
+                continue;
+            }
+            finish(reply, transcript, done);
+            return Ok(());
+        }
+        turn.calls.extend(edits);
         if turn.calls.is_empty() {
             if let Some(unreadable) = &turn.unreadable {
                 if done.turns < max_turns {
@@ -338,7 +369,8 @@ fn reply_as_text(reply: &ChatReply) -> ChatMessage {
     }
 }
 
-/// Runs a turn's calls and puts them and their results into the history.
+/// Runs a turn's calls and puts them and their results into the history; says whether any of
+/// them failed (an error result the model should read).
 async fn answer_calls(
     tools: Option<&dyn ToolExecutor>,
     turn: TurnCalls,
@@ -346,8 +378,9 @@ async fn answer_calls(
     messages: &mut Vec<ChatMessage>,
     transcript: &Transcript,
     done: &mut Conversation,
-) -> Result<(), LlmError> {
+) -> Result<bool, LlmError> {
     let mut results = Vec::with_capacity(turn.calls.len());
+    let mut any_failed = false;
     for (call, form) in &turn.calls {
         let result = match tools {
             Some(tools) => tools.call(&call.name, &call.arguments).await,
@@ -374,10 +407,11 @@ async fn answer_calls(
             record_error(transcript, &err);
             return Err(err);
         }
+        any_failed |= result.is_error;
         results.push(result.content);
     }
     turn.into_history(reply, results, messages);
-    Ok(())
+    Ok(any_failed)
 }
 
 fn record_request(

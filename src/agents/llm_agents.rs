@@ -289,7 +289,10 @@ impl Agents for LlmAgents {
             task.push_str(&prompts::tests_note(&check.describe()));
         }
         let user = prompts::assemble(&context, request.revision, &task);
-        let system = prompts::phase_system(request.phase);
+        let mut system = prompts::phase_system(request.phase);
+        if access == ToolAccess::ReadWrite && self.tool_protocol != ToolProtocol::Native {
+            system.push_str(prompts::file_edit_forms());
+        }
         let options = ConverseOptions {
             max_tokens: self.phases.max_tokens(request.phase.name()),
             schema: None,

@@ -60,6 +60,11 @@ pub fn phase_task(phase: Phase) -> &'static str {
     }
 }
 
+/// The edit forms read from an implement reply's text (unless the protocol is `native`).
+pub fn file_edit_forms() -> &'static str {
+    "\nYou may also change a file by writing it out whole: its path alone on a line, then the complete new content in a code block. Such a reply is your change; the tests then run."
+}
+
 /// Tells the implement agent how its work is checked, so it need not guess the test command.
 pub fn tests_note(command: &str) -> String {
     format!(

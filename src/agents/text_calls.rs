@@ -25,6 +25,10 @@ pub enum CallForm {
     BareJson,
     /// A ```bash fence, read as run_command (text protocol only).
     BashFence,
+    /// A whole file in a code fence under its path, read as write_file (aider's "whole" format).
+    FileFence,
+    /// A SEARCH/REPLACE block under a path, read as edit_file (aider's "diff" format).
+    SearchReplace,
 }
 
 impl CallForm {
@@ -35,6 +39,8 @@ impl CallForm {
             CallForm::ToolCallTags => "tool_call_tags",
             CallForm::BareJson => "bare_json",
             CallForm::BashFence => "bash_fence",
+            CallForm::FileFence => "file_fence",
+            CallForm::SearchReplace => "search_replace",
         }
     }
 
@@ -59,6 +65,9 @@ pub struct TextCall {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Extraction {
     pub calls: Vec<TextCall>,
+    /// Files written out as edits (whole files in fences, SEARCH/REPLACE blocks): the model's
+    /// change, which ends its turn as aider's formats do.
+    pub edits: Vec<TextCall>,
     /// Something that looks like a call but could not be read, and why; for the model.
     pub unreadable: Option<String>,
 }
@@ -73,6 +82,8 @@ pub struct Expect<'a> {
     /// A ```bash fence is a run_command call (only under the text protocol: elsewhere a shell
     /// fence is usually an example for a person).
     pub bash: bool,
+    /// Whole files in fences and SEARCH/REPLACE blocks are edits (for an agent that writes).
+    pub edits: bool,
 }
 
 /// The markup of chat templates that small models copy into their answers: Qwen's tool result
@@ -108,7 +119,10 @@ pub fn extract(text: &str, expect: Expect<'_>) -> Extraction {
     if found.calls.is_empty() {
         bare_calls(&outside_fences, expect, &mut found);
     }
-    if !found.calls.is_empty() {
+    if expect.edits {
+        found.edits = edits::file_edits(text);
+    }
+    if !found.calls.is_empty() || !found.edits.is_empty() {
         found.unreadable = None;
     }
     found
@@ -530,5 +544,6 @@ fn without_trailing_commas(text: &str) -> String {
     out
 }
 
+mod edits;
 #[cfg(test)]
 mod tests;

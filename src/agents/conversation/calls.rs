@@ -6,10 +6,12 @@ use serde_json::Value;
 use super::ToolProtocol;
 use crate::agents::llm::{generated_call_id, ChatMessage, ChatReply, ToolCall};
 use crate::agents::prompts;
-use crate::agents::text_calls::{extract, CallForm, Expect};
+use crate::agents::text_calls::{extract, CallForm, Expect, TextCall};
 
 /// The tool that runs a shell command, which a ```bash fence stands for under `text`.
 const SHELL_TOOL: &str = "run_command";
+/// The tools file edits written in text stand for; an agent without them writes none.
+const EDIT_TOOLS: [&str; 2] = ["write_file", "edit_file"];
 
 /// How replies are read for calls.
 pub(super) struct Reading {
@@ -46,6 +48,7 @@ impl Reading {
                     .iter()
                     .map(|call| (call.clone(), CallForm::Native))
                     .collect(),
+                edits: Vec::new(),
                 unreadable: None,
                 as_text: false,
                 left_out: 0,
@@ -53,6 +56,7 @@ impl Reading {
         }
         let none = TurnCalls {
             calls: Vec::new(),
+            edits: Vec::new(),
             unreadable: None,
             as_text,
             left_out: 0,
@@ -70,22 +74,10 @@ impl Reading {
                 tools: &names,
                 any_name: self.text_only(),
                 bash: self.text_only() && names.contains(&SHELL_TOOL),
+                edits: EDIT_TOOLS.iter().all(|tool| names.contains(tool)),
             },
         );
-        let mut calls: Vec<(ToolCall, CallForm)> = found
-            .calls
-            .into_iter()
-            .map(|call| {
-                (
-                    ToolCall {
-                        id: generated_call_id(),
-                        name: call.name,
-                        arguments: call.arguments,
-                    },
-                    call.form,
-                )
-            })
-            .collect();
+        let mut calls = with_ids(found.calls);
         let mut left_out = 0;
         if self.text_only() && calls.len() > 1 {
             left_out = calls.len() - 1;
@@ -93,6 +85,7 @@ impl Reading {
         }
         TurnCalls {
             calls,
+            edits: with_ids(found.edits),
             unreadable: found.unreadable,
             as_text,
             left_out,
@@ -100,9 +93,29 @@ impl Reading {
     }
 }
 
+fn with_ids(found: Vec<TextCall>) -> Vec<(ToolCall, CallForm)> {
+    found
+        .into_iter()
+        .map(|call| {
+            (
+                ToolCall {
+                    id: generated_call_id(),
+                    name: call.name,
+                    arguments: call.arguments,
+                },
+                call.form,
+            )
+        })
+        .collect()
+}
+
 /// The calls of one reply.
 pub(super) struct TurnCalls {
     pub(super) calls: Vec<(ToolCall, CallForm)>,
+    /// Files the reply writes out (whole files in fences, SEARCH/REPLACE blocks). Alone in a
+    /// reply they are the model's change and end its turn, as in aider's edit formats; with
+    /// calls they run first, as calls.
+    pub(super) edits: Vec<(ToolCall, CallForm)>,
     /// A call the model wrote that could not be read, and why.
     pub(super) unreadable: Option<String>,
     /// The calls and their results go into the history as text (an assistant message and a
@@ -120,7 +133,7 @@ impl TurnCalls {
         results: Vec<String>,
         messages: &mut Vec<ChatMessage>,
     ) {
-        if self.as_text {
+        if self.as_text || self.calls.iter().all(|(_, form)| is_edit(*form)) {
             messages.push(ChatMessage::Assistant {
                 content: reply.content.clone(),
                 tool_calls: Vec::new(),
@@ -159,4 +172,9 @@ pub(super) fn tool_name(definition: &Value) -> Option<&str> {
         .get("function")
         .and_then(|f| f.get("name"))
         .and_then(Value::as_str)
+}
+
+/// A call that is a file edit written as text, not a call the model meant as one.
+pub(super) fn is_edit(form: CallForm) -> bool {
+    matches!(form, CallForm::FileFence | CallForm::SearchReplace)
 }

@@ -518,3 +518,105 @@ async fn a_failing_check_goes_back_to_the_model_up_to_its_rounds() {
     .unwrap();
     assert_eq!((done.final_text.as_str(), done.check_rounds), ("fine", 0));
 }
+
+/// Fake tools with write_file and edit_file; edit_file fails when its path is `missing.py`.
+#[derive(Default)]
+struct EditTools(FakeTools);
+
+#[async_trait]
+impl ToolExecutor for EditTools {
+    fn definitions(&self) -> Vec<Value> {
+        ["write_file", "edit_file"]
+            .map(|name| json!({"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}))
+            .to_vec()
+    }
+
+    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+        let mut result = self.0.call(name, arguments).await;
+        if arguments.contains("missing.py") {
+            result.content = "Error: 'missing.py' does not exist".into();
+            result.is_error = true;
+        }
+        result
+    }
+}
+
+#[tokio::test]
+async fn a_whole_file_in_a_fence_is_written_and_ends_the_turn_when_the_check_passes() {
+    let server = MockServer::start().await;
+    let reply = "Here is the updated `stats.py`:\n```python\ndef mean(v):\n    return 0.0\n```";
+    answer(&server, ok(completion(Some(reply), &[])), 1).await;
+    let tools = EditTools::default();
+    let check = FlakyCheck {
+        failures_left: Mutex::new(0),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        5,
+        &transcript,
+    )
+    .await
+    .unwrap();
+
+    assert_eq!((done.turns, done.tool_calls), (1, 1));
+    assert_eq!(done.final_text, reply);
+    assert_eq!(*check.runs.lock().unwrap(), 1);
+    let calls = tools.0.calls.lock().unwrap().clone();
+    assert_eq!(calls[0].0, "write_file");
+    assert_eq!(
+        serde_json::from_str::<Value>(&calls[0].1).unwrap(),
+        json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n"})
+    );
+    assert_eq!(entries(&transcript, "tool_call")[0]["form"], "file_fence");
+}
+
+#[tokio::test]
+async fn an_edit_that_fails_goes_back_to_the_model_and_a_failed_check_after_edits_too() {
+    let server = MockServer::start().await;
+    let bad = "missing.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE";
+    let good = "stats.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE";
+    answer(&server, ok(completion(Some(bad), &[])), 1).await;
+    answer(&server, ok(completion(Some(good), &[])), 1).await;
+    answer(&server, ok(completion(Some("Fixed the tests."), &[])), 1).await;
+    let tools = EditTools::default();
+    let check = FlakyCheck {
+        failures_left: Mutex::new(1),
+        rounds: 3,
+        runs: Mutex::new(0),
+    };
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        6,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+
+    assert_eq!((done.turns, done.check_rounds), (3, 1));
+    let bodies = request_bodies(&server).await;
+    let after_bad = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        after_bad.contains("Error: 'missing.py' does not exist"),
+        "{after_bad}"
+    );
+    let after_good = bodies[2]["messages"].as_array().unwrap();
+    let last = after_good.last().unwrap()["content"].as_str().unwrap();
+    assert!(last.starts_with("Result of edit_file:"), "{last}");
+    assert!(last.ends_with("FAILED test_x - boom"), "{last}");
+    assert_eq!(after_good[after_good.len() - 2]["role"], "assistant");
+}

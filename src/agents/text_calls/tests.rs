@@ -17,12 +17,14 @@ const AUTO: Expect<'static> = Expect {
     tools: TOOLS,
     any_name: false,
     bash: false,
+    edits: false,
 };
 
 const TEXT: Expect<'static> = Expect {
     tools: TOOLS,
     any_name: true,
     bash: true,
+    edits: false,
 };
 
 /// The reply text of a recording: a chat completion's message content, or a prefix the turn
