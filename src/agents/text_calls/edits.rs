@@ -77,7 +77,7 @@ fn fence(line: &str) -> Option<(&'static str, &str)> {
 
 fn closes(line: &str, marker: &str) -> bool {
     let trimmed = line.trim();
-    trimmed.starts_with(marker) && trimmed.chars().all(|c| Some(c) == marker.chars().next())
+    trimmed.starts_with(marker) && trimmed.chars().all(|c| marker.starts_with(c))
 }
 
 /// A fence holding a whole file: its path named in the info string, on the line before it, or
