@@ -209,6 +209,7 @@ async fn run_turns(
         false => all_definitions.clone(),
     };
     let mut recorded = 0;
+    let mut last_unreadable: Option<String> = None;
     loop {
         done.turns += 1;
         let sent = send(
@@ -287,7 +288,11 @@ async fn run_turns(
         turn.calls.extend(edits);
         if turn.calls.is_empty() {
             if let Some(unreadable) = &turn.unreadable {
-                if done.turns < max_turns {
+                // The same unreadable reply again: more of the same feedback will not help. It
+                // ends the conversation as its answer, and a retry can ask differently.
+                let repeated = last_unreadable.as_deref() == reply.content.as_deref();
+                if done.turns < max_turns && !repeated {
+                    last_unreadable = reply.content.clone();
                     transcript.record(
                         "unreadable_call",
                         json!({"turn": done.turns, "why": unreadable}),

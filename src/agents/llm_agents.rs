@@ -284,15 +284,12 @@ impl Agents for LlmAgents {
                 context = format!("{context}\n{files}");
             }
         }
-        let mut task = prompts::phase_task(request.phase).to_string();
+        let mut task = prompts::phase_task(request.phase, self.tool_protocol).to_string();
         if let Some(check) = request.check {
             task.push_str(&prompts::tests_note(&check.describe()));
         }
         let user = prompts::assemble(&context, request.revision, &task);
-        let mut system = prompts::phase_system(request.phase);
-        if access == ToolAccess::ReadWrite && self.tool_protocol != ToolProtocol::Native {
-            system.push_str(prompts::file_edit_forms());
-        }
+        let system = prompts::phase_system(request.phase, self.tool_protocol);
         let options = ConverseOptions {
             max_tokens: self.phases.max_tokens(request.phase.name()),
             schema: None,

@@ -9,6 +9,7 @@ pub use named_files::named_files;
 
 use super::Revision;
 use crate::board::{Phase, Story};
+use crate::config::ToolProtocol;
 
 /// A section longer than this is cut to its head and tail in prompts, so one long story cannot
 /// blow up every request.
@@ -23,14 +24,14 @@ pub fn identity(role: &str) -> String {
     format!("You are the agentic-sdlc {role} agent.")
 }
 
-pub fn phase_system(phase: Phase) -> String {
+pub fn phase_system(phase: Phase, protocol: ToolProtocol) -> String {
     let role_text = match phase {
         Phase::Refine => "You turn a rough story into a clear, testable one. You may read the repository with the tools given to understand the context, but you change nothing.",
         Phase::Research => "You research how a story fits the existing codebase: the relevant files, patterns, constraints and risks. Read the repository with the tools given; change nothing.",
         Phase::Plan => "You write a step-by-step implementation plan for a story, grounded in the research and the real code. Read the repository with the tools given; change nothing.",
         // No "answer in Markdown" here: asked for prose before it has made its changes, a
         // small model writes the code into its answer instead of into the files.
-        Phase::Implement => return implement_system(),
+        Phase::Implement => return implement_system(protocol),
     };
     format!(
         "{}\n{role_text}\nAnswer in Markdown.",
@@ -38,21 +39,25 @@ pub fn phase_system(phase: Phase) -> String {
     )
 }
 
-fn implement_system() -> String {
-    format!(
-        "{}\nYou change the files of the repository with the tools, one step at a time: read a \
-         file, then change it (edit_file for a part of a file, write_file for a new file or a \
-         whole small one). Keep the change focused on the story, and add or update tests when \
-         the story asks for them. Paths are relative to the repository root; the .git folder \
-         and the board folder are off limits.\nYour first reply is a tool call. Only when every \
-         change is made, reply without a tool call; the project's tests then run, and if they \
-         fail you get their output to fix.",
-        identity(Phase::Implement.name())
-    )
+/// Implement's instructions. With native tool calls the model is led to call tools; under
+/// `text`, where nothing pulls it towards JSON, to write each changed file out whole (aider's
+/// "whole" edit format, which small models write best: no escaping of code inside JSON).
+fn implement_system(protocol: ToolProtocol) -> String {
+    const SCOPE: &str = "Keep the change focused on the story, and add or update tests when the story asks for them. Paths are relative to the repository root; the .git folder and the board folder are off limits.";
+    let how = match protocol {
+        ToolProtocol::Text => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply, and a SEARCH/REPLACE block under a path changes part of a file. To read a file that is not shown to you, or to run a command, use one action (below).\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. When every change is made, reply with short notes on what you changed.",
+        ToolProtocol::Native | ToolProtocol::Auto => "You change the files of the repository with the tools, one step at a time: read a file, then change it (edit_file for a part of a file, write_file for a new file or a whole small one).\nYour first reply is a tool call. Only when every change is made, reply without a tool call; the project's tests then run, and if they fail you get their output to fix.",
+    };
+    let mut out = format!("{}\n{how}\n{SCOPE}", identity(Phase::Implement.name()));
+    if protocol == ToolProtocol::Auto {
+        out.push_str("\nYou may also change a file by writing it out whole: its path alone on a line, then the complete new content in a code block. Such a reply is your change; the tests then run.");
+    }
+    out
 }
 
-pub fn phase_task(phase: Phase) -> &'static str {
+pub fn phase_task(phase: Phase, protocol: ToolProtocol) -> &'static str {
     match phase {
+        Phase::Implement if protocol == ToolProtocol::Text => "Make the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed, in which files, and how you checked it.",
         Phase::Refine => "Rewrite the story's summary and acceptance criteria. Answer with exactly two sections:\n\n## Summary\n<what and why, in a few sentences>\n\n## Acceptance Criteria\n- [ ] <a testable criterion>\n- [ ] …",
         Phase::Research => "Research this story. Report the relevant files and how they work today, patterns to follow, dependencies, risks and open questions. Answer with the findings only (no top-level heading).",
         Phase::Plan => "Write the implementation plan for this story: numbered steps naming the files to change, the tests to add or update, and how to verify the result. Answer with the plan only (no top-level heading).",
@@ -60,15 +65,10 @@ pub fn phase_task(phase: Phase) -> &'static str {
     }
 }
 
-/// The edit forms read from an implement reply's text (unless the protocol is `native`).
-pub fn file_edit_forms() -> &'static str {
-    "\nYou may also change a file by writing it out whole: its path alone on a line, then the complete new content in a code block. Such a reply is your change; the tests then run."
-}
-
 /// Tells the implement agent how its work is checked, so it need not guess the test command.
 pub fn tests_note(command: &str) -> String {
     format!(
-        " When you reply without a tool call, the project's tests run (`{command}`); if they fail you get their output."
+        " The project's tests run with `{command}` once you are done; if they fail you get their output."
     )
 }
 
@@ -366,15 +366,20 @@ pub fn gate_user(story: &Story, phase: Phase, output: &str, criteria: Option<&st
 /// action per reply it writes, in the forms small models write unprompted (a JSON object in a
 /// ```json fence, or a ```bash fence for a command).
 pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
-    let mut out = String::from(
-        "# How you act\nYou act through tools. Each reply holds exactly one action: a JSON \
-         object with the tool's name and its arguments, in a ```json fence:\n```json\n\
-         {\"name\": \"read_file\", \"arguments\": {\"path\": \"src/app.py\"}}\n```\n",
-    );
     let names: Vec<&str> = definitions
         .iter()
         .filter_map(|d| d["function"]["name"].as_str())
         .collect();
+    let opening = if names.contains(&"write_file") {
+        "Besides writing files out, you act through tools, one action per reply"
+    } else {
+        "You act through tools. Each reply holds exactly one action"
+    };
+    let mut out = format!(
+        "# How you act\n{opening}: a JSON object with the tool's name and its arguments, in a \
+         ```json fence:\n```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \
+         \"src/app.py\"}}}}\n```\n"
+    );
     if names.contains(&"run_command") {
         out.push_str("A shell command may also be the action, alone in a ```bash fence.\n");
     }

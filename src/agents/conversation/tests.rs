@@ -620,3 +620,16 @@ async fn an_edit_that_fails_goes_back_to_the_model_and_a_failed_check_after_edit
     assert!(last.ends_with("FAILED test_x - boom"), "{last}");
     assert_eq!(after_good[after_good.len() - 2]["role"], "assistant");
 }
+
+#[tokio::test]
+async fn the_same_unreadable_call_twice_ends_the_conversation() {
+    let server = MockServer::start().await;
+    let broken = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": }}\n```";
+    answer(&server, ok(completion(Some(broken), &[])), 5).await;
+    let tools = FakeTools::default();
+    let done = converse(&server, Some(&tools), 10, &Transcript::disabled())
+        .await
+        .unwrap();
+    assert_eq!(done.turns, 2);
+    assert_eq!(done.final_text, broken);
+}
