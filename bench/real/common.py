@@ -69,6 +69,10 @@ def fresh_repo(work):
     git(repo, "config", "commit.gpgsign", "false")
     git(repo, "add", "--all")
     git(repo, "commit", "--quiet", "-m", "The textkit project")
+    # The board and the config stay this clone's own: an agent's `git add .` must not put them
+    # on a story branch (the tool's sandbox keeps .git out of reach where the kernel allows).
+    with open(repo / ".git" / "info" / "exclude", "a") as exclude:
+        exclude.write("/.agentic-sdlc/\n/.agentic-sdlc.json\n")
     return repo
 
 

@@ -210,6 +210,7 @@ async fn run_turns(
     };
     let mut recorded = 0;
     let mut last_unreadable: Option<String> = None;
+    let mut last_failed: Option<Answered> = None;
     loop {
         done.turns += 1;
         let sent = send(
@@ -265,7 +266,13 @@ async fn run_turns(
                 record_error(transcript, &err);
                 return Err(err);
             }
-            if answer_calls(tools, turn, &reply, &mut messages, transcript, done).await? {
+            let answered =
+                answer_calls(tools, turn, &reply, &mut messages, transcript, done).await?;
+            if answered.repeats(last_failed.as_ref()) {
+                return end_repeating(reply, transcript, done);
+            }
+            if answered.any_failed() {
+                last_failed = Some(answered);
                 continue;
             }
             if let Some(feedback) =
@@ -320,8 +327,28 @@ async fn run_turns(
             record_error(transcript, &err);
             return Err(err);
         }
-        answer_calls(tools, turn, &reply, &mut messages, transcript, done).await?;
+        let answered = answer_calls(tools, turn, &reply, &mut messages, transcript, done).await?;
+        if answered.repeats(last_failed.as_ref()) {
+            return end_repeating(reply, transcript, done);
+        }
+        last_failed = Some(answered);
     }
+}
+
+/// Ends a conversation whose model sent the same calls again after reading their results: the
+/// reply is its answer, which the phase's output check will judge (and a retry can then ask
+/// differently).
+fn end_repeating(
+    reply: ChatReply,
+    transcript: &Transcript,
+    done: &mut Conversation,
+) -> Result<(), LlmError> {
+    transcript.record(
+        "repeated_calls",
+        json!({"turn": done.turns, "action": "ended the conversation"}),
+    );
+    finish(reply, transcript, done);
+    Ok(())
 }
 
 /// Runs the work check once the model says it is done; a failure, while rounds are left, is
@@ -374,8 +401,26 @@ fn reply_as_text(reply: &ChatReply) -> ChatMessage {
     }
 }
 
-/// Runs a turn's calls and puts them and their results into the history; says whether any of
-/// them failed (an error result the model should read).
+/// How a turn's calls went.
+struct Answered {
+    /// The calls with their results, as (name, arguments, result), to tell a repeat.
+    calls: Vec<(String, String, String)>,
+    failed: usize,
+}
+
+impl Answered {
+    fn any_failed(&self) -> bool {
+        self.failed > 0
+    }
+
+    /// The same calls as the turn before, with the same results: having read what they did,
+    /// the model asks for it again, and will go on asking.
+    fn repeats(&self, previous: Option<&Answered>) -> bool {
+        previous.is_some_and(|before| before.calls == self.calls)
+    }
+}
+
+/// Runs a turn's calls and puts them and their results into the history.
 async fn answer_calls(
     tools: Option<&dyn ToolExecutor>,
     turn: TurnCalls,
@@ -383,9 +428,12 @@ async fn answer_calls(
     messages: &mut Vec<ChatMessage>,
     transcript: &Transcript,
     done: &mut Conversation,
-) -> Result<bool, LlmError> {
+) -> Result<Answered, LlmError> {
     let mut results = Vec::with_capacity(turn.calls.len());
-    let mut any_failed = false;
+    let mut answered = Answered {
+        calls: Vec::with_capacity(turn.calls.len()),
+        failed: 0,
+    };
     for (call, form) in &turn.calls {
         let result = match tools {
             Some(tools) => tools.call(&call.name, &call.arguments).await,
@@ -412,11 +460,16 @@ async fn answer_calls(
             record_error(transcript, &err);
             return Err(err);
         }
-        any_failed |= result.is_error;
+        answered.failed += usize::from(result.is_error);
+        answered.calls.push((
+            call.name.clone(),
+            call.arguments.clone(),
+            result.content.clone(),
+        ));
         results.push(result.content);
     }
     turn.into_history(reply, results, messages);
-    Ok(any_failed)
+    Ok(answered)
 }
 
 fn record_request(

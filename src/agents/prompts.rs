@@ -45,7 +45,7 @@ pub fn phase_system(phase: Phase, protocol: ToolProtocol) -> String {
 fn implement_system(protocol: ToolProtocol) -> String {
     const SCOPE: &str = "Keep the change focused on the story, and add or update tests when the story asks for them. Paths are relative to the repository root; the .git folder and the board folder are off limits.";
     let how = match protocol {
-        ToolProtocol::Text => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply, and a SEARCH/REPLACE block under a path changes part of a file. To read a file that is not shown to you, or to run a command, use one action (below).\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. When every change is made, reply with short notes on what you changed.",
+        ToolProtocol::Text => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply. To read a file that is not shown to you, or to run a command, use one action (below).\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. When every change is made, reply with short notes on what you changed.",
         ToolProtocol::Native | ToolProtocol::Auto => "You change the files of the repository with the tools, one step at a time: read a file, then change it (edit_file for a part of a file, write_file for a new file or a whole small one).\nYour first reply is a tool call. Only when every change is made, reply without a tool call; the project's tests then run, and if they fail you get their output to fix.",
     };
     let mut out = format!("{}\n{how}\n{SCOPE}", identity(Phase::Implement.name()));
@@ -370,15 +370,18 @@ pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
         .iter()
         .filter_map(|d| d["function"]["name"].as_str())
         .collect();
-    let opening = if names.contains(&"write_file") {
-        "Besides writing files out, you act through tools, one action per reply"
+    // An agent that writes files is shown the whole-file form instead of write_file's and
+    // edit_file's JSON: code inside a JSON string is what small models get wrong most.
+    let writes = names.contains(&"write_file");
+    let opening = if writes {
+        "To read a file or run a command, you act through tools, one action per reply"
     } else {
         "You act through tools. Each reply holds exactly one action"
     };
     let mut out = format!(
         "# How you act\n{opening}: a JSON object with the tool's name and its arguments, in a \
          ```json fence:\n```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \
-         \"src/app.py\"}}}}\n```\n"
+         \"README.md\"}}}}\n```\n"
     );
     if names.contains(&"run_command") {
         out.push_str("A shell command may also be the action, alone in a ```bash fence.\n");
@@ -387,6 +390,9 @@ pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
     for definition in definitions {
         let function = &definition["function"];
         let name = function["name"].as_str().unwrap_or("?");
+        if writes && FILE_WRITERS.contains(&name) {
+            continue;
+        }
         let parameters = &function["parameters"];
         let required: Vec<&str> = parameters["required"]
             .as_array()
@@ -421,6 +427,9 @@ pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
     }
     out
 }
+
+/// The tools that write files; under the text protocol files are written out whole instead.
+const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
 
 /// The most of one tool result a text-protocol observation quotes.
 const OBSERVATION_BUDGET: usize = 12_000;

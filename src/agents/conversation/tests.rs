@@ -633,3 +633,15 @@ async fn the_same_unreadable_call_twice_ends_the_conversation() {
     assert_eq!(done.turns, 2);
     assert_eq!(done.final_text, broken);
 }
+
+#[tokio::test]
+async fn the_same_failing_call_after_its_error_ends_the_conversation() {
+    let server = MockServer::start().await;
+    let call = [("c", "edit_file", r#"{"path": "missing.py"}"#)];
+    answer(&server, ok(completion(None, &call)), 5).await;
+    let tools = EditTools::default();
+    let done = converse(&server, Some(&tools), 10, &Transcript::disabled())
+        .await
+        .unwrap();
+    assert_eq!((done.turns, done.tool_calls), (2, 2));
+}

@@ -97,8 +97,12 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
         .or_else(|| words.find_map(path_like))
         .or_else(|| announced_path(before))
         .or_else(|| {
-            let named = comment_path(first)?;
+            let named = comment_path(first).or_else(|| path_like(first))?;
             content.remove(0);
+            // The path in a bare fence, then the file in a fence of its own inside it.
+            if content.first().is_some_and(|line| fence(line).is_some()) {
+                content.remove(0);
+            }
             Some(named)
         })?;
     let mut text = content.join("\n");
@@ -217,6 +221,10 @@ mod tests {
             "```python stats.py\ndef mean(v):\n    return 0.0\n```",
             "```python\n# stats.py\ndef mean(v):\n    return 0.0\n```",
             "Now the updated file stats.py:\n```\ndef mean(v):\n    return 0.0\n```",
+            // Recorded from Qwen2.5-Coder-1.5B: the path in a bare fence, the file in a
+            // python fence inside it, one closing fence for both.
+            "```\nstats.py\n```python\ndef mean(v):\n    return 0.0\n```",
+            "```\n# stats.py\n```python\ndef mean(v):\n    return 0.0\n```",
         ];
         for text in rows {
             assert_eq!(

@@ -673,3 +673,16 @@ async fn argument_names_models_use_instead_are_accepted() {
         .await;
     assert_eq!(assert_ok(&out), "Wrote 1 bytes to n.txt");
 }
+
+#[tokio::test]
+async fn a_rewrite_of_a_file_under_a_guessed_path_is_refused_naming_the_real_one() {
+    let fx = rw();
+    fs::write(fx.root.join("stats.py"), "def mean(v):\n    return 0\n").unwrap();
+    let guessed = json!({"path": "src/lib/stats.py", "content": "def mean(v):\n    return 0.0\n"});
+    let out = fx.call("write_file", guessed).await;
+    assert_error(&out, "rewrites 'stats.py', which exists");
+    assert!(!fx.root.join("src/lib").exists());
+    // A new file in a new folder that rewrites nothing is just written.
+    let new = json!({"path": "pkg/util.py", "content": "def helper():\n    pass\n"});
+    assert_ok(&fx.call("write_file", new).await);
+}

@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::super::args::lenient_bool;
-use super::super::definitions::mostly_dropped;
+use super::super::definitions::{mostly_dropped, names};
 use super::super::fsio::{read_for_edit, write_atomic};
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
 use super::super::{ToolBox, ToolError, ToolLimits};
@@ -68,6 +68,14 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     if real.is_dir() {
         return Err(format!("'{path}' is a folder; give a file path").into());
     }
+    if let Some(existing) = rewrite_elsewhere(tools, &real, &args.content) {
+        return Err(format!(
+            "'{path}' would be a new file in a new folder, but its content rewrites \
+             '{existing}', which exists: to change that file, write it under its own path \
+             '{existing}'. Nothing was written."
+        )
+        .into());
+    }
     if !args.overwrite {
         // A file that cannot be read as text has no definitions to lose.
         if let Ok(Some(before)) = read_for_edit(&real, path) {
@@ -82,8 +90,35 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     Ok(format!("Wrote {} bytes to {path}", args.content.len()))
 }
 
+/// Files looked at to find the file a misplaced write rewrites.
+const SIBLING_SCAN: usize = 20_000;
+
+/// The existing file that a write of `content` to a new file in a new folder really rewrites:
+/// one with the same name elsewhere whose definitions the content keeps. A small model that
+/// guesses a path (`src/stats.py` for `stats.py`) would otherwise leave the real file as it was.
+fn rewrite_elsewhere(tools: &ToolBox, real: &std::path::Path, content: &str) -> Option<String> {
+    let folder_is_new = real.parent().is_some_and(|parent| !parent.exists());
+    if real.exists() || !folder_is_new {
+        return None;
+    }
+    let name = real.file_name()?;
+    let mut files = Vec::new();
+    tools.collect_files(&tools.canon_root, &mut files);
+    files
+        .into_iter()
+        .take(SIBLING_SCAN)
+        .filter(|file| file.file_name() == Some(name))
+        .find(|file| {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                return false;
+            };
+            !names(&text).is_empty() && mostly_dropped(&text, content).is_empty()
+        })
+        .map(|file| tools.display(&file))
+}
+
 fn refusal(path: &str, before: &str, dropped: &[String]) -> String {
-    let total = super::super::definitions::names(before).len();
+    let total = names(before).len();
     let mut shown: Vec<&str> = dropped.iter().take(NAMES_SHOWN).map(String::as_str).collect();
     if dropped.len() > NAMES_SHOWN {
         shown.push("…");
