@@ -102,6 +102,20 @@ pub struct ImplementConfig {
     /// Independent attempts, each in a worktree of its own; the one whose tests pass, then the
     /// smallest diff, is kept.
     pub attempts: u32,
+    /// How the implement agent is told to change files.
+    pub edit_format: EditFormat,
+}
+
+/// How the implement agent is asked to change files (`implement.editFormat`). `tools`: with
+/// write_file and edit_file calls. `whole`: by writing each changed file out whole under its
+/// path (aider's "whole" format), which small models get right far more often than code inside
+/// a JSON string; tool calls it writes still run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EditFormat {
+    #[default]
+    Tools,
+    Whole,
 }
 
 /// Whether machine-read answers are requested with a JSON schema in `response_format`
@@ -297,7 +311,7 @@ pub fn default_value() -> Value {
 fn later_defaults() -> Value {
     json!({
         "llm": { "toolProtocol": "auto" },
-        "implement": { "testRounds": 3, "attempts": 1 }
+        "implement": { "testRounds": 3, "attempts": 1, "editFormat": "tools" }
     })
 }
 

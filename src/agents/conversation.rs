@@ -80,6 +80,9 @@ pub struct ConverseOptions<'a> {
     pub protocol: ToolProtocol,
     /// Temperature and seed, when a retry must not replay an earlier answer.
     pub sampling: Sampling,
+    /// Under the text protocol, leave the tools out of the prompt: the agent's own prompt says
+    /// how it acts (implement with `editFormat: "whole"`). Calls it writes still run.
+    pub tools_untold: bool,
 }
 
 /// Runs a conversation to its end, with the prompt's reply cap and answer schema.
@@ -192,7 +195,7 @@ async fn run_turns(
     let options = prompt.options;
     let all_definitions = tools.map(|t| t.definitions()).unwrap_or_default();
     let reading = Reading::new(options.protocol, &all_definitions);
-    let system = match reading.text_only() {
+    let system = match reading.text_only() && !options.tools_untold {
         true => format!(
             "{}\n\n{}",
             prompt.system,

@@ -22,7 +22,7 @@ use super::{
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
-use crate::config::{Config, PhasesConfig, CONFIG_FILE};
+use crate::config::{Config, EditFormat, PhasesConfig, CONFIG_FILE};
 
 pub struct LlmAgents {
     client: LlmClient,
@@ -33,6 +33,7 @@ pub struct LlmAgents {
     /// `llm.maxTokens`, and the per-phase overrides.
     max_tokens: u32,
     tool_protocol: ToolProtocol,
+    edit_format: EditFormat,
     phases: PhasesConfig,
     /// The run's budget meter; every call of a story is admitted and counted there.
     meter: Option<Arc<dyn CallMeter>>,
@@ -119,6 +120,7 @@ impl LlmAgents {
             board_dir,
             max_tokens: config.llm.max_tokens,
             tool_protocol: config.llm.tool_protocol,
+            edit_format: config.implement.edit_format,
             phases: config.phases.clone(),
             meter: None,
         }
@@ -216,6 +218,7 @@ impl LlmAgents {
             schema: Some(verdict_schema()),
             protocol: self.tool_protocol,
             sampling: Sampling::default(),
+            tools_untold: false,
         };
         let ask = Ask::new(story_id, &system, user, tools, &transcript, options);
         let first = self.talk(ask).await?;
@@ -272,7 +275,7 @@ impl Agents for LlmAgents {
         } else {
             ToolAccess::ReadOnly
         };
-        let tools = self.tools(request.work_dir, access);
+        let mut tools = self.tools(request.work_dir, access);
         let story_text = prompts::story_context(request.story, Some(request.phase));
         let mut context = format!(
             "{story_text}\n{}",
@@ -280,21 +283,23 @@ impl Agents for LlmAgents {
         );
         if request.phase == Phase::Implement {
             let files = prompts::named_files(request.work_dir, &self.board_dir, &story_text);
-            if !files.is_empty() {
-                context = format!("{context}\n{files}");
+            if !files.text.is_empty() {
+                context = format!("{context}\n{}", files.text);
             }
+            tools = tools.shown(&files.paths);
         }
-        let mut task = prompts::phase_task(request.phase, self.tool_protocol).to_string();
+        let mut task = prompts::phase_task(request.phase, self.edit_format).to_string();
         if let Some(check) = request.check {
             task.push_str(&prompts::tests_note(&check.describe()));
         }
         let user = prompts::assemble(&context, request.revision, &task);
-        let system = prompts::phase_system(request.phase, self.tool_protocol);
+        let system = prompts::phase_system(request.phase, self.tool_protocol, self.edit_format);
         let options = ConverseOptions {
             max_tokens: self.phases.max_tokens(request.phase.name()),
             schema: None,
             protocol: self.tool_protocol,
             sampling: sampling_for(request.variant),
+            tools_untold: access == ToolAccess::ReadWrite && self.edit_format == EditFormat::Whole,
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();
@@ -390,6 +395,7 @@ impl Agents for LlmAgents {
             schema: Some(gate_schema()),
             protocol: self.tool_protocol,
             sampling: Sampling::default(),
+            tools_untold: false,
         };
         let story_id = request.story.id();
         let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);

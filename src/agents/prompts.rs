@@ -5,11 +5,11 @@ mod named_files;
 
 use std::path::Path;
 
-pub use named_files::named_files;
+pub use named_files::{named_files, NamedFiles};
 
 use super::Revision;
 use crate::board::{Phase, Story};
-use crate::config::ToolProtocol;
+use crate::config::{EditFormat, ToolProtocol};
 
 /// A section longer than this is cut to its head and tail in prompts, so one long story cannot
 /// blow up every request.
@@ -24,14 +24,14 @@ pub fn identity(role: &str) -> String {
     format!("You are the agentic-sdlc {role} agent.")
 }
 
-pub fn phase_system(phase: Phase, protocol: ToolProtocol) -> String {
+pub fn phase_system(phase: Phase, protocol: ToolProtocol, edits: EditFormat) -> String {
     let role_text = match phase {
         Phase::Refine => "You turn a rough story into a clear, testable one. You may read the repository with the tools given to understand the context, but you change nothing.",
         Phase::Research => "You research how a story fits the existing codebase: the relevant files, patterns, constraints and risks. Read the repository with the tools given; change nothing.",
         Phase::Plan => "You write a step-by-step implementation plan for a story, grounded in the research and the real code. Read the repository with the tools given; change nothing.",
         // No "answer in Markdown" here: asked for prose before it has made its changes, a
         // small model writes the code into its answer instead of into the files.
-        Phase::Implement => return implement_system(protocol),
+        Phase::Implement => return implement_system(protocol, edits),
     };
     format!(
         "{}\n{role_text}\nAnswer in Markdown.",
@@ -39,25 +39,26 @@ pub fn phase_system(phase: Phase, protocol: ToolProtocol) -> String {
     )
 }
 
-/// Implement's instructions. With native tool calls the model is led to call tools; under
-/// `text`, where nothing pulls it towards JSON, to write each changed file out whole (aider's
-/// "whole" edit format, which small models write best: no escaping of code inside JSON).
-fn implement_system(protocol: ToolProtocol) -> String {
+/// Implement's instructions. With `implement.editFormat: "tools"` the model is led to call
+/// tools; with `"whole"`, to write each changed file out whole under its path (aider's "whole"
+/// edit format): a small model gets that right far more often than code inside a JSON string,
+/// and it is not drawn to tools it does not need (the files the story names are in its prompt).
+fn implement_system(protocol: ToolProtocol, edits: EditFormat) -> String {
     const SCOPE: &str = "Keep the change focused on the story, and add or update tests when the story asks for them. Paths are relative to the repository root; the .git folder and the board folder are off limits.";
-    let how = match protocol {
-        ToolProtocol::Text => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply. To read a file that is not shown to you, or to run a command, use one action (below).\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. When every change is made, reply with short notes on what you changed.",
-        ToolProtocol::Native | ToolProtocol::Auto => "You change the files of the repository with the tools, one step at a time: read a file, then change it (edit_file for a part of a file, write_file for a new file or a whole small one).\nYour first reply is a tool call. Only when every change is made, reply without a tool call; the project's tests then run, and if they fail you get their output to fix.",
+    let how = match edits {
+        EditFormat::Whole => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply.\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. When every change is made, reply with short notes on what you changed.",
+        EditFormat::Tools => "You change the files of the repository with the tools, one step at a time: read a file, then change it (edit_file for a part of a file, write_file for a new file or a whole small one).\nYour first reply is a tool call. Only when every change is made, reply without a tool call; the project's tests then run, and if they fail you get their output to fix.",
     };
     let mut out = format!("{}\n{how}\n{SCOPE}", identity(Phase::Implement.name()));
-    if protocol == ToolProtocol::Auto {
+    if edits == EditFormat::Tools && protocol != ToolProtocol::Native {
         out.push_str("\nYou may also change a file by writing it out whole: its path alone on a line, then the complete new content in a code block. Such a reply is your change; the tests then run.");
     }
     out
 }
 
-pub fn phase_task(phase: Phase, protocol: ToolProtocol) -> &'static str {
+pub fn phase_task(phase: Phase, edits: EditFormat) -> &'static str {
     match phase {
-        Phase::Implement if protocol == ToolProtocol::Text => "Make the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed, in which files, and how you checked it.",
+        Phase::Implement if edits == EditFormat::Whole => "Make the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed, in which files, and how you checked it.",
         Phase::Refine => "Rewrite the story's summary and acceptance criteria. Answer with exactly two sections:\n\n## Summary\n<what and why, in a few sentences>\n\n## Acceptance Criteria\n- [ ] <a testable criterion>\n- [ ] …",
         Phase::Research => "Research this story. Report the relevant files and how they work today, patterns to follow, dependencies, risks and open questions. Answer with the findings only (no top-level heading).",
         Phase::Plan => "Write the implementation plan for this story: numbered steps naming the files to change, the tests to add or update, and how to verify the result. Answer with the plan only (no top-level heading).",
@@ -180,7 +181,12 @@ pub fn project_context(root: &Path, board_dir: &Path) -> String {
     let mut entries: Vec<String> = std::fs::read_dir(root)
         .map(|dir| {
             dir.filter_map(|e| e.ok())
-                .filter(|e| e.file_name() != ".git" && e.path() != board_dir)
+                // The tool's own files are no part of the project the agent works on.
+                .filter(|e| {
+                    e.file_name() != ".git"
+                        && e.file_name() != crate::config::CONFIG_FILE
+                        && e.path() != board_dir
+                })
                 .map(|e| {
                     let name = e.file_name().to_string_lossy().to_string();
                     if e.path().is_dir() {
@@ -370,16 +376,9 @@ pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
         .iter()
         .filter_map(|d| d["function"]["name"].as_str())
         .collect();
-    // An agent that writes files is shown the whole-file form instead of write_file's and
-    // edit_file's JSON: code inside a JSON string is what small models get wrong most.
-    let writes = names.contains(&"write_file");
-    let opening = if writes {
-        "To read a file or run a command, you act through tools, one action per reply"
-    } else {
-        "You act through tools. Each reply holds exactly one action"
-    };
     let mut out = format!(
-        "# How you act\n{opening}: a JSON object with the tool's name and its arguments, in a \
+        "# How you act\nYou act through tools. Each reply holds exactly one action: a JSON \
+         object with the tool's name and its arguments, in a \
          ```json fence:\n```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \
          \"README.md\"}}}}\n```\n"
     );
@@ -390,9 +389,6 @@ pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
     for definition in definitions {
         let function = &definition["function"];
         let name = function["name"].as_str().unwrap_or("?");
-        if writes && FILE_WRITERS.contains(&name) {
-            continue;
-        }
         let parameters = &function["parameters"];
         let required: Vec<&str> = parameters["required"]
             .as_array()
@@ -427,9 +423,6 @@ pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
     }
     out
 }
-
-/// The tools that write files; under the text protocol files are written out whole instead.
-const FILE_WRITERS: [&str; 2] = ["write_file", "edit_file"];
 
 /// The most of one tool result a text-protocol observation quotes.
 const OBSERVATION_BUDGET: usize = 12_000;

@@ -84,6 +84,10 @@ fn errors_name_the_key() {
         ),
         (json!({"implement": {"rounds": 1}}), "rounds"),
         (
+            json!({"implement": {"editFormat": "diff"}}),
+            "implement.editFormat",
+        ),
+        (
             json!({"phases": {"plan": {"enabled": "no"}}}),
             "phases.plan.enabled",
         ),
@@ -161,6 +165,7 @@ fn keys_added_later_have_defaults_that_init_does_not_write() {
     assert_eq!(config.llm.tool_protocol, ToolProtocol::Auto);
     assert_eq!(config.implement.test_rounds, 3);
     assert_eq!(config.implement.attempts, 1);
+    assert_eq!(config.implement.edit_format, EditFormat::Tools);
     assert!(config.phases.enabled("research"));
     assert!(get_dotted(&default_value(), "implement").is_none());
     assert_eq!(

@@ -16,10 +16,17 @@ const MAX_TOTAL_BYTES: usize = 24 * 1024;
 /// Files looked at to find the ones named; a larger repository is not searched further.
 const MAX_SCANNED: usize = 5_000;
 
+/// Files shown whole in a prompt: the text to add, and their paths.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct NamedFiles {
+    pub text: String,
+    pub paths: Vec<String>,
+}
+
 /// The repository's text files that `story_text` names by path (or by file name, when only one
 /// file has that name), in the order they are first named, each in a fence under its path.
 /// Empty when the story names none.
-pub fn named_files(root: &Path, board_dir: &Path, story_text: &str) -> String {
+pub fn named_files(root: &Path, board_dir: &Path, story_text: &str) -> NamedFiles {
     let mut candidates: Vec<(usize, String)> = Vec::new();
     let paths = repository_files(root, board_dir);
     for path in &paths {
@@ -37,6 +44,7 @@ pub fn named_files(root: &Path, board_dir: &Path, story_text: &str) -> String {
     }
     candidates.sort();
     let mut out = String::new();
+    let mut shown = Vec::new();
     let mut total = 0;
     for (_, path) in candidates.into_iter().take(MAX_FILES) {
         let full = root.join(&path);
@@ -53,6 +61,7 @@ pub fn named_files(root: &Path, board_dir: &Path, story_text: &str) -> String {
             continue;
         }
         total += text.len();
+        shown.push(path.clone());
         let fence = if text.contains("```") { "~~~~" } else { "```" };
         out.push_str(&format!(
             "\n## {path}\n{fence}{}\n{}{}{fence}\n",
@@ -62,9 +71,12 @@ pub fn named_files(root: &Path, board_dir: &Path, story_text: &str) -> String {
         ));
     }
     if out.is_empty() {
-        return out;
+        return NamedFiles::default();
     }
-    format!("# Files the story names, as they are now\n{out}")
+    NamedFiles {
+        text: format!("# Files the story names, as they are now\n{out}"),
+        paths: shown,
+    }
 }
 
 /// Where `needle` is named in `text` as a whole word (not inside a longer path or name).
@@ -153,7 +165,9 @@ mod tests {
         let story = "Fix mean in stats.py. Add a test to test_stats.py. Not util.py, nor big.py, \
                      and mystats.py is no file.";
 
-        let shown = named_files(root, &root.join(".agentic-sdlc"), story);
+        let named = named_files(root, &root.join(".agentic-sdlc"), story);
+        assert_eq!(named.paths, ["stats.py", "test_stats.py"]);
+        let shown = named.text;
 
         assert!(
             shown.starts_with("# Files the story names, as they are now\n"),
@@ -169,9 +183,14 @@ mod tests {
             "an ambiguous name is not guessed: {shown}"
         );
         assert!(!shown.contains("## big.py"), "too large to show: {shown}");
-        assert!(named_files(root, &root.join(".agentic-sdlc"), "nothing named").is_empty());
+        assert_eq!(
+            named_files(root, &root.join(".agentic-sdlc"), "nothing named"),
+            NamedFiles::default()
+        );
         assert!(
-            named_files(root, &root.join(".agentic-sdlc"), "see pkg/util.py").contains("X = 1")
+            named_files(root, &root.join(".agentic-sdlc"), "see pkg/util.py")
+                .text
+                .contains("X = 1")
         );
     }
 }

@@ -105,13 +105,29 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
             }
             Some(named)
         })?;
-    let mut text = content.join("\n");
+    let mut text = dedented(&content).join("\n");
     text.push('\n');
     Some(TextCall {
         name: "write_file".to_string(),
         arguments: json!({"path": path, "content": text}).to_string(),
         form: CallForm::FileFence,
     })
+}
+
+/// The lines without the indentation they all share: a fence nested in a list item indents the
+/// whole file, and a file never starts indented as a whole.
+fn dedented<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let shared = lines
+        .iter()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start_matches([' ', '\t']).len())
+        .min()
+        .unwrap_or(0);
+    lines
+        .iter()
+        .map(|line| line.get(shared..).unwrap_or("").trim_end_matches('\r'))
+        .map(|line| if line.trim().is_empty() { "" } else { line })
+        .collect()
 }
 
 /// A SEARCH/REPLACE block starting at line `at`, under the path named on the line before it;
@@ -225,6 +241,8 @@ mod tests {
             // python fence inside it, one closing fence for both.
             "```\nstats.py\n```python\ndef mean(v):\n    return 0.0\n```",
             "```\n# stats.py\n```python\ndef mean(v):\n    return 0.0\n```",
+            // Recorded too: a fence in a list item, the whole file indented with it.
+            "- stats.py\n  ```python\n  def mean(v):\n      return 0.0\n  ```",
         ];
         for text in rows {
             assert_eq!(

@@ -108,6 +108,10 @@ pub struct ToolBox {
     env: CommandEnv,
     /// Values (the API key) blanked out of every result, should one ever show up in it.
     secrets: Vec<String>,
+    /// The files this agent has seen (read, shown in its prompt, or written by it), by real
+    /// path: only those may be replaced whole without `overwrite` (as Claude Code's write tool
+    /// wants a read first), so a model cannot rewrite a file from what it imagines is in it.
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<PathBuf>>>,
 }
 
 impl ToolBox {
@@ -130,7 +134,32 @@ impl ToolBox {
             limits,
             env: CommandEnv::default(),
             secrets: Vec::new(),
+            seen: Default::default(),
         }
+    }
+
+    /// Counts these files (paths relative to the root) as seen: they are in the prompt.
+    pub fn shown(self, paths: &[String]) -> Self {
+        for path in paths {
+            if let Ok(real) = self.resolve(path, false) {
+                self.mark_seen(real);
+            }
+        }
+        self
+    }
+
+    fn mark_seen(&self, real: PathBuf) {
+        self.seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(real);
+    }
+
+    fn has_seen(&self, real: &std::path::Path) -> bool {
+        self.seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .contains(real)
     }
 
     /// Sets the environment changes `run_command` applies.

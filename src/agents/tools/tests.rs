@@ -634,6 +634,7 @@ async fn a_write_that_drops_most_definitions_is_refused_unless_meant() {
     let fx = rw();
     let before = "def mean(v):\n    pass\n\ndef median(v):\n    pass\n\ndef mode(v):\n    pass\n";
     fs::write(fx.root.join("stats.py"), before).unwrap();
+    assert_ok(&fx.call("read_file", json!({"path": "stats.py"})).await);
     let partial = json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n"});
     let out = fx.call("write_file", partial.clone()).await;
     assert_error(
@@ -685,4 +686,29 @@ async fn a_rewrite_of_a_file_under_a_guessed_path_is_refused_naming_the_real_one
     // A new file in a new folder that rewrites nothing is just written.
     let new = json!({"path": "pkg/util.py", "content": "def helper():\n    pass\n"});
     assert_ok(&fx.call("write_file", new).await);
+}
+
+#[tokio::test]
+async fn an_existing_file_is_replaced_whole_only_once_seen_or_when_meant() {
+    let fx = rw();
+    let blind = json!({"path": "README.md", "content": "# Demo\nhello again\n"});
+    assert_error(
+        &fx.call("write_file", blind.clone()).await,
+        "'README.md' exists and you have not read it",
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root.join("README.md")).unwrap(),
+        "# Demo\nhello world\n"
+    );
+    assert_ok(&fx.call("read_file", json!({"path": "README.md"})).await);
+    assert_ok(&fx.call("write_file", blind).await);
+    // Shown in the prompt counts as seen; saying it is meant does too.
+    let shown = fx.tools.clone().shown(&["src/main.rs".to_string()]);
+    let out = shown
+        .call(
+            "write_file",
+            &json!({"path": "src/main.rs", "content": "fn main() {}\n"}).to_string(),
+        )
+        .await;
+    assert_ok(&out);
 }

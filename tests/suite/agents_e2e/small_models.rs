@@ -27,8 +27,12 @@ fn transcript_entries(p: &Project, story: &super::Made, event: &str) -> Vec<Json
         .collect()
 }
 
+/// A whole-file write the scripted model means (it has not read the file first).
 fn write_call(path: &str, content: &str) -> Reply {
-    Reply::tool("write_file", json!({"path": path, "content": content}))
+    Reply::tool(
+        "write_file",
+        json!({"path": path, "content": content, "overwrite": true}),
+    )
 }
 
 #[tokio::test]

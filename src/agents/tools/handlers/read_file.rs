@@ -76,5 +76,7 @@ fn read_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
         limit,
         max_bytes: tools.limits.max_read_bytes,
     };
-    Ok(read_lines(file, window, &args.path)?)
+    let text = read_lines(file, window, &args.path)?;
+    tools.mark_seen(real);
+    Ok(text)
 }

@@ -41,8 +41,9 @@ impl ToolHandler for WriteFile {
         ToolSpec {
             description: "Create a file, or replace a whole file with the given content. \
                           Parent folders are created. To change part of an existing file, \
-                          use edit_file; a write that would drop most of an existing file's \
-                          functions and classes is refused unless overwrite is true."
+                          use edit_file. An existing file must have been read first, and a \
+                          write that would drop most of its functions and classes is refused, \
+                          unless overwrite is true."
                 .to_string(),
             parameters: json!({
                 "type": "object",
@@ -76,6 +77,14 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
         )
         .into());
     }
+    if !args.overwrite && real.is_file() && !tools.has_seen(&real) {
+        return Err(format!(
+            "'{path}' exists and you have not read it: read it first (read_file), then write \
+             it whole with everything that stays, or change a part of it with edit_file. \
+             Nothing was written."
+        )
+        .into());
+    }
     if !args.overwrite {
         // A file that cannot be read as text has no definitions to lose.
         if let Ok(Some(before)) = read_for_edit(&real, path) {
@@ -87,6 +96,7 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     }
     write_atomic(&real, args.content.as_bytes())
         .map_err(|err| format!("cannot write '{path}': {err}"))?;
+    tools.mark_seen(real);
     Ok(format!("Wrote {} bytes to {path}", args.content.len()))
 }
 
