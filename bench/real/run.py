@@ -46,6 +46,7 @@ def parse_args():
     parser.add_argument("--protocol", default="auto", choices=["auto", "native", "text"])
     parser.add_argument("--test-rounds", type=int, default=3)
     parser.add_argument("--attempts", type=int, default=1)
+    parser.add_argument("--edit-format", default="tools", choices=["tools", "whole"])
     parser.add_argument("--max-tokens", type=int, default=1024)
     parser.add_argument("--max-turns", type=int, default=16)
     parser.add_argument("--llm-timeout", type=int, default=600, help="llm.timeoutSeconds")
@@ -73,6 +74,7 @@ def configure(args, repo, python):
         "llm.toolProtocol": args.protocol,
         "implement.testRounds": str(args.test_rounds),
         "implement.attempts": str(args.attempts),
+        "implement.editFormat": args.edit_format,
         "review.testCommand": f"{python} -m pytest -q",
     }
     for phase in filter(None, args.skip_phases.split(",")):
@@ -130,7 +132,8 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="agentic-sdlc-bench-")
     Path(work).mkdir(parents=True, exist_ok=True)
     args.work_dir = work
-    label = args.label or f"agentic-sdlc protocol={args.protocol} testRounds={args.test_rounds} attempts={args.attempts}"
+    label = args.label or (f"agentic-sdlc protocol={args.protocol} editFormat={args.edit_format} "
+                           f"testRounds={args.test_rounds} attempts={args.attempts} skip={args.skip_phases or '-'}")
     python = common.python_with_pytest()
     recorder = common.Recorder()
     args.proxy_url, proxy = common.start_proxy(args.base_url, recorder)
@@ -161,7 +164,8 @@ def main():
     proxy.shutdown()
     totals = recorder.totals()
     common.report(label, results, wall, totals, args.json,
-                  {"exit_code": code, "config": {"protocol": args.protocol, "testRounds": args.test_rounds,
+                  {"exit_code": code, "config": {"protocol": args.protocol, "editFormat": args.edit_format,
+                                                 "testRounds": args.test_rounds,
                                                  "attempts": args.attempts, "maxTokens": args.max_tokens,
                                                  "skipPhases": args.skip_phases, "model": args.model},
                    "work": work})

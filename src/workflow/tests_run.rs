@@ -11,6 +11,7 @@ use async_trait::async_trait;
 use super::context::Workflow;
 use crate::agents::conversation::WorkCheck;
 use crate::agents::transcript::Transcript;
+use crate::config::EditFormat;
 use crate::exec::{head_tail, run_shell_command, CommandEnv};
 
 /// Bytes of a failing test run that go into a blocker or back to the model.
@@ -207,11 +208,19 @@ impl<'a> TestRounds<'a> {
 impl WorkCheck for TestRounds<'_> {
     async fn run(&self) -> Option<String> {
         let result = run(self.wf, self.story_id, &self.dir, &self.transcript).await?;
+        let how = match self.wf.config.implement.edit_format {
+            EditFormat::Whole => {
+                "write each file you fix out whole under its path; the tests will run again"
+            }
+            EditFormat::Tools => {
+                "with the tools, then reply without a tool call when you are done; the tests \
+                 will run again"
+            }
+        };
         let feedback = result.failure().map(|failure| {
             format!(
                 "The tests fail, so the work is not done yet.\n{failure}\n\nFix the code (not \
-                 the tests, unless a test itself is wrong) with the tools, then reply without a \
-                 tool call when you are done; the tests will run again."
+                 the tests, unless a test itself is wrong): {how}."
             )
         });
         self.runs().push(result);

@@ -167,8 +167,8 @@ fn announced_path(before: &[&str]) -> Option<String> {
         .rev()
         .find(|line| !line.trim().is_empty())?
         .trim();
-    let bare = line
-        .trim_start_matches(['#', '*', '-', '>', ' '])
+    let bare = without_list_number(line.trim_start_matches(['#', '*', '-', '>', ' ']))
+        .trim_start_matches(['*', ' '])
         .trim_end_matches(['*', ' ']);
     let bare = ["File:", "file:", "Filename:", "filename:", "Path:", "path:"]
         .iter()
@@ -180,6 +180,18 @@ fn announced_path(before: &[&str]) -> Option<String> {
     }
     let last_word = line.strip_suffix(':')?.split_whitespace().next_back()?;
     path_like(last_word)
+}
+
+/// A line without the number of a numbered list item (`1. `, `2) `).
+fn without_list_number(line: &str) -> &str {
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return line;
+    }
+    line[digits..]
+        .strip_prefix(". ")
+        .or_else(|| line[digits..].strip_prefix(") "))
+        .unwrap_or(line)
 }
 
 /// A first line that is only a comment naming a path: `# stats.py`, `// src/lib.rs`.
@@ -243,6 +255,7 @@ mod tests {
             "```\n# stats.py\n```python\ndef mean(v):\n    return 0.0\n```",
             // Recorded too: a fence in a list item, the whole file indented with it.
             "- stats.py\n  ```python\n  def mean(v):\n      return 0.0\n  ```",
+            "### Changed Files\n\n1. **stats.py**\n\n   ```python\n   def mean(v):\n       return 0.0\n   ```",
         ];
         for text in rows {
             assert_eq!(

@@ -77,6 +77,33 @@ pub(super) fn mostly_dropped(before: &str, after: &str) -> Vec<String> {
     }
 }
 
+/// The source of the definition named `name`: its line and the lines below it that are
+/// indented deeper (or blank), plus a closing bracket at its own indentation.
+pub(super) fn source_of(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines
+        .iter()
+        .position(|line| defined_name(line).as_deref() == Some(name))?;
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let own = depth(lines[start]);
+    let mut end = start + 1;
+    while end < lines.len() {
+        let line = lines[end];
+        if line.trim().is_empty() || depth(line) > own {
+            end += 1;
+            continue;
+        }
+        if line.trim_start().starts_with(['}', ')', ']']) {
+            end += 1;
+        }
+        break;
+    }
+    while end > start + 1 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    Some(lines[start..end].join("\n"))
+}
+
 fn defined_name(line: &str) -> Option<String> {
     let mut words = line.split_whitespace().peekable();
     while let Some(word) = words.peek() {
@@ -153,6 +180,18 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(names(text), expected, "{text}");
         }
+    }
+
+    #[test]
+    fn the_source_of_a_definition_is_its_block() {
+        let python = "import os\n\n\ndef shout(text):\n    \"\"\"Loud.\"\"\"\n\n    return text.upper()\n\n\ndef other():\n    pass\n";
+        assert_eq!(
+            source_of(python, "shout").as_deref(),
+            Some("def shout(text):\n    \"\"\"Loud.\"\"\"\n\n    return text.upper()")
+        );
+        let rust = "fn a() {\n    1;\n}\n\nfn b() {}\n";
+        assert_eq!(source_of(rust, "a").as_deref(), Some("fn a() {\n    1;\n}"));
+        assert_eq!(source_of(rust, "zzz"), None);
     }
 
     #[test]

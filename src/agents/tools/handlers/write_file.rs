@@ -6,7 +6,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::super::args::lenient_bool;
-use super::super::definitions::{mostly_dropped, names};
+use super::super::definitions::{mostly_dropped, names, source_of};
 use super::super::fsio::{read_for_edit, write_atomic};
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
 use super::super::{ToolBox, ToolError, ToolLimits};
@@ -133,12 +133,33 @@ fn refusal(path: &str, before: &str, dropped: &[String]) -> String {
     if dropped.len() > NAMES_SHOWN {
         shown.push("…");
     }
+    let mut sources = String::new();
+    for name in dropped {
+        match source_of(before, name) {
+            Some(source) if sources.len() + source.len() <= DROPPED_SOURCE_BUDGET => {
+                sources.push_str(&source);
+                sources.push_str("\n\n");
+            }
+            _ => break,
+        }
+    }
+    let missing = if sources.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nWhat your content leaves out, to keep:\n```\n{}\n```",
+            sources.trim_end()
+        )
+    };
     format!(
         "write_file would replace '{path}' and drop {} of its {total} definitions: {}. Nothing \
          was written. Keep them in content (write the whole file), change only a part with \
          edit_file, or call write_file again with \"overwrite\": true if you mean to replace \
-         the file.",
+         the file.{missing}",
         dropped.len(),
         shown.join(", ")
     )
 }
+
+/// The most source of dropped definitions a refusal quotes, so the model can keep them.
+const DROPPED_SOURCE_BUDGET: usize = 2_000;
