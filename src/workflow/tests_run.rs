@@ -29,9 +29,20 @@ pub struct TestRun {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TestOutcome {
     Passed,
-    Failed { exit_code: Option<i32> },
-    TimedOut { seconds: u64 },
-    CouldNotRun { error: String },
+    /// The story names functions to add (`word_count(text)`) that no file defines: checked
+    /// before the tests, which often cannot see a function nobody tests yet.
+    NotDefined {
+        names: Vec<String>,
+    },
+    Failed {
+        exit_code: Option<i32>,
+    },
+    TimedOut {
+        seconds: u64,
+    },
+    CouldNotRun {
+        error: String,
+    },
 }
 
 impl TestRun {
@@ -56,14 +67,23 @@ impl TestRun {
             TestOutcome::CouldNotRun { error } => {
                 Some(format!("Test command `{command}` could not run: {error}"))
             }
+            TestOutcome::NotDefined { names } => Some(format!(
+                "The story asks for {}, and no file of the repository defines {} yet.",
+                backticked(names),
+                if names.len() == 1 { "it" } else { "them" }
+            )),
         }
     }
 
     /// The line of the output that says best what failed: a test runner's FAILED or error
     /// line, an assertion, a traceback's last line; else the last line with words.
     pub fn first_failing_line(&self) -> String {
-        if let TestOutcome::CouldNotRun { error } = &self.outcome {
-            return error.clone();
+        match &self.outcome {
+            TestOutcome::CouldNotRun { error } => return error.clone(),
+            TestOutcome::NotDefined { names } => {
+                return format!("no file defines {}", backticked(names))
+            }
+            _ => {}
         }
         let lines: Vec<&str> = self
             .output
@@ -161,6 +181,8 @@ pub struct TestRounds<'a> {
     dir: PathBuf,
     transcript: Transcript,
     rounds: u32,
+    /// Functions the story asks for by name; each must be defined before the tests run.
+    named: Vec<String>,
     runs: Mutex<Vec<TestRun>>,
 }
 
@@ -168,10 +190,11 @@ impl<'a> TestRounds<'a> {
     /// `None` when no test command is set, or `implement.testRounds` is 0.
     pub fn new(
         wf: &'a Workflow,
-        story_id: &'a str,
+        story: &'a crate::board::Story,
         dir: &Path,
         transcript: &Transcript,
     ) -> Option<TestRounds<'a>> {
+        let story_id = story.id();
         wf.config.review.test_command.as_ref()?;
         if wf.config.implement.test_rounds == 0 {
             return None;
@@ -182,15 +205,43 @@ impl<'a> TestRounds<'a> {
             dir: dir.to_path_buf(),
             transcript: transcript.clone(),
             rounds: wf.config.implement.test_rounds,
+            named: named_functions(story),
             runs: Mutex::new(Vec::new()),
         })
+    }
+
+    /// The run the check makes: the story's names first, then the test command.
+    async fn check_now(&self) -> Option<TestRun> {
+        let dir = self.dir.clone();
+        let named = self.named.clone();
+        // The board holds the story's own text (and code quoted in notes): no definition.
+        let skip = vec![self.wf.board_dir().to_path_buf(), self.wf.worktrees_dir()];
+        let missing = tokio::task::spawn_blocking(move || undefined(&dir, &named, &skip))
+            .await
+            .unwrap_or_default();
+        if !missing.is_empty() {
+            self.transcript
+                .record("named_check", serde_json::json!({"missing": missing}));
+            return Some(TestRun {
+                command: self
+                    .wf
+                    .config
+                    .review
+                    .test_command
+                    .clone()
+                    .unwrap_or_default(),
+                outcome: TestOutcome::NotDefined { names: missing },
+                output: String::new(),
+            });
+        }
+        run(self.wf, self.story_id, &self.dir, &self.transcript).await
     }
 
     /// The last run and how many runs there were; runs the tests now if the agent never did
     /// (an agent that does not call the check, or one that failed before it could).
     pub async fn last_run(&self) -> Option<(TestRun, usize)> {
         if self.runs().is_empty() {
-            let run = run(self.wf, self.story_id, &self.dir, &self.transcript).await?;
+            let run = self.check_now().await?;
             self.runs().push(run);
         }
         let runs = self.runs();
@@ -207,7 +258,7 @@ impl<'a> TestRounds<'a> {
 #[async_trait]
 impl WorkCheck for TestRounds<'_> {
     async fn run(&self) -> Option<String> {
-        let result = run(self.wf, self.story_id, &self.dir, &self.transcript).await?;
+        let result = self.check_now().await?;
         let how = match self.wf.config.implement.edit_format {
             EditFormat::Whole => {
                 "write each file you fix out whole under its path; the tests will run again"
@@ -241,6 +292,81 @@ impl WorkCheck for TestRounds<'_> {
     }
 }
 
+/// Files looked at for definitions; a larger tree is not searched further.
+const DEFINITION_SCAN: usize = 5_000;
+/// Files larger than this are not searched for definitions.
+const DEFINITION_FILE_BYTES: u64 = 512 * 1024;
+
+/// The functions a story's Summary and Acceptance Criteria name as calls in backticks
+/// (`word_count(text)`, `median([])`), each once: what a feature asks to exist. Method calls
+/// on other objects (`str.title()`) are not the story's to define.
+pub fn named_functions(story: &crate::board::Story) -> Vec<String> {
+    let text = ["Summary", "Acceptance Criteria"]
+        .iter()
+        .filter_map(|name| story.section(name))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut names: Vec<String> = Vec::new();
+    for span in text.split('`').skip(1).step_by(2) {
+        let Some((callee, _)) = span.split_once('(') else {
+            continue;
+        };
+        let callee = callee.trim();
+        let plain = !callee.is_empty()
+            && callee.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !callee.starts_with(|c: char| c.is_ascii_digit());
+        if plain && !names.iter().any(|known| known == callee) {
+            names.push(callee.to_string());
+        }
+    }
+    names
+}
+
+/// Which of `names` no text file under `dir` defines (what .gitignore ignores, `.git` and the
+/// folders in `skip` left out).
+fn undefined(dir: &Path, names: &[String], skip: &[PathBuf]) -> Vec<String> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let mut left: Vec<String> = names.to_vec();
+    let skip = skip.to_vec();
+    let files = ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git"
+                && !skip.iter().any(|folder| entry.path().starts_with(folder))
+        })
+        .build()
+        .flatten()
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
+        .filter(|entry| {
+            entry
+                .metadata()
+                .is_ok_and(|m| m.len() <= DEFINITION_FILE_BYTES)
+        })
+        .take(DEFINITION_SCAN);
+    for entry in files {
+        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        let defined = crate::agents::tools::defined_names(&text);
+        left.retain(|name| !defined.contains(name));
+        if left.is_empty() {
+            break;
+        }
+    }
+    left
+}
+
+fn backticked(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The Implementation Notes' record of the last test run.
 pub fn notes_line(run: &TestRun, runs: usize) -> String {
     let times = if runs == 1 {
@@ -248,7 +374,7 @@ pub fn notes_line(run: &TestRun, runs: usize) -> String {
     } else {
         format!("{runs} runs")
     };
-    match run.outcome {
+    match &run.outcome {
         TestOutcome::Passed => format!(
             "### Tests\n`{}` passed on the last of {times} after the change.",
             run.command
@@ -312,6 +438,32 @@ mod tests {
         assert_eq!(
             notes_line(&failed("FAILED t.py::x - boom\n"), 1),
             "### Tests\n`python3 -m pytest -q` still fails after 1 run: FAILED t.py::x - boom"
+        );
+    }
+}
+
+#[cfg(test)]
+mod named_tests {
+    use super::*;
+
+    #[test]
+    fn the_functions_a_story_names_are_its_backticked_calls() {
+        let text = "---\nid: s\ntitle: t\n---\n# t\n\n## Summary\nAdd `headline(text, width)` to textkit.py; it uses `str.title()` and the existing `truncate` function.\n\n## Acceptance Criteria\n- [ ] `headline(\"a\", 2)` returns `\"A\"`\n- [ ] `median([])` returns `0.0`\n";
+        let story = crate::board::Story::parse(
+            text,
+            std::path::PathBuf::from("/b/ready/t.md"),
+            crate::board::Column::Ready,
+        )
+        .unwrap();
+        assert_eq!(named_functions(&story), ["headline", "median"]);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("textkit.py"), "def median(v):\n    pass\n").unwrap();
+        std::fs::create_dir(dir.path().join("board")).unwrap();
+        std::fs::write(dir.path().join("board/s.md"), "def headline(t, w):\n").unwrap();
+        let board = [dir.path().join("board")];
+        assert_eq!(
+            undefined(dir.path(), &named_functions(&story), &board),
+            ["headline"]
         );
     }
 }

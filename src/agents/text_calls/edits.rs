@@ -97,10 +97,12 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
         .or_else(|| words.find_map(path_like))
         .or_else(|| announced_path(before))
         .or_else(|| {
-            let named = comment_path(first).or_else(|| path_like(first))?;
+            // A comment naming the file, or the path alone in a bare fence with the file in a
+            // fence of its own inside it (a bare path over other lines is a listing, no file).
+            let nested = body.get(1).is_some_and(|line| fence(line).is_some());
+            let named = comment_path(first).or_else(|| path_like(first).filter(|_| nested))?;
             content.remove(0);
-            // The path in a bare fence, then the file in a fence of its own inside it.
-            if content.first().is_some_and(|line| fence(line).is_some()) {
+            if nested {
                 content.remove(0);
             }
             Some(named)
@@ -277,6 +279,7 @@ mod tests {
             "mean([]) returns 0.0:\n```python\nmean([])\n```",
             "stats.py\n```json\n{\"name\": \"read_file\", \"arguments\": {}}\n```",
             "stats.py\n```bash\nls\n```",
+            "### Changed Files:\n```\npyproject.toml\ntextkit.py\ntest_textkit.py\n```",
         ] {
             assert!(edits(text).is_empty(), "{text}");
         }

@@ -48,7 +48,7 @@ const MODIFIERS: &[&str] = &[
 ];
 
 /// The names defined in `text`, in order, each once.
-pub(super) fn names(text: &str) -> Vec<String> {
+pub(crate) fn names(text: &str) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for line in text.lines() {
         if let Some(name) = defined_name(line) {

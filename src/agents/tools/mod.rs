@@ -24,6 +24,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use crate::exec::{head_tail, run_shell_command, CommandEnv, ShellOutput, OUTPUT_BUDGET};
+pub(crate) use definitions::names as defined_names;
 use registry::ToolHandler;
 
 /// What an agent may do: every agent reads, only implement writes and runs commands.

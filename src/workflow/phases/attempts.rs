@@ -103,7 +103,7 @@ impl PhaseRun<'_> {
         revision: Option<&Revision>,
         variant: u32,
     ) -> Result<Produced, AgentError> {
-        let check = TestRounds::new(self.wf, self.story_id, dir, self.transcript);
+        let check = TestRounds::new(self.wf, story, dir, self.transcript);
         let request = PhaseRequest {
             phase: Phase::Implement,
             story,
