@@ -31,6 +31,7 @@ pub struct Config {
     pub review: ReviewConfig,
     pub llm: LlmConfig,
     pub phases: PhasesConfig,
+    pub implement: ImplementConfig,
     pub git: GitConfig,
     pub tools: ToolsConfig,
     pub budget: BudgetConfig,
@@ -84,6 +85,49 @@ pub struct LlmConfig {
     /// Caps every reply (SPEC §15); `phases.<phase>.maxTokens` overrides it for one phase.
     pub max_tokens: u32,
     pub structured_outputs: StructuredOutputs,
+    /// How agents call tools: native function calling, calls read from the reply's text, or
+    /// both (`auto`).
+    pub tool_protocol: ToolProtocol,
+}
+
+/// How tool calls travel (`llm.toolProtocol`). `auto` sends the tools natively and also runs
+/// calls the model wrote in its text; `native` only takes native calls; `text` describes the
+/// tools in the prompt and reads one action per reply from the text, for servers without tool
+/// calling.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum ToolProtocol {
+    #[default]
+    Auto,
+    Native,
+    Text,
+}
+
+/// `implement.*`: how the implement phase checks and chooses its work.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ImplementConfig {
+    /// With `review.testCommand` set: how many times the tests run when the implement model
+    /// says it is done, each failure but the last sent back in the same conversation; 0 runs
+    /// them only at review.
+    pub test_rounds: u32,
+    /// Independent attempts, each in a worktree of its own; the one whose tests pass, then the
+    /// smallest diff, is kept.
+    pub attempts: u32,
+    /// How the implement agent is told to change files.
+    pub edit_format: EditFormat,
+}
+
+/// How the implement agent is asked to change files (`implement.editFormat`). `tools`: with
+/// write_file and edit_file calls. `whole`: by writing each changed file out whole under its
+/// path (aider's "whole" format), which small models get right far more often than code inside
+/// a JSON string; tool calls it writes still run.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum EditFormat {
+    #[default]
+    Tools,
+    Whole,
 }
 
 /// Whether machine-read answers are requested with a JSON schema in `response_format`
@@ -119,6 +163,10 @@ pub struct PhaseConfig {
     /// Overrides `llm.maxTokens` for this phase's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// `false` skips the phase: its flag counts as complete (refine: the story moves to ready
+    /// as written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub enabled: Option<bool>,
 }
 
 /// `phases.<phase>.review` (SPEC §8).
@@ -273,6 +321,8 @@ pub enum NetworkAccess {
     Host,
 }
 
+/// The most independent implement attempts: each holds a worktree and a conversation.
+const MAX_ATTEMPTS: u32 = 16;
 /// The smallest `tools.maxReadBytes`: less would not show a screenful of code.
 const MIN_READ_BYTES: u64 = 1024;
 /// The largest `tools.maxReadBytes`: a reply larger than 16 MiB is refused anyway.
@@ -286,6 +336,11 @@ impl PhasesConfig {
     /// `phases.<phase>.maxTokens`, when set.
     pub fn max_tokens(&self, phase: &str) -> Option<u32> {
         self.phase(phase).and_then(|p| p.max_tokens)
+    }
+
+    /// Whether the phase runs (`phases.<phase>.enabled`, true unless set to false).
+    pub fn enabled(&self, phase: &str) -> bool {
+        self.phase(phase).and_then(|p| p.enabled) != Some(false)
     }
 
     /// `phases.<phase>`, when the phase is one of the four and has settings.
@@ -323,11 +378,15 @@ pub fn default_value() -> Value {
     })
 }
 
-/// The sections `init` does not write out because most boards never need them; a file that
-/// sets them is merged over these like over the rest.
+/// Keys `init` does not write out, because most boards never need them or because they joined
+/// the contract after `init`'s defaults were fixed. They are part of every merged config (so
+/// `config` shows them and `config <key>` finds them), and a file that sets them is merged over
+/// these like over the rest.
 fn optional_defaults() -> Value {
     json!({
-        "remote": { "claimSeconds": 900, "pollSeconds": 15, "timeoutSeconds": 120 }
+        "remote": { "claimSeconds": 900, "pollSeconds": 15, "timeoutSeconds": 120 },
+        "llm": { "toolProtocol": "auto" },
+        "implement": { "testRounds": 3, "attempts": 1, "editFormat": "tools" }
     })
 }
 
@@ -424,6 +483,21 @@ impl Config {
             if self.phases.max_tokens(phase) == Some(0) {
                 return fail(&format!("phases.{phase}.maxTokens"), "must be at least 1");
             }
+        }
+        if !self.phases.enabled("implement") {
+            return fail(
+                "phases.implement.enabled",
+                "implement cannot be skipped: without it a story has no work to review",
+            );
+        }
+        if self.implement.attempts == 0 {
+            return fail("implement.attempts", "must be at least 1");
+        }
+        if self.implement.attempts > MAX_ATTEMPTS {
+            return fail(
+                "implement.attempts",
+                &format!("must be at most {MAX_ATTEMPTS}"),
+            );
         }
         if let Some(url) = &self.llm.base_url {
             if !(url.starts_with("http://") || url.starts_with("https://")) {

@@ -1,13 +1,23 @@
 //! The agent turn loop, independent of any one agent: send, run the tools the model asks for,
-//! send the results back, until the model answers without tool calls.
+//! send the results back, until the model answers without calling a tool; then, when the work
+//! has a check (the project's tests), run it and send a failure back, a bounded number of times.
+//!
+//! Tool calls come however the model makes them (`llm.toolProtocol`): native function calls,
+//! or calls written in the reply's text ([`super::text_calls`]). Under `text` the tools are not
+//! sent at all: the prompt describes them and each reply is read for one action.
+
+mod calls;
 
 use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::llm::{
-    ChatMessage, ChatReply, ChatRequest, Exchange, LlmClient, LlmError, ResponseSchema, Usage,
+    ChatMessage, ChatReply, ChatRequest, Exchange, LlmClient, LlmError, ResponseSchema, Sampling,
+    Usage,
 };
 use super::transcript::Transcript;
+pub use crate::config::ToolProtocol;
+use calls::{Reading, TurnCalls};
 
 /// The result of one tool call as the model will read it. An error here (a bad argument, a
 /// refused path) is for the model to handle, not a reason to end the action; only a `fatal` one
@@ -27,6 +37,20 @@ pub trait ToolExecutor: Send + Sync {
     async fn call(&self, name: &str, arguments: &str) -> ToolResultText;
 }
 
+/// A check of the work an agent did, run when the model says it is done (the project's tests
+/// after implement). A failure goes back to the model in the same conversation.
+#[async_trait]
+pub trait WorkCheck: Send + Sync {
+    /// Checks the work as it is now: `None` when it passes, else what the model should read.
+    async fn run(&self) -> Option<String>;
+
+    /// How many failures may be sent back before the conversation ends anyway.
+    fn feedback_rounds(&self) -> u32;
+
+    /// What the check runs, for the prompt (`python3 -m pytest -q`).
+    fn describe(&self) -> String;
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
     /// The content of the last reply, the one without tool calls.
@@ -41,6 +65,8 @@ pub struct Conversation {
     pub structured: bool,
     /// Why the server refused the tools, when it did and the conversation went on without.
     pub tools_refused: Option<String>,
+    /// Times a failed work check was sent back to the model.
+    pub check_rounds: u32,
 }
 
 /// What every request of a conversation asks for besides its messages.
@@ -50,18 +76,27 @@ pub struct ConverseOptions<'a> {
     pub max_tokens: Option<u32>,
     /// The JSON schema of a machine-read answer (SPEC §15).
     pub schema: Option<&'a ResponseSchema>,
+    /// How tool calls travel.
+    pub protocol: ToolProtocol,
+    /// Temperature and seed, when a retry must not replay an earlier answer.
+    pub sampling: Sampling,
+    /// Under the text protocol, leave the tools out of the prompt: the agent's own prompt says
+    /// how it acts (implement with `editFormat: "whole"`). Calls it writes still run.
+    pub tools_untold: bool,
 }
 
 /// Runs a conversation to its end, with the prompt's reply cap and answer schema.
 ///
-/// Every tool call of a reply is executed in order and answered by exactly one `tool` message
-/// with its id. If the server refuses `tools` on the first request, the request is repeated
-/// once without them. After `max_turns` requests that still end in tool calls, this fails with
+/// Every tool call of a reply is executed in order and answered by exactly one result: a `tool`
+/// message with its id for native calls and for calls read from text under `auto` (the call is
+/// put into the history as the native call it stands for), a user message under `text`. If the
+/// server refuses `tools` on the first request, the request is repeated once without them.
+/// After `max_turns` requests that still end in tool calls, this fails with
 /// [`LlmError::MaxTurns`] without running those last calls.
 ///
 /// The transcript gets each request (only the messages added since the previous request, so it
-/// grows linearly; with the tool names), each response, each tool call with its result, and
-/// each error. Headers and the key never reach it.
+/// grows linearly; with the tool names), each response, each tool call with its result and the
+/// protocol and form it came in, and each error. Headers and the key never reach it.
 pub async fn converse_with(
     client: &LlmClient,
     prompt: Prompt<'_>,
@@ -76,6 +111,7 @@ pub async fn converse_with(
         truncated: false,
         structured: false,
         tools_refused: None,
+        check_rounds: 0,
     };
     match run_turns(client, &prompt, max_turns, transcript, &mut done).await {
         Ok(()) => Ok(done),
@@ -99,13 +135,15 @@ impl std::fmt::Display for ConversationError {
     }
 }
 
-/// What a conversation starts from: the two prompts, the tools the model may call, and what
-/// every request asks for besides its messages.
+/// What a conversation starts from: the two prompts, the tools the model may call, what
+/// checks the work when the model is done, and what every request asks for besides its
+/// messages.
 #[derive(Clone, Copy)]
 pub struct Prompt<'a> {
     pub system: &'a str,
     pub user: &'a str,
     pub tools: Option<&'a dyn ToolExecutor>,
+    pub check: Option<&'a dyn WorkCheck>,
     pub options: ConverseOptions<'a>,
 }
 
@@ -133,6 +171,7 @@ async fn send(
         tools: definitions,
         max_tokens: options.max_tokens,
         schema: options.schema,
+        sampling: options.sampling,
     };
     let exchange: Exchange = client.exchange(&request).await;
     done.usage.add(&exchange.usage());
@@ -154,12 +193,27 @@ async fn run_turns(
 ) -> Result<(), LlmError> {
     let tools = prompt.tools;
     let options = prompt.options;
+    let all_definitions = tools.map(|t| t.definitions()).unwrap_or_default();
+    let reading = Reading::new(options.protocol, &all_definitions);
+    let system = match reading.text_only() && !options.tools_untold {
+        true => format!(
+            "{}\n\n{}",
+            prompt.system,
+            super::prompts::text_protocol(&all_definitions)
+        ),
+        false => prompt.system.to_string(),
+    };
     let mut messages = vec![
-        ChatMessage::System(prompt.system.to_string()),
+        ChatMessage::System(system),
         ChatMessage::User(prompt.user.to_string()),
     ];
-    let mut definitions = tools.map(|t| t.definitions()).unwrap_or_default();
+    let mut definitions = match reading.text_only() {
+        true => Vec::new(),
+        false => all_definitions.clone(),
+    };
     let mut recorded = 0;
+    let mut last_unreadable: Option<String> = None;
+    let mut last_failed: Option<Answered> = None;
     loop {
         done.turns += 1;
         let sent = send(
@@ -204,14 +258,71 @@ async fn run_turns(
             }
         };
         record_response(transcript, done.turns, &reply);
-        if reply.tool_calls.is_empty() {
-            done.truncated = reply.finish_reason.as_deref() == Some("length");
-            done.final_text = reply.content.unwrap_or_default();
-            transcript.record(
-                "done",
-                json!({"turns": done.turns, "tool_calls": done.tool_calls, "usage": done.usage,
-                       "truncated": done.truncated, "structured": done.structured}),
-            );
+        let mut turn = reading.read(&reply, !definitions.is_empty());
+        let edits = std::mem::take(&mut turn.edits);
+        if turn.calls.is_empty() && !edits.is_empty() {
+            // The reply is the model's change: its edits are made, and unless one failed the
+            // reply counts as its answer, checked like any other.
+            turn.calls = edits;
+            if done.turns >= max_turns {
+                let err = LlmError::MaxTurns(max_turns);
+                record_error(transcript, &err);
+                return Err(err);
+            }
+            let answered =
+                answer_calls(tools, turn, &reply, &mut messages, transcript, done).await?;
+            if answered.repeats(last_failed.as_ref()) {
+                return end_repeating(reply, transcript, done);
+            }
+            if answered.any_failed() {
+                last_failed = Some(answered);
+                continue;
+            }
+            if let Some(feedback) =
+                failed_check(prompt.check, &reply, max_turns, transcript, done).await
+            {
+                // One message with what the edits did and what the check found.
+                let made = match messages.pop() {
+                    Some(ChatMessage::User(made)) => made,
+                    other => {
+                        messages.extend(other);
+                        String::new()
+                    }
+                };
+                messages.push(ChatMessage::User(format!("{made}\n\n{feedback}")));
+                continue;
+            }
+            finish(reply, transcript, done);
+            return Ok(());
+        }
+        turn.calls.extend(edits);
+        if turn.calls.is_empty() {
+            if let Some(unreadable) = &turn.unreadable {
+                // The same unreadable reply again: more of the same feedback will not help. It
+                // ends the conversation as its answer, and a retry can ask differently.
+                let repeated = last_unreadable.as_deref() == reply.content.as_deref();
+                if done.turns < max_turns && !repeated {
+                    last_unreadable = reply.content.clone();
+                    transcript.record(
+                        "unreadable_call",
+                        json!({"turn": done.turns, "why": unreadable}),
+                    );
+                    messages.push(reply_as_text(&reply));
+                    messages.push(ChatMessage::User(super::prompts::unreadable_call(
+                        unreadable,
+                        reading.text_only(),
+                    )));
+                    continue;
+                }
+            }
+            if let Some(feedback) =
+                failed_check(prompt.check, &reply, max_turns, transcript, done).await
+            {
+                messages.push(reply_as_text(&reply));
+                messages.push(ChatMessage::User(feedback));
+                continue;
+            }
+            finish(reply, transcript, done);
             return Ok(());
         }
         if done.turns >= max_turns {
@@ -219,41 +330,149 @@ async fn run_turns(
             record_error(transcript, &err);
             return Err(err);
         }
-        messages.push(ChatMessage::Assistant {
-            content: reply.content.clone(),
-            tool_calls: reply.tool_calls.clone(),
-        });
-        for call in &reply.tool_calls {
-            let result = match tools {
-                Some(tools) => tools.call(&call.name, &call.arguments).await,
-                None => ToolResultText {
-                    content: format!(
-                        "Error: no tools are available here, so `{}` cannot be run.",
-                        call.name
-                    ),
-                    is_error: true,
-                    fatal: false,
-                },
-            };
-            done.tool_calls += 1;
-            transcript.record_tool_call(
-                &call.id,
-                &call.name,
-                &call.arguments,
-                &result.content,
-                result.is_error,
-            );
-            if result.fatal {
-                let err = LlmError::Tool(format!("{}: {}", call.name, result.content));
-                record_error(transcript, &err);
-                return Err(err);
-            }
-            messages.push(ChatMessage::Tool {
-                tool_call_id: call.id.clone(),
-                content: result.content,
-            });
+        let answered = answer_calls(tools, turn, &reply, &mut messages, transcript, done).await?;
+        if answered.repeats(last_failed.as_ref()) {
+            return end_repeating(reply, transcript, done);
         }
+        last_failed = Some(answered);
     }
+}
+
+/// Ends a conversation whose model sent the same calls again after reading their results: the
+/// reply is its answer, which the phase's output check will judge (and a retry can then ask
+/// differently).
+fn end_repeating(
+    reply: ChatReply,
+    transcript: &Transcript,
+    done: &mut Conversation,
+) -> Result<(), LlmError> {
+    transcript.record(
+        "repeated_calls",
+        json!({"turn": done.turns, "action": "ended the conversation"}),
+    );
+    finish(reply, transcript, done);
+    Ok(())
+}
+
+/// Runs the work check once the model says it is done; a failure, while rounds are left, is
+/// the feedback to send back.
+async fn failed_check(
+    check: Option<&dyn WorkCheck>,
+    reply: &ChatReply,
+    max_turns: u32,
+    transcript: &Transcript,
+    done: &mut Conversation,
+) -> Option<String> {
+    let check = check?;
+    // A reply cut off by the cap is no claim to be done: the check would judge half a change.
+    if reply.finish_reason.as_deref() == Some("length") {
+        return None;
+    }
+    let feedback = check.run().await?;
+    let rounds_left = done.check_rounds < check.feedback_rounds();
+    if !rounds_left || done.turns >= max_turns {
+        return None;
+    }
+    done.check_rounds += 1;
+    transcript.record(
+        "check_feedback",
+        json!({"round": done.check_rounds, "of": check.feedback_rounds()}),
+    );
+    Some(feedback)
+}
+
+fn finish(reply: ChatReply, transcript: &Transcript, done: &mut Conversation) {
+    done.truncated = reply.finish_reason.as_deref() == Some("length");
+    done.final_text = reply
+        .content
+        .as_deref()
+        .map(super::text_calls::without_template_markup)
+        .unwrap_or_default();
+    transcript.record(
+        "done",
+        json!({"turns": done.turns, "tool_calls": done.tool_calls, "usage": done.usage,
+               "truncated": done.truncated, "structured": done.structured,
+               "check_rounds": done.check_rounds}),
+    );
+}
+
+/// The reply as a plain assistant message, for a history that goes on after it.
+fn reply_as_text(reply: &ChatReply) -> ChatMessage {
+    ChatMessage::Assistant {
+        content: reply.content.clone(),
+        tool_calls: Vec::new(),
+    }
+}
+
+/// How a turn's calls went.
+struct Answered {
+    /// The calls with their results, as (name, arguments, result), to tell a repeat.
+    calls: Vec<(String, String, String)>,
+    failed: usize,
+}
+
+impl Answered {
+    fn any_failed(&self) -> bool {
+        self.failed > 0
+    }
+
+    /// The same calls as the turn before, with the same results: having read what they did,
+    /// the model asks for it again, and will go on asking.
+    fn repeats(&self, previous: Option<&Answered>) -> bool {
+        previous.is_some_and(|before| before.calls == self.calls)
+    }
+}
+
+/// Runs a turn's calls and puts them and their results into the history.
+async fn answer_calls(
+    tools: Option<&dyn ToolExecutor>,
+    turn: TurnCalls,
+    reply: &ChatReply,
+    messages: &mut Vec<ChatMessage>,
+    transcript: &Transcript,
+    done: &mut Conversation,
+) -> Result<Answered, LlmError> {
+    let mut results = Vec::with_capacity(turn.calls.len());
+    let mut answered = Answered {
+        calls: Vec::with_capacity(turn.calls.len()),
+        failed: 0,
+    };
+    for (call, form) in &turn.calls {
+        let result = match tools {
+            Some(tools) => tools.call(&call.name, &call.arguments).await,
+            None => ToolResultText {
+                content: format!(
+                    "Error: no tools are available here, so `{}` cannot be run.",
+                    call.name
+                ),
+                is_error: true,
+                fatal: false,
+            },
+        };
+        done.tool_calls += 1;
+        transcript.record_tool_call(
+            &call.id,
+            &call.name,
+            &call.arguments,
+            &result.content,
+            result.is_error,
+            *form,
+        );
+        if result.fatal {
+            let err = LlmError::Tool(format!("{}: {}", call.name, result.content));
+            record_error(transcript, &err);
+            return Err(err);
+        }
+        answered.failed += usize::from(result.is_error);
+        answered.calls.push((
+            call.name.clone(),
+            call.arguments.clone(),
+            result.content.clone(),
+        ));
+        results.push(result.content);
+    }
+    turn.into_history(reply, results, messages);
+    Ok(answered)
 }
 
 fn record_request(
@@ -263,14 +482,7 @@ fn record_request(
     total: usize,
     tools: &[Value],
 ) {
-    let names: Vec<&str> = tools
-        .iter()
-        .filter_map(|t| {
-            t.get("function")
-                .and_then(|f| f.get("name"))
-                .and_then(Value::as_str)
-        })
-        .collect();
+    let names: Vec<&str> = tools.iter().filter_map(calls::tool_name).collect();
     let messages: Vec<Value> = new.iter().map(ChatMessage::to_json).collect();
     transcript.record(
         "request",

@@ -32,10 +32,11 @@ use super::meter::StoryMeter;
 use crate::config::{Config, StructuredOutputs};
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
+pub(crate) use messages::generated_call_id;
 pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
 pub use models::{list_models, ModelList, ProbeError};
 use request::{context_length_message, tokens_of_chars, TokenField, CHARS_PER_TOKEN};
-pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema};
+pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema, Sampling};
 /// The HTTP client every outgoing request of the tool uses (TLS set up once, no redirect to
 /// another origin); notification webhooks go through it too.
 pub(crate) use transport::http_client;
@@ -454,6 +455,12 @@ impl LlmClient {
         body[field.key()] = json!(max_tokens);
         if !request.tools.is_empty() {
             body["tools"] = Value::Array(request.tools.to_vec());
+        }
+        if let Some(temperature) = request.sampling.temperature {
+            body["temperature"] = json!(temperature);
+        }
+        if let Some(seed) = request.sampling.seed {
+            body["seed"] = json!(seed);
         }
         if let Some(schema) = request.schema.filter(|_| structured) {
             body["response_format"] = if self.schema_level() == SCHEMA_BOUNDED {

@@ -7,9 +7,10 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::conversation::{
-    converse_with, ConversationError, ConverseOptions, Prompt, ToolExecutor, ToolResultText,
+    converse_with, ConversationError, ConverseOptions, Prompt, ToolExecutor, ToolProtocol,
+    ToolResultText,
 };
-use super::llm::LlmClient;
+use super::llm::{LlmClient, Sampling};
 use super::meter::{CallMeter, StoryMeter};
 use super::structured::{gate_schema, gate_text, verdict_schema};
 use super::tools::{Sandbox, ToolAccess, ToolBox, ToolLimits};
@@ -21,7 +22,7 @@ use super::{
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
-use crate::config::{Config, PhasesConfig, CONFIG_FILE};
+use crate::config::{Config, EditFormat, PhasesConfig, CONFIG_FILE};
 
 pub struct LlmAgents {
     client: LlmClient,
@@ -31,6 +32,8 @@ pub struct LlmAgents {
     sandbox: Sandbox,
     /// `llm.maxTokens`, and the per-phase overrides.
     max_tokens: u32,
+    tool_protocol: ToolProtocol,
+    edit_format: EditFormat,
     phases: PhasesConfig,
     /// The run's budget meter; every call of a story is admitted and counted there.
     meter: Option<Arc<dyn CallMeter>>,
@@ -64,6 +67,7 @@ impl<'a> Ask<'a> {
                 system,
                 user,
                 tools: Some(tools),
+                check: None,
                 options,
             },
             transcript,
@@ -115,6 +119,8 @@ impl LlmAgents {
             board_in_tree: PathBuf::from(&config.sdlc_folder),
             board_dir,
             max_tokens: config.llm.max_tokens,
+            tool_protocol: config.llm.tool_protocol,
+            edit_format: config.implement.edit_format,
             phases: config.phases.clone(),
             meter: None,
         }
@@ -200,6 +206,7 @@ impl LlmAgents {
                 truncated: conversation.truncated,
                 tool_calls: conversation.tool_calls,
                 tools_refused: conversation.tools_refused,
+                check_rounds: conversation.check_rounds,
             }),
             Err(ConversationError { error, usage }) => Err(AgentError::from((error, usage))),
         }
@@ -221,6 +228,9 @@ impl LlmAgents {
         let options = ConverseOptions {
             max_tokens: None,
             schema: Some(verdict_schema()),
+            protocol: self.tool_protocol,
+            sampling: Sampling::default(),
+            tools_untold: false,
         };
         let ask = Ask::new(story_id, &system, user, tools, &transcript, options);
         let first = self.talk(ask).await?;
@@ -277,42 +287,51 @@ impl Agents for LlmAgents {
         } else {
             ToolAccess::ReadOnly
         };
-        let tools = self.tools(request.work_dir, access);
-        let context = format!(
-            "{}\n{}",
-            prompts::story_context(request.story, Some(request.phase)),
+        let mut tools = self.tools(request.work_dir, access);
+        let story_text = prompts::story_context(request.story, Some(request.phase));
+        let mut context = format!(
+            "{story_text}\n{}",
             prompts::project_context(request.work_dir, &self.board_dir)
         );
-        let user = prompts::assemble(
-            &context,
-            request.revision,
-            prompts::phase_task(request.phase),
-        );
-        let system = prompts::phase_system(request.phase);
+        if request.phase == Phase::Implement {
+            let files = prompts::named_files(request.work_dir, &self.board_dir, &story_text);
+            if !files.text.is_empty() {
+                context = format!("{context}\n{}", files.text);
+            }
+            tools = tools.shown(&files.paths);
+        }
+        let mut task = prompts::phase_task(request.phase, self.edit_format).to_string();
+        if let Some(check) = request.check {
+            task.push_str(&prompts::tests_note(&check.describe()));
+        }
+        let user = prompts::assemble(&context, request.revision, &task);
+        let system = prompts::phase_system(request.phase, self.tool_protocol, self.edit_format);
         let options = ConverseOptions {
             max_tokens: self.phases.max_tokens(request.phase.name()),
             schema: None,
+            protocol: self.tool_protocol,
+            sampling: sampling_for(request.variant),
+            tools_untold: access == ToolAccess::ReadWrite && self.edit_format == EditFormat::Whole,
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();
-        let talk = self.talk(Ask::new(
-            story_id,
-            &system,
-            &user,
-            &tools,
-            &transcript,
-            options,
-        ));
+        let mut ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);
+        ask.prompt.check = request.check;
         // What a command changes that no agent may change (the config, the board, the
         // tool's refs) is caught by the box's guard around that command.
-        let output = talk.await?;
+        let output = self.talk(ask).await?;
         // Whether the output is good enough to keep is the workflow's call (it checks every
         // phase's output the same way, whoever produced it).
         Ok(output)
     }
 
     async fn review(&self, request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError> {
-        let user = prompts::review_user(request.story, request.diff);
+        let user = prompts::review_user(
+            request.story,
+            request.diff,
+            request.tests_passed,
+            request.work_dir,
+        );
         let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
         let asks = Perspective::ALL
             .map(|p| self.perspective(request.story.id(), p, &user, &tools, request.transcript));
@@ -357,6 +376,9 @@ impl Agents for LlmAgents {
         let options = ConverseOptions {
             max_tokens: None,
             schema: Some(gate_schema()),
+            protocol: self.tool_protocol,
+            sampling: Sampling::default(),
+            tools_untold: false,
         };
         let story_id = request.story.id();
         let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);
@@ -385,6 +407,19 @@ impl Agents for LlmAgents {
 
     fn endpoint(&self) -> Option<&crate::agents::llm::LlmSettings> {
         Some(self.client.settings())
+    }
+}
+
+/// How a phase's reply is sampled: the server's defaults on its first try, then for each retry
+/// or further attempt another seed and a temperature that climbs, so that a retry is never a
+/// replay of the answer that was refused.
+fn sampling_for(variant: u32) -> Sampling {
+    if variant == 0 {
+        return Sampling::default();
+    }
+    Sampling {
+        temperature: Some((0.2 + 0.3 * variant as f32).min(1.0)),
+        seed: Some(u64::from(variant)),
     }
 }
 

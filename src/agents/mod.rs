@@ -7,6 +7,7 @@ pub mod llm_agents;
 pub mod meter;
 pub mod prompts;
 pub mod structured;
+pub mod text_calls;
 pub mod tools;
 pub mod transcript;
 pub mod verdict;
@@ -38,6 +39,12 @@ pub struct PhaseRequest<'a> {
     /// The working tree the agent may read and (for implement) change.
     pub work_dir: &'a Path,
     pub transcript: &'a Transcript,
+    /// What checks the work when the model says it is done (implement with a test command),
+    /// and how often a failure may go back to it.
+    pub check: Option<&'a dyn conversation::WorkCheck>,
+    /// 0 for the phase's first try in this action; each retry or further attempt counts up,
+    /// so that it is asked differently and does not replay an answer already refused.
+    pub variant: u32,
 }
 
 /// What an agent produced, and what producing it cost.
@@ -51,6 +58,8 @@ pub struct AgentOutput {
     pub tool_calls: u32,
     /// The server refused the tools and the agent went on without them.
     pub tools_refused: Option<String>,
+    /// Times a failed work check (the tests) was sent back to the model.
+    pub check_rounds: u32,
 }
 
 /// An agent that could not finish. The action ends, the story keeps its state and gets
@@ -135,6 +144,8 @@ impl Perspective {
 pub struct ReviewRequest<'a> {
     pub story: &'a Story,
     pub diff: &'a str,
+    /// The test command that passed on the work just before the review, when one is set.
+    pub tests_passed: Option<&'a str>,
     /// The story's working tree, which the reviewers may read.
     pub work_dir: &'a Path,
     pub transcript: &'a Transcript,

@@ -1,10 +1,15 @@
 //! What the agents are told. Each user message carries only what its phase needs, then the
 //! Revision Instructions when the phase is re-run (SPEC §9), then `## Task`.
 
+mod named_files;
+
 use std::path::Path;
+
+pub use named_files::{named_files, NamedFiles};
 
 use super::Revision;
 use crate::board::{Phase, Story};
+use crate::config::{EditFormat, ToolProtocol};
 
 /// A section longer than this is cut to its head and tail in prompts, so one long story cannot
 /// blow up every request.
@@ -19,12 +24,14 @@ pub fn identity(role: &str) -> String {
     format!("You are the agentic-sdlc {role} agent.")
 }
 
-pub fn phase_system(phase: Phase) -> String {
+pub fn phase_system(phase: Phase, protocol: ToolProtocol, edits: EditFormat) -> String {
     let role_text = match phase {
         Phase::Refine => "You turn a rough story into a clear, testable one. You may read the repository with the tools given to understand the context, but you change nothing.",
         Phase::Research => "You research how a story fits the existing codebase: the relevant files, patterns, constraints and risks. Read the repository with the tools given; change nothing.",
         Phase::Plan => "You write a step-by-step implementation plan for a story, grounded in the research and the real code. Read the repository with the tools given; change nothing.",
-        Phase::Implement => "You implement a story in the repository with the tools given: read before you edit, keep changes focused, and run the project's tests or build with run_command to check your work. Paths are relative to the repository root; the .git folder and the board folder are off limits.",
+        // No "answer in Markdown" here: asked for prose before it has made its changes, a
+        // small model writes the code into its answer instead of into the files.
+        Phase::Implement => return implement_system(protocol, edits),
     };
     format!(
         "{}\n{role_text}\nAnswer in Markdown.",
@@ -32,13 +39,38 @@ pub fn phase_system(phase: Phase) -> String {
     )
 }
 
-pub fn phase_task(phase: Phase) -> &'static str {
+/// Implement's instructions. With `implement.editFormat: "tools"` the model is led to call
+/// tools; with `"whole"`, to write each changed file out whole under its path (aider's "whole"
+/// edit format): a small model gets that right far more often than code inside a JSON string,
+/// and it is not drawn to tools it does not need (the files the story names are in its prompt).
+fn implement_system(protocol: ToolProtocol, edits: EditFormat) -> String {
+    const SCOPE: &str = "Keep the change focused on the story, and add or update tests when the story asks for them. Paths are relative to the repository root; the .git folder and the board folder are off limits.";
+    let how = match edits {
+        EditFormat::Whole => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply.\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. When every change is made, reply with short notes on what you changed.",
+        EditFormat::Tools => "You change the files of the repository with the tools, one step at a time: read a file, then change it (edit_file for a part of a file, write_file for a new file or a whole small one).\nYour first reply is a tool call. Only when every change is made, reply without a tool call; the project's tests then run, and if they fail you get their output to fix.",
+    };
+    let mut out = format!("{}\n{how}\n{SCOPE}", identity(Phase::Implement.name()));
+    if edits == EditFormat::Tools && protocol != ToolProtocol::Native {
+        out.push_str("\nYou may also change a file by writing it out whole: its path alone on a line, then the complete new content in a code block. Such a reply is your change; the tests then run.");
+    }
+    out
+}
+
+pub fn phase_task(phase: Phase, edits: EditFormat) -> &'static str {
     match phase {
+        Phase::Implement if edits == EditFormat::Whole => "Make the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed, in which files, and how you checked it.",
         Phase::Refine => "Rewrite the story's summary and acceptance criteria. Answer with exactly two sections:\n\n## Summary\n<what and why, in a few sentences>\n\n## Acceptance Criteria\n- [ ] <a testable criterion>\n- [ ] …",
         Phase::Research => "Research this story. Report the relevant files and how they work today, patterns to follow, dependencies, risks and open questions. Answer with the findings only (no top-level heading).",
         Phase::Plan => "Write the implementation plan for this story: numbered steps naming the files to change, the tests to add or update, and how to verify the result. Answer with the plan only (no top-level heading).",
-        Phase::Implement => "Implement this story now by changing the repository with the tools. When you are done, answer with implementation notes: what you changed and why, the files touched, and how you verified it.",
+        Phase::Implement => "Make the changes now, with the tools (a file shown above need not be read again). When every change is made, reply without a tool call with short implementation notes: what you changed, in which files, and how you checked it.",
     }
+}
+
+/// Tells the implement agent how its work is checked, so it need not guess the test command.
+pub fn tests_note(command: &str) -> String {
+    format!(
+        " The project's tests run with `{command}` once you are done; if they fail you get their output."
+    )
 }
 
 /// The Revision Instructions section of SPEC §9, ending with the `## Task` heading it precedes.
@@ -73,7 +105,22 @@ pub fn assemble(context: &str, revision: Option<&Revision>, task: &str) -> Strin
     out.push_str("## Task\n");
     out.push_str(task);
     out.push('\n');
+    if let Some(revision) = revision {
+        // Small models weigh the end of a prompt most: the feedback is repeated last, so a
+        // re-run acts on it instead of repeating the previous output.
+        out.push_str(&format!(
+            "\nAct on this feedback first: {}\n",
+            head_tail(&one_paragraph(&revision.feedback), FEEDBACK_REMINDER)
+        ));
+    }
     out
+}
+
+/// The most of the feedback repeated after the task.
+const FEEDBACK_REMINDER: usize = 600;
+
+fn one_paragraph(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 /// The story as a phase sees it: its description and the sections of the phases before it.
@@ -134,7 +181,12 @@ pub fn project_context(root: &Path, board_dir: &Path) -> String {
     let mut entries: Vec<String> = std::fs::read_dir(root)
         .map(|dir| {
             dir.filter_map(|e| e.ok())
-                .filter(|e| e.file_name() != ".git" && e.path() != board_dir)
+                // The tool's own files are no part of the project the agent works on.
+                .filter(|e| {
+                    e.file_name() != ".git"
+                        && e.file_name() != crate::config::CONFIG_FILE
+                        && e.path() != board_dir
+                })
                 .map(|e| {
                     let name = e.file_name().to_string_lossy().to_string();
                     if e.path().is_dir() {
@@ -171,21 +223,87 @@ pub fn review_system(role: &str) -> String {
     )
 }
 
-pub fn review_user(story: &Story, diff: &str) -> String {
+/// What the reviewers read: the story, whether the project's tests passed on the work, the
+/// changed files as they are now, and the diff.
+///
+/// Small reviewers report the bug a story describes as a flaw of the change that fixes it: the
+/// Summary is labelled as written before the change, the code after the change is shown whole,
+/// and the task is to check each acceptance criterion against that code.
+pub fn review_user(
+    story: &Story,
+    diff: &str,
+    tests_passed: Option<&str>,
+    work_dir: &Path,
+) -> String {
+    let meta = &story.meta;
+    let mut context = format!("# Story: {}\n\nType: {}\n", meta.title, meta.story_type);
+    let sections = [
+        (
+            "Summary",
+            "What the story asked for (written before the change)",
+        ),
+        ("Acceptance Criteria", "Acceptance Criteria"),
+        ("Research", "Research"),
+        ("Implementation Plan", "Implementation Plan"),
+        ("Implementation Notes", "Implementation Notes"),
+    ];
+    for (name, heading) in sections {
+        if let Some(content) = story.section(name).filter(|c| !c.is_empty()) {
+            context.push_str(&format!(
+                "\n## {heading}\n{}\n",
+                head_tail(content, SECTION_BUDGET)
+            ));
+        }
+    }
+    if let Some(command) = tests_passed {
+        context.push_str(&format!(
+            "\n# Tests\nThe project's tests (`{command}`) pass with this change.\n"
+        ));
+    }
+    let changed = changed_files(work_dir, diff);
+    if !changed.is_empty() {
+        context.push_str(&format!(
+            "\n# The changed files after the change\n{changed}"
+        ));
+    }
     let diff = if diff.trim().is_empty() {
         "(no changes found in the working tree)".to_string()
     } else {
         head_tail(diff, DIFF_BUDGET)
     };
-    let context = format!(
-        "{}\n\n# Diff of the work\n```diff\n{diff}\n```\n",
-        story_context(story, None)
-    );
+    context.push_str(&format!("\n# Diff of the work\n```diff\n{diff}\n```\n"));
     assemble(
         &context,
         None,
-        "Review the work against the story. Answer with the JSON verdict only.",
+        "Check each acceptance criterion against the code after the change, and look for defects the change adds. The work passes when the changed code meets every criterion. Report only real problems of the changed code, each naming its file: what the story asked for describes the code before the change, not a problem of the change. Answer with the JSON verdict only.",
     )
+}
+
+/// Changed files shown whole to the reviewers at most.
+const REVIEW_FILES: usize = 4;
+/// The largest changed file shown whole.
+const REVIEW_FILE_BYTES: u64 = 16 * 1024;
+
+/// The text files the diff changes, as they are in `work_dir` now, each in a fence under its
+/// path; deleted, binary and large files are left to the diff.
+fn changed_files(work_dir: &Path, diff: &str) -> String {
+    let mut out = String::new();
+    let paths = diff
+        .lines()
+        .filter_map(|line| line.strip_prefix("+++ b/"))
+        .take(REVIEW_FILES);
+    for path in paths {
+        let full = work_dir.join(path);
+        let small =
+            std::fs::metadata(&full).is_ok_and(|m| m.is_file() && m.len() <= REVIEW_FILE_BYTES);
+        let Some(text) = small.then(|| std::fs::read_to_string(&full).ok()).flatten() else {
+            continue;
+        };
+        let fence = if text.contains("```") { "~~~~" } else { "```" };
+        let newline = if text.ends_with('\n') { "" } else { "\n" };
+        out.push_str(&format!("## {path}\n{fence}\n{text}{newline}{fence}\n"));
+    }
+    out
 }
 
 /// The most of a previous answer a reminder quotes: a runaway answer re-sent whole once
@@ -247,6 +365,98 @@ pub fn gate_user(story: &Story, phase: Phase, output: &str, criteria: Option<&st
         &context,
         None,
         &format!("Review the {phase} output against the criteria and decide.{predecessor}"),
+    )
+}
+
+/// How a model without tool calling acts (`llm.toolProtocol: "text"`): the tools, and the one
+/// action per reply it writes, in the forms small models write unprompted (a JSON object in a
+/// ```json fence, or a ```bash fence for a command).
+pub fn text_protocol(definitions: &[serde_json::Value]) -> String {
+    let names: Vec<&str> = definitions
+        .iter()
+        .filter_map(|d| d["function"]["name"].as_str())
+        .collect();
+    let mut out = String::from(
+        "# How you act\nYou act through tools. Each reply holds exactly one action: a JSON \
+         object with the tool's name and its arguments, in a \
+         ```json fence:\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \
+         \"README.md\"}}\n```\n",
+    );
+    if names.contains(&"run_command") {
+        out.push_str("A shell command may also be the action, alone in a ```bash fence.\n");
+    }
+    out.push_str("The result comes back in the next message. When the work is done, reply without any action: that reply is your final answer.\n\n# Tools\n");
+    for definition in definitions {
+        let function = &definition["function"];
+        let name = function["name"].as_str().unwrap_or("?");
+        let parameters = &function["parameters"];
+        let required: Vec<&str> = parameters["required"]
+            .as_array()
+            .map(|r| r.iter().filter_map(serde_json::Value::as_str).collect())
+            .unwrap_or_default();
+        let arguments: Vec<String> = parameters["properties"]
+            .as_object()
+            .map(|properties| {
+                properties
+                    .iter()
+                    .map(|(argument, schema)| {
+                        let kind = schema["type"].as_str().unwrap_or("value");
+                        let optional = if required.contains(&argument.as_str()) {
+                            ""
+                        } else {
+                            ", optional"
+                        };
+                        format!("{argument} ({kind}{optional})")
+                    })
+                    .collect()
+            })
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "- {name}: {} Arguments: {}.\n",
+            function["description"].as_str().unwrap_or("").trim(),
+            if arguments.is_empty() {
+                "none".to_string()
+            } else {
+                arguments.join(", ")
+            }
+        ));
+    }
+    out
+}
+
+/// The most of one tool result a text-protocol observation quotes.
+const OBSERVATION_BUDGET: usize = 12_000;
+
+/// One action's result as the model reads it under the text protocol.
+pub fn text_result(name: &str, form: crate::agents::text_calls::CallForm, result: &str) -> String {
+    let what = match form {
+        crate::agents::text_calls::CallForm::BashFence => "Output of your command".to_string(),
+        _ => format!("Result of {name}"),
+    };
+    format!("{what}:\n{}", head_tail(result, OBSERVATION_BUDGET))
+}
+
+/// The message that answers a text-protocol reply.
+pub fn text_results(observations: &[String], left_out: usize) -> String {
+    let mut out = observations.join("\n\n");
+    if left_out > 0 {
+        out.push_str(&format!(
+            "\n\n(Only your first action was run; {left_out} more in the same reply were not. Send one action per reply.)"
+        ));
+    }
+    out.push_str("\n\nReply with your next action, or without one when the work is done.");
+    out
+}
+
+/// Sent back when a reply held a call that could not be read.
+pub fn unreadable_call(why: &str, text_only: bool) -> String {
+    let form = if text_only {
+        "one JSON object in a ```json fence"
+    } else {
+        "a tool call"
+    };
+    format!(
+        "Error: {why}. Nothing was run. Send the call again as {form}: {{\"name\": \"<tool>\", \"arguments\": {{…}}}}, with valid JSON (strings in double quotes, newlines as \\n)."
     )
 }
 

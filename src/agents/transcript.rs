@@ -114,7 +114,8 @@ impl Transcript {
         self.sink.as_deref().map(|sink| sink.path.as_path())
     }
 
-    /// Records one tool call with its arguments and result, and tells the observer.
+    /// Records one tool call with its arguments, its result, and the protocol and form it came
+    /// through (a native call, or one read from the reply's text), and tells the observer.
     pub fn record_tool_call(
         &self,
         id: &str,
@@ -122,11 +123,13 @@ impl Transcript {
         arguments: &str,
         result: &str,
         is_error: bool,
+        form: crate::agents::text_calls::CallForm,
     ) {
         self.record(
             "tool_call",
             serde_json::json!({"id": id, "name": name, "arguments": arguments,
-                   "result": result, "is_error": is_error}),
+                   "result": result, "is_error": is_error,
+                   "protocol": form.protocol(), "form": form.name()}),
         );
         if let Some(observer) = &self.observer {
             observer.tool_called(&self.agent, name, is_error);

@@ -104,6 +104,29 @@ fn errors_name_the_key() {
             json!({"notify": {"events": ["story_done"]}}),
             "notify.events",
         ),
+        (
+            json!({"llm": {"toolProtocol": "smoke"}}),
+            "llm.toolProtocol",
+        ),
+        (json!({"implement": {"attempts": 0}}), "implement.attempts"),
+        (json!({"implement": {"attempts": 99}}), "implement.attempts"),
+        (
+            json!({"implement": {"testRounds": -1}}),
+            "implement.testRounds",
+        ),
+        (json!({"implement": {"rounds": 1}}), "rounds"),
+        (
+            json!({"implement": {"editFormat": "diff"}}),
+            "implement.editFormat",
+        ),
+        (
+            json!({"phases": {"plan": {"enabled": "no"}}}),
+            "phases.plan.enabled",
+        ),
+        (
+            json!({"phases": {"implement": {"enabled": false}}}),
+            "phases.implement.enabled",
+        ),
     ];
     for (user, key) in cases {
         let err = from(user.clone()).unwrap_err().to_string();
@@ -166,4 +189,22 @@ fn dotted_set_and_get() {
         get_dotted(&doc, "refinement.maxIterations"),
         Some(&json!(4))
     );
+}
+
+#[test]
+fn keys_added_later_have_defaults_that_init_does_not_write() {
+    let config = from(json!({})).unwrap();
+    assert_eq!(config.llm.tool_protocol, ToolProtocol::Auto);
+    assert_eq!(config.implement.test_rounds, 3);
+    assert_eq!(config.implement.attempts, 1);
+    assert_eq!(config.implement.edit_format, EditFormat::Tools);
+    assert!(config.phases.enabled("research"));
+    assert!(get_dotted(&default_value(), "implement").is_none());
+    assert_eq!(
+        get_dotted(&merged_value(&json!({})), "llm.toolProtocol"),
+        Some(&json!("auto"))
+    );
+    let skipping = from(json!({"phases": {"research": {"enabled": false}}})).unwrap();
+    assert!(!skipping.phases.enabled("research"));
+    assert!(skipping.phases.enabled("plan"));
 }

@@ -172,8 +172,13 @@ impl Renderer {
                     "←"
                 };
                 let name = entry["name"].as_str().unwrap_or("?");
+                // A call the model wrote in its text says how it was read.
+                let via = match (entry["protocol"].as_str(), entry["form"].as_str()) {
+                    (Some("text"), Some(form)) => format!(" (from text: {form})"),
+                    _ => String::new(),
+                };
                 out.extend(self.block(
-                    &format!("    {mark} {name}: "),
+                    &format!("    {mark} {name}{via}: "),
                     entry["result"].as_str().unwrap_or(""),
                 ));
             }

@@ -291,16 +291,7 @@ pub fn commit_all(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<
 }
 
 fn commit_all_now(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<String>, GitError> {
-    let ignored = normalize_ignore(dir, ignore)?;
-    let pathspecs = whole_repo_pathspecs(&ignored);
-    // `git add` fails when a pathspec, even an excluding one, names a path `.gitignore`
-    // ignores, as users often do with the board; those are never added anyway.
-    let addable = without_gitignored(dir, ignored)?;
-    checked(
-        git(dir)
-            .args(["add", "--all", "--"])
-            .args(whole_repo_pathspecs(&addable)),
-    )?;
+    let pathspecs = stage_all(dir, ignore)?;
     let staged = run(git(dir)
         .args(["diff", "--cached", "--quiet", "--"])
         .args(&pathspecs))?;
@@ -316,6 +307,22 @@ fn commit_all_now(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<
     // No hooks run (see `command::git`).
     checked(commit.args(["commit", "--quiet", "-m", message]))?;
     head_commit(dir)
+}
+
+/// Stages every change outside `ignore`; returns the pathspecs that name the whole repository
+/// without `ignore`.
+pub(super) fn stage_all(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, GitError> {
+    let ignored = normalize_ignore(dir, ignore)?;
+    let pathspecs = whole_repo_pathspecs(&ignored);
+    // `git add` fails when a pathspec, even an excluding one, names a path `.gitignore`
+    // ignores, as users often do with the board; those are never added anyway.
+    let addable = without_gitignored(dir, ignored)?;
+    checked(
+        git(dir)
+            .args(["add", "--all", "--"])
+            .args(whole_repo_pathspecs(&addable)),
+    )?;
+    Ok(pathspecs)
 }
 
 /// The paths `.gitignore` does not ignore (tracked paths never are).

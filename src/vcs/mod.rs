@@ -62,7 +62,10 @@ pub use snapshot::{
     changed_paths, commit_files, differ_outside, follow_checkout, is_ancestor, read_files,
     reset_checkout, resolve, set_ref, worktree_changes, Followed,
 };
-pub use worktrees::{ensure_worktree, list_worktrees, remove_worktree};
+pub use worktrees::{
+    add_scratch_worktree, apply_patch, ensure_worktree, list_worktrees, patch_since,
+    remove_worktree,
+};
 
 /// Dirty paths a `DirtyTree` message lists before summarising the rest.
 const DIRTY_LIST_CAP: usize = 10;

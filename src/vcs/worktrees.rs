@@ -2,8 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::branches::{branch_tip, create_branch_if_missing, BRANCH_PREFIX};
-use super::command::{checked, git};
+use super::branches::{branch_tip, create_branch_if_missing, stage_all, BRANCH_PREFIX};
+use super::command::{checked, failure, git, with_input};
 use super::repo::{head_commit, is_repo};
 use super::GitError;
 
@@ -94,6 +94,54 @@ pub fn remove_worktree(repo: &Path, path: &Path) -> Result<(), GitError> {
     }
     checked(git(repo).args(["worktree", "prune"]))?;
     Ok(())
+}
+
+/// A throwaway working tree at `path` with `commit` checked out and no branch: one of several
+/// independent attempts at the same work, which is kept only as a patch.
+pub fn add_scratch_worktree(repo: &Path, path: &Path, commit: &str) -> Result<(), GitError> {
+    let _ = checked(git(repo).args(["worktree", "prune"]));
+    if path.exists() {
+        remove_worktree(repo, path)?;
+        // A leftover folder that is not a worktree (a crash in the middle of a removal).
+        let _ = std::fs::remove_dir_all(path);
+    }
+    checked(
+        git(repo)
+            .args(["worktree", "add", "--quiet", "--detach"])
+            .arg(path)
+            .arg(commit),
+    )?;
+    Ok(())
+}
+
+/// Everything changed in `dir` since `base`, new files included and `ignore` left out, as a
+/// patch `git apply` takes (binary files too). Stages in `dir`'s own index.
+pub fn patch_since(dir: &Path, base: &str, ignore: &[&Path]) -> Result<String, GitError> {
+    let pathspecs = stage_all(dir, ignore)?;
+    let output = checked(
+        git(dir)
+            .args(["diff", "--cached", "--binary", "--no-color", base, "--"])
+            .args(&pathspecs),
+    )?;
+    Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
+/// Applies a patch made by [`patch_since`] to the working tree of `dir`.
+pub fn apply_patch(dir: &Path, patch: &str) -> Result<(), GitError> {
+    if patch.trim().is_empty() {
+        return Ok(());
+    }
+    let mut apply = git(dir);
+    apply.args(["apply", "--binary", "--whitespace=nowarn", "-"]);
+    let output = with_input(&mut apply, patch.as_bytes()).map_err(|source| GitError::Spawn {
+        command: "git apply".to_string(),
+        source,
+    })?;
+    if output.status.success() {
+        Ok(())
+    } else {
+        Err(failure(&apply, &output))
+    }
 }
 
 /// Every working tree of the repository, the main one first (git's order).

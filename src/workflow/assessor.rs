@@ -70,14 +70,23 @@ pub struct Policy {
     pub create_pr: bool,
     /// `git.integrate: "merge"`: a dependency counts as done only once its work is merged.
     pub dependencies_merged: bool,
+    /// Phases switched off (`phases.<phase>.enabled: false`): their flags count as complete,
+    /// and a skipped refine moves a story to ready as written.
+    pub skip_refine: bool,
+    pub skip_research: bool,
+    pub skip_plan: bool,
 }
 
 impl Policy {
     pub fn from_config(config: &crate::config::Config) -> Policy {
         use crate::config::Integrate;
+        let phases = &config.phases;
         Policy {
             create_pr: config.git.integrate == Integrate::Pr,
             dependencies_merged: config.git.integrate == Integrate::Merge,
+            skip_refine: !phases.enabled("refine"),
+            skip_research: !phases.enabled("research"),
+            skip_plan: !phases.enabled("plan"),
         }
     }
 }
@@ -157,11 +166,12 @@ pub fn assess(board: &Board, policy: Policy) -> Assessment {
 
 fn next_for(story: &StorySummary, board: &HashMap<&str, &StorySummary>, policy: Policy) -> Next {
     if story.column == Column::Backlog {
-        return Next::Act(
-            ActionType::Refine,
-            500,
-            "in backlog: needs refinement".into(),
-        );
+        let reason = if policy.skip_refine {
+            "in backlog: refine is skipped, so it moves to ready as written"
+        } else {
+            "in backlog: needs refinement"
+        };
+        return Next::Act(ActionType::Refine, 500, reason.into());
     }
     let unfinished: Vec<String> = story
         .meta
@@ -199,9 +209,9 @@ fn next_for(story: &StorySummary, board: &HashMap<&str, &StorySummary>, policy: 
         );
     }
     let meta = &story.meta;
-    if !meta.research_complete {
+    if !meta.research_complete && !policy.skip_research {
         Next::Act(ActionType::Research, 200, "research not complete".into())
-    } else if !meta.plan_complete {
+    } else if !meta.plan_complete && !policy.skip_plan {
         Next::Act(ActionType::Plan, 300, "plan not complete".into())
     } else if !meta.implementation_complete {
         let offset = if story.column == Column::InProgress {
@@ -301,7 +311,7 @@ mod tests {
     fn only_action(stories: Vec<Story>, create_pr: bool) -> Option<(ActionType, i64)> {
         let policy = Policy {
             create_pr,
-            dependencies_merged: false,
+            ..Policy::default()
         };
         let assessment = assess(&board(stories), policy);
         assessment
@@ -416,6 +426,37 @@ mod tests {
     }
 
     #[test]
+    fn a_skipped_phase_counts_as_complete() {
+        let ready = || vec![story("s", Column::Ready, 10, "")];
+        let skip = |research: bool, plan: bool| Policy {
+            skip_research: research,
+            skip_plan: plan,
+            ..Policy::default()
+        };
+        let first = |policy: Policy| {
+            assess(&board(ready()), policy)
+                .actions
+                .first()
+                .map(|a| (a.action_type, a.priority))
+        };
+        assert_eq!(first(skip(false, false)), Some((ActionType::Research, 210)));
+        assert_eq!(first(skip(true, false)), Some((ActionType::Plan, 310)));
+        assert_eq!(first(skip(true, true)), Some((ActionType::Implement, 410)));
+        // A skipped refine still takes the story out of backlog, and says how.
+        let backlog = assess(
+            &board(vec![story("b", Column::Backlog, 1, "")]),
+            Policy {
+                skip_refine: true,
+                ..Policy::default()
+            },
+        );
+        assert_eq!(backlog.actions[0].action_type, ActionType::Refine);
+        assert!(backlog.actions[0]
+            .reason
+            .contains("moves to ready as written"));
+    }
+
+    #[test]
     fn a_rework_started_after_the_rejection_answers_it() {
         let reset = format!("{REJECTED}refinement_iterations:\n- iteration: 1\n  agentType: implement\n  startedAt: '2026-11-22T10:05:00.000Z'\n  result: in_progress\nresearch_complete: true\nplan_complete: true\nimplementation_complete: true\n");
         assert_eq!(
@@ -470,8 +511,8 @@ mod tests {
     #[test]
     fn with_merge_a_dependency_counts_once_its_branch_is_merged() {
         let merge = Policy {
-            create_pr: false,
             dependencies_merged: true,
+            ..Policy::default()
         };
         let dependent = story("b", Column::Ready, 1, "depends_on:\n- a\n");
         let done_on_a_branch = story("a", Column::Done, 50, "branch: agentic-sdlc/a\n");

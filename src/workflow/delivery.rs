@@ -192,14 +192,14 @@ async fn integrate_and_test(
         };
         take_merge(wf, work, &branch, &commit, &base_tip).await?;
         match review::run_test_command(wf, story.id(), &work.dir, transcript).await {
-            review::TestRun::Passed => {}
-            review::TestRun::Failed(failure) => {
+            review::TestVerdict::Passed => {}
+            review::TestVerdict::Failed(failure) => {
                 return Ok(Delivery::Rejected {
                     issue: test_issue(&failure, &base, &commit),
                     base,
                 });
             }
-            review::TestRun::Refused(why) => return Err(Error::ActionFailed(why)),
+            review::TestVerdict::Refused(why) => return Err(Error::ActionFailed(why)),
         }
         let (root, into, merged, own_paths) = (
             wf.root.clone(),

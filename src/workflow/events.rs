@@ -191,7 +191,14 @@ mod tests {
         let transcript = Transcript::disabled()
             .observed_by(events.tool_calls_of("story-1"))
             .for_agent("code-review");
-        transcript.record_tool_call("call-1", "read_file", "{}", "Error: no such file", true);
+        transcript.record_tool_call(
+            "call-1",
+            "read_file",
+            "{}",
+            "Error: no such file",
+            true,
+            crate::agents::text_calls::CallForm::Native,
+        );
         transcript.record("response", json!({}));
         assert_eq!(
             *recorded.0.lock().unwrap(),

@@ -57,7 +57,9 @@ pub struct BoardGuard {
     board_in_tree: Option<PathBuf>,
     config_file: PathBuf,
     root: PathBuf,
-    configured_base: Option<String>,
+    /// `git.baseBranch`, and the branch checked out when the run started (read then: once a
+    /// story's branch is checked out in the root, the base is no longer what HEAD names).
+    bases: Vec<String>,
     /// The repository's shared git folder, where its refs live; `None` outside git.
     git: OnceLock<Option<GitSide>>,
     /// Bytes of the watched files by stamp: a file read once is read again only once it
@@ -80,31 +82,22 @@ impl BoardGuard {
             board_in_tree: board_dir.strip_prefix(root).ok().map(Path::to_path_buf),
             config_file: root.join(CONFIG_FILE),
             root: root.to_path_buf(),
-            configured_base: configured_base.map(str::to_string),
+            bases: bases_at_start(root, configured_base),
             git: OnceLock::new(),
             versions: Mutex::new(BTreeMap::new()),
         }
     }
 
     /// The repository side, asked of git on the first process watched: a run that boxes
-    /// nothing (most runs on a large board) spawns no git for it.
+    /// nothing (most runs on a large board) spawns no more git for it.
     fn git(&self) -> Option<&GitSide> {
         self.git
             .get_or_init(|| {
-                if !vcs::is_repo(&self.root) {
-                    return None;
-                }
                 let common_dir = vcs::common_dir(&self.root).ok()?;
-                let mut bases: Vec<String> = self.configured_base.iter().cloned().collect();
-                if let Ok(Some(current)) = vcs::current_branch(&self.root) {
-                    if !current.starts_with(vcs::BRANCH_PREFIX) && !bases.contains(&current) {
-                        bases.push(current);
-                    }
-                }
                 Some(GitSide {
                     repo: self.root.clone(),
                     common_dir,
-                    bases,
+                    bases: self.bases.clone(),
                 })
             })
             .as_ref()
@@ -313,6 +306,18 @@ impl BoardWatch {
         }
         tampered
     }
+}
+
+/// `git.baseBranch` and the branch checked out now, unless that is a story's branch (a run
+/// interrupted there). Outside git, none.
+fn bases_at_start(root: &Path, configured: Option<&str>) -> Vec<String> {
+    let mut bases: Vec<String> = configured.iter().map(|base| base.to_string()).collect();
+    if let Ok(Some(current)) = vcs::current_branch(root) {
+        if !current.starts_with(vcs::BRANCH_PREFIX) && !bases.contains(&current) {
+            bases.push(current);
+        }
+    }
+    bases
 }
 
 fn is_config(path: &Path) -> bool {

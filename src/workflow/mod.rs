@@ -29,6 +29,7 @@ pub mod runner;
 #[cfg(test)]
 mod scripted_tests;
 pub mod story_ops;
+pub mod tests_run;
 pub mod workspace;
 
 /// Runs blocking work (git, board I/O) on tokio's blocking threads, so it does not stall the

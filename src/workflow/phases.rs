@@ -19,10 +19,14 @@ use crate::board::{Column, Phase, Story};
 use crate::config::{GateConfig, Reviewer};
 use crate::error::Result;
 
+mod attempts;
 mod checked;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome> {
+    if phase == Phase::Refine && !wf.config.phases.enabled("refine") {
+        return skip_refine(wf, story_id);
+    }
     let story = wf.board.locate(story_id)?;
     let transcript = match story_ops::open_transcript(wf, story_id, phase.name())? {
         Ok(transcript) => transcript,
@@ -47,6 +51,8 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         gate: PhaseGate::new(&wf.board, story_id, phase),
         tree_before: None,
         rework_downstream: false,
+        tries: 0,
+        tests: None,
     };
     let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
         Step::Again(revision) => revision,
@@ -100,6 +106,20 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
     outcome
 }
 
+/// With `phases.refine.enabled: false` a story leaves backlog as it was written: no model is
+/// asked, its Summary and Acceptance Criteria stay, and it moves to ready.
+fn skip_refine(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+    wf.board.update(story_id, |story| {
+        if story.column == Column::Backlog {
+            story.set_column(Column::Ready);
+        }
+        Ok(())
+    })?;
+    Ok(Outcome::Completed(
+        "refine skipped (phases.refine.enabled is false); moved to ready as written".into(),
+    ))
+}
+
 /// An implement that failed leaves the story in the column it started from (SPEC §13), not in
 /// in-progress where the attempt put it.
 fn restore_column(wf: &Workflow, story_id: &str, column: Column) -> Result<()> {
@@ -128,6 +148,11 @@ struct PhaseRun<'a> {
     tree_before: Option<output_check::TreeFingerprint>,
     /// This phase re-runs because a rework reset an earlier one.
     rework_downstream: bool,
+    /// Times an agent was asked for this action's output so far; each try is asked
+    /// differently (see [`PhaseRun::variant`]).
+    tries: u32,
+    /// The last test run over implement's latest output, and how many runs it took.
+    tests: Option<(crate::workflow::tests_run::TestRun, usize)>,
 }
 
 impl PhaseRun<'_> {
@@ -192,14 +217,27 @@ impl PhaseRun<'_> {
             .filter(|_| check_progress && !first_after_rework)
             .and_then(|r| r.previous_output.as_deref());
         let code_before = self.code_fingerprint(phase, story, previous).await;
-        let request = PhaseRequest {
-            phase,
-            story,
-            revision,
-            work_dir: &self.work_dir,
-            transcript: self.transcript,
+        let variant = self.variant(story);
+        self.tries += 1;
+        let result = if phase == Phase::Implement {
+            self.implement(story, revision, variant)
+                .await
+                .map(|produced| {
+                    self.tests = produced.tests;
+                    produced.output
+                })
+        } else {
+            let request = PhaseRequest {
+                phase,
+                story,
+                revision,
+                work_dir: &self.work_dir,
+                transcript: self.transcript,
+                check: None,
+                variant,
+            };
+            self.wf.agents.run_phase(request).await
         };
-        let result = self.wf.agents.run_phase(request).await;
         if phase == self.phase {
             self.gate.count_attempt();
         }
@@ -242,6 +280,13 @@ impl PhaseRun<'_> {
             Ok(diff) => Some(diff),
             Err(err) => Some(format!("(the diff could not be made: {err})")),
         }
+    }
+
+    /// How differently this try is asked: 0 for a phase's very first try, more for each
+    /// retry in this action, each rework the story went through, and an earlier action that
+    /// failed. A retry that is asked the same way tends to get the same answer.
+    fn variant(&self, story: &Story) -> u32 {
+        story.meta.refinement_count + u32::from(story.meta.last_error.is_some()) + self.tries
     }
 
     /// For an implement re-run, the story's code as a patch (SPEC §14 compares it).

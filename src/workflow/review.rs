@@ -1,13 +1,11 @@
 //! The review action (SPEC §10): the test command first, then three perspectives, then one
 //! recorded decision.
 
-use std::time::Duration;
-
 use super::context::Workflow;
 use super::events::RunEvent;
 use super::outcome::{Outcome, Stop};
 use super::workspace::Work;
-use super::{budget, no_progress, rework, story_ops, workspace};
+use super::{budget, no_progress, rework, story_ops, tests_run, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
 use crate::agents::{AgentError, AgentFailure, Perspective, ReviewRequest};
@@ -16,10 +14,6 @@ use crate::board::records::{
 };
 use crate::board::{Phase, Story};
 use crate::error::Result;
-use crate::exec::{head_tail, BoxedCommand, ExecError};
-
-/// Bytes of a failing test run that go into the blocker.
-const TEST_OUTPUT_TAIL: usize = 4_000;
 
 pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     let story = wf.board.locate(story_id)?;
@@ -45,9 +39,9 @@ async fn review_work(
 ) -> Result<Outcome> {
     let story_id = story.id();
     let failure = match run_test_command(wf, story_id, &work.dir, transcript).await {
-        TestRun::Passed => None,
-        TestRun::Failed(failure) => Some(failure),
-        TestRun::Refused(why) => return story_ops::fail(wf, story_id, why, Usage::default()),
+        TestVerdict::Passed => None,
+        TestVerdict::Failed(failure) => Some(failure),
+        TestVerdict::Refused(why) => return story_ops::fail(wf, story_id, why, Usage::default()),
     };
     if let Some(failure) = failure {
         let issue = ReviewIssue {
@@ -68,6 +62,7 @@ async fn review_work(
     let request = ReviewRequest {
         story,
         diff: &diff,
+        tests_passed: wf.config.review.test_command.as_deref(),
         work_dir: &work.dir,
         transcript,
     };
@@ -108,7 +103,7 @@ async fn review_work(
 
 /// What running `review.testCommand` gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum TestRun {
+pub enum TestVerdict {
     /// It passed, or none is set.
     Passed,
     /// It failed: what it printed last, or that it timed out.
@@ -125,48 +120,14 @@ pub async fn run_test_command(
     story_id: &str,
     dir: &std::path::Path,
     transcript: &Transcript,
-) -> TestRun {
-    let Some(command) = wf.config.review.test_command.as_ref() else {
-        return TestRun::Passed;
+) -> TestVerdict {
+    let Some(run) = tests_run::run(wf, story_id, dir, transcript).await else {
+        return TestVerdict::Passed;
     };
-    let limit = Duration::from_secs(wf.config.review.test_timeout_seconds);
-    let env = [("AGENTIC_SDLC_STORY_ID".to_string(), story_id.to_string())];
-    let result = wf
-        .sandbox
-        .run(BoxedCommand {
-            command,
-            tree: dir,
-            limit,
-            env: &env,
-        })
-        .await;
-    // JSON a program can read, not a Rust debug string.
-    let recorded = match &result {
-        Ok(out) => serde_json::json!({"exit_code": out.exit_code, "timed_out": out.timed_out,
-                                      "output": head_tail(&out.output, TEST_OUTPUT_TAIL)}),
-        Err(err) => serde_json::json!({"error": err.to_string()}),
-    };
-    transcript.record(
-        "test_command",
-        serde_json::json!({ "command": command, "result": recorded }),
-    );
-    match result {
-        Ok(out) if out.exit_code == Some(0) => TestRun::Passed,
-        Ok(out) if out.timed_out => TestRun::Failed(format!(
-            "Test command `{command}` timed out after {}s\n{}",
-            limit.as_secs(),
-            head_tail(&out.output, TEST_OUTPUT_TAIL)
-        )),
-        Ok(out) => TestRun::Failed(format!(
-            "Test command `{command}` failed (exit {})\n{}",
-            out.exit_code
-                .map_or("signal".to_string(), |c| c.to_string()),
-            head_tail(&out.output, TEST_OUTPUT_TAIL)
-        )),
-        Err(err @ (ExecError::Spawn(_) | ExecError::Wait(_))) => {
-            TestRun::Failed(format!("Test command `{command}` could not run: {err}"))
-        }
-        Err(err) => TestRun::Refused(format!("test command `{command}`: {err}")),
+    match (run.refusal(), run.failure()) {
+        (Some(why), _) => TestVerdict::Refused(why),
+        (None, Some(failure)) => TestVerdict::Failed(failure),
+        (None, None) => TestVerdict::Passed,
     }
 }
 

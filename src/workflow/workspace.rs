@@ -72,7 +72,7 @@ impl Purpose {
 /// inside the worktrees still runs in parallel.
 static WORKTREE_ADMIN: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-fn worktree_admin_turn() -> std::sync::MutexGuard<'static, ()> {
+pub(crate) fn worktree_admin_turn() -> std::sync::MutexGuard<'static, ()> {
     WORKTREE_ADMIN
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
@@ -555,7 +555,7 @@ fn put_user_branch_back(root: &Path, story_branch: &str, config: &Config) -> Str
 
 /// Keeps the worktrees folder out of the user's `git status` without touching their
 /// `.gitignore`: `.git/info/exclude` is local to this clone.
-fn exclude_from_git(root: &Path, worktrees: &Path) {
+pub(crate) fn exclude_from_git(root: &Path, worktrees: &Path) {
     let Ok(relative) = worktrees.strip_prefix(root) else {
         return;
     };

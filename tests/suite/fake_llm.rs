@@ -183,11 +183,12 @@ fn changed_a_file(body: &Value) -> bool {
 }
 
 /// The write a default implement answer makes first: new content every time, so a rework's
-/// write is a change too.
+/// write is a change too. It replaces its own file on purpose, unread (`overwrite`).
 fn default_write(call: u64) -> Reply {
     Reply::tool(
         "write_file",
-        json!({"path": DEFAULT_CHANGE, "content": format!("implemented by request {call}\n")}),
+        json!({"path": DEFAULT_CHANGE, "content": format!("implemented by request {call}\n"),
+               "overwrite": true}),
     )
 }
 

@@ -46,13 +46,46 @@ async fn converse(
     max_turns: u32,
     transcript: &Transcript,
 ) -> Result<Conversation, ConversationError> {
+    converse_as(
+        server,
+        tools,
+        ToolProtocol::Auto,
+        None,
+        max_turns,
+        transcript,
+    )
+    .await
+}
+
+async fn converse_as(
+    server: &MockServer,
+    tools: Option<&dyn ToolExecutor>,
+    protocol: ToolProtocol,
+    check: Option<&dyn WorkCheck>,
+    max_turns: u32,
+    transcript: &Transcript,
+) -> Result<Conversation, ConversationError> {
     let prompt = Prompt {
         system: "sys",
         user: "task",
         tools,
-        options: ConverseOptions::default(),
+        check,
+        options: ConverseOptions {
+            protocol,
+            ..ConverseOptions::default()
+        },
     };
     converse_with(&client(server), prompt, max_turns, transcript).await
+}
+
+/// The transcript's entries of one event.
+fn entries(transcript: &Transcript, event: &str) -> Vec<Value> {
+    fs_err::read_to_string(transcript.path().unwrap())
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|entry| entry["event"] == event)
+        .collect()
 }
 
 #[tokio::test]
@@ -248,4 +281,368 @@ async fn a_fatal_tool_error_ends_the_conversation() {
     assert!(failed.to_string().contains("cannot start sh"), "{failed}");
     // The model was not asked again.
     assert_eq!(request_bodies(&server).await.len(), 1);
+}
+
+#[tokio::test]
+async fn under_auto_a_call_written_in_a_fence_runs_and_stands_as_a_native_call() {
+    let server = MockServer::start().await;
+    let fenced = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n```";
+    answer(&server, ok(completion(Some(fenced), &[])), 1).await;
+    answer(&server, ok(completion(Some("done"), &[])), 1).await;
+    let tools = FakeTools::default();
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+
+    let done = converse(&server, Some(&tools), 5, &transcript)
+        .await
+        .unwrap();
+
+    assert_eq!((done.final_text.as_str(), done.tool_calls), ("done", 1));
+    assert_eq!(
+        tools.calls.lock().unwrap().clone(),
+        [("read_file".to_string(), r#"{"path":"a"}"#.to_string())]
+    );
+    let bodies = request_bodies(&server).await;
+    let history = bodies[1]["messages"].as_array().unwrap();
+    assert_eq!(history[2]["tool_calls"][0]["function"]["name"], "read_file");
+    assert_eq!(history[3]["role"], "tool");
+    assert_eq!(
+        history[3]["tool_call_id"],
+        history[2]["tool_calls"][0]["id"]
+    );
+    let calls = entries(&transcript, "tool_call");
+    assert_eq!(
+        (calls[0]["protocol"].as_str(), calls[0]["form"].as_str()),
+        (Some("text"), Some("json_fence"))
+    );
+}
+
+#[tokio::test]
+async fn under_native_a_call_in_the_text_is_only_text() {
+    let server = MockServer::start().await;
+    let bare = r#"{"name": "read_file", "arguments": {"path": "a"}}"#;
+    answer(&server, ok(completion(Some(bare), &[])), 1).await;
+    let tools = FakeTools::default();
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Native,
+        None,
+        5,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+    assert_eq!((done.final_text.as_str(), done.tool_calls), (bare, 0));
+    assert!(tools.calls.lock().unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn under_text_the_tools_are_described_and_one_action_per_reply_runs() {
+    let server = MockServer::start().await;
+    let two = "```bash\nls\n```\nthen\n```bash\nrm -rf x\n```";
+    answer(&server, ok(completion(Some(two), &[])), 1).await;
+    answer(&server, ok(completion(Some("All done."), &[])), 1).await;
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+
+    let shell = ShellTools(FakeTools::default());
+    let done = converse_as(
+        &server,
+        Some(&shell),
+        ToolProtocol::Text,
+        None,
+        5,
+        &transcript,
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(
+        (done.final_text.as_str(), done.tool_calls),
+        ("All done.", 1)
+    );
+    assert_eq!(
+        shell.0.calls.lock().unwrap().clone(),
+        [("run_command".to_string(), r#"{"command":"ls"}"#.to_string())]
+    );
+    let bodies = request_bodies(&server).await;
+    assert!(
+        bodies[0].get("tools").is_none(),
+        "no native tools under text"
+    );
+    let system = bodies[0]["messages"][0]["content"].as_str().unwrap();
+    assert!(system.starts_with("sys\n\n# How you act"), "{system}");
+    assert!(
+        system.contains("- run_command: runs it. Arguments: command (string)."),
+        "{system}"
+    );
+    let history = bodies[1]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = history
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(roles, ["system", "user", "assistant", "user"]);
+    let observation = history[3]["content"].as_str().unwrap();
+    assert!(
+        observation.starts_with("Output of your command:\nresult of run_command"),
+        "{observation}"
+    );
+    assert!(
+        observation.contains("Only your first action was run; 1 more"),
+        "{observation}"
+    );
+    let calls = entries(&transcript, "tool_call");
+    assert_eq!(calls[0]["form"], "bash_fence");
+}
+
+/// Fake tools that include run_command, as implement's do.
+struct ShellTools(FakeTools);
+
+#[async_trait]
+impl ToolExecutor for ShellTools {
+    fn definitions(&self) -> Vec<Value> {
+        vec![
+            json!({"type": "function", "function": {"name": "run_command", "description": "runs it.",
+            "parameters": {"type": "object", "properties": {"command": {"type": "string"}}, "required": ["command"]}}}),
+        ]
+    }
+
+    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+        self.0.call(name, arguments).await
+    }
+}
+
+#[tokio::test]
+async fn a_call_that_cannot_be_read_is_sent_back_not_taken_as_the_answer() {
+    let server = MockServer::start().await;
+    let broken = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": }}\n```";
+    answer(&server, ok(completion(Some(broken), &[])), 1).await;
+    answer(&server, ok(completion(Some("Nothing to change."), &[])), 1).await;
+    let tools = FakeTools::default();
+    let done = converse(&server, Some(&tools), 5, &Transcript::disabled())
+        .await
+        .unwrap();
+    assert_eq!(done.final_text, "Nothing to change.");
+    let bodies = request_bodies(&server).await;
+    let feedback = bodies[1]["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        feedback.starts_with("Error: a tool call in your reply could not be read"),
+        "{feedback}"
+    );
+}
+
+/// A check that fails a given number of times, then passes.
+struct FlakyCheck {
+    failures_left: Mutex<u32>,
+    rounds: u32,
+    runs: Mutex<u32>,
+}
+
+#[async_trait]
+impl WorkCheck for FlakyCheck {
+    async fn run(&self) -> Option<String> {
+        *self.runs.lock().unwrap() += 1;
+        let mut left = self.failures_left.lock().unwrap();
+        if *left == 0 {
+            return None;
+        }
+        *left -= 1;
+        Some("FAILED test_x - boom".to_string())
+    }
+
+    fn feedback_rounds(&self) -> u32 {
+        self.rounds
+    }
+
+    fn describe(&self) -> String {
+        "flaky".to_string()
+    }
+}
+
+#[tokio::test]
+async fn a_failing_check_goes_back_to_the_model_up_to_its_rounds() {
+    let server = MockServer::start().await;
+    answer(&server, ok(completion(Some("done 1"), &[])), 1).await;
+    answer(&server, ok(completion(Some("done 2"), &[])), 1).await;
+    answer(&server, ok(completion(Some("done 3"), &[])), 1).await;
+    let check = FlakyCheck {
+        failures_left: Mutex::new(5),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let tools = FakeTools::default();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        10,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+
+    // Two rounds of feedback, then the third failure ends it: the caller judges the result.
+    assert_eq!((done.final_text.as_str(), done.check_rounds), ("done 3", 2));
+    assert_eq!(*check.runs.lock().unwrap(), 3);
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 3);
+    let history = bodies[2]["messages"].as_array().unwrap();
+    assert_eq!(
+        history[2],
+        json!({"role": "assistant", "content": "done 1"})
+    );
+    assert_eq!(
+        history[3],
+        json!({"role": "user", "content": "FAILED test_x - boom"})
+    );
+
+    // A check that passes ends the conversation at once.
+    let server = MockServer::start().await;
+    answer(&server, ok(completion(Some("fine"), &[])), 1).await;
+    let check = FlakyCheck {
+        failures_left: Mutex::new(0),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        10,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+    assert_eq!((done.final_text.as_str(), done.check_rounds), ("fine", 0));
+}
+
+/// Fake tools with write_file and edit_file; edit_file fails when its path is `missing.py`.
+#[derive(Default)]
+struct EditTools(FakeTools);
+
+#[async_trait]
+impl ToolExecutor for EditTools {
+    fn definitions(&self) -> Vec<Value> {
+        ["write_file", "edit_file"]
+            .map(|name| json!({"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}))
+            .to_vec()
+    }
+
+    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+        let mut result = self.0.call(name, arguments).await;
+        if arguments.contains("missing.py") {
+            result.content = "Error: 'missing.py' does not exist".into();
+            result.is_error = true;
+        }
+        result
+    }
+}
+
+#[tokio::test]
+async fn a_whole_file_in_a_fence_is_written_and_ends_the_turn_when_the_check_passes() {
+    let server = MockServer::start().await;
+    let reply = "Here is the updated `stats.py`:\n```python\ndef mean(v):\n    return 0.0\n```";
+    answer(&server, ok(completion(Some(reply), &[])), 1).await;
+    let tools = EditTools::default();
+    let check = FlakyCheck {
+        failures_left: Mutex::new(0),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        5,
+        &transcript,
+    )
+    .await
+    .unwrap();
+
+    assert_eq!((done.turns, done.tool_calls), (1, 1));
+    assert_eq!(done.final_text, reply);
+    assert_eq!(*check.runs.lock().unwrap(), 1);
+    let calls = tools.0.calls.lock().unwrap().clone();
+    assert_eq!(calls[0].0, "write_file");
+    assert_eq!(
+        serde_json::from_str::<Value>(&calls[0].1).unwrap(),
+        json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n"})
+    );
+    assert_eq!(entries(&transcript, "tool_call")[0]["form"], "file_fence");
+}
+
+#[tokio::test]
+async fn an_edit_that_fails_goes_back_to_the_model_and_a_failed_check_after_edits_too() {
+    let server = MockServer::start().await;
+    let bad = "missing.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE";
+    let good = "stats.py\n<<<<<<< SEARCH\nx = 1\n=======\nx = 2\n>>>>>>> REPLACE";
+    answer(&server, ok(completion(Some(bad), &[])), 1).await;
+    answer(&server, ok(completion(Some(good), &[])), 1).await;
+    answer(&server, ok(completion(Some("Fixed the tests."), &[])), 1).await;
+    let tools = EditTools::default();
+    let check = FlakyCheck {
+        failures_left: Mutex::new(1),
+        rounds: 3,
+        runs: Mutex::new(0),
+    };
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        6,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+
+    assert_eq!((done.turns, done.check_rounds), (3, 1));
+    let bodies = request_bodies(&server).await;
+    let after_bad = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        after_bad.contains("Error: 'missing.py' does not exist"),
+        "{after_bad}"
+    );
+    let after_good = bodies[2]["messages"].as_array().unwrap();
+    let last = after_good.last().unwrap()["content"].as_str().unwrap();
+    assert!(last.starts_with("Result of edit_file:"), "{last}");
+    assert!(last.ends_with("FAILED test_x - boom"), "{last}");
+    assert_eq!(after_good[after_good.len() - 2]["role"], "assistant");
+}
+
+#[tokio::test]
+async fn the_same_unreadable_call_twice_ends_the_conversation() {
+    let server = MockServer::start().await;
+    let broken = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": }}\n```";
+    answer(&server, ok(completion(Some(broken), &[])), 5).await;
+    let tools = FakeTools::default();
+    let done = converse(&server, Some(&tools), 10, &Transcript::disabled())
+        .await
+        .unwrap();
+    assert_eq!(done.turns, 2);
+    assert_eq!(done.final_text, broken);
+}
+
+#[tokio::test]
+async fn the_same_failing_call_after_its_error_ends_the_conversation() {
+    let server = MockServer::start().await;
+    let call = [("c", "edit_file", r#"{"path": "missing.py"}"#)];
+    answer(&server, ok(completion(None, &call)), 5).await;
+    let tools = EditTools::default();
+    let done = converse(&server, Some(&tools), 10, &Transcript::disabled())
+        .await
+        .unwrap();
+    assert_eq!((done.turns, done.tool_calls), (2, 2));
 }

@@ -63,6 +63,15 @@ impl ResponseSchema {
     }
 }
 
+/// How the reply is sampled, when it must differ from the server's defaults: a retried phase
+/// asks again with another temperature and seed, so that it is not a replay of the answer
+/// that was refused.
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Sampling {
+    pub temperature: Option<f32>,
+    pub seed: Option<u64>,
+}
+
 /// One chat completion to make.
 #[derive(Debug, Clone, Copy)]
 pub struct ChatRequest<'a> {
@@ -74,6 +83,7 @@ pub struct ChatRequest<'a> {
     /// Asks for a structured answer, unless `llm.structuredOutputs` is off or the server
     /// refused the field earlier in the run.
     pub schema: Option<&'a ResponseSchema>,
+    pub sampling: Sampling,
 }
 
 impl<'a> ChatRequest<'a> {
@@ -84,6 +94,7 @@ impl<'a> ChatRequest<'a> {
             tools,
             max_tokens: None,
             schema: None,
+            sampling: Sampling::default(),
         }
     }
 

@@ -9,19 +9,23 @@
 
 mod args;
 mod confine;
-mod files;
-mod schema;
-mod search;
+mod definitions;
+mod edit_match;
+mod fsio;
+mod handlers;
+mod registry;
 #[cfg(test)]
 mod tests;
+mod walk;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-use serde_json::{json, Value};
+use serde_json::Value;
 
 pub use crate::exec::{head_tail, BoxedCommand, Sandbox, ShellOutput, OUTPUT_BUDGET};
-use args::Args;
+pub(crate) use definitions::names as defined_names;
+use registry::ToolHandler;
 
 /// What an agent may do: every agent reads, only implement writes and runs commands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,51 +93,6 @@ impl ToolOutcome {
     }
 }
 
-/// The tools by name; the names and argument names are fixed by SPEC §10.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Tool {
-    ReadFile,
-    ListFiles,
-    Search,
-    WriteFile,
-    EditFile,
-    RunCommand,
-}
-
-impl Tool {
-    const ALL: [Tool; 6] = [
-        Tool::ReadFile,
-        Tool::ListFiles,
-        Tool::Search,
-        Tool::WriteFile,
-        Tool::EditFile,
-        Tool::RunCommand,
-    ];
-
-    fn name(self) -> &'static str {
-        match self {
-            Tool::ReadFile => "read_file",
-            Tool::ListFiles => "list_files",
-            Tool::Search => "search",
-            Tool::WriteFile => "write_file",
-            Tool::EditFile => "edit_file",
-            Tool::RunCommand => "run_command",
-        }
-    }
-
-    fn from_name(name: &str) -> Option<Tool> {
-        Tool::ALL.into_iter().find(|tool| tool.name() == name)
-    }
-
-    fn needs_write(self) -> bool {
-        matches!(self, Tool::WriteFile | Tool::EditFile | Tool::RunCommand)
-    }
-
-    fn allowed(self, access: ToolAccess) -> bool {
-        access == ToolAccess::ReadWrite || !self.needs_write()
-    }
-}
-
 /// The tools of one agent, confined to one repository.
 #[derive(Debug, Clone)]
 pub struct ToolBox {
@@ -153,6 +112,10 @@ pub struct ToolBox {
     sandbox: Sandbox,
     /// Values (the API key) blanked out of every result, should one ever show up in it.
     secrets: Vec<String>,
+    /// The files this agent has seen (read, shown in its prompt, or written by it), by real
+    /// path: only those may be replaced whole without `overwrite` (as Claude Code's write tool
+    /// wants a read first), so a model cannot rewrite a file from what it imagines is in it.
+    seen: std::sync::Arc<std::sync::Mutex<std::collections::HashSet<PathBuf>>>,
 }
 
 impl ToolBox {
@@ -176,7 +139,32 @@ impl ToolBox {
             limits,
             sandbox: Sandbox::default(),
             secrets: Vec::new(),
+            seen: Default::default(),
         }
+    }
+
+    /// Counts these files (paths relative to the root) as seen: they are in the prompt.
+    pub fn shown(self, paths: &[String]) -> Self {
+        for path in paths {
+            if let Ok(real) = self.resolve(path, false) {
+                self.mark_seen(real);
+            }
+        }
+        self
+    }
+
+    fn mark_seen(&self, real: PathBuf) {
+        self.seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .insert(real);
+    }
+
+    fn has_seen(&self, real: &std::path::Path) -> bool {
+        self.seen
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .contains(real)
     }
 
     /// The box `run_command` runs in (the run's, with its guard).
@@ -208,32 +196,27 @@ impl ToolBox {
 
     /// The OpenAI `tools` array for this agent's access.
     pub fn definitions(&self) -> Vec<Value> {
-        Tool::ALL
-            .into_iter()
-            .filter(|tool| tool.allowed(self.access))
-            .map(|tool| self.definition(tool))
+        self.available()
+            .map(|tool| registry::definition(tool, &self.limits))
             .collect()
     }
 
-    fn definition(&self, tool: Tool) -> Value {
-        let (description, parameters) = match tool {
-            Tool::ReadFile => schema::read_file(self.limits.max_read_bytes),
-            Tool::ListFiles => schema::list_files(),
-            Tool::Search => schema::search(),
-            Tool::WriteFile => schema::write_file(),
-            Tool::EditFile => schema::edit_file(),
-            Tool::RunCommand => schema::run_command(self.limits.timeout),
-        };
-        json!({
-            "type": "function",
-            "function": { "name": tool.name(), "description": description, "parameters": parameters }
-        })
+    /// The tools this agent may call, in the order the model sees them.
+    fn available(&self) -> impl Iterator<Item = &'static dyn ToolHandler> + '_ {
+        registry::all()
+            .iter()
+            .copied()
+            .filter(|tool| self.access == ToolAccess::ReadWrite || !tool.writes())
     }
 
     /// Runs one tool call. Always returns an outcome, so the conversation keeps exactly one
     /// tool result per tool call whatever the model sent.
     pub async fn call(&self, name: &str, arguments: &str) -> ToolOutcome {
-        let mut outcome = ToolOutcome::from_result(self.dispatch(name, arguments).await);
+        let result = match self.tool_for(name) {
+            Ok(tool) => tool.handle(self, arguments).await,
+            Err(refused) => Err(ToolError::ForModel(refused)),
+        };
+        let mut outcome = ToolOutcome::from_result(result);
         for secret in &self.secrets {
             if outcome.content.contains(secret.as_str()) {
                 outcome.content = outcome.content.replace(secret.as_str(), "[redacted]");
@@ -243,92 +226,19 @@ impl ToolBox {
         outcome
     }
 
-    async fn dispatch(&self, name: &str, arguments: &str) -> Result<String, ToolError> {
-        let tool = self.tool_for(name)?;
-        let args = Args::parse(arguments)?;
-        if tool == Tool::RunCommand {
-            return self.run_command(&args).await;
-        }
-        // File tools do blocking I/O (a search may walk a large tree); keep it off the
-        // runtime's worker threads so parallel stories stay responsive. The timeout returns to
-        // the model even if the file system hangs; the thread then finishes on its own.
-        let this = self.clone();
-        let work = tokio::task::spawn_blocking(move || this.file_tool(tool, &args));
-        match tokio::time::timeout(self.limits.timeout, work).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(err)) => Err(ToolError::Fatal(format!(
-                "the tool stopped unexpectedly: {err}"
-            ))),
-            Err(_) => Err(ToolError::ForModel(format!(
-                "{name} did not finish within {} (tools.timeoutSeconds); try a narrower path",
-                schema::format_seconds(self.limits.timeout)
-            ))),
-        }
-    }
-
-    fn tool_for(&self, name: &str) -> Result<Tool, String> {
-        let Some(tool) = Tool::from_name(name) else {
-            let known: Vec<&str> = Tool::ALL
-                .into_iter()
-                .filter(|tool| tool.allowed(self.access))
-                .map(Tool::name)
-                .collect();
+    fn tool_for(&self, name: &str) -> Result<&'static dyn ToolHandler, String> {
+        let Some(tool) = registry::find(name) else {
+            let known: Vec<&str> = self.available().map(|tool| tool.name()).collect();
             return Err(format!(
                 "unknown tool '{name}'; available tools: {}",
                 known.join(", ")
             ));
         };
-        if !tool.allowed(self.access) {
+        if tool.writes() && self.access != ToolAccess::ReadWrite {
             return Err(format!(
                 "tool '{name}' is not available to this agent: it has read-only access"
             ));
         }
         Ok(tool)
-    }
-
-    fn file_tool(&self, tool: Tool, args: &Args) -> Result<String, ToolError> {
-        match tool {
-            Tool::ReadFile => self.read_file(args),
-            Tool::ListFiles => self.list_files(args),
-            Tool::Search => self.search(args),
-            Tool::WriteFile => self.write_file(args),
-            Tool::EditFile => self.edit_file(args),
-            Tool::RunCommand => Err(ToolError::Fatal(
-                "run_command is async and dispatched separately".to_string(),
-            )),
-        }
-    }
-
-    async fn run_command(&self, args: &Args) -> Result<String, ToolError> {
-        let command = args.string("command")?;
-        if command.trim().is_empty() {
-            return Err("command must not be empty".to_string().into());
-        }
-        let limit = self.effective_timeout(args.opt_seconds("timeout_seconds")?);
-        let result = self
-            .sandbox
-            .run(BoxedCommand {
-                command,
-                tree: &self.canon_root,
-                limit,
-                env: &[],
-            })
-            .await
-            .map_err(|err| ToolError::Fatal(err.to_string()))?;
-        if result.timed_out {
-            return Err(ToolError::ForModel(format!(
-                "command timed out after {}\nIt and everything it started were killed. Output so far:\n{}",
-                schema::format_seconds(limit),
-                result.output
-            )));
-        }
-        Ok(format!("{}\n{}", result.describe_status(), result.output))
-    }
-
-    /// The model may ask for less time than configured, never more.
-    fn effective_timeout(&self, requested: Option<f64>) -> Duration {
-        requested
-            .and_then(|secs| Duration::try_from_secs_f64(secs).ok())
-            .map_or(self.limits.timeout, |asked| asked.min(self.limits.timeout))
     }
 }

@@ -1,6 +1,7 @@
 //! The tools through `ToolBox::call`, as the model sees them.
 
 use super::*;
+use serde_json::json;
 use std::fs;
 use std::os::unix::fs::symlink;
 use std::os::unix::fs::PermissionsExt;
@@ -278,7 +279,7 @@ async fn edit_file_replaces_exactly_one_match() {
     assert_error(&fx.call("edit_file", edit("four")).await, "not found");
     assert_error(
         &fx.call("edit_file", edit("two")).await,
-        "matches 2 times in 'e.txt'; give more context",
+        "matches 2 times in 'e.txt' (line 1); give more context",
     );
     let out = fx.call("edit_file", edit("one")).await;
     assert_eq!(assert_ok(&out), "Edited e.txt: replaced 1 occurrence");
@@ -573,4 +574,141 @@ async fn search_stops_at_the_byte_cap() {
         "{}",
         &text[text.len() - 100..]
     );
+}
+
+#[tokio::test]
+async fn an_edit_off_by_whitespace_is_applied_and_says_so() {
+    let fx = rw();
+    fs::write(
+        fx.root.join("stats.py"),
+        "def mean(values):\n    return sum(values) / len(values)\n",
+    )
+    .unwrap();
+    let out = fx
+        .call(
+            "edit_file",
+            json!({"path": "stats.py",
+                   "old_string": "return sum(values)/len(values)",
+                   "new_string": "return sum(values) / len(values) if values else 0.0"}),
+        )
+        .await;
+    assert_eq!(
+        assert_ok(&out),
+        "Edited stats.py: replaced 1 occurrence at line 2, matched ignoring whitespace differences"
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root.join("stats.py")).unwrap(),
+        "def mean(values):\n    return sum(values) / len(values) if values else 0.0\n"
+    );
+}
+
+#[tokio::test]
+async fn an_edit_that_misses_quotes_the_closest_lines() {
+    let fx = rw();
+    let out = fx
+        .call(
+            "edit_file",
+            json!({"path": "src/main.rs",
+                   "old_string": "println!(\"helo\", name);",
+                   "new_string": "x"}),
+        )
+        .await;
+    assert_error(
+        &out,
+        "not found in 'src/main.rs', not even ignoring whitespace",
+    );
+    assert!(
+        out.content
+            .contains("1| fn main() {\n2|     println!(\"hello\");\n3| }"),
+        "{}",
+        out.content
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root.join("src/main.rs")).unwrap(),
+        MAIN_RS
+    );
+}
+
+#[tokio::test]
+async fn a_write_that_drops_most_definitions_is_refused_unless_meant() {
+    let fx = rw();
+    let before = "def mean(v):\n    pass\n\ndef median(v):\n    pass\n\ndef mode(v):\n    pass\n";
+    fs::write(fx.root.join("stats.py"), before).unwrap();
+    assert_ok(&fx.call("read_file", json!({"path": "stats.py"})).await);
+    let partial = json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n"});
+    let out = fx.call("write_file", partial.clone()).await;
+    assert_error(
+        &out,
+        "write_file would replace 'stats.py' and drop 2 of its 3 definitions: median, mode.",
+    );
+    assert!(
+        out.content.contains("\"overwrite\": true"),
+        "{}",
+        out.content
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root.join("stats.py")).unwrap(),
+        before
+    );
+
+    // The whole file with one function changed is fine, and so is a replacement that says so.
+    let whole = before.replace("def mean(v):\n    pass", "def mean(v):\n    return 0.0");
+    assert_ok(
+        &fx.call("write_file", json!({"path": "stats.py", "content": whole}))
+            .await,
+    );
+    let mut meant = partial;
+    meant["overwrite"] = json!(true);
+    assert_ok(&fx.call("write_file", meant).await);
+    assert_eq!(
+        fs::read_to_string(fx.root.join("stats.py")).unwrap(),
+        "def mean(v):\n    return 0.0\n"
+    );
+}
+
+#[tokio::test]
+async fn argument_names_models_use_instead_are_accepted() {
+    let fx = rw();
+    let out = fx
+        .call("write_file", json!({"file_path": "n.txt", "contents": "x"}))
+        .await;
+    assert_eq!(assert_ok(&out), "Wrote 1 bytes to n.txt");
+}
+
+#[tokio::test]
+async fn a_rewrite_of_a_file_under_a_guessed_path_is_refused_naming_the_real_one() {
+    let fx = rw();
+    fs::write(fx.root.join("stats.py"), "def mean(v):\n    return 0\n").unwrap();
+    let guessed = json!({"path": "src/lib/stats.py", "content": "def mean(v):\n    return 0.0\n"});
+    let out = fx.call("write_file", guessed).await;
+    assert_error(&out, "rewrites 'stats.py', which exists");
+    assert!(!fx.root.join("src/lib").exists());
+    // A new file in a new folder that rewrites nothing is just written.
+    let new = json!({"path": "pkg/util.py", "content": "def helper():\n    pass\n"});
+    assert_ok(&fx.call("write_file", new).await);
+}
+
+#[tokio::test]
+async fn an_existing_file_is_replaced_whole_only_once_seen_or_when_meant() {
+    let fx = rw();
+    let blind = json!({"path": "README.md", "content": "# Demo\nhello again\n"});
+    assert_error(
+        &fx.call("write_file", blind.clone()).await,
+        "'README.md' exists and you have not read it",
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root.join("README.md")).unwrap(),
+        "# Demo\nhello world\n"
+    );
+    assert_ok(&fx.call("read_file", json!({"path": "README.md"})).await);
+    assert_ok(&fx.call("write_file", blind).await);
+    // Shown in the prompt counts as seen; saying it is meant does too.
+    let shown = fx.tools.clone().shown(&["src/main.rs".to_string()]);
+    let out = shown
+        .call(
+            "write_file",
+            &json!({"path": "src/main.rs", "content": "fn main() {}\n"}).to_string(),
+        )
+        .await;
+    assert_ok(&out);
 }

@@ -10,6 +10,7 @@ use crate::board::{Phase, Story, StoryType};
 use crate::error::Result;
 use crate::workflow::output_check::{check_text, mark_truncated, TreeFingerprint};
 use crate::workflow::story_ops;
+use crate::workflow::tests_run::notes_line;
 
 /// The most of a refused output that its retry is shown.
 const REFUSED_QUOTE: usize = 2_000;
@@ -49,7 +50,18 @@ impl PhaseRun<'_> {
                 (None, _) => None,
             };
             let why = match refusal(phase, story, &output, changed) {
-                None => return Ok(Ok(self.accepted(phase, story, output, changed))),
+                None => match self.red_tests(phase) {
+                    // Red code is not reviewed: no reviewer tokens are spent on it.
+                    Some(message) => {
+                        return Ok(Err(story_ops::fail(
+                            self.wf,
+                            self.story_id,
+                            message,
+                            Usage::default(),
+                        )?))
+                    }
+                    None => return Ok(Ok(self.accepted(phase, story, output, changed))),
+                },
                 Some(why) => why,
             };
             self.transcript.record(
@@ -79,6 +91,20 @@ impl PhaseRun<'_> {
         }
     }
 
+    /// Why an implement whose tests still fail after its last round cannot be kept: the first
+    /// failing line of the last run, for `last_error`.
+    fn red_tests(&self, phase: Phase) -> Option<String> {
+        let (run, runs) = self.tests.as_ref().filter(|_| phase == Phase::Implement)?;
+        if run.passed() {
+            return None;
+        }
+        Some(format!(
+            "implement: the tests still fail after {runs} run(s) of `{}`: {}",
+            run.command,
+            run.first_failing_line()
+        ))
+    }
+
     /// The files of the working tree, for an implement to be checked against; `None` for the
     /// phases that change no file.
     async fn fingerprint(&self, phase: Phase) -> Option<TreeFingerprint> {
@@ -105,6 +131,14 @@ impl PhaseRun<'_> {
                 text.trim_end(),
                 story.meta.story_type
             );
+        }
+        if let Some((run, runs)) = self.tests.as_ref().filter(|_| phase == Phase::Implement) {
+            self.transcript.record(
+                "tests_result",
+                serde_json::json!({"passed": run.passed(), "runs": runs,
+                                   "check_rounds": output.check_rounds}),
+            );
+            text = format!("{}\n\n{}", text.trim_end(), notes_line(run, *runs));
         }
         if output.truncated {
             let config = &self.wf.config;
@@ -142,9 +176,10 @@ fn refusal(
             "the server refused the tools ({error}); implement needs function calling \
              (llama.cpp: start llama-server with --jinja)"
         ),
-        (None, 0) => "the model made no tool call; implement changes files through \
-                      write_file and edit_file, so it needs a model that calls tools \
-                      (llama.cpp: start llama-server with --jinja)"
+        (None, 0) => "the model made no tool call, neither a native one nor one written in its \
+                      reply; implement changes files through write_file and edit_file \
+                      (llama.cpp: start llama-server with --jinja; a server without tool \
+                      calling: set llm.toolProtocol to \"text\")"
             .to_string(),
         (None, calls) => format!("the model made {calls} tool call(s) but none changed a file"),
     };

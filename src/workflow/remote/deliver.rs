@@ -67,14 +67,14 @@ pub(crate) async fn integrate_through(
         };
         if needs_testing(wf, remote, tested.as_deref(), &tip).await? {
             match review::run_test_command(wf, story.id(), &work.dir, transcript).await {
-                review::TestRun::Passed => {}
-                review::TestRun::Failed(failure) => {
+                review::TestVerdict::Passed => {}
+                review::TestVerdict::Failed(failure) => {
                     return Ok(Delivery::Rejected {
                         issue: test_issue(&failure, &base, &commit),
                         base,
                     });
                 }
-                review::TestRun::Refused(why) => return Err(Error::ActionFailed(why)),
+                review::TestVerdict::Refused(why) => return Err(Error::ActionFailed(why)),
             }
         } else {
             transcript.record(

@@ -12,6 +12,7 @@ mod phases;
 mod prompts;
 mod review;
 mod secrets;
+mod small_models;
 mod usage;
 
 use std::path::{Path, PathBuf};

@@ -95,7 +95,12 @@ impl Repo {
             self.fake.push_for(
                 "implement",
                 &marker,
-                Reply::tool("write_file", json!({"path": path, "content": content})),
+                // Whole files replaced on purpose: without `overwrite`, a write that drops most
+                // of a file's definitions is refused.
+                Reply::tool(
+                    "write_file",
+                    json!({"path": path, "content": content, "overwrite": true}),
+                ),
             );
         }
         self.fake.push_for(

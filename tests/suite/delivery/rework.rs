@@ -80,7 +80,10 @@ async fn two_parallel_stories_whose_combination_fails_the_tests_never_both_land(
         "concurrency": 2,
         "refinement": {"maxIterations": 1},
         "review": {"testCommand":
-            "if [ -f a.txt ] && [ -f b.txt ]; then echo 'a.txt and b.txt clash'; exit 1; fi"}
+            "if [ -f a.txt ] && [ -f b.txt ]; then echo 'a.txt and b.txt clash'; exit 1; fi"},
+        // The tests only at review and delivery, so the rework is judged by a review and the
+        // breaker, not by implement's own test rounds.
+        "implement": {"testRounds": 0}
     }));
     let alpha = repo.story("Alpha file", &[]);
     let bravo = repo.story("Bravo file", &[]);

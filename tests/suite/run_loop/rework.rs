@@ -34,8 +34,10 @@ async fn reject_reject_approve() {
         "Implemented the story, with bursts.",
     ];
     for (n, text) in implementations.iter().enumerate() {
-        // A feature's implement changes a file (SPEC §15), then gives its notes.
-        let write = json!({"path": "src/limiter.rs", "content": format!("// version {n}\n")});
+        // A feature's implement changes a file (SPEC §15), then gives its notes; a rework
+        // replaces the earlier version whole, unread, on purpose.
+        let write = json!({"path": "src/limiter.rs", "content": format!("// version {n}\n"),
+                           "overwrite": true});
         llm.push("implement", Reply::tool("write_file", write))
             .push("implement", Reply::text(*text));
     }

@@ -1,4 +1,4 @@
-//! read_file, list_files, write_file and edit_file.
+//! The file I/O the file tools share.
 //!
 //! Reads stream: a file is never read whole, only up to the lines and the bytes a call returns
 //! (plus a bounded look-ahead to count its lines). Only regular files are opened, and they are
@@ -9,16 +9,9 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
-use super::args::Args;
 use super::confine::open_regular;
-use super::search::Walk;
-use super::{ToolBox, ToolError};
 use crate::exec::floor_char_boundary;
 
-/// Lines `read_file` returns when the model gives no `limit`.
-pub(super) const READ_LINE_LIMIT: usize = 2000;
-/// Entries `list_files` shows at most.
-const LIST_CAP: usize = 1000;
 /// Bytes read past the returned lines to tell the model how many lines the file has.
 const LINE_COUNT_LOOKAHEAD: u64 = 8 * 1024 * 1024;
 /// Bytes looked at to tell a binary file from a text file.
@@ -26,94 +19,18 @@ const BINARY_SNIFF: usize = 8 * 1024;
 /// Files larger than this cannot be changed with edit_file, which holds them in memory.
 const EDIT_SIZE_CAP: u64 = 16 * 1024 * 1024;
 
-impl ToolBox {
-    pub(super) fn read_file(&self, args: &Args) -> Result<String, ToolError> {
-        let path = args.string("path")?;
-        let offset = args.opt_count("offset")?.unwrap_or(0);
-        let limit = args.opt_count("limit")?.unwrap_or(READ_LINE_LIMIT);
-        if limit == 0 {
-            return Err("limit must be at least 1".to_string().into());
-        }
-        let real = self.resolve(path, false)?;
-        let file = open_regular(&real, path)?;
-        let window = Window {
-            offset,
-            limit,
-            max_bytes: self.limits.max_read_bytes,
-        };
-        Ok(read_lines(file, window, path)?)
-    }
-
-    pub(super) fn list_files(&self, args: &Args) -> Result<String, ToolError> {
-        let path = args.opt_string("path")?.unwrap_or(".");
-        let real = self.resolve(path, false)?;
-        if !real.is_dir() {
-            return Err(
-                format!("'{path}' is a file, not a folder; use read_file to read it").into(),
-            );
-        }
-        // The walk skips what `.gitignore` ignores, `.git` and the board.
-        let mut entries = Vec::new();
-        for entry in self.walk(&real, Walk::Entries) {
-            let entry = entry.map_err(|err| format!("cannot list '{path}': {err}"))?;
-            if entry.depth() == 1 {
-                entries.push(self.entry_line(entry.path()));
-            }
-        }
-        Ok(cap_listing(&mut entries))
-    }
-
-    fn entry_line(&self, entry: &Path) -> String {
-        let shown = self.display(entry);
-        // Follows links on purpose: a link to a folder is listed (and usable) as a folder.
-        if entry.is_dir() {
-            format!("{shown}/")
-        } else {
-            shown
-        }
-    }
-
-    pub(super) fn write_file(&self, args: &Args) -> Result<String, ToolError> {
-        let path = args.string("path")?;
-        let content = args.string("content")?;
-        let real = self.resolve(path, true)?;
-        self.check_writable(path, &real)?;
-        if real.is_dir() {
-            return Err(format!("'{path}' is a folder; give a file path").into());
-        }
-        write_atomic(&real, content.as_bytes())
-            .map_err(|err| format!("cannot write '{path}': {err}"))?;
-        Ok(format!("Wrote {} bytes to {path}", content.len()))
-    }
-
-    pub(super) fn edit_file(&self, args: &Args) -> Result<String, ToolError> {
-        let path = args.string("path")?;
-        let old = args.string("old_string")?;
-        let new = args.string("new_string")?;
-        let real = self.resolve(path, true)?;
-        self.check_writable(path, &real)?;
-        let Some(text) = read_for_edit(&real, path)? else {
-            return Ok(create_by_edit(&real, path, old, new)?);
-        };
-        let updated = replace_once(&text, old, new, path)?;
-        write_atomic(&real, updated.as_bytes())
-            .map_err(|err| format!("cannot write '{path}': {err}"))?;
-        Ok(format!("Edited {path}: replaced 1 occurrence"))
-    }
-}
-
 /// Which lines a read returns.
 #[derive(Debug, Clone, Copy)]
-struct Window {
-    offset: usize,
-    limit: usize,
-    max_bytes: usize,
+pub(super) struct Window {
+    pub(super) offset: usize,
+    pub(super) limit: usize,
+    pub(super) max_bytes: usize,
 }
 
 /// Lines `[offset, offset + limit)` of the file, raw, cut at `max_bytes`, with a note on how
 /// to read on when anything was left out. Memory stays within `max_bytes` plus a buffer, however
 /// large the file or its lines.
-fn read_lines(file: fs::File, window: Window, shown: &str) -> Result<String, String> {
+pub(super) fn read_lines(file: fs::File, window: Window, shown: &str) -> Result<String, String> {
     let size = file.metadata().map(|meta| meta.len()).unwrap_or(0);
     let mut reader = BufReader::with_capacity(64 * 1024, file);
     let failed = |err: io::Error| format!("cannot read '{shown}': {err}");
@@ -268,22 +185,9 @@ fn count_remaining_lines(reader: &mut impl BufRead) -> Option<usize> {
     }
 }
 
-fn cap_listing(entries: &mut Vec<String>) -> String {
-    if entries.is_empty() {
-        return "(empty folder)".to_string();
-    }
-    let left_out = entries.len().saturating_sub(LIST_CAP);
-    entries.truncate(LIST_CAP);
-    let mut out = entries.join("\n");
-    if left_out > 0 {
-        out.push_str(&format!("\n... and {left_out} more entries not shown"));
-    }
-    out
-}
-
 /// Writes via a temporary file in the same folder and a rename, so a crash or a cancelled call
 /// never leaves a half-written file behind.
-fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::other("the path has no parent folder"))?;
@@ -301,7 +205,7 @@ fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// The text of a file to edit, or `None` when it does not exist yet.
-fn read_for_edit(real: &Path, shown: &str) -> Result<Option<String>, String> {
+pub(super) fn read_for_edit(real: &Path, shown: &str) -> Result<Option<String>, String> {
     match fs::symlink_metadata(real) {
         Err(err) if err.kind() == io::ErrorKind::NotFound => return Ok(None),
         _ => {}
@@ -325,49 +229,4 @@ fn read_for_edit(real: &Path, shown: &str) -> Result<Option<String>, String> {
     String::from_utf8(bytes)
         .map(Some)
         .map_err(|_| format!("'{shown}' is not valid UTF-8; use write_file to replace it whole"))
-}
-
-fn create_by_edit(real: &Path, shown: &str, old: &str, new: &str) -> Result<String, String> {
-    if !old.is_empty() {
-        return Err(format!(
-            "'{shown}' does not exist; to create it, call edit_file with an empty old_string or use write_file"
-        ));
-    }
-    write_atomic(real, new.as_bytes()).map_err(|err| format!("cannot write '{shown}': {err}"))?;
-    Ok(format!("Created {shown} ({} bytes)", new.len()))
-}
-
-fn replace_once(text: &str, old: &str, new: &str, shown: &str) -> Result<String, String> {
-    if old.is_empty() {
-        if text.is_empty() {
-            return Ok(new.to_string());
-        }
-        return Err(format!(
-            "old_string is empty but '{shown}' already exists; quote the exact text to replace"
-        ));
-    }
-    if old == new {
-        return Err("old_string and new_string are the same; nothing would change".to_string());
-    }
-    match count_occurrences(text, old) {
-        0 => Err(format!(
-            "old_string not found in '{shown}'; read the file and copy the text exactly, whitespace included"
-        )),
-        1 => Ok(text.replacen(old, new, 1)),
-        n => Err(format!(
-            "old_string matches {n} times in '{shown}'; give more context so it matches exactly once"
-        )),
-    }
-}
-
-/// Counts overlapping occurrences: `aa` in `aaa` is ambiguous (two places), so it counts twice.
-fn count_occurrences(text: &str, needle: &str) -> usize {
-    let mut count = 0;
-    let mut start = 0;
-    while let Some(found) = text[start..].find(needle) {
-        count += 1;
-        let at = start + found;
-        start = at + text[at..].chars().next().map_or(1, char::len_utf8);
-    }
-    count
 }

@@ -1,0 +1,175 @@
+#!/usr/bin/env python3
+"""The repository's own benchmark: agentic-sdlc delivers the stories of a small Python project
+against any OpenAI-compatible server, and hidden acceptance tests judge the result.
+
+    bench/real/run.py --base-url http://127.0.0.1:8090/v1 [--protocol auto] [--test-rounds 3]
+                      [--attempts 1] [--stories mean-empty,slugify] [--json out.json]
+
+It makes a git repository of bench/real/project, runs `agentic-sdlc init`, sets the config,
+`add`s the stories of bench/real/stories.json (with their dependencies), runs `run --auto`, and
+then runs each story's acceptance test from bench/real/acceptance on `main`, in a checkout of
+its own: the model never sees those tests. A story is delivered when it was merged and its
+acceptance test passes. It prints delivered/N, the wall time, the tokens, and, with a llama.cpp
+server, how much of the server's time went into reading prompts and how much into generating.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import common  # noqa: E402
+
+REPO_ROOT = common.HERE.parent.parent
+
+
+def default_binary():
+    for profile in ("release", "debug"):
+        candidate = REPO_ROOT / "target" / profile / "agentic-sdlc"
+        if candidate.exists():
+            return str(candidate)
+    return "agentic-sdlc"
+
+
+def parse_args():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--base-url", required=True, help="the OpenAI-compatible base URL, e.g. http://127.0.0.1:8090/v1")
+    parser.add_argument("--model", default="local")
+    parser.add_argument("--api-key-env", default="OPENAI_API_KEY", help="variable holding the key (not needed on localhost)")
+    parser.add_argument("--binary", default=default_binary())
+    parser.add_argument("--protocol", default="auto", choices=["auto", "native", "text"])
+    parser.add_argument("--test-rounds", type=int, default=3)
+    parser.add_argument("--attempts", type=int, default=1)
+    parser.add_argument("--edit-format", default="tools", choices=["tools", "whole"])
+    parser.add_argument("--max-tokens", type=int, default=1024)
+    parser.add_argument("--max-turns", type=int, default=16)
+    parser.add_argument("--llm-timeout", type=int, default=600, help="llm.timeoutSeconds")
+    parser.add_argument("--skip-phases", default="research,plan", help="phases switched off (phases.<phase>.enabled false); '' for none")
+    parser.add_argument("--stories", default="", help="comma-separated story keys (default: all)")
+    parser.add_argument("--story-minutes", type=float, default=15, help="the run is stopped after this many minutes per story")
+    parser.add_argument("--work", help="keep the work here instead of a temporary folder")
+    parser.add_argument("--label", help="the name printed with the figures")
+    parser.add_argument("--json", help="write the figures to this file")
+    return parser.parse_args()
+
+
+def agentic(args, repo, *command, check=True):
+    return common.run([args.binary, *command], cwd=repo, check=check)
+
+
+def configure(args, repo, python):
+    settings = {
+        "llm.baseUrl": args.proxy_url,
+        "llm.model": args.model,
+        "llm.apiKeyEnv": args.api_key_env,
+        "llm.maxTokens": str(args.max_tokens),
+        "llm.maxTurns": str(args.max_turns),
+        "llm.timeoutSeconds": str(args.llm_timeout),
+        "llm.toolProtocol": args.protocol,
+        "implement.testRounds": str(args.test_rounds),
+        "implement.attempts": str(args.attempts),
+        "implement.editFormat": args.edit_format,
+        "review.testCommand": f"{python} -m pytest -q",
+    }
+    for phase in filter(None, args.skip_phases.split(",")):
+        settings[f"phases.{phase.strip()}.enabled"] = "false"
+    for key, value in settings.items():
+        agentic(args, repo, "config", key, value)
+
+
+def add_stories(args, repo, chosen):
+    ids = {}
+    for story in chosen:
+        body = Path(args.work_dir) / f"{story['key']}.md"
+        body.write_text(common.story_body(story))
+        command = ["add", story["title"], "--type", story["type"], "--body-file", str(body), "--json"]
+        for dependency in story.get("depends_on", []):
+            if dependency in ids:
+                command += ["--depends-on", ids[dependency]]
+        added = json.loads(agentic(args, repo, *command).stdout.strip().splitlines()[-1])
+        ids[story["key"]] = added.get("id") or added["story"]["id"]
+    return ids
+
+
+def run_auto(args, repo, count):
+    """`run --auto --json`, timing each story's actions from its events as they arrive."""
+    limit = args.story_minutes * 60 * count
+    log = open(Path(args.work_dir) / "run.stderr.log", "w")
+    child = subprocess.Popen([args.binary, "run", "--auto", "--json"], cwd=repo, text=True,
+                             stdout=subprocess.PIPE, stderr=log)
+    seconds, started_at, events = {}, {}, []
+    timer = threading.Timer(limit, child.kill)
+    timer.start()
+    for line in child.stdout:
+        now = time.time()
+        try:
+            event = json.loads(line)
+        except ValueError:
+            continue
+        events.append(event)
+        story = event.get("storyId")
+        if event.get("event") == "action_started":
+            started_at[story] = now
+        elif event.get("event") in ("action_completed", "action_failed", "action_stopped") and story in started_at:
+            seconds[story] = seconds.get(story, 0) + now - started_at.pop(story)
+    code = child.wait()
+    timer.cancel()
+    log.close()
+    with open(Path(args.work_dir) / "run.events.jsonl", "w") as out:
+        out.writelines(json.dumps(event) + "\n" for event in events)
+    return code, seconds, events
+
+
+def main():
+    args = parse_args()
+    chosen = common.stories([k.strip() for k in args.stories.split(",") if k.strip()])
+    work = args.work or tempfile.mkdtemp(prefix="agentic-sdlc-bench-")
+    Path(work).mkdir(parents=True, exist_ok=True)
+    args.work_dir = work
+    label = args.label or (f"agentic-sdlc protocol={args.protocol} editFormat={args.edit_format} "
+                           f"testRounds={args.test_rounds} attempts={args.attempts} skip={args.skip_phases or '-'}")
+    python = common.python_with_pytest()
+    recorder = common.Recorder()
+    args.proxy_url, proxy = common.start_proxy(args.base_url, recorder)
+    repo = common.fresh_repo(work)
+    agentic(args, repo, "init")
+    configure(args, repo, python)
+    ids = add_stories(args, repo, chosen)
+    print(f"{label}: {len(chosen)} stories in {repo}; model {args.model} at {args.base_url}", flush=True)
+
+    started = time.time()
+    code, seconds, _events = run_auto(args, repo, len(chosen))
+    wall = time.time() - started
+
+    results = []
+    for story in chosen:
+        details = json.loads(agentic(args, repo, "details", ids[story["key"]], "--json").stdout)["story"]
+        merged = bool(details.get("merged_commit"))
+        accepted, tail = common.acceptance(repo, story, python)
+        usage = details.get("usage") or {}
+        results.append({
+            "key": story["key"], "id": ids[story["key"]], "merged": merged, "accepted": accepted,
+            "delivered": merged and accepted, "status": details.get("status"),
+            "seconds": round(seconds.get(ids[story["key"]], 0), 1),
+            "prompt_tokens": usage.get("prompt_tokens", 0), "completion_tokens": usage.get("completion_tokens", 0),
+            "requests": usage.get("requests", 0), "refinement_count": details.get("refinement_count", 0),
+            "note": details.get("last_error") or details.get("blocked_reason") or tail[0],
+        })
+    proxy.shutdown()
+    totals = recorder.totals()
+    common.report(label, results, wall, totals, args.json,
+                  {"exit_code": code, "config": {"protocol": args.protocol, "editFormat": args.edit_format,
+                                                 "testRounds": args.test_rounds,
+                                                 "attempts": args.attempts, "maxTokens": args.max_tokens,
+                                                 "skipPhases": args.skip_phases, "model": args.model},
+                   "work": work})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,180 @@
+//! The calls of one reply, however they came, and how they and their results go into the
+//! history the model sees next.
+
+use serde_json::Value;
+
+use super::ToolProtocol;
+use crate::agents::llm::{generated_call_id, ChatMessage, ChatReply, ToolCall};
+use crate::agents::prompts;
+use crate::agents::text_calls::{extract, CallForm, Expect, TextCall};
+
+/// The tool that runs a shell command, which a ```bash fence stands for under `text`.
+const SHELL_TOOL: &str = "run_command";
+/// The tools file edits written in text stand for; an agent without them writes none.
+const EDIT_TOOLS: [&str; 2] = ["write_file", "edit_file"];
+
+/// How replies are read for calls.
+pub(super) struct Reading {
+    protocol: ToolProtocol,
+    names: Vec<String>,
+}
+
+impl Reading {
+    pub(super) fn new(protocol: ToolProtocol, definitions: &[Value]) -> Reading {
+        Reading {
+            protocol,
+            names: definitions
+                .iter()
+                .filter_map(tool_name)
+                .map(str::to_string)
+                .collect(),
+        }
+    }
+
+    /// The tools are described in the prompt instead of sent, and one action per reply runs.
+    pub(super) fn text_only(&self) -> bool {
+        self.protocol == ToolProtocol::Text && !self.names.is_empty()
+    }
+
+    /// The calls of `reply`: its native calls, else (unless the protocol is `native`) the calls
+    /// written in its text. `tools_sent` says whether the request carried the tools natively,
+    /// which decides how the calls go into the history.
+    pub(super) fn read(&self, reply: &ChatReply, tools_sent: bool) -> TurnCalls {
+        let as_text = self.text_only() || !tools_sent;
+        if !reply.tool_calls.is_empty() {
+            return TurnCalls {
+                calls: reply
+                    .tool_calls
+                    .iter()
+                    .map(|call| (call.clone(), CallForm::Native))
+                    .collect(),
+                edits: Vec::new(),
+                unreadable: None,
+                as_text: false,
+                left_out: 0,
+            };
+        }
+        let none = TurnCalls {
+            calls: Vec::new(),
+            edits: Vec::new(),
+            unreadable: None,
+            as_text,
+            left_out: 0,
+        };
+        if self.protocol == ToolProtocol::Native || self.names.is_empty() {
+            return none;
+        }
+        let Some(content) = reply.content.as_deref() else {
+            return none;
+        };
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        let found = extract(
+            content,
+            Expect {
+                tools: &names,
+                any_name: self.text_only(),
+                bash: self.text_only() && names.contains(&SHELL_TOOL),
+                edits: EDIT_TOOLS.iter().all(|tool| names.contains(tool)),
+            },
+        );
+        let mut calls = with_ids(found.calls);
+        let mut left_out = 0;
+        if self.text_only() && calls.len() > 1 {
+            left_out = calls.len() - 1;
+            calls.truncate(1);
+        }
+        TurnCalls {
+            calls,
+            edits: with_ids(found.edits),
+            unreadable: found.unreadable,
+            as_text,
+            left_out,
+        }
+    }
+}
+
+fn with_ids(found: Vec<TextCall>) -> Vec<(ToolCall, CallForm)> {
+    found
+        .into_iter()
+        .map(|call| {
+            (
+                ToolCall {
+                    id: generated_call_id(),
+                    name: call.name,
+                    arguments: call.arguments,
+                },
+                call.form,
+            )
+        })
+        .collect()
+}
+
+/// The calls of one reply.
+pub(super) struct TurnCalls {
+    pub(super) calls: Vec<(ToolCall, CallForm)>,
+    /// Files the reply writes out (whole files in fences, SEARCH/REPLACE blocks). Alone in a
+    /// reply they are the model's change and end its turn, as in aider's edit formats; with
+    /// calls they run first, as calls.
+    pub(super) edits: Vec<(ToolCall, CallForm)>,
+    /// A call the model wrote that could not be read, and why.
+    pub(super) unreadable: Option<String>,
+    /// The calls and their results go into the history as text (an assistant message and a
+    /// user message), not as native tool messages.
+    as_text: bool,
+    /// Further actions of a reply under `text`, which runs only the first.
+    left_out: usize,
+}
+
+impl TurnCalls {
+    /// Adds the reply and the results (one per call, in order) to the history.
+    pub(super) fn into_history(
+        self,
+        reply: &ChatReply,
+        results: Vec<String>,
+        messages: &mut Vec<ChatMessage>,
+    ) {
+        if self.as_text || self.calls.iter().all(|(_, form)| is_edit(*form)) {
+            messages.push(ChatMessage::Assistant {
+                content: reply.content.clone(),
+                tool_calls: Vec::new(),
+            });
+            let observations: Vec<String> = self
+                .calls
+                .iter()
+                .zip(&results)
+                .map(|((call, form), result)| prompts::text_result(&call.name, *form, result))
+                .collect();
+            messages.push(ChatMessage::User(prompts::text_results(
+                &observations,
+                self.left_out,
+            )));
+            return;
+        }
+        // Calls read from text stand in the history as the native calls they mean, so the
+        // model sees its calls in the form its chat template expects.
+        let native = self.calls.iter().all(|(_, form)| *form == CallForm::Native);
+        messages.push(ChatMessage::Assistant {
+            content: if native { reply.content.clone() } else { None },
+            tool_calls: self.calls.iter().map(|(call, _)| call.clone()).collect(),
+        });
+        for ((call, _), content) in self.calls.into_iter().zip(results) {
+            messages.push(ChatMessage::Tool {
+                tool_call_id: call.id,
+                content,
+            });
+        }
+    }
+}
+
+/// The name of an OpenAI function definition.
+pub(super) fn tool_name(definition: &Value) -> Option<&str> {
+    definition
+        .get("function")
+        .and_then(|f| f.get("name"))
+        .and_then(Value::as_str)
+}
+
+/// A call that is a file edit written as text, not a call the model meant as one.
+pub(super) fn is_edit(form: CallForm) -> bool {
+    matches!(form, CallForm::FileFence | CallForm::SearchReplace)
+}

@@ -1,0 +1,323 @@
+//! Edits written the way aider's edit formats have models write them, which small models write
+//! unprompted: a whole file in a code fence under its path, or SEARCH/REPLACE blocks. They
+//! become write_file and edit_file calls, so the guards of those tools apply to them.
+
+use serde_json::json;
+
+use super::{CallForm, TextCall};
+
+const SEARCH: &str = "<<<<<<< SEARCH";
+const DIVIDER: &str = "=======";
+const REPLACE: &str = ">>>>>>> REPLACE";
+
+/// Languages whose fences hold calls or commands, never a file.
+const NOT_FILES: &[&str] = &[
+    "json",
+    "json5",
+    "jsonc",
+    "tool_call",
+    "tool",
+    "bash",
+    "sh",
+    "shell",
+    "console",
+    "zsh",
+    "diff",
+    "text",
+    "txt",
+    "output",
+];
+
+/// The whole-file fences and SEARCH/REPLACE blocks of `text`, in the order written.
+pub(super) fn file_edits(text: &str) -> Vec<TextCall> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut edits = Vec::new();
+    let mut at = 0;
+    while at < lines.len() {
+        let line = lines[at];
+        if line.trim() == SEARCH {
+            match search_replace(&lines, at) {
+                Some((edit, next)) => {
+                    edits.push(edit);
+                    at = next;
+                }
+                None => at += 1,
+            }
+            continue;
+        }
+        let Some((marker, info)) = fence(line) else {
+            at += 1;
+            continue;
+        };
+        let end = (at + 1..lines.len())
+            .find(|&i| closes(lines[i], marker))
+            .unwrap_or(lines.len());
+        let body = &lines[at + 1..end.min(lines.len())];
+        if body.iter().any(|l| l.trim() == SEARCH) {
+            // SEARCH/REPLACE blocks inside a fence: read them where they are.
+            at += 1;
+            continue;
+        }
+        if let Some(edit) = whole_file(&lines[..at], info, body) {
+            edits.push(edit);
+        }
+        at = end + 1;
+    }
+    edits
+}
+
+fn fence(line: &str) -> Option<(&'static str, &str)> {
+    let trimmed = line.trim_start();
+    ["```", "~~~"].into_iter().find_map(|marker| {
+        trimmed
+            .strip_prefix(marker)
+            .map(|info| (marker, info.trim()))
+    })
+}
+
+fn closes(line: &str, marker: &str) -> bool {
+    let trimmed = line.trim();
+    trimmed.starts_with(marker) && trimmed.chars().all(|c| marker.starts_with(c))
+}
+
+/// A fence holding a whole file: its path named in the info string, on the line before it, or
+/// in a comment on its first line.
+fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
+    let mut words = info.split_whitespace();
+    let language = words.next().unwrap_or("").to_ascii_lowercase();
+    if NOT_FILES.contains(&language.as_str()) {
+        return None;
+    }
+    let first = body.first().map(|l| l.trim()).unwrap_or("");
+    if first.starts_with('{') && body.iter().any(|l| l.contains("\"name\"")) {
+        return None; // a JSON call in an untagged fence
+    }
+    let mut content: Vec<&str> = body.to_vec();
+    let path = path_like(&language)
+        .or_else(|| words.find_map(path_like))
+        .or_else(|| announced_path(before))
+        .or_else(|| {
+            // A comment naming the file, or the path alone in a bare fence with the file in a
+            // fence of its own inside it (a bare path over other lines is a listing, no file).
+            let nested = body.get(1).is_some_and(|line| fence(line).is_some());
+            let named = comment_path(first).or_else(|| path_like(first).filter(|_| nested))?;
+            content.remove(0);
+            if nested {
+                content.remove(0);
+            }
+            Some(named)
+        })?;
+    let mut text = dedented(&content).join("\n");
+    text.push('\n');
+    Some(TextCall {
+        name: "write_file".to_string(),
+        arguments: json!({"path": path, "content": text}).to_string(),
+        form: CallForm::FileFence,
+    })
+}
+
+/// The lines without the indentation they all share: a fence nested in a list item indents the
+/// whole file, and a file never starts indented as a whole.
+fn dedented<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    let shared = lines
+        .iter()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start_matches([' ', '\t']).len())
+        .min()
+        .unwrap_or(0);
+    lines
+        .iter()
+        .map(|line| line.get(shared..).unwrap_or("").trim_end_matches('\r'))
+        .map(|line| if line.trim().is_empty() { "" } else { line })
+        .collect()
+}
+
+/// A SEARCH/REPLACE block starting at line `at`, under the path named on the line before it;
+/// and the line after it.
+fn search_replace(lines: &[&str], at: usize) -> Option<(TextCall, usize)> {
+    let divider = (at + 1..lines.len()).find(|&i| lines[i].trim() == DIVIDER)?;
+    let end = (divider + 1..lines.len()).find(|&i| lines[i].trim() == REPLACE)?;
+    let before: Vec<&str> = lines[..at]
+        .iter()
+        .copied()
+        .filter(|line| fence(line).is_none())
+        .collect();
+    let path = announced_path(&before)?;
+    let join = |part: &[&str]| {
+        let mut text = part.join("\n");
+        if !part.is_empty() {
+            text.push('\n');
+        }
+        text
+    };
+    let call = TextCall {
+        name: "edit_file".to_string(),
+        arguments: json!({"path": path, "old_string": join(&lines[at + 1..divider]),
+                          "new_string": join(&lines[divider + 1..end])})
+        .to_string(),
+        form: CallForm::SearchReplace,
+    };
+    Some((call, end + 1))
+}
+
+/// The path the last non-blank line before a block names: alone on the line (`stats.py`,
+/// `**src/app.py**`, `# File: a.rs`), or as the line's end before a colon (`Here is the
+/// updated `stats.py`:`).
+fn announced_path(before: &[&str]) -> Option<String> {
+    let line = before
+        .iter()
+        .rev()
+        .find(|line| !line.trim().is_empty())?
+        .trim();
+    let bare = without_list_number(line.trim_start_matches(['#', '*', '-', '>', ' ']))
+        .trim_start_matches(['*', ' '])
+        .trim_end_matches(['*', ' ']);
+    let bare = ["File:", "file:", "Filename:", "filename:", "Path:", "path:"]
+        .iter()
+        .find_map(|prefix| bare.strip_prefix(prefix))
+        .unwrap_or(bare)
+        .trim();
+    if let Some(path) = path_like(bare.trim_end_matches(':')) {
+        return Some(path);
+    }
+    let last_word = line.strip_suffix(':')?.split_whitespace().next_back()?;
+    path_like(last_word)
+}
+
+/// A line without the number of a numbered list item (`1. `, `2) `).
+fn without_list_number(line: &str) -> &str {
+    let digits = line.len() - line.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+    if digits == 0 {
+        return line;
+    }
+    line[digits..]
+        .strip_prefix(". ")
+        .or_else(|| line[digits..].strip_prefix(") "))
+        .unwrap_or(line)
+}
+
+/// A first line that is only a comment naming a path: `# stats.py`, `// src/lib.rs`.
+fn comment_path(line: &str) -> Option<String> {
+    let rest = ["#", "//", "--", ";"]
+        .iter()
+        .find_map(|mark| line.strip_prefix(mark))?
+        .trim();
+    let rest = ["File:", "file:", "Filename:", "filename:"]
+        .iter()
+        .find_map(|prefix| rest.strip_prefix(prefix))
+        .unwrap_or(rest)
+        .trim();
+    path_like(rest)
+}
+
+/// A relative file path with an extension, as written in prose: quotes, backticks and markup
+/// around it are dropped. No spaces, no `..`, not absolute.
+fn path_like(token: &str) -> Option<String> {
+    let path = token.trim_matches(|c: char| matches!(c, '`' | '*' | '"' | '\'' | ',' | '(' | ')'));
+    let path = path.strip_prefix("./").unwrap_or(path);
+    let allowed = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.' | '/');
+    let (stem, extension) = path.rsplit_once('.')?;
+    let plausible = !stem.is_empty()
+        && !stem.ends_with('/')
+        && (1..=6).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        && extension.chars().any(|c| c.is_ascii_alphabetic())
+        && path.chars().all(allowed)
+        && path.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_' || c == '.')
+        && !path.starts_with('/')
+        && !path.split('/').any(|part| part == "..");
+    plausible.then(|| path.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+
+    use super::*;
+
+    fn edits(text: &str) -> Vec<(String, Value)> {
+        file_edits(text)
+            .into_iter()
+            .map(|edit| (edit.name, serde_json::from_str(&edit.arguments).unwrap()))
+            .collect()
+    }
+
+    #[test]
+    fn a_whole_file_under_its_path_is_a_write() {
+        let rows = [
+            "stats.py\n```python\ndef mean(v):\n    return 0.0\n```",
+            "Here is the updated `stats.py`:\n\n```python\ndef mean(v):\n    return 0.0\n```",
+            "**stats.py**\n```python\ndef mean(v):\n    return 0.0\n```",
+            "```python stats.py\ndef mean(v):\n    return 0.0\n```",
+            "```python\n# stats.py\ndef mean(v):\n    return 0.0\n```",
+            "Now the updated file stats.py:\n```\ndef mean(v):\n    return 0.0\n```",
+            // Recorded from Qwen2.5-Coder-1.5B: the path in a bare fence, the file in a
+            // python fence inside it, one closing fence for both.
+            "```\nstats.py\n```python\ndef mean(v):\n    return 0.0\n```",
+            "```\n# stats.py\n```python\ndef mean(v):\n    return 0.0\n```",
+            // Recorded too: a fence in a list item, the whole file indented with it.
+            "- stats.py\n  ```python\n  def mean(v):\n      return 0.0\n  ```",
+            "### Changed Files\n\n1. **stats.py**\n\n   ```python\n   def mean(v):\n       return 0.0\n   ```",
+        ];
+        for text in rows {
+            assert_eq!(
+                edits(text),
+                [(
+                    "write_file".to_string(),
+                    json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n"})
+                )],
+                "{text}"
+            );
+        }
+    }
+
+    #[test]
+    fn code_without_a_named_file_is_no_edit() {
+        for text in [
+            "```python\ndef mean(v):\n    return 0.0\n```",
+            "Let's fix the import statement in textkit.py.\n```python\nfrom textkit import x\n```",
+            "mean([]) returns 0.0:\n```python\nmean([])\n```",
+            "stats.py\n```json\n{\"name\": \"read_file\", \"arguments\": {}}\n```",
+            "stats.py\n```bash\nls\n```",
+            "### Changed Files:\n```\npyproject.toml\ntextkit.py\ntest_textkit.py\n```",
+        ] {
+            assert!(edits(text).is_empty(), "{text}");
+        }
+    }
+
+    #[test]
+    fn search_replace_blocks_are_edits_inside_a_fence_or_not() {
+        let text = "stats.py\n```python\n<<<<<<< SEARCH\n    return sum(values) / len(values)\n=======\n    if not values:\n        return 0.0\n    return sum(values) / len(values)\n>>>>>>> REPLACE\n```\n\ntest_stats.py\n<<<<<<< SEARCH\n=======\ndef test_empty():\n    assert mean([]) == 0.0\n>>>>>>> REPLACE\n";
+        assert_eq!(
+            edits(text),
+            [
+                (
+                    "edit_file".to_string(),
+                    json!({"path": "stats.py", "old_string": "    return sum(values) / len(values)\n",
+                           "new_string": "    if not values:\n        return 0.0\n    return sum(values) / len(values)\n"})
+                ),
+                (
+                    "edit_file".to_string(),
+                    json!({"path": "test_stats.py", "old_string": "",
+                           "new_string": "def test_empty():\n    assert mean([]) == 0.0\n"})
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn paths_are_relative_file_names_with_an_extension() {
+        for (token, path) in [
+            ("`src/app.py`", Some("src/app.py")),
+            ("./stats.py", Some("stats.py")),
+            ("0.0", None),
+            ("mean([])", None),
+            ("/etc/passwd.txt", None),
+            ("../x.py", None),
+            ("e.g.", None),
+            ("README", None),
+        ] {
+            assert_eq!(path_like(token).as_deref(), path, "{token}");
+        }
+    }
+}

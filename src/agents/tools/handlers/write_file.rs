@@ -1,0 +1,165 @@
+//! write_file: a whole file, created or replaced; a replacement that would drop most of an
+//! existing file's definitions is refused unless the call says it means to replace the file.
+
+use async_trait::async_trait;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::super::args::lenient_bool;
+use super::super::definitions::{mostly_dropped, names, source_of};
+use super::super::fsio::{read_for_edit, write_atomic};
+use super::super::registry::{blocking, ToolHandler, ToolSpec};
+use super::super::{ToolBox, ToolError, ToolLimits};
+
+/// Definitions named at most in a refusal.
+const NAMES_SHOWN: usize = 12;
+
+#[derive(Debug, Deserialize)]
+struct Args {
+    #[serde(alias = "file_path", alias = "filename", alias = "file")]
+    path: String,
+    #[serde(alias = "text", alias = "contents", alias = "code")]
+    content: String,
+    /// The model means to replace the file, even if that drops most of its definitions.
+    #[serde(default, deserialize_with = "lenient_bool")]
+    overwrite: bool,
+}
+
+pub(super) struct WriteFile;
+
+#[async_trait]
+impl ToolHandler for WriteFile {
+    fn name(&self) -> &'static str {
+        "write_file"
+    }
+
+    fn writes(&self) -> bool {
+        true
+    }
+
+    fn spec(&self, _limits: &ToolLimits) -> ToolSpec {
+        ToolSpec {
+            description: "Create a file, or replace a whole file with the given content. \
+                          Parent folders are created. To change part of an existing file, \
+                          use edit_file. An existing file must have been read first, and a \
+                          write that would drop most of its functions and classes is refused, \
+                          unless overwrite is true."
+                .to_string(),
+            parameters: json!({
+                "type": "object",
+                "properties": {
+                    "path": { "type": "string", "description": "File path relative to the repository root." },
+                    "content": { "type": "string", "description": "The complete new content of the file." },
+                    "overwrite": { "type": "boolean", "description": "true to replace an existing file even though the new content drops most of its definitions. Default false." }
+                },
+                "required": ["path", "content"]
+            }),
+        }
+    }
+
+    async fn handle(&self, tools: &ToolBox, arguments: &str) -> Result<String, ToolError> {
+        blocking(tools, self.name(), arguments, write_file).await
+    }
+}
+
+fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
+    let path = args.path.as_str();
+    let real = tools.resolve(path, true)?;
+    tools.check_writable(path, &real)?;
+    if real.is_dir() {
+        return Err(format!("'{path}' is a folder; give a file path").into());
+    }
+    if let Some(existing) = rewrite_elsewhere(tools, &real, &args.content) {
+        return Err(format!(
+            "'{path}' would be a new file in a new folder, but its content rewrites \
+             '{existing}', which exists: to change that file, write it under its own path \
+             '{existing}'. Nothing was written."
+        )
+        .into());
+    }
+    if !args.overwrite && real.is_file() && !tools.has_seen(&real) {
+        return Err(format!(
+            "'{path}' exists and you have not read it: read it first (read_file), then write \
+             it whole with everything that stays, or change a part of it with edit_file. \
+             Nothing was written."
+        )
+        .into());
+    }
+    if !args.overwrite {
+        // A file that cannot be read as text has no definitions to lose.
+        if let Ok(Some(before)) = read_for_edit(&real, path) {
+            let dropped = mostly_dropped(&before, &args.content);
+            if !dropped.is_empty() {
+                return Err(refusal(path, &before, &dropped).into());
+            }
+        }
+    }
+    write_atomic(&real, args.content.as_bytes())
+        .map_err(|err| format!("cannot write '{path}': {err}"))?;
+    tools.mark_seen(real);
+    Ok(format!("Wrote {} bytes to {path}", args.content.len()))
+}
+
+/// Files looked at to find the file a misplaced write rewrites.
+const SIBLING_SCAN: usize = 20_000;
+
+/// The existing file that a write of `content` to a new file in a new folder really rewrites:
+/// one with the same name elsewhere whose definitions the content keeps. A small model that
+/// guesses a path (`src/stats.py` for `stats.py`) would otherwise leave the real file as it was.
+fn rewrite_elsewhere(tools: &ToolBox, real: &std::path::Path, content: &str) -> Option<String> {
+    let folder_is_new = real.parent().is_some_and(|parent| !parent.exists());
+    if real.exists() || !folder_is_new {
+        return None;
+    }
+    let name = real.file_name()?;
+    let mut files = Vec::new();
+    tools.collect_files(&tools.canon_root, &mut files);
+    files
+        .into_iter()
+        .take(SIBLING_SCAN)
+        .filter(|file| file.file_name() == Some(name))
+        .find(|file| {
+            let Ok(text) = std::fs::read_to_string(file) else {
+                return false;
+            };
+            !names(&text).is_empty() && mostly_dropped(&text, content).is_empty()
+        })
+        .map(|file| tools.display(&file))
+}
+
+fn refusal(path: &str, before: &str, dropped: &[String]) -> String {
+    let total = names(before).len();
+    let mut shown: Vec<&str> = dropped.iter().take(NAMES_SHOWN).map(String::as_str).collect();
+    if dropped.len() > NAMES_SHOWN {
+        shown.push("…");
+    }
+    let mut sources = String::new();
+    for name in dropped {
+        match source_of(before, name) {
+            Some(source) if sources.len() + source.len() <= DROPPED_SOURCE_BUDGET => {
+                sources.push_str(&source);
+                sources.push_str("\n\n");
+            }
+            _ => break,
+        }
+    }
+    let missing = if sources.is_empty() {
+        String::new()
+    } else {
+        format!(
+            "\nWhat your content leaves out, to keep:\n```\n{}\n```",
+            sources.trim_end()
+        )
+    };
+    format!(
+        "write_file would replace '{path}' and drop {} of its {total} definitions: {}. Nothing \
+         was written. Keep them in content (write the whole file), change only a part with \
+         edit_file, or call write_file again with \"overwrite\": true if you mean to replace \
+         the file.{missing}",
+        dropped.len(),
+        shown.join(", ")
+    )
+}
+
+/// The most source of dropped definitions a refusal quotes, so the model can keep them.
+const DROPPED_SOURCE_BUDGET: usize = 2_000;

@@ -1,0 +1,267 @@
+//! Implement's attempts. One attempt works in the story's tree, with the project's tests as its
+//! check: when the model says it is done the tests run, and a failure goes back to it in the
+//! same conversation (`implement.testRounds`). With `implement.attempts` above one, each attempt
+//! works in a throwaway worktree of its own from the same commit; the one whose tests pass, then
+//! the one with the smallest diff, is kept and its patch applied to the story's tree; the others
+//! are deleted. Every attempt's tokens count.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::PhaseRun;
+use crate::agents::conversation::WorkCheck;
+use crate::agents::{AgentError, AgentOutput, PhaseRequest, Revision};
+use crate::board::{Phase, Story};
+use crate::vcs as git;
+use crate::workflow::off_the_runtime;
+use crate::workflow::tests_run::{TestRounds, TestRun};
+use crate::workflow::workspace::{exclude_from_git, worktree_admin_turn};
+
+/// What an implement produced, with the last test run over its work and how many runs it took.
+pub(super) struct Produced {
+    pub(super) output: AgentOutput,
+    pub(super) tests: Option<(TestRun, usize)>,
+}
+
+/// One finished attempt in a worktree of its own.
+struct Attempt {
+    number: u32,
+    produced: Result<Produced, AgentError>,
+    patch: String,
+}
+
+impl Attempt {
+    /// Lines the patch adds or removes.
+    fn diff_lines(&self) -> usize {
+        self.patch
+            .lines()
+            .filter(|line| {
+                (line.starts_with('+') && !line.starts_with("+++"))
+                    || (line.starts_with('-') && !line.starts_with("---"))
+            })
+            .count()
+    }
+
+    fn tests_passed(&self) -> bool {
+        match &self.produced {
+            Ok(produced) => produced.tests.as_ref().is_none_or(|(run, _)| run.passed()),
+            Err(_) => false,
+        }
+    }
+
+    /// Lower is better: an attempt that worked, changed something, passed its tests, then
+    /// the smallest diff.
+    fn rank(&self) -> (bool, bool, bool, usize) {
+        (
+            self.produced.is_err(),
+            self.patch.trim().is_empty(),
+            !self.tests_passed(),
+            self.diff_lines(),
+        )
+    }
+}
+
+impl PhaseRun<'_> {
+    /// Runs implement's agent once, or `implement.attempts` times in worktrees of their own.
+    pub(super) async fn implement(
+        &self,
+        story: &Story,
+        revision: Option<&Revision>,
+        variant: u32,
+    ) -> Result<Produced, AgentError> {
+        let attempts = self.wf.config.implement.attempts;
+        if attempts > 1 {
+            match self.scratch_start().await {
+                Ok(start) => {
+                    return self
+                        .best_of(attempts, &start, story, revision, variant)
+                        .await
+                }
+                Err(why) => {
+                    self.transcript.record(
+                        "attempts_skipped",
+                        json!({"attempts": attempts, "why": why}),
+                    );
+                    self.wf.events.emit(crate::workflow::events::RunEvent::Warning {
+                        story_id: Some(self.story_id.to_string()),
+                        message: format!(
+                            "implement.attempts is {attempts}, but this story makes one attempt: {why}"
+                        ),
+                    });
+                }
+            }
+        }
+        self.attempt(&self.work_dir, story, revision, variant).await
+    }
+
+    /// One attempt in `dir`, with the tests as its check when a test command is set.
+    async fn attempt(
+        &self,
+        dir: &Path,
+        story: &Story,
+        revision: Option<&Revision>,
+        variant: u32,
+    ) -> Result<Produced, AgentError> {
+        let check = TestRounds::new(self.wf, story, dir, self.transcript);
+        let request = PhaseRequest {
+            phase: Phase::Implement,
+            story,
+            revision,
+            work_dir: dir,
+            transcript: self.transcript,
+            check: check.as_ref().map(|check| check as &dyn WorkCheck),
+            variant,
+        };
+        let output = self.wf.agents.run_phase(request).await?;
+        let tests = match &check {
+            Some(check) => check.last_run().await,
+            None => None,
+        };
+        if let Some(why) = tests.as_ref().and_then(|(run, _)| run.refusal()) {
+            return Err(AgentError {
+                usage: output.usage,
+                ..AgentError::new(why)
+            });
+        }
+        Ok(Produced { output, tests })
+    }
+
+    /// The commit attempts start from, when the story's tree allows worktrees: a git
+    /// repository with branches, on a commit, with nothing uncommitted and no merge under way.
+    async fn scratch_start(&self) -> Result<String, String> {
+        if !crate::workflow::workspace::uses_branches(self.wf) {
+            return Err("attempts need a git repository with a branch per story".to_string());
+        }
+        let dir = self.work_dir.clone();
+        let own = self.wf.own_paths();
+        off_the_runtime(move || {
+            let ignore: Vec<&Path> = own.iter().map(PathBuf::as_path).collect();
+            if git::operation_in_progress(&dir)?.is_some() {
+                return Ok(Err("a merge is under way in the story's tree".to_string()));
+            }
+            if !git::dirty_paths(&dir, &ignore)?.is_empty() {
+                return Ok(Err("the story's tree has uncommitted changes".to_string()));
+            }
+            Ok(git::head_commit(&dir)?
+                .ok_or_else(|| "the story's branch has no commit".to_string()))
+        })
+        .await
+        .unwrap_or_else(|err| Err(err.to_string()))
+    }
+
+    async fn best_of(
+        &self,
+        attempts: u32,
+        start: &str,
+        story: &Story,
+        revision: Option<&Revision>,
+        variant: u32,
+    ) -> Result<Produced, AgentError> {
+        let mut done: Vec<Attempt> = Vec::new();
+        for number in 1..=attempts {
+            self.transcript
+                .record("attempt_start", json!({"attempt": number, "of": attempts}));
+            let dir = self
+                .wf
+                .worktrees_dir()
+                .join(format!("{}.attempt-{number}", story.slug));
+            let attempt = match self.scratch(&dir, start).await {
+                Err(why) => Attempt {
+                    number,
+                    produced: Err(AgentError::new(why)),
+                    patch: String::new(),
+                },
+                Ok(()) => {
+                    let produced = self
+                        .attempt(&dir, story, revision, variant + number - 1)
+                        .await;
+                    let patch = self.patch_of(&dir, start).await;
+                    Attempt {
+                        number,
+                        produced,
+                        patch,
+                    }
+                }
+            };
+            self.drop_scratch(&dir).await;
+            done.push(attempt);
+        }
+        self.keep_best(done).await
+    }
+
+    /// Chooses the best attempt, applies its patch to the story's tree, and counts every
+    /// attempt's tokens into what it returns.
+    async fn keep_best(&self, mut done: Vec<Attempt>) -> Result<Produced, AgentError> {
+        let mut spent = crate::board::records::Usage::default();
+        for attempt in &done {
+            spent.add(match &attempt.produced {
+                Ok(produced) => &produced.output.usage,
+                Err(err) => &err.usage,
+            });
+        }
+        let summary: Vec<serde_json::Value> = done
+            .iter()
+            .map(|a| {
+                json!({"attempt": a.number, "ok": a.produced.is_ok(),
+                       "tests_passed": a.tests_passed(), "diff_lines": a.diff_lines()})
+            })
+            .collect();
+        done.sort_by_key(Attempt::rank);
+        let best = done.remove(0);
+        self.transcript.record(
+            "attempts",
+            json!({"attempts": summary, "kept": best.number}),
+        );
+        let mut produced = match best.produced {
+            Ok(produced) => produced,
+            Err(mut err) => {
+                err.usage = spent;
+                return Err(err);
+            }
+        };
+        produced.output.usage = spent;
+        let (dir, patch) = (self.work_dir.clone(), best.patch);
+        off_the_runtime(move || Ok(git::apply_patch(&dir, &patch)?))
+            .await
+            .map_err(|err| AgentError {
+                usage: spent,
+                ..AgentError::new(format!("could not apply the kept attempt's changes: {err}"))
+            })?;
+        Ok(produced)
+    }
+
+    async fn scratch(&self, dir: &Path, start: &str) -> Result<(), String> {
+        let (root, dir, start) = (self.wf.root.clone(), dir.to_path_buf(), start.to_string());
+        let worktrees = self.wf.worktrees_dir();
+        off_the_runtime(move || {
+            let _admin = worktree_admin_turn();
+            exclude_from_git(&root, &worktrees);
+            Ok(git::add_scratch_worktree(&root, &dir, &start)?)
+        })
+        .await
+        .map_err(|err| format!("could not make a worktree for the attempt: {err}"))
+    }
+
+    /// The attempt's changes as a patch; empty when there are none or they cannot be read.
+    async fn patch_of(&self, dir: &Path, start: &str) -> String {
+        let (dir, start, own) = (dir.to_path_buf(), start.to_string(), self.wf.own_paths());
+        off_the_runtime(move || {
+            let ignore: Vec<&Path> = own.iter().map(PathBuf::as_path).collect();
+            Ok(git::patch_since(&dir, &start, &ignore)?)
+        })
+        .await
+        .unwrap_or_default()
+    }
+
+    async fn drop_scratch(&self, dir: &Path) {
+        let (root, dir) = (self.wf.root.clone(), dir.to_path_buf());
+        let removed = off_the_runtime(move || {
+            let _admin = worktree_admin_turn();
+            Ok(git::remove_worktree(&root, &dir)?)
+        });
+        if let Err(err) = removed.await {
+            tracing::warn!("could not remove an attempt's worktree: {err}");
+        }
+    }
+}

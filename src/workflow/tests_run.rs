@@ -1,0 +1,503 @@
+//! Running the project's tests (`review.testCommand`) on a story's tree, in the run's box, and
+//! what their result says: to the review, to delivery, and to the
+//! implement agent while it can still fix its work.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use super::context::Workflow;
+use crate::agents::conversation::WorkCheck;
+use crate::agents::transcript::Transcript;
+use crate::config::EditFormat;
+use crate::exec::{head_tail, BoxedCommand, ExecError};
+
+/// Bytes of a failing test run that go into a blocker or back to the model.
+pub const TEST_OUTPUT_TAIL: usize = 4_000;
+
+/// One run of the test command.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TestRun {
+    pub command: String,
+    pub outcome: TestOutcome,
+    /// Its output, cut to head and tail.
+    pub output: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TestOutcome {
+    Passed,
+    /// The story names functions to add (`word_count(text)`) that no file defines: checked
+    /// before the tests, which often cannot see a function nobody tests yet.
+    NotDefined {
+        names: Vec<String>,
+    },
+    Failed {
+        exit_code: Option<i32>,
+    },
+    TimedOut {
+        seconds: u64,
+    },
+    CouldNotRun {
+        error: String,
+    },
+    /// The box refused the command, or it changed what no command may change (put back). Not
+    /// the work's failure but the action's: nobody fixes it by editing code.
+    Refused {
+        why: String,
+    },
+}
+
+impl TestRun {
+    pub fn passed(&self) -> bool {
+        self.outcome == TestOutcome::Passed
+    }
+
+    /// Why the action must fail rather than the work go back, when the box refused the run.
+    pub fn refusal(&self) -> Option<String> {
+        match &self.outcome {
+            TestOutcome::Refused { why } => Some(format!("test command `{}`: {why}", self.command)),
+            _ => None,
+        }
+    }
+
+    /// What went wrong, with the output's head and tail; `None` when the tests passed.
+    pub fn failure(&self) -> Option<String> {
+        let command = &self.command;
+        match &self.outcome {
+            TestOutcome::Passed => None,
+            TestOutcome::TimedOut { seconds } => Some(format!(
+                "Test command `{command}` timed out after {seconds}s\n{}",
+                self.output
+            )),
+            TestOutcome::Failed { exit_code } => Some(format!(
+                "Test command `{command}` failed (exit {})\n{}",
+                exit_code.map_or("signal".to_string(), |c| c.to_string()),
+                self.output
+            )),
+            TestOutcome::CouldNotRun { error } => {
+                Some(format!("Test command `{command}` could not run: {error}"))
+            }
+            TestOutcome::Refused { .. } => self.refusal(),
+            TestOutcome::NotDefined { names } => Some(format!(
+                "The story asks for {}, and no file of the repository defines {} yet.",
+                backticked(names),
+                if names.len() == 1 { "it" } else { "them" }
+            )),
+        }
+    }
+
+    /// The line of the output that says best what failed: a test runner's FAILED or error
+    /// line, an assertion, a traceback's last line; else the last line with words.
+    pub fn first_failing_line(&self) -> String {
+        match &self.outcome {
+            TestOutcome::CouldNotRun { error } | TestOutcome::Refused { why: error } => {
+                return error.clone()
+            }
+            TestOutcome::NotDefined { names } => {
+                return format!("no file defines {}", backticked(names))
+            }
+            _ => {}
+        }
+        let lines: Vec<&str> = self
+            .output
+            .lines()
+            .map(str::trim)
+            .filter(|line| !line.is_empty() && !line.starts_with("[..."))
+            .collect();
+        // A runner's own summary of a failure first (pytest's `FAILED …`, rustc's `error[…]`),
+        // then anything that reads as a failure, then the last line.
+        let summary = |line: &&str| {
+            line.starts_with("FAILED") || line.starts_with("error[") || line.starts_with("error:")
+        };
+        let marked = |line: &&str| {
+            let lower = line.to_ascii_lowercase();
+            line.starts_with("ERROR")
+                || line.starts_with("E ")
+                || lower.contains("assertionerror")
+                || lower.contains("panicked at")
+                || lower.contains("error:")
+                || lower.contains("failed")
+                || lower.ends_with("error")
+        };
+        let found = lines
+            .iter()
+            .copied()
+            .find(summary)
+            .or_else(|| lines.iter().copied().find(marked))
+            .or_else(|| lines.last().copied());
+        match found {
+            Some(line) => crate::exec::head_tail(line, 300),
+            None => self
+                .failure()
+                .unwrap_or_default()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .to_string(),
+        }
+    }
+}
+
+/// Runs `review.testCommand` in the box on `dir`, when one is set, and records it in the
+/// transcript. The review runs it on the story's branch, delivery on the integrated tree, and
+/// implement's work check on the tree the agent works in.
+pub async fn run(
+    wf: &Workflow,
+    story_id: &str,
+    dir: &Path,
+    transcript: &Transcript,
+) -> Option<TestRun> {
+    let command = wf.config.review.test_command.as_ref()?;
+    let seconds = wf.config.review.test_timeout_seconds;
+    let env = [("AGENTIC_SDLC_STORY_ID".to_string(), story_id.to_string())];
+    let result = wf
+        .sandbox
+        .run(BoxedCommand {
+            command,
+            tree: dir,
+            limit: Duration::from_secs(seconds),
+            env: &env,
+        })
+        .await;
+    // JSON a program can read, not a Rust debug string.
+    let recorded = match &result {
+        Ok(out) => serde_json::json!({"exit_code": out.exit_code, "timed_out": out.timed_out,
+                                      "output": head_tail(&out.output, TEST_OUTPUT_TAIL)}),
+        Err(err) => serde_json::json!({"error": err.to_string()}),
+    };
+    transcript.record(
+        "test_command",
+        serde_json::json!({ "command": command, "result": recorded }),
+    );
+    let (outcome, output) = match result {
+        Ok(out) if out.timed_out => (TestOutcome::TimedOut { seconds }, out.output),
+        Ok(out) if out.exit_code == Some(0) => (TestOutcome::Passed, out.output),
+        Ok(out) => (
+            TestOutcome::Failed {
+                exit_code: out.exit_code,
+            },
+            out.output,
+        ),
+        Err(err @ (ExecError::Spawn(_) | ExecError::Wait(_))) => (
+            TestOutcome::CouldNotRun {
+                error: err.to_string(),
+            },
+            String::new(),
+        ),
+        Err(err) => (
+            TestOutcome::Refused {
+                why: err.to_string(),
+            },
+            String::new(),
+        ),
+    };
+    Some(TestRun {
+        command: command.clone(),
+        outcome,
+        output: head_tail(&output, TEST_OUTPUT_TAIL),
+    })
+}
+
+/// The tests as implement's work check: run when the model says it is done, up to
+/// `implement.testRounds` times in all; each failure but the last goes back to the model. The
+/// last run is kept for the Implementation Notes.
+pub struct TestRounds<'a> {
+    wf: &'a Workflow,
+    story_id: &'a str,
+    dir: PathBuf,
+    transcript: Transcript,
+    rounds: u32,
+    /// Functions the story asks for by name; each must be defined before the tests run.
+    named: Vec<String>,
+    runs: Mutex<Vec<TestRun>>,
+}
+
+impl<'a> TestRounds<'a> {
+    /// `None` when no test command is set, or `implement.testRounds` is 0.
+    pub fn new(
+        wf: &'a Workflow,
+        story: &'a crate::board::Story,
+        dir: &Path,
+        transcript: &Transcript,
+    ) -> Option<TestRounds<'a>> {
+        let story_id = story.id();
+        wf.config.review.test_command.as_ref()?;
+        if wf.config.implement.test_rounds == 0 {
+            return None;
+        }
+        Some(TestRounds {
+            wf,
+            story_id,
+            dir: dir.to_path_buf(),
+            transcript: transcript.clone(),
+            rounds: wf.config.implement.test_rounds,
+            named: named_functions(story),
+            runs: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The run the check makes: the story's names first, then the test command.
+    async fn check_now(&self) -> Option<TestRun> {
+        let dir = self.dir.clone();
+        let named = self.named.clone();
+        // The board holds the story's own text (and code quoted in notes): no definition.
+        let skip = vec![self.wf.board_dir().to_path_buf(), self.wf.worktrees_dir()];
+        let missing = tokio::task::spawn_blocking(move || undefined(&dir, &named, &skip))
+            .await
+            .unwrap_or_default();
+        if !missing.is_empty() {
+            self.transcript
+                .record("named_check", serde_json::json!({"missing": missing}));
+            return Some(TestRun {
+                command: self
+                    .wf
+                    .config
+                    .review
+                    .test_command
+                    .clone()
+                    .unwrap_or_default(),
+                outcome: TestOutcome::NotDefined { names: missing },
+                output: String::new(),
+            });
+        }
+        run(self.wf, self.story_id, &self.dir, &self.transcript).await
+    }
+
+    /// The last run and how many runs there were; runs the tests now if the agent never did
+    /// (an agent that does not call the check, or one that failed before it could).
+    pub async fn last_run(&self) -> Option<(TestRun, usize)> {
+        if self.runs().is_empty() {
+            let run = self.check_now().await?;
+            self.runs().push(run);
+        }
+        let runs = self.runs();
+        runs.last().cloned().map(|last| (last, runs.len()))
+    }
+
+    fn runs(&self) -> std::sync::MutexGuard<'_, Vec<TestRun>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[async_trait]
+impl WorkCheck for TestRounds<'_> {
+    async fn run(&self) -> Option<String> {
+        let result = self.check_now().await?;
+        if result.refusal().is_some() {
+            // No edit fixes a refusal: the rounds end and the attempt fails on it.
+            self.runs().push(result);
+            return None;
+        }
+        let how = match self.wf.config.implement.edit_format {
+            EditFormat::Whole => {
+                "write each file you fix out whole under its path; the tests will run again"
+            }
+            EditFormat::Tools => {
+                "with the tools, then reply without a tool call when you are done; the tests \
+                 will run again"
+            }
+        };
+        let feedback = result.failure().map(|failure| {
+            format!(
+                "The tests fail, so the work is not done yet.\n{failure}\n\nFix the code (not \
+                 the tests, unless a test itself is wrong): {how}."
+            )
+        });
+        self.runs().push(result);
+        feedback
+    }
+
+    fn feedback_rounds(&self) -> u32 {
+        self.rounds.saturating_sub(1)
+    }
+
+    fn describe(&self) -> String {
+        self.wf
+            .config
+            .review
+            .test_command
+            .clone()
+            .unwrap_or_default()
+    }
+}
+
+/// Files looked at for definitions; a larger tree is not searched further.
+const DEFINITION_SCAN: usize = 5_000;
+/// Files larger than this are not searched for definitions.
+const DEFINITION_FILE_BYTES: u64 = 512 * 1024;
+
+/// The functions a story's Summary and Acceptance Criteria name as calls in backticks
+/// (`word_count(text)`, `median([])`), each once: what a feature asks to exist. Method calls
+/// on other objects (`str.title()`) are not the story's to define.
+pub fn named_functions(story: &crate::board::Story) -> Vec<String> {
+    let text = ["Summary", "Acceptance Criteria"]
+        .iter()
+        .filter_map(|name| story.section(name))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut names: Vec<String> = Vec::new();
+    for span in text.split('`').skip(1).step_by(2) {
+        let Some((callee, _)) = span.split_once('(') else {
+            continue;
+        };
+        let callee = callee.trim();
+        let plain = !callee.is_empty()
+            && callee.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !callee.starts_with(|c: char| c.is_ascii_digit());
+        if plain && !names.iter().any(|known| known == callee) {
+            names.push(callee.to_string());
+        }
+    }
+    names
+}
+
+/// Which of `names` no text file under `dir` defines (what .gitignore ignores, `.git` and the
+/// folders in `skip` left out).
+fn undefined(dir: &Path, names: &[String], skip: &[PathBuf]) -> Vec<String> {
+    if names.is_empty() {
+        return Vec::new();
+    }
+    let mut left: Vec<String> = names.to_vec();
+    let skip = skip.to_vec();
+    let files = ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git"
+                && !skip.iter().any(|folder| entry.path().starts_with(folder))
+        })
+        .build()
+        .flatten()
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
+        .filter(|entry| {
+            entry
+                .metadata()
+                .is_ok_and(|m| m.len() <= DEFINITION_FILE_BYTES)
+        })
+        .take(DEFINITION_SCAN);
+    for entry in files {
+        let Ok(text) = std::fs::read_to_string(entry.path()) else {
+            continue;
+        };
+        let defined = crate::agents::tools::defined_names(&text);
+        left.retain(|name| !defined.contains(name));
+        if left.is_empty() {
+            break;
+        }
+    }
+    left
+}
+
+fn backticked(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// The Implementation Notes' record of the last test run.
+pub fn notes_line(run: &TestRun, runs: usize) -> String {
+    let times = if runs == 1 {
+        "1 run".to_string()
+    } else {
+        format!("{runs} runs")
+    };
+    match &run.outcome {
+        TestOutcome::Passed => format!(
+            "### Tests\n`{}` passed on the last of {times} after the change.",
+            run.command
+        ),
+        _ => format!(
+            "### Tests\n`{}` still fails after {times}: {}",
+            run.command,
+            run.first_failing_line()
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn failed(output: &str) -> TestRun {
+        TestRun {
+            command: "python3 -m pytest -q".into(),
+            outcome: TestOutcome::Failed { exit_code: Some(1) },
+            output: output.into(),
+        }
+    }
+
+    #[test]
+    fn the_first_failing_line_is_the_one_that_names_the_failure() {
+        let rows = [
+            (
+                "....F\n=== FAILURES ===\n___ test_mean ___\n    def test_mean():\n>       assert mean([]) == 0.0\nE       ZeroDivisionError: division by zero\n=== short test summary info ===\nFAILED test_stats.py::test_mean - ZeroDivisionError: division by zero\n1 failed, 4 passed in 0.05s\n",
+                "FAILED test_stats.py::test_mean - ZeroDivisionError: division by zero",
+            ),
+            (
+                "Traceback (most recent call last):\n  File \"t.py\", line 1\nE       NameError: name 'x' is not defined\n",
+                "E       NameError: name 'x' is not defined",
+            ),
+            (
+                "running 2 tests\ntest a ... ok\ntest b ... FAILED\n\nthread 'b' panicked at src/lib.rs:4:5:\n",
+                "test b ... FAILED",
+            ),
+            (
+                "error[E0425]: cannot find value `x` in this scope\n",
+                "error[E0425]: cannot find value `x` in this scope",
+            ),
+            ("something odd\nthe end\n", "the end"),
+        ];
+        for (output, line) in rows {
+            assert_eq!(failed(output).first_failing_line(), line, "{output}");
+        }
+    }
+
+    #[test]
+    fn notes_say_how_the_last_run_ended() {
+        let passed = TestRun {
+            outcome: TestOutcome::Passed,
+            ..failed("5 passed")
+        };
+        assert_eq!(
+            notes_line(&passed, 2),
+            "### Tests\n`python3 -m pytest -q` passed on the last of 2 runs after the change."
+        );
+        assert_eq!(
+            notes_line(&failed("FAILED t.py::x - boom\n"), 1),
+            "### Tests\n`python3 -m pytest -q` still fails after 1 run: FAILED t.py::x - boom"
+        );
+    }
+}
+
+#[cfg(test)]
+mod named_tests {
+    use super::*;
+
+    #[test]
+    fn the_functions_a_story_names_are_its_backticked_calls() {
+        let text = "---\nid: s\ntitle: t\n---\n# t\n\n## Summary\nAdd `headline(text, width)` to textkit.py; it uses `str.title()` and the existing `truncate` function.\n\n## Acceptance Criteria\n- [ ] `headline(\"a\", 2)` returns `\"A\"`\n- [ ] `median([])` returns `0.0`\n";
+        let story = crate::board::Story::parse(
+            text,
+            std::path::PathBuf::from("/b/ready/t.md"),
+            crate::board::Column::Ready,
+        )
+        .unwrap();
+        assert_eq!(named_functions(&story), ["headline", "median"]);
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("textkit.py"), "def median(v):\n    pass\n").unwrap();
+        std::fs::create_dir(dir.path().join("board")).unwrap();
+        std::fs::write(dir.path().join("board/s.md"), "def headline(t, w):\n").unwrap();
+        let board = [dir.path().join("board")];
+        assert_eq!(
+            undefined(dir.path(), &named_functions(&story), &board),
+            ["headline"]
+        );
+    }
+}

@@ -1,0 +1,245 @@
+//! What makes a small model deliver: calls written in text, the tests run by the tool with their
+//! failures sent back, retries asked differently, best of n attempts, and phases skipped.
+
+use serde_json::{json, Value as Json};
+
+use super::{section, Project};
+use crate::suite::fake_llm::Reply;
+
+/// Every transcript entry of the story with this event, across its transcript files.
+fn transcript_entries(p: &Project, story: &super::Made, event: &str) -> Vec<Json> {
+    let dir = p.env.path(format!(".agentic-sdlc/logs/{}", story.id));
+    let mut files: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|file| {
+            std::fs::read_to_string(file)
+                .unwrap()
+                .lines()
+                .map(|line| serde_json::from_str::<Json>(line).unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|entry| entry["event"] == event)
+        .collect()
+}
+
+/// A whole-file write the scripted model means (it has not read the file first).
+fn write_call(path: &str, content: &str) -> Reply {
+    Reply::tool(
+        "write_file",
+        json!({"path": path, "content": content, "overwrite": true}),
+    )
+}
+
+#[tokio::test]
+async fn a_call_written_in_a_json_fence_changes_the_repository_under_auto() {
+    let p = Project::new().await;
+    let story = p.planned("Fenced call");
+    p.fake
+        .push(
+            "implement",
+            Reply::text(
+                "I will write it.\n```json\n{\"name\": \"write_file\", \"arguments\": {\"path\": \"a.txt\", \"content\": \"FENCED\"}}\n```",
+            ),
+        )
+        .push("implement", Reply::text("Wrote a.txt."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.env.read("a.txt"), "FENCED");
+    let calls = transcript_entries(&p, &story, "tool_call");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(
+        (calls[0]["protocol"].as_str(), calls[0]["form"].as_str()),
+        (Some("text"), Some("json_fence"))
+    );
+    // The tools still went natively: under auto the server may well use them.
+    assert!(!p.fake.requests_for("implement")[0].tool_names().is_empty());
+}
+
+#[tokio::test]
+async fn under_the_text_protocol_the_tools_are_described_and_a_bash_fence_runs() {
+    let p = Project::new().await;
+    p.config(&[("llm.toolProtocol", "text")]);
+    let story = p.planned("Shell action");
+    p.fake
+        .push(
+            "implement",
+            Reply::text("```bash\necho SHELL-MADE > made.txt\n```"),
+        )
+        .push("implement", Reply::text("Made made.txt with echo."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.env.read("made.txt"), "SHELL-MADE\n");
+    let asks = p.fake.requests_for("implement");
+    assert!(asks.iter().all(|ask| ask.tool_names().is_empty()));
+    let system = asks[0].system_message();
+    assert!(system.contains("# How you act"), "{system}");
+    assert!(system.contains("- edit_file: "), "{system}");
+    assert!(!system.contains("Answer in Markdown"), "{system}");
+    let calls = transcript_entries(&p, &story, "tool_call");
+    assert_eq!(
+        (calls[0]["protocol"].as_str(), calls[0]["form"].as_str()),
+        (Some("text"), Some("bash_fence"))
+    );
+}
+
+#[tokio::test]
+async fn failing_tests_go_back_to_the_model_and_the_last_run_is_in_the_notes() {
+    let p = Project::new().await;
+    p.config(&[(
+        "review.testCommand",
+        "grep -q 42 answer.txt || { echo 'FAILED test_answer - expected 42'; exit 1; }",
+    )]);
+    let story = p.planned("Answer");
+    p.fake
+        .push("implement", write_call("answer.txt", "41\n"))
+        .push("implement", Reply::text("Wrote the answer."))
+        .push("implement", write_call("answer.txt", "42\n"))
+        .push("implement", Reply::text("Fixed the answer."));
+
+    p.step(&story, "implement").success();
+
+    let asks = p.fake.requests_for("implement");
+    assert_eq!(asks.len(), 4);
+    let feedback = asks[2].body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        feedback.contains("The tests fail") && feedback.contains("FAILED test_answer"),
+        "{feedback}"
+    );
+    let notes = section(&p.body(&story), "Implementation Notes");
+    assert!(notes.starts_with("Fixed the answer."), "{notes}");
+    assert!(
+        notes.contains("### Tests\n`grep -q 42 answer.txt"),
+        "{notes}"
+    );
+    assert!(notes.contains("passed on the last of 2 runs"), "{notes}");
+    assert_eq!(transcript_entries(&p, &story, "test_command").len(), 2);
+}
+
+#[tokio::test]
+async fn tests_still_failing_after_the_last_round_fail_implement_before_any_review() {
+    let p = Project::new().await;
+    p.config(&[
+        (
+            "review.testCommand",
+            "echo 'collected 3 items'; echo 'FAILED test_x.py::test_x - boom'; exit 1",
+        ),
+        ("implement.testRounds", "2"),
+    ]);
+    let story = p.planned("Red");
+    p.fake
+        .push("implement", write_call("x.txt", "x\n"))
+        .push("implement", Reply::text("Done."))
+        .push("implement", Reply::text("Done again."));
+
+    let out = p.run(&["run", "--auto", "--story", &story.id]);
+
+    out.code(1);
+    let error = p.last_error(&story);
+    assert!(
+        error.contains("the tests still fail after 2 run(s)")
+            && error.contains("FAILED test_x.py::test_x - boom"),
+        "{error}"
+    );
+    assert_eq!(p.column(&story), "ready");
+    assert_eq!(p.front(&story)["implementation_complete"], false);
+    assert_eq!(p.fake.requests_for("implement").len(), 3);
+    for reviewer in ["code-review", "security-review", "po-review"] {
+        assert!(p.fake.requests_for(reviewer).is_empty(), "{reviewer} asked");
+    }
+}
+
+#[tokio::test]
+async fn a_retry_is_asked_differently_and_with_the_feedback_last() {
+    let p = Project::new().await;
+    let story = p.planned("Retry differently");
+    p.fake
+        .push("implement", Reply::text("I changed it."))
+        .push("implement", write_call("r.txt", "r\n"))
+        .push("implement", Reply::text("Now really changed r.txt."));
+
+    p.step(&story, "implement").success();
+
+    let asks = p.fake.requests_for("implement");
+    let (first, retry) = (&asks[0].body, &asks[1].body);
+    assert!(first.get("temperature").is_none() && first.get("seed").is_none());
+    assert!(retry["temperature"].as_f64().is_some(), "{retry}");
+    assert_eq!(retry["seed"], 1);
+    let prompt = asks[1].user_message();
+    let tail = prompt.rsplit("## Task").next().unwrap();
+    assert!(
+        tail.contains("Act on this feedback first: Your previous output was refused"),
+        "{tail}"
+    );
+}
+
+#[tokio::test]
+async fn best_of_two_keeps_the_attempt_whose_tests_pass_and_counts_both() {
+    let p = Project::new().await;
+    p.env.write("answer.txt", "unknown\n");
+    p.git_init(false);
+    p.config(&[
+        (
+            "review.testCommand",
+            "grep -q good answer.txt || { echo 'FAILED: not good'; exit 1; }",
+        ),
+        ("implement.attempts", "2"),
+        ("implement.testRounds", "1"),
+    ]);
+    let story = p.planned("Two tries");
+    p.fake
+        .push("implement", write_call("answer.txt", "bad\n"))
+        .push("implement", Reply::text("Attempt one."))
+        .push("implement", write_call("answer.txt", "good\n"))
+        .push("implement", Reply::text("Attempt two."));
+
+    p.step(&story, "implement").success();
+
+    let branch = format!("agentic-sdlc/{}", story.slug);
+    assert_eq!(p.git(&["show", &format!("{branch}:answer.txt")]), "good");
+    let notes = section(&p.body(&story), "Implementation Notes");
+    assert!(notes.starts_with("Attempt two."), "{notes}");
+    let chosen = transcript_entries(&p, &story, "attempts");
+    assert_eq!(chosen[0]["kept"], 2, "{chosen:?}");
+    assert_eq!(chosen[0]["attempts"][0]["tests_passed"], false);
+    // The attempts' worktrees are gone, and both attempts' requests are counted.
+    assert_eq!(p.git(&["worktree", "list"]).lines().count(), 1);
+    assert_eq!(p.front(&story)["usage"]["requests"], 4);
+    // Each attempt was asked differently.
+    let seeds: Vec<Json> = p
+        .fake
+        .requests_for("implement")
+        .iter()
+        .map(|ask| ask.body["seed"].clone())
+        .collect();
+    assert_eq!(seeds[0], Json::Null);
+    assert_eq!(seeds[2], 1);
+}
+
+#[tokio::test]
+async fn skipped_phases_count_as_complete_and_a_skipped_refine_moves_the_story_as_written() {
+    let p = Project::new().await;
+    p.config(&[
+        ("phases.refine.enabled", "false"),
+        ("phases.research.enabled", "false"),
+        ("phases.plan.enabled", "false"),
+    ]);
+    let story = p.story("Small one", "AS-WRITTEN", "- [ ] Works", "backlog", &[]);
+
+    p.step(&story, "refine").success();
+
+    assert!(p.fake.requests_for("refine").is_empty());
+    assert_eq!(p.column(&story), "ready");
+    assert_eq!(section(&p.body(&story), "Summary"), "AS-WRITTEN");
+    let plan = p.env.run_json(&["run", "--dry-run", "--story", &story.id]);
+    assert_eq!(plan["actions"][0]["type"], "implement", "{plan}");
+}
