@@ -1,5 +1,5 @@
 //! `.agentic-sdlc.json`: defaults, deep merge of a partial file, validation that names the key,
-//! environment overrides and dotted-key get/set (SPEC §4).
+//! environment overrides and dotted-key get/set (docs/design.md §4).
 
 mod layers;
 
@@ -57,7 +57,7 @@ pub struct RefinementConfig {
     pub enable_circuit_breaker: bool,
 }
 
-/// What a run does when a story's circuit breaker trips (SPEC §7).
+/// What a run does when a story's circuit breaker trips (docs/design.md §7).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Escalation {
@@ -82,7 +82,8 @@ pub struct LlmConfig {
     pub timeout_seconds: u64,
     pub max_retries: u32,
     pub max_turns: u32,
-    /// Caps every reply (SPEC §15); `phases.<phase>.maxTokens` overrides it for one phase.
+    /// Caps every reply (docs/design.md §15); `phases.<phase>.maxTokens` overrides it for one
+    /// phase.
     pub max_tokens: u32,
     pub structured_outputs: StructuredOutputs,
     /// How agents call tools: native function calling, calls read from the reply's text, or
@@ -131,8 +132,8 @@ pub enum EditFormat {
 }
 
 /// Whether machine-read answers are requested with a JSON schema in `response_format`
-/// (SPEC §15). `auto` sends it and falls back to prompting, for the rest of the run, when the
-/// server rejects it.
+/// (docs/design.md §15). `auto` sends it and falls back to prompting, for the rest of the run, when
+/// the server rejects it.
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum StructuredOutputs {
@@ -169,7 +170,7 @@ pub struct PhaseConfig {
     pub enabled: Option<bool>,
 }
 
-/// `phases.<phase>.review` (SPEC §8).
+/// `phases.<phase>.review` (docs/design.md §8).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GateConfig {
@@ -215,11 +216,11 @@ pub struct GitConfig {
     pub worktrees: bool,
     pub integrate: Integrate,
     /// The branch finished work goes into; `None` is the branch checked out when a story's
-    /// branch is made (SPEC §12).
+    /// branch is made (docs/design.md §12).
     pub base_branch: Option<String>,
 }
 
-/// How a reviewed story's work is delivered (SPEC §12).
+/// How a reviewed story's work is delivered (docs/design.md §12).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq)]
 #[serde(rename_all = "lowercase")]
 pub enum Integrate {
@@ -234,7 +235,7 @@ pub enum Integrate {
 /// The key older config files used before `git.integrate`; `true` meant open a pull request.
 const LEGACY_CREATE_PR: &str = "createPr";
 /// `remote.*`: how `run --remote` coordinates with other clones through the git remote
-/// (SPEC §20).
+/// (docs/design.md §20).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct RemoteConfig {
@@ -246,7 +247,7 @@ pub struct RemoteConfig {
     pub timeout_seconds: u64,
 }
 
-/// `budget` (SPEC §14): limits on what a story or a run may spend; null means no limit.
+/// `budget` (docs/design.md §14): limits on what a story or a run may spend; null means no limit.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct BudgetConfig {
@@ -256,7 +257,7 @@ pub struct BudgetConfig {
     pub run_usd: Option<f64>,
 }
 
-/// One model's price in USD per million tokens (SPEC §14).
+/// One model's price in USD per million tokens (docs/design.md §14).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Price {
@@ -281,7 +282,7 @@ pub struct NotifyConfig {
     /// The events that notify; the default is all of them.
     pub events: Vec<crate::notifications::NoticeKind>,
 }
-/// `tools.*`: the bounds of every agent tool call (SPEC §13).
+/// `tools.*`: the bounds of every agent tool call (docs/design.md §13).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ToolsConfig {
@@ -355,7 +356,7 @@ impl PhasesConfig {
     }
 }
 
-/// The defaults of SPEC §4, as the JSON document a partial file is merged over.
+/// The defaults of docs/design.md §4, as the JSON document a partial file is merged over.
 pub fn default_value() -> Value {
     json!({
         "sdlcFolder": ".agentic-sdlc",
@@ -551,7 +552,7 @@ impl Config {
     }
 
     /// A limit of zero or less would stop everything before it starts, and a negative price
-    /// would make spending earn money: both are mistakes worth naming (SPEC §14).
+    /// would make spending earn money: both are mistakes worth naming (docs/design.md §14).
     fn validate_budget_and_pricing(&self, path: &Path) -> Result<()> {
         let fail = |key: String, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
         let budget = &self.budget;

@@ -74,7 +74,7 @@ pub struct Conversation {
 pub struct ConverseOptions<'a> {
     /// The reply cap; `None` uses `llm.maxTokens`.
     pub max_tokens: Option<u32>,
-    /// The JSON schema of a machine-read answer (SPEC §15).
+    /// The JSON schema of a machine-read answer (docs/design.md §15).
     pub schema: Option<&'a ResponseSchema>,
     /// How tool calls travel.
     pub protocol: ToolProtocol,
@@ -122,7 +122,7 @@ pub async fn converse_with(
     }
 }
 
-/// A failed conversation still spent tokens; the story's usage counts them (SPEC §10).
+/// A failed conversation still spent tokens; the story's usage counts them (docs/design.md §10).
 #[derive(Debug)]
 pub struct ConversationError {
     pub error: LlmError,

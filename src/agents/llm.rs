@@ -1,5 +1,5 @@
 //! The model client every agent uses: one chat completion, with retries, over any
-//! OpenAI-compatible endpoint (SPEC §10).
+//! OpenAI-compatible endpoint (docs/design.md §10).
 //!
 //! Requests go through async-openai's `create_byot` / `create_stream_byot` with
 //! `serde_json::Value` on both sides, so servers that deviate from OpenAI's schema still work;
@@ -89,7 +89,8 @@ impl LlmSettings {
         self.api_key.as_ref().map(ExposeSecret::expose_secret)
     }
 
-    /// Reads `llm.*` with the environment overrides of SPEC §4, plus `AGENTIC_SDLC_STREAM`.
+    /// Reads `llm.*` with the environment overrides of docs/design.md §4, plus
+    /// `AGENTIC_SDLC_STREAM`.
     pub fn from_config(config: &Config) -> crate::Result<LlmSettings> {
         Self::from_config_with_env(config, |name| std::env::var(name).ok())
     }
@@ -145,7 +146,8 @@ fn is_local(url: &str) -> bool {
 #[derive(Clone)]
 pub struct LlmClient {
     inner: Arc<Inner>,
-    /// Set on a story's copy of the client: every call is admitted and counted (SPEC §14).
+    /// Set on a story's copy of the client: every call is admitted and counted (docs/design.md
+    /// §14).
     meter: Option<StoryMeter>,
 }
 
@@ -247,7 +249,7 @@ impl LlmClient {
     /// - 429, 5xx and dropped connections are retried up to `max_retries` times, waiting as long
     ///   as the server's `Retry-After` says (at most a minute) or else with exponential backoff;
     /// - a reply that ran into `llm.timeoutSeconds` is retried at most once: a model that rambled
-    ///   until the timeout will usually ramble again (SPEC §15);
+    ///   until the timeout will usually ramble again (docs/design.md §15);
     /// - a server that refuses `response_format` under `auto` is asked again without it, and is
     ///   not asked for a schema again in this run; one that wants `max_completion_tokens` gets
     ///   the cap under that name from then on.

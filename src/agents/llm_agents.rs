@@ -132,7 +132,7 @@ impl LlmAgents {
         self
     }
 
-    /// Counts every call against the run's budgets (SPEC §14).
+    /// Counts every call against the run's budgets (docs/design.md §14).
     pub fn with_meter(mut self, meter: Arc<dyn CallMeter>) -> Self {
         self.meter = Some(meter);
         self
@@ -214,7 +214,7 @@ impl LlmAgents {
 
     /// Asks one review perspective for its verdict, and once more when the answer was cut
     /// off, held no verdict, or failed the work without naming an issue. A second answer that
-    /// still falls short is no verdict (a FAILED review), never an approval (SPEC §15).
+    /// still falls short is no verdict (a FAILED review), never an approval (docs/design.md §15).
     async fn perspective(
         &self,
         story_id: &str,
@@ -362,7 +362,7 @@ impl Agents for LlmAgents {
     }
 
     /// Asks for the gate's decision with the gate schema, once more when the answer was cut
-    /// off, and returns it in the text form of SPEC §8.
+    /// off, and returns it in the text form of docs/design.md §8.
     async fn phase_review(&self, request: GateRequest<'_>) -> Result<AgentOutput, AgentError> {
         let user = prompts::gate_user(
             request.story,

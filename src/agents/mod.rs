@@ -22,8 +22,8 @@ use meter::Refusal;
 use transcript::Transcript;
 use verdict::PerspectiveVerdict;
 
-/// The feedback a phase re-run gets (SPEC §9): after a gate's RETRY, a predecessor retry or a
-/// rework.
+/// The feedback a phase re-run gets (docs/design.md §9): after a gate's RETRY, a predecessor retry
+/// or a rework.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Revision {
     /// 2 for the first re-run, then 3, …
@@ -52,7 +52,7 @@ pub struct PhaseRequest<'a> {
 pub struct AgentOutput {
     pub text: String,
     pub usage: Usage,
-    /// The answer was cut off by the reply cap (finish_reason `length`, SPEC §15).
+    /// The answer was cut off by the reply cap (finish_reason `length`, docs/design.md §15).
     pub truncated: bool,
     /// Tool calls the model made, so an implement that changed nothing can say why.
     pub tool_calls: u32,
@@ -179,7 +179,7 @@ pub trait Agents: Send + Sync {
     /// Looks at the story's work from the three perspectives.
     async fn review(&self, request: ReviewRequest<'_>) -> Result<ReviewOutput, AgentError>;
 
-    /// An `ai` phase gate: the reviewer's answer, which holds a decision line (SPEC §8).
+    /// An `ai` phase gate: the reviewer's answer, which holds a decision line (docs/design.md §8).
     async fn phase_review(&self, request: GateRequest<'_>) -> Result<AgentOutput, AgentError>;
 
     /// The model server these agents talk to, for the checks before a run spends anything;

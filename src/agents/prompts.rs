@@ -1,5 +1,5 @@
 //! What the agents are told. Each user message carries only what its phase needs, then the
-//! Revision Instructions when the phase is re-run (SPEC §9), then `## Task`.
+//! Revision Instructions when the phase is re-run (docs/design.md §9), then `## Task`.
 
 mod named_files;
 
@@ -19,7 +19,7 @@ pub const DIFF_BUDGET: usize = 60_000;
 const LISTING_LIMIT: usize = 200;
 const MANIFEST_BUDGET: usize = 4_000;
 
-/// The first line of every system message (SPEC §10).
+/// The first line of every system message (docs/design.md §10).
 pub fn identity(role: &str) -> String {
     format!("You are the agentic-sdlc {role} agent.")
 }
@@ -73,7 +73,8 @@ pub fn tests_note(command: &str) -> String {
     )
 }
 
-/// The Revision Instructions section of SPEC §9, ending with the `## Task` heading it precedes.
+/// The Revision Instructions section of docs/design.md §9, ending with the `## Task` heading it
+/// precedes.
 pub fn revision_section(revision: &Revision) -> String {
     let mut out = format!(
         "## Revision Instructions (Attempt {})\nThis task is being re-executed based on reviewer feedback.\nIncorporate the feedback below into your response.\n\n### Feedback\n{}\n",
@@ -85,7 +86,7 @@ pub fn revision_section(revision: &Revision) -> String {
         .as_deref()
         .filter(|p| !p.trim().is_empty())
     {
-        // A runaway previous answer is quoted by its head and tail only (SPEC §15).
+        // A runaway previous answer is quoted by its head and tail only (docs/design.md §15).
         out.push_str(&format!(
             "\n### Previous Output\n{}\n",
             head_tail(previous.trim(), SECTION_BUDGET)
@@ -307,7 +308,7 @@ fn changed_files(work_dir: &Path, diff: &str) -> String {
 }
 
 /// The most of a previous answer a reminder quotes: a runaway answer re-sent whole once
-/// overflowed a 4,096-token context (SPEC §15).
+/// overflowed a 4,096-token context (docs/design.md §15).
 pub const REMINDER_QUOTE: usize = 1_200;
 
 /// Asked when an answer held no JSON verdict; quotes only the head and tail of that answer.

@@ -1,5 +1,5 @@
-//! The record of one agent call: JSON Lines under `<board>/logs/<story-id>/` (SPEC §2), so a
-//! person can see what the model was sent and what it did.
+//! The record of one agent call: JSON Lines under `<board>/logs/<story-id>/` (docs/design.md §2),
+//! so a person can see what the model was sent and what it did.
 
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};

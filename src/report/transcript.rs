@@ -1,5 +1,5 @@
-//! Transcripts made readable for `logs` (SPEC §14): each model call with its role, the messages
-//! (long ones folded), the tool calls and their results, tokens and duration.
+//! Transcripts made readable for `logs` (docs/design.md §14): each model call with its role, the
+//! messages (long ones folded), the tool calls and their results, tokens and duration.
 //!
 //! A transcript is JSON Lines written by `agents/transcript.rs`; this reads it one line at a
 //! time, so `logs --follow` can print a call while the run is still making it.

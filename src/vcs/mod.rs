@@ -1,4 +1,5 @@
-//! Version control: everything the workflow needs from git and the GitHub CLI (SPEC §10, §12).
+//! Version control: everything the workflow needs from git and the GitHub CLI (docs/design.md §10,
+//! §12).
 //!
 //! Every function runs `git` (or `gh`) as a child process with an argument vector, never
 //! through a shell, so slugs, titles and paths cannot be interpreted as shell syntax. The

@@ -1,5 +1,5 @@
-//! The state assessor (SPEC §6): a pure function from the board to the actions it calls for.
-//! It never writes, so `status` and `run --dry-run` are read-only.
+//! The state assessor (docs/design.md §6): a pure function from the board to the actions it calls
+//! for. It never writes, so `status` and `run --dry-run` are read-only.
 
 use foldhash::{HashMap, HashMapExt};
 
@@ -63,7 +63,7 @@ pub struct DuplicateId {
     pub paths: Vec<std::path::PathBuf>,
 }
 
-/// The parts of the config the assessor's rules depend on (SPEC §6, §12).
+/// The parts of the config the assessor's rules depend on (docs/design.md §6, §12).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Policy {
     /// `git.integrate: "pr"`: a reviewed story opens a pull request before it is done.

@@ -43,7 +43,7 @@ impl RunRenderer for Unseen {
     fn render(&self, _event: &RunEvent) {}
 }
 
-/// Keeps a record of a run's events: the run journal (SPEC §14, `journal.rs`).
+/// Keeps a record of a run's events: the run journal (docs/design.md §14, `journal.rs`).
 pub trait EventRecord: Send + Sync + std::fmt::Debug {
     fn append(&self, event: &RunEvent);
 }
@@ -77,7 +77,8 @@ impl EventSink {
         Self::new(Arc::new(Unseen))
     }
 
-    /// Every event from now on also goes to `journal` (SPEC §14), in every clone of this sink.
+    /// Every event from now on also goes to `journal` (docs/design.md §14), in every clone of this
+    /// sink.
     pub fn attach_journal(&self, journal: Arc<dyn EventRecord>) {
         let _ = self.journal.set(journal);
     }

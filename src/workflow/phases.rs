@@ -1,5 +1,5 @@
-//! Running a phase (refine, research, plan, implement) under its review gate (SPEC §8, §9):
-//! produce, let the gate decide, carry out the re-runs its decision asks for, and commit only
+//! Running a phase (refine, research, plan, implement) under its review gate (docs/design.md §8,
+//! §9): produce, let the gate decide, carry out the re-runs its decision asks for, and commit only
 //! the accepted output. What a decision does to the story is [`super::gate`]'s.
 
 use std::path::PathBuf;
@@ -61,7 +61,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
     if revision.is_none() {
         revision = rework_revision(&story, phase)?;
         // Only the phase a rework went back to must change; the phases after it re-run on new
-        // input and may well come to the same result (SPEC §14).
+        // input and may well come to the same result (docs/design.md §14).
         run.rework_downstream =
             revision.is_some() && no_progress::rework_target(&story) != Some(phase);
     }
@@ -120,8 +120,8 @@ fn skip_refine(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     ))
 }
 
-/// An implement that failed leaves the story in the column it started from (SPEC §13), not in
-/// in-progress where the attempt put it.
+/// An implement that failed leaves the story in the column it started from (docs/design.md §13),
+/// not in in-progress where the attempt put it.
 fn restore_column(wf: &Workflow, story_id: &str, column: Column) -> Result<()> {
     wf.board.update(story_id, |story| {
         if story.column != column && story.column == Column::InProgress {
@@ -144,7 +144,7 @@ struct PhaseRun<'a> {
     transcript: &'a Transcript,
     gate: PhaseGate<'a>,
     /// The working tree before implement's first attempt in this action, which its output
-    /// must have changed (SPEC §15): a gate's retry may keep the earlier attempt's edits.
+    /// must have changed (docs/design.md §15): a gate's retry may keep the earlier attempt's edits.
     tree_before: Option<output_check::TreeFingerprint>,
     /// This phase re-runs because a rework reset an earlier one.
     rework_downstream: bool,
@@ -250,7 +250,7 @@ impl PhaseRun<'_> {
                                         "text": output.text, "truncated": output.truncated }),
                 );
                 // Output the check will refuse is no "output" to compare: it is retried with
-                // feedback instead (SPEC §15).
+                // feedback instead (docs/design.md §15).
                 if output_check::check_text(phase, &output.text).is_ok() {
                     let code_unchanged =
                         code_before == self.code_fingerprint(phase, story, previous).await;
@@ -289,7 +289,7 @@ impl PhaseRun<'_> {
         story.meta.refinement_count + u32::from(story.meta.last_error.is_some()) + self.tries
     }
 
-    /// For an implement re-run, the story's code as a patch (SPEC §14 compares it).
+    /// For an implement re-run, the story's code as a patch (docs/design.md §14 compares it).
     async fn code_fingerprint(
         &self,
         phase: Phase,
@@ -424,8 +424,8 @@ fn with_merge_to_resolve(
     }
 }
 
-/// The Revision Instructions for a phase re-run after a rework (SPEC §7, §9): while a rework
-/// iteration is open, every phase it reset sees the review's feedback.
+/// The Revision Instructions for a phase re-run after a rework (docs/design.md §7, §9): while a
+/// rework iteration is open, every phase it reset sees the review's feedback.
 fn rework_revision(story: &Story, phase: Phase) -> Result<Option<Revision>> {
     let Some(iteration) = story.latest_iteration()? else {
         return Ok(None);

@@ -1,5 +1,5 @@
-//! The review action (SPEC §10): the test command first, then three perspectives, then one
-//! recorded decision.
+//! The review action (docs/design.md §10): the test command first, then three perspectives, then
+//! one recorded decision.
 
 use super::context::Workflow;
 use super::events::RunEvent;
@@ -230,7 +230,7 @@ pub(super) fn record_review(
 }
 
 /// A review whose agent failed is kept in the history as FAILED, which counts as no rejection
-/// (SPEC §7.5), and the action fails.
+/// (docs/design.md §7.5), and the action fails.
 fn record_failed(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Result<Outcome> {
     let record = ReviewRecord {
         timestamp: story_ops::now(),

@@ -1,6 +1,6 @@
 //! The working tree a story's work lives in: the repository itself on the story's branch (one
 //! story at a time), or a git worktree of its own (in parallel), and putting things back after
-//! an action, or after a run that was killed in the middle of one (SPEC §12).
+//! an action, or after a run that was killed in the middle of one (docs/design.md §12).
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -454,7 +454,7 @@ pub async fn cleanup(wf: &Workflow, story: &Story) {
     }
 }
 
-/// Puts back what a run killed in the middle of an action left (SPEC §12): the agent's
+/// Puts back what a run killed in the middle of an action left (docs/design.md §12): the agent's
 /// uncommitted work is committed on its story's branch, a merge it was resolving is concluded
 /// or given up, and the user's branch is checked out again. Returns what it did, for warnings.
 /// Runs under the board lock, so no other run can be using these trees.

@@ -164,7 +164,7 @@ struct Script {
 }
 
 /// The file the default implement answer writes, so a feature's implementation changes a file
-/// (SPEC §15) without any script.
+/// (docs/design.md §15) without any script.
 pub const DEFAULT_CHANGE: &str = "agentic-change.txt";
 
 /// Whether the conversation already asked for a write_file or edit_file.
@@ -485,7 +485,8 @@ impl FakeLlm {
 
     /// Replaces the answer `role` gets once its queue is empty. For implement, a text is the
     /// notes it gives after writing [`DEFAULT_CHANGE`], as a feature's implement must change a
-    /// file (SPEC §15); queue a text with [`Self::push`] for an implement that changes nothing.
+    /// file (docs/design.md §15); queue a text with [`Self::push`] for an implement that changes
+    /// nothing.
     pub fn set_default(&self, role: &str, reply: Reply) -> &Self {
         self.script
             .lock()

@@ -1,5 +1,6 @@
 //! What one chat request asks for beyond its messages: the reply cap, the tools, and the JSON
-//! schema of a machine-read answer (SPEC §15); and the record of every attempt to send it.
+//! schema of a machine-read answer (docs/design.md §15); and the record of every attempt to send
+//! it.
 
 use std::time::Duration;
 
@@ -152,7 +153,8 @@ pub enum AttemptOutcome {
 }
 
 /// One request sent to the server. Every attempt is counted in `usage.requests` and written to
-/// the transcript, answered or not, so the work a server did is never invisible (SPEC §15).
+/// the transcript, answered or not, so the work a server did is never invisible (docs/design.md
+/// §15).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Attempt {
     pub number: u32,

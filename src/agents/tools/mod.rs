@@ -1,4 +1,4 @@
-//! The tools LLM agents call through OpenAI function calling (SPEC §10, §13).
+//! The tools LLM agents call through OpenAI function calling (docs/design.md §10, §13).
 //!
 //! Every tool is confined to the repository root ([`confine`]): paths outside it, inside
 //! `.git`, inside the board folder, and writes to `.agentic-sdlc.json` are refused, because an
@@ -34,7 +34,7 @@ pub enum ToolAccess {
     ReadWrite,
 }
 
-/// The bounds every call keeps (`tools.*` in SPEC §4).
+/// The bounds every call keeps (`tools.*` in docs/design.md §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ToolLimits {
     /// Bytes one read_file or search result holds at most.

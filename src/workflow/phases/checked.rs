@@ -1,5 +1,5 @@
-//! Fail closed on empty or broken phase output (SPEC §15): a phase's output is checked before
-//! anything sees it; output that fails the check is produced once more with feedback naming
+//! Fail closed on empty or broken phase output (docs/design.md §15): a phase's output is checked
+//! before anything sees it; output that fails the check is produced once more with feedback naming
 //! what was missing, and a second failure ends the action with the story as it was.
 
 use super::{Outcome, PhaseRun};

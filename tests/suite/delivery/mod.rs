@@ -1,5 +1,5 @@
-//! Done means delivered (SPEC §12): real git repositories in temporary folders, driven through
-//! the binary, with the model faked over HTTP.
+//! Done means delivered (docs/design.md §12): real git repositories in temporary folders, driven
+//! through the binary, with the model faked over HTTP.
 
 mod faults;
 mod merge;

@@ -1,5 +1,5 @@
 //! A conflict or red tests on the integrated tree is a rework back to implement, in the same
-//! run, with the base untouched (SPEC §12).
+//! run, with the base untouched (docs/design.md §12).
 
 use serde_json::json;
 

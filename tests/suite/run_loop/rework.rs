@@ -1,4 +1,4 @@
-//! A rejected review sends the work back with its feedback (SPEC §7, §9).
+//! A rejected review sends the work back with its feedback (docs/design.md §7, §9).
 
 use serde_json::json;
 
@@ -14,7 +14,7 @@ async fn reject_reject_approve() {
     let env = TestEnv::init();
     let llm = FakeLlm::start().await;
     // The second rejection finds one more blocker, and each implementation is new: a rework
-    // that repeats itself would be "No progress" (SPEC §14).
+    // that repeats itself would be "No progress" (docs/design.md §14).
     let second = Reply::verdict(
         false,
         json!([
@@ -34,7 +34,7 @@ async fn reject_reject_approve() {
         "Implemented the story, with bursts.",
     ];
     for (n, text) in implementations.iter().enumerate() {
-        // A feature's implement changes a file (SPEC §15), then gives its notes; a rework
+        // A feature's implement changes a file (docs/design.md §15), then gives its notes; a rework
         // replaces the earlier version whole, unread, on purpose.
         let write = json!({"path": "src/limiter.rs", "content": format!("// version {n}\n"),
                            "overwrite": true});
