@@ -45,6 +45,12 @@ def story_task(story):
     return f"{story['title']}\n\n{story_body(story)}"
 
 
+def binary_path(binary):
+    """The binary as an absolute path when it names a file by a relative path: commands run
+    in the benchmark's repository, not where the script was started."""
+    return str(Path(binary).resolve()) if os.sep in binary else binary
+
+
 def run(cmd, cwd=None, env=None, check=True, capture=True, timeout=None):
     result = subprocess.run(cmd, cwd=cwd, env=env, text=True, timeout=timeout,
                             stdout=subprocess.PIPE if capture else None,

@@ -38,6 +38,7 @@ def main():
     parser.add_argument("--binary", default="agentic-sdlc")
     parser.add_argument("figures", help="the --json file of bench/real/run.py")
     args = parser.parse_args()
+    args.binary = common.binary_path(args.binary)
     figures = json.loads(Path(args.figures).read_text())
     repo = Path(figures["work"]) / "repo"
     board = repo / ".agentic-sdlc"

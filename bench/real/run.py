@@ -128,6 +128,7 @@ def run_auto(args, repo, count):
 
 def main():
     args = parse_args()
+    args.binary = common.binary_path(args.binary)
     chosen = common.stories([k.strip() for k in args.stories.split(",") if k.strip()])
     work = args.work or tempfile.mkdtemp(prefix="agentic-sdlc-bench-")
     Path(work).mkdir(parents=True, exist_ok=True)
