@@ -5,8 +5,7 @@
 //! opened without blocking, so a FIFO or a device cannot hang a call.
 
 use std::fs;
-use std::io::{self, BufRead, BufReader, Read, Write};
-use std::os::unix::fs::PermissionsExt;
+use std::io::{self, BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::confine::open_regular;
@@ -185,23 +184,14 @@ fn count_remaining_lines(reader: &mut impl BufRead) -> Option<usize> {
     }
 }
 
-/// Writes via a temporary file in the same folder and a rename, so a crash or a cancelled call
-/// never leaves a half-written file behind.
+/// Writes through [`crate::atomic_file`], so a crash or a cancelled call never leaves a
+/// half-written file behind; the agent may write into a folder that does not exist yet.
 pub(super) fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let parent = path
         .parent()
         .ok_or_else(|| io::Error::other("the path has no parent folder"))?;
     fs::create_dir_all(parent)?;
-    // Temporary files are created 0600; keep an existing file's mode, else the usual 0644.
-    let permissions = fs::metadata(path)
-        .map(|meta| meta.permissions())
-        .unwrap_or_else(|_| fs::Permissions::from_mode(0o644));
-    let mut temp = tempfile::NamedTempFile::new_in(parent)?;
-    temp.write_all(bytes)?;
-    temp.as_file().set_permissions(permissions)?;
-    temp.as_file().sync_all()?;
-    temp.persist(path).map_err(|err| err.error)?;
-    Ok(())
+    crate::atomic_file::write(path, bytes)
 }
 
 /// The text of a file to edit, or `None` when it does not exist yet.
