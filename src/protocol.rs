@@ -1,6 +1,7 @@
 //! The vocabulary that crosses modules and leaves the process, as serde types: the events of a
 //! run (what `run --json` prints and the journal records, one per line), the journal's lines,
-//! the actions they name, why a story is blocked and who needs a person. The workflow emits
+//! the actions they name, why a story is blocked and who needs a person, and the lines of an
+//! agent's transcript that `logs` reads back. The workflow emits
 //! them; the terminal display, the journal, `report`, `serve` and the notifiers read them by
 //! matching on their variants, never by looking for a key or a word in a string.
 //!
@@ -385,10 +386,136 @@ pub struct JournalLine {
     pub spent: Option<Spent>,
 }
 
+/// One line of a transcript `<board>/logs/<story-id>/<time>-<phase>.jsonl` (docs/design.md
+/// §2): when, which agent wrote it (the three reviewers share one file, so each line says whose
+/// it is), and what happened. Lines whose `event` is none of [`TranscriptEntry`]'s are notes
+/// with free-form data (a re-ask, a check's round, a test run); `logs` shows them as they are.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptLine {
+    pub timestamp: String,
+    #[serde(default)]
+    pub agent: String,
+    #[serde(flatten)]
+    pub entry: TranscriptEntry,
+}
+
+/// What a transcript line records, by its `event`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "event", rename_all = "snake_case")]
+pub enum TranscriptEntry {
+    /// A request to the model, with the messages added since the previous one (the first holds
+    /// the system prompt and the task) out of `message_count` in all.
+    Request {
+        turn: u32,
+        #[serde(default)]
+        message_count: usize,
+        #[serde(default)]
+        messages: Vec<serde_json::Value>,
+        #[serde(default)]
+        tools: Vec<String>,
+    },
+    /// The model's reply to a request.
+    Response {
+        turn: u32,
+        #[serde(default)]
+        content: Option<String>,
+        #[serde(default)]
+        tool_calls: Vec<RequestedCall>,
+        #[serde(default)]
+        usage: Usage,
+        #[serde(default)]
+        finish_reason: Option<String>,
+    },
+    /// A tool call that was run, with its result. `protocol` is `native` or `text` (read from
+    /// the reply's text), `form` how it was written.
+    ToolCall {
+        id: String,
+        name: String,
+        arguments: String,
+        result: String,
+        is_error: bool,
+        protocol: String,
+        form: String,
+    },
+    /// The model call failed.
+    Error {
+        error: String,
+        #[serde(default)]
+        retryable: bool,
+    },
+    /// The conversation ended.
+    Done {
+        turns: u32,
+        tool_calls: u32,
+        usage: Usage,
+        #[serde(default)]
+        truncated: bool,
+        #[serde(default)]
+        structured: bool,
+        #[serde(default)]
+        check_rounds: u32,
+    },
+    /// A phase's output, as its gate judges it.
+    PhaseOutput {
+        phase: Phase,
+        attempt: u32,
+        text: String,
+        #[serde(default)]
+        truncated: bool,
+    },
+    /// A phase gate's decision.
+    GateDecision {
+        attempt: u32,
+        decision: String,
+        #[serde(default)]
+        had_decision_line: bool,
+    },
+}
+
+/// A tool call as the model asked for it, before it ran.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RequestedCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_transcript_line_is_flat_json_with_its_event_and_agent() {
+        let line = TranscriptLine {
+            timestamp: "2026-11-25T10:00:00.000Z".into(),
+            agent: "security-review".into(),
+            entry: TranscriptEntry::ToolCall {
+                id: "c1".into(),
+                name: "read_file".into(),
+                arguments: r#"{"path":"a"}"#.into(),
+                result: "text".into(),
+                is_error: false,
+                protocol: "text".into(),
+                form: "json_fence".into(),
+            },
+        };
+        let value = serde_json::to_value(&line).unwrap();
+        assert_eq!(
+            value,
+            json!({"timestamp": "2026-11-25T10:00:00.000Z", "agent": "security-review",
+                   "event": "tool_call", "id": "c1", "name": "read_file",
+                   "arguments": "{\"path\":\"a\"}", "result": "text", "is_error": false,
+                   "protocol": "text", "form": "json_fence"})
+        );
+        assert_eq!(
+            serde_json::from_value::<TranscriptLine>(value).unwrap(),
+            line
+        );
+        // A note is no entry: `logs` shows it by its fields instead.
+        let note = json!({"timestamp": "t", "agent": "implement", "event": "reask", "reason": "x"});
+        assert!(serde_json::from_value::<TranscriptLine>(note).is_err());
+    }
 
     fn action() -> ActionRef {
         ActionRef {

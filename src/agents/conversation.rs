@@ -17,6 +17,7 @@ use super::llm::{
 };
 use super::transcript::Transcript;
 pub use crate::config::ToolProtocol;
+use crate::protocol::{RequestedCall, TranscriptEntry};
 use calls::{Reading, TurnCalls};
 
 /// The result of one tool call as the model will read it. An error here (a bad argument, a
@@ -388,12 +389,14 @@ fn finish(reply: ChatReply, transcript: &Transcript, done: &mut Conversation) {
         .as_deref()
         .map(super::text_calls::without_template_markup)
         .unwrap_or_default();
-    transcript.record(
-        "done",
-        json!({"turns": done.turns, "tool_calls": done.tool_calls, "usage": done.usage,
-               "truncated": done.truncated, "structured": done.structured,
-               "check_rounds": done.check_rounds}),
-    );
+    transcript.entry(TranscriptEntry::Done {
+        turns: done.turns,
+        tool_calls: done.tool_calls,
+        usage: done.usage,
+        truncated: done.truncated,
+        structured: done.structured,
+        check_rounds: done.check_rounds,
+    });
 }
 
 /// The reply as a plain assistant message, for a history that goes on after it.
@@ -482,32 +485,41 @@ fn record_request(
     total: usize,
     tools: &[Value],
 ) {
-    let names: Vec<&str> = tools.iter().filter_map(calls::tool_name).collect();
-    let messages: Vec<Value> = new.iter().map(ChatMessage::to_json).collect();
-    transcript.record(
-        "request",
-        json!({"turn": turn, "message_count": total, "messages": messages, "tools": names}),
-    );
+    transcript.entry(TranscriptEntry::Request {
+        turn,
+        message_count: total,
+        messages: new.iter().map(ChatMessage::to_json).collect(),
+        tools: tools
+            .iter()
+            .filter_map(calls::tool_name)
+            .map(str::to_string)
+            .collect(),
+    });
 }
 
 fn record_response(transcript: &Transcript, turn: u32, reply: &ChatReply) {
-    let calls: Vec<Value> = reply
-        .tool_calls
-        .iter()
-        .map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments}))
-        .collect();
-    transcript.record(
-        "response",
-        json!({"turn": turn, "content": reply.content, "tool_calls": calls,
-               "usage": reply.usage, "finish_reason": reply.finish_reason}),
-    );
+    transcript.entry(TranscriptEntry::Response {
+        turn,
+        content: reply.content.clone(),
+        tool_calls: reply
+            .tool_calls
+            .iter()
+            .map(|call| RequestedCall {
+                id: call.id.clone(),
+                name: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .collect(),
+        usage: reply.usage,
+        finish_reason: reply.finish_reason.clone(),
+    });
 }
 
 fn record_error(transcript: &Transcript, err: &LlmError) {
-    transcript.record(
-        "error",
-        json!({"error": err.to_string(), "retryable": err.is_retryable()}),
-    );
+    transcript.entry(TranscriptEntry::Error {
+        error: err.to_string(),
+        retryable: err.is_retryable(),
+    });
 }
 
 #[cfg(test)]

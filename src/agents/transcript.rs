@@ -7,6 +7,8 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
+use crate::protocol::{TranscriptEntry, TranscriptLine};
+
 /// Appends one JSON object per line to a transcript file, flushed per line so that a run that
 /// is killed leaves everything up to that point. Cloning shares the file.
 #[derive(Clone)]
@@ -125,26 +127,45 @@ impl Transcript {
         is_error: bool,
         form: crate::agents::text_calls::CallForm,
     ) {
-        self.record(
-            "tool_call",
-            serde_json::json!({"id": id, "name": name, "arguments": arguments,
-                   "result": result, "is_error": is_error,
-                   "protocol": form.protocol(), "form": form.name()}),
-        );
+        self.entry(TranscriptEntry::ToolCall {
+            id: id.to_string(),
+            name: name.to_string(),
+            arguments: arguments.to_string(),
+            result: result.to_string(),
+            is_error,
+            protocol: form.protocol().to_string(),
+            form: form.name().to_string(),
+        });
         if let Some(observer) = &self.observer {
             observer.tool_called(&self.agent, name, is_error);
         }
     }
 
-    /// Writes `{"timestamp", "agent", "event", ...data}`; a `data` that is not an object goes under
-    /// `"data"`. A transcript that cannot be written is worth a warning, not a failed action.
+    /// Records one of the entries `logs` reads back.
+    pub fn entry(&self, entry: TranscriptEntry) {
+        if self.sink.is_none() {
+            return;
+        }
+        let line = TranscriptLine {
+            timestamp: now(),
+            agent: self.agent.to_string(),
+            entry,
+        };
+        match serde_json::to_string(&line) {
+            Ok(text) => self.append(text),
+            Err(err) => tracing::warn!("could not record a transcript entry: {err}"),
+        }
+    }
+
+    /// Records a note: `{"timestamp", "agent", "event", ...data}`, with a `data` that is not an
+    /// object under `"data"`. Notes are for a person reading the file; nothing reads them back
+    /// by key (what is read back is a [`TranscriptEntry`]).
     pub fn record(&self, event: &str, data: Value) {
-        let Some(sink) = &self.sink else { return };
+        if self.sink.is_none() {
+            return;
+        }
         let mut line = Map::new();
-        line.insert(
-            "timestamp".into(),
-            Value::String(chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)),
-        );
+        line.insert("timestamp".into(), Value::String(now()));
         line.insert("agent".into(), Value::String(self.agent.to_string()));
         line.insert("event".into(), Value::String(event.to_string()));
         match data {
@@ -154,7 +175,13 @@ impl Transcript {
                 line.insert("data".into(), other);
             }
         }
-        let mut text = Value::Object(line).to_string();
+        self.append(Value::Object(line).to_string());
+    }
+
+    /// Appends one line. A transcript that cannot be written is worth a warning, not a failed
+    /// action.
+    fn append(&self, mut text: String) {
+        let Some(sink) = &self.sink else { return };
         text.push('\n');
         // A panic elsewhere while holding the lock leaves a file that is still fine to append to.
         let mut file = sink
@@ -168,6 +195,10 @@ impl Transcript {
             );
         }
     }
+}
+
+fn now() -> String {
+    chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Millis, true)
 }
 
 /// Keeps an id or phase name from escaping its folder.

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::parse_time;
+use crate::protocol::{TranscriptEntry, TranscriptLine};
 
 /// Lines of a message shown before it is folded.
 const FOLD_LINES: usize = 6;
@@ -48,9 +49,6 @@ pub struct Renderer {
     /// Fold long messages; `false` shows everything.
     pub fold: bool,
     request_at: Option<DateTime<Utc>>,
-    /// The agent's role, from the first request's system message; later requests carry only
-    /// the messages added since.
-    role: Option<String>,
 }
 
 impl Renderer {
@@ -58,14 +56,12 @@ impl Renderer {
         Renderer {
             fold,
             request_at: None,
-            role: None,
         }
     }
 
     /// The heading of one transcript file.
     pub fn header(&mut self, path: &Path) -> String {
         self.request_at = None;
-        self.role = None;
         let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
         let phase = phase_of(path).unwrap_or_else(|| "transcript".into());
         format!("━━ {phase} ━━ {name}")
@@ -85,40 +81,59 @@ impl Renderer {
         out
     }
 
-    /// One transcript line as readable lines; a line that is not JSON is shown as it is.
+    /// One transcript line as readable lines; a line that is not JSON is shown as it is, a
+    /// note (an event no [`TranscriptEntry`] is) as its fields.
     pub fn line(&mut self, raw: &str) -> Vec<String> {
-        let Ok(entry) = serde_json::from_str::<Value>(raw) else {
+        if let Ok(line) = serde_json::from_str::<TranscriptLine>(raw) {
+            let at = parse_time(&line.timestamp);
+            return self.entry(at, &line.agent, line.entry);
+        }
+        let Ok(note) = serde_json::from_str::<Value>(raw) else {
             return vec![format!("  (unreadable line) {raw}")];
         };
-        let at = entry
+        let at = note
             .get("timestamp")
             .and_then(Value::as_str)
             .and_then(parse_time);
-        let clock = at.map_or(String::new(), |t| t.format("%H:%M:%S").to_string());
-        let event = entry["event"].as_str().unwrap_or("");
+        let mut rest = note.clone();
+        let event = match rest.as_object_mut() {
+            Some(map) => {
+                map.remove("timestamp");
+                map.remove("agent");
+                map.remove("event")
+            }
+            None => None,
+        };
+        let event = event.as_ref().and_then(Value::as_str).unwrap_or("note");
+        vec![format!(
+            "{} · {event}: {}",
+            clock(at),
+            self.fold_inline(&rest.to_string())
+        )]
+    }
+
+    fn entry(
+        &mut self,
+        at: Option<DateTime<Utc>>,
+        agent: &str,
+        entry: TranscriptEntry,
+    ) -> Vec<String> {
+        let clock = clock(at);
         let mut out = Vec::new();
-        match event {
-            "request" => {
+        match entry {
+            TranscriptEntry::Request {
+                turn,
+                messages,
+                tools,
+                ..
+            } => {
                 self.request_at = at;
-                let turn = entry["turn"].as_u64().unwrap_or(0);
-                let messages = entry["messages"].as_array().cloned().unwrap_or_default();
-                if let Some(role) = messages
-                    .iter()
-                    .find(|m| m["role"] == "system")
-                    .and_then(|m| m["content"].as_str())
-                    .and_then(agent_role)
-                {
-                    self.role = Some(role);
-                }
-                let role = self
-                    .role
-                    .as_ref()
-                    .map_or(String::new(), |r| format!(" · {r} agent"));
+                let role = if agent.is_empty() {
+                    String::new()
+                } else {
+                    format!(" · {agent} agent")
+                };
                 out.push(format!("{clock} ▶ call {turn}{role}"));
-                let tools: Vec<&str> = entry["tools"]
-                    .as_array()
-                    .map(|t| t.iter().filter_map(Value::as_str).collect())
-                    .unwrap_or_default();
                 if turn == 1 && !tools.is_empty() {
                     out.push(format!("    tools: {}", tools.join(", ")));
                 }
@@ -132,91 +147,79 @@ impl Renderer {
                     out.extend(self.block(&format!("    {role}: "), content));
                 }
             }
-            "response" => {
-                let content = entry["content"].as_str().unwrap_or("");
+            TranscriptEntry::Response {
+                content,
+                tool_calls,
+                usage,
+                finish_reason,
+                ..
+            } => {
+                let content = content.unwrap_or_default();
                 if !content.trim().is_empty() {
-                    out.extend(self.block("    assistant: ", content));
+                    out.extend(self.block("    assistant: ", &content));
                 }
-                for call in entry["tool_calls"].as_array().into_iter().flatten() {
+                for call in &tool_calls {
                     out.push(format!(
                         "    → {} {}",
-                        call["name"].as_str().unwrap_or("?"),
-                        self.fold_inline(call["arguments"].as_str().unwrap_or(""))
+                        call.name,
+                        self.fold_inline(&call.arguments)
                     ));
                 }
-                let usage = &entry["usage"];
                 let duration = match (self.request_at, at) {
-                    (Some(sent), Some(answered)) => {
-                        format!(
-                            " · {}",
-                            super::format_duration(
-                                u64::try_from((answered - sent).num_milliseconds()).ok()
-                            )
+                    (Some(sent), Some(answered)) => format!(
+                        " · {}",
+                        super::format_duration(
+                            u64::try_from((answered - sent).num_milliseconds()).ok()
                         )
-                    }
+                    ),
                     _ => String::new(),
                 };
                 out.push(format!(
                     "    tokens: {} in, {} out{duration}{}",
-                    usage["prompt_tokens"].as_u64().unwrap_or(0),
-                    usage["completion_tokens"].as_u64().unwrap_or(0),
-                    entry["finish_reason"]
-                        .as_str()
-                        .map_or(String::new(), |r| format!(" · finish: {r}")),
+                    usage.prompt_tokens,
+                    usage.completion_tokens,
+                    finish_reason.map_or(String::new(), |r| format!(" · finish: {r}")),
                 ));
             }
-            "tool_call" => {
-                let mark = if entry["is_error"].as_bool() == Some(true) {
-                    "✗"
-                } else {
-                    "←"
-                };
-                let name = entry["name"].as_str().unwrap_or("?");
+            TranscriptEntry::ToolCall {
+                name,
+                result,
+                is_error,
+                protocol,
+                form,
+                ..
+            } => {
+                let mark = if is_error { "✗" } else { "←" };
                 // A call the model wrote in its text says how it was read.
-                let via = match (entry["protocol"].as_str(), entry["form"].as_str()) {
-                    (Some("text"), Some(form)) => format!(" (from text: {form})"),
-                    _ => String::new(),
+                let via = if protocol == "text" {
+                    format!(" (from text: {form})")
+                } else {
+                    String::new()
                 };
-                out.extend(self.block(
-                    &format!("    {mark} {name}{via}: "),
-                    entry["result"].as_str().unwrap_or(""),
-                ));
+                out.extend(self.block(&format!("    {mark} {name}{via}: "), &result));
             }
-            "error" => out.push(format!(
-                "{clock} ✗ error: {}",
-                entry["error"].as_str().unwrap_or("")
+            TranscriptEntry::Error { error, .. } => out.push(format!("{clock} ✗ error: {error}")),
+            TranscriptEntry::Done {
+                turns,
+                tool_calls,
+                usage,
+                ..
+            } => out.push(format!(
+                "{clock} ■ done: {turns} call(s), {tool_calls} tool call(s), {} tokens in, {} out",
+                usage.prompt_tokens, usage.completion_tokens,
             )),
-            "done" => out.push(format!(
-                "{clock} ■ done: {} call(s), {} tool call(s), {} tokens in, {} out",
-                entry["turns"].as_u64().unwrap_or(0),
-                entry["tool_calls"].as_u64().unwrap_or(0),
-                entry["usage"]["prompt_tokens"].as_u64().unwrap_or(0),
-                entry["usage"]["completion_tokens"].as_u64().unwrap_or(0),
+            TranscriptEntry::PhaseOutput {
+                phase,
+                attempt,
+                text,
+                ..
+            } => out.extend(self.block(
+                &format!("{clock} ◆ {phase} output, attempt {attempt}: "),
+                &text,
             )),
-            "phase_output" => out.extend(self.block(
-                &format!(
-                    "{clock} ◆ {} output, attempt {}: ",
-                    entry["phase"].as_str().unwrap_or("phase"),
-                    entry["attempt"].as_u64().unwrap_or(0)
-                ),
-                entry["text"].as_str().unwrap_or(""),
-            )),
-            "gate_decision" => out.push(format!(
-                "{clock} ◆ gate, attempt {}: {}",
-                entry["attempt"].as_u64().unwrap_or(0),
-                entry["decision"].as_str().unwrap_or("")
-            )),
-            other => {
-                let mut rest = entry.clone();
-                if let Some(map) = rest.as_object_mut() {
-                    map.remove("timestamp");
-                    map.remove("event");
-                }
-                out.push(format!(
-                    "{clock} · {other}: {}",
-                    self.fold_inline(&rest.to_string())
-                ));
-            }
+            TranscriptEntry::GateDecision {
+                attempt, decision, ..
+            } => out.push(format!("{clock} ◆ gate, attempt {attempt}: {decision}")),
         }
         out
     }
@@ -273,10 +276,9 @@ impl Renderer {
     }
 }
 
-/// `You are the agentic-sdlc <role> agent.` → `<role>`.
-fn agent_role(system: &str) -> Option<String> {
-    let rest = system.split("You are the agentic-sdlc ").nth(1)?;
-    Some(rest.split(" agent.").next()?.to_string())
+/// `10:00:01`, or nothing for a line without a readable time.
+fn clock(at: Option<DateTime<Utc>>) -> String {
+    at.map_or(String::new(), |t| t.format("%H:%M:%S").to_string())
 }
 
 #[cfg(test)]
@@ -290,10 +292,10 @@ mod tests {
             .map(|n| format!("line {n}"))
             .collect::<Vec<_>>()
             .join("\n");
-        let request = serde_json::json!({"timestamp": "2026-11-23T10:00:00.000Z", "event": "request", "turn": 1,
-            "messages": [{"role": "system", "content": "You are the agentic-sdlc plan agent.\nRules."},
+        let request = serde_json::json!({"timestamp": "2026-11-23T10:00:00.000Z", "agent": "plan", "event": "request", "turn": 1,
+            "messages": [{"role": "system", "content": "You plan.\nRules."},
                          {"role": "user", "content": long}], "tools": ["read_file"]});
-        let response = serde_json::json!({"timestamp": "2026-11-23T10:00:01.500Z", "event": "response", "turn": 1,
+        let response = serde_json::json!({"timestamp": "2026-11-23T10:00:01.500Z", "agent": "plan", "event": "response", "turn": 1,
             "content": null, "tool_calls": [{"id": "c1", "name": "read_file", "arguments": "{\"path\":\"a\"}"}],
             "usage": {"prompt_tokens": 100, "completion_tokens": 20}, "finish_reason": "tool_calls"});
         let mut text = renderer.line(&request.to_string());

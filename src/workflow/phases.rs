@@ -18,6 +18,7 @@ use crate::board::records::{IterationResult, ReviewDecision};
 use crate::board::{Column, Phase, Story};
 use crate::config::{GateConfig, Reviewer};
 use crate::error::Result;
+use crate::protocol::TranscriptEntry;
 
 mod attempts;
 mod checked;
@@ -244,11 +245,12 @@ impl PhaseRun<'_> {
         match result {
             Ok(output) => {
                 story_ops::add_usage(self.wf, self.story_id, output.usage)?;
-                self.transcript.record(
-                    "phase_output",
-                    serde_json::json!({ "phase": phase.name(), "attempt": self.gate.attempts(),
-                                        "text": output.text, "truncated": output.truncated }),
-                );
+                self.transcript.entry(TranscriptEntry::PhaseOutput {
+                    phase,
+                    attempt: self.gate.attempts(),
+                    text: output.text.clone(),
+                    truncated: output.truncated,
+                });
                 // Output the check will refuse is no "output" to compare: it is retried with
                 // feedback instead (docs/design.md §15).
                 if output_check::check_text(phase, &output.text).is_ok() {
@@ -315,10 +317,11 @@ impl PhaseRun<'_> {
             attempt: self.gate.attempts(),
             decision: parsed.decision.to_string(),
         });
-        self.transcript.record(
-            "gate_decision",
-            serde_json::json!({ "attempt": self.gate.attempts(), "decision": parsed.decision.to_string(), "had_decision_line": parsed.had_decision_line }),
-        );
+        self.transcript.entry(TranscriptEntry::GateDecision {
+            attempt: self.gate.attempts(),
+            decision: parsed.decision.to_string(),
+            had_decision_line: parsed.had_decision_line,
+        });
     }
 
     /// Does what is left of a gate's decision once it is applied to the story.
