@@ -331,6 +331,11 @@ fn call_of(value: &Value, expect: Expect<'_>) -> Option<(String, String)> {
             .find_map(|key| object.get(*key))
             .map_or_else(|| Ok(Value::Object(Map::new())), arguments_object)
             .ok()?;
+        // A tool's definition echoed from the chat template (`<tools>` in Qwen's) names the
+        // tool and has a JSON schema for "parameters": it describes a call, it is not one.
+        if is_schema(&arguments) {
+            return None;
+        }
         // An object with a name and other keys but no arguments is data, not a call.
         let other_keys = object.keys().any(|key| {
             !NAME_KEYS.contains(&key.as_str())
@@ -350,6 +355,12 @@ fn call_of(value: &Value, expect: Expect<'_>) -> Option<(String, String)> {
         }
         _ => None,
     }
+}
+
+/// `{"type": "object", "properties": {…}}`: a JSON schema, as a tool's definition has.
+fn is_schema(arguments: &Value) -> bool {
+    arguments.get("type").and_then(Value::as_str) == Some("object")
+        && arguments.get("properties").is_some_and(Value::is_object)
 }
 
 /// Arguments as an object: given as one, or as a JSON string holding one.

@@ -141,6 +141,25 @@ fn a_recorded_docstring_left_unescaped_in_a_json_string_is_repaired() {
 }
 
 #[test]
+fn a_recorded_echo_of_a_tool_definition_is_no_call() {
+    let reply = recorded(include_str!("recorded/tools_echo.json"));
+    assert!(reply.starts_with("<tools>"), "{reply}");
+    for expect in [AUTO, TEXT] {
+        let found = extract(&reply, expect);
+        assert!(found.calls.is_empty(), "{found:?}");
+    }
+    // A call whose arguments merely hold a `type` key is still a call.
+    let (name, arguments, _) = only_call(
+        r#"{"name": "write_file", "arguments": {"path": "a.json", "content": "{}", "type": "object"}}"#,
+        AUTO,
+    );
+    assert_eq!(
+        (name.as_str(), &arguments["path"]),
+        ("write_file", &json!("a.json"))
+    );
+}
+
+#[test]
 fn shapes_of_calls_one_row_each() {
     let rows: [Row; 13] = [
         (
