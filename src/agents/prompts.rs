@@ -5,7 +5,7 @@ mod named_files;
 
 use std::path::Path;
 
-pub use named_files::{named_files, NamedFiles};
+pub use named_files::named_files;
 
 use super::Revision;
 use crate::board::{Phase, Story};

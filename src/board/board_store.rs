@@ -478,6 +478,7 @@ impl BoardStore {
     }
 
     /// How many story files [`BoardStore::refresh`] has read from disk so far.
+    #[cfg(test)]
     pub fn files_read(&self) -> usize {
         self.state().reads
     }

@@ -1,27 +1,27 @@
 //! The board: story files in column folders, read and written without losing hand edits.
 
-pub mod board_store;
+pub(crate) mod board_store;
 mod commit;
 mod disk;
 pub mod frontmatter;
-pub mod ids;
+pub(crate) mod ids;
 mod lines;
 pub mod lookup;
-pub mod merge;
+pub(crate) mod merge;
 mod nesting;
-pub mod reader;
-pub mod records;
+pub(crate) mod reader;
+pub(crate) mod records;
 mod render;
-pub mod review;
+pub(crate) mod review;
 pub mod sections;
 mod simple_value;
-pub mod store;
-pub mod story;
-pub mod story_file;
-pub mod summary;
-pub mod swap;
+pub(crate) mod store;
+pub(crate) mod story;
+pub(crate) mod story_file;
+pub(crate) mod summary;
+pub(crate) mod swap;
 pub mod validate;
-pub mod watch;
+pub(crate) mod watch;
 
 pub use store::Board;
 pub use story::{Story, StoryError};

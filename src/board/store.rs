@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::disk::prepared;
 pub use super::disk::{free_path, write_atomic};
-pub use super::reader::{read_story, Board};
+pub use super::reader::Board;
 use super::story::Story;
 use super::story_file::StoryFile;
 use super::Column;
@@ -58,6 +58,7 @@ pub fn create_unique(
 }
 
 /// Creates a new story file in its column under `board_dir`.
+#[cfg(test)]
 pub fn create(board_dir: &Path, story: &mut Story) -> Result<()> {
     let folder = board_dir.join(story.column.name());
     fs_err::create_dir_all(&folder)?;

@@ -71,13 +71,6 @@ pub struct Notice {
     pub json: Value,
 }
 
-impl Notice {
-    /// The one-line message of the notice.
-    pub fn text(&self) -> &str {
-        self.json["text"].as_str().unwrap_or_default()
-    }
-}
-
 /// What the notices say about where they come from and how to read a story.
 struct Notices {
     /// The project folder's name, so a channel that hears from several projects can tell them

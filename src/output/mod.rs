@@ -10,8 +10,7 @@ mod theme;
 mod visible;
 
 pub use printer::{ColorChoice, Printer, Verbosity};
-pub use progress::{LiveArea, LiveLine};
 pub use prompt::TerminalPrompter;
-pub use run_display::{verb, RunDisplay};
+pub use run_display::RunDisplay;
 pub use theme::Palette;
 pub use visible::visible;

@@ -169,6 +169,7 @@ pub(super) fn cap_diff(diff: &str, max_bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vcs::branches::story_branch;
     use crate::vcs::test_support::*;
     use crate::vcs::*;
 

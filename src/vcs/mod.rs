@@ -35,11 +35,9 @@ pub(crate) mod test_support;
 mod worktrees;
 
 pub use branches::{
-    branch_owner, branch_tip, checkout, commit_all, ensure_story_branch, free_story_branch,
-    made_by_tool, operation_in_progress, record_base, record_owner, recorded_base,
-    refuse_operation_in_progress, remember_persons_files, remembered_persons_files,
-    remembered_return_branch, resolve_base, story_branch, story_branch_slugs, switch_back,
-    BRANCH_PREFIX,
+    branch_owner, branch_tip, commit_all, ensure_story_branch, free_story_branch, made_by_tool,
+    operation_in_progress, record_base, remember_persons_files, remembered_persons_files,
+    remembered_return_branch, resolve_base, story_branch_slugs, switch_back, BRANCH_PREFIX,
 };
 pub use diff::diff_for_review;
 pub use forge::{create_pull_request, gh_available, push_branch};
@@ -49,10 +47,10 @@ pub use integration::{
     merge_into_checkout, story_changes, unmerged_paths, AdvanceRefused, Conflict, Integration,
     MergeOutcome,
 };
-pub use refs::{common_dir, dir_key, restore_ref, tool_refs, RefValues};
+pub use refs::{common_dir, restore_ref, tool_refs};
 pub use remote::{
     claim_commit, claims_mirror, fetch, fetch_claims, mirror_claim, mirrored_claims, probe_push,
-    push, remote_target, remotes_with_claims, tracking_ref, Expect, Fetched, RefOutcome, RefUpdate,
+    push, remote_target, remotes_with_claims, tracking_ref, Expect, RefOutcome, RefUpdate,
     RemoteTarget, CLAIMS_NAMESPACE,
 };
 pub use repo::{
@@ -64,8 +62,7 @@ pub use snapshot::{
     reset_checkout, resolve, set_ref, worktree_changes, Followed,
 };
 pub use worktrees::{
-    add_scratch_worktree, apply_patch, ensure_worktree, list_worktrees, patch_since,
-    remove_worktree,
+    add_scratch_worktree, apply_patch, ensure_worktree, patch_since, remove_worktree,
 };
 
 /// Dirty paths a `DirtyTree` message lists before summarising the rest.

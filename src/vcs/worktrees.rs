@@ -145,6 +145,7 @@ pub fn apply_patch(dir: &Path, patch: &str) -> Result<(), GitError> {
 }
 
 /// Every working tree of the repository, the main one first (git's order).
+#[cfg(test)]
 pub fn list_worktrees(repo: &Path) -> Result<Vec<PathBuf>, GitError> {
     Ok(worktree_entries(repo)?
         .into_iter()
@@ -173,6 +174,7 @@ pub(super) fn worktree_entries(repo: &Path) -> Result<Vec<WorktreeEntry>, GitErr
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vcs::branches::recorded_base;
     use crate::vcs::test_support::*;
     use crate::vcs::*;
 

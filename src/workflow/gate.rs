@@ -10,7 +10,7 @@
 mod person;
 mod reviewers;
 
-pub use person::{decide, pending_output, Decided, DECISION_FORMS};
+pub use person::{decide, pending_output, DECISION_FORMS};
 pub use reviewers::{consult, GateAnswer, Subject};
 
 use std::path::{Path, PathBuf};

@@ -1,36 +1,36 @@
 //! The life cycle: the assessor picks what to do next; the runner does it through the agents,
 //! under phase gates, rework and the circuit breaker, with a lock and a checkpoint.
 
-pub mod actions;
-pub mod assessor;
-pub mod attention;
+pub(crate) mod actions;
+pub(crate) mod assessor;
+pub(crate) mod attention;
 pub mod budget;
 pub mod checkpoint;
-pub mod context;
-pub mod decision;
-pub mod delivery;
+pub(crate) mod context;
+pub(crate) mod decision;
+pub(crate) mod delivery;
 pub mod events;
-pub mod gate;
+pub(crate) mod gate;
 pub mod guard;
 pub mod journal;
-pub mod launch;
-pub mod lock;
-pub mod no_progress;
-pub mod outcome;
-pub mod output_check;
-pub mod phase_output;
-pub mod phases;
-pub mod preflight;
-pub mod prompter;
-pub mod remote;
-pub mod review;
-pub mod rework;
-pub mod runner;
+pub(crate) mod launch;
+pub(crate) mod lock;
+pub(crate) mod no_progress;
+pub(crate) mod outcome;
+pub(crate) mod output_check;
+pub(crate) mod phase_output;
+pub(crate) mod phases;
+pub(crate) mod preflight;
+pub(crate) mod prompter;
+pub(crate) mod remote;
+pub(crate) mod review;
+pub(crate) mod rework;
+pub(crate) mod runner;
 #[cfg(test)]
 mod scripted_tests;
-pub mod story_ops;
-pub mod tests_run;
-pub mod workspace;
+pub(crate) mod story_ops;
+pub(crate) mod tests_run;
+pub(crate) mod workspace;
 
 /// Runs blocking work (git, board I/O) on tokio's blocking threads, so it does not stall the
 /// actions in flight.

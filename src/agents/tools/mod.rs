@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use crate::exec::{head_tail, BoxedCommand, Sandbox, ShellOutput, OUTPUT_BUDGET};
+pub use crate::exec::{head_tail, BoxedCommand, Sandbox};
 pub(crate) use definitions::names as defined_names;
 use registry::ToolHandler;
 

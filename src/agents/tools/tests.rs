@@ -1,6 +1,7 @@
 //! The tools through `ToolBox::call`, as the model sees them.
 
 use super::*;
+use crate::exec::OUTPUT_BUDGET;
 use serde_json::json;
 use std::fs;
 use std::os::unix::fs::symlink;

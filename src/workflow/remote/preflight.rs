@@ -9,12 +9,11 @@ use crate::config::{Integrate, Project};
 use crate::error::{Error, Result};
 use crate::vcs::{self as git, GitError, RemoteTarget};
 
-/// What the checks found: the remote to work with, the base branch, and its tip there.
+/// What the checks found: the remote to work with and the base branch.
 #[derive(Debug, Clone)]
 pub struct RemotePlan {
     pub target: RemoteTarget,
     pub base: String,
-    pub remote_tip: String,
 }
 
 /// One line, exit 2: what is wrong and what to do.
@@ -81,11 +80,7 @@ pub fn remote_preflight(project: &Project, name: &str) -> Result<RemotePlan> {
             "{base} here has commits that {name}/{base} does not; push them (`git push {name} {base}`) or reset to {name}/{base} before running with --remote"
         )));
     }
-    Ok(RemotePlan {
-        target,
-        base,
-        remote_tip: fetched.base_tip,
-    })
+    Ok(RemotePlan { target, base })
 }
 
 fn relative(root: &Path, path: &Path) -> PathBuf {
