@@ -243,8 +243,15 @@ impl<'a> TestRounds<'a> {
     async fn check_now(&self) -> Option<TestRun> {
         let dir = self.dir.clone();
         let named = self.named.clone();
-        // The board holds the story's own text (and code quoted in notes): no definition.
-        let skip = vec![self.wf.board_dir().to_path_buf(), self.wf.worktrees_dir()];
+        // The board holds the story's own text (and code quoted in notes): no definition. The
+        // folders are taken inside the tree checked, which is a worktree for each of several
+        // attempts: the root's own worktrees folder holds that tree itself.
+        let skip: Vec<PathBuf> = self
+            .wf
+            .own_paths()
+            .iter()
+            .map(|own| self.dir.join(own))
+            .collect();
         let missing = tokio::task::spawn_blocking(move || undefined(&dir, &named, &skip))
             .await
             .unwrap_or_default();
@@ -499,5 +506,11 @@ mod named_tests {
             undefined(dir.path(), &named_functions(&story), &board),
             ["headline"]
         );
+        // A tree inside a skipped folder of another (an attempt's worktree) is still searched.
+        let attempt = dir.path().join(".agentic-sdlc-worktrees/attempt-1");
+        std::fs::create_dir_all(&attempt).unwrap();
+        std::fs::write(attempt.join("textkit.py"), "def headline(t, w):\n").unwrap();
+        let skip = [attempt.join("board"), attempt.join(".agentic-sdlc-worktrees")];
+        assert_eq!(undefined(&attempt, &["headline".to_string()], &skip), [] as [String; 0]);
     }
 }
