@@ -134,6 +134,27 @@ impl TestEnv {
             .expect("the temporary folder exists")
     }
 
+    /// Every transcript line written for a story, oldest file first (files are named by time).
+    pub fn transcript_lines(&self, story_id: &str) -> Vec<Json> {
+        let dir = self.board().join("logs").join(story_id);
+        let mut files: Vec<_> = std::fs::read_dir(&dir)
+            .unwrap_or_else(|e| panic!("list {}: {e}", dir.display()))
+            .map(|entry| entry.unwrap().path())
+            .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+            .collect();
+        files.sort();
+        files
+            .iter()
+            .flat_map(|file| {
+                std::fs::read_to_string(file)
+                    .unwrap()
+                    .lines()
+                    .map(|line| serde_json::from_str(line).expect("a transcript line is JSON"))
+                    .collect::<Vec<Json>>()
+            })
+            .collect()
+    }
+
     /// The board folder named by the config's `sdlcFolder`, or the default one.
     pub fn board(&self) -> PathBuf {
         let folder = std::fs::read_to_string(self.root().join(".agentic-sdlc.json"))

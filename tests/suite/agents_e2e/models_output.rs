@@ -4,7 +4,6 @@
 
 use serde_json::{json, Value};
 
-use super::models_requests::transcript_lines;
 use super::Project;
 use crate::suite::common::outcome;
 use crate::suite::fake_llm::Reply;
@@ -27,7 +26,7 @@ async fn every_transcript_entry_names_its_agent_and_results_are_json() {
     p.step(&story, "implement").success();
     p.step(&story, "review").success();
 
-    let lines = transcript_lines(&p, &story.id);
+    let lines = p.env.transcript_lines(&story.id);
     assert!(!lines.is_empty());
     for line in &lines {
         let agent = line["agent"].as_str().unwrap_or_default();

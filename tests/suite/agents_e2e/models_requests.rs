@@ -10,25 +10,6 @@ use super::Project;
 use crate::suite::common::assert_contains_all;
 use crate::suite::fake_llm::Reply;
 
-/// The transcript lines of a story, from every file of its log folder.
-pub fn transcript_lines(p: &Project, story_id: &str) -> Vec<Value> {
-    let folder = p.env.board().join("logs").join(story_id);
-    let mut paths: Vec<_> = std::fs::read_dir(&folder)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    // Named by time, so in order.
-    paths.sort();
-    let mut lines = Vec::new();
-    for path in paths {
-        for line in std::fs::read_to_string(&path).unwrap().lines() {
-            lines.push(serde_json::from_str(line).unwrap());
-        }
-    }
-    lines
-}
-
 fn schema_name(body: &Value) -> Option<&str> {
     body["response_format"]["json_schema"]["name"].as_str()
 }
@@ -194,7 +175,9 @@ async fn a_server_that_wants_max_completion_tokens_gets_the_cap_under_that_name(
         assert!(later.body.get("max_tokens").is_none());
     }
     // The refused request is in the transcript as a failed attempt, and in the usage.
-    let attempts: Vec<Value> = transcript_lines(&p, &story.id)
+    let attempts: Vec<Value> = p
+        .env
+        .transcript_lines(&story.id)
         .into_iter()
         .filter(|l| l["event"] == "attempt" && l["agent"] == "research")
         .collect();
@@ -239,7 +222,9 @@ async fn a_timed_out_reply_is_retried_once_and_every_attempt_is_recorded_and_cou
     // Both requests were sent, and both count.
     assert_eq!(p.details(&stuck)["usage"]["requests"], 2);
 
-    let attempts: Vec<Value> = transcript_lines(&p, &stuck.id)
+    let attempts: Vec<Value> = p
+        .env
+        .transcript_lines(&stuck.id)
         .into_iter()
         .filter(|l| l["event"] == "attempt")
         .collect();

@@ -4,7 +4,6 @@
 
 use serde_json::json;
 
-use super::models_requests::transcript_lines;
 use super::{section, Project};
 use crate::suite::fake_llm::Reply;
 
@@ -70,7 +69,9 @@ async fn a_failure_without_issues_is_asked_for_them_and_is_never_an_approval() {
     assert_eq!(p.front(&silent)["reviews_complete"], false);
     let error = p.last_error(&silent);
     assert!(error.contains("security-review"), "{error}");
-    let notes: Vec<(String, String)> = transcript_lines(&p, &silent.id)
+    let notes: Vec<(String, String)> = p
+        .env
+        .transcript_lines(&silent.id)
         .into_iter()
         .filter(|l| l["event"] == "reask" || l["event"] == "no_verdict")
         .map(|l| {

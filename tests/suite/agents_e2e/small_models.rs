@@ -8,21 +8,9 @@ use crate::suite::fake_llm::Reply;
 
 /// Every transcript entry of the story with this event, across its transcript files.
 fn transcript_entries(p: &Project, story: &super::Made, event: &str) -> Vec<Json> {
-    let dir = p.env.path(format!(".agentic-sdlc/logs/{}", story.id));
-    let mut files: Vec<_> = std::fs::read_dir(dir)
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .flat_map(|file| {
-            std::fs::read_to_string(file)
-                .unwrap()
-                .lines()
-                .map(|line| serde_json::from_str::<Json>(line).unwrap())
-                .collect::<Vec<_>>()
-        })
+    p.env
+        .transcript_lines(&story.id)
+        .into_iter()
         .filter(|entry| entry["event"] == event)
         .collect()
 }

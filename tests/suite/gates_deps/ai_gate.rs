@@ -6,7 +6,7 @@ use serde_json::json;
 
 use super::{
     assert_no_revision, assert_revision, details, gate, ready_story, requests_about, run_llm,
-    section, transcript_lines,
+    section,
 };
 use crate::suite::common::TestEnv;
 use crate::suite::fake_llm::{FakeLlm, Reply};
@@ -90,7 +90,7 @@ async fn retry_reruns_the_phase_with_the_feedback_and_commits_only_the_second_ou
     assert_eq!(record["attempts"], 2, "{record}");
     assert_eq!(record["decision"], "APPROVE", "{record}");
 
-    let transcript = serde_json::to_string(&transcript_lines(&env, &story.id)).unwrap();
+    let transcript = serde_json::to_string(&env.transcript_lines(&story.id)).unwrap();
     for output in [
         "FIRST shallow findings.",
         "SECOND findings citing src/net.rs.",

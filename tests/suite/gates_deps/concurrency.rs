@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value as Json;
 
-use super::{backlog_story, column, details, events, run_llm, section, transcript_lines, Story};
+use super::{backlog_story, column, details, events, run_llm, section, Story};
 use crate::suite::common::TestEnv;
 use crate::suite::fake_llm::{FakeLlm, Reply};
 
@@ -236,7 +236,7 @@ async fn a_manual_escalation_stops_new_work_and_lets_running_actions_finish() {
     assert_eq!(started, 4);
     env.run(&["validate"]).success();
     for story in &stories {
-        let lines = transcript_lines(&env, &story.id);
+        let lines = env.transcript_lines(&story.id);
         assert!(
             !lines.is_empty(),
             "{} has its refine transcript",

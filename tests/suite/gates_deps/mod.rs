@@ -112,27 +112,6 @@ fn column_of(path: &Path) -> String {
         .to_string()
 }
 
-/// Every transcript line written for a story, in file-name order.
-pub(super) fn transcript_lines(env: &TestEnv, story_id: &str) -> Vec<Json> {
-    let dir = env.board().join("logs").join(story_id);
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap_or_else(|e| panic!("list {}: {e}", dir.display()))
-        .map(|entry| entry.unwrap().path())
-        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
-        .collect();
-    files.sort();
-    files
-        .iter()
-        .flat_map(|file| {
-            std::fs::read_to_string(file)
-                .unwrap()
-                .lines()
-                .map(|line| serde_json::from_str(line).expect("a transcript line is JSON"))
-                .collect::<Vec<Json>>()
-        })
-        .collect()
-}
-
 /// The story title a request is about (`# Story: <title>` in its user message).
 pub(super) fn story_title(request: &Recorded) -> Option<String> {
     let user = request.user_message();
