@@ -510,7 +510,13 @@ mod named_tests {
         let attempt = dir.path().join(".agentic-sdlc-worktrees/attempt-1");
         std::fs::create_dir_all(&attempt).unwrap();
         std::fs::write(attempt.join("textkit.py"), "def headline(t, w):\n").unwrap();
-        let skip = [attempt.join("board"), attempt.join(".agentic-sdlc-worktrees")];
-        assert_eq!(undefined(&attempt, &["headline".to_string()], &skip), [] as [String; 0]);
+        let skip = [
+            attempt.join("board"),
+            attempt.join(".agentic-sdlc-worktrees"),
+        ];
+        assert_eq!(
+            undefined(&attempt, &["headline".to_string()], &skip),
+            [] as [String; 0]
+        );
     }
 }
