@@ -7,6 +7,7 @@ use crate::agents::prompts::head_tail;
 use crate::agents::{AgentOutput, Revision};
 use crate::board::records::Usage;
 use crate::board::{Phase, Story, StoryType};
+use crate::config::{Config, EditFormat, ToolProtocol};
 use crate::error::Result;
 use crate::workflow::output_check::{check_text, mark_truncated, TreeFingerprint};
 use crate::workflow::story_ops;
@@ -49,7 +50,8 @@ impl PhaseRun<'_> {
                 (Some(_), None) => Some(true),
                 (None, _) => None,
             };
-            let why = match refusal(phase, story, &output, changed) {
+            let writes_text = writes_in_text(&self.wf.config);
+            let why = match refusal(phase, story, &output, changed, writes_text) {
                 None => match self.red_tests(phase) {
                     // Red code is not reviewed: no reviewer tokens are spent on it.
                     Some(message) => {
@@ -156,13 +158,22 @@ impl PhaseRun<'_> {
     }
 }
 
+/// Whether implement is told to write its changes into its reply (whole files under their
+/// paths, or calls as text) rather than to call tools the server sends.
+fn writes_in_text(config: &Config) -> bool {
+    config.llm.tool_protocol == ToolProtocol::Text
+        || config.implement.edit_format == EditFormat::Whole
+}
+
 /// Why the output cannot be kept, or `None` when it can. `changed` is whether implement
-/// changed a file (`None` for the other phases).
+/// changed a file (`None` for the other phases); `writes_text`, whether it was told to write
+/// its changes into its reply.
 fn refusal(
     phase: Phase,
     story: &Story,
     output: &AgentOutput,
     changed: Option<bool>,
+    writes_text: bool,
 ) -> Option<String> {
     if let Err(why) = check_text(phase, &output.text) {
         return Some(why);
@@ -176,6 +187,11 @@ fn refusal(
             "the server refused the tools ({error}); implement needs function calling \
              (llama.cpp: start llama-server with --jinja)"
         ),
+        // Told to write files into its reply, it wrote none: hints about tool calling would
+        // send a person after the wrong setting.
+        (None, 0) if writes_text => "the model's reply held no file under its path and no \
+                                     tool call"
+            .to_string(),
         (None, 0) => "the model made no tool call, neither a native one nor one written in its \
                       reply; implement changes files through write_file and edit_file \
                       (llama.cpp: start llama-server with --jinja; a server without tool \

@@ -101,6 +101,20 @@ async fn an_implement_of_a_feature_that_changes_nothing_fails() {
     .await;
     assert_eq!(p.front(&story)["implementation_complete"], false);
     assert_eq!(section(&p.body(&story), "Implementation Notes"), "");
+
+    // Told to write whole files into its reply, the model is not sent after tool calling.
+    let p = Project::new().await;
+    p.config(&[("implement.editFormat", "whole")]);
+    let story = p.planned("Idle");
+    refused_twice(
+        &p,
+        &story,
+        "implement",
+        Reply::text("Implemented everything, trust me."),
+        &["must change at least one file", "no file under its path"],
+    )
+    .await;
+    assert!(!p.last_error(&story).contains("--jinja"));
 }
 
 #[tokio::test]
