@@ -111,7 +111,9 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
     text.push('\n');
     Some(TextCall {
         name: "write_file".to_string(),
-        arguments: json!({"path": path, "content": text}).to_string(),
+        // A file in a reply that leaves out some of the file's definitions is read as the
+        // definitions it changes (see `merge_definitions`).
+        arguments: json!({"path": path, "content": text, "merge": true}).to_string(),
         form: CallForm::FileFence,
     })
 }

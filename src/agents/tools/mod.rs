@@ -13,6 +13,7 @@ mod definitions;
 mod edit_match;
 mod fsio;
 mod handlers;
+mod merge_definitions;
 mod registry;
 #[cfg(test)]
 mod tests;

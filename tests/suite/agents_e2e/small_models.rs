@@ -231,3 +231,67 @@ async fn skipped_phases_count_as_complete_and_a_skipped_refine_moves_the_story_a
     let plan = p.env.run_json(&["run", "--dry-run", "--story", &story.id]);
     assert_eq!(plan["actions"][0]["type"], "implement", "{plan}");
 }
+
+#[tokio::test]
+async fn a_file_written_in_the_reply_with_only_the_new_function_keeps_the_rest_of_the_file() {
+    let p = Project::new().await;
+    p.config(&[("implement.editFormat", "whole")]);
+    p.env.write(
+        "calc.py",
+        "import math\n\n\ndef add(a, b):\n    return a + b\n",
+    );
+    let story = p.planned("Subtract in calc.py");
+    p.fake.push(
+        "implement",
+        Reply::text(
+            "calc.py\n```python\nimport operator\n\n\ndef sub(a, b):\n    return a - b\n```\nAdded sub.",
+        ),
+    );
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(
+        p.env.read("calc.py"),
+        "import math\nimport operator\n\n\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    );
+    let calls = transcript_entries(&p, &story, "tool_call");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["form"], "file_fence");
+    let result = calls[0]["result"].as_str().unwrap();
+    assert!(
+        result.contains("kept add, which your file left out"),
+        "{result}"
+    );
+
+    // Called as a tool, the same write is refused: only a file written out in the reply is
+    // read as the definitions it changes.
+    let p = Project::new().await;
+    p.env.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let story = p.planned("Subtract by tool");
+    p.fake
+        .push(
+            "implement",
+            Reply::tool("read_file", json!({"path": "calc.py"})),
+        )
+        .push(
+            "implement",
+            Reply::tool(
+                "write_file",
+                json!({"path": "calc.py", "content": "def sub(a, b):\n    return a - b\n"}),
+            ),
+        )
+        .push("implement", Reply::text("Gave up."));
+
+    p.step(&story, "implement");
+
+    assert_eq!(p.env.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    let calls = transcript_entries(&p, &story, "tool_call");
+    assert!(
+        calls.iter().any(|call| call["is_error"] == true
+            && call["result"]
+                .as_str()
+                .unwrap()
+                .contains("drop 1 of its 1 definitions: add")),
+        "{calls:?}"
+    );
+}

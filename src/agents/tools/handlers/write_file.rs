@@ -1,5 +1,7 @@
 //! write_file: a whole file, created or replaced; a replacement that would drop most of an
 //! existing file's definitions is refused unless the call says it means to replace the file.
+//! A file the model wrote out whole in its reply (not a tool call) is merged instead: what it
+//! leaves out of the existing file is kept (`merge_definitions`).
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -8,6 +10,7 @@ use serde_json::json;
 use super::super::args::lenient_bool;
 use super::super::definitions::{mostly_dropped, names, source_of};
 use super::super::fsio::{read_for_edit, write_atomic};
+use super::super::merge_definitions::keep_left_out;
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
 use super::super::{ToolBox, ToolError, ToolLimits};
 
@@ -23,6 +26,10 @@ struct Args {
     /// The model means to replace the file, even if that drops most of its definitions.
     #[serde(default, deserialize_with = "lenient_bool")]
     overwrite: bool,
+    /// Set on the write_file call read from a file the model wrote out in its reply: the
+    /// definitions it leaves out of the existing file are kept rather than the write refused.
+    #[serde(default)]
+    merge: bool,
 }
 
 pub(super) struct WriteFile;
@@ -85,19 +92,36 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
         )
         .into());
     }
+    let mut content = args.content;
+    let mut kept = Vec::new();
     if !args.overwrite {
         // A file that cannot be read as text has no definitions to lose.
         if let Ok(Some(before)) = read_for_edit(&real, path) {
-            let dropped = mostly_dropped(&before, &args.content);
-            if !dropped.is_empty() {
-                return Err(refusal(path, &before, &dropped).into());
+            match keep_left_out(&before, &content).filter(|_| args.merge) {
+                Some(merged) => {
+                    content = merged.content;
+                    kept = merged.kept;
+                }
+                None => {
+                    let dropped = mostly_dropped(&before, &content);
+                    if !dropped.is_empty() {
+                        return Err(refusal(path, &before, &dropped).into());
+                    }
+                }
             }
         }
     }
-    write_atomic(&real, args.content.as_bytes())
+    write_atomic(&real, content.as_bytes())
         .map_err(|err| format!("cannot write '{path}': {err}"))?;
     tools.mark_seen(real);
-    Ok(format!("Wrote {} bytes to {path}", args.content.len()))
+    let mut result = format!("Wrote {} bytes to {path}", content.len());
+    if !kept.is_empty() {
+        result.push_str(&format!(
+            "; kept {}, which your file left out, as they were",
+            kept.join(", ")
+        ));
+    }
+    Ok(result)
 }
 
 /// Files looked at to find the file a misplaced write rewrites.
