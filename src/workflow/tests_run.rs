@@ -212,6 +212,8 @@ pub struct TestRounds<'a> {
     rounds: u32,
     /// Functions the story asks for by name; each must be defined before the tests run.
     named: Vec<String>,
+    /// The story's acceptance criteria, to settle a failing test of what the story adds.
+    criteria: Option<String>,
     runs: Mutex<Vec<TestRun>>,
 }
 
@@ -235,6 +237,11 @@ impl<'a> TestRounds<'a> {
             transcript: transcript.clone(),
             rounds: wf.config.implement.test_rounds,
             named: named_functions(story),
+            criteria: story
+                .section("Acceptance Criteria")
+                .map(str::trim)
+                .filter(|criteria| !criteria.is_empty())
+                .map(str::to_string),
             runs: Mutex::new(Vec::new()),
         })
     }
@@ -310,10 +317,21 @@ impl WorkCheck for TestRounds<'_> {
             }
         };
         let feedback = result.failure().map(|failure| {
-            format!(
-                "The tests fail, so the work is not done yet.\n{failure}\n\nFix the code (not \
-                 the tests, unless a test itself is wrong): {how}."
-            )
+            let own = failing_tests_of(&result.output, &self.named);
+            match (own.is_empty(), &self.criteria) {
+                (false, Some(criteria)) => format!(
+                    "The tests fail, so the work is not done yet.\n{failure}\n\n{} {} what \
+                     this story adds, and a test written for it can be wrong too. The story's \
+                     acceptance criteria:\n{criteria}\n\nMake the code do what they say, and \
+                     correct a test that expects something else: {how}.",
+                    backticked(&own),
+                    if own.len() == 1 { "tests" } else { "test" },
+                ),
+                _ => format!(
+                    "The tests fail, so the work is not done yet.\n{failure}\n\nFix the code \
+                     (not the tests, unless a test itself is wrong): {how}."
+                ),
+            }
         });
         self.runs().push(result);
         feedback
@@ -361,6 +379,27 @@ pub fn named_functions(story: &crate::board::Story) -> Vec<String> {
         }
     }
     names
+}
+
+/// The failing tests (pytest's `FAILED file::test - …` lines) whose names hold one of the
+/// functions the story names: tests of what the story adds, which the model itself may have
+/// written wrong.
+fn failing_tests_of(output: &str, named: &[String]) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for line in output.lines().map(str::trim) {
+        let Some(rest) = line.strip_prefix("FAILED ") else {
+            continue;
+        };
+        let id = rest.split_whitespace().next().unwrap_or("");
+        let test = id.rsplit("::").next().unwrap_or(id);
+        let test = test.split('[').next().unwrap_or(test);
+        if named.iter().any(|name| test.contains(name.as_str()))
+            && !found.iter().any(|known| known == test)
+        {
+            found.push(test.to_string());
+        }
+    }
+    found
 }
 
 /// Which of `names` no text file under `dir` defines (what .gitignore ignores, `.git` and the
@@ -438,6 +477,17 @@ mod tests {
             outcome: TestOutcome::Failed { exit_code: Some(1) },
             output: output.into(),
         }
+    }
+
+    #[test]
+    fn failing_tests_of_what_the_story_adds_are_found_by_its_names() {
+        let output = "..F.F\n=== short test summary info ===\nFAILED test_textkit.py::test_word_count - AssertionError: assert 2 == 1\nFAILED test_textkit.py::test_word_count_spaces[a  b] - x\nFAILED test_textkit.py::test_shout - y\n3 failed";
+        assert_eq!(
+            failing_tests_of(output, &["word_count".to_string()]),
+            ["test_word_count", "test_word_count_spaces"]
+        );
+        assert!(failing_tests_of(output, &["median".to_string()]).is_empty());
+        assert!(failing_tests_of("error[E0425]: x", &["x".to_string()]).is_empty());
     }
 
     #[test]

@@ -574,7 +574,7 @@ async fn a_whole_file_in_a_fence_is_written_and_ends_the_turn_when_the_check_pas
     assert_eq!(calls[0].0, "write_file");
     assert_eq!(
         serde_json::from_str::<Value>(&calls[0].1).unwrap(),
-        json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n"})
+        json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n", "merge": true})
     );
     assert_eq!(entries(&transcript, "tool_call")[0]["form"], "file_fence");
 }

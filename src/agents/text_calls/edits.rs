@@ -166,11 +166,18 @@ fn search_replace(lines: &[&str], at: usize) -> Option<(TextCall, usize)> {
 /// `**src/app.py**`, `# File: a.rs`), or as the line's end before a colon (`Here is the
 /// updated `stats.py`:`).
 fn announced_path(before: &[&str]) -> Option<String> {
-    let line = before
+    let mut above = before
         .iter()
         .rev()
-        .find(|line| !line.trim().is_empty())?
-        .trim();
+        .map(|line| line.trim())
+        .filter(|line| !line.is_empty());
+    let line = above.next()?;
+    if fence(line).is_some_and(|(_, info)| info.is_empty()) {
+        // The path alone in a fence of its own, right above the file's fence (recorded from
+        // Qwen2.5-Coder-1.5B: "```\ntextkit.py\n```\n```python\n…").
+        let (path, opening) = (above.next()?, above.next()?);
+        return fence(opening).and_then(|_| path_like(path));
+    }
     let bare = without_list_number(line.trim_start_matches(['#', '*', '-', '>', ' ']))
         .trim_start_matches(['*', ' '])
         .trim_end_matches(['*', ' ']);
@@ -257,6 +264,8 @@ mod tests {
             // python fence inside it, one closing fence for both.
             "```\nstats.py\n```python\ndef mean(v):\n    return 0.0\n```",
             "```\n# stats.py\n```python\ndef mean(v):\n    return 0.0\n```",
+            // Recorded too: the path in a fence of its own, closed, then the file's fence.
+            "```\nstats.py\n```\n```python\ndef mean(v):\n    return 0.0\n```",
             // Recorded too: a fence in a list item, the whole file indented with it.
             "- stats.py\n  ```python\n  def mean(v):\n      return 0.0\n  ```",
             "### Changed Files\n\n1. **stats.py**\n\n   ```python\n   def mean(v):\n       return 0.0\n   ```",
@@ -266,7 +275,7 @@ mod tests {
                 edits(text),
                 [(
                     "write_file".to_string(),
-                    json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n"})
+                    json!({"path": "stats.py", "content": "def mean(v):\n    return 0.0\n", "merge": true})
                 )],
                 "{text}"
             );

@@ -295,3 +295,49 @@ async fn a_file_written_in_the_reply_with_only_the_new_function_keeps_the_rest_o
         "{calls:?}"
     );
 }
+
+#[tokio::test]
+async fn a_failing_test_of_what_the_story_adds_comes_back_with_the_acceptance_criteria() {
+    let p = Project::new().await;
+    p.config(&[(
+        "review.testCommand",
+        "grep -q 'count(\"a a\") == 2' test_count.py || { echo 'FAILED test_count.py::test_word_count - assert 2 == 1'; exit 1; }",
+    )]);
+    p.env.write(
+        "count.py",
+        "def word_count(text):\n    return len(text.split())\n",
+    );
+    let story = p.story(
+        "Count words",
+        "Add `word_count(text)` to count.py.",
+        "- [ ] `word_count(\"a a\")` returns `2`",
+        "ready",
+        &["research", "plan"],
+    );
+    p.fake
+        .push(
+            "implement",
+            write_call("test_count.py", "assert word_count(\"a a\") == 1\n"),
+        )
+        .push("implement", Reply::text("Added a test."))
+        .push(
+            "implement",
+            write_call("test_count.py", "assert word_count(\"a a\") == 2\n"),
+        )
+        .push("implement", Reply::text("Corrected the test."));
+
+    p.step(&story, "implement").success();
+
+    let asks = p.fake.requests_for("implement");
+    assert_eq!(asks.len(), 4);
+    let feedback = asks[2].body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        feedback.contains("`test_word_count` tests what this story adds")
+            && feedback.contains("- [ ] `word_count(\"a a\")` returns `2`")
+            && feedback.contains("correct a test that expects something else"),
+        "{feedback}"
+    );
+}

@@ -84,7 +84,9 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
         )
         .into());
     }
-    if !args.overwrite && real.is_file() && !tools.has_seen(&real) {
+    // A file written out in a reply keeps what it leaves out, so it needs no read first (and
+    // an agent told to write whole files has no read_file to call).
+    if !args.overwrite && !args.merge && real.is_file() && !tools.has_seen(&real) {
         return Err(format!(
             "'{path}' exists and you have not read it: read it first (read_file), then write \
              it whole with everything that stays, or change a part of it with edit_file. \
