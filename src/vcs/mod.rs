@@ -54,8 +54,8 @@ pub use remote::{
     RemoteTarget, CLAIMS_NAMESPACE,
 };
 pub use repo::{
-    current_branch, dirty_paths, dirty_tracked_paths, gitignored, head_commit, is_repo, toplevel,
-    untracked_paths,
+    current_branch, dirty_paths, dirty_tracked_paths, gitignored, head_commit, is_repo,
+    may_be_in_repo, toplevel, untracked_paths,
 };
 pub use snapshot::{
     changed_paths, commit_files, differ_outside, follow_checkout, is_ancestor, read_files,

@@ -9,8 +9,24 @@ use super::GitError;
 
 /// Whether `dir` is inside a git working tree (a bare repository or `.git` itself is not).
 pub fn is_repo(dir: &Path) -> bool {
+    if !may_be_in_repo(dir) {
+        return false;
+    }
     run(git(dir).args(["rev-parse", "--is-inside-work-tree"]))
         .is_ok_and(|output| output.status.success() && text(&output.stdout) == "true")
+}
+
+/// Whether git could find a repository from `dir` at all: a `.git` folder or file in it or in
+/// a folder above, or `GIT_DIR` set. Asking this first spares a board outside git the spawn of
+/// a git that would only say no (a few milliseconds of every run there).
+pub fn may_be_in_repo(dir: &Path) -> bool {
+    if std::env::var_os("GIT_DIR").is_some() {
+        return true;
+    }
+    std::path::absolute(dir).map_or(true, |dir| {
+        dir.ancestors()
+            .any(|folder| folder.join(".git").symlink_metadata().is_ok())
+    })
 }
 
 /// The root of the working tree that holds `dir`.
@@ -208,6 +224,8 @@ mod tests {
         let plain = tempfile::tempdir().unwrap();
         assert!(is_repo(dir.path()));
         assert!(!is_repo(plain.path()));
+        assert!(may_be_in_repo(&dir.path().join("sub/folder")));
+        assert!(!may_be_in_repo(plain.path()));
         let root = fs_err::canonicalize(dir.path()).unwrap();
         assert_eq!(toplevel(&dir.path().join("src")).unwrap(), root);
         assert_eq!(current_branch(dir.path()).unwrap().as_deref(), Some("main"));

@@ -312,6 +312,9 @@ impl BoardWatch {
 /// interrupted there). Outside git, none.
 fn bases_at_start(root: &Path, configured: Option<&str>) -> Vec<String> {
     let mut bases: Vec<String> = configured.iter().map(|base| base.to_string()).collect();
+    if !vcs::may_be_in_repo(root) {
+        return bases;
+    }
     if let Ok(Some(current)) = vcs::current_branch(root) {
         if !current.starts_with(vcs::BRANCH_PREFIX) && !bases.contains(&current) {
             bases.push(current);

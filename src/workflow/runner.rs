@@ -521,12 +521,18 @@ impl Loop {
                 }
             }
         }
-        drop(current);
         if let Some(turns) = &mut self.turns {
+            drop(current.take());
             turns.finish().await;
         }
-        // The board at the end says who waits for a person, and whether work is left.
-        let board = self.refreshed_board().await.ok();
+        // The board at the end says who waits for a person, and whether work is left. The board
+        // refreshed after the last action is that board, when nothing ran since: another stat of
+        // every story (a third of a one-action run on a large board) would only catch a person's
+        // edit made in the last milliseconds.
+        let board = match current {
+            Some(board) => Some(board),
+            None => self.refreshed_board().await.ok(),
+        };
         Ok(self.conclude(board))
     }
 
