@@ -89,6 +89,9 @@ pub struct LlmConfig {
     /// How agents call tools: native function calling, calls read from the reply's text, or
     /// both (`auto`).
     pub tool_protocol: ToolProtocol,
+    /// The sampling temperature of a phase's first try; `None` leaves it to the server. A
+    /// retry climbs from it (docs/design.md §18).
+    pub temperature: Option<f32>,
 }
 
 /// How tool calls travel (`llm.toolProtocol`). `auto` sends the tools natively and also runs
@@ -386,7 +389,7 @@ pub fn default_value() -> Value {
 fn optional_defaults() -> Value {
     json!({
         "remote": { "claimSeconds": 900, "pollSeconds": 15, "timeoutSeconds": 120 },
-        "llm": { "toolProtocol": "auto" },
+        "llm": { "toolProtocol": "auto", "temperature": null },
         "implement": { "testRounds": 3, "attempts": 1, "editFormat": "tools" }
     })
 }
@@ -476,6 +479,11 @@ impl Config {
                 "tools.keepEnv",
                 &format!("`{name}` is not an environment variable name"),
             );
+        }
+        if let Some(temperature) = self.llm.temperature {
+            if !(0.0..=2.0).contains(&temperature) {
+                return fail("llm.temperature", "must be between 0 and 2");
+            }
         }
         if self.llm.max_tokens == 0 {
             return fail("llm.maxTokens", "must be at least 1");

@@ -34,6 +34,8 @@ pub struct LlmAgents {
     max_tokens: u32,
     tool_protocol: ToolProtocol,
     edit_format: EditFormat,
+    /// `llm.temperature`: a first try's temperature, `None` for the server's own.
+    temperature: Option<f32>,
     phases: PhasesConfig,
     /// The run's budget meter; every call of a story is admitted and counted there.
     meter: Option<Arc<dyn CallMeter>>,
@@ -121,6 +123,7 @@ impl LlmAgents {
             max_tokens: config.llm.max_tokens,
             tool_protocol: config.llm.tool_protocol,
             edit_format: config.implement.edit_format,
+            temperature: config.llm.temperature,
             phases: config.phases.clone(),
             meter: None,
         }
@@ -229,7 +232,7 @@ impl LlmAgents {
             max_tokens: None,
             schema: Some(verdict_schema()),
             protocol: self.tool_protocol,
-            sampling: Sampling::default(),
+            sampling: sampling_for(0, self.temperature),
             tools_untold: false,
         };
         let ask = Ask::new(story_id, &system, user, tools, &transcript, options);
@@ -310,7 +313,7 @@ impl Agents for LlmAgents {
             max_tokens: self.phases.max_tokens(request.phase.name()),
             schema: None,
             protocol: self.tool_protocol,
-            sampling: sampling_for(request.variant),
+            sampling: sampling_for(request.variant, self.temperature),
             tools_untold: access == ToolAccess::ReadWrite && self.edit_format == EditFormat::Whole,
         };
         let transcript = request.transcript.for_agent(request.phase.name());
@@ -377,7 +380,7 @@ impl Agents for LlmAgents {
             max_tokens: None,
             schema: Some(gate_schema()),
             protocol: self.tool_protocol,
-            sampling: Sampling::default(),
+            sampling: sampling_for(0, self.temperature),
             tools_untold: false,
         };
         let story_id = request.story.id();
@@ -410,15 +413,19 @@ impl Agents for LlmAgents {
     }
 }
 
-/// How a phase's reply is sampled: the server's defaults on its first try, then for each retry
-/// or further attempt another seed and a temperature that climbs, so that a retry is never a
-/// replay of the answer that was refused.
-fn sampling_for(variant: u32) -> Sampling {
+/// How a phase's reply is sampled: `llm.temperature` (else the server's defaults) on its first
+/// try, then for each retry or further attempt another seed and a temperature that climbs from
+/// it, so that a retry is never a replay of the answer that was refused.
+fn sampling_for(variant: u32, first: Option<f32>) -> Sampling {
     if variant == 0 {
-        return Sampling::default();
+        return Sampling {
+            temperature: first,
+            seed: None,
+        };
     }
+    let from = first.unwrap_or(0.2);
     Sampling {
-        temperature: Some((0.2 + 0.3 * variant as f32).min(1.0)),
+        temperature: Some((from + 0.3 * variant as f32).min(from.max(1.0))),
         seed: Some(u64::from(variant)),
     }
 }

@@ -108,6 +108,8 @@ fn errors_name_the_key() {
             json!({"llm": {"toolProtocol": "smoke"}}),
             "llm.toolProtocol",
         ),
+        (json!({"llm": {"temperature": 2.5}}), "llm.temperature"),
+        (json!({"llm": {"temperature": "cold"}}), "llm.temperature"),
         (json!({"implement": {"attempts": 0}}), "implement.attempts"),
         (json!({"implement": {"attempts": 99}}), "implement.attempts"),
         (

@@ -171,6 +171,26 @@ async fn a_retry_is_asked_differently_and_with_the_feedback_last() {
 }
 
 #[tokio::test]
+async fn llm_temperature_sets_the_first_try_and_a_retry_climbs_from_it() {
+    let p = Project::new().await;
+    p.config(&[("llm.temperature", "0.1")]);
+    let story = p.planned("Cool first");
+    p.fake
+        .push("implement", Reply::text("I changed it."))
+        .push("implement", write_call("r.txt", "r\n"))
+        .push("implement", Reply::text("Now really changed r.txt."));
+
+    p.step(&story, "implement").success();
+
+    let asks = p.fake.requests_for("implement");
+    let temperature = |at: usize| asks[at].body["temperature"].as_f64().unwrap();
+    assert!((temperature(0) - 0.1).abs() < 1e-6, "{}", asks[0].body);
+    assert!(asks[0].body.get("seed").is_none());
+    assert!((temperature(1) - 0.4).abs() < 1e-6, "{}", asks[1].body);
+    assert_eq!(asks[1].body["seed"], 1);
+}
+
+#[tokio::test]
 async fn best_of_two_keeps_the_attempt_whose_tests_pass_and_counts_both() {
     let p = Project::new().await;
     p.env.write("answer.txt", "unknown\n");
