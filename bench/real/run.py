@@ -48,6 +48,7 @@ def parse_args():
     parser.add_argument("--attempts", type=int, default=1)
     parser.add_argument("--edit-format", default="tools", choices=["tools", "whole"])
     parser.add_argument("--max-tokens", type=int, default=1024)
+    parser.add_argument("--temperature", type=float, help="llm.temperature (default: the server's)")
     parser.add_argument("--max-turns", type=int, default=16)
     parser.add_argument("--llm-timeout", type=int, default=600, help="llm.timeoutSeconds")
     parser.add_argument("--skip-phases", default="research,plan", help="phases switched off (phases.<phase>.enabled false); '' for none")
@@ -77,6 +78,8 @@ def configure(args, repo, python):
         "implement.editFormat": args.edit_format,
         "review.testCommand": f"{python} -m pytest -q",
     }
+    if args.temperature is not None:
+        settings["llm.temperature"] = str(args.temperature)
     for phase in filter(None, args.skip_phases.split(",")):
         settings[f"phases.{phase.strip()}.enabled"] = "false"
     for key, value in settings.items():
@@ -134,7 +137,8 @@ def main():
     Path(work).mkdir(parents=True, exist_ok=True)
     args.work_dir = work
     label = args.label or (f"agentic-sdlc protocol={args.protocol} editFormat={args.edit_format} "
-                           f"testRounds={args.test_rounds} attempts={args.attempts} skip={args.skip_phases or '-'}")
+                           f"testRounds={args.test_rounds} attempts={args.attempts} skip={args.skip_phases or '-'}"
+                           + (f" temperature={args.temperature}" if args.temperature is not None else ""))
     python = common.python_with_pytest()
     recorder = common.Recorder()
     args.proxy_url, proxy = common.start_proxy(args.base_url, recorder)
@@ -168,6 +172,7 @@ def main():
                   {"exit_code": code, "config": {"protocol": args.protocol, "editFormat": args.edit_format,
                                                  "testRounds": args.test_rounds,
                                                  "attempts": args.attempts, "maxTokens": args.max_tokens,
+                                                 "temperature": args.temperature,
                                                  "skipPhases": args.skip_phases, "model": args.model},
                    "work": work})
 
