@@ -1,6 +1,7 @@
 //! One real action on the large board: `run --step research --max-actions 1` against a fake
 //! model that answers at once, timed against `status --json`, and how often the run opens each
-//! story file (counted with strace when it is installed).
+//! story file (counted with strace when it is installed); `details` of one story is timed in
+//! the same rounds.
 //!
 //! After each run the story files it changed are put back from a copy taken at the start, so
 //! every round researches the same story on the same board.
@@ -15,11 +16,15 @@ use super::measure::{self, Sample};
 
 pub const RUN_ARGS: [&str; 5] = ["run", "--step", "research", "--max-actions", "1"];
 const STATUS_ARGS: [&str; 2] = ["status", "--json"];
+/// `details` of one story, measured in the same rounds (target: 50 ms).
+pub const DETAILS_TARGET_MS: f64 = 50.0;
 
 /// What the rounds measured.
 pub struct Figures {
     pub status: Vec<Sample>,
     pub run: Vec<Sample>,
+    /// `details <story> --json` of one story on the same board.
+    pub details: Vec<Sample>,
     /// `None` when strace is not installed.
     pub opens: Option<Opens>,
 }
@@ -43,8 +48,9 @@ fn tool(bin: &Path, root: &Path, llm: &FakeLlm, args: &[&str]) -> Command {
     command
 }
 
-/// One warm-up, then `runs` rounds of `status --json` and the research run in turn.
-pub fn measure(bin: &Path, root: &Path, runs: usize) -> Result<Figures, String> {
+/// One warm-up, then `runs` rounds of `status --json`, the research run and `details` of
+/// `story` in turn.
+pub fn measure(bin: &Path, root: &Path, runs: usize, story: &str) -> Result<Figures, String> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -57,6 +63,7 @@ pub fn measure(bin: &Path, root: &Path, runs: usize) -> Result<Figures, String> 
     let mut figures = Figures {
         status: Vec::new(),
         run: Vec::new(),
+        details: Vec::new(),
         opens: None,
     };
     let pristine = Pristine::take(root)?;
@@ -65,9 +72,11 @@ pub fn measure(bin: &Path, root: &Path, runs: usize) -> Result<Figures, String> 
         let started = SystemTime::now();
         let run = measure::run(&mut tool(bin, root, &llm, &RUN_ARGS))?;
         pristine.restore(started)?;
+        let details = measure::run(&mut super::tool(bin, root, &["details", story, "--json"]))?;
         if round > 0 {
             figures.status.push(status);
             figures.run.push(run);
+            figures.details.push(details);
         }
     }
     let started = SystemTime::now();
