@@ -29,6 +29,8 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 // A bench's root file resolves modules beside it, so the helpers name their folder.
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "../tests/suite/fake_llm.rs"]
 #[allow(dead_code)]
 mod fake_llm;
@@ -58,10 +60,8 @@ struct Options {
     smoke: bool,
 }
 
-fn parse_args() -> Result<Options, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    // cargo passes `--bench` under `cargo bench`; without it this is a test-mode smoke run.
-    let smoke = !args.iter().any(|a| a == "--bench");
+fn parse_args(args: &mut cli::BenchArgs) -> Result<Options, String> {
+    let smoke = args.smoke;
     let mut options = Options {
         bin: PathBuf::from(BIN),
         stories: if smoke { 200 } else { 10_000 },
@@ -70,38 +70,26 @@ fn parse_args() -> Result<Options, String> {
         keep: false,
         smoke,
     };
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| {
-            args.next()
-                .and_then(|v| v.parse::<u64>().ok())
-                .ok_or_else(|| format!("{name} needs a number"))
-        };
-        match arg.as_str() {
-            "--stories" => options.stories = value("--stories")?.max(1) as usize,
-            "--runs" => options.runs = value("--runs")?.max(1) as usize,
-            "--seed" => options.seed = value("--seed")?,
+    while let Some(flag) = args.next_flag() {
+        match flag.as_str() {
+            "--stories" => options.stories = args.number::<usize>(&flag)?.max(1),
+            "--runs" => options.runs = args.number::<usize>(&flag)?.max(1),
+            "--seed" => options.seed = args.number(&flag)?,
             "--keep" => options.keep = true,
-            "--bin" => options.bin = args.next().ok_or("--bin needs a path")?.into(),
-            "--bench" => {}
-            other => eprintln!("board_scale: ignoring unknown argument `{other}`"),
+            "--bin" => options.bin = args.value(&flag)?.into(),
+            other => args.unknown(other),
         }
     }
     Ok(options)
 }
 
 fn main() {
-    let options = match parse_args() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("board_scale: {message}\nusage: cargo bench --bench board_scale -- [--stories N] [--runs R] [--seed S] [--keep] [--bin PATH]");
-            std::process::exit(2);
-        }
-    };
-    if let Err(message) = bench(&options) {
-        eprintln!("board_scale: cannot measure: {message}");
-        std::process::exit(1);
-    }
+    cli::main(
+        "board_scale",
+        "[--stories N] [--runs R] [--seed S] [--keep] [--bin PATH]",
+        parse_args,
+        |options| bench(&options),
+    );
 }
 
 fn tool(bin: &Path, root: &Path, args: &[&str]) -> Command {

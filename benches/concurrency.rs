@@ -33,6 +33,8 @@
 // A benchmark reports its figures on stdout and its progress on stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "../tests/suite/fake_llm.rs"]
 #[allow(dead_code)]
 mod fake_llm;
@@ -82,52 +84,37 @@ struct Options {
     smoke: bool,
 }
 
-fn parse_args() -> Result<Options, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    // cargo passes `--bench` under `cargo bench`; without it this is a test-mode smoke run.
-    let smoke = !args.iter().any(|a| a == "--bench");
+fn parse_args(args: &mut cli::BenchArgs) -> Result<Options, String> {
+    let smoke = args.smoke;
     let mut options = Options {
         stories: if smoke { 2 } else { 4 },
         delay: Duration::from_millis(if smoke { 50 } else { 300 }),
         runs: if smoke { 1 } else { 5 },
         smoke,
     };
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| {
-            args.next()
-                .and_then(|v| v.parse::<u64>().ok())
-                .ok_or_else(|| format!("{name} needs a number"))
-        };
-        match arg.as_str() {
-            "--stories" => options.stories = value("--stories")?.max(2) as usize,
-            "--delay-ms" => options.delay = Duration::from_millis(value("--delay-ms")?),
-            "--runs" => options.runs = value("--runs")?.max(1) as usize,
-            "--bench" => {}
-            other => eprintln!("concurrency: ignoring unknown argument `{other}`"),
+    while let Some(flag) = args.next_flag() {
+        match flag.as_str() {
+            "--stories" => options.stories = args.number::<usize>(&flag)?.max(2),
+            "--delay-ms" => options.delay = Duration::from_millis(args.number(&flag)?),
+            "--runs" => options.runs = args.number::<usize>(&flag)?.max(1),
+            other => args.unknown(other),
         }
     }
     Ok(options)
 }
 
 fn main() {
-    let options = match parse_args() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!("concurrency: {message}\nusage: cargo bench --bench concurrency -- [--stories N] [--delay-ms D] [--runs R]");
-            std::process::exit(2);
-        }
-    };
-    let result = tempfile::tempdir()
-        .map_err(|e| format!("cannot make a temporary folder: {e}"))
-        .and_then(|bin_dir| {
+    cli::main(
+        "concurrency",
+        "[--stories N] [--delay-ms D] [--runs R]",
+        parse_args,
+        |options| {
+            let bin_dir =
+                tempfile::tempdir().map_err(|e| format!("cannot make a temporary folder: {e}"))?;
             let source = copy_binary(bin_dir.path())?;
             bench(&options, &source)
-        });
-    if let Err(message) = result {
-        eprintln!("concurrency: cannot measure: {message}");
-        std::process::exit(1);
-    }
+        },
+    );
 }
 
 /// Where a run happens: a plain folder, or a git repository with a worktree per story.
@@ -398,6 +385,9 @@ fn new_project(tree: Tree, stories: usize) -> Result<tempfile::TempDir, String> 
     no_model(&["init"])?;
     if git_repo {
         no_model(&["config", "git.worktrees", "true"])?;
+    } else {
+        // A folder outside git works in the tree as it is (a run refuses to put branches there).
+        no_model(&["config", "git.branchPerStory", "false"])?;
     }
     if tree == Tree::Worktrees {
         no_model(&["config", "git.integrate", "none"])?;

@@ -27,6 +27,8 @@
 #[path = "../tests/suite/faces/cdp.rs"]
 #[allow(dead_code)]
 mod cdp;
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "board_scale/generate.rs"]
 mod generate;
 #[path = "board_scale/measure.rs"]
@@ -49,45 +51,27 @@ struct Options {
     smoke: bool,
 }
 
-fn parse_args() -> Result<Options, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let smoke = !args.iter().any(|a| a == "--bench");
+fn parse_args(args: &mut cli::BenchArgs) -> Result<Options, String> {
+    let smoke = args.smoke;
     let mut options = Options {
         stories: if smoke { 200 } else { 10_000 },
         runs: if smoke { 1 } else { 5 },
         smoke,
     };
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| {
-            args.next()
-                .and_then(|v| v.parse::<usize>().ok())
-                .ok_or_else(|| format!("{name} needs a number"))
-        };
-        match arg.as_str() {
-            "--stories" => options.stories = value("--stories")?.max(1),
-            "--runs" => options.runs = value("--runs")?.max(1),
-            "--bench" => {}
-            other => eprintln!("faces: ignoring unknown argument `{other}`"),
+    while let Some(flag) = args.next_flag() {
+        match flag.as_str() {
+            "--stories" => options.stories = args.number::<usize>(&flag)?.max(1),
+            "--runs" => options.runs = args.number::<usize>(&flag)?.max(1),
+            other => args.unknown(other),
         }
     }
     Ok(options)
 }
 
 fn main() {
-    let options = match parse_args() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!(
-                "faces: {message}\nusage: cargo bench --bench faces -- [--stories N] [--runs R]"
-            );
-            std::process::exit(2);
-        }
-    };
-    if let Err(message) = bench(&options) {
-        eprintln!("faces: cannot measure: {message}");
-        std::process::exit(1);
-    }
+    cli::main("faces", "[--stories N] [--runs R]", parse_args, |options| {
+        bench(&options)
+    });
 }
 
 fn tool(root: &Path, args: &[&str]) -> Command {

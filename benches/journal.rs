@@ -19,6 +19,8 @@
 // A benchmark reports its figures on stdout and its progress on stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "../tests/suite/fake_llm.rs"]
 #[allow(dead_code)]
 mod fake_llm;
@@ -40,25 +42,26 @@ use fake_llm::FakeLlm;
 const ACTIONS_PER_STORY: usize = 6;
 const TARGET_PERCENT: f64 = 2.0;
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let smoke = !args.iter().any(|a| a == "--bench");
-    let number = |flag: &str, default: usize| {
-        args.iter()
-            .position(|a| a == flag)
-            .and_then(|i| args.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(default)
-    };
-    let (actions, runs) = if smoke {
-        (12, 1)
-    } else {
-        (number("--actions", 100), number("--runs", 5))
-    };
-    if let Err(message) = bench(actions, runs.max(1)) {
-        eprintln!("journal: cannot measure: {message}");
-        std::process::exit(1);
+/// Actions and runs.
+fn parse_args(args: &mut cli::BenchArgs) -> Result<(usize, usize), String> {
+    let (mut actions, mut runs) = if args.smoke { (12, 1) } else { (100, 5) };
+    while let Some(flag) = args.next_flag() {
+        match flag.as_str() {
+            "--actions" => actions = args.number(&flag)?,
+            "--runs" => runs = args.number::<usize>(&flag)?.max(1),
+            other => args.unknown(other),
+        }
     }
+    Ok((actions, runs))
+}
+
+fn main() {
+    cli::main(
+        "journal",
+        "[--actions N] [--runs R]",
+        parse_args,
+        |(actions, runs)| bench(actions, runs),
+    );
 }
 
 fn bench(actions: usize, runs: usize) -> Result<(), String> {
@@ -74,6 +77,8 @@ fn bench(actions: usize, runs: usize) -> Result<(), String> {
         let project = tempfile::tempdir().map_err(|e| e.to_string())?;
         let dir = project.path();
         tool(dir, None, &["init"])?;
+        // A folder outside git: the stories work in the tree as it is.
+        tool(dir, None, &["config", "git.branchPerStory", "false"])?;
         for i in 0..actions.div_ceil(ACTIONS_PER_STORY) {
             tool(dir, None, &["add", &format!("Story {i}")])?;
         }
@@ -117,8 +122,11 @@ fn bench(actions: usize, runs: usize) -> Result<(), String> {
 /// Writes `lines` journal lines the way a run does: a header, then started/completed pairs.
 fn write_journal(lines: usize) -> Result<Duration, String> {
     let board = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let config = Config::from_value(config::default_value(), Path::new("bench.json"))
-        .map_err(|e| e.to_string())?;
+    let config = Config::from_value(
+        config::merged_value(&serde_json::json!({})),
+        Path::new("bench.json"),
+    )
+    .map_err(|e| e.to_string())?;
     let start = Instant::now();
     let journal = Journal::create(
         board.path(),

@@ -21,6 +21,8 @@
 // A benchmark reports its figures on stdout and its progress on stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+#[path = "common/cli.rs"]
+mod cli;
 #[path = "../tests/suite/fake_llm.rs"]
 #[allow(dead_code)]
 mod fake_llm;
@@ -41,44 +43,29 @@ struct Options {
     runs: usize,
 }
 
-fn parse_args() -> Result<Options, String> {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let smoke = !args.iter().any(|a| a == "--bench");
+fn parse_args(args: &mut cli::BenchArgs) -> Result<Options, String> {
+    let smoke = args.smoke;
     let mut options = Options {
         stories: if smoke { 2 } else { 6 },
         runs: if smoke { 1 } else { 5 },
     };
-    let mut args = args.into_iter();
-    while let Some(arg) = args.next() {
-        let mut value = |name: &str| {
-            args.next()
-                .and_then(|v| v.parse::<usize>().ok())
-                .ok_or_else(|| format!("{name} needs a number"))
-        };
-        match arg.as_str() {
-            "--stories" => options.stories = value("--stories")?.max(1),
-            "--runs" => options.runs = value("--runs")?.max(1),
-            "--bench" => {}
-            other => eprintln!("remote: ignoring unknown argument `{other}`"),
+    while let Some(flag) = args.next_flag() {
+        match flag.as_str() {
+            "--stories" => options.stories = args.number::<usize>(&flag)?.max(1),
+            "--runs" => options.runs = args.number::<usize>(&flag)?.max(1),
+            other => args.unknown(other),
         }
     }
     Ok(options)
 }
 
 fn main() {
-    let options = match parse_args() {
-        Ok(options) => options,
-        Err(message) => {
-            eprintln!(
-                "remote: {message}\nusage: cargo bench --bench remote -- [--stories N] [--runs R]"
-            );
-            std::process::exit(2);
-        }
-    };
-    if let Err(message) = bench(&options) {
-        eprintln!("remote: cannot measure: {message}");
-        std::process::exit(1);
-    }
+    cli::main(
+        "remote",
+        "[--stories N] [--runs R]",
+        parse_args,
+        |options| bench(&options),
+    );
 }
 
 fn binary() -> PathBuf {

@@ -21,6 +21,9 @@
 // A benchmark reports its figures on stdout and its progress on stderr.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
+#[path = "common/cli.rs"]
+mod cli;
+
 use std::path::Path;
 use std::process::Command;
 use std::sync::Arc;
@@ -33,22 +36,20 @@ use agentic_sdlc::workflow::guard::BoardGuard;
 const TARGET_MS: f64 = 20.0;
 const STORIES: usize = 50;
 
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let smoke = !args.iter().any(|a| a == "--bench");
-    let runs = if smoke {
-        5
-    } else {
-        args.iter()
-            .position(|a| a == "--runs")
-            .and_then(|i| args.get(i + 1))
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(200)
-    };
-    if let Err(message) = bench(runs) {
-        eprintln!("sandbox: cannot measure: {message}");
-        std::process::exit(1);
+/// Commands run for each configuration.
+fn parse_args(args: &mut cli::BenchArgs) -> Result<usize, String> {
+    let mut runs = if args.smoke { 5 } else { 200 };
+    while let Some(flag) = args.next_flag() {
+        match flag.as_str() {
+            "--runs" => runs = args.number::<usize>(&flag)?.max(1),
+            other => args.unknown(other),
+        }
     }
+    Ok(runs)
+}
+
+fn main() {
+    cli::main("sandbox", "[--runs R]", parse_args, bench);
 }
 
 fn bench(runs: usize) -> Result<(), String> {
