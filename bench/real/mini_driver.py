@@ -35,6 +35,8 @@ def main():
     model_kwargs = dict(model_config.pop("model_kwargs", {}) or {})
     model_kwargs.update({"api_base": job["base_url"], "api_key": "not-needed", "max_tokens": job["max_tokens"],
                          "drop_params": True, "timeout": 900})
+    if job.get("temperature") is not None:
+        model_kwargs["temperature"] = job["temperature"]
     model_config.update({"model_name": f"openai/{job['model']}", "model_kwargs": model_kwargs,
                          "cost_tracking": "ignore_errors"})
     if text_mode:

@@ -39,6 +39,7 @@ def main():
     parser.add_argument("--model", default="local")
     parser.add_argument("--mode", default="text", choices=["text", "tools"])
     parser.add_argument("--max-tokens", type=int, default=1024)
+    parser.add_argument("--temperature", type=float, help="sampling temperature (default: the server's)")
     parser.add_argument("--step-limit", type=int, default=30)
     parser.add_argument("--story-minutes", type=float, default=10)
     parser.add_argument("--stories", default="")
@@ -55,7 +56,7 @@ def main():
     proxy_url, proxy = common.start_proxy(args.base_url, recorder)
     repo = common.fresh_repo(work)
     driver = Path(__file__).resolve().parent / "mini_driver.py"
-    label = f"mini-swe-agent 2.4.6 mode={args.mode}"
+    label = f"mini-swe-agent 2.4.6 mode={args.mode}" + (f" temperature={args.temperature}" if args.temperature is not None else "")
     print(f"{label}: {len(chosen)} stories in {repo}; model {args.model} at {args.base_url}", flush=True)
 
     results = []
@@ -65,7 +66,7 @@ def main():
         task = (f"{common.story_task(story)}\nThe project's tests run with `{python} -m pytest -q`; "
                 f"they must pass when you are done.")
         job = {"task": task, "repo": str(repo), "base_url": proxy_url, "model": args.model, "mode": args.mode,
-               "max_tokens": args.max_tokens, "step_limit": args.step_limit,
+               "max_tokens": args.max_tokens, "temperature": args.temperature, "step_limit": args.step_limit,
                "seconds": int(args.story_minutes * 60), "trajectory": str(work / f"{story['key']}.traj.json")}
         story_started = time.time()
         try:
@@ -91,7 +92,7 @@ def main():
     proxy.shutdown()
     common.report(label, results, wall, recorder.totals(), args.json,
                   {"config": {"mode": args.mode, "stepLimit": args.step_limit, "maxTokens": args.max_tokens,
-                              "model": args.model}, "work": str(work)})
+                              "temperature": args.temperature, "model": args.model}, "work": str(work)})
 
 
 if __name__ == "__main__":
