@@ -15,6 +15,7 @@ pub mod guard;
 pub mod journal;
 pub(crate) mod launch;
 pub(crate) mod lock;
+pub(crate) mod named_functions;
 pub(crate) mod no_progress;
 pub(crate) mod outcome;
 pub(crate) mod output_check;

@@ -9,6 +9,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use super::context::Workflow;
+use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
 use crate::agents::conversation::WorkCheck;
 use crate::agents::transcript::Transcript;
 use crate::config::EditFormat;
@@ -32,7 +33,7 @@ pub enum TestOutcome {
     /// The story names functions to add (`word_count(text)`) that no file defines: checked
     /// before the tests, which often cannot see a function nobody tests yet.
     NotDefined {
-        names: Vec<String>,
+        missing: Vec<Missing>,
     },
     Failed {
         exit_code: Option<i32>,
@@ -81,10 +82,14 @@ impl TestRun {
                 Some(format!("Test command `{command}` could not run: {error}"))
             }
             TestOutcome::Refused { .. } => self.refusal(),
-            TestOutcome::NotDefined { names } => Some(format!(
-                "The story asks for {}, and no file of the repository defines {} yet.",
-                backticked(names),
-                if names.len() == 1 { "it" } else { "them" }
+            TestOutcome::NotDefined { missing } => Some(format!(
+                "The story asks for {}, and {} yet.",
+                listed(missing),
+                match missing.as_slice() {
+                    [one] if one.file.is_some() => "that file does not define it",
+                    [_] => "no file of the repository defines it",
+                    _ => "the repository does not define them there",
+                }
             )),
         }
     }
@@ -96,8 +101,8 @@ impl TestRun {
             TestOutcome::CouldNotRun { error } | TestOutcome::Refused { why: error } => {
                 return error.clone()
             }
-            TestOutcome::NotDefined { names } => {
-                return format!("no file defines {}", backticked(names))
+            TestOutcome::NotDefined { missing } => {
+                return format!("not defined: {}", listed(missing))
             }
             _ => {}
         }
@@ -211,7 +216,7 @@ pub struct TestRounds<'a> {
     transcript: Transcript,
     rounds: u32,
     /// Functions the story asks for by name; each must be defined before the tests run.
-    named: Vec<String>,
+    named: Vec<NamedFunction>,
     /// The story's acceptance criteria, to settle a failing test of what the story adds.
     criteria: Option<String>,
     runs: Mutex<Vec<TestRun>>,
@@ -273,7 +278,7 @@ impl<'a> TestRounds<'a> {
                     .test_command
                     .clone()
                     .unwrap_or_default(),
-                outcome: TestOutcome::NotDefined { names: missing },
+                outcome: TestOutcome::NotDefined { missing },
                 output: String::new(),
             });
         }
@@ -351,40 +356,10 @@ impl WorkCheck for TestRounds<'_> {
     }
 }
 
-/// Files looked at for definitions; a larger tree is not searched further.
-const DEFINITION_SCAN: usize = 5_000;
-/// Files larger than this are not searched for definitions.
-const DEFINITION_FILE_BYTES: u64 = 512 * 1024;
-
-/// The functions a story's Summary and Acceptance Criteria name as calls in backticks
-/// (`word_count(text)`, `median([])`), each once: what a feature asks to exist. Method calls
-/// on other objects (`str.title()`) are not the story's to define.
-pub fn named_functions(story: &crate::board::Story) -> Vec<String> {
-    let text = ["Summary", "Acceptance Criteria"]
-        .iter()
-        .filter_map(|name| story.section(name))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let mut names: Vec<String> = Vec::new();
-    for span in text.split('`').skip(1).step_by(2) {
-        let Some((callee, _)) = span.split_once('(') else {
-            continue;
-        };
-        let callee = callee.trim();
-        let plain = !callee.is_empty()
-            && callee.chars().all(|c| c.is_alphanumeric() || c == '_')
-            && !callee.starts_with(|c: char| c.is_ascii_digit());
-        if plain && !names.iter().any(|known| known == callee) {
-            names.push(callee.to_string());
-        }
-    }
-    names
-}
-
 /// The failing tests (pytest's `FAILED file::test - …` lines) whose names hold one of the
 /// functions the story names: tests of what the story adds, which the model itself may have
 /// written wrong.
-fn failing_tests_of(output: &str, named: &[String]) -> Vec<String> {
+fn failing_tests_of(output: &str, named: &[NamedFunction]) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
     for line in output.lines().map(str::trim) {
         let Some(rest) = line.strip_prefix("FAILED ") else {
@@ -393,7 +368,9 @@ fn failing_tests_of(output: &str, named: &[String]) -> Vec<String> {
         let id = rest.split_whitespace().next().unwrap_or("");
         let test = id.rsplit("::").next().unwrap_or(id);
         let test = test.split('[').next().unwrap_or(test);
-        if named.iter().any(|name| test.contains(name.as_str()))
+        if named
+            .iter()
+            .any(|function| test.contains(function.name.as_str()))
             && !found.iter().any(|known| known == test)
         {
             found.push(test.to_string());
@@ -402,41 +379,13 @@ fn failing_tests_of(output: &str, named: &[String]) -> Vec<String> {
     found
 }
 
-/// Which of `names` no text file under `dir` defines (what .gitignore ignores, `.git` and the
-/// folders in `skip` left out).
-fn undefined(dir: &Path, names: &[String], skip: &[PathBuf]) -> Vec<String> {
-    if names.is_empty() {
-        return Vec::new();
-    }
-    let mut left: Vec<String> = names.to_vec();
-    let skip = skip.to_vec();
-    let files = ignore::WalkBuilder::new(dir)
-        .hidden(false)
-        .require_git(false)
-        .filter_entry(move |entry| {
-            entry.file_name() != ".git"
-                && !skip.iter().any(|folder| entry.path().starts_with(folder))
-        })
-        .build()
-        .flatten()
-        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
-        .filter(|entry| {
-            entry
-                .metadata()
-                .is_ok_and(|m| m.len() <= DEFINITION_FILE_BYTES)
-        })
-        .take(DEFINITION_SCAN);
-    for entry in files {
-        let Ok(text) = std::fs::read_to_string(entry.path()) else {
-            continue;
-        };
-        let defined = crate::agents::tools::defined_names(&text);
-        left.retain(|name| !defined.contains(name));
-        if left.is_empty() {
-            break;
-        }
-    }
-    left
+/// `a`, `b` in stats.py: the missing functions as a story's reader names them.
+fn listed(missing: &[Missing]) -> String {
+    missing
+        .iter()
+        .map(Missing::to_string)
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn backticked(names: &[String]) -> String {
@@ -479,15 +428,22 @@ mod tests {
         }
     }
 
+    fn function(name: &str) -> NamedFunction {
+        NamedFunction {
+            name: name.to_string(),
+            files: Vec::new(),
+        }
+    }
+
     #[test]
     fn failing_tests_of_what_the_story_adds_are_found_by_its_names() {
         let output = "..F.F\n=== short test summary info ===\nFAILED test_textkit.py::test_word_count - AssertionError: assert 2 == 1\nFAILED test_textkit.py::test_word_count_spaces[a  b] - x\nFAILED test_textkit.py::test_shout - y\n3 failed";
         assert_eq!(
-            failing_tests_of(output, &["word_count".to_string()]),
+            failing_tests_of(output, &[function("word_count")]),
             ["test_word_count", "test_word_count_spaces"]
         );
-        assert!(failing_tests_of(output, &["median".to_string()]).is_empty());
-        assert!(failing_tests_of("error[E0425]: x", &["x".to_string()]).is_empty());
+        assert!(failing_tests_of(output, &[function("median")]).is_empty());
+        assert!(failing_tests_of("error[E0425]: x", &[function("x")]).is_empty());
     }
 
     #[test]
@@ -529,44 +485,6 @@ mod tests {
         assert_eq!(
             notes_line(&failed("FAILED t.py::x - boom\n"), 1),
             "### Tests\n`python3 -m pytest -q` still fails after 1 run: FAILED t.py::x - boom"
-        );
-    }
-}
-
-#[cfg(test)]
-mod named_tests {
-    use super::*;
-
-    #[test]
-    fn the_functions_a_story_names_are_its_backticked_calls() {
-        let text = "---\nid: s\ntitle: t\n---\n# t\n\n## Summary\nAdd `headline(text, width)` to textkit.py; it uses `str.title()` and the existing `truncate` function.\n\n## Acceptance Criteria\n- [ ] `headline(\"a\", 2)` returns `\"A\"`\n- [ ] `median([])` returns `0.0`\n";
-        let story = crate::board::Story::parse(
-            text,
-            std::path::PathBuf::from("/b/ready/t.md"),
-            crate::board::Column::Ready,
-        )
-        .unwrap();
-        assert_eq!(named_functions(&story), ["headline", "median"]);
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("textkit.py"), "def median(v):\n    pass\n").unwrap();
-        std::fs::create_dir(dir.path().join("board")).unwrap();
-        std::fs::write(dir.path().join("board/s.md"), "def headline(t, w):\n").unwrap();
-        let board = [dir.path().join("board")];
-        assert_eq!(
-            undefined(dir.path(), &named_functions(&story), &board),
-            ["headline"]
-        );
-        // A tree inside a skipped folder of another (an attempt's worktree) is still searched.
-        let attempt = dir.path().join(".agentic-sdlc-worktrees/attempt-1");
-        std::fs::create_dir_all(&attempt).unwrap();
-        std::fs::write(attempt.join("textkit.py"), "def headline(t, w):\n").unwrap();
-        let skip = [
-            attempt.join("board"),
-            attempt.join(".agentic-sdlc-worktrees"),
-        ];
-        assert_eq!(
-            undefined(&attempt, &["headline".to_string()], &skip),
-            [] as [String; 0]
         );
     }
 }

@@ -178,7 +178,9 @@ fn announced_path(before: &[&str]) -> Option<String> {
         let (path, opening) = (above.next()?, above.next()?);
         return fence(opening).and_then(|_| path_like(path));
     }
-    let bare = without_list_number(line.trim_start_matches(['#', '*', '-', '>', ' ']))
+    // Emphasis anywhere on the line goes: `**Path**: `stats.py`` reads as `Path: `stats.py``.
+    let plain = line.replace("**", "");
+    let bare = without_list_number(plain.trim_start_matches(['#', '*', '-', '>', ' ']))
         .trim_start_matches(['*', ' '])
         .trim_end_matches(['*', ' ']);
     let bare = ["File:", "file:", "Filename:", "filename:", "Path:", "path:"]
@@ -264,6 +266,8 @@ mod tests {
             // python fence inside it, one closing fence for both.
             "```\nstats.py\n```python\ndef mean(v):\n    return 0.0\n```",
             "```\n# stats.py\n```python\ndef mean(v):\n    return 0.0\n```",
+            // Recorded too (and the commonest form of a whole answer): a bold label.
+            "### Changes to `mean`\n\n**Path**: `stats.py`\n\n```python\ndef mean(v):\n    return 0.0\n```",
             // Recorded too: the path in a fence of its own, closed, then the file's fence.
             "```\nstats.py\n```\n```python\ndef mean(v):\n    return 0.0\n```",
             // Recorded too: a fence in a list item, the whole file indented with it.

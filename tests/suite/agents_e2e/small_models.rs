@@ -361,3 +361,46 @@ async fn a_failing_test_of_what_the_story_adds_comes_back_with_the_acceptance_cr
         "{feedback}"
     );
 }
+
+#[tokio::test]
+async fn a_named_function_written_into_another_file_than_the_story_names_goes_back() {
+    let p = Project::new().await;
+    p.config(&[("review.testCommand", "exit 0")]);
+    p.env.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let story = p.story(
+        "Subtract",
+        "Add `sub(a, b)` to calc.py.",
+        "- [ ] `sub(3, 1)` returns `2`",
+        "ready",
+        &["research", "plan"],
+    );
+    p.fake
+        .push(
+            "implement",
+            write_call("other.py", "def sub(a, b):\n    return a - b\n"),
+        )
+        .push("implement", Reply::text("Added sub."))
+        .push(
+            "implement",
+            write_call(
+                "calc.py",
+                "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n",
+            ),
+        )
+        .push("implement", Reply::text("Moved sub to calc.py."));
+
+    p.step(&story, "implement").success();
+
+    let asks = p.fake.requests_for("implement");
+    assert_eq!(asks.len(), 4);
+    let feedback = asks[2].body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        feedback
+            .contains("The story asks for `sub` in calc.py, and that file does not define it yet."),
+        "{feedback}"
+    );
+    assert!(p.env.read("calc.py").contains("def sub"));
+}

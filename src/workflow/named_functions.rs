@@ -1,0 +1,268 @@
+//! The functions a story asks for by name, checked before implement's tests run: a test suite
+//! often cannot see a function nobody tests yet, and a small model often writes it into the
+//! wrong file (the benchmark's `median` went into textkit.py when the story said stats.py, and
+//! its own tests, importing it from there, passed).
+
+use std::path::{Path, PathBuf};
+
+/// Files looked at for definitions; a larger tree is not searched further.
+const DEFINITION_SCAN: usize = 5_000;
+/// Files larger than this are not searched for definitions.
+const DEFINITION_FILE_BYTES: u64 = 512 * 1024;
+
+/// A function the story names as a call in backticks, and the files named after it in the
+/// same sentence ("Add `median(values)` to stats.py").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedFunction {
+    pub name: String,
+    /// Path-like words after the call, up to the end of its sentence; the first that is a file
+    /// of the tree is where the function must be defined.
+    pub files: Vec<String>,
+}
+
+/// A named function the tree does not define where the story asks for it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct Missing {
+    pub name: String,
+    /// The file the story names for it, when that file exists; `None`: no file defines it.
+    pub file: Option<String>,
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.file {
+            Some(file) => write!(f, "`{}` in {file}", self.name),
+            None => write!(f, "`{}`", self.name),
+        }
+    }
+}
+
+/// The functions a story's Summary and Acceptance Criteria name as calls in backticks
+/// (`word_count(text)`, `median([])`), each once: what a feature asks to exist. Method calls
+/// on other objects (`str.title()`) are not the story's to define.
+pub fn named_functions(story: &crate::board::Story) -> Vec<NamedFunction> {
+    let text = ["Summary", "Acceptance Criteria"]
+        .iter()
+        .filter_map(|name| story.section(name))
+        .collect::<Vec<_>>()
+        .join("\n");
+    let mut named: Vec<NamedFunction> = Vec::new();
+    let spans = text.split('`').collect::<Vec<_>>();
+    for (at, span) in spans.iter().enumerate().skip(1).step_by(2) {
+        let Some((callee, _)) = span.split_once('(') else {
+            continue;
+        };
+        let callee = callee.trim();
+        let plain = !callee.is_empty()
+            && callee.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !callee.starts_with(|c: char| c.is_ascii_digit());
+        if !plain {
+            continue;
+        }
+        let after = spans[at + 1..].join("`");
+        let files = files_in_sentence(&after);
+        match named.iter_mut().find(|known| known.name == callee) {
+            Some(known) => known.files.extend(files),
+            None => named.push(NamedFunction {
+                name: callee.to_string(),
+                files,
+            }),
+        }
+    }
+    named
+}
+
+/// The path-like words of `text` up to the end of its first sentence, line, or the next call.
+fn files_in_sentence(text: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for word in text.lines().next().unwrap_or("").split_whitespace() {
+        if word.starts_with('`') && word.contains('(') {
+            break; // the next function's own sentence part
+        }
+        let ends_sentence = word.ends_with(['.', ';', '!', '?']) && !path_like(word);
+        let token = word.trim_matches(|c: char| "`*\"'(),;:!?".contains(c));
+        let token = token.strip_suffix('.').unwrap_or(token);
+        if path_like(token) && !word.contains('(') {
+            files.push(token.to_string());
+        }
+        if ends_sentence {
+            break;
+        }
+    }
+    files
+}
+
+/// A relative path with a file extension: `stats.py`, `src/lib.rs`.
+fn path_like(token: &str) -> bool {
+    let Some((stem, extension)) = token.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty()
+        && (1..=6).contains(&extension.len())
+        && extension.chars().all(|c| c.is_ascii_alphanumeric())
+        && extension.chars().any(|c| c.is_ascii_alphabetic())
+        && stem
+            .chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '.' | '/'))
+        && !token.split('/').any(|part| part == "..")
+}
+
+/// Which of `named` the text files under `dir` do not define (what .gitignore ignores, `.git`
+/// and the folders in `skip` left out): a function whose sentence names a file of the tree
+/// must be defined in that file, any other anywhere.
+pub fn undefined(dir: &Path, named: &[NamedFunction], skip: &[PathBuf]) -> Vec<Missing> {
+    if named.is_empty() {
+        return Vec::new();
+    }
+    let skip = skip.to_vec();
+    let files: Vec<PathBuf> = ignore::WalkBuilder::new(dir)
+        .hidden(false)
+        .require_git(false)
+        .filter_entry(move |entry| {
+            entry.file_name() != ".git"
+                && !skip.iter().any(|folder| entry.path().starts_with(folder))
+        })
+        .build()
+        .flatten()
+        .filter(|entry| entry.file_type().is_some_and(|kind| kind.is_file()))
+        .filter(|entry| {
+            entry
+                .metadata()
+                .is_ok_and(|m| m.len() <= DEFINITION_FILE_BYTES)
+        })
+        .take(DEFINITION_SCAN)
+        .map(|entry| entry.into_path())
+        .collect();
+    let relative = |file: &PathBuf| {
+        file.strip_prefix(dir)
+            .unwrap_or(file)
+            .to_string_lossy()
+            .into_owned()
+    };
+    // The file each function must be in: the first named file the tree has, by its path or,
+    // when only one file has that name, by its name.
+    let homes: Vec<Option<&PathBuf>> = named
+        .iter()
+        .map(|function| {
+            function.files.iter().find_map(|wanted| {
+                let by_path = files.iter().find(|file| relative(file) == *wanted);
+                let by_name = || {
+                    let mut same = files.iter().filter(|file| {
+                        file.file_name().is_some_and(|name| name == wanted.as_str())
+                    });
+                    let first = same.next();
+                    first.filter(|_| same.next().is_none())
+                };
+                by_path.or_else(by_name)
+            })
+        })
+        .collect();
+    let mut left: Vec<usize> = (0..named.len()).collect();
+    for file in &files {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        let defined = crate::agents::tools::defined_names(&text);
+        left.retain(|&at| {
+            let here = homes[at].is_none_or(|home| home == file);
+            !(here && defined.contains(&named[at].name))
+        });
+        if left.is_empty() {
+            break;
+        }
+    }
+    left.into_iter()
+        .map(|at| Missing {
+            name: named[at].name.clone(),
+            file: homes[at].map(relative),
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn story(summary: &str, criteria: &str) -> crate::board::Story {
+        let text = format!(
+            "---\nid: s\ntitle: t\n---\n# t\n\n## Summary\n{summary}\n\n## Acceptance Criteria\n{criteria}\n"
+        );
+        crate::board::Story::parse(
+            &text,
+            PathBuf::from("/b/ready/t.md"),
+            crate::board::Column::Ready,
+        )
+        .unwrap()
+    }
+
+    fn names(named: &[NamedFunction]) -> Vec<&str> {
+        named
+            .iter()
+            .map(|function| function.name.as_str())
+            .collect()
+    }
+
+    #[test]
+    fn the_functions_a_story_names_are_its_backticked_calls_with_the_files_of_their_sentence() {
+        let story = story(
+            "Add `headline(text, width)` to textkit.py; it uses `str.title()` and the existing `truncate` function. See e.g. notes.",
+            "- [ ] `headline(\"a\", 2)` returns `\"A\"`\n- [ ] `median([])` in stats.py returns `0.0`",
+        );
+        let named = named_functions(&story);
+        assert_eq!(names(&named), ["headline", "median"]);
+        assert_eq!(named[0].files, ["textkit.py"]);
+        assert_eq!(named[1].files, ["stats.py"]);
+    }
+
+    #[test]
+    fn a_function_must_be_in_the_file_its_sentence_names_when_the_tree_has_it() {
+        let named = named_functions(&story(
+            "Add `median(values)` to stats.py and `word_count(text)` to words.py.",
+            "- [ ] `mode([1])` returns `1`",
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("stats.py"), "def mean(v):\n    pass\n").unwrap();
+        std::fs::write(
+            dir.path().join("textkit.py"),
+            "def median(v):\n    pass\n\ndef word_count(t):\n    pass\n",
+        )
+        .unwrap();
+        let missing = undefined(dir.path(), &named, &[]);
+        // words.py does not exist: word_count may be anywhere. mode is nowhere.
+        assert_eq!(
+            missing,
+            [
+                Missing {
+                    name: "median".into(),
+                    file: Some("stats.py".into())
+                },
+                Missing {
+                    name: "mode".into(),
+                    file: None
+                }
+            ]
+        );
+        assert_eq!(missing[0].to_string(), "`median` in stats.py");
+        std::fs::write(dir.path().join("stats.py"), "def median(v):\n    pass\n").unwrap();
+        assert_eq!(undefined(dir.path(), &named, &[]).len(), 1);
+    }
+
+    #[test]
+    fn skipped_folders_are_not_searched_but_a_tree_inside_one_is() {
+        let named = named_functions(&story("Add `headline(t, w)`.", "- [ ] works"));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("board")).unwrap();
+        std::fs::write(dir.path().join("board/s.md"), "def headline(t, w):\n").unwrap();
+        let board = [dir.path().join("board")];
+        assert_eq!(undefined(dir.path(), &named, &board).len(), 1);
+        // A tree inside a skipped folder of another (an attempt's worktree) is still searched.
+        let attempt = dir.path().join(".agentic-sdlc-worktrees/attempt-1");
+        std::fs::create_dir_all(&attempt).unwrap();
+        std::fs::write(attempt.join("textkit.py"), "def headline(t, w):\n").unwrap();
+        let skip = [
+            attempt.join("board"),
+            attempt.join(".agentic-sdlc-worktrees"),
+        ];
+        assert!(undefined(&attempt, &named, &skip).is_empty());
+    }
+}
