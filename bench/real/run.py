@@ -107,7 +107,16 @@ def run_auto(args, repo, count):
     child = subprocess.Popen([args.binary, "run", "--auto", "--json"], cwd=repo, text=True,
                              stdout=subprocess.PIPE, stderr=log)
     seconds, started_at, events = {}, {}, []
-    timer = threading.Timer(limit, child.kill)
+    stopped = threading.Event()
+
+    def stop():
+        # SIGTERM first, as a person's Ctrl-C: the run puts interrupted work back and says so.
+        # A run that does not stop within a minute is killed.
+        stopped.set()
+        child.terminate()
+        threading.Timer(60, child.kill).start()
+
+    timer = threading.Timer(limit, stop)
     timer.start()
     for line in child.stdout:
         now = time.time()
@@ -126,7 +135,7 @@ def run_auto(args, repo, count):
     log.close()
     with open(Path(args.work_dir) / "run.events.jsonl", "w") as out:
         out.writelines(json.dumps(event) + "\n" for event in events)
-    return code, seconds, events
+    return code, seconds, events, stopped.is_set()
 
 
 def main():
@@ -149,7 +158,7 @@ def main():
     print(f"{label}: {len(chosen)} stories in {repo}; model {args.model} at {args.base_url}", flush=True)
 
     started = time.time()
-    code, seconds, _events = run_auto(args, repo, len(chosen))
+    code, seconds, _events, stopped_at_limit = run_auto(args, repo, len(chosen))
     wall = time.time() - started
 
     results = []
@@ -169,7 +178,7 @@ def main():
     proxy.shutdown()
     totals = recorder.totals()
     common.report(label, results, wall, totals, args.json,
-                  {"exit_code": code, "config": {"protocol": args.protocol, "editFormat": args.edit_format,
+                  {"exit_code": code, "stopped_at_limit": stopped_at_limit, "config": {"protocol": args.protocol, "editFormat": args.edit_format,
                                                  "testRounds": args.test_rounds,
                                                  "attempts": args.attempts, "maxTokens": args.max_tokens,
                                                  "temperature": args.temperature,
