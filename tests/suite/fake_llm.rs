@@ -97,6 +97,16 @@ impl Recorded {
             .is_some_and(|m| m["role"] == "tool")
     }
 
+    /// The content of the last message: what the tool said last (feedback, a tool result).
+    pub fn last_message(&self) -> String {
+        self.body["messages"]
+            .as_array()
+            .and_then(|m| m.last())
+            .and_then(|m| m["content"].as_str())
+            .unwrap_or_default()
+            .to_string()
+    }
+
     /// The content of the user message (the first one).
     pub fn user_message(&self) -> String {
         user_message_of(&self.body)

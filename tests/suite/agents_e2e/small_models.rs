@@ -95,10 +95,7 @@ async fn failing_tests_go_back_to_the_model_and_the_last_run_is_in_the_notes() {
 
     let asks = p.fake.requests_for("implement");
     assert_eq!(asks.len(), 4);
-    let feedback = asks[2].body["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let feedback = asks[2].last_message();
     assert!(
         feedback.contains("The tests fail") && feedback.contains("FAILED test_answer"),
         "{feedback}"
@@ -350,10 +347,7 @@ async fn a_failing_test_of_what_the_story_adds_comes_back_with_the_acceptance_cr
 
     let asks = p.fake.requests_for("implement");
     assert_eq!(asks.len(), 4);
-    let feedback = asks[2].body["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let feedback = asks[2].last_message();
     assert!(
         feedback.contains("`test_word_count` tests what this story adds")
             && feedback.contains("- [ ] `word_count(\"a a\")` returns `2`")
@@ -393,10 +387,7 @@ async fn a_named_function_written_into_another_file_than_the_story_names_goes_ba
 
     let asks = p.fake.requests_for("implement");
     assert_eq!(asks.len(), 4);
-    let feedback = asks[2].body["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let feedback = asks[2].last_message();
     assert!(
         feedback
             .contains("The story asks for `sub` in calc.py, and that file does not define it yet."),

@@ -99,7 +99,11 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     if !args.overwrite {
         // A file that cannot be read as text has no definitions to lose.
         if let Ok(Some(before)) = read_for_edit(&real, path) {
-            match keep_left_out(&before, &content).filter(|_| args.merge) {
+            let merged = match args.merge {
+                true => keep_left_out(&before, &content),
+                false => None,
+            };
+            match merged {
                 Some(merged) => {
                     content = merged.content;
                     kept = merged.kept;
