@@ -191,8 +191,13 @@ fn announced_path(before: &[&str]) -> Option<String> {
     if let Some(path) = path_like(bare.trim_end_matches(':')) {
         return Some(path);
     }
-    let last_word = line.strip_suffix(':')?.split_whitespace().next_back()?;
-    path_like(last_word)
+    // A heading that ends with the path (`### Fix to `calc.py``), or a line that ends with
+    // it and a colon (`Here is the updated `stats.py`:`).
+    let ending = match line.starts_with('#') {
+        true => line.trim_end_matches(':'),
+        false => line.strip_suffix(':')?,
+    };
+    path_like(ending.split_whitespace().next_back()?)
 }
 
 /// A line without the number of a numbered list item (`1. `, `2) `).
@@ -268,6 +273,8 @@ mod tests {
             "```\n# stats.py\n```python\ndef mean(v):\n    return 0.0\n```",
             // Recorded too (and the commonest form of a whole answer): a bold label.
             "### Changes to `mean`\n\n**Path**: `stats.py`\n\n```python\ndef mean(v):\n    return 0.0\n```",
+            // Recorded too: a heading that ends with the path.
+            "### Fix to `stats.py`\n```python\ndef mean(v):\n    return 0.0\n```",
             // Recorded too: the path in a fence of its own, closed, then the file's fence.
             "```\nstats.py\n```\n```python\ndef mean(v):\n    return 0.0\n```",
             // Recorded too: a fence in a list item, the whole file indented with it.
