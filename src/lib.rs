@@ -14,6 +14,7 @@ pub(crate) mod notifications;
 #[allow(clippy::print_stdout, clippy::print_stderr)]
 pub(crate) mod output;
 pub(crate) mod own_writes;
+pub(crate) mod private_temp;
 pub mod protocol;
 pub(crate) mod report;
 pub(crate) mod serve;

@@ -98,7 +98,9 @@ pub struct Context {
 
 impl Context {
     pub fn project(&self) -> Result<Project> {
-        Project::discover(&self.cwd)
+        let project = Project::discover(&self.cwd)?;
+        crate::vcs::withhold_from_git(&project.config.llm.api_key_env);
+        Ok(project)
     }
 }
 

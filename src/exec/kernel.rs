@@ -22,15 +22,16 @@ use seccompiler::{
 /// (best effort), and everything it does not know is simply not restricted further.
 const NEWEST_ABI: ABI = ABI::V9;
 
-/// Character devices every program expects to open for writing.
-const DEVICES: [&str; 7] = [
+/// Character devices every program expects to open for writing. No terminal: neither
+/// `/dev/tty` nor anything under `/dev/pts`, where the person's own terminal is, so a boxed
+/// process can neither type into it nor write escape sequences past the tool's escaping
+/// (docs/design.md §22).
+const DEVICES: [&str; 5] = [
     "/dev/null",
     "/dev/zero",
     "/dev/full",
     "/dev/random",
     "/dev/urandom",
-    "/dev/tty",
-    "/dev/ptmx",
 ];
 
 /// The Landlock ABI of the running kernel: 0 when Landlock is missing or disabled.
@@ -100,8 +101,6 @@ pub(crate) fn landlock_ruleset(rules: &FsRules) -> Result<OwnedFd, String> {
         .map_err(|e| fail("read rule", &e))?
         .add_rules(path_beneath_rules(DEVICES, device))
         .map_err(|e| fail("device rules", &e))?
-        .add_rules(path_beneath_rules(["/dev/pts"], device | AccessFs::ReadDir))
-        .map_err(|e| fail("terminal rule", &e))?
         .add_rules(path_beneath_rules(writable, all))
         .map_err(|e| fail("write rules", &e))?;
     Option::<OwnedFd>::from(created).ok_or_else(|| "the kernel has no Landlock".to_string())
@@ -115,6 +114,8 @@ const SET_ID_BITS: [u64; 2] = [libc::S_ISUID as u64, libc::S_ISGID as u64];
 /// - setting the set-user-ID or set-group-ID bit, by chmod or at creation: a boxed process
 ///   that is root inside its namespace owns its files as the host's root, and a set-user-ID
 ///   copy of a shell left in the tree would be root for whoever runs it later;
+/// - pushing bytes into a terminal's input or console (`ioctl` `TIOCSTI`, `TIOCLINUX`): what is
+///   pushed would run in the person's shell once the tool exits;
 /// - with `deny_inet`, sockets other than UNIX ones (no network namespace to close it).
 ///
 /// Two programs come back: the deny list, and one that answers `openat2` with ENOSYS (it
@@ -153,6 +154,14 @@ pub(crate) fn seccomp_programs(deny_inet: bool) -> Result<Vec<Vec<libc::sock_fil
     for (syscall, mode_arg, flags_arg) in mode_syscalls {
         rules.insert(syscall, set_id_rules(mode_arg, flags_arg).map_err(fail)?);
     }
+    let mut ioctl_rules = Vec::new();
+    for request in [libc::TIOCSTI, libc::TIOCLINUX] {
+        let equal =
+            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64)
+                .map_err(fail)?;
+        ioctl_rules.push(SeccompRule::new(vec![equal]).map_err(fail)?);
+    }
+    rules.insert(libc::SYS_ioctl, ioctl_rules);
     if deny_inet {
         let mut socket_rules = Vec::new();
         for family in [

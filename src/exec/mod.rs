@@ -199,8 +199,19 @@ fn build(spawn: &Spawn, launch: Launch) -> tokio::process::Command {
         .env("GIT_PAGER", "cat")
         .env("GIT_TERMINAL_PROMPT", "0")
         .envs(spawn.env.iter().map(|(k, v)| (k, v)))
-        .process_group(0)
         .kill_on_drop(true);
+    // A session of its own, so no controlling terminal (docs/design.md §22): `/dev/tty` is
+    // nobody's, and the person's terminal cannot be typed into. It also makes the command a
+    // process group of its own, which is what a timeout kills.
+    // SAFETY: setsid is one system call, as code between fork and exec must be.
+    unsafe {
+        builder.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
     match launch {
         Launch::Namespaces(plan) => {
             // SAFETY: `namespaces::enter` only makes system calls (no allocation, no locks),

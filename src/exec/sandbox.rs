@@ -215,10 +215,7 @@ impl Sandbox {
         command: BoxedCommand<'_>,
         read_only: &[PathBuf],
     ) -> Result<(ShellOutput, Confinement), ExecError> {
-        let temp = tempfile::Builder::new()
-            .prefix("agentic-sdlc-box-")
-            .tempdir()
-            .map_err(ExecError::Spawn)?;
+        let temp = crate::private_temp::box_folder().map_err(ExecError::Spawn)?;
         let tree = std::fs::canonicalize(command.tree).map_err(ExecError::Spawn)?;
         let mut writable = vec![tree, temp.path().to_path_buf()];
         writable.extend(self.writable_roots.iter().cloned());

@@ -133,7 +133,9 @@ impl BoardServer {
     }
 
     fn project(&self) -> Result<Project> {
-        Project::discover(&self.cwd)
+        let project = Project::discover(&self.cwd)?;
+        crate::vcs::withhold_from_git(&project.config.llm.api_key_env);
+        Ok(project)
     }
 
     #[tool(

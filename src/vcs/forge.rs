@@ -9,7 +9,7 @@ use super::GitError;
 
 /// Pushes `branch` to `origin` and makes it the upstream.
 pub fn push_branch(dir: &Path, branch: &str) -> Result<(), GitError> {
-    let remotes = checked(git(dir).arg("remote"))?;
+    let remotes = checked(&mut git(dir, "remote"))?;
     if !text(&remotes.stdout).lines().any(|name| name == "origin") {
         return Err(GitError::NoRemote {
             branch: branch.to_string(),
@@ -18,8 +18,7 @@ pub fn push_branch(dir: &Path, branch: &str) -> Result<(), GitError> {
     // The full refspec: a tag with the branch's name must not be pushed instead.
     let refspec = format!("refs/heads/{branch}:refs/heads/{branch}");
     // No credential prompt: nobody may be watching, and a prompt would hang the run.
-    checked(git(dir).env("GIT_TERMINAL_PROMPT", "0").args([
-        "push",
+    checked(git(dir, "push").env("GIT_TERMINAL_PROMPT", "0").args([
         "--quiet",
         "--set-upstream",
         "origin",

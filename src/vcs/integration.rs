@@ -9,7 +9,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::branches::{branch_tip, identity_configured, FALLBACK_IDENTITY};
+use super::branches::{branch_tip, committing};
 use super::command::{checked, git, optional, run, text};
 use super::repo::dirty_paths;
 use super::worktrees::worktree_entries;
@@ -67,8 +67,7 @@ pub fn integrate_onto(
     if is_ancestor(dir, &story_tip, &base_tip)? {
         return Ok(Integration::AlreadyMerged { commit: story_tip });
     }
-    let merged = run(git(dir).args([
-        "merge-tree",
+    let merged = run(git(dir, "merge-tree").args([
         "--write-tree",
         "--name-only",
         "--no-messages",
@@ -102,20 +101,10 @@ pub fn integrate_onto(
             })
         }
     }
-    let mut commit = git(dir);
-    if !identity_configured(dir)? {
-        commit.args(FALLBACK_IDENTITY);
-    }
-    let output = checked(commit.args([
-        "commit-tree",
-        &tree,
-        "-p",
-        &base_tip,
-        "-p",
-        &story_tip,
-        "-m",
-        message,
-    ]))?;
+    let output = checked(
+        committing(dir, "commit-tree")?
+            .args([&tree, "-p", &base_tip, "-p", &story_tip, "-m", message]),
+    )?;
     Ok(Integration::Merged {
         commit: text(&output.stdout),
         base_tip,
@@ -146,8 +135,8 @@ pub fn story_changes(dir: &Path, story: &str, base: &str) -> Result<Vec<String>,
 /// make there (an unrelated branch merged in, a rewrite). Empty when all is as expected.
 pub fn commits_not_from(dir: &Path, start: &str, branch: &str) -> Result<Vec<String>, GitError> {
     let range = format!("{start}..refs/heads/{branch}");
-    let all = checked(git(dir).args(["rev-list", &range]))?;
-    let descendants = checked(git(dir).args(["rev-list", "--ancestry-path", &range]))?;
+    let all = checked(git(dir, "rev-list").args([&range]))?;
+    let descendants = checked(git(dir, "rev-list").args(["--ancestry-path", &range]))?;
     let descendants = text(&descendants.stdout);
     let descendants: Vec<&str> = descendants.lines().collect();
     Ok(text(&all.stdout)
@@ -163,12 +152,12 @@ pub fn descends_from(dir: &Path, ancestor: &str, descendant: &str) -> Result<boo
 }
 
 fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> Result<bool, GitError> {
-    let answer = optional(git(dir).args(["merge-base", "--is-ancestor", ancestor, descendant]))?;
+    let answer = optional(git(dir, "merge-base").args(["--is-ancestor", ancestor, descendant]))?;
     Ok(answer.is_some())
 }
 
 fn merge_base(dir: &Path, one: &str, other: &str) -> Result<Option<String>, GitError> {
-    optional(git(dir).args(["merge-base", one, other]))
+    optional(git(dir, "merge-base").args([one, other]))
 }
 
 /// The base commits since the fork point that changed `path`, newest first.
@@ -183,7 +172,7 @@ fn commits_touching(
         None => base_tip.to_string(),
     };
     let limit = format!("--max-count={COMMITS_PER_FILE}");
-    let output = checked(git(dir).args(["log", "--format=%h %s", &limit, &range, "--", path]))?;
+    let output = checked(git(dir, "log").args(["--format=%h %s", &limit, &range, "--", path]))?;
     Ok(text(&output.stdout).lines().map(str::to_string).collect())
 }
 
@@ -191,7 +180,7 @@ fn commits_touching(
 /// working tree included.
 pub fn fast_forward_checkout(dir: &Path, commit: &str) -> Result<(), GitError> {
     super::refs::moving_head(dir, || {
-        checked(git(dir).args(["merge", "--ff-only", "--quiet", commit]))
+        checked(git(dir, "merge").args(["--ff-only", "--quiet", commit]))
     })?;
     Ok(())
 }
@@ -243,7 +232,7 @@ fn advance_base_now(
         .map(|entry| entry.path);
     let Some(checkout) = checkout else {
         let reference = format!("refs/heads/{base}");
-        let swapped = run(git(repo).args(["update-ref", &reference, new_tip, old_tip]))?;
+        let swapped = run(git(repo, "update-ref").args([&reference, new_tip, old_tip]))?;
         return if swapped.status.success() {
             Ok(())
         } else {
@@ -268,7 +257,7 @@ fn advance_base_now(
 }
 
 fn changed_files(dir: &Path, from: &str, to: &str) -> Result<Vec<String>, GitError> {
-    let output = checked(git(dir).args(["diff", "--name-only", "-z", from, to]))?;
+    let output = checked(git(dir, "diff").args(["--name-only", "-z", from, to]))?;
     Ok(output
         .stdout
         .split(|byte| *byte == 0)
@@ -283,7 +272,7 @@ pub fn commits_behind(dir: &Path, branch: &str, base: &str) -> Result<Option<u32
         return Ok(None);
     };
     let range = format!("refs/heads/{branch}..refs/heads/{base}");
-    let output = checked(git(dir).args(["rev-list", "--count", &range]))?;
+    let output = checked(git(dir, "rev-list").args(["--count", &range]))?;
     Ok(text(&output.stdout).parse().ok())
 }
 
@@ -309,12 +298,7 @@ fn merge_into_checkout_now(dir: &Path, rev: &str, message: &str) -> Result<Merge
     if is_ancestor(dir, rev, &head)? {
         return Ok(MergeOutcome::UpToDate);
     }
-    let mut merge = git(dir);
-    if !identity_configured(dir)? {
-        merge.args(FALLBACK_IDENTITY);
-    }
-    let output = run(merge.args([
-        "merge",
+    let output = run(committing(dir, "merge")?.args([
         "--no-ff",
         "--no-edit",
         "--quiet",
@@ -339,7 +323,7 @@ fn merge_into_checkout_now(dir: &Path, rev: &str, message: &str) -> Result<Merge
 
 /// Files the index still holds as conflicted.
 pub fn unmerged_paths(dir: &Path) -> Result<Vec<String>, GitError> {
-    let output = checked(git(dir).args(["diff", "--name-only", "--diff-filter=U", "-z"]))?;
+    let output = checked(git(dir, "diff").args(["--name-only", "--diff-filter=U", "-z"]))?;
     let mut paths: Vec<String> = output
         .stdout
         .split(|byte| *byte == 0)
@@ -373,8 +357,8 @@ pub fn has_conflict_markers(bytes: &[u8]) -> bool {
 /// Returns what had been done to the tree since, as a patch, so an attempt is never lost
 /// without a trace.
 pub fn abort_merge(dir: &Path) -> Result<String, GitError> {
-    let patch = run(git(dir).args(["diff", "--no-color", "HEAD"]))?;
-    checked(git(dir).args(["merge", "--abort"]))?;
+    let patch = run(git(dir, "diff").args(["--no-color", "HEAD"]))?;
+    checked(git(dir, "merge").args(["--abort"]))?;
     Ok(String::from_utf8_lossy(&patch.stdout).into_owned())
 }
 

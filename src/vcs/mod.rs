@@ -23,8 +23,10 @@ use std::path::PathBuf;
 
 mod branches;
 mod command;
+pub(crate) use command::withhold_from_git;
 mod diff;
 mod forge;
+mod gitlinks;
 mod integration;
 mod refs;
 mod remote;
@@ -41,6 +43,7 @@ pub use branches::{
 };
 pub use diff::diff_for_review;
 pub use forge::{create_pull_request, gh_available, push_branch};
+pub use gitlinks::story_gitlinks;
 pub use integration::{
     abort_merge, advance_base, checkouts, commits_behind, commits_not_from, descends_from,
     fast_forward_checkout, files_with_markers, integrate, integrate_onto, is_merged,
@@ -159,6 +162,9 @@ pub enum GitError {
 
     #[error("`{command}` gave no answer within {seconds}s and was stopped")]
     RemoteTimedOut { command: String, seconds: u64 },
+
+    #[error("the story's tree holds a git repository of its own at {}, which is never committed (git would run its settings outside the box); it was left out of the commit\nHint: remove the folder's .git, or vendor the files without it", .paths.join(", "))]
+    NestedRepository { paths: Vec<String> },
 
     #[error("{context}: {source}")]
     Io {

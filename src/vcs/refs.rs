@@ -72,8 +72,8 @@ fn tool_refs_by_git(repo: &Path, bases: &[String]) -> Result<RefValues, GitError
     let mut patterns = vec![format!("refs/heads/{BRANCH_PREFIX}")];
     patterns.extend(bases.iter().map(|base| format!("refs/heads/{base}")));
     let output = checked(
-        git(repo)
-            .args(["for-each-ref", "--format=%(refname) %(objectname)"])
+        git(repo, "for-each-ref")
+            .args(["--format=%(refname) %(objectname)"])
             .args(&patterns),
     )?;
     Ok(text(&output.stdout)
@@ -86,8 +86,8 @@ fn tool_refs_by_git(repo: &Path, bases: &[String]) -> Result<RefValues, GitError
 /// Puts `name` back at `value`, or deletes it when it did not exist before.
 pub fn restore_ref(repo: &Path, name: &str, value: Option<&str>) -> Result<(), GitError> {
     match value {
-        Some(value) => checked(git(repo).args(["update-ref", name, value]))?,
-        None => checked(git(repo).args(["update-ref", "-d", name]))?,
+        Some(value) => checked(git(repo, "update-ref").args([name, value]))?,
+        None => checked(git(repo, "update-ref").args(["-d", name]))?,
     };
     Ok(())
 }
@@ -95,7 +95,7 @@ pub fn restore_ref(repo: &Path, name: &str, value: Option<&str>) -> Result<(), G
 /// The folder shared by all checkouts of `repo`, where its refs live.
 pub fn common_dir(repo: &Path) -> Result<PathBuf, GitError> {
     let output =
-        checked(git(repo).args(["rev-parse", "--path-format=absolute", "--git-common-dir"]))?;
+        checked(git(repo, "rev-parse").args(["--path-format=absolute", "--git-common-dir"]))?;
     Ok(PathBuf::from(text(&output.stdout)))
 }
 
@@ -136,7 +136,7 @@ pub fn dir_key(dir: &Path) -> PathBuf {
 }
 
 fn head_value(dir: &Path) -> Vec<(String, Option<String>)> {
-    let Ok(output) = run(git(dir).args(["symbolic-ref", "--quiet", "HEAD"])) else {
+    let Ok(output) = run(git(dir, "symbolic-ref").args(["--quiet", "HEAD"])) else {
         return Vec::new();
     };
     if !output.status.success() {
@@ -148,7 +148,7 @@ fn head_value(dir: &Path) -> Vec<(String, Option<String>)> {
 }
 
 fn ref_value(repo: &Path, name: &str) -> Option<String> {
-    let output = run(git(repo).args(["rev-parse", "--verify", "--quiet", name])).ok()?;
+    let output = run(git(repo, "rev-parse").args(["--verify", "--quiet", name])).ok()?;
     output.status.success().then(|| text(&output.stdout))
 }
 

@@ -16,7 +16,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::mpsc;
 use std::time::Duration;
 
-use super::command::{checked, describe, git, optional, text};
+use super::command::{checked, describe, git, git_with, optional, text};
 use super::GitError;
 
 /// Where the claims live on the remote: one ref per story.
@@ -42,7 +42,7 @@ pub struct RemoteTarget {
 /// The URL of remote `name`, or [`GitError::NoSuchRemote`].
 pub fn remote_target(dir: &Path, name: &str) -> Result<RemoteTarget, GitError> {
     let key = format!("remote.{name}.url");
-    match optional(git(dir).args(["config", "--get", &key]))? {
+    match optional(git(dir, "config").args(["--get", &key]))? {
         Some(url) if !url.is_empty() => Ok(RemoteTarget {
             name: name.to_string(),
             url,
@@ -54,10 +54,9 @@ pub fn remote_target(dir: &Path, name: &str) -> Result<RemoteTarget, GitError> {
 }
 
 /// A network git command: no prompts, no background maintenance after a fetch.
-fn network(dir: &Path) -> Command {
-    let mut cmd = git(dir);
-    cmd.env("GIT_TERMINAL_PROMPT", "0")
-        .args(["-c", "gc.auto=0", "-c", "maintenance.auto=false"]);
+fn network(dir: &Path, subcommand: &str) -> Command {
+    let mut cmd = git_with(dir, &["gc.auto=0", "maintenance.auto=false"], subcommand);
+    cmd.env("GIT_TERMINAL_PROMPT", "0");
     cmd
 }
 
@@ -187,8 +186,8 @@ pub fn probe_push(
     timeout: Duration,
 ) -> Result<(), GitError> {
     let probe = format!("{commit}:refs/agentic-sdlc/probe");
-    let mut cmd = network(dir);
-    cmd.args(["push", "--dry-run", "--atomic", "--porcelain", "--quiet"])
+    let mut cmd = network(dir, "push");
+    cmd.args(["--dry-run", "--atomic", "--porcelain", "--quiet"])
         .arg(&target.name)
         .arg(&probe);
     let output = run_bounded(&mut cmd, timeout)?;
@@ -217,9 +216,8 @@ fn fetch_refspecs(
     refspecs: &[String],
     timeout: Duration,
 ) -> Result<(Command, Output), GitError> {
-    let mut cmd = network(dir);
+    let mut cmd = network(dir, "fetch");
     cmd.args([
-        "fetch",
         "--quiet",
         "--prune",
         "--no-tags",
@@ -255,7 +253,7 @@ pub fn fetch(
         }
         return Err(network_failure(target, &cmd, &output));
     }
-    let tip = checked(git(dir).args(["rev-parse", "--verify", &tracking]))?;
+    let tip = checked(git(dir, "rev-parse").args(["--verify", &tracking]))?;
     Ok(Fetched {
         base_tip: text(&tip.stdout),
     })
@@ -311,8 +309,8 @@ pub fn push(
     atomic: bool,
     timeout: Duration,
 ) -> Result<HashMap<String, RefOutcome>, GitError> {
-    let mut cmd = network(dir);
-    cmd.args(["push", "--porcelain", "--no-verify", "--no-signed"]);
+    let mut cmd = network(dir, "push");
+    cmd.args(["--porcelain", "--no-verify", "--no-signed"]);
     if atomic {
         cmd.arg("--atomic");
     }
@@ -381,7 +379,7 @@ pub fn mirrored_claims(
     // NUL-free separators: a record ends with a line holding only the marker.
     const END: &str = "%00%00";
     let format = format!("%(refname)%00%(objectname)%00%(contents){END}");
-    let output = checked(git(dir).args(["for-each-ref", &format!("--format={format}"), &prefix]))?;
+    let output = checked(git(dir, "for-each-ref").args([&format!("--format={format}"), &prefix]))?;
     let listing = String::from_utf8_lossy(&output.stdout);
     let mut claims = Vec::new();
     for record in listing.split("\0\0") {
@@ -401,11 +399,9 @@ pub fn mirrored_claims(
 
 /// Every remote whose claims this clone mirrors (it ran `run --remote` with it).
 pub fn remotes_with_claims(dir: &Path) -> Result<Vec<String>, GitError> {
-    let output = checked(git(dir).args([
-        "for-each-ref",
-        "--format=%(refname)",
-        "refs/agentic-sdlc/remote/",
-    ]))?;
+    let output = checked(
+        git(dir, "for-each-ref").args(["--format=%(refname)", "refs/agentic-sdlc/remote/"]),
+    )?;
     let mut remotes: Vec<String> = String::from_utf8_lossy(&output.stdout)
         .lines()
         .filter_map(|name| name.strip_prefix("refs/agentic-sdlc/remote/"))
@@ -429,8 +425,8 @@ pub fn mirror_claim(
 ) -> Result<(), GitError> {
     let refname = format!("{}{story}", claims_mirror(remote));
     match oid {
-        Some(oid) => checked(git(dir).args(["update-ref", &refname, oid]))?,
-        None => checked(git(dir).args(["update-ref", "-d", &refname]))?,
+        Some(oid) => checked(git(dir, "update-ref").args([&refname, oid]))?,
+        None => checked(git(dir, "update-ref").args(["-d", &refname]))?,
     };
     Ok(())
 }
@@ -438,11 +434,10 @@ pub fn mirror_claim(
 /// Writes a claim: a commit with an empty tree whose message is the claim's record. A commit
 /// (not a bare blob) so that any git host stores and serves it like any other ref.
 pub fn claim_commit(dir: &Path, message: &str) -> Result<String, GitError> {
-    let empty_tree = checked(git(dir).args(["hash-object", "-t", "tree", "-w", "--stdin"]))?;
+    let empty_tree = checked(git(dir, "hash-object").args(["-t", "tree", "-w", "--stdin"]))?;
     let tree = text(&empty_tree.stdout);
-    let mut commit = git(dir);
-    commit.args(super::branches::FALLBACK_IDENTITY);
-    let output = checked(commit.args(["commit-tree", &tree, "-m", message]))?;
+    let mut commit = git_with(dir, &super::branches::FALLBACK_IDENTITY, "commit-tree");
+    let output = checked(commit.args([&tree, "-m", message]))?;
     Ok(text(&output.stdout))
 }
 

@@ -12,7 +12,7 @@ pub fn is_repo(dir: &Path) -> bool {
     if !may_be_in_repo(dir) {
         return false;
     }
-    run(git(dir).args(["rev-parse", "--is-inside-work-tree"]))
+    run(git(dir, "rev-parse").args(["--is-inside-work-tree"]))
         .is_ok_and(|output| output.status.success() && text(&output.stdout) == "true")
 }
 
@@ -31,7 +31,7 @@ pub fn may_be_in_repo(dir: &Path) -> bool {
 
 /// The root of the working tree that holds `dir`.
 pub fn toplevel(dir: &Path) -> Result<PathBuf, GitError> {
-    let output = checked(git(dir).args(["rev-parse", "--show-toplevel"]))?;
+    let output = checked(git(dir, "rev-parse").args(["--show-toplevel"]))?;
     // Raw bytes: a repository path need not be UTF-8.
     let mut raw = output.stdout;
     while raw.last() == Some(&b'\n') {
@@ -43,20 +43,20 @@ pub fn toplevel(dir: &Path) -> Result<PathBuf, GitError> {
 /// The checked-out branch, `None` when HEAD is detached.
 pub fn current_branch(dir: &Path) -> Result<Option<String>, GitError> {
     // The full ref, not `--short`: a tag of the same name would make the short form ambiguous.
-    let head = optional(git(dir).args(["symbolic-ref", "--quiet", "HEAD"]))?;
+    let head = optional(git(dir, "symbolic-ref").args(["--quiet", "HEAD"]))?;
     Ok(head.map(|name| name.trim_start_matches("refs/heads/").to_string()))
 }
 
 /// The commit HEAD points at, `None` on an unborn branch (a repository without commits).
 pub fn head_commit(dir: &Path) -> Result<Option<String>, GitError> {
-    optional(git(dir).args(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"]))
+    optional(git(dir, "rev-parse").args(["--verify", "--quiet", "HEAD^{commit}"]))
 }
 
 /// Whether `.gitignore` (or `info/exclude`) keeps `path` out of git.
 pub fn gitignored(dir: &Path, path: &Path) -> Result<bool, GitError> {
     let answer = optional(
-        git(dir)
-            .args(["check-ignore", "--quiet", "--no-index", "--"])
+        git(dir, "check-ignore")
+            .args(["--quiet", "--no-index", "--"])
             .arg(path),
     )?;
     Ok(answer.is_some())
@@ -64,12 +64,12 @@ pub fn gitignored(dir: &Path, path: &Path) -> Result<bool, GitError> {
 
 pub(super) fn commit_exists(dir: &Path, rev: &str) -> Result<bool, GitError> {
     let rev = format!("{rev}^{{commit}}");
-    Ok(optional(git(dir).args(["rev-parse", "--verify", "--quiet", &rev]))?.is_some())
+    Ok(optional(git(dir, "rev-parse").args(["--verify", "--quiet", &rev]))?.is_some())
 }
 
 pub(super) fn branch_exists(dir: &Path, branch: &str) -> Result<bool, GitError> {
     let reference = format!("refs/heads/{branch}");
-    Ok(optional(git(dir).args(["rev-parse", "--verify", "--quiet", &reference]))?.is_some())
+    Ok(optional(git(dir, "rev-parse").args(["--verify", "--quiet", &reference]))?.is_some())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -157,8 +157,7 @@ pub fn dirty_tracked_paths(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, 
 /// those under `ignore`.
 pub fn untracked_paths(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, GitError> {
     let ignored = normalize_ignore(dir, ignore)?;
-    let output = checked(git(dir).env("GIT_OPTIONAL_LOCKS", "0").args([
-        "ls-files",
+    let output = checked(git(dir, "ls-files").env("GIT_OPTIONAL_LOCKS", "0").args([
         "--others",
         "--exclude-standard",
         "--full-name",
@@ -177,8 +176,7 @@ pub fn untracked_paths(dir: &Path, ignore: &[&Path]) -> Result<Vec<String>, GitE
 fn changed_paths(dir: &Path, ignore: &[&Path], untracked: &str) -> Result<Vec<String>, GitError> {
     let ignored = normalize_ignore(dir, ignore)?;
     // No optional locks: a status check must not fight the user's own git over index.lock.
-    let output = checked(git(dir).env("GIT_OPTIONAL_LOCKS", "0").args([
-        "status",
+    let output = checked(git(dir, "status").env("GIT_OPTIONAL_LOCKS", "0").args([
         "--porcelain=v1",
         "-z",
         untracked,

@@ -9,27 +9,27 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::branches::{identity_configured, FALLBACK_IDENTITY};
+use super::branches::committing;
 use super::command::{checked, checked_with_input, git, optional, run, text};
 use super::repo::{current_branch, dirty_paths, head_commit};
 use super::GitError;
 
 /// Whether `ancestor` is `descendant` or one of its ancestors.
 pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> Result<bool, GitError> {
-    let answer = optional(git(dir).args(["merge-base", "--is-ancestor", ancestor, descendant]))?;
+    let answer = optional(git(dir, "merge-base").args(["--is-ancestor", ancestor, descendant]))?;
     Ok(answer.is_some())
 }
 
 /// The commit `rev` names, `None` when it names nothing.
 pub fn resolve(dir: &Path, rev: &str) -> Result<Option<String>, GitError> {
     let rev = format!("{rev}^{{commit}}");
-    optional(git(dir).args(["rev-parse", "--verify", "--quiet", &rev]))
+    optional(git(dir, "rev-parse").args(["--verify", "--quiet", &rev]))
 }
 
 /// Points `refname` at `new`; with `old`, only if it still points there.
 pub fn set_ref(dir: &Path, refname: &str, new: &str, old: Option<&str>) -> Result<(), GitError> {
-    let mut cmd = git(dir);
-    cmd.args(["update-ref", refname, new]);
+    let mut cmd = git(dir, "update-ref");
+    cmd.args([refname, new]);
     if let Some(old) = old {
         cmd.arg(old);
     }
@@ -54,8 +54,8 @@ pub fn changed_paths(
     pathspecs: &[String],
 ) -> Result<Vec<String>, GitError> {
     let output = checked(
-        git(dir)
-            .args(["diff", "--name-only", "-z", "--no-renames", from, to, "--"])
+        git(dir, "diff")
+            .args(["--name-only", "-z", "--no-renames", from, to, "--"])
             .args(pathspecs),
     )?;
     Ok(split_nul(&output.stdout))
@@ -64,13 +64,13 @@ pub fn changed_paths(
 /// Whether commits `from` and `to` differ anywhere outside the folder `own`.
 pub fn differ_outside(dir: &Path, from: &str, to: &str, own: &Path) -> Result<bool, GitError> {
     let own_spec = format!(":(top,exclude,literal){}", own.display());
-    let output = run(git(dir)
-        .args(["diff", "--quiet", "--no-renames", from, to, "--", ":/"])
+    let output = run(git(dir, "diff")
+        .args(["--quiet", "--no-renames", from, to, "--", ":/"])
         .arg(&own_spec))?;
     match output.status.code() {
         Some(0) => Ok(false),
         Some(1) => Ok(true),
-        _ => Err(super::command::failure(&git(dir), &output)),
+        _ => Err(super::command::failure(&git(dir, "diff"), &output)),
     }
 }
 
@@ -78,7 +78,7 @@ pub fn differ_outside(dir: &Path, from: &str, to: &str, own: &Path) -> Result<bo
 /// files stay.
 pub fn reset_checkout(dir: &Path, commit: &str) -> Result<(), GitError> {
     super::refs::moving_head(dir, || {
-        checked(git(dir).args(["reset", "--hard", "--quiet", commit]))
+        checked(git(dir, "reset").args(["--hard", "--quiet", commit]))
     })?;
     Ok(())
 }
@@ -91,14 +91,14 @@ pub fn worktree_changes(
     pathspecs: &[String],
 ) -> Result<Vec<String>, GitError> {
     let changed = checked(
-        git(dir)
+        git(dir, "diff")
             .env("GIT_OPTIONAL_LOCKS", "0")
-            .args(["diff", "--name-only", "-z", "--no-renames", base, "--"])
+            .args(["--name-only", "-z", "--no-renames", base, "--"])
             .args(pathspecs),
     )?;
     let untracked = checked(
-        git(dir)
-            .args(["ls-files", "-z", "--others", "--exclude-standard", "--"])
+        git(dir, "ls-files")
+            .args(["-z", "--others", "--exclude-standard", "--"])
             .args(pathspecs),
     )?;
     let mut paths = split_nul(&changed.stdout);
@@ -120,7 +120,7 @@ pub fn read_files(
         return Ok(files);
     }
     let request: String = paths.iter().map(|p| format!("{rev}:{p}\n")).collect();
-    let output = checked_with_input(git(dir).args(["cat-file", "--batch"]), request.as_bytes())?;
+    let output = checked_with_input(git(dir, "cat-file").args(["--batch"]), request.as_bytes())?;
     let mut rest = output.stdout.as_slice();
     for path in paths {
         let Some(end) = rest.iter().position(|b| *b == b'\n') else {
@@ -166,9 +166,9 @@ pub fn commit_files(
     let with_index = |cmd: &mut std::process::Command| {
         cmd.env("GIT_INDEX_FILE", &index);
     };
-    let mut read = git(dir);
+    let mut read = git(dir, "read-tree");
     with_index(&mut read);
-    checked(read.args(["read-tree", parent]))?;
+    checked(read.arg(parent))?;
     // A removal is written as mode 0 with the null object id, of the repository's hash length.
     let null = "0".repeat(parent.len());
     let mut entries = String::new();
@@ -176,31 +176,25 @@ pub fn commit_files(
         match bytes {
             Some(bytes) => {
                 let output =
-                    checked_with_input(git(dir).args(["hash-object", "-w", "--stdin"]), bytes)?;
+                    checked_with_input(git(dir, "hash-object").args(["-w", "--stdin"]), bytes)?;
                 entries.push_str(&format!("100644 {}\t{path}\n", text(&output.stdout)));
             }
             None => entries.push_str(&format!("0 {null}\t{path}\n")),
         }
     }
-    let mut update = git(dir);
+    let mut update = git(dir, "update-index");
     with_index(&mut update);
-    checked_with_input(
-        update.args(["update-index", "--index-info"]),
-        entries.as_bytes(),
-    )?;
-    let mut write = git(dir);
+    checked_with_input(update.arg("--index-info"), entries.as_bytes())?;
+    let mut write = git(dir, "write-tree");
     with_index(&mut write);
-    let tree = text(&checked(write.args(["write-tree"]))?.stdout);
+    let tree = text(&checked(&mut write)?.stdout);
     let parent_tree =
-        text(&checked(git(dir).args(["rev-parse", &format!("{parent}^{{tree}}")]))?.stdout);
+        text(&checked(git(dir, "rev-parse").args([&format!("{parent}^{{tree}}")]))?.stdout);
     if tree == parent_tree {
         return Ok(parent.to_string());
     }
-    let mut commit = git(dir);
-    if !identity_configured(dir)? {
-        commit.args(FALLBACK_IDENTITY);
-    }
-    let output = checked(commit.args(["commit-tree", &tree, "-p", parent, "-m", message]))?;
+    let output =
+        checked(committing(dir, "commit-tree")?.args([&tree, "-p", parent, "-m", message]))?;
     Ok(text(&output.stdout))
 }
 
@@ -244,17 +238,8 @@ pub fn follow_checkout(
     }
     let own_spec = format!(":(top,exclude,literal){}", own.display());
     let code = checked(
-        git(dir)
-            .args([
-                "diff",
-                "--name-only",
-                "-z",
-                "--no-renames",
-                &head,
-                new,
-                "--",
-                ":/",
-            ])
+        git(dir, "diff")
+            .args(["--name-only", "-z", "--no-renames", &head, new, "--", ":/"])
             .arg(&own_spec),
     )?;
     let code = split_nul(&code.stdout);
@@ -270,9 +255,8 @@ pub fn follow_checkout(
             .iter()
             .flat_map(|path| path.bytes().chain(std::iter::once(0)))
             .collect();
-        let mut restore = git(dir);
+        let mut restore = git(dir, "restore");
         restore.env("GIT_LITERAL_PATHSPECS", "1").args([
-            "restore",
             "--quiet",
             &format!("--source={new}"),
             "--staged",
@@ -284,13 +268,13 @@ pub fn follow_checkout(
     }
     // The board's index entries follow too; its files are the caller's to write.
     let own_literal = format!(":(top,literal){}", own.display());
-    let reset = run(git(dir).args(["reset", "--quiet", new, "--", &own_literal]))?;
+    let reset = run(git(dir, "reset").args(["--quiet", new, "--", &own_literal]))?;
     if reset.status.code().is_none_or(|code| code > 1) {
-        return Err(super::command::failure(&git(dir), &reset));
+        return Err(super::command::failure(&git(dir, "reset"), &reset));
     }
     let reference = format!("refs/heads/{base}");
     super::refs::moving_ref(dir, &reference, || {
-        checked(git(dir).args(["update-ref", &reference, new, &head]))
+        checked(git(dir, "update-ref").args([&reference, new, &head]))
     })?;
     Ok(Followed::Moved)
 }

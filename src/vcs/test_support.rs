@@ -59,7 +59,7 @@ pub fn board() -> [&'static Path; 2] {
 }
 
 pub fn sh(dir: &Path, args: &[&str]) -> String {
-    let output = checked(git(dir).args(args)).unwrap_or_else(|e| panic!("{e}"));
+    let output = checked(git(dir, args[0]).args(&args[1..])).unwrap_or_else(|e| panic!("{e}"));
     text(&output.stdout)
 }
 

@@ -39,11 +39,11 @@ pub fn ensure_worktree(
         branch: base.to_string(),
     })?;
     // A worktree folder deleted by hand stays registered and would block `worktree add`.
-    checked(git(repo).args(["worktree", "prune"]))?;
+    checked(git(repo, "worktree").args(["prune"]))?;
     let created = create_branch_if_missing(repo, &branch, owner, &start)?.then_some(start);
     checked(
-        git(repo)
-            .args(["worktree", "add", "--quiet"])
+        git(repo, "worktree")
+            .args(["add", "--quiet"])
             .arg(&path)
             .arg(&branch),
     )?;
@@ -90,24 +90,24 @@ pub(super) fn absolute(path: &Path) -> Result<PathBuf, GitError> {
 /// worktrees whose folders are gone. A path that no longer exists is not an error.
 pub fn remove_worktree(repo: &Path, path: &Path) -> Result<(), GitError> {
     if path.exists() {
-        checked(git(repo).args(["worktree", "remove", "--force"]).arg(path))?;
+        checked(git(repo, "worktree").args(["remove", "--force"]).arg(path))?;
     }
-    checked(git(repo).args(["worktree", "prune"]))?;
+    checked(git(repo, "worktree").args(["prune"]))?;
     Ok(())
 }
 
 /// A throwaway working tree at `path` with `commit` checked out and no branch: one of several
 /// independent attempts at the same work, which is kept only as a patch.
 pub fn add_scratch_worktree(repo: &Path, path: &Path, commit: &str) -> Result<(), GitError> {
-    let _ = checked(git(repo).args(["worktree", "prune"]));
+    let _ = checked(git(repo, "worktree").args(["prune"]));
     if path.exists() {
         remove_worktree(repo, path)?;
         // A leftover folder that is not a worktree (a crash in the middle of a removal).
         let _ = std::fs::remove_dir_all(path);
     }
     checked(
-        git(repo)
-            .args(["worktree", "add", "--quiet", "--detach"])
+        git(repo, "worktree")
+            .args(["add", "--quiet", "--detach"])
             .arg(path)
             .arg(commit),
     )?;
@@ -119,8 +119,8 @@ pub fn add_scratch_worktree(repo: &Path, path: &Path, commit: &str) -> Result<()
 pub fn patch_since(dir: &Path, base: &str, ignore: &[&Path]) -> Result<String, GitError> {
     let pathspecs = stage_all(dir, ignore)?;
     let output = checked(
-        git(dir)
-            .args(["diff", "--cached", "--binary", "--no-color", base, "--"])
+        git(dir, "diff")
+            .args(["--cached", "--binary", "--no-color", base, "--"])
             .args(&pathspecs),
     )?;
     Ok(String::from_utf8_lossy(&output.stdout).into_owned())
@@ -131,8 +131,8 @@ pub fn apply_patch(dir: &Path, patch: &str) -> Result<(), GitError> {
     if patch.trim().is_empty() {
         return Ok(());
     }
-    let mut apply = git(dir);
-    apply.args(["apply", "--binary", "--whitespace=nowarn", "-"]);
+    let mut apply = git(dir, "apply");
+    apply.args(["--binary", "--whitespace=nowarn", "-"]);
     let output = with_input(&mut apply, patch.as_bytes()).map_err(|source| GitError::Spawn {
         command: "git apply".to_string(),
         source,
@@ -154,7 +154,7 @@ pub fn list_worktrees(repo: &Path) -> Result<Vec<PathBuf>, GitError> {
 }
 
 pub(super) fn worktree_entries(repo: &Path) -> Result<Vec<WorktreeEntry>, GitError> {
-    let output = checked(git(repo).args(["worktree", "list", "--porcelain"]))?;
+    let output = checked(git(repo, "worktree").args(["list", "--porcelain"]))?;
     let mut entries: Vec<WorktreeEntry> = Vec::new();
     for line in String::from_utf8_lossy(&output.stdout).lines() {
         if let Some(path) = line.strip_prefix("worktree ") {

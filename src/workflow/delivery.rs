@@ -93,6 +93,13 @@ async fn refusal(
                 forbidden.join(", ")
             )));
         }
+        let gitlinks = git::story_gitlinks(&root, &branch, &base)?;
+        if !gitlinks.is_empty() {
+            return Ok(Some(format!(
+                "Refused to {deed} {branch}: it adds a nested git repository (gitlink) at {}, whose own settings git would run in every clone",
+                gitlinks.join(", ")
+            )));
+        }
         let Some(start) = start else {
             return Ok(None);
         };

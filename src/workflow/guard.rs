@@ -103,8 +103,8 @@ impl BoardGuard {
             .as_ref()
     }
 
-    /// Every file watched around a process in `tree`.
-    fn watched_files(&self, tree: &Path) -> BTreeSet<PathBuf> {
+    /// Every file watched around a process in `tree`, and the nested repositories there.
+    fn scan(&self, tree: &Path) -> (BTreeSet<PathBuf>, BTreeSet<PathBuf>) {
         let mut files = BTreeSet::new();
         let mut boards = vec![self.board_dir.clone()];
         if let Some(relative) = &self.board_in_tree {
@@ -127,8 +127,9 @@ impl BoardGuard {
             }
         }
         files.insert(self.config_file.clone());
-        files.extend(configs_in(tree, self.board_in_tree.as_deref()));
-        files
+        let walked = walk_tree(tree, self.board_in_tree.as_deref());
+        files.extend(walked.configs);
+        (files, walked.nested_repositories)
     }
 
     /// The current version of `path`, read only when its stamp changed since last time.
@@ -182,8 +183,8 @@ impl Guard for BoardGuard {
         let tree = std::fs::canonicalize(tree)
             .map_err(|err| format!("cannot resolve {}: {err}", tree.display()))?;
         let since = own_writes::mark();
-        let files = self
-            .watched_files(&tree)
+        let (files, nested) = self.scan(&tree);
+        let files = files
             .into_iter()
             .map(|path| {
                 let version = self.version(&path);
@@ -196,6 +197,7 @@ impl Guard for BoardGuard {
             tree,
             since,
             files,
+            nested,
             refs,
         }))
     }
@@ -207,6 +209,9 @@ struct BoardWatch {
     tree: PathBuf,
     since: Mark,
     files: BTreeMap<PathBuf, Option<Version>>,
+    /// The nested repositories that were there before the process ran (a person's own, or a
+    /// submodule's checkout): left alone.
+    nested: BTreeSet<PathBuf>,
     refs: BTreeMap<String, String>,
 }
 
@@ -232,8 +237,13 @@ impl Watch for BoardWatch {
         let _quiet = own_writes::quiet();
         let guard = &self.guard;
         let mut tampered = Vec::new();
-        let mut now_files = guard.watched_files(&self.tree);
+        let (mut now_files, now_nested) = guard.scan(&self.tree);
         now_files.extend(self.files.keys().cloned());
+        tampered.extend(
+            now_nested
+                .difference(&self.nested)
+                .map(|nested| remove_nested_repository(nested)),
+        );
         for path in now_files {
             let before = self.files.get(&path).cloned().flatten();
             let now = guard.version(&path);
@@ -327,9 +337,34 @@ fn is_config(path: &Path) -> bool {
     path.file_name().is_some_and(|name| name == CONFIG_FILE)
 }
 
-/// Every `.agentic-sdlc.json` in `tree` at any depth (in a git tree, those git lists as tracked
-/// or not ignored; elsewhere, a walk that skips what `.gitignore` files ignore).
-fn configs_in(tree: &Path, board: Option<&Path>) -> Vec<PathBuf> {
+/// A boxed process made a git repository inside the tree: git would run its settings (an
+/// fsmonitor, say) outside the box, and a commit would carry it as a gitlink (docs/design.md
+/// §22). It is removed, and the action fails.
+fn remove_nested_repository(git_dir: &Path) -> Tampering {
+    let removed = match git_dir.symlink_metadata() {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(git_dir).is_ok(),
+        Ok(_) => std::fs::remove_file(git_dir).is_ok(),
+        Err(_) => true,
+    };
+    Tampering {
+        target: format!("{} (a nested git repository)", git_dir.display()),
+        change: Change::Created,
+        restored: removed,
+        kept_at: None,
+    }
+}
+
+/// What one walk of a tree finds.
+struct TreeWalk {
+    /// Every `.agentic-sdlc.json` at any depth.
+    configs: Vec<PathBuf>,
+    /// Every `.git` below the tree's own.
+    nested_repositories: BTreeSet<PathBuf>,
+}
+
+/// Walks `tree` once (skipping what `.gitignore` files ignore, which git neither stages nor
+/// looks into, the tree's `.git`, the worktrees folder and the board).
+fn walk_tree(tree: &Path, board: Option<&Path>) -> TreeWalk {
     let skipped: Vec<PathBuf> = [
         Some(Path::new(".git")),
         Some(Path::new(WORKTREES_DIR)),
@@ -344,11 +379,18 @@ fn configs_in(tree: &Path, board: Option<&Path>) -> Vec<PathBuf> {
         .git_global(false)
         .filter_entry(move |entry| !skipped.iter().any(|s| entry.path() == s))
         .build();
-    walker
-        .flatten()
-        .filter(|entry| entry.file_name() == CONFIG_FILE)
-        .map(|entry| entry.into_path())
-        .collect()
+    let mut walk = TreeWalk {
+        configs: Vec::new(),
+        nested_repositories: BTreeSet::new(),
+    };
+    for entry in walker.flatten() {
+        if entry.file_name() == CONFIG_FILE {
+            walk.configs.push(entry.into_path());
+        } else if entry.file_name() == ".git" {
+            walk.nested_repositories.insert(entry.into_path());
+        }
+    }
+    walk
 }
 
 /// Writes `bytes` back atomically; true when it worked.

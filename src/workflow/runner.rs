@@ -119,6 +119,12 @@ pub async fn run(
         false => None,
     };
     store::sweep_temporary_files(&board_dir);
+    for warning in super::own_folders::prepare(project) {
+        events.emit(RunEvent::Warning {
+            story_id: None,
+            message: warning,
+        });
+    }
     // Through a remote, stories work in worktrees of their own: the checkout stays on the
     // base, which follows the remote's.
     let mut project = project.clone();

@@ -193,6 +193,7 @@ impl BranchPlan {
         let (dir, return_to, created_from, theirs) = match &self.worktrees {
             Some(worktrees) => {
                 let _admin = worktree_admin_turn();
+                refuse_a_link(&root.join(worktrees));
                 exclude_from_git(root, worktrees);
                 let (dir, created) =
                     git::ensure_worktree(root, worktrees, &branch, &self.story_id, &base)?;
@@ -550,6 +551,14 @@ fn put_user_branch_back(root: &Path, story_branch: &str, config: &Config) -> Str
             "checked out {target} again (an interrupted run had left {story_branch} checked out)"
         ),
         Err(err) => format!("could not check out {target} again after an interrupted run: {err}"),
+    }
+}
+
+/// Right before a worktree is made in it: the worktrees folder must be the tool's own folder,
+/// not a link a boxed command planted since the run began (docs/design.md §22).
+pub(crate) fn refuse_a_link(worktrees: &Path) {
+    if let Some(warning) = super::own_folders::ensure_real_folder(worktrees) {
+        tracing::warn!("{warning}");
     }
 }
 

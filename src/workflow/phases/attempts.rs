@@ -16,7 +16,7 @@ use crate::board::{Phase, Story};
 use crate::vcs as git;
 use crate::workflow::off_the_runtime;
 use crate::workflow::tests_run::{TestRounds, TestRun};
-use crate::workflow::workspace::{exclude_from_git, worktree_admin_turn};
+use crate::workflow::workspace::{exclude_from_git, refuse_a_link, worktree_admin_turn};
 
 /// What an implement produced, with the last test run over its work and how many runs it took.
 pub(super) struct Produced {
@@ -236,6 +236,7 @@ impl PhaseRun<'_> {
         let worktrees = self.wf.worktrees_dir();
         off_the_runtime(move || {
             let _admin = worktree_admin_turn();
+            refuse_a_link(&root.join(&worktrees));
             exclude_from_git(&root, &worktrees);
             Ok(git::add_scratch_worktree(&root, &dir, &start)?)
         })
