@@ -81,6 +81,10 @@ pub enum AgentFailure {
     /// that could not be used.
     #[error("{0}")]
     Failed(String),
+    /// The model server could not be reached (no connection, or it dropped): the action
+    /// fails, and the run checks whether the server is gone before starting anything else.
+    #[error("{0}")]
+    Unreachable(String),
 }
 
 impl AgentError {
@@ -96,6 +100,7 @@ impl AgentError {
     pub fn context(self, context: impl FnOnce(&str) -> String) -> Self {
         let failure = match self.failure {
             AgentFailure::Failed(message) => AgentFailure::Failed(context(&message)),
+            AgentFailure::Unreachable(message) => AgentFailure::Unreachable(context(&message)),
             refused => refused,
         };
         AgentError { failure, ..self }
@@ -112,6 +117,9 @@ impl From<(llm::LlmError, Usage)> for AgentError {
     fn from((error, usage): (llm::LlmError, Usage)) -> AgentError {
         let failure = match error {
             llm::LlmError::Budget(refusal) => AgentFailure::Refused(refusal),
+            unreachable @ llm::LlmError::Connection(_) => {
+                AgentFailure::Unreachable(unreachable.to_string())
+            }
             other => AgentFailure::Failed(other.to_string()),
         };
         AgentError { failure, usage }

@@ -29,6 +29,23 @@ pub fn new_story_id() -> String {
     format!("story-{}-{:0>4}", base36(millis), suffix)
 }
 
+/// Why `id` cannot be a story id, if it cannot: an id names folders (the story's logs, its
+/// pending gate output), so it must be one path component (docs/design.md §22). A `/` or `\`,
+/// `..`, a NUL, a leading `.` and control characters are refused.
+pub fn id_problem(id: &str) -> Option<&'static str> {
+    if id.contains('/') || id.contains('\\') {
+        Some("holds a path separator")
+    } else if id.starts_with('.') {
+        Some("starts with a dot")
+    } else if id.chars().any(char::is_control) {
+        Some("holds a control character")
+    } else if id.len() > 200 {
+        Some("is longer than 200 bytes")
+    } else {
+        None
+    }
+}
+
 /// A file-name-safe slug: lowercase ASCII letters and digits separated by single dashes.
 pub fn slugify(title: &str) -> String {
     let mut slug = String::new();
@@ -63,6 +80,27 @@ mod tests {
         assert_eq!(parts[0], "story");
         assert_eq!(parts[2].len(), 4);
         assert_ne!(new_story_id(), new_story_id());
+    }
+
+    #[test]
+    fn an_id_is_one_path_component() {
+        for bad in [
+            "/abs/x",
+            "../../x",
+            "a/b",
+            "a\\b",
+            "..",
+            ".hidden",
+            "nul\0byte",
+            "esc\u{1b}[2J",
+            "two\nlines",
+        ] {
+            assert!(id_problem(bad).is_some(), "{bad:?} was accepted");
+        }
+        for good in ["story-abc-1234", "STORY_9", "naïve-id", "a..b"] {
+            assert_eq!(id_problem(good), None, "{good:?}");
+        }
+        assert_eq!(id_problem(&new_story_id()), None);
     }
 
     #[test]

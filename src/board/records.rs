@@ -188,6 +188,31 @@ impl Usage {
         self.prompt_tokens + self.completion_tokens
     }
 
+    /// The counts both hold (the smaller of each), without a price.
+    pub fn common_part(&self, other: &Usage) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens.min(other.prompt_tokens),
+            completion_tokens: self.completion_tokens.min(other.completion_tokens),
+            requests: self.requests.min(other.requests),
+            cost_usd: None,
+            estimated: self.estimated && other.estimated,
+        }
+    }
+
+    /// These counts less `other`'s (never below zero), without a price: the price is worked
+    /// out again from the tokens.
+    pub fn minus(&self, other: &Usage) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens.saturating_sub(other.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_sub(other.completion_tokens),
+            requests: self.requests.saturating_sub(other.requests),
+            cost_usd: None,
+            estimated: self.estimated,
+        }
+    }
+
     /// Nothing spent at all (a call that never reached the model, say).
     pub fn is_empty(&self) -> bool {
         self.tokens() == 0 && self.requests == 0 && self.cost_usd.is_none_or(|c| c == 0.0)

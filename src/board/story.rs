@@ -189,6 +189,16 @@ impl Story {
         if meta.id.trim().is_empty() {
             return Err(fail(2, "missing key `id`".into()));
         }
+        if let Some(problem) = super::ids::id_problem(&meta.id) {
+            let line = front.line_of("id").map_or(2, |line| line + 2);
+            return Err(fail(
+                line,
+                format!(
+                    "the id {:?} {problem}: an id is one path component (letters, digits, `-`, `_`)",
+                    meta.id
+                ),
+            ));
+        }
         Ok(Story {
             slug: slug_from_path(&path),
             path,

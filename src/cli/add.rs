@@ -95,6 +95,14 @@ pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
     if title.is_empty() {
         return Err(Error::Usage("the title must not be empty".into()));
     }
+    // A title is shown on terminals and pages as one line: a newline, an escape sequence or a
+    // bell in it is a mistake or an attack, never a title (docs/design.md §22).
+    if let Some(bad) = title.chars().find(|c| c.is_control()) {
+        return Err(Error::Usage(format!(
+            "the title must be one line without control characters; it holds {:?}",
+            bad
+        )));
+    }
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
     let depends_on = new

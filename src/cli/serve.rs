@@ -30,6 +30,9 @@ pub struct ServeArgs {
     pub token: Option<String>,
 }
 
+/// The shortest `--token` taken.
+const MIN_TOKEN_LEN: usize = 8;
+
 pub fn run(args: ServeArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let ip: IpAddr = match args.host.trim() {
@@ -40,7 +43,15 @@ pub fn run(args: ServeArgs, context: &Context) -> Result<ExitStatus> {
             ))
         })?,
     };
-    let token = args.token.filter(|t| !t.is_empty());
+    // A token of blanks, or so short it can be guessed, guards nothing (docs/design.md §22).
+    if let Some(token) = &args.token {
+        if token.trim().chars().count() < MIN_TOKEN_LEN || token.chars().any(char::is_control) {
+            return Err(Error::Usage(format!(
+                "--token: a token must be at least {MIN_TOKEN_LEN} characters besides blanks, with no control characters (for example `openssl rand -hex 16`)"
+            )));
+        }
+    }
+    let token = args.token;
     if !ip.is_loopback() && token.is_none() {
         return Err(Error::Usage(format!(
             "--host {ip} makes the board reachable from other machines; it needs --token <secret> as well"

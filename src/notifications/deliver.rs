@@ -173,11 +173,14 @@ impl Webhook {
         }
     }
 
-    /// The webhook's host: the URL itself often holds a secret (Slack puts it in the path), so
-    /// logs name only the host.
+    /// The webhook's host: the URL itself often holds a secret (Slack puts it in the path, a
+    /// proxy its `user:password@`), so logs name only the host and port.
     fn host(&self) -> &str {
         let rest = self.url.split_once("://").map_or(&*self.url, |(_, r)| r);
-        rest.split(['/', '?', '#']).next().unwrap_or_default()
+        let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        authority
+            .rsplit_once('@')
+            .map_or(authority, |(_, host)| host)
     }
 }
 
@@ -236,5 +239,9 @@ mod tests {
             "hooks.slack.com"
         );
         assert_eq!(hook("http://127.0.0.1:9000?x=1").host(), "127.0.0.1:9000");
+        assert_eq!(
+            hook("https://user:pa@ss@hooks.example.com/x").host(),
+            "hooks.example.com"
+        );
     }
 }

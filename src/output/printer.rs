@@ -33,6 +33,9 @@ pub struct Printer {
     palette: Palette,
     /// Live lines of a parallel run; stderr output goes above them.
     live: LiveArea,
+    /// In unit tests, what would have been written, line by line, instead of the streams.
+    #[cfg(test)]
+    captured: Option<std::sync::Arc<std::sync::Mutex<Vec<String>>>>,
 }
 
 impl Printer {
@@ -63,6 +66,8 @@ impl Printer {
             } else {
                 LiveArea::default()
             },
+            #[cfg(test)]
+            captured: None,
         }
     }
 
@@ -83,6 +88,8 @@ impl Printer {
             stderr_color: false,
             palette: Palette::new(Theme::None, false),
             live: LiveArea::default(),
+            #[cfg(test)]
+            captured: None,
         }
     }
 
@@ -111,8 +118,14 @@ impl Printer {
     /// The command's result for a person, on stdout. Nothing in JSON mode.
     pub fn out(&self, text: impl AsRef<str>) {
         if !self.json {
+            let line = visible(text.as_ref(), self.color);
+            #[cfg(test)]
+            if let Some(captured) = &self.captured {
+                captured.lock().unwrap().push(line.into_owned());
+                return;
+            }
             let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "{}", visible(text.as_ref(), self.color));
+            let _ = writeln!(stdout, "{line}");
         }
     }
 
@@ -156,7 +169,7 @@ impl Printer {
     /// JSON mode, where the event on stdout says it.
     pub fn problem(&self, text: impl AsRef<str>) {
         if !self.json {
-            self.live.eprintln(text.as_ref());
+            self.eprint(text.as_ref());
         }
     }
 
@@ -184,8 +197,71 @@ impl Printer {
         ));
     }
 
-    /// One line on stderr, above the live lines, with outside control characters shown.
+    /// One line on stderr, above the live lines, with outside control characters shown: every
+    /// method that writes for a person on stderr comes through here (docs/design.md §22).
     fn eprint(&self, text: &str) {
-        self.live.eprintln(&visible(text, self.stderr_color));
+        let line = visible(text, self.stderr_color);
+        #[cfg(test)]
+        if let Some(captured) = &self.captured {
+            captured.lock().unwrap().push(line.into_owned());
+            return;
+        }
+        self.live.eprintln(&line);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A printer for a person at a colour terminal, chatty, whose lines are kept.
+    fn capturing() -> (Printer, std::sync::Arc<std::sync::Mutex<Vec<String>>>) {
+        let captured = std::sync::Arc::default();
+        let mut printer = Printer::silent();
+        printer.verbosity = Verbosity::Verbose;
+        printer.color = true;
+        printer.stderr_color = true;
+        printer.captured = Some(std::sync::Arc::clone(&captured));
+        (printer, captured)
+    }
+
+    #[test]
+    fn every_method_that_writes_for_a_person_escapes_control_characters() {
+        let hostile = "model says \u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{1b}]8;;http://x\u{7}link\r";
+        let methods: [(&str, fn(&Printer, &str)); 6] = [
+            ("out", |p, t| p.out(t)),
+            ("info", |p, t| p.info(t)),
+            ("problem", |p, t| p.problem(t)),
+            ("detail", |p, t| p.detail(t)),
+            ("warn", |p, t| p.warn(t)),
+            ("error", |p, t| p.error(t)),
+        ];
+        for (name, write) in methods {
+            let (printer, captured) = capturing();
+            write(&printer, hostile);
+            let lines = captured.lock().unwrap().clone();
+            assert_eq!(lines.len(), 1, "{name}: {lines:?}");
+            let line = &lines[0];
+            assert!(
+                line.contains("\\x1b]52;c;ZXZpbA==\\x07"),
+                "{name}: {line:?}"
+            );
+            assert!(line.contains("\\x1b[2J"), "{name}: {line:?}");
+            assert!(line.contains("\\x0d"), "{name}: {line:?}");
+            // Only the tool's own colour codes stay: ESC followed by `[`, digits and `m`.
+            for (at, _) in line.match_indices('\u{1b}') {
+                let rest = &line[at + 1..];
+                let code = rest.strip_prefix('[').unwrap_or("");
+                let digits = code
+                    .bytes()
+                    .take_while(|b| b.is_ascii_digit() || *b == b';')
+                    .count();
+                assert!(
+                    rest.starts_with('[') && code.as_bytes().get(digits) == Some(&b'm'),
+                    "{name}: an escape that is no colour code in {line:?}"
+                );
+            }
+            assert!(!line.contains('\u{7}'), "{name}: {line:?}");
+        }
     }
 }

@@ -134,11 +134,11 @@ impl<'a> StdinLines<'a> {
 /// lines after it as feedback, up to an empty line or end of input.
 fn ask_person(question: &GateQuestion, lines: &mut StdinLines<'_>) -> std::io::Result<Answer> {
     let mut stderr = std::io::stderr().lock();
+    let slug = shown(&question.slug, false);
     let heading = format!(
-        "── {} of {} ({}) ",
+        "── {} of {} ({slug}) ",
         question.phase,
         shown(&question.title, false),
-        question.slug
     );
     writeln!(stderr, "\n{heading:─<72}")?;
     writeln!(stderr, "{}", shown(question.output.trim(), false))?;
@@ -158,9 +158,11 @@ fn ask_person(question: &GateQuestion, lines: &mut StdinLines<'_>) -> std::io::R
     writeln!(
         stderr,
         "Decide: APPROVE | RETRY: <feedback> | RETRY_PREDECESSOR <phase>: <feedback> | REJECT: <reason>\n\
-         (Enter, Ctrl-D or Ctrl-C: no decision now; the story waits for `agentic-sdlc decide {} …`)",
-        question.slug
+         (Enter, Ctrl-D or Ctrl-C: no decision now; the story waits for `agentic-sdlc decide {slug} …`)",
     )?;
+    // What was typed or pasted before the question was on screen answers nothing: it was meant
+    // for something else, another story's prompt or the shell (docs/design.md §22).
+    discard_type_ahead();
     loop {
         write!(stderr, "decision> ")?;
         stderr.flush()?;
@@ -203,6 +205,15 @@ fn ask_person(question: &GateQuestion, lines: &mut StdinLines<'_>) -> std::io::R
     }
 }
 
+/// Drops what the terminal holds as typed but not yet read.
+fn discard_type_ahead() {
+    // SAFETY: tcflush takes a descriptor and a constant; on a descriptor that is not a terminal
+    // it fails with ENOTTY and does nothing.
+    unsafe {
+        libc::tcflush(libc::STDIN_FILENO, libc::TCIFLUSH);
+    }
+}
+
 fn left_waiting(
     stderr: &mut impl Write,
     question: &GateQuestion,
@@ -215,10 +226,9 @@ fn left_waiting(
     };
     writeln!(
         stderr,
-        "\nNo decision ({}): {} waits. Decide later with `agentic-sdlc decide {} \"APPROVE\"` (or RETRY: …, REJECT: …).{again}",
+        "\nNo decision ({}): {slug} waits. Decide later with `agentic-sdlc decide {slug} \"APPROVE\"` (or RETRY: …, REJECT: …).{again}",
         why.describe(),
-        question.slug,
-        question.slug
+        slug = shown(&question.slug, false),
     )?;
     Ok(Answer::Later(why))
 }

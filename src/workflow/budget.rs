@@ -60,6 +60,9 @@ struct StoryTally {
     total: Usage,
     /// What the action in flight spent so far.
     action: Usage,
+    /// Replies' usage the meter already wrote into the story file as they arrived (unpriced),
+    /// not yet matched by the action's own account of what it spent.
+    written: Usage,
 }
 
 impl Spending {
@@ -93,6 +96,30 @@ impl Spending {
         let tally = state.stories.entry(story_id.to_string()).or_default();
         tally.total = spent;
         tally.action = Usage::default();
+    }
+
+    /// A reply's usage (unpriced) is in the story file now: the meter wrote it as it arrived
+    /// (docs/design.md §22, "Spend is recorded as it happens").
+    pub fn written(&self, story_id: &str, usage: &Usage) {
+        let mut state = self.state();
+        let tally = state.stories.entry(story_id.to_string()).or_default();
+        tally.written.add(usage);
+    }
+
+    /// What of `usage` (unpriced: an agent's account of calls whose replies went through the
+    /// meter, or did not) the story file does not hold yet, priced. What the meter wrote is
+    /// taken off its ledger, so nothing is counted twice and nothing is lost.
+    pub fn not_yet_written(&self, story_id: &str, usage: Usage) -> Usage {
+        let mut state = self.state();
+        let rest = match state.stories.get_mut(story_id) {
+            Some(tally) => {
+                let covered = tally.written.common_part(&usage);
+                tally.written = tally.written.minus(&covered);
+                usage.minus(&covered)
+            }
+            None => usage,
+        };
+        priced(self.price, rest)
     }
 
     /// What the story's action in flight spent so far, priced.

@@ -4,8 +4,10 @@
 
 use std::sync::{Arc, OnceLock};
 
+use super::budget::Spending;
 use crate::agents::meter::CallMeter;
 use crate::agents::transcript::ToolCallObserver;
+use crate::board::board_store::BoardStore;
 use crate::board::records::Usage;
 
 pub use crate::protocol::{ActionRef, ClaimChange, RunEvent};
@@ -122,24 +124,32 @@ impl ToolCallObserver for StoryToolCalls {
     }
 }
 
-/// The run's meter, reporting every answered model call as a [`RunEvent::Usage`].
-pub struct ReportingMeter<M> {
-    meter: Arc<M>,
+/// The run's meter, reporting every answered model call as a [`RunEvent::Usage`] (which the
+/// journal keeps) and, with a board, adding it to the story file as it arrives, so that an
+/// action interrupted halfway keeps what it spent (docs/design.md §22).
+pub struct ReportingMeter {
+    meter: Arc<Spending>,
     events: EventSink,
-    price: Option<crate::config::Price>,
+    board: Option<Arc<BoardStore>>,
 }
 
-impl<M> ReportingMeter<M> {
-    pub fn new(meter: Arc<M>, events: EventSink, price: Option<crate::config::Price>) -> Self {
+impl ReportingMeter {
+    pub fn new(meter: Arc<Spending>, events: EventSink) -> Self {
         Self {
             meter,
             events,
-            price,
+            board: None,
         }
+    }
+
+    /// Every answered call is added to its story's `usage` at once.
+    pub fn writing_to(mut self, board: Arc<BoardStore>) -> Self {
+        self.board = Some(board);
+        self
     }
 }
 
-impl<M: CallMeter> CallMeter for ReportingMeter<M> {
+impl CallMeter for ReportingMeter {
     fn admit(
         &self,
         story_id: &str,
@@ -150,7 +160,15 @@ impl<M: CallMeter> CallMeter for ReportingMeter<M> {
 
     fn answered(&self, story_id: &str, usage: &Usage) {
         self.meter.answered(story_id, usage);
-        let usage = super::budget::priced(self.price, *usage);
+        let priced = super::budget::priced(self.meter.price(), *usage);
+        if let Some(board) = &self.board {
+            match board.update(story_id, |story| Ok(story.add_usage(priced)?)) {
+                Ok(_) => self.meter.written(story_id, usage),
+                // The action's own account adds it later, as before.
+                Err(err) => tracing::debug!("usage of {story_id} not written yet: {err}"),
+            }
+        }
+        let usage = priced;
         self.events.emit(RunEvent::Usage {
             story_id: story_id.to_string(),
             tokens: (&usage).into(),
@@ -223,7 +241,7 @@ mod tests {
         .unwrap();
         let spending = Arc::new(Spending::new(&config));
         let (events, recorded) = recorded_sink();
-        let meter = ReportingMeter::new(Arc::clone(&spending), events, spending.price());
+        let meter = ReportingMeter::new(Arc::clone(&spending), events);
         let call = Usage {
             prompt_tokens: 1_000_000,
             completion_tokens: 500_000,

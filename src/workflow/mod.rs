@@ -30,6 +30,7 @@ pub(crate) mod rework;
 pub(crate) mod runner;
 #[cfg(test)]
 mod scripted_tests;
+pub(crate) mod server_watch;
 pub(crate) mod story_ops;
 pub(crate) mod tests_run;
 pub(crate) mod workspace;

@@ -44,6 +44,9 @@ pub enum Outcome {
     Completed(String),
     /// The action's agent failed; the story kept its state and has `last_error`.
     Failed(String),
+    /// Like `Failed`, for a model server that could not be reached: the run asks the server
+    /// whether it is still there before starting anything else (docs/design.md §22).
+    ServerLost(String),
     Blocked {
         reason: String,
         stop: Stop,

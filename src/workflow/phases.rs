@@ -76,7 +76,12 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
     // starts from them.
     let unfinished = match &outcome {
         Ok(Outcome::Completed(_)) => None,
-        Ok(Outcome::Failed(why) | Outcome::Waiting(why) | Outcome::Stopped(why))
+        Ok(
+            Outcome::Failed(why)
+            | Outcome::ServerLost(why)
+            | Outcome::Waiting(why)
+            | Outcome::Stopped(why),
+        )
         | Ok(Outcome::Blocked { reason: why, .. }) => Some(why.clone()),
         Err(err) => Some(err.to_string()),
     };
@@ -101,7 +106,9 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         (Ok(()), _) => {}
     }
     workspace::release(wf, work).await;
-    if phase == Phase::Implement && matches!(outcome, Ok(Outcome::Failed(_))) {
+    if phase == Phase::Implement
+        && matches!(outcome, Ok(Outcome::Failed(_) | Outcome::ServerLost(_)))
+    {
         restore_column(wf, story_id, story.column)?;
     }
     outcome

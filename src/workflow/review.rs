@@ -5,7 +5,7 @@ use super::context::Workflow;
 use super::events::RunEvent;
 use super::outcome::{Outcome, Stop};
 use super::workspace::Work;
-use super::{budget, no_progress, rework, story_ops, tests_run, workspace};
+use super::{no_progress, rework, story_ops, tests_run, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
 use crate::agents::{AgentError, AgentFailure, Perspective, ReviewRequest};
@@ -199,7 +199,7 @@ pub(super) fn record_review(
         .to_string();
     let (story, repeated) = wf.board.update(story_id, |story| {
         let repeated = no_progress::repeated_blockers(&story.review_history()?, &record);
-        story.add_usage(budget::priced(wf.spending.price(), usage))?;
+        story.add_usage(wf.spending.not_yet_written(story_id, usage))?;
         story.append_to_section("Review Notes", &review_note(&record));
         story.push_review(record)?;
         rework::finalise_iteration(story, decision)?;
@@ -245,7 +245,7 @@ fn record_failed(wf: &Workflow, story_id: &str, message: String, usage: Usage) -
         issues: Vec::new(),
     };
     wf.board.update(story_id, |story| {
-        story.add_usage(budget::priced(wf.spending.price(), usage))?;
+        story.add_usage(wf.spending.not_yet_written(story_id, usage))?;
         story.push_review(record)?;
         story.set("last_error", &message);
         Ok(())

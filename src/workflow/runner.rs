@@ -17,6 +17,7 @@ use super::outcome::{BlockCause, Outcome, Stop};
 use super::preflight::{self, Needs};
 use super::prompter::{Prompter, Terminal};
 use super::remote::{Claimed, Remote, RemotePlan, Turn, Turns};
+use super::server_watch::ServerWatch;
 use super::{actions, off_the_runtime, rework, workspace};
 use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
@@ -191,7 +192,8 @@ pub async fn run(
         .max(1) as usize;
     let sandbox = build_sandbox(project);
     let spending = Arc::new(Spending::new(&project.config));
-    let meter = ReportingMeter::new(Arc::clone(&spending), events.clone(), spending.price());
+    let meter =
+        ReportingMeter::new(Arc::clone(&spending), events.clone()).writing_to(Arc::clone(&store));
     let agents = agents(
         project,
         Arc::new(meter) as Arc<dyn CallMeter>,
@@ -261,6 +263,7 @@ pub async fn run(
         blocked: Vec::new(),
         turns: remote.map(Turns::new),
         watch,
+        server: ServerWatch::default(),
     };
     let renewal = run
         .turns
@@ -433,6 +436,8 @@ struct Loop {
     turns: Option<Turns>,
     /// `run --watch`: what tells the idle run that a person changed the board.
     watch: Option<BoardWatcher>,
+    /// Whether the model server is still there, once an action could not reach it.
+    server: ServerWatch,
 }
 
 impl Loop {
@@ -442,6 +447,7 @@ impl Loop {
         // once after each action ends.
         let mut current = Some(self.wf.board.board());
         loop {
+            self.server.check(self.wf.agents.endpoint()).await;
             if self.may_start_more() {
                 let board = match current.take() {
                     Some(board) => board,
@@ -594,6 +600,7 @@ impl Loop {
 
     fn may_start_more(&self) -> bool {
         self.stop.is_none()
+            && !self.server.is_lost()
             && self.wf.spending.run_stop().is_none()
             && (self.options.auto || self.started == 0)
             && self
@@ -795,7 +802,10 @@ impl Loop {
                 action: ActionRef::from(action),
                 summary: summary.clone(),
             }),
-            Outcome::Failed(error) => {
+            Outcome::Failed(error) | Outcome::ServerLost(error) => {
+                if matches!(outcome, Outcome::ServerLost(_)) {
+                    self.server.action_could_not_reach();
+                }
                 self.failed += 1;
                 self.parked.insert(action.story_id.clone());
                 events.emit(RunEvent::ActionFailed {
@@ -858,6 +868,12 @@ impl Loop {
                 ExitStatus::Failure,
                 "Stopped: circuit breaker tripped (escalation error)".to_string(),
             ),
+            _ if self.server.is_lost() => (
+                ExitStatus::Failure,
+                self.server
+                    .stop_message(self.not_started(board.as_deref()))
+                    .unwrap_or_default(),
+            ),
             _ if self.wf.spending.run_stop().is_some() => (
                 ExitStatus::NeedsPerson,
                 format!(
@@ -908,6 +924,16 @@ impl Loop {
             attention,
         });
         code
+    }
+
+    /// How many stories had an action this run would have taken and did not start.
+    fn not_started(&self, board: Option<&Board>) -> usize {
+        let Some(board) = board else { return 0 };
+        let assessment = assess(board, Policy::from_config(&self.wf.config));
+        let stories: HashSet<&str> = runnable(&assessment, &self.options, &self.parked)
+            .map(|action| action.story_id.as_str())
+            .collect();
+        stories.len()
     }
 
     /// Who needs a person at the end: the stories this run blocked, then every story in the

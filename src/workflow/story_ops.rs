@@ -1,6 +1,6 @@
 //! Small story changes every action makes: counting usage, recording a failure, blocking.
 
-use super::budget::{self, Refusal};
+use super::budget::Refusal;
 use super::context::Workflow;
 use super::outcome::{Outcome, Stop};
 use crate::agents::transcript::Transcript;
@@ -12,10 +12,10 @@ use crate::error::Result;
 /// Adds an agent call's usage to the story right away (docs/design.md §10), so nothing spent is
 /// lost even if the action fails later.
 pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
+    let usage = wf.spending.not_yet_written(story_id, usage);
     if usage.is_empty() {
         return Ok(());
     }
-    let usage = budget::priced(wf.spending.price(), usage);
     wf.board
         .update(story_id, |story| Ok(story.add_usage(usage)?))?;
     Ok(())
@@ -24,7 +24,7 @@ pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
 /// Leaves the story as it was, with `last_error` set and the usage spent, and reports the
 /// failure.
 pub fn fail(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Result<Outcome> {
-    let usage = budget::priced(wf.spending.price(), usage);
+    let usage = wf.spending.not_yet_written(story_id, usage);
     wf.board.update(story_id, |story| {
         if !usage.is_empty() {
             story.add_usage(usage)?;
@@ -42,12 +42,16 @@ pub fn agent_failed(wf: &Workflow, story_id: &str, error: AgentError) -> Result<
     match error.failure {
         AgentFailure::Refused(refusal) => refused(wf, story_id, &refusal, error.usage),
         AgentFailure::Failed(message) => fail(wf, story_id, message, error.usage),
+        AgentFailure::Unreachable(message) => {
+            fail(wf, story_id, message.clone(), error.usage)?;
+            Ok(Outcome::ServerLost(message))
+        }
     }
 }
 
 /// Records a budget's refusal and returns how the action ended.
 fn refused(wf: &Workflow, story_id: &str, refusal: &Refusal, usage: Usage) -> Result<Outcome> {
-    let usage = budget::priced(wf.spending.price(), usage);
+    let usage = wf.spending.not_yet_written(story_id, usage);
     let outcome = wf
         .board
         .update(story_id, |story| {

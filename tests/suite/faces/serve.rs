@@ -79,6 +79,13 @@ async fn a_bind_beyond_localhost_needs_a_token_that_every_request_carries() {
         refused.stderr
     );
     refused.stderr_has("--token");
+    for guessable in [" ", "        ", "short"] {
+        let refused = env.run(&[
+            "serve", "--host", "0.0.0.0", "--port", "0", "--token", guessable,
+        ]);
+        refused.code(2);
+        refused.stderr_has("--token: a token must be at least 8 characters");
+    }
 
     let served = Served::start(
         &env,

@@ -5,6 +5,7 @@
 mod budget;
 mod conventions;
 mod gates;
+mod lost_server;
 mod preflight;
 mod pty;
 mod report;

