@@ -28,8 +28,15 @@ impl Remote {
         }
         let mut synced = lock(&self.synced);
         let now = Utc::now();
-        let seen = lock(&self.book).seen.get(story_id).cloned();
-        if seen.as_ref().is_some_and(|seen| seen.is_live(now)) {
+        let (seen, live) = {
+            let book = lock(&self.book);
+            let seen = book.seen.get(story_id).cloned();
+            let live = seen
+                .as_ref()
+                .is_some_and(|seen| book.is_live(seen, now, self.claim_ttl));
+            (seen, live)
+        };
+        if live {
             return Ok(Claimed::Elsewhere);
         }
         let claim = Claim {

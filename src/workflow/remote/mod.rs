@@ -90,6 +90,39 @@ struct ClaimBook {
     refused: HashSet<String>,
     /// Stories another run took over from this one.
     lost: HashSet<String>,
+    /// Each claim of another run's as this runner first saw it at its current value, on this
+    /// runner's monotonic clock (docs/design.md §22): a claim whose value stays the same for a
+    /// whole `remote.claimSeconds` was not renewed, and has lapsed whatever its `expires-at`
+    /// says (a clock far ahead, or a hand-written `2099`).
+    observed: HashMap<String, (String, std::time::Instant)>,
+}
+
+impl ClaimBook {
+    /// Whether `seen` holds its story for another run now: readable, not past its own expiry,
+    /// and renewed within the last `ttl` as far as this runner has watched it.
+    fn is_live(&self, seen: &SeenClaim, now: chrono::DateTime<Utc>, ttl: Duration) -> bool {
+        let unchanged_too_long = self
+            .observed
+            .get(&seen.story_id)
+            .is_some_and(|(oid, since)| *oid == seen.oid && since.elapsed() >= ttl);
+        seen.is_live(now) && !unchanged_too_long
+    }
+
+    /// Takes in the claims a fetch found, keeping when each value was first seen.
+    fn observe(&mut self, seen: Vec<SeenClaim>) {
+        let now = std::time::Instant::now();
+        self.observed = seen
+            .iter()
+            .map(|claim| {
+                let since = match self.observed.get(&claim.story_id) {
+                    Some((oid, since)) if *oid == claim.oid => *since,
+                    _ => now,
+                };
+                (claim.story_id.clone(), (claim.oid.clone(), since))
+            })
+            .collect();
+        self.seen = seen.into_iter().map(|s| (s.story_id.clone(), s)).collect();
+    }
 }
 
 /// How a claim attempt ended.
@@ -260,7 +293,7 @@ impl Remote {
             || book
                 .seen
                 .get(story_id)
-                .is_some_and(|seen| seen.is_live(Utc::now()))
+                .is_some_and(|seen| book.is_live(seen, Utc::now(), self.claim_ttl))
     }
 
     /// Whether other runs hold live claims on stories that `open` says are still to be done
@@ -276,7 +309,9 @@ impl Remote {
         let now = Utc::now();
         book.seen
             .values()
-            .filter(|seen| !book.held.contains_key(&seen.story_id) && seen.is_live(now))
+            .filter(|seen| {
+                !book.held.contains_key(&seen.story_id) && book.is_live(seen, now, self.claim_ttl)
+            })
             .map(|seen| seen.story_id.as_str())
             .chain(book.refused.iter().map(String::as_str))
             .any(open)
@@ -289,7 +324,9 @@ impl Remote {
         let now = Utc::now();
         book.seen
             .values()
-            .filter(|seen| seen.is_live(now) && !book.held.contains_key(&seen.story_id))
+            .filter(|seen| {
+                book.is_live(seen, now, self.claim_ttl) && !book.held.contains_key(&seen.story_id)
+            })
             .map(|seen| seen.story_id.clone())
             .chain(book.lost.iter().cloned())
             .collect()

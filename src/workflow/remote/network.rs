@@ -59,7 +59,7 @@ impl Remote {
     pub(super) fn refresh_seen(&self) -> Result<()> {
         let seen = seen_claims(&self.place.root, &self.place.target.name)?;
         let mut book = lock(&self.book);
-        book.seen = seen.into_iter().map(|s| (s.story_id.clone(), s)).collect();
+        book.observe(seen);
         book.refused.clear();
         Ok(())
     }

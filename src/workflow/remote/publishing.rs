@@ -52,12 +52,14 @@ impl Remote {
         to: Side,
     ) -> Result<Delivered> {
         blocking(|| {
+            // A run merges only a story it still holds: the claim's release is pushed with
+            // the merge, compare-and-swap, so a claim taken over meanwhile refuses the whole
+            // push; one already known to be lost is not pushed at all (docs/design.md §22).
+            if !self.holds(story_id) {
+                return Ok(Delivered::ClaimLost);
+            }
             let mut synced = lock(&self.synced);
-            let release = if self.holds(story_id) {
-                vec![story_id.to_string()]
-            } else {
-                Vec::new()
-            };
+            let release = vec![story_id.to_string()];
             let message = format!("agentic-sdlc: {story_id} done");
             let overrides = [(story_id.to_string(), from, to)];
             Ok(
@@ -82,14 +84,21 @@ impl Remote {
         message: &str,
     ) -> Result<Published> {
         let place = &self.place;
-        let mut files = sync::local_changes(place, synced)?;
-        let others = self.others_stories();
-        if !others.is_empty() {
-            // Stories another run holds are its to publish; what this clone did to them (a
-            // lapsed claim's late work) stays here, to be set aside.
-            let ids = sync::story_ids(place, synced, &files)?;
-            files.retain(|(path, _)| ids.get(path).is_none_or(|id| !others.contains(id)));
+        // The push is a compare-and-swap on `synced`, and a lease that matches lets git replace
+        // the base with any commit: one that does not build on `synced` (a merge made on an
+        // older tip, while this run's other story pushed) would drop what came in between.
+        if let Some(code) = code {
+            if !git::descends_from(&place.root, synced, code)? {
+                return Ok(Published::Raced);
+            }
         }
+        let parent = code.unwrap_or(synced.as_str()).to_string();
+        // Stories another run holds are its to publish; what this clone did to them (a lapsed
+        // claim's late work) stays here, to be set aside. A story given in `overrides` goes
+        // as given, its other copies on the parent removed as for any story.
+        let skip = self.others_stories();
+        let note = |message: String| self.warn(None, message);
+        let mut files = sync::publishable(place, synced, &parent, &skip, &note)?;
         for (_, from, to) in overrides {
             files.retain(|(path, _)| *path != from.path && *path != to.path);
             if from.path != to.path {
@@ -97,7 +106,6 @@ impl Remote {
             }
             files.push((to.path.clone(), Some(to.bytes.clone())));
         }
-        let parent = code.unwrap_or(synced.as_str()).to_string();
         let commit = git::commit_files(&place.root, &parent, &files, message)?;
         let mut updates = Vec::new();
         let base_ref = format!("refs/heads/{}", place.base);

@@ -151,6 +151,114 @@ pub fn story_ids(
         .collect())
 }
 
+/// What this clone publishes onto `parent` (the freshly fetched tip, or a merge made on it),
+/// story by story (docs/design.md §22): for each story whose file changed here since
+/// `synced`, its version here merged three-way with the version `parent` holds, from its
+/// version in `synced`. Never a snapshot of the folder: a story another clone changed or added
+/// keeps its version from `parent`.
+///
+/// A story whose file is gone from this folder while `synced` has it is not published as a
+/// deletion: the folder missed it (a sync that could not write it, a move seen halfway), and
+/// the remote's version is put back here instead. Stories in `skip` (another run's) are left
+/// out. Returns each path with its new bytes, or `None` to remove it.
+pub fn publishable(
+    place: &Place,
+    synced: &str,
+    parent: &str,
+    skip: &std::collections::HashSet<String>,
+    note: &dyn Fn(String),
+) -> Result<Vec<(String, Option<Vec<u8>>)>> {
+    let changes = local_changes(place, synced)?;
+    let ids = story_ids(place, synced, &changes)?;
+    let mut files = Vec::new();
+    let mut stories: BTreeMap<String, Vec<String>> = BTreeMap::new();
+    for (path, bytes) in &changes {
+        match ids.get(path) {
+            Some(id) => stories.entry(id.clone()).or_default().push(path.clone()),
+            // A file that names no story (broken by hand) goes as it is; its removal does not.
+            None if bytes.is_some() => files.push((path.clone(), bytes.clone())),
+            None => {}
+        }
+    }
+    for (id, changed) in stories {
+        if skip.contains(&id) {
+            continue;
+        }
+        let ours = locate(place, &id, None, true)?;
+        let mut candidates = changed;
+        candidates.extend(ours.iter().map(|side| side.path.clone()));
+        let names: Vec<String> = candidates
+            .iter()
+            .filter_map(|path| Path::new(path).file_name())
+            .map(|name| name.to_string_lossy().into_owned())
+            .collect();
+        for name in names {
+            for column in Column::ALL {
+                candidates.push(format!("{}/{}/{name}", place.board_rel, column.name()));
+            }
+        }
+        candidates.sort();
+        candidates.dedup();
+        let base = version_of(place, synced, &id, &candidates)?;
+        let theirs_all = versions_of(place, parent, &id, &candidates)?;
+        let theirs = theirs_all.first().cloned();
+        let Some(ours) = ours else {
+            if base.is_some() {
+                note(format!(
+                    "{id} was missing from this clone's board folder; its version on the remote was put back here, not deleted there"
+                ));
+                settle_story(place, &id, None, theirs.as_ref(), note)?;
+            }
+            continue;
+        };
+        let merged = if theirs == base || theirs.is_none() {
+            ours
+        } else {
+            let (Some(base), Some(theirs)) = (base.as_ref(), theirs.as_ref()) else {
+                // New here and new there under one id: the remote's stands, this one is merged
+                // into it by the next sync.
+                continue;
+            };
+            match merge_story(Some(base.version()), ours.version(), theirs.version()) {
+                Ok((path, bytes)) => Side {
+                    path: place.relative(&place.root.join(path)),
+                    bytes,
+                },
+                Err(_) => {
+                    // Brought in (and this clone's version set aside) by the sync.
+                    settle_story(place, &id, Some(base), Some(theirs), note)?;
+                    continue;
+                }
+            }
+        };
+        for other in theirs_all.iter().filter(|side| side.path != merged.path) {
+            files.push((other.path.clone(), None));
+        }
+        files.push((merged.path.clone(), Some(merged.bytes)));
+    }
+    Ok(files)
+}
+
+/// The version of story `id` that commit `rev` holds at one of `paths`, if any.
+fn version_of(place: &Place, rev: &str, id: &str, paths: &[String]) -> Result<Option<Side>> {
+    Ok(versions_of(place, rev, id, paths)?.into_iter().next())
+}
+
+/// Every file of story `id` that commit `rev` holds at one of `paths`.
+fn versions_of(place: &Place, rev: &str, id: &str, paths: &[String]) -> Result<Vec<Side>> {
+    let files = git::read_files(&place.root, rev, paths)?;
+    Ok(paths
+        .iter()
+        .filter_map(|path| {
+            let bytes = files.get(path)?;
+            (story_id_of(path, bytes).as_deref() == Some(id)).then(|| Side {
+                path: path.clone(),
+                bytes: bytes.clone(),
+            })
+        })
+        .collect())
+}
+
 /// Brings the remote's changes between base commits `old` and `new` into the board folder.
 /// `note` hears about stories whose two versions could not be merged.
 pub fn bring_in(place: &Place, old: &str, new: &str, note: &dyn Fn(String)) -> Result<()> {
