@@ -15,9 +15,11 @@ use crate::workflow::delivery::{
 use crate::workflow::workspace::Work;
 use crate::workflow::{off_the_runtime, review};
 
-/// Times a delivery merges again because another clone moved the base while it tested: other
-/// clones' merges and board pushes move the base all night.
-const REMOTE_BASE_RACES: usize = 10;
+/// Times a delivery merges again because the base moved while it tested: other clones' merges
+/// and board pushes (and this run's other stories') move the base all night, every few hundred
+/// milliseconds on a busy fleet. Each new try waits a little longer, jittered, so clones that
+/// collided do not collide again in step.
+const REMOTE_BASE_RACES: usize = 40;
 
 pub(crate) async fn integrate_through(
     wf: &Workflow,
@@ -36,6 +38,9 @@ pub(crate) async fn integrate_through(
     // The remote tip the story's merge last passed the tests on.
     let mut tested: Option<String> = None;
     for attempt in 0..REMOTE_BASE_RACES {
+        if attempt > 0 {
+            tokio::time::sleep(super::publishing::race_pause(attempt)).await;
+        }
         remote.pull().await?;
         let tip = remote.synced_tip();
         if attempt > 0 {

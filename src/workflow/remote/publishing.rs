@@ -203,7 +203,7 @@ impl Remote {
 
 /// A short, growing, jittered pause after losing a race to the base, so clones that collided
 /// do not collide again in step.
-fn race_pause(attempt: usize) -> Duration {
+pub(super) fn race_pause(attempt: usize) -> Duration {
     let jitter = u64::from(Utc::now().timestamp_subsec_millis() % 50);
     Duration::from_millis(20 * attempt as u64 + jitter)
 }

@@ -7,7 +7,7 @@ mod conventions;
 mod gates;
 mod lost_server;
 mod preflight;
-mod pty;
+pub(super) mod pty;
 mod report;
 mod slugs;
 mod streams;

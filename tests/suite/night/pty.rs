@@ -23,8 +23,14 @@ pub struct Pty {
 
 impl Pty {
     /// Starts `command` with the pty as its stdin, stdout, stderr and controlling terminal.
-    pub fn spawn(mut command: Command) -> Pty {
-        let (master, slave) = open_pair();
+    pub fn spawn(command: Command) -> Pty {
+        Pty::spawn_after(command, |_| {})
+    }
+
+    /// [`Pty::spawn`], with `before_start` given the terminal's path first.
+    pub fn spawn_after(mut command: Command, before_start: impl FnOnce(&str)) -> Pty {
+        let (master, slave, tty) = open_pair();
+        before_start(&tty);
         command
             .stdin(Stdio::from(slave.try_clone().unwrap()))
             .stdout(Stdio::from(slave.try_clone().unwrap()))
@@ -135,7 +141,7 @@ impl Drop for Pty {
 }
 
 /// A new pty pair, 120 columns by 40 rows.
-fn open_pair() -> (File, File) {
+fn open_pair() -> (File, File, String) {
     // SAFETY: plain libc calls on a descriptor this function owns; every result is checked.
     unsafe {
         let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
@@ -149,6 +155,7 @@ fn open_pair() -> (File, File) {
         let mut name = [0 as libc::c_char; 128];
         assert_eq!(libc::ptsname_r(master, name.as_mut_ptr(), name.len()), 0);
         let path = CStr::from_ptr(name.as_ptr());
+        let tty = path.to_string_lossy().into_owned();
         let slave = libc::open(path.as_ptr(), libc::O_RDWR | libc::O_NOCTTY);
         assert!(
             slave >= 0,
@@ -165,6 +172,6 @@ fn open_pair() -> (File, File) {
         let master = File::from_raw_fd(master);
         let slave = File::from_raw_fd(slave);
         assert!(master.as_raw_fd() >= 0 && slave.as_raw_fd() >= 0);
-        (master, slave)
+        (master, slave, tty)
     }
 }

@@ -3,10 +3,12 @@
 
 mod bounds;
 pub mod breaches;
+mod escapes;
 mod key;
 mod outside_text;
 mod processes;
 mod scenarios;
+mod terminal;
 
 use std::time::Duration;
 
