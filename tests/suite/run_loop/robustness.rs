@@ -204,3 +204,40 @@ async fn two_files_with_one_id_are_not_run_and_never_looped_on() {
     let status = env.run(&["status"]);
     assert!(status.stdout.contains("same id"), "{}", status.stdout);
 }
+
+#[tokio::test]
+async fn an_interrupted_action_keeps_the_spend_of_every_reply_it_got() {
+    let env = TestEnv::init();
+    let llm = FakeLlm::start().await;
+    let (_, slug, _) = env.add("Add a rate limiter", &[]);
+    // Research reads three times, then thinks for longer than anyone waits.
+    for _ in 0..3 {
+        llm.push(
+            "research",
+            crate::suite::fake_llm::Reply::tool("list_files", serde_json::json!({"path": "."})),
+        );
+    }
+    llm.push(
+        "research",
+        crate::suite::fake_llm::Reply::delayed(
+            Duration::from_secs(60),
+            crate::suite::fake_llm::Reply::text("Too late."),
+        ),
+    );
+
+    let child = env.spawn_with_llm(&llm, &["run", "--auto"]);
+    wait_until(
+        "the fourth research request",
+        Duration::from_secs(30),
+        || llm.requests_for("research").len() == 4,
+    );
+    signal(&child, libc::SIGINT);
+    finish(child).code(130);
+
+    // Refine's request and research's three answered ones, 100 + 20 tokens each: all in the
+    // story, though the action that spent them never finished (docs/design.md §22).
+    let usage = front_json(&env, &env.story_path(&slug))["usage"].clone();
+    assert_eq!(usage["requests"], 4, "{usage}");
+    assert_eq!(usage["prompt_tokens"], 400, "{usage}");
+    assert_eq!(usage["completion_tokens"], 80, "{usage}");
+}
