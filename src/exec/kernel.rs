@@ -156,9 +156,11 @@ pub(crate) fn seccomp_programs(deny_inet: bool) -> Result<Vec<Vec<libc::sock_fil
     }
     let mut ioctl_rules = Vec::new();
     for request in [libc::TIOCSTI, libc::TIOCLINUX] {
-        let equal =
-            SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request as u64)
-                .map_err(fail)?;
+        // The request's type is the C library's (an unsigned long with glibc, an int with musl).
+        #[allow(clippy::unnecessary_cast)]
+        let request = request as u64;
+        let equal = SeccompCondition::new(1, SeccompCmpArgLen::Dword, SeccompCmpOp::Eq, request)
+            .map_err(fail)?;
         ioctl_rules.push(SeccompRule::new(vec![equal]).map_err(fail)?);
     }
     rules.insert(libc::SYS_ioctl, ioctl_rules);

@@ -228,7 +228,8 @@ mod tests {
     #[test]
     fn every_method_that_writes_for_a_person_escapes_control_characters() {
         let hostile = "model says \u{1b}]52;c;ZXZpbA==\u{7}\u{1b}[2J\u{1b}]8;;http://x\u{7}link\r";
-        let methods: [(&str, fn(&Printer, &str)); 6] = [
+        type Method = fn(&Printer, &str);
+        let methods: [(&str, Method); 6] = [
             ("out", |p, t| p.out(t)),
             ("info", |p, t| p.info(t)),
             ("problem", |p, t| p.problem(t)),

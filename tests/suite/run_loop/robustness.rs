@@ -236,7 +236,7 @@ async fn an_interrupted_action_keeps_the_spend_of_every_reply_it_got() {
 
     // Refine's request and research's three answered ones, 100 + 20 tokens each: all in the
     // story, though the action that spent them never finished (docs/design.md §22).
-    let usage = front_json(&env, &env.story_path(&slug))["usage"].clone();
+    let usage = front_json(&env, env.story_path(&slug))["usage"].clone();
     assert_eq!(usage["requests"], 4, "{usage}");
     assert_eq!(usage["prompt_tokens"], 400, "{usage}");
     assert_eq!(usage["completion_tokens"], 80, "{usage}");
