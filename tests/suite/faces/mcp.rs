@@ -132,6 +132,30 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
     );
     assert!(refused.message.contains("research_complete"), "{refused:?}");
     assert_eq!(details(&env, &slug)["research_complete"], false);
+    // A title with a newline, an escape or a bell is refused, and no file is written.
+    let stories_before = env.status_json()["columns"]["backlog"]
+        .as_array()
+        .unwrap()
+        .len();
+    let hostile = mcp_error(
+        call(
+            &client,
+            "add_story",
+            json!({"title": "Two\nlines \u{1b}]0;owned\u{7}"}),
+        )
+        .await,
+    );
+    assert!(
+        hostile.message.contains("control characters"),
+        "{hostile:?}"
+    );
+    assert_eq!(
+        env.status_json()["columns"]["backlog"]
+            .as_array()
+            .unwrap()
+            .len(),
+        stories_before
+    );
 
     // Refine, then research, whose human gate holds the output for a decision.
     let ran = answer(

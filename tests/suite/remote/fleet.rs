@@ -368,3 +368,108 @@ async fn a_lapsed_claim_on_a_story_nobody_can_run_does_not_keep_a_run_waiting() 
         "not this run's to remove"
     );
 }
+
+/// Pushes a claim record on `story` to the remote, as a runner (or a hand) would.
+fn plant_claim(fleet: &Fleet, story: &Story, expires_at: &str) {
+    let record = format!(
+        "agentic-sdlc claim on {id}\n\nstory: {id}\nhost: elsewhere\nrun: 1\npid: 1\nclaimed-at: 2026-01-01T00:00:00Z\nexpires-at: {expires_at}\n",
+        id = story.id
+    );
+    let tree = fleet.origin(&["hash-object", "-t", "tree", "-w", "/dev/null"]);
+    let claim = fleet.origin(&[
+        "-c",
+        "user.name=x",
+        "-c",
+        "user.email=x@example.com",
+        "commit-tree",
+        &tree,
+        "-m",
+        &record,
+    ]);
+    let claim_ref = format!("refs/agentic-sdlc/claims/{}", story.id);
+    fleet.origin(&["update-ref", &claim_ref, &claim]);
+}
+
+#[tokio::test]
+async fn a_claim_that_says_2099_lapses_once_seen_unchanged_for_claim_seconds() {
+    let fleet = Fleet::new(1, json!({"remote": {"claimSeconds": 3, "pollSeconds": 1}})).await;
+    let stories = fleet.stories(&[("Held forever", &[])]);
+    plant_claim(&fleet, &stories[0], "2099-01-01T00:00:00Z");
+
+    let started = Instant::now();
+    let out = fleet.run(0, &["run", "--auto", "--remote", "origin", "-v"]);
+
+    assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);
+    assert!(
+        started.elapsed() >= Duration::from_secs(3),
+        "the claim was watched for a whole claimSeconds first"
+    );
+    assert!(
+        out.stderr.contains("took the story over from elsewhere"),
+        "{}",
+        out.stderr
+    );
+    assert!(fleet
+        .on_main(&format!(".agentic-sdlc/done/{}.md", stories[0].slug))
+        .is_some());
+    assert!(fleet.claims().is_empty(), "{:?}", fleet.claims());
+}
+
+#[tokio::test]
+async fn a_runner_whose_claim_was_taken_never_merges_the_story() {
+    let fleet = Fleet::new(2, json!({"remote": {"claimSeconds": 60, "pollSeconds": 1}})).await;
+    let stories = fleet.unscripted_stories(&[("Contested story", &[])]);
+    let story = &stories[0];
+    let marker = story.marker();
+    // The first runner implements at once and its code review takes a while; the second
+    // runner, which takes the story over meanwhile, implements slowly: when the first comes to
+    // merge, the story is another run's and not merged yet.
+    fleet.script_implement(story);
+    fleet.fake.push_for(
+        "implement",
+        &marker,
+        Reply::delayed(
+            Duration::from_secs(12),
+            Reply::tool(
+                "write_file",
+                json!({"path": story.work_file(), "content": format!("done {}\n", story.slug)}),
+            ),
+        ),
+    );
+    fleet
+        .fake
+        .push_for("implement", &marker, Reply::text("Wrote the work file."));
+    fleet.fake.push_for(
+        "code-review",
+        &marker,
+        Reply::delayed(Duration::from_secs(5), Reply::verdict(true, json!([]))),
+    );
+
+    let first = fleet.spawn(0, &["run", "--auto", "--remote", "origin"]);
+    wait_for(Duration::from_secs(60), "the first runner's review", || {
+        fleet.calls_about("code-review", story) == 1
+    });
+    // Somebody deletes the first runner's claim, and a second runner takes the story.
+    fleet.origin(&[
+        "update-ref",
+        "-d",
+        &format!("refs/agentic-sdlc/claims/{}", story.id),
+    ]);
+    let second = fleet.spawn(1, &["run", "--auto", "--remote", "origin"]);
+    let first = finish(first);
+    let second = finish(second);
+    assert_eq!(second.code, 0, "{}\n{}", second.stdout, second.stderr);
+
+    let merges = fleet
+        .origin(&["log", "--first-parent", "--format=%s", "main"])
+        .lines()
+        .filter(|s| s.starts_with("Merge agentic-sdlc/"))
+        .count();
+    assert_eq!(
+        merges, 1,
+        "the story landed once\n--- first runner\n{}\n{}",
+        first.stdout, first.stderr
+    );
+    assert_eq!(fleet.calls_about("implement", story), 2);
+    every_commit_keeps_every_story(&fleet);
+}
