@@ -167,6 +167,10 @@ pub struct PhaseConfig {
     /// Overrides `llm.maxTokens` for this phase's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// The phase agent's turn budget (docs/design.md §21); unset: [`READ_ONLY_PHASE_TURNS`]
+    /// for the phases that only read, `llm.maxTurns` for implement.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub max_turns: Option<u32>,
     /// `false` skips the phase: its flag counts as complete (refine: the story moves to ready
     /// as written).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -325,6 +329,10 @@ pub enum NetworkAccess {
     Host,
 }
 
+/// The turn budget of refine, research and plan unless `phases.<phase>.maxTurns` says
+/// otherwise: enough to read the files a story names and look around them.
+pub const READ_ONLY_PHASE_TURNS: u32 = 12;
+
 /// The most independent implement attempts: each holds a worktree and a conversation.
 const MAX_ATTEMPTS: u32 = 16;
 /// The smallest `tools.maxReadBytes`: less would not show a screenful of code.
@@ -340,6 +348,17 @@ impl PhasesConfig {
     /// `phases.<phase>.maxTokens`, when set.
     pub fn max_tokens(&self, phase: &str) -> Option<u32> {
         self.phase(phase).and_then(|p| p.max_tokens)
+    }
+
+    /// The turn budget of the phase's agent: `phases.<phase>.maxTurns`, else a small one for a
+    /// phase that only reads (a small model that wanders reads the same files for ever), never
+    /// more than `llm.maxTurns`; implement gets `llm.maxTurns`.
+    pub fn turn_budget(&self, phase: &str, max_turns: u32) -> u32 {
+        match self.phase(phase).and_then(|p| p.max_turns) {
+            Some(turns) => turns,
+            None if phase == "implement" => max_turns,
+            None => READ_ONLY_PHASE_TURNS.min(max_turns),
+        }
     }
 
     /// Whether the phase runs (`phases.<phase>.enabled`, true unless set to false).
@@ -489,6 +508,9 @@ impl Config {
             return fail("llm.maxTokens", "must be at least 1");
         }
         for phase in crate::board::PHASES {
+            if self.phases.phase(phase).and_then(|p| p.max_turns) == Some(0) {
+                return fail(&format!("phases.{phase}.maxTurns"), "must be at least 1");
+            }
             if self.phases.max_tokens(phase) == Some(0) {
                 return fail(&format!("phases.{phase}.maxTokens"), "must be at least 1");
             }

@@ -36,6 +36,11 @@ pub trait ToolExecutor: Send + Sync {
     /// OpenAI function definitions (`{"type": "function", "function": {"name", …}}`).
     fn definitions(&self) -> Vec<Value>;
     async fn call(&self, name: &str, arguments: &str) -> ToolResultText;
+    /// Whether the tool can change the files (a later read may then read something else).
+    fn writes(&self, name: &str) -> bool {
+        let _ = name;
+        true
+    }
 }
 
 /// A check of the work an agent did, run when the model says it is done (the project's tests
@@ -84,6 +89,8 @@ pub struct ConverseOptions<'a> {
     /// Under the text protocol, leave the tools out of the prompt: the agent's own prompt says
     /// how it acts (implement with `editFormat: "whole"`). Calls it writes still run.
     pub tools_untold: bool,
+    /// The turn budget (`phases.<phase>.maxTurns`); `None` uses `llm.maxTurns`.
+    pub max_turns: Option<u32>,
 }
 
 /// Runs a conversation to its end, with the prompt's reply cap and answer schema.
@@ -92,8 +99,11 @@ pub struct ConverseOptions<'a> {
 /// message with its id for native calls and for calls read from text under `auto` (the call is
 /// put into the history as the native call it stands for), a user message under `text`. If the
 /// server refuses `tools` on the first request, the request is repeated once without them.
-/// After `max_turns` requests that still end in tool calls, this fails with
-/// [`LlmError::MaxTurns`] without running those last calls.
+/// A reading call identical to one already answered, with nothing changed since (no call that
+/// writes ran in between), is not run again: its result says it is done and above, and the turn
+/// counts (docs/design.md §21, "Every phase ends"). When `max_turns` requests have been sent and
+/// the model still calls tools, those calls are not run: the tools are withdrawn and the model
+/// is asked once for its answer, which ends the conversation.
 ///
 /// The transcript gets each request (only the messages added since the previous request, so it
 /// grows linearly; with the tool names), each response, each tool call with its result and the
@@ -215,6 +225,7 @@ async fn run_turns(
     let mut recorded = 0;
     let mut last_unreadable: Option<String> = None;
     let mut last_failed: Option<Answered> = None;
+    let mut answered_since_change = AnsweredCalls::default();
     loop {
         done.turns += 1;
         let sent = send(
@@ -265,13 +276,23 @@ async fn run_turns(
             // The reply is the model's change: its edits are made, and unless one failed the
             // reply counts as its answer, checked like any other.
             turn.calls = edits;
-            if done.turns >= max_turns {
-                let err = LlmError::MaxTurns(max_turns);
-                record_error(transcript, &err);
-                return Err(err);
+            let last_turn = done.turns >= max_turns;
+            let answered = answer_calls(
+                tools,
+                turn,
+                &reply,
+                &mut messages,
+                transcript,
+                done,
+                &mut answered_since_change,
+            )
+            .await?;
+            if last_turn {
+                // The budget's last reply was the change itself: it is made, and it is the
+                // answer.
+                finish(reply, transcript, done);
+                return Ok(());
             }
-            let answered =
-                answer_calls(tools, turn, &reply, &mut messages, transcript, done).await?;
             if answered.repeats(last_failed.as_ref()) {
                 return end_repeating(reply, transcript, done);
             }
@@ -327,16 +348,75 @@ async fn run_turns(
             return Ok(());
         }
         if done.turns >= max_turns {
-            let err = LlmError::MaxTurns(max_turns);
-            record_error(transcript, &err);
-            return Err(err);
+            return last_call(
+                client,
+                &mut messages,
+                &reply,
+                &reading,
+                options,
+                transcript,
+                done,
+                tools,
+                &mut answered_since_change,
+            )
+            .await;
         }
-        let answered = answer_calls(tools, turn, &reply, &mut messages, transcript, done).await?;
+        let answered = answer_calls(
+            tools,
+            turn,
+            &reply,
+            &mut messages,
+            transcript,
+            done,
+            &mut answered_since_change,
+        )
+        .await?;
         if answered.repeats(last_failed.as_ref()) {
             return end_repeating(reply, transcript, done);
         }
         last_failed = Some(answered);
     }
+}
+
+/// The turn budget is spent and the model still calls tools: its calls are not run, the tools
+/// are withdrawn, and it is asked once for its answer with what it has read. That reply ends
+/// the conversation, whatever it holds: its text is the answer (a read-only phase finishes with
+/// what it found), and a change it writes in full is made. Only a server that does not answer
+/// fails it.
+#[allow(clippy::too_many_arguments)]
+async fn last_call(
+    client: &LlmClient,
+    messages: &mut Vec<ChatMessage>,
+    reply: &ChatReply,
+    reading: &Reading,
+    options: ConverseOptions<'_>,
+    transcript: &Transcript,
+    done: &mut Conversation,
+    tools: Option<&dyn ToolExecutor>,
+    answered: &mut AnsweredCalls,
+) -> Result<(), LlmError> {
+    transcript.record(
+        "turn_budget_spent",
+        json!({"turn": done.turns, "action": "tools withdrawn; asked for the answer"}),
+    );
+    messages.push(reply_as_text(reply));
+    messages.push(ChatMessage::User(
+        super::prompts::turn_budget_spent(done.turns).to_string(),
+    ));
+    let recorded = messages.len() - 2;
+    done.turns += 1;
+    let last = send(client, messages, recorded, &[], options, transcript, done)
+        .await
+        .inspect_err(|err| record_error(transcript, err))?;
+    record_response(transcript, done.turns, &last);
+    let mut turn = reading.read(&last, false);
+    let edits = std::mem::take(&mut turn.edits);
+    if !edits.is_empty() {
+        turn.calls = edits;
+        answer_calls(tools, turn, &last, messages, transcript, done, answered).await?;
+    }
+    finish(last, transcript, done);
+    Ok(())
 }
 
 /// Ends a conversation whose model sent the same calls again after reading their results: the
@@ -426,6 +506,38 @@ impl Answered {
     }
 }
 
+/// The reading calls answered since the last call that could change the files, by name and
+/// arguments: the same call again would read the same, so it is answered from here.
+#[derive(Default)]
+struct AnsweredCalls(std::collections::HashSet<(String, String)>);
+
+impl AnsweredCalls {
+    fn key(name: &str, arguments: &str) -> (String, String) {
+        // The same arguments written another way (spacing, key order) are the same call.
+        let arguments = serde_json::from_str::<Value>(arguments)
+            .map(|value| canonical(&value).to_string())
+            .unwrap_or_else(|_| arguments.trim().to_string());
+        (name.to_string(), arguments)
+    }
+}
+
+/// `value` with every object's keys sorted.
+fn canonical(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let sorted: std::collections::BTreeMap<&String, Value> =
+                map.iter().map(|(k, v)| (k, canonical(v))).collect();
+            Value::Object(sorted.into_iter().map(|(k, v)| (k.clone(), v)).collect())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(canonical).collect()),
+        other => other.clone(),
+    }
+}
+
+/// What a call that was already answered gets instead of running again.
+pub(crate) const ALREADY_DONE: &str =
+    "Already done: this exact call was answered above, and nothing has changed since. Use that result; do not ask for it again.";
+
 /// Runs a turn's calls and puts them and their results into the history.
 async fn answer_calls(
     tools: Option<&dyn ToolExecutor>,
@@ -434,6 +546,7 @@ async fn answer_calls(
     messages: &mut Vec<ChatMessage>,
     transcript: &Transcript,
     done: &mut Conversation,
+    answered_before: &mut AnsweredCalls,
 ) -> Result<Answered, LlmError> {
     let mut results = Vec::with_capacity(turn.calls.len());
     let mut answered = Answered {
@@ -441,8 +554,25 @@ async fn answer_calls(
         failed: 0,
     };
     for (call, form) in &turn.calls {
+        let key = AnsweredCalls::key(&call.name, &call.arguments);
+        let repeated = answered_before.0.contains(&key);
         let result = match tools {
-            Some(tools) => tools.call(&call.name, &call.arguments).await,
+            _ if repeated => ToolResultText {
+                content: ALREADY_DONE.to_string(),
+                is_error: false,
+                fatal: false,
+            },
+            Some(tools) => {
+                let result = tools.call(&call.name, &call.arguments).await;
+                if tools.writes(&call.name) {
+                    // What was read before may read differently now; a write itself is never
+                    // answered from above (running the tests again after a change is work).
+                    answered_before.0.clear();
+                } else if !result.is_error {
+                    answered_before.0.insert(key);
+                }
+                result
+            }
             None => ToolResultText {
                 content: format!(
                     "Error: no tools are available here, so `{}` cannot be run.",

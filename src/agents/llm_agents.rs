@@ -195,10 +195,11 @@ impl LlmAgents {
     }
 
     async fn talk(&self, ask: Ask<'_>) -> Result<AgentOutput, AgentError> {
+        let max_turns = ask.prompt.options.max_turns.unwrap_or(self.max_turns);
         match converse_with(
             &self.client_for(ask.story_id),
             ask.prompt,
-            self.max_turns,
+            max_turns,
             ask.transcript,
         )
         .await
@@ -234,6 +235,7 @@ impl LlmAgents {
             protocol: self.tool_protocol,
             sampling: sampling_for(0, self.temperature),
             tools_untold: false,
+            max_turns: None,
         };
         let ask = Ask::new(story_id, &system, user, tools, &transcript, options);
         let first = self.talk(ask).await?;
@@ -270,6 +272,10 @@ impl LlmAgents {
 impl ToolExecutor for ToolBox {
     fn definitions(&self) -> Vec<Value> {
         ToolBox::definitions(self)
+    }
+
+    fn writes(&self, name: &str) -> bool {
+        super::tools::writes(name)
     }
 
     async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
@@ -315,6 +321,10 @@ impl Agents for LlmAgents {
             protocol: self.tool_protocol,
             sampling: sampling_for(request.variant, self.temperature),
             tools_untold: access == ToolAccess::ReadWrite && self.edit_format == EditFormat::Whole,
+            max_turns: Some(
+                self.phases
+                    .turn_budget(request.phase.name(), self.max_turns),
+            ),
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();
@@ -382,6 +392,7 @@ impl Agents for LlmAgents {
             protocol: self.tool_protocol,
             sampling: sampling_for(0, self.temperature),
             tools_untold: false,
+            max_turns: None,
         };
         let story_id = request.story.id();
         let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);

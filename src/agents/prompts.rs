@@ -449,6 +449,16 @@ pub fn text_results(observations: &[String], left_out: usize) -> String {
     out
 }
 
+/// Sent when the turn budget is spent and the model still calls tools: no more tools, the
+/// answer now (docs/design.md §21, "Every phase ends").
+pub fn turn_budget_spent(turns: u32) -> String {
+    format!(
+        "You have used all {turns} turns: no more tool calls will run, and the calls in your \
+         last reply were not run. Give your final answer now, from what you have read so far, \
+         in the form the task asks for, without any tool call."
+    )
+}
+
 /// Sent back when a reply held a call that could not be read.
 pub fn unreadable_call(why: &str, text_only: bool) -> String {
     let form = if text_only {

@@ -193,25 +193,46 @@ async fn tools_refused_on_the_first_turn_are_dropped_once() {
 }
 
 #[tokio::test]
-async fn max_turns_ends_a_model_that_never_stops() {
+async fn a_spent_turn_budget_withdraws_the_tools_and_asks_for_the_answer() {
     let server = MockServer::start().await;
     answer(
         &server,
-        ok(completion(None, &[("c", "read_file", "{}")])),
+        ok(completion(
+            Some("Found what I need."),
+            &[("c", "read_file", "{}")],
+        )),
         100,
     )
     .await;
     let tools = FakeTools::default();
-    let err = converse(&server, Some(&tools), 2, &Transcript::disabled())
+    let done = converse(&server, Some(&tools), 2, &Transcript::disabled())
         .await
-        .unwrap_err();
-    assert!(matches!(err.error, LlmError::MaxTurns(2)), "{err:?}");
-    assert_eq!(err.usage.requests, 2, "usage of the failed turns is kept");
-    assert_eq!(request_bodies(&server).await.len(), 2);
+        .unwrap();
+    // Two turns, then one request without tools that asks for the answer; its text is it.
+    assert_eq!(done.final_text, "Found what I need.");
+    assert_eq!(done.usage.requests, 3);
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 3);
+    assert!(bodies[1].get("tools").is_some());
+    assert!(bodies[2].get("tools").is_none(), "the tools are withdrawn");
+    let last = bodies[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("You have used all 2 turns"),
+        "{last}"
+    );
     assert_eq!(
         tools.calls.lock().unwrap().len(),
         1,
-        "the calls of the last turn are not run"
+        "the second turn's call repeats the first and is answered from above; the last \
+         turn's calls are not run"
     );
 }
 
@@ -645,4 +666,83 @@ async fn the_same_failing_call_after_its_error_ends_the_conversation() {
         .await
         .unwrap();
     assert_eq!((done.turns, done.tool_calls), (2, 2));
+}
+
+/// Tools that only read, like research's.
+#[derive(Default)]
+struct ReadingTools(FakeTools);
+
+#[async_trait]
+impl ToolExecutor for ReadingTools {
+    fn definitions(&self) -> Vec<Value> {
+        self.0.definitions()
+    }
+
+    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+        self.0.call(name, arguments).await
+    }
+
+    fn writes(&self, _name: &str) -> bool {
+        false
+    }
+}
+
+#[tokio::test]
+async fn a_call_already_answered_is_not_run_again_and_counts_as_a_turn() {
+    let server = MockServer::start().await;
+    answer(
+        &server,
+        ok(completion(
+            None,
+            &[("c1", "read_file", r#"{"path":"a","offset":1}"#)],
+        )),
+        1,
+    )
+    .await;
+    // The same call, written another way.
+    answer(
+        &server,
+        ok(completion(
+            None,
+            &[("c2", "read_file", r#"{ "offset": 1, "path": "a" }"#)],
+        )),
+        1,
+    )
+    .await;
+    answer(&server, ok(completion(Some("all read"), &[])), 1).await;
+    let tools = ReadingTools::default();
+
+    let done = converse(&server, Some(&tools), 5, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    assert_eq!(done.final_text, "all read");
+    assert_eq!(done.turns, 3, "the repeat took a turn");
+    assert_eq!(tools.0.calls.lock().unwrap().len(), 1, "run once");
+    let bodies = request_bodies(&server).await;
+    let last = bodies[2]["messages"].as_array().unwrap();
+    let answer_to_repeat = last.last().unwrap();
+    assert_eq!(answer_to_repeat["role"], "tool");
+    assert_eq!(answer_to_repeat["tool_call_id"], "c2");
+    assert_eq!(answer_to_repeat["content"], super::ALREADY_DONE);
+}
+
+#[tokio::test]
+async fn a_call_is_run_again_once_a_write_may_have_changed_its_answer() {
+    let server = MockServer::start().await;
+    for _ in 0..2 {
+        answer(
+            &server,
+            ok(completion(None, &[("c", "read_file", r#"{"path":"a"}"#)])),
+            1,
+        )
+        .await;
+    }
+    answer(&server, ok(completion(Some("done"), &[])), 1).await;
+    // FakeTools counts every tool as one that writes.
+    let tools = FakeTools::default();
+    converse(&server, Some(&tools), 5, &Transcript::disabled())
+        .await
+        .unwrap();
+    assert_eq!(tools.calls.lock().unwrap().len(), 2);
 }

@@ -26,6 +26,11 @@ use serde_json::Value;
 
 pub use crate::exec::{head_tail, BoxedCommand, Sandbox};
 pub(crate) use definitions::names as defined_names;
+
+/// Whether the tool `name` can change the repository (an unknown name counts as one that can).
+pub(crate) fn writes(name: &str) -> bool {
+    registry::find(name).is_none_or(|tool| tool.writes())
+}
 use registry::ToolHandler;
 
 /// What an agent may do: every agent reads, only implement writes and runs commands.

@@ -241,7 +241,7 @@ async fn commands_are_bounded_in_time_and_in_the_output_the_model_gets() {
 }
 
 #[tokio::test]
-async fn a_model_that_never_stops_calling_tools_fails_after_max_turns() {
+async fn a_model_that_never_stops_calling_tools_is_asked_for_its_answer_at_the_budget() {
     let p = Project::new().await;
     p.config(&[("llm.maxTurns", "2")]);
     let story = p.planned("Rename old");
@@ -250,11 +250,22 @@ async fn a_model_that_never_stops_calling_tools_fails_after_max_turns() {
 
     let out = p.step(&story, "implement");
 
+    // Each try: two turns, then the tools are withdrawn and the answer asked for; an answer
+    // that changed nothing is refused, and tried once more with that feedback.
     out.code(1);
-    assert_eq!(p.fake.requests_for("implement").len(), 2);
+    let requests = p.fake.requests_for("implement");
+    assert_eq!(requests.len(), 6);
+    for last in [&requests[2], &requests[5]] {
+        assert!(last.tool_names().is_empty(), "the tools are withdrawn");
+        assert!(
+            last.last_message().contains("You have used all 2 turns"),
+            "{}",
+            last.last_message()
+        );
+    }
     let front = p.front(&story);
     let error = front["last_error"].as_str().unwrap_or_default();
-    assert!(error.contains("2 turns"), "last_error: {error:?}");
+    assert!(error.contains("change"), "last_error: {error:?}");
     assert_eq!(front["implementation_complete"], false);
     assert_eq!(section(&p.body(&story), "Implementation Notes"), "");
 }

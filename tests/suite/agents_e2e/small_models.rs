@@ -395,3 +395,46 @@ async fn a_named_function_written_into_another_file_than_the_story_names_goes_ba
     );
     assert!(p.env.read("calc.py").contains("def sub"));
 }
+
+#[tokio::test]
+async fn a_research_that_keeps_reading_ends_at_its_turn_budget_with_what_it_found() {
+    let p = Project::new().await;
+    p.config(&[("phases.research.maxTurns", "3")]);
+    let story = p.story("Wanders", "A summary.", "- [ ] It works", "ready", &[]);
+    // The same read over and over, as a small model does; then, asked for its answer, it gives
+    // it.
+    for _ in 0..3 {
+        p.fake
+            .push("research", Reply::tool("read_file", json!({"path": "README.md"})));
+    }
+    p.fake
+        .push("research", Reply::text("Findings: the README says enough."));
+    p.env.write("README.md", "A project.\n");
+
+    p.step(&story, "research").success();
+
+    let requests = p.fake.requests_for("research");
+    assert_eq!(requests.len(), 4, "three turns, then the answer");
+    assert!(requests[3].tool_names().is_empty(), "the tools are withdrawn");
+    assert!(requests[3]
+        .last_message()
+        .starts_with("You have used all 3 turns"));
+    // The second and third reads were answered from above, not run again.
+    let third: Vec<Json> = requests[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .cloned()
+        .collect();
+    assert!(third[0]["content"].as_str().unwrap().contains("A project."));
+    assert!(third[1]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("Already done"));
+    assert_eq!(
+        section(&p.body(&story), "Research"),
+        "Findings: the README says enough."
+    );
+    assert_eq!(p.front(&story)["research_complete"], true);
+}

@@ -15,7 +15,8 @@ async fn usage_sums_every_request_made_for_the_story_including_failed_ones() {
     let story = p.story("Counted", "A summary.", "- [ ] It works", "backlog", &[]);
     let other = p.ready("Someone else");
 
-    // A failed implement spends two replies; its tokens count all the same.
+    // A failed implement spends three replies a try (two turns, then its answer without tools),
+    // and is tried twice; its tokens count all the same.
     p.config(&[("llm.maxTurns", "2")]);
     p.fake
         .set_default("implement", Reply::tool("list_files", json!({})));
@@ -23,8 +24,8 @@ async fn usage_sums_every_request_made_for_the_story_including_failed_ones() {
     assert_eq!(p.front(&story)["implementation_complete"], false);
     let failed_usage = &p.details(&story)["usage"];
     assert_eq!(
-        failed_usage["requests"], 5,
-        "refine, research, plan, 2 implement: {failed_usage}"
+        failed_usage["requests"], 9,
+        "refine, research, plan, 6 implement: {failed_usage}"
     );
 
     // Then the story finishes, with a tool turn and a review reminder along the way; the
@@ -41,9 +42,9 @@ async fn usage_sums_every_request_made_for_the_story_including_failed_ones() {
     p.step(&other, "research").success();
 
     let story_requests = p.fake.requests().len() as u64 - 1;
-    // 5 above, then 3 implement (a tool turn, the write, the notes), 3 perspectives and one
+    // 9 above, then 3 implement (a tool turn, the write, the notes), 3 perspectives and one
     // reminder.
-    assert_eq!(story_requests, 12);
+    assert_eq!(story_requests, 16);
     let usage = p.details(&story)["usage"].clone();
     assert_eq!(
         usage,
@@ -53,7 +54,7 @@ async fn usage_sums_every_request_made_for_the_story_including_failed_ones() {
             "requests": story_requests,
         })
     );
-    assert_eq!(p.front(&story)["usage"]["requests"], 12);
+    assert_eq!(p.front(&story)["usage"]["requests"], 16);
     assert_eq!(p.details(&other)["usage"]["requests"], 1);
 
     let details = p.env.run(&["details", &story.id]);
