@@ -267,6 +267,26 @@ impl TreeFingerprint {
         fingerprint
     }
 
+    /// The files that differ between `self` (before) and `after`: changed, added or removed,
+    /// sorted.
+    pub fn changed_files(&self, after: &TreeFingerprint) -> Vec<PathBuf> {
+        let mut changed: Vec<PathBuf> = after
+            .files
+            .iter()
+            .filter(|(path, stamp)| self.files.get(*path) != Some(*stamp))
+            .map(|(path, _)| path.clone())
+            .chain(
+                self.files
+                    .keys()
+                    .filter(|path| !after.files.contains_key(*path))
+                    .cloned(),
+            )
+            .collect();
+        changed.sort();
+        changed.dedup();
+        changed
+    }
+
     /// Whether the tree changed between `self` (before) and `after`.
     pub fn changed(&self, after: &TreeFingerprint) -> bool {
         self.incomplete || after.incomplete || self.head != after.head || self.files != after.files

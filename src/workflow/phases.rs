@@ -54,6 +54,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         rework_downstream: false,
         tries: 0,
         tests: None,
+        applied_attempt: std::sync::atomic::AtomicBool::new(false),
     };
     let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
         Step::Again(revision) => revision,
@@ -161,6 +162,10 @@ struct PhaseRun<'a> {
     tries: u32,
     /// The last test run over implement's latest output, and how many runs it took.
     tests: Option<(crate::workflow::tests_run::TestRun, usize)>,
+    /// An attempt best-of-n kept is applied to the story's tree and not committed yet: another
+    /// try commits it first and makes its attempts on top, instead of giving up attempts for a
+    /// tree "with uncommitted changes" (docs/design.md §21, "Passing work is kept").
+    applied_attempt: std::sync::atomic::AtomicBool,
 }
 
 impl PhaseRun<'_> {

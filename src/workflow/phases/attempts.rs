@@ -6,6 +6,7 @@
 //! are deleted. Every attempt's tokens count.
 
 use std::path::{Path, PathBuf};
+use std::sync::atomic::Ordering;
 
 use serde_json::json;
 
@@ -50,12 +51,12 @@ impl Attempt {
         }
     }
 
-    /// Lower is better: an attempt that worked, changed something, passed its tests, then
-    /// the smallest diff.
+    /// Lower is better: an attempt that changed something (one with an empty diff never wins
+    /// over one with a change), that worked, passed its tests, then the smallest diff.
     fn rank(&self) -> (bool, bool, bool, usize) {
         (
-            self.produced.is_err(),
             self.patch.trim().is_empty(),
+            self.produced.is_err(),
             !self.tests_passed(),
             self.diff_lines(),
         )
@@ -72,6 +73,7 @@ impl PhaseRun<'_> {
     ) -> Result<Produced, AgentError> {
         let attempts = self.wf.config.implement.attempts;
         if attempts > 1 {
+            self.commit_applied_attempt().await;
             match self.scratch_start().await {
                 Ok(start) => {
                     return self
@@ -228,7 +230,35 @@ impl PhaseRun<'_> {
                 usage: spent,
                 ..AgentError::new(format!("could not apply the kept attempt's changes: {err}"))
             })?;
+        self.applied_attempt.store(true, Ordering::Relaxed);
         Ok(produced)
+    }
+
+    /// Commits the attempt kept last time on the story's branch, when there is one: its output
+    /// was refused or a gate asked again, and this try's attempts then build on it from a clean
+    /// tree, as a single attempt would go on from its edits, instead of giving up attempts for
+    /// a tree "with uncommitted changes" (docs/design.md §21, "Passing work is kept").
+    async fn commit_applied_attempt(&self) {
+        if !self.applied_attempt.swap(false, Ordering::Relaxed) {
+            return;
+        }
+        let (dir, ignore) = (self.work_dir.clone(), self.ignore.clone());
+        let message = format!(
+            "agentic-sdlc: implement {}, the attempt kept before another try",
+            self.story_id
+        );
+        let committed = off_the_runtime(move || {
+            let ignore: Vec<&Path> = ignore.iter().map(PathBuf::as_path).collect();
+            Ok(git::commit_all(&dir, &message, &ignore)?)
+        })
+        .await;
+        match committed {
+            Ok(_) => self.transcript.record(
+                "attempt_committed",
+                json!({"why": "another try of best-of-n"}),
+            ),
+            Err(err) => tracing::warn!("could not commit the kept attempt: {err}"),
+        }
     }
 
     async fn scratch(&self, dir: &Path, start: &str) -> Result<(), String> {

@@ -45,11 +45,26 @@ impl PhaseRun<'_> {
                 Ok(output) => output,
                 Err(outcome) => return Ok(Err(outcome)),
             };
-            let changed = match (&self.tree_before, self.fingerprint(phase).await) {
-                (Some(before), Some(after)) => Some(before.changed(&after)),
+            let after = self.fingerprint(phase).await;
+            let changed = match (&self.tree_before, &after) {
+                (Some(before), Some(after)) => Some(before.changed(after)),
                 (Some(_), None) => Some(true),
                 (None, _) => None,
             };
+            // Work that changed files is not thrown away for want of notes: the tool writes
+            // them from the change (docs/design.md §21, "Passing work is kept").
+            let mut output = output;
+            if phase == Phase::Implement && changed == Some(true) && needs_notes(&output.text) {
+                let files = match (&self.tree_before, &after) {
+                    (Some(before), Some(after)) => before.changed_files(after),
+                    _ => Vec::new(),
+                };
+                self.transcript.record(
+                    "notes_written",
+                    serde_json::json!({"files": files, "reason": "the model gave no implementation notes"}),
+                );
+                output.text = written_notes(&output.text, &files);
+            }
             let writes_text = writes_in_text(&self.wf.config);
             let why = match refusal(phase, story, &output, changed, writes_text) {
                 None => match self.red_tests(phase) {
@@ -155,6 +170,38 @@ impl PhaseRun<'_> {
             text = mark_truncated(&text, phase, cap);
         }
         text
+    }
+}
+
+/// Whether an implement's answer lacks the notes its check asks for.
+fn needs_notes(text: &str) -> bool {
+    check_text(Phase::Implement, text).is_err()
+}
+
+/// Implementation notes the tool writes for a model that changed files and said nothing of it:
+/// what it answered (code, if anything) stays below them.
+fn written_notes(text: &str, files: &[std::path::PathBuf]) -> String {
+    let listed: Vec<String> = files
+        .iter()
+        .take(20)
+        .map(|path| format!("`{}`", path.display()))
+        .collect();
+    let more = files.len().saturating_sub(listed.len());
+    let mut notes = String::from("Written by agentic-sdlc: the model gave no notes. ");
+    if listed.is_empty() {
+        notes.push_str("Files were changed.");
+    } else {
+        notes.push_str(&format!("Changed: {}", listed.join(", ")));
+        if more > 0 {
+            notes.push_str(&format!(" and {more} more"));
+        }
+        notes.push('.');
+    }
+    let rest = text.trim();
+    if rest.is_empty() {
+        notes
+    } else {
+        format!("{notes}\n\n{rest}")
     }
 }
 

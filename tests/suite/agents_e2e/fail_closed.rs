@@ -245,3 +245,38 @@ async fn a_gate_retry_of_implement_may_keep_the_first_attempts_edits() {
     let notes = section(&p.body(&story), "Implementation Notes");
     assert!(notes.starts_with("SECOND-NOTES"), "{notes}");
 }
+
+#[tokio::test]
+async fn another_try_of_best_of_n_keeps_its_attempts_and_builds_on_the_kept_one() {
+    let p = Project::new().await;
+    p.env.write("README.md", "A project.\n");
+    p.git_init(false);
+    p.config(&[
+        ("implement.attempts", "2"),
+        ("phases.implement.review", r#"{"reviewer": "ai"}"#),
+    ]);
+    let story = p.planned("Try twice");
+    p.fake
+        .push("phase-review", Reply::text("RETRY: Say which file you changed"))
+        .push("phase-review", Reply::text("APPROVE"));
+
+    p.step(&story, "implement").success();
+
+    let events: Vec<String> = p
+        .env
+        .transcript_lines(&story.id)
+        .iter()
+        .filter_map(|line| line["event"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        !events.iter().any(|e| e == "attempts_skipped"),
+        "the retry made its attempts: {events:?}"
+    );
+    assert_eq!(
+        events.iter().filter(|e| *e == "attempts").count(),
+        2,
+        "best of two, twice: {events:?}"
+    );
+    assert!(events.iter().any(|e| e == "attempt_committed"), "{events:?}");
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+}

@@ -269,3 +269,31 @@ async fn a_model_that_never_stops_calling_tools_is_asked_for_its_answer_at_the_b
     assert_eq!(front["implementation_complete"], false);
     assert_eq!(section(&p.body(&story), "Implementation Notes"), "");
 }
+
+#[tokio::test]
+async fn a_change_without_notes_is_kept_with_notes_the_tool_writes() {
+    let p = Project::new().await;
+    let story = p.planned("Silent worker");
+    p.fake
+        .push(
+            "implement",
+            Reply::tool(
+                "write_file",
+                json!({"path": "src/silent.rs", "content": "pub fn silent() {}\n"}),
+            ),
+        )
+        // Done, and nothing said about it: no prose at all.
+        .push("implement", Reply::text("```\n```"));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("implement").len(), 2, "no retry");
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let notes = section(&p.body(&story), "Implementation Notes");
+    assert!(
+        notes.starts_with(
+            "Written by agentic-sdlc: the model gave no notes. Changed: `src/silent.rs`."
+        ),
+        "{notes}"
+    );
+}

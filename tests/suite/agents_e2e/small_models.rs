@@ -404,8 +404,10 @@ async fn a_research_that_keeps_reading_ends_at_its_turn_budget_with_what_it_foun
     // The same read over and over, as a small model does; then, asked for its answer, it gives
     // it.
     for _ in 0..3 {
-        p.fake
-            .push("research", Reply::tool("read_file", json!({"path": "README.md"})));
+        p.fake.push(
+            "research",
+            Reply::tool("read_file", json!({"path": "README.md"})),
+        );
     }
     p.fake
         .push("research", Reply::text("Findings: the README says enough."));
@@ -415,7 +417,10 @@ async fn a_research_that_keeps_reading_ends_at_its_turn_budget_with_what_it_foun
 
     let requests = p.fake.requests_for("research");
     assert_eq!(requests.len(), 4, "three turns, then the answer");
-    assert!(requests[3].tool_names().is_empty(), "the tools are withdrawn");
+    assert!(
+        requests[3].tool_names().is_empty(),
+        "the tools are withdrawn"
+    );
     assert!(requests[3]
         .last_message()
         .starts_with("You have used all 3 turns"));
