@@ -18,14 +18,31 @@ import urllib.parse
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+# The suites: a project, its stories, and their hidden acceptance tests. `textkit` is two
+# modules of functions; `inventory` a package with a class, new modules, exceptions and a
+# dependent story, written before the scaffold changes it measures and never tuned to.
+SUITES = {"textkit": HERE, "inventory": HERE / "inventory"}
+SUITE_NAME = "textkit"
+SUITE = HERE
 PROJECT = HERE / "project"
 ACCEPTANCE = HERE / "acceptance"
+
+
+def select_suite(name):
+    """Makes `name` the suite the other functions use."""
+    global SUITE_NAME, SUITE, PROJECT, ACCEPTANCE
+    if name not in SUITES:
+        sys.exit(f"unknown suite {name} (known: {', '.join(SUITES)})")
+    SUITE_NAME = name
+    SUITE = SUITES[name]
+    PROJECT = SUITE / "project"
+    ACCEPTANCE = SUITE / "acceptance"
 CACHE = Path(os.environ.get("AGENTIC_SDLC_BENCH_CACHE", Path.home() / ".cache" / "agentic-sdlc-bench"))
 
 
 def stories(keys=None):
     """The stories in the order they are added; `keys` keeps only those (and says which are unknown)."""
-    all_stories = json.loads((HERE / "stories.json").read_text())
+    all_stories = json.loads((SUITE / "stories.json").read_text())
     if not keys:
         return all_stories
     known = {story["key"] for story in all_stories}
@@ -74,7 +91,7 @@ def fresh_repo(work):
     git(repo, "config", "user.email", "bench@example.com")
     git(repo, "config", "commit.gpgsign", "false")
     git(repo, "add", "--all")
-    git(repo, "commit", "--quiet", "-m", "The textkit project")
+    git(repo, "commit", "--quiet", "-m", f"The {SUITE_NAME} project")
     # The board and the config stay this clone's own: an agent's `git add .` must not put them
     # on a story branch (the tool's sandbox keeps .git out of reach where the kernel allows).
     with open(repo / ".git" / "info" / "exclude", "a") as exclude:

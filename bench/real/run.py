@@ -53,6 +53,9 @@ def parse_args():
     parser.add_argument("--llm-timeout", type=int, default=600, help="llm.timeoutSeconds")
     parser.add_argument("--skip-phases", default="research,plan", help="phases switched off (phases.<phase>.enabled false); '' for none")
     parser.add_argument("--stories", default="", help="comma-separated story keys (default: all)")
+    parser.add_argument("--suite", default="textkit", choices=sorted(common.SUITES), help="the project and stories")
+    parser.add_argument("--defaults", action="store_true",
+                        help="set only llm.baseUrl, llm.model and review.testCommand: the tool's own defaults for everything else, the whole life cycle on")
     parser.add_argument("--story-minutes", type=float, default=15, help="the run is stopped after this many minutes per story")
     parser.add_argument("--work", help="keep the work here instead of a temporary folder")
     parser.add_argument("--label", help="the name printed with the figures")
@@ -65,6 +68,15 @@ def agentic(args, repo, *command, check=True):
 
 
 def configure(args, repo, python):
+    if args.defaults:
+        settings = {
+            "llm.baseUrl": args.proxy_url,
+            "llm.model": args.model,
+            "review.testCommand": f"{python} -m pytest -q",
+        }
+        for key, value in settings.items():
+            agentic(args, repo, "config", key, value)
+        return
     settings = {
         "llm.baseUrl": args.proxy_url,
         "llm.model": args.model,
@@ -141,13 +153,15 @@ def run_auto(args, repo, count):
 def main():
     args = parse_args()
     args.binary = common.binary_path(args.binary)
+    common.select_suite(args.suite)
     chosen = common.stories([k.strip() for k in args.stories.split(",") if k.strip()])
     work = args.work or tempfile.mkdtemp(prefix="agentic-sdlc-bench-")
     Path(work).mkdir(parents=True, exist_ok=True)
     args.work_dir = work
-    label = args.label or (f"agentic-sdlc protocol={args.protocol} editFormat={args.edit_format} "
+    label = args.label or ("agentic-sdlc defaults" if args.defaults else f"agentic-sdlc protocol={args.protocol} editFormat={args.edit_format} "
                            f"testRounds={args.test_rounds} attempts={args.attempts} skip={args.skip_phases or '-'}"
                            + (f" temperature={args.temperature}" if args.temperature is not None else ""))
+    label = f"{label} [{args.suite}]"
     python = common.python_with_pytest()
     recorder = common.Recorder()
     args.proxy_url, proxy = common.start_proxy(args.base_url, recorder)
@@ -178,7 +192,8 @@ def main():
     proxy.shutdown()
     totals = recorder.totals()
     common.report(label, results, wall, totals, args.json,
-                  {"exit_code": code, "stopped_at_limit": stopped_at_limit, "config": {"protocol": args.protocol, "editFormat": args.edit_format,
+                  {"exit_code": code, "stopped_at_limit": stopped_at_limit, "suite": args.suite,
+                   "defaults": args.defaults, "config": {"protocol": args.protocol, "editFormat": args.edit_format,
                                                  "testRounds": args.test_rounds,
                                                  "attempts": args.attempts, "maxTokens": args.max_tokens,
                                                  "temperature": args.temperature,

@@ -10,11 +10,14 @@ use super::GitError;
 
 // Running commands
 
-/// A command with the environment every git/gh call gets. Stdin is closed so that nothing can
-/// ever wait for a person to type: the workflow runs unattended.
+/// A command with the environment every git/gh call gets: stdin closed, so that nothing can
+/// ever wait for a person to type (the workflow runs unattended), and no API key.
 pub(super) fn command(program: &str) -> Command {
     let mut cmd = Command::new(program);
     cmd.stdin(Stdio::null());
+    for variable in withheld_variables() {
+        cmd.env_remove(variable);
+    }
     #[cfg(test)]
     super::test_support::apply_test_env(&mut cmd);
     cmd
@@ -36,9 +39,6 @@ pub(super) fn git(dir: &Path, subcommand: &str) -> Command {
 pub(super) fn git_with(dir: &Path, settings: &[&str], subcommand: &str) -> Command {
     let mut cmd = command("git");
     cmd.current_dir(dir);
-    for variable in withheld_variables() {
-        cmd.env_remove(variable);
-    }
     cmd.args(overrides());
     for setting in settings {
         cmd.args(["-c", setting]);

@@ -1,0 +1,1 @@
+"""A shop's cart and prices. Amounts are integers of cents."""
