@@ -125,13 +125,27 @@ pub struct ImplementConfig {
 /// How the implement agent is asked to change files (`implement.editFormat`). `tools`: with
 /// write_file and edit_file calls. `whole`: by writing each changed file out whole under its
 /// path (aider's "whole" format), which small models get right far more often than code inside
-/// a JSON string; tool calls it writes still run.
+/// a JSON string; tool calls it writes still run. `auto` (the default): `whole` when tool calls
+/// travel as text, `tools` when they are native (see [`Config::edit_format`]).
 #[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum EditFormat {
     #[default]
+    Auto,
     Tools,
     Whole,
+}
+
+impl EditFormat {
+    /// `auto` as it applies under `protocol`: whole files for a model whose calls travel as
+    /// text; tool calls for one that makes native calls, or whose way is not known yet.
+    pub fn resolved(self, protocol: ToolProtocol) -> EditFormat {
+        match (self, protocol) {
+            (EditFormat::Auto, ToolProtocol::Text) => EditFormat::Whole,
+            (EditFormat::Auto, _) => EditFormat::Tools,
+            (chosen, _) => chosen,
+        }
+    }
 }
 
 /// Whether machine-read answers are requested with a JSON schema in `response_format`
@@ -409,7 +423,7 @@ fn optional_defaults() -> Value {
     json!({
         "remote": { "claimSeconds": 900, "pollSeconds": 15, "timeoutSeconds": 120 },
         "llm": { "toolProtocol": "auto", "temperature": null },
-        "implement": { "testRounds": 3, "attempts": 1, "editFormat": "tools" }
+        "implement": { "testRounds": 3, "attempts": 1, "editFormat": "auto" }
     })
 }
 
@@ -653,6 +667,12 @@ impl Config {
 
     /// The model to use. A loaded config already holds `AGENTIC_SDLC_MODEL` when it is set
     /// (see [`Layers`]).
+    /// The edit format the implement agent is told: `implement.editFormat`, with `auto`
+    /// resolved from the tool protocol.
+    pub fn edit_format(&self) -> EditFormat {
+        self.implement.edit_format.resolved(self.llm.tool_protocol)
+    }
+
     pub fn model(&self) -> String {
         self.llm.model.clone()
     }

@@ -292,6 +292,9 @@ pub enum RunEvent {
         story_id: Option<String>,
         message: String,
     },
+    /// Something the run settled that a person may want to know, once (the tool protocol it
+    /// found for the model, say).
+    Notice { story_id: NoStory, message: String },
     /// This run's hold on a story through the remote changed.
     Claim {
         story_id: String,
@@ -331,7 +334,10 @@ impl RunEvent {
             | RunEvent::Usage { story_id, .. }
             | RunEvent::Claim { story_id, .. } => Some(story_id),
             RunEvent::Warning { story_id, .. } => story_id.as_deref(),
-            RunEvent::RunStarted { .. } | RunEvent::RunFinished { .. } | RunEvent::Unknown => None,
+            RunEvent::RunStarted { .. }
+            | RunEvent::RunFinished { .. }
+            | RunEvent::Notice { .. }
+            | RunEvent::Unknown => None,
         }
     }
 
@@ -346,11 +352,14 @@ impl RunEvent {
         }
     }
 
-    /// Progress within an action (a tool call, a model call's usage): many per action, shown
-    /// on the live display and, with `-v`, as JSON lines; the journal leaves them to the
+    /// Progress within an action (a tool call, a model call's usage), and the run's notices:
+    /// shown on the terminal and, with `-v`, as JSON lines; the journal leaves them to the
     /// transcripts and the action's totals.
     pub fn is_progress(&self) -> bool {
-        matches!(self, RunEvent::ToolCall { .. } | RunEvent::Usage { .. })
+        matches!(
+            self,
+            RunEvent::ToolCall { .. } | RunEvent::Usage { .. } | RunEvent::Notice { .. }
+        )
     }
 
     /// The event as a `run --json` line.

@@ -9,6 +9,7 @@
 mod error;
 mod messages;
 mod models;
+pub mod protocol_probe;
 mod request;
 mod stream;
 #[cfg(test)]
@@ -174,6 +175,14 @@ impl std::fmt::Debug for LlmClient {
 }
 
 impl LlmClient {
+    /// A client for one request that is no part of the run's work (a probe): it never says
+    /// that the server sends no token counts, which the run's own client says once.
+    pub fn for_a_probe(settings: LlmSettings) -> Result<LlmClient, LlmError> {
+        let client = LlmClient::new(settings)?;
+        client.inner.warned_estimate.store(true, Ordering::Relaxed);
+        Ok(client)
+    }
+
     pub fn new(settings: LlmSettings) -> Result<LlmClient, LlmError> {
         let context = ErrorContext {
             endpoint: &settings.base_url,

@@ -33,7 +33,10 @@ pub struct LlmAgents {
     /// `llm.maxTokens`, and the per-phase overrides.
     max_tokens: u32,
     tool_protocol: ToolProtocol,
+    /// `implement.editFormat` as set (`auto` is resolved by [`LlmAgents::edits`]).
     edit_format: EditFormat,
+    /// Under `llm.toolProtocol: "auto"`, what the run's probe found (docs/design.md §21).
+    probed_protocol: std::sync::OnceLock<ToolProtocol>,
     /// `llm.temperature`: a first try's temperature, `None` for the server's own.
     temperature: Option<f32>,
     phases: PhasesConfig,
@@ -111,6 +114,19 @@ fn judge(answer: &AgentOutput) -> Result<PerspectiveVerdict, Reask> {
 }
 
 impl LlmAgents {
+    /// How tool calls travel: `llm.toolProtocol`, or under `auto` what the probe found.
+    fn protocol(&self) -> ToolProtocol {
+        self.probed_protocol
+            .get()
+            .copied()
+            .unwrap_or(self.tool_protocol)
+    }
+
+    /// How implement is told to change files, `auto` resolved from [`Self::protocol`].
+    fn edits(&self) -> EditFormat {
+        self.edit_format.resolved(self.protocol())
+    }
+
     pub fn new(client: LlmClient, config: &Config, board_dir: PathBuf) -> Self {
         Self {
             client,
@@ -123,6 +139,7 @@ impl LlmAgents {
             max_tokens: config.llm.max_tokens,
             tool_protocol: config.llm.tool_protocol,
             edit_format: config.implement.edit_format,
+            probed_protocol: std::sync::OnceLock::new(),
             temperature: config.llm.temperature,
             phases: config.phases.clone(),
             meter: None,
@@ -232,7 +249,7 @@ impl LlmAgents {
         let options = ConverseOptions {
             max_tokens: None,
             schema: Some(verdict_schema()),
-            protocol: self.tool_protocol,
+            protocol: self.protocol(),
             sampling: sampling_for(0, self.temperature),
             tools_untold: false,
             max_turns: None,
@@ -309,18 +326,18 @@ impl Agents for LlmAgents {
             }
             tools = tools.shown(&files.paths);
         }
-        let mut task = prompts::phase_task(request.phase, self.edit_format).to_string();
+        let mut task = prompts::phase_task(request.phase, self.edits()).to_string();
         if let Some(check) = request.check {
             task.push_str(&prompts::tests_note(&check.describe()));
         }
         let user = prompts::assemble(&context, request.revision, &task);
-        let system = prompts::phase_system(request.phase, self.tool_protocol, self.edit_format);
+        let system = prompts::phase_system(request.phase, self.protocol(), self.edits());
         let options = ConverseOptions {
             max_tokens: self.phases.max_tokens(request.phase.name()),
             schema: None,
-            protocol: self.tool_protocol,
+            protocol: self.protocol(),
             sampling: sampling_for(request.variant, self.temperature),
-            tools_untold: access == ToolAccess::ReadWrite && self.edit_format == EditFormat::Whole,
+            tools_untold: access == ToolAccess::ReadWrite && self.edits() == EditFormat::Whole,
             max_turns: Some(
                 self.phases
                     .turn_budget(request.phase.name(), self.max_turns),
@@ -389,7 +406,7 @@ impl Agents for LlmAgents {
         let options = ConverseOptions {
             max_tokens: None,
             schema: Some(gate_schema()),
-            protocol: self.tool_protocol,
+            protocol: self.protocol(),
             sampling: sampling_for(0, self.temperature),
             tools_untold: false,
             max_turns: None,
@@ -421,6 +438,10 @@ impl Agents for LlmAgents {
 
     fn endpoint(&self) -> Option<&crate::agents::llm::LlmSettings> {
         Some(self.client.settings())
+    }
+
+    fn use_tool_protocol(&self, protocol: ToolProtocol) {
+        let _ = self.probed_protocol.set(protocol);
     }
 }
 

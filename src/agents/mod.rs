@@ -195,4 +195,10 @@ pub trait Agents: Send + Sync {
     fn endpoint(&self) -> Option<&llm::LlmSettings> {
         None
     }
+
+    /// Under `llm.toolProtocol: "auto"`: how this run's probe found the model makes tool
+    /// calls (docs/design.md §21); agents that call no model ignore it.
+    fn use_tool_protocol(&self, protocol: crate::config::ToolProtocol) {
+        let _ = protocol;
+    }
 }

@@ -47,10 +47,11 @@ fn implement_system(protocol: ToolProtocol, edits: EditFormat) -> String {
     const SCOPE: &str = "Keep the change focused on the story, and add or update tests when the story asks for them. Paths are relative to the repository root; the .git folder and the board folder are off limits.";
     let how = match edits {
         EditFormat::Whole => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply.\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. When every change is made, reply with short notes on what you changed.",
-        EditFormat::Tools => "You change the files of the repository with the tools, one step at a time: read a file, then change it (edit_file for a part of a file, write_file for a new file or a whole small one).\nYour first reply is a tool call. Only when every change is made, reply without a tool call; the project's tests then run, and if they fail you get their output to fix.",
+        // The agents are given a resolved format (`Config::edit_format`); `auto` reads as tools.
+        EditFormat::Tools | EditFormat::Auto => "You change the files of the repository with the tools, one step at a time: read a file, then change it (edit_file for a part of a file, write_file for a new file or a whole small one).\nYour first reply is a tool call. Only when every change is made, reply without a tool call; the project's tests then run, and if they fail you get their output to fix.",
     };
     let mut out = format!("{}\n{how}\n{SCOPE}", identity(Phase::Implement.name()));
-    if edits == EditFormat::Tools && protocol != ToolProtocol::Native {
+    if edits != EditFormat::Whole && protocol != ToolProtocol::Native {
         out.push_str("\nYou may also change a file by writing it out whole: its path alone on a line, then the complete new content in a code block. Such a reply is your change; the tests then run.");
     }
     out

@@ -257,6 +257,7 @@ impl RunRenderer for RunDisplay {
                 self.progressed(story_id, |r| r.tokens += tokens.total);
             }
             RunEvent::Warning { message, .. } => printer.warn(message),
+            RunEvent::Notice { message, .. } => printer.info(message),
             RunEvent::Claim {
                 story_id,
                 change,

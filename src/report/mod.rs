@@ -538,6 +538,7 @@ impl Builder {
             | RunEvent::ToolCall { .. }
             | RunEvent::Usage { .. }
             | RunEvent::Warning { .. }
+            | RunEvent::Notice { .. }
             | RunEvent::Claim { .. }
             | RunEvent::Unknown => {}
         }

@@ -24,6 +24,7 @@ pub(crate) mod phase_output;
 pub(crate) mod phases;
 pub(crate) mod preflight;
 pub(crate) mod prompter;
+pub(crate) mod protocol_choice;
 pub(crate) mod remote;
 pub(crate) mod review;
 pub(crate) mod rework;

@@ -210,6 +210,18 @@ pub async fn run(
             check: failure.check.name(),
             message: failure.message,
         })?;
+    let mut project = project.clone();
+    if let Some(settled) =
+        super::protocol_choice::settle(&project.config, &board_dir, agents.endpoint()).await
+    {
+        project.config.llm.tool_protocol = settled.protocol();
+        agents.use_tool_protocol(settled.protocol());
+        events.emit(RunEvent::Notice {
+            story_id: NoStory,
+            message: settled.line,
+        });
+    }
+    let project = &project;
     events.begin(concurrency);
     // The journal starts with the work: a run that stops at its config or finds nothing to do
     // leaves no file behind.

@@ -312,11 +312,11 @@ impl WorkCheck for TestRounds<'_> {
             self.runs().push(result);
             return None;
         }
-        let how = match self.wf.config.implement.edit_format {
+        let how = match self.wf.config.edit_format() {
             EditFormat::Whole => {
                 "write each file you fix out whole under its path; the tests will run again"
             }
-            EditFormat::Tools => {
+            EditFormat::Tools | EditFormat::Auto => {
                 "with the tools, then reply without a tool call when you are done; the tests \
                  will run again"
             }

@@ -171,7 +171,14 @@ struct Script {
     log: Vec<Recorded>,
     calls: u64,
     usage: UsageReport,
+    /// Tool-call probes answered (docs/design.md §21); they are not in `log`.
+    probes: u64,
+    /// The answer to a probe; `None`: a native call, as a model with tool calling makes.
+    probe_reply: Option<Reply>,
 }
+
+/// The one tool of the run's tool-call probe.
+const PROBE_TOOL: &str = "agentic_sdlc_ready";
 
 /// The file the default implement answer writes, so a feature's implementation changes a file
 /// (docs/design.md §15) without any script.
@@ -238,6 +245,20 @@ fn role_of(body: &Value) -> String {
 impl Respond for Responder {
     fn respond(&self, request: &Request) -> ResponseTemplate {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        let probing = body["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().any(|t| t["function"]["name"] == PROBE_TOOL));
+        if probing {
+            let mut script = self.script.lock().unwrap();
+            script.probes += 1;
+            let reply = script
+                .probe_reply
+                .clone()
+                .unwrap_or_else(|| Reply::tool(PROBE_TOOL, json!({})));
+            let usage = script.usage;
+            drop(script);
+            return render(reply, 0, &body, usage);
+        }
         let role = role_of(&body);
         let mut script = self.script.lock().unwrap();
         script.calls += 1;
@@ -510,6 +531,17 @@ impl FakeLlm {
     pub fn clear_default(&self, role: &str) -> &Self {
         self.script.lock().unwrap().defaults.remove(role);
         self
+    }
+
+    /// Answers the run's tool-call probe with `reply` instead of a native call.
+    pub fn answer_probe_with(&self, reply: Reply) -> &Self {
+        self.script.lock().unwrap().probe_reply = Some(reply);
+        self
+    }
+
+    /// How many tool-call probes the fake answered (they are not among [`Self::requests`]).
+    pub fn probes(&self) -> u64 {
+        self.script.lock().unwrap().probes
     }
 
     pub fn requests(&self) -> Vec<Recorded> {

@@ -208,8 +208,7 @@ fn written_notes(text: &str, files: &[std::path::PathBuf]) -> String {
 /// Whether implement is told to write its changes into its reply (whole files under their
 /// paths, or calls as text) rather than to call tools the server sends.
 fn writes_in_text(config: &Config) -> bool {
-    config.llm.tool_protocol == ToolProtocol::Text
-        || config.implement.edit_format == EditFormat::Whole
+    config.llm.tool_protocol == ToolProtocol::Text || config.edit_format() == EditFormat::Whole
 }
 
 /// Why the output cannot be kept, or `None` when it can. `changed` is whether implement

@@ -257,7 +257,10 @@ async fn another_try_of_best_of_n_keeps_its_attempts_and_builds_on_the_kept_one(
     ]);
     let story = p.planned("Try twice");
     p.fake
-        .push("phase-review", Reply::text("RETRY: Say which file you changed"))
+        .push(
+            "phase-review",
+            Reply::text("RETRY: Say which file you changed"),
+        )
         .push("phase-review", Reply::text("APPROVE"));
 
     p.step(&story, "implement").success();
@@ -277,6 +280,9 @@ async fn another_try_of_best_of_n_keeps_its_attempts_and_builds_on_the_kept_one(
         2,
         "best of two, twice: {events:?}"
     );
-    assert!(events.iter().any(|e| e == "attempt_committed"), "{events:?}");
+    assert!(
+        events.iter().any(|e| e == "attempt_committed"),
+        "{events:?}"
+    );
     assert_eq!(p.front(&story)["implementation_complete"], true);
 }

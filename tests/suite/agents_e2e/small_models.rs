@@ -52,7 +52,11 @@ async fn a_call_written_in_a_json_fence_changes_the_repository_under_auto() {
 #[tokio::test]
 async fn under_the_text_protocol_the_tools_are_described_and_a_bash_fence_runs() {
     let p = Project::new().await;
-    p.config(&[("llm.toolProtocol", "text")]);
+    // Tool calls as text, not whole files (`auto`'s choice under text).
+    p.config(&[
+        ("llm.toolProtocol", "text"),
+        ("implement.editFormat", "tools"),
+    ]);
     let story = p.planned("Shell action");
     p.fake
         .push(
@@ -442,4 +446,60 @@ async fn a_research_that_keeps_reading_ends_at_its_turn_budget_with_what_it_foun
         "Findings: the README says enough."
     );
     assert_eq!(p.front(&story)["research_complete"], true);
+}
+
+#[tokio::test]
+async fn a_model_that_answers_the_probe_in_text_gets_the_text_protocol_and_whole_files() {
+    let p = Project::new().await;
+    p.fake
+        .answer_probe_with(Reply::text("I am ready, but I do not call tools."));
+    let story = p.planned("Probed");
+    p.fake.push(
+        "implement",
+        Reply::text("src/probed.rs\n```rust\npub fn probed() {}\n```\nAdded probed()."),
+    );
+
+    let out = p.step(&story, "implement");
+
+    out.success();
+    assert!(
+        out.stderr.contains("tool calls as text (it answered a one-tool request without a native call), files written whole"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(p.fake.probes(), 1);
+    let ask = &p.fake.requests_for("implement")[0];
+    assert!(ask.tool_names().is_empty(), "no tools sent under text");
+    assert!(
+        ask.system_message().contains("write it out whole"),
+        "{}",
+        ask.system_message()
+    );
+    assert_eq!(p.env.read("src/probed.rs"), "pub fn probed() {}\n");
+    let remembered = p.env.read(".agentic-sdlc/runs/tool-protocols.json");
+    assert!(remembered.contains("\"text\""), "{remembered}");
+
+    // The next run remembers it, and says so, without asking again.
+    let other = p.planned("Probed again");
+    p.fake.push(
+        "implement",
+        Reply::text("src/again.rs\n```rust\npub fn again() {}\n```\nAdded again()."),
+    );
+    let out = p.step(&other, "implement");
+    out.success();
+    assert!(
+        out.stderr.contains("found by an earlier run's probe"),
+        "{}",
+        out.stderr
+    );
+    assert_eq!(p.fake.probes(), 1);
+}
+
+#[tokio::test]
+async fn a_protocol_named_in_the_config_is_not_probed() {
+    let p = Project::new().await;
+    p.config(&[("llm.toolProtocol", "native")]);
+    let story = p.planned("Not probed");
+    p.step(&story, "implement").success();
+    assert_eq!(p.fake.probes(), 0);
 }

@@ -43,6 +43,8 @@ pub fn journals(env: &TestEnv) -> Vec<PathBuf> {
     let mut paths: Vec<PathBuf> = std::fs::read_dir(env.board().join("runs"))
         .map(|entries| entries.map(|e| e.unwrap().path()).collect())
         .unwrap_or_default();
+    // The runs folder also remembers the model's tool protocol; journals are `.jsonl`.
+    paths.retain(|path| path.extension().is_some_and(|e| e == "jsonl"));
     paths.sort();
     paths
 }

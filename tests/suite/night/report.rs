@@ -14,14 +14,10 @@ use crate::suite::fake_llm::{FakeLlm, Reply};
 fn run_ids(env: &TestEnv) -> Vec<String> {
     let mut ids: Vec<String> = std::fs::read_dir(env.board().join("runs"))
         .unwrap()
-        .map(|e| {
-            e.unwrap()
-                .path()
-                .file_stem()
-                .unwrap()
-                .to_string_lossy()
-                .into_owned()
-        })
+        .map(|e| e.unwrap().path())
+        // Journals are `.jsonl`; the folder also remembers the model's tool protocol.
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
+        .map(|path| path.file_stem().unwrap().to_string_lossy().into_owned())
         .collect();
     ids.sort();
     ids

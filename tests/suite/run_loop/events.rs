@@ -26,6 +26,7 @@ fn journal(env: &TestEnv) -> Vec<Json> {
     let mut paths: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|e| e == "jsonl"))
         .collect();
     paths.sort();
     json_lines(&env.read(paths.last().expect("a journal")))
@@ -46,7 +47,18 @@ async fn verbose_json_adds_tool_calls_and_the_usage_of_every_model_call() {
 
     let out = env.run_with_llm(&llm, &["run", "--json", "-v"]);
     out.success();
-    let events = json_lines(&out.stdout);
+    let mut events = json_lines(&out.stdout);
+    // First, how the model makes tool calls, as the run's probe found (docs/design.md §21).
+    let notice = events.remove(0);
+    assert_eq!(notice["event"], "notice", "{notice}");
+    assert!(
+        notice["message"]
+            .as_str()
+            .unwrap()
+            .contains("tool calls native"),
+        "{notice}"
+    );
+    assert_eq!(llm.probes(), 1);
     let calls = llm.requests_for("refine").len();
     assert_eq!(calls, 2, "a tool turn, then the answer");
     let mut expected = vec!["action_started", "usage", "tool_call"];
