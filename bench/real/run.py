@@ -193,7 +193,7 @@ def main():
     totals = recorder.totals()
     common.report(label, results, wall, totals, args.json,
                   {"exit_code": code, "stopped_at_limit": stopped_at_limit, "suite": args.suite,
-                   "defaults": args.defaults, "config": {"protocol": args.protocol, "editFormat": args.edit_format,
+                   "defaults": args.defaults, "config": "the tool's defaults" if args.defaults else {"protocol": args.protocol, "editFormat": args.edit_format,
                                                  "testRounds": args.test_rounds,
                                                  "attempts": args.attempts, "maxTokens": args.max_tokens,
                                                  "temperature": args.temperature,
