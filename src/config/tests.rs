@@ -200,7 +200,11 @@ fn keys_added_later_have_defaults_that_init_does_not_write() {
     assert_eq!(config.implement.test_rounds, 3);
     assert_eq!(config.implement.attempts, 1);
     assert_eq!(config.implement.edit_format, EditFormat::Auto);
-    assert_eq!(config.edit_format(), EditFormat::Tools, "auto with no protocol known yet");
+    assert_eq!(
+        config.edit_format(),
+        EditFormat::Tools,
+        "auto with no protocol known yet"
+    );
     assert!(config.phases.enabled("research"));
     assert!(get_dotted(&default_value(), "implement").is_none());
     assert_eq!(
