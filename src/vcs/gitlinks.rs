@@ -18,15 +18,20 @@ const GITLINK_MODE: &str = "160000";
 /// The paths of the gitlinks in commit `rev`.
 fn gitlinks_in(dir: &Path, rev: &str) -> Result<BTreeSet<String>, GitError> {
     let output = checked(git(dir, "ls-tree").args(["-r", "-z", "--full-tree", rev]))?;
-    Ok(output
-        .stdout
+    Ok(gitlink_paths(&output.stdout))
+}
+
+/// The gitlinks of a NUL-separated listing whose entries are `<mode> … \t<path>`
+/// (`ls-tree -z`, `ls-files --stage -z`).
+fn gitlink_paths(listing: &[u8]) -> BTreeSet<String> {
+    listing
         .split(|byte| *byte == 0)
         .filter_map(|entry| {
             let entry = String::from_utf8_lossy(entry);
             let (meta, path) = entry.split_once('\t')?;
             meta.starts_with(GITLINK_MODE).then(|| path.to_string())
         })
-        .collect())
+        .collect()
 }
 
 /// The gitlinks the tip of `story` has that its fork point from `base` did not.
@@ -49,15 +54,7 @@ pub fn story_gitlinks(dir: &Path, story: &str, base: &str) -> Result<Vec<String>
 /// `git add --all` just staged), and names them.
 pub(super) fn unstage_new_gitlinks(dir: &Path) -> Result<Vec<String>, GitError> {
     let output = checked(git(dir, "ls-files").args(["--stage", "-z"]))?;
-    let staged: BTreeSet<String> = output
-        .stdout
-        .split(|byte| *byte == 0)
-        .filter_map(|entry| {
-            let entry = String::from_utf8_lossy(entry);
-            let (meta, path) = entry.split_once('\t')?;
-            meta.starts_with(GITLINK_MODE).then(|| path.to_string())
-        })
-        .collect();
+    let staged = gitlink_paths(&output.stdout);
     if staged.is_empty() {
         return Ok(Vec::new());
     }

@@ -339,23 +339,7 @@ async fn a_lapsed_claim_on_a_story_nobody_can_run_does_not_keep_a_run_waiting() 
     );
     // A runner that died long ago left a claim on the story that can never run.
     let waiting = &stories[2];
-    let record = format!(
-        "agentic-sdlc claim on {id}\n\nstory: {id}\nhost: gone\nrun: 1\npid: 1\nclaimed-at: 2020-01-01T00:00:00Z\nexpires-at: 2020-01-01T00:15:00Z\n",
-        id = waiting.id
-    );
-    let tree = fleet.origin(&["hash-object", "-t", "tree", "-w", "/dev/null"]);
-    let claim = fleet.origin(&[
-        "-c",
-        "user.name=x",
-        "-c",
-        "user.email=x@example.com",
-        "commit-tree",
-        &tree,
-        "-m",
-        &record,
-    ]);
-    let claim_ref = format!("refs/agentic-sdlc/claims/{}", waiting.id);
-    fleet.origin(&["update-ref", &claim_ref, &claim]);
+    plant_claim(&fleet, waiting, "2020-01-01T00:15:00Z");
 
     let out = fleet.run(0, &["run", "--auto", "--remote", "origin"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);

@@ -17,6 +17,11 @@ const WAIT: Duration = Duration::from_secs(90);
 
 /// The binary on a pty, talking to the project's fake model.
 fn on_terminal(p: &Project, args: &[&str]) -> Pty {
+    Pty::spawn(terminal_command(p, args))
+}
+
+/// The binary with `args`, as a person runs it in a terminal against the project's fake.
+fn terminal_command(p: &Project, args: &[&str]) -> Command {
     let mut command = Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"));
     command
         .current_dir(p.env.root())
@@ -27,7 +32,7 @@ fn on_terminal(p: &Project, args: &[&str]) -> Pty {
         .env_remove("OPENAI_API_KEY")
         .env_remove("AGENTIC_SDLC_MODEL")
         .env_remove("RUST_LOG");
-    Pty::spawn(command)
+    command
 }
 
 /// The attempts, in Python so that each is one system call: `name=BREACHED` when it worked.
@@ -110,17 +115,7 @@ async fn a_boxed_command_cannot_type_into_or_write_to_the_persons_terminal() {
 /// Opens a pty, lets `before_start` use its path, then starts the story's implement on it.
 fn on_terminal_with(p: &Project, story_id: &str, before_start: impl FnOnce(&str)) -> Pty {
     let args = ["run", "--story", story_id, "--step", "implement"];
-    let mut command = Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"));
-    command
-        .current_dir(p.env.root())
-        .args(args)
-        .env("NO_COLOR", "1")
-        .env("TERM", "xterm")
-        .env("OPENAI_BASE_URL", p.fake.base_url())
-        .env_remove("OPENAI_API_KEY")
-        .env_remove("AGENTIC_SDLC_MODEL")
-        .env_remove("RUST_LOG");
-    Pty::spawn_after(command, before_start)
+    Pty::spawn_after(terminal_command(p, &args), before_start)
 }
 
 #[tokio::test]
