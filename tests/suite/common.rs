@@ -509,3 +509,21 @@ fn merge_json(base: &mut Json, patch: &Json) {
         (base, patch) => *base = patch.clone(),
     }
 }
+
+/// Writes `script` as the executable `dir/name`, a stand-in for a program (or a git hook).
+pub fn write_program(dir: &Path, name: &str, script: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let path = dir.join(name);
+    std::fs::write(&path, script).unwrap();
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    path
+}
+
+/// `PATH` with `dir` first, so that its programs stand in for the real ones.
+pub fn path_with(dir: &Path) -> String {
+    format!(
+        "{}:{}",
+        dir.display(),
+        std::env::var("PATH").unwrap_or_default()
+    )
+}

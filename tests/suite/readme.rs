@@ -30,11 +30,7 @@ async fn the_readme_quick_start_works_as_written() {
     let fake = FakeLlm::start().await;
     let folder = tempfile::tempdir().unwrap();
     let bin = std::path::Path::new(env!("CARGO_BIN_EXE_agentic-sdlc"));
-    let path = format!(
-        "{}:{}",
-        bin.parent().unwrap().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = crate::suite::common::path_with(bin.parent().unwrap());
     let script = quick_start();
     assert!(script.contains("agentic-sdlc run --auto"), "{script}");
 

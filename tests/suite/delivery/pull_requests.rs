@@ -1,12 +1,12 @@
 //! `integrate: pr`: branches are pushed to a local bare remote and pull requests opened with a
 //! fake `gh` on PATH; a dependent's branch holds its dependency's work and its PR is stacked.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::json;
 
 use super::{git_in, Repo};
+use crate::suite::common::{path_with, write_program};
 
 /// A `gh` that records each call's arguments (one per line, calls separated by `--`) and prints
 /// a pull request URL numbered by call.
@@ -15,9 +15,7 @@ fn fake_gh(bin: &Path, record: &Path) {
         "#!/bin/sh\nif [ \"$1\" = \"--version\" ]; then echo 'gh version 2.0.0'; exit 0; fi\ncat > /dev/null\nfor arg in \"$@\"; do echo \"$arg\" >> {record}; done\necho -- >> {record}\nn=$(grep -c -- '^--$' {record})\necho \"https://github.com/o/r/pull/$n\"\n",
         record = record.display()
     );
-    let gh = bin.join("gh");
-    std::fs::write(&gh, script).unwrap();
-    std::fs::set_permissions(&gh, std::fs::Permissions::from_mode(0o755)).unwrap();
+    write_program(bin, "gh", &script);
 }
 
 #[tokio::test]
@@ -34,11 +32,7 @@ async fn pr_mode_pushes_each_branch_and_stacks_the_dependents_pull_request() {
     let bin = tempfile::tempdir().unwrap();
     let record = bin.path().join("gh-calls");
     fake_gh(bin.path(), &record);
-    let path = format!(
-        "{}:{}",
-        bin.path().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
+    let path = path_with(bin.path());
 
     let out = repo
         .env

@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use serde_json::json;
 
 use super::{through_ssh, Fleet};
+use crate::suite::common::write_program;
 
 /// A stand-in for ssh that runs the git command on this machine, logs every connection, and
 /// drops the connections whose numbers are listed in `drop` (one per line) before they reach
@@ -103,17 +104,14 @@ async fn a_claim_that_landed_without_an_answer_is_known_as_this_runs_own() {
     // The remote applies the first claim, then hangs before it says so, until the client
     // gives up: the push landed, and its answer never came.
     let mark = fleet.scratch().join("hung-once");
-    let hook = fleet.bare().join("hooks/post-receive");
-    std::fs::write(
-        &hook,
-        format!(
+    write_program(
+        &fleet.bare().join("hooks"),
+        "post-receive",
+        &format!(
             "#!/bin/sh\nwhile read old new ref; do\n  case \"$ref\" in refs/agentic-sdlc/claims/*)\n    if [ ! -e '{mark}' ]; then : > '{mark}'; sleep 30; fi;;\n  esac\ndone\n",
             mark = mark.display()
         ),
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).unwrap();
+    );
 
     let out = fleet.run(0, &["run", "--auto", "--remote", "origin"]);
     assert_eq!(out.code, 0, "{}\n{}", out.stdout, out.stderr);

@@ -3,7 +3,6 @@
 //! folder goes, to write outside the board through a story id, and to reach the person's
 //! terminal. Each attempt is made for real and must fail.
 
-use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use serde_json::json;
@@ -11,6 +10,7 @@ use serde_json::json;
 use super::breaches::{attacked_project, everyone, landlock_missing, run_as, Who};
 use super::implement_runs;
 use crate::suite::agents_e2e::Project;
+use crate::suite::common::{path_with, write_program};
 use crate::suite::fake_llm::Reply;
 
 /// A repository inside the story's tree whose own config names a program for git to run
@@ -106,23 +106,17 @@ async fn git_gets_no_api_key_nor_a_copy_of_it() {
     let wrappers = tempfile::tempdir().unwrap();
     let dump = wrappers.path().join("environments.txt");
     let real_git = which("git");
-    let wrapper = wrappers.path().join("git");
-    std::fs::write(
-        &wrapper,
-        format!(
+    write_program(
+        wrappers.path(),
+        "git",
+        &format!(
             "#!/bin/sh\nenv >> {}\necho --- >> {}\nexec {} \"$@\"\n",
             dump.display(),
             dump.display(),
             real_git.display()
         ),
-    )
-    .unwrap();
-    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
-    let path = format!(
-        "{}:{}",
-        wrappers.path().display(),
-        std::env::var("PATH").unwrap_or_default()
     );
+    let path = path_with(wrappers.path());
     const SECRET: &str = "sk-test-0123456789-secret";
 
     let out = p
