@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 
+use crate::board::Phase;
 use crate::error::{Error, Result};
 
 pub const CONFIG_FILE: &str = ".agentic-sdlc.json";
@@ -168,6 +169,8 @@ pub struct PhasesConfig {
     pub research: Option<PhaseConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<PhaseConfig>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub acceptance: Option<PhaseConfig>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub implement: Option<PhaseConfig>,
 }
@@ -355,40 +358,58 @@ const MIN_READ_BYTES: u64 = 1024;
 const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
 
 impl PhasesConfig {
-    pub fn gate(&self, phase: &str) -> Option<&GateConfig> {
+    pub fn gate(&self, phase: Phase) -> Option<&GateConfig> {
         self.phase(phase).and_then(|p| p.review.as_ref())
     }
 
     /// `phases.<phase>.maxTokens`, when set.
-    pub fn max_tokens(&self, phase: &str) -> Option<u32> {
+    pub fn max_tokens(&self, phase: Phase) -> Option<u32> {
         self.phase(phase).and_then(|p| p.max_tokens)
     }
 
     /// The turn budget of the phase's agent: `phases.<phase>.maxTurns`, else a small one for a
     /// phase that only reads (a small model that wanders reads the same files for ever), never
-    /// more than `llm.maxTurns`; implement gets `llm.maxTurns`.
-    pub fn turn_budget(&self, phase: &str, max_turns: u32) -> u32 {
+    /// more than `llm.maxTurns`; the phases that write get `llm.maxTurns`.
+    pub fn turn_budget(&self, phase: Phase, max_turns: u32) -> u32 {
         match self.phase(phase).and_then(|p| p.max_turns) {
             Some(turns) => turns,
-            None if phase == "implement" => max_turns,
+            None if !phase.reads_only() => max_turns,
             None => READ_ONLY_PHASE_TURNS.min(max_turns),
         }
     }
 
-    /// Whether the phase runs (`phases.<phase>.enabled`, true unless set to false).
-    pub fn enabled(&self, phase: &str) -> bool {
-        self.phase(phase).and_then(|p| p.enabled) != Some(false)
+    /// `phases.<phase>.enabled` as set, if it is.
+    fn enabled_setting(&self, phase: Phase) -> Option<bool> {
+        self.phase(phase).and_then(|p| p.enabled)
     }
 
-    /// `phases.<phase>`, when the phase is one of the four and has settings.
-    fn phase(&self, phase: &str) -> Option<&PhaseConfig> {
+    /// `phases.<phase>`, when it has settings.
+    fn phase(&self, phase: Phase) -> Option<&PhaseConfig> {
         match phase {
-            "refine" => self.refine.as_ref(),
-            "research" => self.research.as_ref(),
-            "plan" => self.plan.as_ref(),
-            "implement" => self.implement.as_ref(),
-            _ => None,
+            Phase::Refine => self.refine.as_ref(),
+            Phase::Research => self.research.as_ref(),
+            Phase::Plan => self.plan.as_ref(),
+            Phase::Acceptance => self.acceptance.as_ref(),
+            Phase::Implement => self.implement.as_ref(),
         }
+    }
+}
+
+impl Config {
+    /// Whether the phase runs: `phases.<phase>.enabled`, true unless set to false, except for
+    /// acceptance, which needs a test command to run its tests and is off without one
+    /// (docs/design.md §21).
+    pub fn phase_enabled(&self, phase: Phase) -> bool {
+        let possible = phase != Phase::Acceptance || self.has_test_command();
+        possible && self.phases.enabled_setting(phase) != Some(false)
+    }
+
+    /// Whether `review.testCommand` names a command.
+    pub fn has_test_command(&self) -> bool {
+        self.review
+            .test_command
+            .as_deref()
+            .is_some_and(|c| !c.trim().is_empty())
     }
 }
 
@@ -521,7 +542,7 @@ impl Config {
         if self.llm.max_tokens == 0 {
             return fail("llm.maxTokens", "must be at least 1");
         }
-        for phase in crate::board::PHASES {
+        for &phase in Phase::ALL {
             if self.phases.phase(phase).and_then(|p| p.max_turns) == Some(0) {
                 return fail(&format!("phases.{phase}.maxTurns"), "must be at least 1");
             }
@@ -529,7 +550,7 @@ impl Config {
                 return fail(&format!("phases.{phase}.maxTokens"), "must be at least 1");
             }
         }
-        if !self.phases.enabled("implement") {
+        if self.phases.enabled_setting(Phase::Implement) == Some(false) {
             return fail(
                 "phases.implement.enabled",
                 "implement cannot be skipped: without it a story has no work to review",
@@ -574,7 +595,7 @@ impl Config {
         }
         self.validate_budget_and_pricing(path)?;
         self.validate_notify(path)?;
-        for phase in crate::board::PHASES {
+        for &phase in Phase::ALL {
             if let Some(gate) = self.phases.gate(phase) {
                 if gate.reviewer == Reviewer::Command
                     && gate.command.as_deref().is_none_or(|c| c.trim().is_empty())

@@ -35,6 +35,7 @@ pub enum ActionType {
     Refine,
     Research,
     Plan,
+    Acceptance,
     Implement,
     Review,
     Rework,
@@ -47,6 +48,25 @@ impl ActionType {
 
     pub fn name(self) -> &'static str {
         self.into()
+    }
+
+    /// The action that runs a phase.
+    pub fn of_phase(phase: Phase) -> ActionType {
+        match phase {
+            Phase::Refine => ActionType::Refine,
+            Phase::Research => ActionType::Research,
+            Phase::Plan => ActionType::Plan,
+            Phase::Acceptance => ActionType::Acceptance,
+            Phase::Implement => ActionType::Implement,
+        }
+    }
+
+    /// The phase this action runs, for the actions that run one.
+    pub fn phase(self) -> Option<Phase> {
+        Phase::ALL
+            .iter()
+            .copied()
+            .find(|p| ActionType::of_phase(*p) == self)
     }
 
     /// An action type as a person types it: any case, `-` or `_`.

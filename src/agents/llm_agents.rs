@@ -308,40 +308,44 @@ impl ToolExecutor for ToolBox {
 #[async_trait]
 impl Agents for LlmAgents {
     async fn run_phase(&self, request: PhaseRequest<'_>) -> Result<AgentOutput, AgentError> {
-        let access = if request.phase == Phase::Implement {
-            ToolAccess::ReadWrite
-        } else {
+        let access = if request.phase.reads_only() {
             ToolAccess::ReadOnly
+        } else {
+            ToolAccess::ReadWrite
         };
         let mut tools = self.tools(request.work_dir, access);
         let story_text = prompts::story_context(request.story, Some(request.phase));
         let mut context = format!(
-            "{story_text}\n{}",
-            prompts::project_context(request.work_dir, &self.board_dir)
+            "{story_text}\n{}\n{}",
+            prompts::project_context(request.work_dir, &self.board_dir),
+            prompts::repository_map(request.work_dir, &self.board_dir, &story_text)
         );
-        if request.phase == Phase::Implement {
+        if !request.phase.reads_only() {
             let files = prompts::named_files(request.work_dir, &self.board_dir, &story_text);
             if !files.text.is_empty() {
                 context = format!("{context}\n{}", files.text);
             }
             tools = tools.shown(&files.paths);
         }
+        if request.phase == Phase::Implement {
+            tools = tools.fixing(&request.story.meta.acceptance_tests);
+        }
         let mut task = prompts::phase_task(request.phase, self.edits()).to_string();
+        if let Some(path) = request.acceptance_path {
+            task.push_str(&prompts::acceptance_path_note(path));
+        }
         if let Some(check) = request.check {
             task.push_str(&prompts::tests_note(&check.describe()));
         }
         let user = prompts::assemble(&context, request.revision, &task);
         let system = prompts::phase_system(request.phase, self.protocol(), self.edits());
         let options = ConverseOptions {
-            max_tokens: self.phases.max_tokens(request.phase.name()),
+            max_tokens: self.phases.max_tokens(request.phase),
             schema: None,
             protocol: self.protocol(),
             sampling: sampling_for(request.variant, self.temperature),
             tools_untold: access == ToolAccess::ReadWrite && self.edits() == EditFormat::Whole,
-            max_turns: Some(
-                self.phases
-                    .turn_budget(request.phase.name(), self.max_turns),
-            ),
+            max_turns: Some(self.phases.turn_budget(request.phase, self.max_turns)),
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();

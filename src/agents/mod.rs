@@ -42,6 +42,8 @@ pub struct PhaseRequest<'a> {
     /// What checks the work when the model says it is done (implement with a test command),
     /// and how often a failure may go back to it.
     pub check: Option<&'a dyn conversation::WorkCheck>,
+    /// Where acceptance writes its tests, picked by the tool from the project's tests.
+    pub acceptance_path: Option<&'a str>,
     /// 0 for the phase's first try in this action; each retry or further attempt counts up,
     /// so that it is asked differently and does not replay an answer already refused.
     pub variant: u32,

@@ -2,10 +2,12 @@
 //! Revision Instructions when the phase is re-run (docs/design.md §9), then `## Task`.
 
 mod named_files;
+mod repo_map;
 
 use std::path::Path;
 
 pub use named_files::named_files;
+pub use repo_map::{backtick_spans, is_test_path, repository_map};
 
 use super::Revision;
 use crate::board::{Phase, Story};
@@ -31,12 +33,33 @@ pub fn phase_system(phase: Phase, protocol: ToolProtocol, edits: EditFormat) -> 
         Phase::Plan => "You write a step-by-step implementation plan for a story, grounded in the research and the real code. Read the repository with the tools given; change nothing.",
         // No "answer in Markdown" here: asked for prose before it has made its changes, a
         // small model writes the code into its answer instead of into the files.
+        Phase::Acceptance => return acceptance_system(protocol, edits),
         Phase::Implement => return implement_system(protocol, edits),
     };
     format!(
         "{}\n{role_text}\nAnswer in Markdown.",
         identity(phase.name())
     )
+}
+
+/// Acceptance's instructions (docs/design.md §21): tests from the story, before any code. The
+/// tests are checked by the tool afterwards, so the prompt says what the check wants.
+fn acceptance_system(protocol: ToolProtocol, edits: EditFormat) -> String {
+    const WHAT: &str = "You write the acceptance tests of a story before its code exists: each acceptance criterion and each example the story gives becomes a test in the project's own test framework. Copy every example exactly as the story writes it: `f(x) == y` becomes `assert f(x) == y`. Import only what the story names or what the repository already has. Do not write the feature itself: the tests must fail now, and pass once the story is implemented. Write test files only; paths are relative to the repository root.";
+    let how = match edits {
+        EditFormat::Whole => "To write a test file, give its path alone on a line, then its complete content in a code block. When your reply writes files, the tests run and you get the result to check.",
+        EditFormat::Tools | EditFormat::Auto => "Write the test file with write_file. Your first reply is a tool call; when the file is written, reply without a tool call; the tests then run and you get the result to check.",
+    };
+    let mut out = format!("{}\n{WHAT}\n{how}", identity(Phase::Acceptance.name()));
+    if edits != EditFormat::Whole && protocol != ToolProtocol::Native {
+        out.push_str("\nYou may also write the file out whole: its path alone on a line, then the complete content in a code block.");
+    }
+    out
+}
+
+/// Where the acceptance tests go, as the tool picked it from the project's existing tests.
+pub fn acceptance_path_note(path: &str) -> String {
+    format!(" Write the tests into `{path}`.")
 }
 
 /// Implement's instructions. With `implement.editFormat: "tools"` the model is led to call
@@ -62,6 +85,8 @@ pub fn phase_task(phase: Phase, edits: EditFormat) -> &'static str {
         Phase::Implement if edits == EditFormat::Whole => "Make the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed, in which files, and how you checked it.",
         Phase::Refine => "Rewrite the story's summary and acceptance criteria. Answer with exactly two sections:\n\n## Summary\n<what and why, in a few sentences>\n\n## Acceptance Criteria\n- [ ] <a testable criterion>\n- [ ] …",
         Phase::Research => "Research this story. Report the relevant files and how they work today, patterns to follow, dependencies, risks and open questions. Answer with the findings only (no top-level heading).",
+        Phase::Acceptance if edits == EditFormat::Whole => "Write the acceptance tests now: the test file's path alone on a line, then its whole content in a code block, with one test per criterion and every example of the story copied exactly. Then reply with one line per test: its name and the criterion it checks.",
+        Phase::Acceptance => "Write the acceptance tests now with write_file, one test per criterion and every example of the story copied exactly. Then reply without a tool call with one line per test: its name and the criterion it checks.",
         Phase::Plan => "Write the implementation plan for this story: numbered steps naming the files to change, the tests to add or update, and how to verify the result. Answer with the plan only (no top-level heading).",
         Phase::Implement => "Make the changes now, with the tools (a file shown above need not be read again). When every change is made, reply without a tool call with short implementation notes: what you changed, in which files, and how you checked it.",
     }
@@ -137,11 +162,18 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
         Some(Phase::Refine) => &["Summary", "Acceptance Criteria"],
         Some(Phase::Research) => &["Summary", "Acceptance Criteria"],
         Some(Phase::Plan) => &["Summary", "Acceptance Criteria", "Research"],
+        Some(Phase::Acceptance) => &[
+            "Summary",
+            "Acceptance Criteria",
+            "Research",
+            "Implementation Plan",
+        ],
         Some(Phase::Implement) | None => &[
             "Summary",
             "Acceptance Criteria",
             "Research",
             "Implementation Plan",
+            "Acceptance Tests",
         ],
     };
     let mut names: Vec<&str> = earlier.to_vec();

@@ -48,7 +48,7 @@ pub fn verdict_schema() -> &'static ResponseSchema {
                         }
                     }
                 },
-                "target_phase": {"type": ["string", "null"], "enum": ["research", "plan", "implement", null]}
+                "target_phase": {"type": ["string", "null"], "enum": ["research", "plan", "acceptance", "implement", null]}
             }
         }),
     })
@@ -66,7 +66,7 @@ pub fn gate_schema() -> &'static ResponseSchema {
             "required": ["decision", "phase", "feedback"],
             "properties": {
                 "decision": {"type": "string", "enum": ["APPROVE", "RETRY", "RETRY_PREDECESSOR", "REJECT"]},
-                "phase": {"type": ["string", "null"], "enum": ["refine", "research", "plan", null]},
+                "phase": {"type": ["string", "null"], "enum": ["refine", "research", "plan", "acceptance", null]},
                 "feedback": {"type": "string", "maxLength": FEEDBACK_CHARS}
             }
         }),

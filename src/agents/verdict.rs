@@ -177,7 +177,9 @@ fn verdict_from_value(value: &Value) -> Option<PerspectiveVerdict> {
     let target_phase = field(map, "targetphase")
         .and_then(text_from_value)
         .map(|phase| phase.to_lowercase())
-        .filter(|phase| matches!(phase.as_str(), "research" | "plan" | "implement"));
+        .filter(|phase| {
+            crate::board::Phase::parse(phase).is_some_and(|p| p != crate::board::Phase::Refine)
+        });
     Some(PerspectiveVerdict {
         passed,
         issues,

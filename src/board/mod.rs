@@ -32,11 +32,10 @@ pub fn today() -> String {
     chrono::Local::now().format("%Y-%m-%d").to_string()
 }
 
-/// The names of the phases that can carry a review gate, in pipeline order.
-pub const PHASES: [&str; 4] = ["refine", "research", "plan", "implement"];
-
-/// A phase that produces output into the story. Refine's completion is the move out of
-/// backlog; the others have a `<phase>_complete` flag.
+/// A phase that produces output into the story: the one list of phases (docs/design.md §21).
+/// Every phase can carry a review gate and has settings under `phases.<phase>`. Refine's
+/// completion is the move out of backlog; the others have a completion flag ([`Phase::flag`]).
+/// A phase is added here, and the compiler names every place that must learn of it.
 #[derive(
     Debug,
     Clone,
@@ -59,6 +58,7 @@ pub enum Phase {
     Refine,
     Research,
     Plan,
+    Acceptance,
     Implement,
 }
 
@@ -74,7 +74,7 @@ impl Phase {
         name.trim().parse().ok()
     }
 
-    /// The phase right before this one (refine → research → plan → implement).
+    /// The phase right before this one (refine → research → plan → acceptance → implement).
     pub fn predecessor(self) -> Option<Phase> {
         (self as usize).checked_sub(1).map(|i| Phase::ALL[i])
     }
@@ -85,8 +85,31 @@ impl Phase {
             Phase::Refine => "Summary",
             Phase::Research => "Research",
             Phase::Plan => "Implementation Plan",
+            Phase::Acceptance => "Acceptance Tests",
             Phase::Implement => "Implementation Notes",
         }
+    }
+
+    /// The frontmatter flag that says the phase is complete; refine has none (its completion
+    /// is the move out of backlog).
+    pub fn flag(self) -> Option<&'static str> {
+        match self {
+            Phase::Refine => None,
+            Phase::Research => Some("research_complete"),
+            Phase::Plan => Some("plan_complete"),
+            Phase::Acceptance => Some("acceptance_complete"),
+            Phase::Implement => Some("implementation_complete"),
+        }
+    }
+
+    /// Whether the phase's agent only reads the tree: its output is the story section alone.
+    pub fn reads_only(self) -> bool {
+        !matches!(self, Phase::Acceptance | Phase::Implement)
+    }
+
+    /// The phases after refine, whose flags a story carries, in pipeline order.
+    pub fn flagged() -> impl Iterator<Item = Phase> {
+        Phase::ALL.iter().copied().filter(|p| p.flag().is_some())
     }
 }
 

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use super::frontmatter::{Frontmatter, FrontmatterError};
 use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
-use super::{sections, Column};
+use super::{sections, Column, Phase};
 
 /// A story file that could not be read, with the 1-based line of the problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -45,8 +45,12 @@ pub struct StoryMeta {
     pub labels: Vec<String>,
     pub research_complete: bool,
     pub plan_complete: bool,
+    pub acceptance_complete: bool,
     pub implementation_complete: bool,
     pub reviews_complete: bool,
+    /// The acceptance tests the acceptance phase wrote, as paths in the project's tree: fixed
+    /// for implement, run by every test round and by the merge (docs/design.md §21).
+    pub acceptance_tests: Vec<String>,
     pub depends_on: Vec<String>,
     pub branch: Option<String>,
     /// The commit the tool made `branch` from: proof that it made it, and where its history
@@ -61,13 +65,21 @@ pub struct StoryMeta {
     pub max_refinement_attempts: Option<u32>,
 }
 
-/// The completion flag of each phase after refine, in pipeline order.
-pub const PHASE_FLAGS: [(&str, &str); 4] = [
-    ("research", "research_complete"),
-    ("plan", "plan_complete"),
-    ("implement", "implementation_complete"),
-    ("review", "reviews_complete"),
-];
+/// The flag the review after implement sets; it follows every phase's flag.
+pub const REVIEWS_FLAG: &str = "reviews_complete";
+
+impl StoryMeta {
+    /// Whether `phase` is complete by its flag; refine is complete once the story left backlog.
+    pub fn phase_complete(&self, phase: Phase, column: Column) -> bool {
+        match phase {
+            Phase::Refine => column != Column::Backlog,
+            Phase::Research => self.research_complete,
+            Phase::Plan => self.plan_complete,
+            Phase::Acceptance => self.acceptance_complete,
+            Phase::Implement => self.implementation_complete,
+        }
+    }
+}
 
 /// The priority a story without one gets: after everything that was prioritised by hand.
 pub const DEFAULT_PRIORITY: i64 = 100;
@@ -493,23 +505,30 @@ impl Story {
         .expect("appending to a section cannot fail");
     }
 
-    /// Sets a phase's flag by phase name (`research`, `plan`, `implement`, `review`).
-    pub fn set_phase_flag(&mut self, phase: &str, done: bool) {
-        if let Some((_, key)) = PHASE_FLAGS.iter().find(|(p, _)| *p == phase) {
+    /// Sets a phase's completion flag; refine has none.
+    pub fn set_phase_flag(&mut self, phase: Phase, done: bool) {
+        if let Some(key) = phase.flag() {
             self.set(key, &done);
         }
     }
 
-    /// Clears `phase`'s flag and the flags of every phase after it, so the story flows back
-    /// through the pipeline from there.
-    pub fn reset_from_phase(&mut self, phase: &str) {
-        let start = PHASE_FLAGS
-            .iter()
-            .position(|(p, _)| *p == phase)
-            .unwrap_or(0);
-        for (_, key) in &PHASE_FLAGS[start..] {
-            self.set(key, &false);
+    /// Sets the flag the review after implement sets.
+    pub fn set_reviews_flag(&mut self, done: bool) {
+        self.set(REVIEWS_FLAG, &done);
+    }
+
+    /// Clears `phase`'s flag and the flags of every phase after it, and the review's, so the
+    /// story flows back through the pipeline from there.
+    pub fn reset_from_phase(&mut self, phase: Phase) {
+        for later in Phase::flagged().filter(|p| *p >= phase) {
+            self.set_phase_flag(later, false);
         }
+        self.set_reviews_flag(false);
+    }
+
+    /// Whether `phase` is complete by its flag; refine is complete once the story left backlog.
+    pub fn phase_complete(&self, phase: Phase) -> bool {
+        self.meta.phase_complete(phase, self.column)
     }
 
     /// Moves the story to another column in memory; the store renames the file when it writes.
@@ -546,8 +565,10 @@ fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
         labels: front.get("labels")?.unwrap_or_default(),
         research_complete: front.get("research_complete")?.unwrap_or(false),
         plan_complete: front.get("plan_complete")?.unwrap_or(false),
+        acceptance_complete: front.get("acceptance_complete")?.unwrap_or(false),
         implementation_complete: front.get("implementation_complete")?.unwrap_or(false),
-        reviews_complete: front.get("reviews_complete")?.unwrap_or(false),
+        reviews_complete: front.get(REVIEWS_FLAG)?.unwrap_or(false),
+        acceptance_tests: front.get("acceptance_tests")?.unwrap_or_default(),
         depends_on: front.get("depends_on")?.unwrap_or_default(),
         branch: front.get("branch")?,
         branch_base: front.get("branch_base")?,

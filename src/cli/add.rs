@@ -138,9 +138,15 @@ pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
     front.set("created", &today);
     front.set("updated", &today);
     front.set("labels", &labels);
-    for (_, flag) in crate::board::story::PHASE_FLAGS {
+    // The flags SPEC §3's new story shows; `acceptance_complete` is left out, as a missing flag
+    // reads as false (docs/design.md §21).
+    for flag in crate::board::Phase::flagged()
+        .filter(|phase| *phase != crate::board::Phase::Acceptance)
+        .filter_map(crate::board::Phase::flag)
+    {
         front.set(flag, &false);
     }
+    front.set(crate::board::story::REVIEWS_FLAG, &false);
     if !depends_on.is_empty() {
         front.set("depends_on", &depends_on);
     }

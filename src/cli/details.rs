@@ -119,13 +119,27 @@ fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {
     }
     out.push(String::new());
     out.push(p.heading("Phases"));
-    out.push(format!(
-        "  research {}  plan {}  implementation {}  reviews {}",
-        yes_no(meta.research_complete),
-        yes_no(meta.plan_complete),
-        yes_no(meta.implementation_complete),
-        yes_no(meta.reviews_complete)
-    ));
+    let mut phases: Vec<String> = crate::board::Phase::flagged()
+        .map(|phase| {
+            let name = match phase {
+                crate::board::Phase::Implement => "implementation",
+                other => other.name(),
+            };
+            format!(
+                "{name} {}",
+                yes_no(meta.phase_complete(phase, story.column))
+            )
+        })
+        .collect();
+    phases.push(format!("reviews {}", yes_no(meta.reviews_complete)));
+    out.push(format!("  {}", phases.join("  ")));
+    if !meta.acceptance_tests.is_empty() {
+        out.push(String::new());
+        out.push(p.heading("Acceptance tests"));
+        for path in &meta.acceptance_tests {
+            out.push(format!("  {path}"));
+        }
+    }
     if !meta.depends_on.is_empty() {
         out.push(String::new());
         out.push(p.heading("Depends on"));

@@ -141,16 +141,16 @@ fn max_tokens_defaults_and_phase_override() {
     let config = from(json!({"phases": {"plan": {"maxTokens": 512}}})).unwrap();
     assert_eq!(config.llm.max_tokens, 4096);
     assert_eq!(config.llm.structured_outputs, StructuredOutputs::Auto);
-    assert_eq!(config.phases.max_tokens("plan"), Some(512));
-    assert_eq!(config.phases.max_tokens("research"), None);
-    assert!(config.phases.gate("plan").is_none());
+    assert_eq!(config.phases.max_tokens(Phase::Plan), Some(512));
+    assert_eq!(config.phases.max_tokens(Phase::Research), None);
+    assert!(config.phases.gate(Phase::Plan).is_none());
 }
 
 #[test]
 fn zero_gate_retries_is_valid() {
     let config =
         from(json!({"phases": {"plan": {"review": {"reviewer": "ai", "maxRetries": 0}}}})).unwrap();
-    assert_eq!(config.phases.gate("plan").unwrap().max_retries, 0);
+    assert_eq!(config.phases.gate(Phase::Plan).unwrap().max_retries, 0);
 }
 
 #[test]
@@ -205,13 +205,13 @@ fn keys_added_later_have_defaults_that_init_does_not_write() {
         EditFormat::Tools,
         "auto with no protocol known yet"
     );
-    assert!(config.phases.enabled("research"));
+    assert!(config.phase_enabled(Phase::Research));
     assert!(get_dotted(&default_value(), "implement").is_none());
     assert_eq!(
         get_dotted(&merged_value(&json!({})), "llm.toolProtocol"),
         Some(&json!("auto"))
     );
     let skipping = from(json!({"phases": {"research": {"enabled": false}}})).unwrap();
-    assert!(!skipping.phases.enabled("research"));
-    assert!(skipping.phases.enabled("plan"));
+    assert!(!skipping.phase_enabled(Phase::Research));
+    assert!(skipping.phase_enabled(Phase::Plan));
 }

@@ -17,6 +17,7 @@ pub fn verb(action_type: ActionType) -> &'static str {
         ActionType::Refine => "Refining",
         ActionType::Research => "Researching",
         ActionType::Plan => "Planning",
+        ActionType::Acceptance => "Writing acceptance tests for",
         ActionType::Implement => "Implementing",
         ActionType::Review => "Reviewing",
         ActionType::Rework => "Reworking",

@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::board::records::ReviewDecision;
 use crate::board::story::Progress;
-use crate::board::{Board, Column, StorySummary};
+use crate::board::{Board, Column, Phase, StorySummary};
 
 pub use crate::protocol::{ActionRef, ActionType};
 
@@ -70,23 +70,37 @@ pub struct Policy {
     pub create_pr: bool,
     /// `git.integrate: "merge"`: a dependency counts as done only once its work is merged.
     pub dependencies_merged: bool,
-    /// Phases switched off (`phases.<phase>.enabled: false`): their flags count as complete,
-    /// and a skipped refine moves a story to ready as written.
-    pub skip_refine: bool,
-    pub skip_research: bool,
-    pub skip_plan: bool,
+    /// Phases switched off (`phases.<phase>.enabled: false`, acceptance without a test
+    /// command): their flags count as complete, and a skipped refine moves a story to ready as
+    /// written.
+    pub skipped: PhaseSet,
+}
+
+/// A set of phases, small enough to copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseSet(u8);
+
+impl PhaseSet {
+    pub fn with(self, phase: Phase) -> PhaseSet {
+        PhaseSet(self.0 | 1 << phase as u8)
+    }
+
+    pub fn contains(self, phase: Phase) -> bool {
+        self.0 & (1 << phase as u8) != 0
+    }
 }
 
 impl Policy {
     pub fn from_config(config: &crate::config::Config) -> Policy {
         use crate::config::Integrate;
-        let phases = &config.phases;
+        let skipped = Phase::ALL
+            .iter()
+            .filter(|phase| !config.phase_enabled(**phase))
+            .fold(PhaseSet::default(), |set, phase| set.with(*phase));
         Policy {
             create_pr: config.git.integrate == Integrate::Pr,
             dependencies_merged: config.git.integrate == Integrate::Merge,
-            skip_refine: !phases.enabled("refine"),
-            skip_research: !phases.enabled("research"),
-            skip_plan: !phases.enabled("plan"),
+            skipped,
         }
     }
 }
@@ -166,7 +180,7 @@ pub fn assess(board: &Board, policy: Policy) -> Assessment {
 
 fn next_for(story: &StorySummary, board: &HashMap<&str, &StorySummary>, policy: Policy) -> Next {
     if story.column == Column::Backlog {
-        let reason = if policy.skip_refine {
+        let reason = if policy.skipped.contains(Phase::Refine) {
             "in backlog: refine is skipped, so it moves to ready as written"
         } else {
             "in backlog: needs refinement"
@@ -209,11 +223,26 @@ fn next_for(story: &StorySummary, board: &HashMap<&str, &StorySummary>, policy: 
         );
     }
     let meta = &story.meta;
-    if !meta.research_complete && !policy.skip_research {
-        Next::Act(ActionType::Research, 200, "research not complete".into())
-    } else if !meta.plan_complete && !policy.skip_plan {
-        Next::Act(ActionType::Plan, 300, "plan not complete".into())
-    } else if !meta.implementation_complete {
+    // A story implemented before its acceptance phase existed (or with it off) is never sent
+    // back for it (docs/design.md §21).
+    let settled = |phase: Phase| {
+        meta.phase_complete(phase, story.column)
+            || policy.skipped.contains(phase)
+            || (phase == Phase::Acceptance && meta.implementation_complete)
+    };
+    let pending = Phase::flagged().find(|phase| !settled(*phase));
+    if let Some(phase) = pending.filter(|p| *p != Phase::Implement) {
+        let offset = match phase {
+            Phase::Research => 200,
+            Phase::Plan => 300,
+            _ => 350,
+        };
+        Next::Act(
+            ActionType::of_phase(phase),
+            offset,
+            format!("{phase} not complete"),
+        )
+    } else if pending == Some(Phase::Implement) {
         let offset = if story.column == Column::InProgress {
             50
         } else {
@@ -308,9 +337,11 @@ mod tests {
         }
     }
 
+    /// The first action, on a board without a test command (no acceptance phase).
     fn only_action(stories: Vec<Story>, create_pr: bool) -> Option<(ActionType, i64)> {
         let policy = Policy {
             create_pr,
+            skipped: PhaseSet::default().with(Phase::Acceptance),
             ..Policy::default()
         };
         let assessment = assess(&board(stories), policy);
@@ -426,12 +457,44 @@ mod tests {
     }
 
     #[test]
+    fn acceptance_comes_between_plan_and_implement_but_never_after_implement() {
+        let first = |extra: &str| {
+            assess(
+                &board(vec![story("s", Column::Ready, 10, extra)]),
+                Policy::default(),
+            )
+            .actions
+            .first()
+            .map(|a| (a.action_type, a.priority))
+        };
+        let planned = "research_complete: true\nplan_complete: true\n";
+        assert_eq!(first(planned), Some((ActionType::Acceptance, 360)));
+        assert_eq!(
+            first(&format!("{planned}acceptance_complete: true\n")),
+            Some((ActionType::Implement, 410))
+        );
+        // Implemented before the phase existed: on to review, not back for tests.
+        assert_eq!(
+            first(&format!("{planned}implementation_complete: true\n")),
+            Some((ActionType::Review, 110))
+        );
+    }
+
+    #[test]
     fn a_skipped_phase_counts_as_complete() {
         let ready = || vec![story("s", Column::Ready, 10, "")];
-        let skip = |research: bool, plan: bool| Policy {
-            skip_research: research,
-            skip_plan: plan,
-            ..Policy::default()
+        let skip = |research: bool, plan: bool| {
+            let mut skipped = PhaseSet::default().with(Phase::Acceptance);
+            if research {
+                skipped = skipped.with(Phase::Research);
+            }
+            if plan {
+                skipped = skipped.with(Phase::Plan);
+            }
+            Policy {
+                skipped,
+                ..Policy::default()
+            }
         };
         let first = |policy: Policy| {
             assess(&board(ready()), policy)
@@ -446,7 +509,7 @@ mod tests {
         let backlog = assess(
             &board(vec![story("b", Column::Backlog, 1, "")]),
             Policy {
-                skip_refine: true,
+                skipped: PhaseSet::default().with(Phase::Refine),
                 ..Policy::default()
             },
         );

@@ -1,6 +1,7 @@
 //! The life cycle: the assessor picks what to do next; the runner does it through the agents,
 //! under phase gates, rework and the circuit breaker, with a lock and a checkpoint.
 
+pub(crate) mod acceptance;
 pub(crate) mod actions;
 pub(crate) mod assessor;
 pub(crate) mod attention;
@@ -34,6 +35,7 @@ mod scripted_tests;
 pub(crate) mod server_watch;
 pub(crate) mod story_ops;
 pub(crate) mod tests_run;
+pub(crate) mod unasked_tests;
 pub(crate) mod workspace;
 
 /// Runs blocking work (git, board I/O) on tokio's blocking threads, so it does not stall the

@@ -56,6 +56,14 @@ pub fn check_text(phase: Phase, text: &str) -> Result<(), String> {
                 ))
             }
         }
+        // The tool writes the listing of the tests it checked; without one, none were kept.
+        Phase::Acceptance => {
+            if crate::workflow::acceptance::listed_paths(text).is_empty() {
+                Err("no acceptance test was written and checked".to_string())
+            } else {
+                Ok(())
+            }
+        }
         Phase::Implement => {
             if prose_words(text) >= 1 {
                 Ok(())

@@ -26,9 +26,15 @@ pub fn write_into(story: &mut Story, phase: Phase, output: &str) {
                 story.set_column(Column::Ready);
             }
         }
+        Phase::Acceptance => {
+            let paths = crate::workflow::acceptance::listed_paths(output);
+            story.set_section(phase.section(), &sections::nest(output, phase.section()));
+            story.set("acceptance_tests", &paths);
+            story.set_phase_flag(phase, true);
+        }
         Phase::Research | Phase::Plan | Phase::Implement => {
             story.set_section(phase.section(), &sections::nest(output, phase.section()));
-            story.set_phase_flag(phase.name(), true);
+            story.set_phase_flag(phase, true);
             // Only a finished implementation moves the story: a failed one stays in its column.
             if phase == Phase::Implement && story.column != Column::InProgress {
                 story.set_column(Column::InProgress);

@@ -20,15 +20,21 @@ use crate::config::{GateConfig, Reviewer};
 use crate::error::Result;
 use crate::protocol::TranscriptEntry;
 
+mod acceptance_run;
 mod attempts;
 mod checked;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome> {
-    if phase == Phase::Refine && !wf.config.phases.enabled("refine") {
+    if phase == Phase::Refine && !wf.config.phase_enabled(Phase::Refine) {
         return skip_refine(wf, story_id);
     }
     let story = wf.board.locate(story_id)?;
+    if phase == Phase::Acceptance {
+        if let Some(why) = no_acceptance_tests(wf, &story) {
+            return skip_acceptance(wf, story_id, why);
+        }
+    }
     let transcript = match story_ops::open_transcript(wf, story_id, phase.name())? {
         Ok(transcript) => transcript,
         Err(outcome) => return Ok(outcome),
@@ -37,10 +43,10 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         Ok(work) => work,
         Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Default::default()),
     };
-    if phase == Phase::Implement {
+    if !phase.reads_only() {
         workspace::start_implementation(wf, story_id, &work)?;
     }
-    let gate = wf.config.phases.gate(phase.name()).cloned();
+    let gate = wf.config.phases.gate(phase).cloned();
     let mut run = PhaseRun {
         wf,
         story_id,
@@ -55,6 +61,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
         tries: 0,
         tests: None,
         applied_attempt: std::sync::atomic::AtomicBool::new(false),
+        acceptance: None,
     };
     let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
         Step::Again(revision) => revision,
@@ -95,7 +102,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
             // The output was accepted, but its work could not be kept on the branch: the
             // implementation is not complete.
             wf.board.update(story_id, |story| {
-                story.set_phase_flag(phase.name(), false);
+                story.set_phase_flag(phase, false);
                 Ok(())
             })?;
             return story_ops::fail(wf, story_id, err.to_string(), Default::default());
@@ -127,6 +134,33 @@ fn skip_refine(wf: &Workflow, story_id: &str) -> Result<Outcome> {
     Ok(Outcome::Completed(
         "refine skipped (phases.refine.enabled is false); moved to ready as written".into(),
     ))
+}
+
+/// Why a story gets no acceptance tests, when it gets none: the phase is off, there is no test
+/// command to run them, or the story is of a type that may change no code.
+fn no_acceptance_tests(wf: &Workflow, story: &Story) -> Option<String> {
+    if !wf.config.has_test_command() {
+        Some("no review.testCommand is set to run them".into())
+    } else if !wf.config.phase_enabled(Phase::Acceptance) {
+        Some("phases.acceptance.enabled is false".into())
+    } else if !crate::workflow::acceptance::applies_to(&story.meta.story_type) {
+        Some(format!("a {} may change no code", story.meta.story_type))
+    } else {
+        None
+    }
+}
+
+/// Completes acceptance without tests, saying why in its section.
+fn skip_acceptance(wf: &Workflow, story_id: &str, why: String) -> Result<Outcome> {
+    wf.board.update(story_id, |story| {
+        story.set_section(
+            Phase::Acceptance.section(),
+            &format!("No acceptance tests: {why}."),
+        );
+        story.set_phase_flag(Phase::Acceptance, true);
+        Ok(())
+    })?;
+    Ok(Outcome::Completed(format!("acceptance skipped ({why})")))
 }
 
 /// An implement that failed leaves the story in the column it started from (docs/design.md §13),
@@ -166,6 +200,8 @@ struct PhaseRun<'a> {
     /// try commits it first and makes its attempts on top, instead of giving up attempts for a
     /// tree "with uncommitted changes" (docs/design.md §21, "Passing work is kept").
     applied_attempt: std::sync::atomic::AtomicBool,
+    /// What the acceptance check said of the tests the latest acceptance try wrote.
+    acceptance: Option<crate::workflow::acceptance::Verdict>,
 }
 
 impl PhaseRun<'_> {
@@ -239,6 +275,8 @@ impl PhaseRun<'_> {
                     self.tests = produced.tests;
                     produced.output
                 })
+        } else if phase == Phase::Acceptance {
+            self.write_acceptance_tests(story, revision, variant).await
         } else {
             let request = PhaseRequest {
                 phase,
@@ -247,6 +285,7 @@ impl PhaseRun<'_> {
                 work_dir: &self.work_dir,
                 transcript: self.transcript,
                 check: None,
+                acceptance_path: None,
                 variant,
             };
             self.wf.agents.run_phase(request).await
@@ -287,7 +326,7 @@ impl PhaseRun<'_> {
     /// alone do not show what is to be approved. `None` for other phases and reviewers.
     async fn diff_for_a_person(&self, gate: &GateConfig) -> Option<String> {
         let asks_a_person = gate.reviewer == Reviewer::Human && self.wf.terminal.is_some();
-        if self.phase != Phase::Implement || !asks_a_person {
+        if self.phase.reads_only() || !asks_a_person {
             return None;
         }
         match workspace::diff_of(&self.work_dir, self.branch.clone(), self.ignore.clone()).await {
@@ -408,6 +447,7 @@ fn completion_summary(phase: Phase) -> String {
         Phase::Refine => "refined; moved to ready".into(),
         Phase::Research => "research written".into(),
         Phase::Plan => "implementation plan written".into(),
+        Phase::Acceptance => "acceptance tests written".into(),
         Phase::Implement => "implemented".into(),
     }
 }

@@ -44,6 +44,12 @@ impl Needs {
                     needs.model = true;
                     needs.tree = true;
                 }
+                // The acceptance tests are written on the story's branch and run there.
+                ActionType::Acceptance => {
+                    needs.model = true;
+                    needs.tree = true;
+                    needs.tests = true;
+                }
                 ActionType::Review => {
                     needs.model = true;
                     needs.tree = true;
@@ -63,10 +69,10 @@ impl Needs {
     /// Whether an action may start a boxed process: implement (run_command), a review or a
     /// merge with a test command, a command gate.
     fn commands(self, config: &Config) -> bool {
-        let gate_commands = crate::board::PHASES.iter().any(|phase| {
+        let gate_commands = crate::board::Phase::ALL.iter().any(|phase| {
             config
                 .phases
-                .gate(phase)
+                .gate(*phase)
                 .is_some_and(|gate| gate.reviewer == crate::config::Reviewer::Command)
         });
         (self.model && self.tree)

@@ -203,7 +203,7 @@ pub(super) fn record_review(
         story.append_to_section("Review Notes", &review_note(&record));
         story.push_review(record)?;
         rework::finalise_iteration(story, decision)?;
-        story.set_phase_flag("review", decision == ReviewDecision::Approved);
+        story.set_reviews_flag(decision == ReviewDecision::Approved);
         story.remove("last_error");
         if let Some(reason) = &repeated {
             story_ops::block(story, reason);

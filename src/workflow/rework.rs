@@ -118,7 +118,7 @@ pub fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
             "Review Notes",
             &iteration_note(iteration, target, &summary, &review),
         );
-        story.reset_from_phase(target.name());
+        story.reset_from_phase(target);
         story.remove("last_error");
         Ok(Outcome::Completed(format!(
             "iteration {iteration}/{limit}: back to {target} ({summary})"

@@ -221,6 +221,21 @@ pub async fn run(
             message: settled.line,
         });
     }
+    if !project.config.has_test_command()
+        && project
+            .config
+            .phases
+            .acceptance
+            .as_ref()
+            .and_then(|p| p.enabled)
+            != Some(false)
+    {
+        // Said once per run: every story goes on without acceptance tests.
+        events.emit(RunEvent::Notice {
+            story_id: NoStory,
+            message: "the acceptance phase is skipped: review.testCommand is not set, so the stories' criteria cannot become tests".into(),
+        });
+    }
     let project = &project;
     events.begin(concurrency);
     // The journal starts with the work: a run that stops at its config or finds nothing to do

@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
+use super::acceptance::FixedTests;
 use super::context::Workflow;
 use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
+use super::unasked_tests::{failed_tests, unasked_failures};
 use crate::agents::conversation::WorkCheck;
 use crate::agents::transcript::Transcript;
 use crate::config::EditFormat;
@@ -219,10 +221,40 @@ pub struct TestRounds<'a> {
     named: Vec<NamedFunction>,
     /// The story's acceptance criteria, to settle a failing test of what the story adds.
     criteria: Option<String>,
+    /// The story's acceptance tests, put back before each run if the agent changed them.
+    fixed: FixedTests,
     runs: Mutex<Vec<TestRun>>,
 }
 
 impl<'a> TestRounds<'a> {
+    /// What the model is told about the acceptance tests: that they are fixed, and which it
+    /// changed were put back.
+    fn fixed_note(&self, restored: &[String]) -> Option<String> {
+        let paths: Vec<&str> = self.fixed.paths().collect();
+        if paths.is_empty() {
+            return None;
+        }
+        let mut note = format!(
+            "The story's acceptance tests ({}) are fixed: make the code pass them.",
+            paths
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if !restored.is_empty() {
+            note.push_str(&format!(
+                " Your change to {} was put back.",
+                restored
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Some(note)
+    }
+
     /// `None` when no test command is set, or `implement.testRounds` is 0.
     pub fn new(
         wf: &'a Workflow,
@@ -247,6 +279,7 @@ impl<'a> TestRounds<'a> {
                 .map(str::trim)
                 .filter(|criteria| !criteria.is_empty())
                 .map(str::to_string),
+            fixed: FixedTests::take(dir, &story.meta.acceptance_tests),
             runs: Mutex::new(Vec::new()),
         })
     }
@@ -287,13 +320,41 @@ impl<'a> TestRounds<'a> {
 
     /// The last run and how many runs there were; runs the tests now if the agent never did
     /// (an agent that does not call the check, or one that failed before it could).
+    ///
+    /// When the last run failed only on tests the implementer added for what the story does not
+    /// ask, those test files are put back as the story's branch has them and the tests run once
+    /// more: such tests never block the story (docs/design.md §21).
     pub async fn last_run(&self) -> Option<(TestRun, usize)> {
         if self.runs().is_empty() {
             let run = self.check_now().await?;
             self.runs().push(run);
         }
+        let last = self.runs().last().cloned()?;
+        if !last.passed() {
+            if let Some(unasked) = self.unasked(&last) {
+                let restored = super::acceptance::put_back(&self.dir, &unasked.files);
+                self.transcript.record(
+                    "unasked_tests_removed",
+                    serde_json::json!({"files": restored,
+                                       "tests": unasked.tests.iter().map(|t| &t.name).collect::<Vec<_>>()}),
+                );
+                if !restored.is_empty() {
+                    if let Some(run) = self.check_now().await {
+                        self.runs().push(run);
+                    }
+                }
+            }
+        }
         let runs = self.runs();
         runs.last().cloned().map(|last| (last, runs.len()))
+    }
+
+    /// The run's failures, when only unasked tests of the implementer's account for them.
+    fn unasked(&self, run: &TestRun) -> Option<super::unasked_tests::Unasked> {
+        if !matches!(run.outcome, TestOutcome::Failed { .. }) {
+            return None;
+        }
+        unasked_failures(&self.dir, &run.output, &self.named, &self.fixed)
     }
 
     fn runs(&self) -> std::sync::MutexGuard<'_, Vec<TestRun>> {
@@ -306,6 +367,13 @@ impl<'a> TestRounds<'a> {
 #[async_trait]
 impl WorkCheck for TestRounds<'_> {
     async fn run(&self) -> Option<String> {
+        let restored = self.fixed.restore();
+        if !restored.is_empty() {
+            self.transcript.record(
+                "acceptance_tests_restored",
+                serde_json::json!({"paths": restored}),
+            );
+        }
         let result = self.check_now().await?;
         if result.refusal().is_some() {
             // No edit fixes a refusal: the rounds end and the attempt fails on it.
@@ -321,8 +389,16 @@ impl WorkCheck for TestRounds<'_> {
                  will run again"
             }
         };
+        let fixed_note = self.fixed_note(&restored);
+        let unasked = self.unasked(&result);
         let feedback = result.failure().map(|failure| {
-            let own = failing_tests_of(&result.output, &self.named);
+            if let Some(unasked) = &unasked {
+                return format!(
+                    "The tests fail.\n{failure}\n\n{} Then {how}.",
+                    unasked.feedback()
+                );
+            }
+            let own = failing_tests_of(&result.output, &self.named, &self.fixed);
             match (own.is_empty(), &self.criteria) {
                 (false, Some(criteria)) => format!(
                     "The tests fail, so the work is not done yet.\n{failure}\n\n{} {} what \
@@ -339,7 +415,10 @@ impl WorkCheck for TestRounds<'_> {
             }
         });
         self.runs().push(result);
-        feedback
+        match (feedback, fixed_note) {
+            (Some(feedback), Some(note)) => Some(format!("{note}\n\n{feedback}")),
+            (feedback, _) => feedback,
+        }
     }
 
     fn feedback_rounds(&self) -> u32 {
@@ -358,22 +437,14 @@ impl WorkCheck for TestRounds<'_> {
 
 /// The failing tests (pytest's `FAILED file::test - …` lines) whose names hold one of the
 /// functions the story names: tests of what the story adds, which the model itself may have
-/// written wrong.
-fn failing_tests_of(output: &str, named: &[NamedFunction]) -> Vec<String> {
+/// written wrong. The story's acceptance tests are not among them: they are fixed.
+fn failing_tests_of(output: &str, named: &[NamedFunction], fixed: &FixedTests) -> Vec<String> {
     let mut found: Vec<String> = Vec::new();
-    for line in output.lines().map(str::trim) {
-        let Some(rest) = line.strip_prefix("FAILED ") else {
-            continue;
-        };
-        let id = rest.split_whitespace().next().unwrap_or("");
-        let test = id.rsplit("::").next().unwrap_or(id);
-        let test = test.split('[').next().unwrap_or(test);
-        if named
-            .iter()
-            .any(|function| test.contains(function.name.as_str()))
-            && !found.iter().any(|known| known == test)
-        {
-            found.push(test.to_string());
+    for test in failed_tests(output) {
+        let of_the_story = named.iter().any(|f| test.name.contains(f.name.as_str()));
+        let acceptance = fixed.paths().any(|path| path == test.file);
+        if of_the_story && !acceptance && !found.contains(&test.name) {
+            found.push(test.name);
         }
     }
     found
@@ -439,11 +510,14 @@ mod tests {
     fn failing_tests_of_what_the_story_adds_are_found_by_its_names() {
         let output = "..F.F\n=== short test summary info ===\nFAILED test_textkit.py::test_word_count - AssertionError: assert 2 == 1\nFAILED test_textkit.py::test_word_count_spaces[a  b] - x\nFAILED test_textkit.py::test_shout - y\n3 failed";
         assert_eq!(
-            failing_tests_of(output, &[function("word_count")]),
+            failing_tests_of(output, &[function("word_count")], &FixedTests::default()),
             ["test_word_count", "test_word_count_spaces"]
         );
-        assert!(failing_tests_of(output, &[function("median")]).is_empty());
-        assert!(failing_tests_of("error[E0425]: x", &[function("x")]).is_empty());
+        assert!(failing_tests_of(output, &[function("median")], &FixedTests::default()).is_empty());
+        assert!(
+            failing_tests_of("error[E0425]: x", &[function("x")], &FixedTests::default())
+                .is_empty()
+        );
     }
 
     #[test]

@@ -61,7 +61,8 @@ pub enum Purpose {
 impl Purpose {
     pub fn of(phase: Phase) -> Purpose {
         match phase {
-            Phase::Implement => Purpose::Implement,
+            // Acceptance writes its tests on the story's branch, where implement goes on.
+            Phase::Acceptance | Phase::Implement => Purpose::Implement,
             _ => Purpose::Read,
         }
     }
@@ -338,13 +339,16 @@ pub async fn finish(
     phase: Phase,
     failure: Option<&str>,
 ) -> Result<()> {
-    if phase != Phase::Implement || work.branch.is_none() {
+    if phase.reads_only() || work.branch.is_none() {
         return Ok(());
     }
     let dir = work.dir.clone();
     let own_paths = work.ignore(wf);
     let logs = wf.board_dir().join("logs").join(story_id);
     let conflicts = work.conflicts.clone();
+    if phase == Phase::Acceptance {
+        return finish_acceptance(work, story_id, failure, own_paths).await;
+    }
     let message = match failure {
         None => format!("agentic-sdlc: implement {story_id}"),
         Some(why) => {
@@ -357,6 +361,34 @@ pub async fn finish(
             return Err(Error::ActionFailed(unresolved));
         }
         git::commit_all(&dir, &message, &ignore)?;
+        Ok(())
+    })
+    .await
+}
+
+/// Acceptance's tests are committed on the story's branch when the phase completes; tests that
+/// did not pass the check are put back as the branch had them, so a retry starts clean.
+async fn finish_acceptance(
+    work: &Work,
+    story_id: &str,
+    failure: Option<&str>,
+    own_paths: Vec<PathBuf>,
+) -> Result<()> {
+    let dir = work.dir.clone();
+    let story_id = story_id.to_string();
+    let failed = failure.is_some();
+    off_the_runtime(move || {
+        let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
+        if failed {
+            let dirty = git::dirty_paths(&dir, &ignore)?;
+            crate::workflow::acceptance::put_back(&dir, &dirty);
+            return Ok(());
+        }
+        git::commit_all(
+            &dir,
+            &format!("agentic-sdlc: acceptance tests for {story_id}"),
+            &ignore,
+        )?;
         Ok(())
     })
     .await

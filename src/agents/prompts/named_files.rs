@@ -80,7 +80,7 @@ pub fn named_files(root: &Path, board_dir: &Path, story_text: &str) -> NamedFile
 }
 
 /// Where `needle` is named in `text` as a whole word (not inside a longer path or name).
-fn mention(text: &str, needle: &str) -> Option<usize> {
+pub(super) fn mention(text: &str, needle: &str) -> Option<usize> {
     let is_part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.');
     let mut from = 0;
     while let Some(found) = text[from..].find(needle) {
@@ -104,7 +104,7 @@ fn mention(text: &str, needle: &str) -> Option<usize> {
 
 /// The repository's files as `/`-separated relative paths, without what .gitignore ignores,
 /// the .git folder and the board.
-fn repository_files(root: &Path, board_dir: &Path) -> Vec<String> {
+pub(super) fn repository_files(root: &Path, board_dir: &Path) -> Vec<String> {
     let board = board_dir.to_path_buf();
     ignore::WalkBuilder::new(root)
         .hidden(false)

@@ -104,6 +104,11 @@ impl ToolBox {
                 "path '{shown}' is the agentic-sdlc config ({CONFIG_FILE}), which agents may read but not change"
             ));
         }
+        if self.fixed.iter().any(|file| file == real) {
+            return Err(format!(
+                "path '{shown}' is one of the story's acceptance tests, which are fixed: change the code so that they pass, not the tests"
+            ));
+        }
         Ok(())
     }
 }

@@ -104,7 +104,7 @@ pub(super) fn source_of(text: &str, name: &str) -> Option<String> {
     Some(lines[start..end].join("\n"))
 }
 
-pub(super) fn defined_name(line: &str) -> Option<String> {
+pub(crate) fn defined_name(line: &str) -> Option<String> {
     let mut words = line.split_whitespace().peekable();
     while let Some(word) = words.peek() {
         if MODIFIERS.contains(word) || word.starts_with("pub(") {

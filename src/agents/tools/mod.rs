@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use crate::exec::{head_tail, BoxedCommand, Sandbox};
-pub(crate) use definitions::names as defined_names;
+pub(crate) use definitions::{defined_name, names as defined_names};
 
 /// Whether the tool `name` can change the repository (an unknown name counts as one that can).
 pub(crate) fn writes(name: &str) -> bool {
@@ -112,6 +112,9 @@ pub struct ToolBox {
     protected: Vec<PathBuf>,
     /// Folders treated like the board: a worktree's copy of it, the worktrees folder.
     protected_dirs: Vec<PathBuf>,
+    /// The story's acceptance tests, by real path: implement may read them but not change
+    /// them (docs/design.md §21).
+    fixed: Vec<PathBuf>,
     access: ToolAccess,
     limits: ToolLimits,
     /// The box `run_command` runs in.
@@ -141,6 +144,7 @@ impl ToolBox {
             canon_board,
             protected,
             protected_dirs: Vec::new(),
+            fixed: Vec::new(),
             access,
             limits,
             sandbox: Sandbox::default(),
@@ -183,6 +187,18 @@ impl ToolBox {
     /// folder such as a worktree).
     pub fn protect(mut self, file: PathBuf) -> Self {
         self.protected.push(file);
+        self
+    }
+
+    /// Refuses writes to these files (paths relative to the root): the story's acceptance
+    /// tests while implement works.
+    pub fn fixing(mut self, paths: &[String]) -> Self {
+        for path in paths {
+            let lexical = confine::absolute_normalized(&self.root.join(path));
+            let real = confine::canonicalize_lenient(&lexical).unwrap_or_else(|_| lexical.clone());
+            self.fixed.push(lexical);
+            self.fixed.push(real);
+        }
         self
     }
 

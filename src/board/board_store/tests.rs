@@ -235,7 +235,7 @@ fn an_action_opens_its_story_twice_and_every_other_story_once() {
         .unwrap();
     board
         .update("story-1", |s| {
-            s.set_phase_flag("research", true);
+            s.set_phase_flag(crate::board::Phase::Research, true);
             Ok(())
         })
         .unwrap();

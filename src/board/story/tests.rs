@@ -18,7 +18,7 @@ fn round_trips_byte_for_byte() {
 #[test]
 fn changes_touch_only_their_keys_and_sections() {
     let mut s = story();
-    s.set_phase_flag("research", true);
+    s.set_phase_flag(crate::board::Phase::Research, true);
     s.set_section("Research", "Findings.");
     let expected = FILE
         .replace("research_complete: false", "research_complete: true")

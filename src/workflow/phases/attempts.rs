@@ -113,6 +113,7 @@ impl PhaseRun<'_> {
             work_dir: dir,
             transcript: self.transcript,
             check: check.as_ref().map(|check| check as &dyn WorkCheck),
+            acceptance_path: None,
             variant,
         };
         let output = self.wf.agents.run_phase(request).await?;

@@ -66,7 +66,10 @@ impl PhaseRun<'_> {
                 output.text = written_notes(&output.text, &files);
             }
             let writes_text = writes_in_text(&self.wf.config);
-            let why = match refusal(phase, story, &output, changed, writes_text) {
+            let refused = self
+                .acceptance_refusal(phase)
+                .or_else(|| refusal(phase, story, &output, changed, writes_text));
+            let why = match refused {
                 None => match self.red_tests(phase) {
                     // Red code is not reviewed: no reviewer tokens are spent on it.
                     Some(message) => {
@@ -161,7 +164,7 @@ impl PhaseRun<'_> {
             let config = &self.wf.config;
             let cap = config
                 .phases
-                .max_tokens(phase.name())
+                .max_tokens(phase)
                 .unwrap_or(config.llm.max_tokens);
             self.transcript.record(
                 "truncated",

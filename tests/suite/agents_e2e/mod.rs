@@ -1,6 +1,7 @@
 //! The agents through the real binary and the real HTTP client, against the fake OpenAI server:
 //! prompts, phase outputs, tools, git, review, API failures, usage, the key and transcripts.
 
+mod acceptance;
 mod api;
 mod fail_closed;
 mod git;
@@ -21,9 +22,13 @@ use std::process::Command;
 use serde_json::Value as Json;
 
 use super::common::{outcome, Outcome, TestEnv};
-use super::fake_llm::{FakeLlm, Recorded};
+use super::fake_llm::{FakeLlm, Recorded, Reply};
 
 /// A project with a board and a fake model server; every command talks to the fake.
+/// The config pair that turns the acceptance phase off, for a test with a test command that is
+/// about another phase.
+pub const OFF_ACCEPTANCE: (&str, &str) = ("phases.acceptance.enabled", "false");
+
 pub struct Project {
     pub env: TestEnv,
     pub fake: FakeLlm,
@@ -258,6 +263,23 @@ impl Project {
 }
 
 /// The content of every `tool` message of a request, in order, with its call id.
+/// Every transcript entry of the story with this event, across its transcript files.
+pub fn transcript_entries(p: &Project, story: &Made, event: &str) -> Vec<Json> {
+    p.env
+        .transcript_lines(&story.id)
+        .into_iter()
+        .filter(|entry| entry["event"] == event)
+        .collect()
+}
+
+/// A whole-file write the scripted model means (it has not read the file first).
+pub fn write_call(path: &str, content: &str) -> Reply {
+    Reply::tool(
+        "write_file",
+        serde_json::json!({"path": path, "content": content, "overwrite": true}),
+    )
+}
+
 pub fn tool_results(request: &Recorded) -> Vec<(String, String)> {
     messages(request)
         .iter()

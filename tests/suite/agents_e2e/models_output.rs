@@ -4,14 +4,14 @@
 
 use serde_json::{json, Value};
 
-use super::Project;
+use super::{Project, OFF_ACCEPTANCE};
 use crate::suite::common::outcome;
 use crate::suite::fake_llm::Reply;
 
 #[tokio::test]
 async fn every_transcript_entry_names_its_agent_and_results_are_json() {
     let p = Project::new().await;
-    p.config(&[("review.testCommand", "echo TESTS-RAN")]);
+    p.config(&[("review.testCommand", "echo TESTS-RAN"), OFF_ACCEPTANCE]);
     let story = p.planned("Logged");
     p.fake
         .push(

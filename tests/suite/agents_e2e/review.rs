@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value};
 
-use super::Project;
+use super::{Project, OFF_ACCEPTANCE};
 use crate::suite::fake_llm::Reply;
 
 const REVIEWERS: [&str; 3] = ["code-review", "security-review", "po-review"];
@@ -19,6 +19,7 @@ async fn a_failing_test_command_rejects_with_one_testing_blocker_and_no_model_ca
         "review.testCommand",
         "echo TEST-OUTPUT-MARK; echo oops >&2; exit 1",
     )]);
+    p.config(&[OFF_ACCEPTANCE]);
     let story = p.implemented("Tested");
 
     p.step(&story, "review").success();
@@ -48,7 +49,10 @@ async fn a_passing_review_asks_three_perspectives_that_see_the_diff_of_the_work(
     let p = Project::new().await;
     p.env.write("src/lib.rs", "pub fn base() {}\n");
     p.git_init(false);
-    p.config(&[("review.testCommand", "test -f src/feature.rs")]);
+    p.config(&[
+        ("review.testCommand", "test -f src/feature.rs"),
+        OFF_ACCEPTANCE,
+    ]);
     let story = p.story(
         "Reviewed",
         "A summary.",

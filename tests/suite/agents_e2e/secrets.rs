@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{files_containing, tool_results, Project};
+use super::{files_containing, tool_results, Project, OFF_ACCEPTANCE};
 use crate::suite::common::outcome;
 use crate::suite::fake_llm::Reply;
 
@@ -43,6 +43,7 @@ async fn the_key_is_sent_as_a_bearer_token_and_written_nowhere() {
         ("llm.baseUrl", url.as_str()),
         ("llm.apiKeyEnv", KEY_VAR),
         ("review.testCommand", test_command.as_str()),
+        OFF_ACCEPTANCE,
     ]);
     let story = p.story(
         "Keep the key",

@@ -3,25 +3,8 @@
 
 use serde_json::{json, Value as Json};
 
-use super::{section, Project};
+use super::{section, transcript_entries, write_call, Project, OFF_ACCEPTANCE};
 use crate::suite::fake_llm::Reply;
-
-/// Every transcript entry of the story with this event, across its transcript files.
-fn transcript_entries(p: &Project, story: &super::Made, event: &str) -> Vec<Json> {
-    p.env
-        .transcript_lines(&story.id)
-        .into_iter()
-        .filter(|entry| entry["event"] == event)
-        .collect()
-}
-
-/// A whole-file write the scripted model means (it has not read the file first).
-fn write_call(path: &str, content: &str) -> Reply {
-    Reply::tool(
-        "write_file",
-        json!({"path": path, "content": content, "overwrite": true}),
-    )
-}
 
 #[tokio::test]
 async fn a_call_written_in_a_json_fence_changes_the_repository_under_auto() {
@@ -88,6 +71,7 @@ async fn failing_tests_go_back_to_the_model_and_the_last_run_is_in_the_notes() {
         "review.testCommand",
         "grep -q 42 answer.txt || { echo 'FAILED test_answer - expected 42'; exit 1; }",
     )]);
+    p.config(&[OFF_ACCEPTANCE]);
     let story = p.planned("Answer");
     p.fake
         .push("implement", write_call("answer.txt", "41\n"))
@@ -123,6 +107,7 @@ async fn tests_still_failing_after_the_last_round_fail_implement_before_any_revi
             "echo 'collected 3 items'; echo 'FAILED test_x.py::test_x - boom'; exit 1",
         ),
         ("implement.testRounds", "2"),
+        OFF_ACCEPTANCE,
     ]);
     let story = p.planned("Red");
     p.fake
@@ -203,6 +188,7 @@ async fn best_of_two_keeps_the_attempt_whose_tests_pass_and_counts_both() {
         ),
         ("implement.attempts", "2"),
         ("implement.testRounds", "1"),
+        OFF_ACCEPTANCE,
     ]);
     let story = p.planned("Two tries");
     p.fake
@@ -324,6 +310,7 @@ async fn a_failing_test_of_what_the_story_adds_comes_back_with_the_acceptance_cr
         "review.testCommand",
         "grep -q 'count(\"a a\") == 2' test_count.py || { echo 'FAILED test_count.py::test_word_count - assert 2 == 1'; exit 1; }",
     )]);
+    p.config(&[OFF_ACCEPTANCE]);
     p.env.write(
         "count.py",
         "def word_count(text):\n    return len(text.split())\n",
@@ -363,7 +350,7 @@ async fn a_failing_test_of_what_the_story_adds_comes_back_with_the_acceptance_cr
 #[tokio::test]
 async fn a_named_function_written_into_another_file_than_the_story_names_goes_back() {
     let p = Project::new().await;
-    p.config(&[("review.testCommand", "exit 0")]);
+    p.config(&[("review.testCommand", "exit 0"), OFF_ACCEPTANCE]);
     p.env.write("calc.py", "def add(a, b):\n    return a + b\n");
     let story = p.story(
         "Subtract",
@@ -502,4 +489,61 @@ async fn a_protocol_named_in_the_config_is_not_probed() {
     let story = p.planned("Not probed");
     p.step(&story, "implement").success();
     assert_eq!(p.fake.probes(), 0);
+}
+
+#[tokio::test]
+async fn a_failing_test_of_a_function_the_story_does_not_name_goes_back_and_never_blocks() {
+    let p = Project::new().await;
+    p.env.write("tests/test_base.sh", "true\n");
+    p.git_init(false);
+    p.config(&[
+        (
+            "review.testCommand",
+            "for t in tests/test_*.sh; do sh \"$t\" || { echo \"FAILED $t::$(basename \"$t\" .sh) - failed\"; exit 1; }; done",
+        ),
+        OFF_ACCEPTANCE,
+    ]);
+    let story = p.story(
+        "Median",
+        "Add `median(values)` to stats.sh.",
+        "- [ ] `median` gives the middle value",
+        "ready",
+        &["research", "plan"],
+    );
+    p.fake
+        .push(
+            "implement",
+            write_call("stats.sh", "function median() { echo 2; }\n"),
+        )
+        // A test of `mean`, which the story does not name, that fails.
+        .push(
+            "implement",
+            write_call("tests/test_mean_empty.sh", "exit 1\n"),
+        )
+        .push("implement", Reply::text("Added median and a test."))
+        .push("implement", Reply::text("The mean test is right."))
+        .push("implement", Reply::text("Still right."));
+
+    p.step(&story, "implement").success();
+
+    let asks = p.fake.requests_for("implement");
+    let feedback = asks[3].last_message();
+    assert!(
+        feedback.contains("`test_mean_empty` in tests/test_mean_empty.sh, which the story does not ask for: remove or fix this test"),
+        "{feedback}"
+    );
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert!(p
+        .git(&["show", &format!("{branch}:stats.sh")])
+        .contains("median"));
+    assert!(!p
+        .git_output(&["show", &format!("{branch}:tests/test_mean_empty.sh")])
+        .status
+        .success());
+    let removed = transcript_entries(&p, &story, "unasked_tests_removed");
+    assert_eq!(
+        removed[0]["files"][0], "tests/test_mean_empty.sh",
+        "{removed:?}"
+    );
 }

@@ -100,6 +100,7 @@ async fn a_kill_while_the_merge_is_tested_leaves_main_at_its_old_tip() {
             // Slow only on the integrated tree, which holds the teammate's file.
             "testCommand": format!("if [ -f teammate.txt ]; then touch {}; sleep 30; fi", started.display())
         },
+        "phases": {"acceptance": {"enabled": false}},
         // The box lets the test command write there, to say it started.
         "tools": {"writableRoots": [signals.path()]}
     }));

@@ -83,7 +83,8 @@ async fn two_parallel_stories_whose_combination_fails_the_tests_never_both_land(
             "if [ -f a.txt ] && [ -f b.txt ]; then echo 'a.txt and b.txt clash'; exit 1; fi"},
         // The tests only at review and delivery, so the rework is judged by a review and the
         // breaker, not by implement's own test rounds.
-        "implement": {"testRounds": 0}
+        "implement": {"testRounds": 0},
+        "phases": {"acceptance": {"enabled": false}}
     }));
     let alpha = repo.story("Alpha file", &[]);
     let bravo = repo.story("Bravo file", &[]);
@@ -141,7 +142,7 @@ async fn a_test_command_that_hangs_on_the_merge_times_out_and_main_stays() {
     repo.configure(json!({"review": {
         "testCommand": "if [ -f teammate.txt ]; then sleep 60; fi",
         "testTimeoutSeconds": 2
-    }}));
+    }, "phases": {"acceptance": {"enabled": false}}}));
     let story = repo.story("Slow merge", &[]);
     repo.implement_writes(&story, &[("story.txt", "story\n")]);
     up_to_review(&repo, &story);

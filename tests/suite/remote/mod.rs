@@ -64,7 +64,9 @@ impl Fleet {
         let seed = TestEnv::init();
         git_ok(&seed.root(), &["init", "--quiet", "-b", "main"]);
         identify(&seed.root(), "Seed Person");
-        seed.configure_json(&json!({"review": {"testCommand": "sh check.sh"}}));
+        // The fleet's stories are about sharing the board, not their acceptance tests.
+        seed.configure_json(&json!({"review": {"testCommand": "sh check.sh"},
+                                    "phases": {"acceptance": {"enabled": false}}}));
         seed.configure_json(&config);
         seed.write("check.sh", CHECK_SCRIPT);
         seed.write("work/README", "one file per story\n");

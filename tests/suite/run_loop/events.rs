@@ -58,6 +58,20 @@ async fn verbose_json_adds_tool_calls_and_the_usage_of_every_model_call() {
             .contains("tool calls native"),
         "{notice}"
     );
+    // Then, once, that without a test command the stories get no acceptance tests.
+    let skipped = events.remove(0);
+    assert_eq!(skipped["event"], "notice", "{skipped}");
+    assert!(
+        skipped["message"]
+            .as_str()
+            .unwrap()
+            .contains("acceptance phase is skipped: review.testCommand is not set"),
+        "{skipped}"
+    );
+    assert!(
+        !events.iter().any(|e| e["event"] == "notice"),
+        "said once: {events:#?}"
+    );
     assert_eq!(llm.probes(), 1);
     let calls = llm.requests_for("refine").len();
     assert_eq!(calls, 2, "a tool turn, then the answer");

@@ -1,0 +1,505 @@
+//! The acceptance phase (docs/design.md §21): the story's criteria and examples become tests
+//! before its code exists. The tool checks them before the phase completes: they were written
+//! (test files only), they run under `review.testCommand` and fail on the tree without the
+//! story's code, they import nothing the story does not name from a module that lacks it, and
+//! they carry the story's examples as written. Implement then cannot change them
+//! ([`FixedTests`]).
+
+mod examples;
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+pub use examples::{examples, mentioned_names, unknown_imports, Example};
+
+use super::context::Workflow;
+use super::output_check::TreeFingerprint;
+use super::tests_run::{self, TestOutcome};
+use crate::agents::conversation::WorkCheck;
+use crate::agents::prompts::is_test_path;
+use crate::agents::transcript::Transcript;
+use crate::board::{Story, StoryType};
+use crate::vcs;
+
+/// The line that starts the tool's listing of the tests in the `## Acceptance Tests` section.
+const LISTING_HEAD: &str = "Acceptance tests, fixed for implement:";
+
+/// What the acceptance check concluded about the tests as they are now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// The tests are good: their paths, relative to the tree.
+    Written(Vec<String>),
+    /// Why they cannot be kept, in words the model can act on.
+    Refused(String),
+}
+
+/// Whether the phase writes tests for a story of this type: a chore or a spike may change no
+/// code, so there is nothing its tests could fail on.
+pub fn applies_to(story_type: &StoryType) -> bool {
+    matches!(story_type, StoryType::Feature | StoryType::Bug)
+}
+
+/// Where the tests go: beside the project's existing tests, named after the story, with their
+/// extension; `tests/test_<slug>.py` when the project has none yet.
+pub fn suggested_path(root: &Path, slug: &str) -> String {
+    let stem: String = slug
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
+        .take(40)
+        .collect();
+    let stem = stem.trim_matches('_');
+    match first_test_file(root) {
+        Some(existing) => {
+            let dir = existing.parent().unwrap_or(Path::new(""));
+            let ext = existing
+                .extension()
+                .and_then(|e| e.to_str())
+                .unwrap_or("py");
+            let name = existing
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let file = if name.starts_with("test_") || ext == "py" {
+                format!("test_{stem}.{ext}")
+            } else if name.contains(".test.") {
+                format!("{stem}.test.{ext}")
+            } else if name.contains(".spec.") {
+                format!("{stem}.spec.{ext}")
+            } else {
+                format!("{stem}_test.{ext}")
+            };
+            dir.join(file).to_string_lossy().into_owned()
+        }
+        None => format!("tests/test_{stem}.py"),
+    }
+}
+
+/// The first test file of the tree (sorted, a bounded walk that skips hidden and vendored
+/// folders).
+fn first_test_file(root: &Path) -> Option<PathBuf> {
+    const LOOKED_AT: usize = 5_000;
+    let mut pending = vec![PathBuf::new()];
+    let mut seen = 0;
+    let mut found: Vec<PathBuf> = Vec::new();
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
+            continue;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(|e| e.file_name());
+        for entry in entries {
+            seen += 1;
+            if seen > LOOKED_AT {
+                break;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.') || matches!(name.as_str(), "node_modules" | "target" | "venv")
+            {
+                continue;
+            }
+            let relative = dir.join(&name);
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(relative),
+                Ok(kind) if kind.is_file() && is_test_path(&relative) => found.push(relative),
+                _ => {}
+            }
+        }
+    }
+    found.sort();
+    found.into_iter().next()
+}
+
+/// The section the phase writes: the tool's listing of the tests, then what the model said.
+pub fn listing(paths: &[String], notes: &str) -> String {
+    let mut out = format!("{LISTING_HEAD}\n");
+    for path in paths {
+        out.push_str(&format!("- `{path}`\n"));
+    }
+    let notes = notes.trim();
+    if !notes.is_empty() {
+        out.push('\n');
+        out.push_str(notes);
+    }
+    out
+}
+
+/// The paths of a [`listing`], read back when the phase's output is written into the story.
+pub fn listed_paths(section: &str) -> Vec<String> {
+    let Some(after) = section.split_once(LISTING_HEAD).map(|(_, rest)| rest) else {
+        return Vec::new();
+    };
+    after
+        .lines()
+        .skip_while(|line| line.trim().is_empty())
+        .map_while(|line| {
+            line.trim()
+                .strip_prefix("- `")
+                .and_then(|rest| rest.strip_suffix('`'))
+        })
+        .map(str::to_string)
+        .collect()
+}
+
+/// Puts `paths` (relative to the repository of `dir`) back as the checkout's HEAD has them; a
+/// path HEAD lacks is removed. Returns the paths put back. Outside git nothing can be put back.
+pub fn put_back(dir: &Path, paths: &[String]) -> Vec<String> {
+    if paths.is_empty() || !vcs::is_repo(dir) {
+        return Vec::new();
+    }
+    let Ok(top) = vcs::toplevel(dir) else {
+        return Vec::new();
+    };
+    let Ok(committed) = vcs::read_files(dir, "HEAD", paths) else {
+        return Vec::new();
+    };
+    let mut restored = Vec::new();
+    for path in paths {
+        let full = top.join(path);
+        let done = match committed.get(path) {
+            Some(bytes) => crate::atomic_file::write(&full, bytes).is_ok(),
+            None => std::fs::remove_file(&full).is_ok(),
+        };
+        if done {
+            restored.push(path.clone());
+        }
+    }
+    restored
+}
+
+/// The story's acceptance tests as they were when implement started, put back whenever a
+/// command or a write changed them (docs/design.md §21: the implementer cannot change them).
+#[derive(Debug, Clone, Default)]
+pub struct FixedTests {
+    dir: PathBuf,
+    /// Each test's path and its bytes; `None` when it was missing at the start.
+    files: Vec<(String, Option<Vec<u8>>)>,
+}
+
+impl FixedTests {
+    pub fn take(dir: &Path, paths: &[String]) -> FixedTests {
+        FixedTests {
+            dir: dir.to_path_buf(),
+            files: paths
+                .iter()
+                .map(|path| (path.clone(), std::fs::read(dir.join(path)).ok()))
+                .collect(),
+        }
+    }
+
+    pub fn paths(&self) -> impl Iterator<Item = &str> {
+        self.files.iter().map(|(path, _)| path.as_str())
+    }
+
+    /// Puts back every test that changed; returns their paths.
+    pub fn restore(&self) -> Vec<String> {
+        let mut restored = Vec::new();
+        for (path, bytes) in &self.files {
+            let Some(bytes) = bytes else { continue };
+            let full = self.dir.join(path);
+            if std::fs::read(&full).ok().as_ref() != Some(bytes)
+                && crate::atomic_file::write(&full, bytes).is_ok()
+            {
+                restored.push(path.clone());
+            }
+        }
+        restored
+    }
+}
+
+/// The acceptance phase's work check: run when the model says its tests are written, and sent
+/// back to it while rounds are left (`implement.testRounds`).
+pub struct AcceptanceCheck<'a> {
+    wf: &'a Workflow,
+    story_id: &'a str,
+    dir: PathBuf,
+    ignore: Vec<PathBuf>,
+    before: TreeFingerprint,
+    transcript: Transcript,
+    suggested: String,
+    is_bug: bool,
+    examples: Vec<Example>,
+    story_names: Vec<String>,
+    last: Mutex<Option<Verdict>>,
+}
+
+impl<'a> AcceptanceCheck<'a> {
+    /// `before` is the tree before the phase's agent ran.
+    pub fn new(
+        wf: &'a Workflow,
+        story: &'a Story,
+        dir: &Path,
+        ignore: &[PathBuf],
+        before: TreeFingerprint,
+        transcript: &Transcript,
+    ) -> AcceptanceCheck<'a> {
+        let text = story_text(story);
+        AcceptanceCheck {
+            wf,
+            story_id: story.id(),
+            dir: dir.to_path_buf(),
+            ignore: ignore.to_vec(),
+            before,
+            transcript: transcript.clone(),
+            suggested: suggested_path(dir, &story.slug),
+            is_bug: story.meta.story_type == StoryType::Bug,
+            examples: examples(&text),
+            story_names: mentioned_names(&text),
+            last: Mutex::new(None),
+        }
+    }
+
+    /// Where the tests are asked to go.
+    pub fn suggested(&self) -> &str {
+        &self.suggested
+    }
+
+    /// The last verdict; the check runs now if the model never got to it.
+    pub async fn verdict(&self) -> Verdict {
+        if let Some(verdict) = self.last_verdict() {
+            return verdict;
+        }
+        self.judge().await
+    }
+
+    fn last_verdict(&self) -> Option<Verdict> {
+        self.last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    /// The files the agent changed since it started, relative to the tree.
+    async fn changed_files(&self) -> Vec<String> {
+        let (dir, ignore) = (self.dir.clone(), self.ignore.clone());
+        let Ok(after) =
+            tokio::task::spawn_blocking(move || TreeFingerprint::take(&dir, &ignore)).await
+        else {
+            return Vec::new();
+        };
+        self.before
+            .changed_files(&after)
+            .into_iter()
+            .map(|path| path.to_string_lossy().into_owned())
+            .collect()
+    }
+
+    async fn judge(&self) -> Verdict {
+        let verdict = self.judge_now().await;
+        self.transcript.record(
+            "acceptance_check",
+            match &verdict {
+                Verdict::Written(paths) => serde_json::json!({"written": paths}),
+                Verdict::Refused(why) => serde_json::json!({"refused": why}),
+            },
+        );
+        *self
+            .last
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Some(verdict.clone());
+        verdict
+    }
+
+    async fn judge_now(&self) -> Verdict {
+        let changed = self.changed_files().await;
+        let (tests, others): (Vec<String>, Vec<String>) = changed
+            .into_iter()
+            .partition(|path| is_test_path(Path::new(path)));
+        let mut notes = Vec::new();
+        if !others.is_empty() {
+            let restored = put_back(&self.dir, &others);
+            let kept: Vec<&String> = others.iter().filter(|p| !restored.contains(p)).collect();
+            if !kept.is_empty() {
+                return Verdict::Refused(format!(
+                    "this phase writes tests only, and {} changed: put {} back as it was",
+                    backticked(kept.iter().map(|p| p.as_str())),
+                    if kept.len() == 1 { "it" } else { "them" }
+                ));
+            }
+            notes.push(format!(
+                "{} put back: this phase writes tests only, the code comes after",
+                backticked(restored.iter().map(String::as_str))
+            ));
+        }
+        let tests: Vec<String> = tests
+            .into_iter()
+            .filter(|path| self.dir.join(path).is_file())
+            .collect();
+        if tests.is_empty() {
+            return Verdict::Refused(format!(
+                "no test file was written: write the tests into `{}`",
+                self.suggested
+            ));
+        }
+        let text: String = tests
+            .iter()
+            .filter_map(|path| std::fs::read_to_string(self.dir.join(path)).ok())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let missing: Vec<String> = self
+            .examples
+            .iter()
+            .filter(|example| !example.carried_by(&text))
+            .map(|example| format!("`{}`", example.assertion()))
+            .collect();
+        if !missing.is_empty() {
+            return Verdict::Refused(format!(
+                "the story's examples must be tests exactly as the story writes them, and {} missing: add {}",
+                if missing.len() == 1 { "one is" } else { "some are" },
+                missing.join(", ")
+            ));
+        }
+        let unknown = unknown_imports(&self.dir, &text, &self.story_names);
+        if let Some(first) = unknown.first() {
+            return Verdict::Refused(format!(
+                "the tests import `{}` from {}, which does not define it, and the story does not ask for it: test only what the story names or what exists",
+                first.name, first.module_file
+            ));
+        }
+        let Some(run) = tests_run::run(self.wf, self.story_id, &self.dir, &self.transcript).await
+        else {
+            return Verdict::Refused("no test command is set (review.testCommand)".into());
+        };
+        let mentioned = tests.iter().any(|path| {
+            let name = Path::new(path)
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            run.output.contains(&name)
+        });
+        let fails_now = match &run.outcome {
+            TestOutcome::Passed => {
+                return Verdict::Refused(if self.is_bug {
+                    format!("the tests pass on the code as it is, so they do not reproduce the bug: `{}` must fail until the bug is fixed", run.command)
+                } else {
+                    format!("the tests pass before the story's code exists, so they check nothing the story adds: each test must call what the story asks for (`{}` passed)", run.command)
+                });
+            }
+            TestOutcome::Failed { .. } => true,
+            other => {
+                return Verdict::Refused(format!(
+                    "the tests could not be run: {}",
+                    run.failure().unwrap_or_else(|| format!("{other:?}"))
+                ))
+            }
+        };
+        let broken = run
+            .output
+            .lines()
+            .find(|line| line.contains("SyntaxError") || line.contains("IndentationError"));
+        if let Some(line) = broken {
+            return Verdict::Refused(format!(
+                "a test file does not parse ({}): write it out again, whole and valid",
+                line.trim()
+            ));
+        }
+        if fails_now && !mentioned {
+            return Verdict::Refused(format!(
+                "`{}` fails, but not in {}: the tests were not collected, or something else fails; name the file and its tests as the test framework expects",
+                run.command,
+                backticked(tests.iter().map(String::as_str))
+            ));
+        }
+        if !notes.is_empty() {
+            self.transcript
+                .record("acceptance_put_back", serde_json::json!({"notes": notes}));
+        }
+        Verdict::Written(tests)
+    }
+}
+
+#[async_trait]
+impl WorkCheck for AcceptanceCheck<'_> {
+    async fn run(&self) -> Option<String> {
+        match self.judge().await {
+            Verdict::Written(_) => None,
+            Verdict::Refused(why) => Some(format!(
+                "The acceptance tests are not done yet: {why}. Write the test file out again, whole."
+            )),
+        }
+    }
+
+    fn feedback_rounds(&self) -> u32 {
+        self.wf.config.implement.test_rounds.saturating_sub(1)
+    }
+
+    fn describe(&self) -> String {
+        self.wf
+            .config
+            .review
+            .test_command
+            .clone()
+            .unwrap_or_default()
+    }
+}
+
+/// The story text the examples and names are read from: title, summary and criteria.
+fn story_text(story: &Story) -> String {
+    let mut text = format!("{}\n", story.meta.title);
+    for section in ["Summary", "Acceptance Criteria"] {
+        if let Some(content) = story.section(section) {
+            text.push_str(content);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+fn backticked<'p>(paths: impl Iterator<Item = &'p str>) -> String {
+    paths
+        .map(|p| format!("`{p}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tests_go_beside_the_projects_own() {
+        let root = tempfile::tempdir().unwrap();
+        assert_eq!(
+            suggested_path(root.path(), "add-median"),
+            "tests/test_add_median.py"
+        );
+        std::fs::create_dir_all(root.path().join("tests")).unwrap();
+        std::fs::write(root.path().join("tests/test_stats.py"), "").unwrap();
+        assert_eq!(
+            suggested_path(root.path(), "add-median"),
+            "tests/test_add_median.py"
+        );
+        let js = tempfile::tempdir().unwrap();
+        std::fs::write(js.path().join("cart.test.js"), "").unwrap();
+        assert_eq!(
+            suggested_path(js.path(), "remove-item"),
+            "remove_item.test.js"
+        );
+    }
+
+    #[test]
+    fn the_listing_reads_back_its_paths() {
+        let paths = vec!["tests/test_a.py".to_string(), "tests/test_b.py".to_string()];
+        let section = listing(&paths, "test_median_odd: the middle value");
+        assert!(section.ends_with("test_median_odd: the middle value"));
+        assert_eq!(listed_paths(&section), paths);
+        assert!(listed_paths("what the model said").is_empty());
+    }
+
+    #[test]
+    fn fixed_tests_are_put_back() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("test_a.py"), "assert f(1) == 2\n").unwrap();
+        let fixed = FixedTests::take(dir.path(), &["test_a.py".to_string()]);
+        assert!(fixed.restore().is_empty());
+        std::fs::write(dir.path().join("test_a.py"), "assert True\n").unwrap();
+        assert_eq!(fixed.restore(), vec!["test_a.py".to_string()]);
+        std::fs::remove_file(dir.path().join("test_a.py")).unwrap();
+        assert_eq!(fixed.restore(), vec!["test_a.py".to_string()]);
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("test_a.py")).unwrap(),
+            "assert f(1) == 2\n"
+        );
+    }
+}

@@ -1,0 +1,293 @@
+//! What a story says exactly, for its acceptance tests to be held to (docs/design.md §21): the
+//! literal examples it gives (`slugify('Hello, World!') == 'hello-world'`, "`mean([1, 2])`
+//! returns `1.5`"), and the names it mentions. Pure functions of text.
+
+use std::path::Path;
+
+use crate::agents::prompts::backtick_spans;
+
+/// An example the story writes out: a call with literal arguments and, when the story gives it,
+/// the value it must produce.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Example {
+    pub call: String,
+    pub expected: String,
+    /// How the two are compared: `==` or `is` (`is True`, `is None`).
+    pub comparison: &'static str,
+}
+
+impl Example {
+    /// The example as one assertion, the form the tests are asked to carry it in.
+    pub fn assertion(&self) -> String {
+        format!("assert {} {} {}", self.call, self.comparison, self.expected)
+    }
+
+    /// Whether `tests` hold the call and the value, as written (spacing and the kind of quote
+    /// aside: `f("a")` and `f('a')` are the same example).
+    pub fn carried_by(&self, tests: &str) -> bool {
+        let tests = normalized(tests);
+        tests.contains(&normalized(&self.call)) && tests.contains(&normalized(&self.expected))
+    }
+}
+
+/// Words between an example's call and its value: "`f(x)` returns `y`".
+const RETURNS: [&str; 8] = [
+    "returns",
+    "should return",
+    "must return",
+    "gives",
+    "is",
+    "equals",
+    "->",
+    "→",
+];
+
+/// The examples in `text` (a story's summary and criteria), in order, without repeats.
+pub fn examples(text: &str) -> Vec<Example> {
+    let spans = backtick_spans(text);
+    let mut found: Vec<Example> = Vec::new();
+    for (index, (span, end)) in spans.iter().enumerate() {
+        let example = split_comparison(span).or_else(|| {
+            // "`f(1)` returns `2`": a literal call, a verb, the next span.
+            let (next, next_start) = spans.get(index + 1).map(|(s, e)| (s, e - s.len() - 1))?;
+            let between = text.get(*end + 1..next_start)?.trim();
+            let between = between.trim_end_matches(':').trim();
+            let is_verb = RETURNS
+                .iter()
+                .any(|verb| between.eq_ignore_ascii_case(verb));
+            (is_verb && is_literal_call(span)).then(|| Example {
+                call: span.trim().to_string(),
+                expected: next.trim().to_string(),
+                comparison: "==",
+            })
+        });
+        if let Some(example) = example {
+            if !found.contains(&example) {
+                found.push(example);
+            }
+        }
+    }
+    found
+}
+
+/// `f(x) == y` or `f(x) is True` in one span.
+fn split_comparison(span: &str) -> Option<Example> {
+    let (call, expected, comparison) = if let Some((call, expected)) = span.split_once("==") {
+        (call, expected, "==")
+    } else {
+        let (call, expected) = span.split_once(" is ")?;
+        let expected = expected.trim();
+        if !matches!(
+            expected,
+            "True" | "False" | "None" | "true" | "false" | "null"
+        ) {
+            return None;
+        }
+        (call, expected, "is")
+    };
+    let (call, expected) = (call.trim(), expected.trim());
+    (is_call(call) && !expected.is_empty()).then(|| Example {
+        call: call.to_string(),
+        expected: expected.to_string(),
+        comparison,
+    })
+}
+
+/// `name(…)` or `obj.name(…)`, ending with its closing parenthesis.
+fn is_call(text: &str) -> bool {
+    let Some(open) = text.find('(') else {
+        return false;
+    };
+    let name = &text[..open];
+    !name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+        && text.ends_with(')')
+}
+
+/// A call whose arguments hold a literal (a number, a string, a list): an example, not a
+/// signature like `median(values)`.
+fn is_literal_call(text: &str) -> bool {
+    let text = text.trim();
+    if !is_call(text) {
+        return false;
+    }
+    let args = &text[text.find('(').unwrap_or(0) + 1..text.len() - 1];
+    args.trim().is_empty()
+        || args
+            .chars()
+            .any(|c| c.is_ascii_digit() || matches!(c, '\'' | '"' | '[' | '{'))
+}
+
+/// Without spaces, with one kind of quote.
+fn normalized(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_whitespace())
+        .map(|c| if c == '"' { '\'' } else { c })
+        .collect()
+}
+
+/// The identifiers inside the story's backtick spans: the names the story mentions.
+pub fn mentioned_names(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (span, _) in backtick_spans(text) {
+        for word in span.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            let starts_well = word
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_');
+            if starts_well && !names.iter().any(|known| known == word) {
+                names.push(word.to_string());
+            }
+        }
+    }
+    names
+}
+
+/// A name a test imports from a module of the repository that neither defines it nor is asked
+/// by the story to get it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName {
+    pub name: String,
+    pub module_file: String,
+}
+
+/// The names Python tests import (`from stats import mean, median`) from a module of the tree at
+/// `root` that does not define them, leaving out the names the story mentions.
+pub fn unknown_imports(root: &Path, tests: &str, story_names: &[String]) -> Vec<UnknownName> {
+    let mut unknown = Vec::new();
+    for line in tests.lines() {
+        let Some(rest) = line.trim().strip_prefix("from ") else {
+            continue;
+        };
+        let Some((module, names)) = rest.split_once(" import ") else {
+            continue;
+        };
+        let module = module.trim();
+        if module.starts_with('.') {
+            continue;
+        }
+        let Some((module_file, source)) = module_source(root, module) else {
+            continue;
+        };
+        for name in names.trim_matches(|c| c == '(' || c == ')').split(',') {
+            let name = name.split(" as ").next().unwrap_or("").trim();
+            if name.is_empty() || name == "*" || story_names.iter().any(|known| known == name) {
+                continue;
+            }
+            if !defines(&source, name) {
+                unknown.push(UnknownName {
+                    name: name.to_string(),
+                    module_file: module_file.clone(),
+                });
+            }
+        }
+    }
+    unknown
+}
+
+/// The file a dotted module name resolves to in the tree (at the root or under `src/`), and
+/// its text.
+fn module_source(root: &Path, module: &str) -> Option<(String, String)> {
+    let relative = module.replace('.', "/");
+    for prefix in ["", "src/"] {
+        for candidate in [
+            format!("{prefix}{relative}.py"),
+            format!("{prefix}{relative}/__init__.py"),
+        ] {
+            if let Ok(text) = std::fs::read_to_string(root.join(&candidate)) {
+                return Some((candidate, text));
+            }
+        }
+    }
+    None
+}
+
+/// Whether Python source defines (`def`, `class`), assigns or imports `name` at its top level.
+fn defines(source: &str, name: &str) -> bool {
+    if crate::agents::tools::defined_names(source)
+        .iter()
+        .any(|defined| defined == name)
+    {
+        return true;
+    }
+    source.lines().any(|line| {
+        if line.starts_with(char::is_whitespace) {
+            return false;
+        }
+        if line.starts_with("from ") || line.starts_with("import ") {
+            return line
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == name);
+        }
+        line.split_once('=')
+            .is_some_and(|(target, _)| target.split([',', ':']).any(|part| part.trim() == name))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn examples_are_found_in_the_forms_stories_write_them() {
+        let story = "- [ ] `slugify('Hello, World!') == 'hello-world'`\n\
+                     - [ ] `mean([1, 2])` returns `1.5`\n\
+                     - [ ] `is_palindrome('A man, a plan, a canal: Panama') is True`\n\
+                     - [ ] Add `median(values)` to stats.py; `median([])` raises `ValueError`\n\
+                     - [ ] `format_price(123456)` → `'$1,234.56'`";
+        let found = examples(story);
+        let calls: Vec<(&str, &str, &str)> = found
+            .iter()
+            .map(|e| (e.call.as_str(), e.comparison, e.expected.as_str()))
+            .collect();
+        assert_eq!(
+            calls,
+            vec![
+                ("slugify('Hello, World!')", "==", "'hello-world'"),
+                ("mean([1, 2])", "==", "1.5"),
+                (
+                    "is_palindrome('A man, a plan, a canal: Panama')",
+                    "is",
+                    "True"
+                ),
+                ("format_price(123456)", "==", "'$1,234.56'"),
+            ]
+        );
+        assert_eq!(
+            found[0].assertion(),
+            "assert slugify('Hello, World!') == 'hello-world'"
+        );
+    }
+
+    #[test]
+    fn an_example_is_carried_over_only_as_written() {
+        let example =
+            &examples("`word_count('The cat, the hat.') == {'the': 2, 'cat': 1, 'hat': 1}`")[0];
+        let written = "def test_counts():\n    assert word_count(\"The cat, the hat.\") == {\"the\": 2, \"cat\": 1, \"hat\": 1}\n";
+        assert!(example.carried_by(written));
+        let changed = "def test_counts():\n    assert word_count('the cat the hat') == {'the': 2, 'cat': 1, 'hat': 1}\n";
+        assert!(!example.carried_by(changed));
+    }
+
+    #[test]
+    fn imports_of_names_a_module_lacks_are_named_unless_the_story_asks_for_them() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("stats.py"),
+            "import math\nfrom typing import List\n\nPI = 3.14\n\ndef mean(values):\n    return sum(values) / len(values)\n\nclass Summary:\n    pass\n",
+        )
+        .unwrap();
+        let tests = "import pytest\nfrom stats import mean, median, Summary, PI\nfrom stats import variance as var\nfrom collections import Counter\n";
+        let story_names = mentioned_names("Add `median(values)` to `stats.py`");
+        let unknown = unknown_imports(root.path(), tests, &story_names);
+        assert_eq!(
+            unknown,
+            vec![UnknownName {
+                name: "variance".into(),
+                module_file: "stats.py".into()
+            }]
+        );
+    }
+}
