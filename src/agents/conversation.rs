@@ -91,6 +91,9 @@ pub struct ConverseOptions<'a> {
     pub tools_untold: bool,
     /// The turn budget (`phases.<phase>.maxTurns`); `None` uses `llm.maxTurns`.
     pub max_turns: Option<u32>,
+    /// The file a code fence without a path is written to, when the agent was told which
+    /// file to write (acceptance's test file): a small model often leaves the path out.
+    pub default_file: Option<&'a str>,
 }
 
 /// Runs a conversation to its end, with the prompt's reply cap and answer schema.
@@ -205,7 +208,7 @@ async fn run_turns(
     let tools = prompt.tools;
     let options = prompt.options;
     let all_definitions = tools.map(|t| t.definitions()).unwrap_or_default();
-    let reading = Reading::new(options.protocol, &all_definitions);
+    let reading = Reading::new(options.protocol, &all_definitions, options.default_file);
     let system = match reading.text_only() && !options.tools_untold {
         true => format!(
             "{}\n\n{}",

@@ -17,8 +17,8 @@ use super::tools::{Sandbox, ToolAccess, ToolBox, ToolLimits};
 use super::transcript::Transcript;
 use super::verdict::{parse_verdict, PerspectiveVerdict};
 use super::{
-    prompts, AgentError, AgentOutput, Agents, GateRequest, Perspective, PhaseRequest, ReviewOutput,
-    ReviewRequest,
+    prompts, AgentError, AgentOutput, Agents, DefinitionRequest, GateRequest, Perspective,
+    PhaseRequest, ReviewOutput, ReviewRequest,
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
@@ -253,6 +253,7 @@ impl LlmAgents {
             sampling: sampling_for(0, self.temperature),
             tools_untold: false,
             max_turns: None,
+            default_file: None,
         };
         let ask = Ask::new(story_id, &system, user, tools, &transcript, options);
         let first = self.talk(ask).await?;
@@ -346,6 +347,7 @@ impl Agents for LlmAgents {
             sampling: sampling_for(request.variant, self.temperature),
             tools_untold: access == ToolAccess::ReadWrite && self.edits() == EditFormat::Whole,
             max_turns: Some(self.phases.turn_budget(request.phase, self.max_turns)),
+            default_file: request.acceptance_path,
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();
@@ -414,6 +416,7 @@ impl Agents for LlmAgents {
             sampling: sampling_for(0, self.temperature),
             tools_untold: false,
             max_turns: None,
+            default_file: None,
         };
         let story_id = request.story.id();
         let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);
@@ -438,6 +441,37 @@ impl Agents for LlmAgents {
         }
         transcript.record("decision", json!({"text": answer.text}));
         Ok(answer)
+    }
+
+    async fn write_definition(
+        &self,
+        request: DefinitionRequest<'_>,
+    ) -> Result<AgentOutput, AgentError> {
+        let story_text = prompts::story_context(request.story, Some(Phase::Implement));
+        let map = prompts::repository_map(request.work_dir, &self.board_dir, &story_text);
+        let user = format!("{map}\n## Task\n{}\n", request.task);
+        let system = prompts::definition_system();
+        let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
+        let transcript = request.transcript.for_agent("definition");
+        let options = ConverseOptions {
+            max_tokens: self.phases.max_tokens(Phase::Implement),
+            schema: None,
+            protocol: self.protocol(),
+            sampling: sampling_for(0, self.temperature),
+            // The answer is code in the reply, whatever the protocol.
+            tools_untold: true,
+            max_turns: Some(2),
+            default_file: None,
+        };
+        let ask = Ask::new(
+            request.story.id(),
+            &system,
+            &user,
+            &tools,
+            &transcript,
+            options,
+        );
+        self.talk(ask).await
     }
 
     fn endpoint(&self) -> Option<&crate::agents::llm::LlmSettings> {

@@ -178,6 +178,17 @@ pub struct GateRequest<'a> {
     pub transcript: &'a Transcript,
 }
 
+/// A narrowed task (docs/design.md §21): one definition the story names, still missing after
+/// two rounds, asked for alone.
+pub struct DefinitionRequest<'a> {
+    pub story: &'a Story,
+    /// The whole ask: the signature, the class, the file, the tests that call it.
+    pub task: &'a str,
+    /// The tree the map is made of.
+    pub work_dir: &'a Path,
+    pub transcript: &'a Transcript,
+}
+
 /// Everything the run loop needs from agents, whatever thinks behind it: the LLM agents in
 /// production, scripted ones in tests.
 #[async_trait]
@@ -191,6 +202,16 @@ pub trait Agents: Send + Sync {
 
     /// An `ai` phase gate: the reviewer's answer, which holds a decision line (docs/design.md §8).
     async fn phase_review(&self, request: GateRequest<'_>) -> Result<AgentOutput, AgentError>;
+
+    /// A narrowed task's answer: the code of one definition, which the workflow merges in.
+    /// Agents that cannot write code have none to give.
+    async fn write_definition(
+        &self,
+        request: DefinitionRequest<'_>,
+    ) -> Result<AgentOutput, AgentError> {
+        let _ = request;
+        Err(AgentError::new("these agents write no code"))
+    }
 
     /// The model server these agents talk to, for the checks before a run spends anything;
     /// `None` for agents that need none.

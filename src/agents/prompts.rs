@@ -57,6 +57,14 @@ fn acceptance_system(protocol: ToolProtocol, edits: EditFormat) -> String {
     out
 }
 
+/// The narrowed task's instructions: one definition, as code, nothing else.
+pub fn definition_system() -> String {
+    format!(
+        "{}\nYou write exactly one function or method that a story asks for, and nothing else. Answer with its complete code in one code block: the definition line, its body, no other definitions, no class around a method, no tests.",
+        identity("definition")
+    )
+}
+
 /// Where the acceptance tests go, as the tool picked it from the project's existing tests.
 pub fn acceptance_path_note(path: &str) -> String {
     format!(" Write the tests into `{path}`.")

@@ -84,6 +84,9 @@ pub struct Expect<'a> {
     pub bash: bool,
     /// Whole files in fences and SEARCH/REPLACE blocks are edits (for an agent that writes).
     pub edits: bool,
+    /// Where a reply's code fence goes when no fence of it names a file (see
+    /// `ConverseOptions::default_file`).
+    pub default_file: Option<&'a str>,
 }
 
 /// The markup of chat templates that small models copy into their answers: Qwen's tool result
@@ -120,7 +123,7 @@ pub fn extract(text: &str, expect: Expect<'_>) -> Extraction {
         bare_calls(&outside_fences, expect, &mut found);
     }
     if expect.edits {
-        found.edits = edits::file_edits(text);
+        found.edits = edits::file_edits(text, expect.default_file);
     }
     if !found.calls.is_empty() || !found.edits.is_empty() {
         found.unreadable = None;

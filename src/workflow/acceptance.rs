@@ -12,7 +12,7 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-pub use examples::{examples, mentioned_names, unknown_imports, Example};
+pub use examples::{calls, examples, mentioned_names, missing_imports, unknown_imports, Example};
 
 use super::context::Workflow;
 use super::output_check::TreeFingerprint;
@@ -221,6 +221,8 @@ pub struct AcceptanceCheck<'a> {
     is_bug: bool,
     examples: Vec<Example>,
     story_names: Vec<String>,
+    /// The functions the story names with the file it names for each, for their imports.
+    homes: Vec<(String, String)>,
     last: Mutex<Option<Verdict>>,
 }
 
@@ -246,6 +248,10 @@ impl<'a> AcceptanceCheck<'a> {
             is_bug: story.meta.story_type == StoryType::Bug,
             examples: examples(&text),
             story_names: mentioned_names(&text),
+            homes: super::named_functions::named_functions(story)
+                .into_iter()
+                .filter_map(|f| Some((f.name, f.files.into_iter().next()?)))
+                .collect(),
             last: Mutex::new(None),
         }
     }
@@ -332,6 +338,11 @@ impl<'a> AcceptanceCheck<'a> {
                 self.suggested
             ));
         }
+        for path in tests.iter().filter(|path| path.ends_with(".py")) {
+            if let Some(added) = self.add_imports(path) {
+                notes.push(added);
+            }
+        }
         let text: String = tests
             .iter()
             .filter_map(|path| std::fs::read_to_string(self.dir.join(path)).ok())
@@ -384,6 +395,16 @@ impl<'a> AcceptanceCheck<'a> {
                 ))
             }
         };
+        if let Some(line) = run
+            .output
+            .lines()
+            .find(|line| line.contains("NameError: name '"))
+        {
+            return Verdict::Refused(format!(
+                "the tests use a name they never import or define ({}): import what the story names from the file it names",
+                line.trim().trim_start_matches("E ").trim()
+            ));
+        }
         let broken = run
             .output
             .lines()
@@ -403,9 +424,34 @@ impl<'a> AcceptanceCheck<'a> {
         }
         if !notes.is_empty() {
             self.transcript
-                .record("acceptance_put_back", serde_json::json!({"notes": notes}));
+                .record("acceptance_notes", serde_json::json!({"notes": notes}));
         }
         Verdict::Written(tests)
+    }
+}
+
+impl AcceptanceCheck<'_> {
+    /// Adds the imports a Python test file lacks for the story's functions (a small model
+    /// calls `slugify` without importing it); says what it added.
+    fn add_imports(&self, path: &str) -> Option<String> {
+        let full = self.dir.join(path);
+        let text = std::fs::read_to_string(&full).ok()?;
+        let imports = missing_imports(&text, &self.homes);
+        if imports.is_empty() {
+            return None;
+        }
+        let future = text
+            .lines()
+            .take_while(|line| line.starts_with("from __future__"))
+            .count();
+        let mut lines: Vec<&str> = text.lines().collect();
+        for (offset, import) in imports.iter().enumerate() {
+            lines.insert(future + offset, import);
+        }
+        let mut updated = lines.join("\n");
+        updated.push('\n');
+        crate::atomic_file::write(&full, updated.as_bytes()).ok()?;
+        Some(format!("added `{}` to `{path}`", imports.join("`, `")))
     }
 }
 

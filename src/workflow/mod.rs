@@ -17,6 +17,7 @@ pub mod journal;
 pub(crate) mod launch;
 pub(crate) mod lock;
 pub(crate) mod named_functions;
+pub(crate) mod narrowed;
 pub(crate) mod no_progress;
 pub(crate) mod outcome;
 pub(crate) mod output_check;

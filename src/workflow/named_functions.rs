@@ -80,8 +80,8 @@ fn files_in_sentence(text: &str) -> Vec<String> {
             break; // the next function's own sentence part
         }
         let ends_sentence = word.ends_with(['.', ';', '!', '?']) && !path_like(word);
-        let token = word.trim_matches(|c: char| "`*\"'(),;:!?".contains(c));
-        let token = token.strip_suffix('.').unwrap_or(token);
+        // A full stop after a quoted path (`textkit.py`.) ends the sentence, not the path.
+        let token = word.trim_matches(|c: char| "`*\"'(),;:!?.".contains(c));
         if path_like(token) && !word.contains('(') {
             files.push(token.to_string());
         }
@@ -204,14 +204,20 @@ mod tests {
 
     #[test]
     fn the_functions_a_story_names_are_its_backticked_calls_with_the_files_of_their_sentence() {
-        let story = story(
+        let headline = story(
             "Add `headline(text, width)` to textkit.py; it uses `str.title()` and the existing `truncate` function. See e.g. notes.",
             "- [ ] `headline(\"a\", 2)` returns `\"A\"`\n- [ ] `median([])` in stats.py returns `0.0`",
         );
-        let named = named_functions(&story);
+        let named = named_functions(&headline);
         assert_eq!(names(&named), ["headline", "median"]);
         assert_eq!(named[0].files, ["textkit.py"]);
         assert_eq!(named[1].files, ["stats.py"]);
+        // As the 1.5B model's refinement wrote it: the file quoted, a full stop after it.
+        let refined = story(
+            "Add a function `slugify(text)` to `textkit.py`. This function converts a given text into a URL slug.",
+            "- [ ] `slugify(\"Hello, World!\")` returns `\"hello-world\"`",
+        );
+        assert_eq!(named_functions(&refined)[0].files, ["textkit.py"]);
     }
 
     #[test]

@@ -213,6 +213,7 @@ pub async fn run(
 /// last run is kept for the Implementation Notes.
 pub struct TestRounds<'a> {
     wf: &'a Workflow,
+    story: &'a crate::board::Story,
     story_id: &'a str,
     dir: PathBuf,
     transcript: Transcript,
@@ -223,6 +224,8 @@ pub struct TestRounds<'a> {
     criteria: Option<String>,
     /// The story's acceptance tests, put back before each run if the agent changed them.
     fixed: FixedTests,
+    /// Test rounds in which each named definition was missing, for the narrowed task.
+    missing_rounds: Mutex<std::collections::HashMap<String, u32>>,
     runs: Mutex<Vec<TestRun>>,
 }
 
@@ -269,6 +272,7 @@ impl<'a> TestRounds<'a> {
         }
         Some(TestRounds {
             wf,
+            story,
             story_id,
             dir: dir.to_path_buf(),
             transcript: transcript.clone(),
@@ -280,6 +284,7 @@ impl<'a> TestRounds<'a> {
                 .filter(|criteria| !criteria.is_empty())
                 .map(str::to_string),
             fixed: FixedTests::take(dir, &story.meta.acceptance_tests),
+            missing_rounds: Mutex::new(Default::default()),
             runs: Mutex::new(Vec::new()),
         })
     }
@@ -349,6 +354,27 @@ impl<'a> TestRounds<'a> {
         runs.last().cloned().map(|last| (last, runs.len()))
     }
 
+    /// A named definition missing in this run and the rounds before it, asked for alone once
+    /// it has been missing for [`super::narrowed::ROUNDS_BEFORE_NARROWING`] rounds.
+    fn missing_long_enough(&self, run: &TestRun) -> Option<Missing> {
+        let TestOutcome::NotDefined { missing } = &run.outcome else {
+            return None;
+        };
+        let mut rounds = self
+            .missing_rounds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut due = None;
+        for one in missing {
+            let count = rounds.entry(one.name.clone()).or_default();
+            *count += 1;
+            if *count == super::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
+                due = Some(one.clone());
+            }
+        }
+        due
+    }
+
     /// The run's failures, when only unasked tests of the implementer's account for them.
     fn unasked(&self, run: &TestRun) -> Option<super::unasked_tests::Unasked> {
         if !matches!(run.outcome, TestOutcome::Failed { .. }) {
@@ -374,7 +400,23 @@ impl WorkCheck for TestRounds<'_> {
                 serde_json::json!({"paths": restored}),
             );
         }
-        let result = self.check_now().await?;
+        let mut result = self.check_now().await?;
+        if let Some(missing) = self.missing_long_enough(&result) {
+            // Asked for that definition alone (docs/design.md §21); the tests then run on
+            // whatever it gave.
+            if super::narrowed::narrow(
+                self.wf,
+                self.story,
+                &self.dir,
+                &self.transcript,
+                &missing,
+                &self.fixed,
+            )
+            .await
+            {
+                result = self.check_now().await?;
+            }
+        }
         if result.refusal().is_some() {
             // No edit fixes a refusal: the rounds end and the attempt fails on it.
             self.runs().push(result);

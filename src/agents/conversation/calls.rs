@@ -17,12 +17,18 @@ const EDIT_TOOLS: [&str; 2] = ["write_file", "edit_file"];
 pub(super) struct Reading {
     protocol: ToolProtocol,
     names: Vec<String>,
+    default_file: Option<String>,
 }
 
 impl Reading {
-    pub(super) fn new(protocol: ToolProtocol, definitions: &[Value]) -> Reading {
+    pub(super) fn new(
+        protocol: ToolProtocol,
+        definitions: &[Value],
+        default_file: Option<&str>,
+    ) -> Reading {
         Reading {
             protocol,
+            default_file: default_file.map(str::to_string),
             names: definitions
                 .iter()
                 .filter_map(tool_name)
@@ -75,6 +81,7 @@ impl Reading {
                 any_name: self.text_only(),
                 bash: self.text_only() && names.contains(&SHELL_TOOL),
                 edits: EDIT_TOOLS.iter().all(|tool| names.contains(tool)),
+                default_file: self.default_file.as_deref(),
             },
         );
         let mut calls = with_ids(found.calls);

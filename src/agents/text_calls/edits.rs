@@ -28,10 +28,12 @@ const NOT_FILES: &[&str] = &[
     "output",
 ];
 
-/// The whole-file fences and SEARCH/REPLACE blocks of `text`, in the order written.
-pub(super) fn file_edits(text: &str) -> Vec<TextCall> {
+/// The whole-file fences and SEARCH/REPLACE blocks of `text`, in the order written. With a
+/// `default_file` and no fence naming its file, the longest code fence is that file.
+pub(super) fn file_edits(text: &str, default_file: Option<&str>) -> Vec<TextCall> {
     let lines: Vec<&str> = text.lines().collect();
     let mut edits = Vec::new();
+    let mut pathless: Vec<&[&str]> = Vec::new();
     let mut at = 0;
     while at < lines.len() {
         let line = lines[at];
@@ -58,12 +60,47 @@ pub(super) fn file_edits(text: &str) -> Vec<TextCall> {
             at += 1;
             continue;
         }
-        if let Some(edit) = whole_file(&lines[..at], info, body) {
-            edits.push(edit);
+        match whole_file(&lines[..at], info, body) {
+            Some(edit) => edits.push(edit),
+            None if is_code(info, body) => pathless.push(body),
+            None => {}
         }
         at = end + 1;
     }
+    if let (true, Some(path)) = (edits.is_empty(), default_file) {
+        if let Some(body) = pathless.into_iter().max_by_key(|body| body.len()) {
+            edits.push(write_call(path, body));
+        }
+    }
     edits
+}
+
+/// Whether a fence without a path holds code a file could be: not a call, a command or output.
+fn is_code(info: &str, body: &[&str]) -> bool {
+    let language = info
+        .split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase();
+    let first = body.first().map(|l| l.trim()).unwrap_or("");
+    !NOT_FILES.contains(&language.as_str())
+        && !first.starts_with('{')
+        && body
+            .iter()
+            .any(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
+}
+
+/// A write_file call of `body`, dedented, to `path`.
+fn write_call(path: &str, body: &[&str]) -> TextCall {
+    let mut text = dedented(body).join("\n");
+    text.push('\n');
+    TextCall {
+        name: "write_file".to_string(),
+        // A file in a reply that leaves out some of the file's definitions is read as the
+        // definitions it changes (see `merge_definitions`).
+        arguments: json!({"path": path, "content": text, "merge": true}).to_string(),
+        form: CallForm::FileFence,
+    }
 }
 
 fn fence(line: &str) -> Option<(&'static str, &str)> {
@@ -107,15 +144,7 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
             }
             Some(named)
         })?;
-    let mut text = dedented(&content).join("\n");
-    text.push('\n');
-    Some(TextCall {
-        name: "write_file".to_string(),
-        // A file in a reply that leaves out some of the file's definitions is read as the
-        // definitions it changes (see `merge_definitions`).
-        arguments: json!({"path": path, "content": text, "merge": true}).to_string(),
-        form: CallForm::FileFence,
-    })
+    Some(write_call(&path, &content))
 }
 
 /// The lines without the indentation they all share: a fence nested in a list item indents the
@@ -252,10 +281,35 @@ mod tests {
     use super::*;
 
     fn edits(text: &str) -> Vec<(String, Value)> {
-        file_edits(text)
+        file_edits(text, None)
             .into_iter()
             .map(|edit| (edit.name, serde_json::from_str(&edit.arguments).unwrap()))
             .collect()
+    }
+
+    /// Qwen2.5-Coder-1.5B's first answer to the acceptance task of the benchmark's `slugify`
+    /// story (2026-11-27), told to write `test_turn_a_title_into_a_url_slug.py`: a fence with a
+    /// comment, then the tests in a fence without a path.
+    const RECORDED_ACCEPTANCE: &str = "```python\n# /root/.cache/agentic-sdlc-bench/pytest-venv/bin/python -m pytest -q tests/test_turn_a_title_into_a_url_slug.py\n```\n\n```python\ndef test_turn_a_title_into_a_url_slug():\n    assert slugify(\"Hello, World!\") == \"hello-world\"\n    assert slugify(\"  Many   spaces  \") == \"many-spaces\"\n```";
+
+    #[test]
+    fn a_fence_without_a_path_goes_to_the_file_the_agent_was_told_to_write() {
+        assert!(file_edits(RECORDED_ACCEPTANCE, None).is_empty());
+        let told = file_edits(RECORDED_ACCEPTANCE, Some("test_slug.py"));
+        assert_eq!(told.len(), 1);
+        let args: Value = serde_json::from_str(&told[0].arguments).unwrap();
+        assert_eq!(args["path"], "test_slug.py");
+        assert!(args["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("def test_turn_a_title_into_a_url_slug():\n    assert slugify("));
+        // A fence that names its file wins over the default.
+        let named = file_edits(
+            "tests/test_a.py\n```python\ndef test_a():\n    pass\n```",
+            Some("test_slug.py"),
+        );
+        let args: Value = serde_json::from_str(&named[0].arguments).unwrap();
+        assert_eq!(args["path"], "tests/test_a.py");
     }
 
     #[test]

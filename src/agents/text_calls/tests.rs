@@ -18,6 +18,7 @@ const AUTO: Expect<'static> = Expect {
     any_name: false,
     bash: false,
     edits: false,
+    default_file: None,
 };
 
 const TEXT: Expect<'static> = Expect {
@@ -25,6 +26,7 @@ const TEXT: Expect<'static> = Expect {
     any_name: true,
     bash: true,
     edits: false,
+    default_file: None,
 };
 
 /// The reply text of a recording: a chat completion's message content, or a prefix the turn

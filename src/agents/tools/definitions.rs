@@ -79,7 +79,7 @@ pub(super) fn mostly_dropped(before: &str, after: &str) -> Vec<String> {
 
 /// The source of the definition named `name`: its line and the lines below it that are
 /// indented deeper (or blank), plus a closing bracket at its own indentation.
-pub(super) fn source_of(text: &str, name: &str) -> Option<String> {
+pub(crate) fn source_of(text: &str, name: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let start = lines
         .iter()

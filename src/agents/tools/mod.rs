@@ -25,7 +25,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use crate::exec::{head_tail, BoxedCommand, Sandbox};
-pub(crate) use definitions::{defined_name, names as defined_names};
+pub(crate) use definitions::{defined_name, names as defined_names, source_of};
 
 /// Whether the tool `name` can change the repository (an unknown name counts as one that can).
 pub(crate) fn writes(name: &str) -> bool {

@@ -120,6 +120,18 @@ fn is_literal_call(text: &str) -> bool {
             .any(|c| c.is_ascii_digit() || matches!(c, '\'' | '"' | '[' | '{'))
 }
 
+/// Whether `line` calls `name` (`name(` not preceded by more of a name: `test_remove(` does not
+/// call `remove`).
+pub fn calls(line: &str, name: &str) -> bool {
+    let call = format!("{name}(");
+    line.match_indices(&call).any(|(at, _)| {
+        line[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+    })
+}
+
 /// Without spaces, with one kind of quote.
 fn normalized(text: &str) -> String {
     text.chars()
@@ -143,6 +155,45 @@ pub fn mentioned_names(text: &str) -> Vec<String> {
         }
     }
     names
+}
+
+/// `from <module> import <name>` lines a Python test needs for the story's functions it calls
+/// without importing or defining them: the module is the file the story names for the function
+/// (`Add \`slugify(text)\` to textkit.py` → `from textkit import slugify`).
+pub fn missing_imports(tests: &str, named: &[(String, String)]) -> Vec<String> {
+    let mut lines = Vec::new();
+    for (name, file) in named {
+        let Some(module) = python_module(file) else {
+            continue;
+        };
+        // A plain call: `cart.remove(…)` is a method, no name to import.
+        let called = tests
+            .lines()
+            .any(|line| calls(line, name) && !line.contains(&format!(".{name}(")));
+        let known = tests.lines().any(|line| {
+            let trimmed = line.trim_start();
+            let words = || trimmed.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+            ((trimmed.starts_with("from ") || trimmed.starts_with("import "))
+                && words().any(|word| word == name))
+                || crate::agents::tools::defined_name(line).as_deref() == Some(name.as_str())
+        });
+        if called && !known {
+            lines.push(format!("from {module} import {name}"));
+        }
+    }
+    lines
+}
+
+/// The module a Python file is imported as: `inventory/cart.py` → `inventory.cart` (a `src/`
+/// folder is a source root, not a package).
+fn python_module(file: &str) -> Option<String> {
+    let stem = file.strip_suffix(".py")?;
+    let stem = stem.strip_prefix("src/").unwrap_or(stem);
+    let module = stem.trim_end_matches("/__init__").replace('/', ".");
+    module
+        .split('.')
+        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .then_some(module)
 }
 
 /// A name a test imports from a module of the repository that neither defines it nor is asked
@@ -269,6 +320,28 @@ mod tests {
         assert!(example.carried_by(written));
         let changed = "def test_counts():\n    assert word_count('the cat the hat') == {'the': 2, 'cat': 1, 'hat': 1}\n";
         assert!(!example.carried_by(changed));
+    }
+
+    #[test]
+    fn a_call_without_an_import_gets_the_import_of_the_file_the_story_names() {
+        let named = vec![
+            ("slugify".to_string(), "textkit.py".to_string()),
+            ("remove".to_string(), "src/inventory/cart.py".to_string()),
+            ("median".to_string(), "stats.py".to_string()),
+        ];
+        // Recorded: Qwen2.5-Coder-1.5B's acceptance test for `slugify`, with no import.
+        let tests = "def test_turn_a_title_into_a_url_slug():\n    assert slugify(\"Hello, World!\") == \"hello-world\"\n    cart.remove('a')\n";
+        assert_eq!(
+            missing_imports(tests, &named),
+            vec!["from textkit import slugify".to_string()]
+        );
+        let imported = format!("from textkit import slugify\n{tests}");
+        assert!(missing_imports(&imported, &named).is_empty());
+        assert_eq!(
+            python_module("inventory/__init__.py").as_deref(),
+            Some("inventory")
+        );
+        assert_eq!(python_module("my-file.py"), None);
     }
 
     #[test]

@@ -171,7 +171,7 @@ async fn code_written_in_the_acceptance_phase_is_put_back() {
     let branch = front["branch"].as_str().unwrap();
     assert_eq!(p.git(&["show", &format!("{branch}:greet.sh")]), "echo old");
     assert!(
-        transcript_entries(&p, &story, "acceptance_put_back")[0]["notes"][0]
+        transcript_entries(&p, &story, "acceptance_notes")[0]["notes"][0]
             .as_str()
             .unwrap()
             .contains("`greet.sh` put back")

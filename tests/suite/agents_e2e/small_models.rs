@@ -547,3 +547,53 @@ async fn a_failing_test_of_a_function_the_story_does_not_name_goes_back_and_neve
         "{removed:?}"
     );
 }
+
+#[tokio::test]
+async fn a_method_missing_after_two_rounds_is_asked_for_alone_and_merged_into_its_class() {
+    let p = Project::new().await;
+    p.env.write(
+        "cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n",
+    );
+    p.git_init(false);
+    p.config(&[
+        ("review.testCommand", "grep -q 'del self.items' cart.py"),
+        OFF_ACCEPTANCE,
+    ]);
+    let story = p.story(
+        "Remove items",
+        "Add a method `remove(sku)` to the Cart class in cart.py.",
+        "- [ ] `remove(sku)` takes the item out",
+        "ready",
+        &["research", "plan"],
+    );
+    let without = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku):\n        self.items[sku] = 1\n";
+    p.fake
+        .push("implement", write_call("cart.py", without))
+        .push("implement", Reply::text("Added it."))
+        .push("implement", write_call("cart.py", &format!("{without}\n# no remove yet\n")))
+        .push("implement", Reply::text("Added it again."))
+        .push(
+            "definition",
+            Reply::text("```python\ndef remove(self, sku):\n    if sku in self.items:\n        del self.items[sku]\n```"),
+        );
+
+    p.step(&story, "implement").success();
+
+    let asked = p.fake.requests_for("definition");
+    assert_eq!(asked.len(), 1, "asked once, after the second round");
+    let task = asked[0].last_message();
+    assert!(
+        task.contains("Write the method `remove(sku)` of the class `Cart` in cart.py"),
+        "{task}"
+    );
+    assert!(task.contains("# Repository map"), "{task}");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:cart.py")]),
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku):\n        self.items[sku] = 1\n\n    def remove(self, sku):\n        if sku in self.items:\n            del self.items[sku]\n\n# no remove yet"
+    );
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let narrowed = transcript_entries(&p, &story, "narrowed_task");
+    assert_eq!(narrowed[0]["merged"], true, "{narrowed:?}");
+}

@@ -1,0 +1,425 @@
+//! The narrowed task (docs/design.md §21): after two test rounds in which a definition the story
+//! names is still missing, the model is asked for that definition alone, with its signature, its
+//! class, the file it goes in and the acceptance tests that call it, and the tool merges the
+//! answer in, a method into its class. A small model that rewrote `cart.py` nine times without
+//! `remove` writes one method when that is all it is asked for.
+
+use std::path::Path;
+
+use super::acceptance::{calls, FixedTests};
+use super::context::Workflow;
+use super::named_functions::Missing;
+use super::story_ops;
+use crate::agents::prompts::backtick_spans;
+use crate::agents::tools::{defined_name, source_of};
+use crate::agents::transcript::Transcript;
+use crate::agents::DefinitionRequest;
+use crate::board::Story;
+
+/// Test rounds in which a named definition was missing before it is asked for alone.
+pub const ROUNDS_BEFORE_NARROWING: u32 = 2;
+/// Lines of the acceptance tests that call the definition shown at most.
+const CALLS_SHOWN: usize = 8;
+/// The most of the code around the definition shown.
+const AROUND_CHARS: usize = 3_000;
+
+/// One definition to ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NarrowedTask {
+    pub name: String,
+    /// As the story writes it: `remove(sku)`.
+    pub signature: String,
+    /// The class it belongs to, when the story puts it in one the file defines.
+    pub class: Option<String>,
+    /// Where it goes, relative to the tree.
+    pub file: String,
+    /// The acceptance tests that call it: the test functions whole, or their calling lines.
+    pub calls: Vec<String>,
+    /// The code it joins: its class as it is now, or the file when it is small.
+    pub around: Option<String>,
+}
+
+impl NarrowedTask {
+    /// The task as the model reads it.
+    pub fn ask(&self) -> String {
+        let mut out = match &self.class {
+            Some(class) => format!(
+                "Write the method `{}` of the class `{class}` in {}, and nothing else: only the method, starting with its `def` line, without the class around it.",
+                self.signature, self.file
+            ),
+            None => format!(
+                "Write the function `{}` in {}, and nothing else: only the function, starting with its definition line.",
+                self.signature, self.file
+            ),
+        };
+        if let Some(around) = &self.around {
+            let what = match &self.class {
+                Some(class) => format!("The class `{class}` as it is now"),
+                None => format!("{} as it is now", self.file),
+            };
+            out.push_str(&format!("\n{what}:\n```\n{around}\n```"));
+        }
+        if !self.calls.is_empty() {
+            out.push_str("\nThe acceptance tests that call it, which must pass:\n```\n");
+            out.push_str(&self.calls.join("\n\n"));
+            out.push_str("\n```");
+        }
+        out.push_str("\nAnswer with the code in one code block.");
+        out
+    }
+}
+
+/// The task for a missing definition, when the tool knows where it goes: the file the story
+/// names for it, or failing that the one file of the story's that exists.
+pub fn narrowed_task(
+    dir: &Path,
+    story_text: &str,
+    missing: &Missing,
+    fixed: &FixedTests,
+) -> Option<NarrowedTask> {
+    let file = missing.file.clone()?;
+    let source = std::fs::read_to_string(dir.join(&file)).unwrap_or_default();
+    let signature = backtick_spans(story_text)
+        .into_iter()
+        .map(|(span, _)| span)
+        .find(|span| {
+            span.split('(')
+                .next()
+                .is_some_and(|callee| callee.trim().rsplit('.').next() == Some(&missing.name))
+        })
+        .map(|span| {
+            let (callee, rest) = span.split_once('(').unwrap_or((&span, ")"));
+            format!(
+                "{}({rest}",
+                callee.trim().rsplit('.').next().unwrap_or(callee)
+            )
+        })
+        .unwrap_or_else(|| format!("{}(…)", missing.name));
+    let class = classes(&source)
+        .into_iter()
+        .find(|class| mentions_word(story_text, class));
+    let calls = fixed
+        .paths()
+        .filter_map(|path| std::fs::read_to_string(dir.join(path)).ok())
+        .flat_map(|text| calling_tests(&text, &missing.name))
+        .take(CALLS_SHOWN)
+        .collect();
+    let around = match &class {
+        Some(class) => source_of(&source, class),
+        None => Some(source.trim_end().to_string()).filter(|s| !s.is_empty()),
+    }
+    .filter(|code| code.len() <= AROUND_CHARS);
+    Some(NarrowedTask {
+        name: missing.name.clone(),
+        signature,
+        class,
+        file,
+        calls,
+        around,
+    })
+}
+
+/// The test functions of `text` that call `name`, whole; lines calling it outside any.
+fn calling_tests(text: &str, name: &str) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for line in text.lines().filter(|line| calls(line, name)) {
+        let owner = text
+            .lines()
+            .take_while(|other| !std::ptr::eq(*other, line))
+            .filter_map(defined_name)
+            .last();
+        let shown = owner
+            .and_then(|name| source_of(text, &name))
+            .filter(|source| source.lines().any(|l| calls(l, name)))
+            .unwrap_or_else(|| line.trim().to_string());
+        if !found.contains(&shown) {
+            found.push(shown);
+        }
+    }
+    found
+}
+
+/// Asks for the missing definition alone and merges the answer into its file. Returns whether
+/// the file now has it; the tokens count for the story, and the transcript says what happened.
+pub async fn narrow(
+    wf: &Workflow,
+    story: &Story,
+    dir: &Path,
+    transcript: &Transcript,
+    missing: &Missing,
+    fixed: &FixedTests,
+) -> bool {
+    let story_text = named_text(story);
+    // A file the story names that does not exist yet (a new module) is still where it goes.
+    let named_file = || {
+        super::named_functions::named_functions(story)
+            .into_iter()
+            .find(|f| f.name == missing.name)
+            .and_then(|f| f.files.into_iter().next())
+    };
+    let missing = Missing {
+        name: missing.name.clone(),
+        file: missing.file.clone().or_else(named_file),
+    };
+    let Some(task) = narrowed_task(dir, &story_text, &missing, fixed) else {
+        return false;
+    };
+    let ask = task.ask();
+    let request = DefinitionRequest {
+        story,
+        task: &ask,
+        work_dir: dir,
+        transcript,
+    };
+    let answer = wf.agents.write_definition(request).await;
+    let (text, usage) = match answer {
+        Ok(output) => (output.text, output.usage),
+        Err(err) => (String::new(), err.usage),
+    };
+    let _ = story_ops::add_usage(wf, story.id(), usage);
+    let path = dir.join(&task.file);
+    let source = std::fs::read_to_string(&path).unwrap_or_default();
+    let merged = answer_code(&text)
+        .and_then(|code| merge_definition(&source, task.class.as_deref(), &task.name, &code));
+    let written =
+        merged.is_some_and(|merged| crate::atomic_file::write(&path, merged.as_bytes()).is_ok());
+    transcript.record(
+        "narrowed_task",
+        serde_json::json!({"name": task.name, "file": task.file, "class": task.class, "merged": written}),
+    );
+    written
+}
+
+/// The story text the names come from: its summary and criteria.
+fn named_text(story: &Story) -> String {
+    ["Summary", "Acceptance Criteria"]
+        .iter()
+        .filter_map(|name| story.section(name))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The classes a source file defines at its top level.
+fn classes(source: &str) -> Vec<String> {
+    source
+        .lines()
+        .filter(|line| line.starts_with("class ") || line.starts_with("export class "))
+        .filter_map(defined_name)
+        .collect()
+}
+
+fn mentions_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|part| part == word)
+}
+
+/// The code of the model's answer: its first fenced block, else the answer from its first
+/// definition line on.
+pub fn answer_code(reply: &str) -> Option<String> {
+    let mut lines = reply.lines();
+    let mut block = Vec::new();
+    let mut inside = false;
+    for line in lines.by_ref() {
+        let fence = line.trim_start().starts_with("```");
+        match (inside, fence) {
+            (false, true) => inside = true,
+            (true, true) => break,
+            (true, false) => block.push(line),
+            (false, false) => {}
+        }
+    }
+    if !block.is_empty() {
+        return Some(block.join("\n"));
+    }
+    let start = reply
+        .lines()
+        .position(|line| defined_name(line).is_some())?;
+    Some(reply.lines().skip(start).collect::<Vec<_>>().join("\n"))
+}
+
+/// `source` with the definition merged in: a method at the end of its class's block,
+/// re-indented to the class's method indentation; a function at the end of the file. A class
+/// the model wrapped around the method is taken off. `None` when the code defines nothing
+/// named `name`, or the class is not in `source`.
+pub fn merge_definition(
+    source: &str,
+    class: Option<&str>,
+    name: &str,
+    code: &str,
+) -> Option<String> {
+    let definition = definition_named(code, name)?;
+    let Some(class) = class else {
+        let mut out = source.trim_end().to_string();
+        if !out.is_empty() {
+            out.push_str("\n\n\n");
+        }
+        out.push_str(&definition);
+        out.push('\n');
+        return Some(out);
+    };
+    let lines: Vec<&str> = source.lines().collect();
+    let start = lines.iter().position(|line| {
+        line.starts_with("class ") && defined_name(line).as_deref() == Some(class)
+    })?;
+    let mut end = lines.len();
+    for (at, line) in lines.iter().enumerate().skip(start + 1) {
+        if !line.trim().is_empty() && !line.starts_with(char::is_whitespace) {
+            end = at;
+            break;
+        }
+    }
+    while end > start + 1 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    let indent = lines[start + 1..end]
+        .iter()
+        .find(|line| !line.trim().is_empty())
+        .map_or("    ".to_string(), |line| {
+            line[..line.len() - line.trim_start().len()].to_string()
+        });
+    let method: Vec<String> = definition
+        .lines()
+        .map(|line| {
+            if line.trim().is_empty() {
+                String::new()
+            } else {
+                format!("{indent}{line}")
+            }
+        })
+        .collect();
+    let mut out: Vec<String> = lines[..end].iter().map(|l| l.to_string()).collect();
+    out.push(String::new());
+    out.extend(method);
+    // What followed the class, with the blank lines before it, stays as it was.
+    out.extend(lines[end..].iter().map(|l| l.to_string()));
+    let mut text = out.join("\n");
+    text.push('\n');
+    Some(text)
+}
+
+/// The definition of `name` in `code`, dedented to column 0 (a wrapping class dropped).
+fn definition_named(code: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = code.lines().collect();
+    let start = lines
+        .iter()
+        .position(|line| defined_name(line).as_deref() == Some(name))?;
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let own = depth(lines[start]);
+    // Decorators right above the definition belong to it.
+    let mut first = start;
+    while first > 0 && lines[first - 1].trim_start().starts_with('@') {
+        first -= 1;
+    }
+    let mut end = start + 1;
+    while end < lines.len() && (lines[end].trim().is_empty() || depth(lines[end]) > own) {
+        end += 1;
+    }
+    while end > start + 1 && lines[end - 1].trim().is_empty() {
+        end -= 1;
+    }
+    let body: Vec<String> = lines[first..end]
+        .iter()
+        .map(|line| {
+            if line.trim().is_empty() {
+                String::new()
+            } else {
+                line.get(own..).unwrap_or(line.trim_start()).to_string()
+            }
+        })
+        .collect();
+    Some(body.join("\n"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const CART: &str = "\"\"\"A shopping cart.\"\"\"\n\n\nclass Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n\ndef empty_cart():\n    return Cart()\n";
+
+    /// Qwen2.5-Coder-1.5B-Instruct's answer (Q4_K_M, llama.cpp, temperature 0.2) to this
+    /// module's narrowed task for `remove(sku)` of `Cart`, as recorded on 2026-11-27.
+    const RECORDED_REPLY: &str =
+        "```python\ndef remove(self, sku):\n    if sku in self.items:\n        del self.items[sku]\n```";
+
+    const MERGED: &str = "\"\"\"A shopping cart.\"\"\"\n\n\nclass Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def remove(self, sku):\n        if sku in self.items:\n            del self.items[sku]\n\n\ndef empty_cart():\n    return Cart()\n";
+
+    #[test]
+    fn a_recorded_method_is_merged_into_its_class() {
+        let code = answer_code(RECORDED_REPLY).unwrap();
+        let merged = merge_definition(CART, Some("Cart"), "remove", &code).unwrap();
+        assert_eq!(merged, MERGED);
+        // The same method wrapped in its class, as models also answer: the class is dropped.
+        let wrapped = "class Cart:\n    def remove(self, sku):\n        if sku in self.items:\n            del self.items[sku]\n";
+        assert_eq!(
+            merge_definition(CART, Some("Cart"), "remove", wrapped).unwrap(),
+            MERGED
+        );
+    }
+
+    #[test]
+    fn a_function_goes_at_the_end_and_code_without_it_is_refused() {
+        let merged = merge_definition(
+            "def mean(v):\n    return sum(v) / len(v)\n",
+            None,
+            "median",
+            "def median(v):\n    return sorted(v)[len(v) // 2]\n",
+        )
+        .unwrap();
+        assert_eq!(
+            merged,
+            "def mean(v):\n    return sum(v) / len(v)\n\n\ndef median(v):\n    return sorted(v)[len(v) // 2]\n"
+        );
+        assert_eq!(
+            merge_definition(CART, None, "median", "def mode(v):\n    pass\n"),
+            None
+        );
+        assert_eq!(
+            merge_definition(
+                CART,
+                Some("Basket"),
+                "remove",
+                "def remove(self):\n    pass\n"
+            ),
+            None
+        );
+    }
+
+    #[test]
+    fn the_task_names_the_signature_the_class_and_the_tests_that_call_it() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("inventory")).unwrap();
+        std::fs::write(dir.path().join("inventory/cart.py"), CART).unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_remove.py"),
+            "from inventory.cart import Cart\n\ndef test_remove():\n    cart = Cart()\n    cart.add('a')\n    cart.remove('a')\n    assert cart.items == {}\n",
+        )
+        .unwrap();
+        let fixed = FixedTests::take(dir.path(), &["tests/test_remove.py".to_string()]);
+        let missing = Missing {
+            name: "remove".into(),
+            file: Some("inventory/cart.py".into()),
+        };
+        let story = "Add a method `remove(sku)` to the Cart class in inventory/cart.py.";
+        let task = narrowed_task(dir.path(), story, &missing, &fixed).unwrap();
+        assert_eq!(task.signature, "remove(sku)");
+        assert_eq!(task.class.as_deref(), Some("Cart"));
+        assert_eq!(
+            task.calls,
+            vec!["def test_remove():\n    cart = Cart()\n    cart.add('a')\n    cart.remove('a')\n    assert cart.items == {}".to_string()]
+        );
+        assert!(task
+            .around
+            .as_deref()
+            .unwrap()
+            .starts_with("class Cart:\n    def __init__(self):"));
+        let ask = task.ask();
+        assert!(
+            ask.starts_with(
+                "Write the method `remove(sku)` of the class `Cart` in inventory/cart.py"
+            ),
+            "{ask}"
+        );
+        assert!(ask.contains("cart.remove('a')"), "{ask}");
+    }
+}
