@@ -201,7 +201,7 @@ async fn send(
 async fn run_turns(
     client: &LlmClient,
     prompt: &Prompt<'_>,
-    max_turns: u32,
+    mut max_turns: u32,
     transcript: &Transcript,
     done: &mut Conversation,
 ) -> Result<(), LlmError> {
@@ -229,6 +229,8 @@ async fn run_turns(
     let mut last_unreadable: Option<String> = None;
     let mut last_failed: Option<Answered> = None;
     let mut answered_since_change = AnsweredCalls::default();
+    // Turns in a row whose calls were all answered "already done".
+    let mut only_repeats = 0;
     loop {
         done.turns += 1;
         let sent = send(
@@ -377,9 +379,27 @@ async fn run_turns(
         if answered.repeats(last_failed.as_ref()) {
             return end_repeating(reply, transcript, done);
         }
+        only_repeats = if answered.only_already_done() {
+            only_repeats + 1
+        } else {
+            0
+        };
+        if only_repeats >= REPEATS_BEFORE_ANSWER && max_turns > done.turns + 1 {
+            // A model that only asks again for what it has read is done reading: its next
+            // reply is its budget's last (docs/design.md §21, "Every phase ends").
+            transcript.record(
+                "only_repeats",
+                json!({"turn": done.turns, "action": "the next reply is the last with tools"}),
+            );
+            max_turns = done.turns + 1;
+        }
         last_failed = Some(answered);
     }
 }
+
+/// Turns in a row of nothing but calls answered "already done" after which the model is asked
+/// for its answer.
+const REPEATS_BEFORE_ANSWER: u32 = 2;
 
 /// The turn budget is spent and the model still calls tools: its calls are not run, the tools
 /// are withdrawn, and it is asked once for its answer with what it has read. That reply ends
@@ -500,6 +520,15 @@ struct Answered {
 impl Answered {
     fn any_failed(&self) -> bool {
         self.failed > 0
+    }
+
+    /// Every call of the turn was answered from above.
+    fn only_already_done(&self) -> bool {
+        !self.calls.is_empty()
+            && self
+                .calls
+                .iter()
+                .all(|(_, _, result)| result == ALREADY_DONE)
     }
 
     /// The same calls as the turn before, with the same results: having read what they did,

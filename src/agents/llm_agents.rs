@@ -341,7 +341,7 @@ impl Agents for LlmAgents {
         let user = prompts::assemble(&context, request.revision, &task);
         let system = prompts::phase_system(request.phase, self.protocol(), self.edits());
         let options = ConverseOptions {
-            max_tokens: self.phases.max_tokens(request.phase),
+            max_tokens: Some(self.phases.reply_cap(request.phase, self.max_tokens)),
             schema: None,
             protocol: self.protocol(),
             sampling: sampling_for(request.variant, self.temperature),

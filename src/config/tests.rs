@@ -215,3 +215,19 @@ fn keys_added_later_have_defaults_that_init_does_not_write() {
     assert!(!skipping.phase_enabled(Phase::Research));
     assert!(skipping.phase_enabled(Phase::Plan));
 }
+
+#[test]
+fn read_only_phases_get_a_smaller_reply_cap_unless_set() {
+    let config = from(json!({"phases": {"plan": {"maxTokens": 3000}}})).unwrap();
+    let cap = |phase| config.phases.reply_cap(phase, config.llm.max_tokens);
+    assert_eq!(cap(Phase::Research), READ_ONLY_PHASE_TOKENS);
+    assert_eq!(cap(Phase::Plan), 3000, "as set");
+    assert_eq!(cap(Phase::Acceptance), 4096);
+    assert_eq!(cap(Phase::Implement), 4096);
+    let small = from(json!({"llm": {"maxTokens": 1000}})).unwrap();
+    assert_eq!(
+        small.phases.reply_cap(Phase::Refine, 1000),
+        1000,
+        "never above llm.maxTokens"
+    );
+}

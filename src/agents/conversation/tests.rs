@@ -746,3 +746,39 @@ async fn a_call_is_run_again_once_a_write_may_have_changed_its_answer() {
         .unwrap();
     assert_eq!(tools.calls.lock().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn two_turns_of_nothing_but_repeats_make_the_next_reply_the_last_with_tools() {
+    let server = MockServer::start().await;
+    let reply = |calls: &[(&str, &str, &str)]| ok(completion(None, calls));
+    answer(
+        &server,
+        reply(&[
+            ("c1", "read_file", r#"{"path":"a"}"#),
+            ("c2", "read_file", r#"{"path":"b"}"#),
+        ]),
+        1,
+    )
+    .await;
+    // As the 1.5B model's plan did: the same files again, in turn.
+    answer(&server, reply(&[("c3", "read_file", r#"{"path":"a"}"#)]), 1).await;
+    answer(&server, reply(&[("c4", "read_file", r#"{"path":"b"}"#)]), 1).await;
+    answer(&server, reply(&[("c5", "read_file", r#"{"path":"a"}"#)]), 1).await;
+    answer(&server, ok(completion(Some("The plan."), &[])), 1).await;
+    let tools = ReadingTools::default();
+
+    let done = converse(&server, Some(&tools), 20, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    assert_eq!(done.final_text, "The plan.");
+    assert_eq!(
+        tools.0.calls.lock().unwrap().len(),
+        2,
+        "each file read once"
+    );
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 5, "four turns, then the answer: not twenty");
+    assert!(bodies[3].get("tools").is_some());
+    assert!(bodies[4].get("tools").is_none(), "the tools are withdrawn");
+}

@@ -162,10 +162,7 @@ impl PhaseRun<'_> {
         }
         if output.truncated {
             let config = &self.wf.config;
-            let cap = config
-                .phases
-                .max_tokens(phase)
-                .unwrap_or(config.llm.max_tokens);
+            let cap = config.phases.reply_cap(phase, config.llm.max_tokens);
             self.transcript.record(
                 "truncated",
                 serde_json::json!({"phase": phase.name(), "max_tokens": cap, "action": "kept and marked"}),

@@ -169,9 +169,19 @@ async fn a_server_that_wants_max_completion_tokens_gets_the_cap_under_that_name(
     assert_eq!(p.column(&story), "done");
     let requests = p.fake.requests();
     assert!(requests.len() > 5, "{}", requests.len());
-    assert_eq!(requests[0].body["max_tokens"], 4096);
+    // The read-only phases' cap is smaller than llm.maxTokens (docs/design.md §21).
+    let cap = |role: &str| match role {
+        "refine" | "research" | "plan" => 1536,
+        _ => 4096,
+    };
+    assert_eq!(requests[0].body["max_tokens"], 1536);
     for later in &requests[1..] {
-        assert_eq!(later.body["max_completion_tokens"], 4096, "{}", later.role);
+        assert_eq!(
+            later.body["max_completion_tokens"],
+            cap(&later.role),
+            "{}",
+            later.role
+        );
         assert!(later.body.get("max_tokens").is_none());
     }
     // The refused request is in the transcript as a failed attempt, and in the usage.
@@ -262,7 +272,7 @@ async fn a_context_length_error_names_the_sizes_and_what_to_change() {
         &[
             "5012 tokens",
             "context of 4096 tokens",
-            "4096 tokens kept for the reply",
+            "1536 tokens kept for the reply",
             "llm.maxTokens",
             "--ctx-size",
             "shorten the story",
