@@ -1,7 +1,13 @@
 //! `.agentic-sdlc.json`: defaults, deep merge of a partial file, validation that names the key,
 //! environment overrides and dotted-key get/set (docs/design.md §4).
 
+mod dotted;
 mod layers;
+mod project;
+mod validate;
+
+pub use dotted::{get_dotted, parse_cli_value, set_dotted};
+pub use project::Project;
 
 pub use layers::{env_values, EnvOverride, Layers, Origin, ENV_OVERRIDES};
 
@@ -355,13 +361,6 @@ pub const READ_ONLY_PHASE_TURNS: u32 = 12;
 /// took 200 of a plan's 232 seconds on 2 cores).
 pub const READ_ONLY_PHASE_TOKENS: u32 = 1536;
 
-/// The most independent implement attempts: each holds a worktree and a conversation.
-const MAX_ATTEMPTS: u32 = 16;
-/// The smallest `tools.maxReadBytes`: less would not show a screenful of code.
-const MIN_READ_BYTES: u64 = 1024;
-/// The largest `tools.maxReadBytes`: a reply larger than 16 MiB is refused anyway.
-const MAX_READ_BYTES: u64 = 16 * 1024 * 1024;
-
 impl PhasesConfig {
     pub fn gate(&self, phase: Phase) -> Option<&GateConfig> {
         self.phase(phase).and_then(|p| p.review.as_ref())
@@ -493,222 +492,14 @@ impl Config {
         Ok(config)
     }
 
-    fn validate(&self, path: &Path) -> Result<()> {
-        let fail = |key: &str, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
-        let folder = self.sdlc_folder.trim();
-        if folder.is_empty()
-            || Path::new(folder).is_absolute()
-            || folder.split(['/', '\\']).any(|c| c == "..")
-        {
-            return fail("sdlcFolder", "must be a relative folder inside the project");
-        }
-        if self.concurrency == 0 {
-            return fail("concurrency", "must be at least 1");
-        }
-        if self.refinement.max_iterations == 0 {
-            return fail("refinement.maxIterations", "must be at least 1");
-        }
-        if self.review.test_timeout_seconds == 0 {
-            return fail("review.testTimeoutSeconds", "must be at least 1");
-        }
-        if self.llm.model.trim().is_empty() {
-            return fail("llm.model", "must not be empty");
-        }
-        if self.llm.api_key_env.trim().is_empty() {
-            return fail("llm.apiKeyEnv", "must name an environment variable");
-        }
-        if self.llm.timeout_seconds == 0 {
-            return fail("llm.timeoutSeconds", "must be at least 1");
-        }
-        if self.llm.max_turns == 0 {
-            return fail("llm.maxTurns", "must be at least 1");
-        }
-        if !(MIN_READ_BYTES..=MAX_READ_BYTES).contains(&self.tools.max_read_bytes) {
-            return fail(
-                "tools.maxReadBytes",
-                &format!("must be between {MIN_READ_BYTES} and {MAX_READ_BYTES}"),
-            );
-        }
-        if self.tools.timeout_seconds == 0 {
-            return fail("tools.timeoutSeconds", "must be at least 1");
-        }
-        if let Some(root) = self.tools.writable_roots.iter().find(|r| !r.is_absolute()) {
-            return fail(
-                "tools.writableRoots",
-                &format!("`{}` must be an absolute path", root.display()),
-            );
-        }
-        if let Some(name) = self
-            .tools
-            .keep_env
-            .iter()
-            .find(|n| n.is_empty() || n.contains('='))
-        {
-            return fail(
-                "tools.keepEnv",
-                &format!("`{name}` is not an environment variable name"),
-            );
-        }
-        if let Some(temperature) = self.llm.temperature {
-            if !(0.0..=2.0).contains(&temperature) {
-                return fail("llm.temperature", "must be between 0 and 2");
-            }
-        }
-        if self.llm.max_tokens == 0 {
-            return fail("llm.maxTokens", "must be at least 1");
-        }
-        for &phase in Phase::ALL {
-            if self.phases.phase(phase).and_then(|p| p.max_turns) == Some(0) {
-                return fail(&format!("phases.{phase}.maxTurns"), "must be at least 1");
-            }
-            if self.phases.max_tokens(phase) == Some(0) {
-                return fail(&format!("phases.{phase}.maxTokens"), "must be at least 1");
-            }
-        }
-        if self.phases.enabled_setting(Phase::Implement) == Some(false) {
-            return fail(
-                "phases.implement.enabled",
-                "implement cannot be skipped: without it a story has no work to review",
-            );
-        }
-        if self.implement.attempts == 0 {
-            return fail("implement.attempts", "must be at least 1");
-        }
-        if self.implement.attempts > MAX_ATTEMPTS {
-            return fail(
-                "implement.attempts",
-                &format!("must be at most {MAX_ATTEMPTS}"),
-            );
-        }
-        if let Some(url) = &self.llm.base_url {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return fail("llm.baseUrl", "must start with http:// or https://");
-            }
-        }
-        if let Some(base) = &self.git.base_branch {
-            if base.trim().is_empty()
-                || base.starts_with('-')
-                || base.chars().any(|c| c.is_whitespace() || c.is_control())
-            {
-                return fail(
-                    "git.baseBranch",
-                    "must be a branch name (or null for the branch checked out)",
-                );
-            }
-        }
-        if self.remote.claim_seconds < 3 {
-            return fail(
-                "remote.claimSeconds",
-                "must be at least 3 (a claim is renewed every third of it)",
-            );
-        }
-        if self.remote.poll_seconds == 0 {
-            return fail("remote.pollSeconds", "must be at least 1");
-        }
-        if self.remote.timeout_seconds == 0 {
-            return fail("remote.timeoutSeconds", "must be at least 1");
-        }
-        self.validate_budget_and_pricing(path)?;
-        self.validate_notify(path)?;
-        for &phase in Phase::ALL {
-            if let Some(gate) = self.phases.gate(phase) {
-                if gate.reviewer == Reviewer::Command
-                    && gate.command.as_deref().is_none_or(|c| c.trim().is_empty())
-                {
-                    return fail(
-                        &format!("phases.{phase}.review.command"),
-                        "a command reviewer needs a command",
-                    );
-                }
-                if gate.timeout_seconds == 0 {
-                    return fail(
-                        &format!("phases.{phase}.review.timeoutSeconds"),
-                        "must be at least 1",
-                    );
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// A limit of zero or less would stop everything before it starts, and a negative price
-    /// would make spending earn money: both are mistakes worth naming (docs/design.md §14).
-    fn validate_budget_and_pricing(&self, path: &Path) -> Result<()> {
-        let fail = |key: String, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
-        let budget = &self.budget;
-        for (key, tokens) in [
-            ("budget.storyTokens", budget.story_tokens),
-            ("budget.runTokens", budget.run_tokens),
-        ] {
-            if tokens == Some(0) {
-                return fail(
-                    key.to_string(),
-                    "a budget must be above 0 (null means no limit)",
-                );
-            }
-        }
-        for (key, usd) in [
-            ("budget.storyUsd", budget.story_usd),
-            ("budget.runUsd", budget.run_usd),
-        ] {
-            if usd.is_some_and(|usd| !(usd.is_finite() && usd > 0.0)) {
-                return fail(
-                    key.to_string(),
-                    "a budget must be above 0 (null means no limit)",
-                );
-            }
-        }
-        for (model, price) in &self.pricing {
-            for (field, value) in [
-                ("inputPerMTok", price.input_per_m_tok),
-                ("outputPerMTok", price.output_per_m_tok),
-            ] {
-                if !(value.is_finite() && value >= 0.0) {
-                    return fail(
-                        format!("pricing.{model}.{field}"),
-                        "a price must be a number of USD per million tokens, 0 or more",
-                    );
-                }
-            }
-        }
-        Ok(())
-    }
-
-    fn validate_notify(&self, path: &Path) -> Result<()> {
-        let fail = |key: &str, why: &str| Err(Error::config(path, format!("key `{key}`: {why}")));
-        let notify = &self.notify;
-        if notify
-            .command
-            .as_deref()
-            .is_some_and(|c| c.trim().is_empty())
-        {
-            return fail(
-                "notify.command",
-                "must be a shell command (or null for none)",
-            );
-        }
-        if let Some(url) = &notify.webhook {
-            if !(url.starts_with("http://") || url.starts_with("https://")) {
-                return fail(
-                    "notify.webhook",
-                    "must be a URL starting with http:// or https:// (or null for none)",
-                );
-            }
-        }
-        if notify.timeout_seconds == 0 {
-            return fail("notify.timeoutSeconds", "must be at least 1");
-        }
-        Ok(())
-    }
-
-    /// The model to use. A loaded config already holds `AGENTIC_SDLC_MODEL` when it is set
-    /// (see [`Layers`]).
     /// The edit format the implement agent is told: `implement.editFormat`, with `auto`
     /// resolved from the tool protocol.
     pub fn edit_format(&self) -> EditFormat {
         self.implement.edit_format.resolved(self.llm.tool_protocol)
     }
 
+    /// The model to use. A loaded config already holds `AGENTIC_SDLC_MODEL` when it is set
+    /// (see [`Layers`]).
     pub fn model(&self) -> String {
         self.llm.model.clone()
     }
@@ -720,43 +511,6 @@ impl Config {
             .base_url
             .clone()
             .unwrap_or_else(|| DEFAULT_BASE_URL.to_string())
-    }
-}
-
-/// The project root and its merged config.
-#[derive(Debug, Clone)]
-pub struct Project {
-    pub root: PathBuf,
-    pub config: Config,
-}
-
-impl Project {
-    /// Finds the nearest ancestor of `start` that holds `.agentic-sdlc.json` and loads it.
-    pub fn discover(start: &Path) -> Result<Project> {
-        let start = fs_err::canonicalize(start)?;
-        let root = start
-            .ancestors()
-            .find(|dir| dir.join(CONFIG_FILE).is_file())
-            .ok_or_else(|| Error::NoRoot(start.clone()))?
-            .to_path_buf();
-        let config = load(&root)?;
-        Ok(Project { root, config })
-    }
-
-    /// The project folder's name, which pages and notices are titled with.
-    pub fn name(&self) -> String {
-        self.root.file_name().map_or_else(
-            || self.root.display().to_string(),
-            |name| name.to_string_lossy().into_owned(),
-        )
-    }
-
-    pub fn config_path(&self) -> PathBuf {
-        self.root.join(CONFIG_FILE)
-    }
-
-    pub fn board_dir(&self) -> PathBuf {
-        self.root.join(&self.config.sdlc_folder)
     }
 }
 
@@ -810,38 +564,6 @@ fn upgrade_legacy_keys(user: &Value, merged: &mut Value) {
 /// The config a command uses: defaults, the file at `root`, then the environment.
 pub fn load(root: &Path) -> Result<Config> {
     Layers::read(root)?.config(root)
-}
-
-/// Looks up a dotted key (`refinement.maxIterations`) in a JSON document.
-pub fn get_dotted<'a>(value: &'a Value, key: &str) -> Option<&'a Value> {
-    key.split('.').try_fold(value, |node, part| node.get(part))
-}
-
-/// Sets a dotted key in the user's config document, creating objects on the way.
-pub fn set_dotted(document: &mut Value, key: &str, new_value: Value) -> Result<(), String> {
-    let parts: Vec<&str> = key.split('.').collect();
-    if parts.iter().any(|p| p.is_empty()) {
-        return Err(format!("`{key}` is not a valid dotted key"));
-    }
-    let mut node = document;
-    for part in &parts[..parts.len() - 1] {
-        let object = node
-            .as_object_mut()
-            .ok_or_else(|| format!("`{key}`: `{part}` is inside a value that is not an object"))?;
-        node = object
-            .entry(part.to_string())
-            .or_insert_with(|| Value::Object(Map::new()));
-    }
-    let object = node
-        .as_object_mut()
-        .ok_or_else(|| format!("`{key}`: the parent is not an object"))?;
-    object.insert(parts[parts.len() - 1].to_string(), new_value);
-    Ok(())
-}
-
-/// Reads a command-line value: JSON when it parses as JSON, a plain string otherwise.
-pub fn parse_cli_value(raw: &str) -> Value {
-    serde_json::from_str(raw).unwrap_or_else(|_| Value::String(raw.to_string()))
 }
 
 #[cfg(test)]

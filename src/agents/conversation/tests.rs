@@ -724,7 +724,7 @@ async fn a_call_already_answered_is_not_run_again_and_counts_as_a_turn() {
     let answer_to_repeat = last.last().unwrap();
     assert_eq!(answer_to_repeat["role"], "tool");
     assert_eq!(answer_to_repeat["tool_call_id"], "c2");
-    assert_eq!(answer_to_repeat["content"], super::ALREADY_DONE);
+    assert_eq!(answer_to_repeat["content"], super::answers::ALREADY_DONE);
 }
 
 #[tokio::test]

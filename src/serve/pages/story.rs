@@ -1,0 +1,281 @@
+//! The story page: the story's fields and sections, the gate form a person decides with, its
+//! dependencies, its timeline and its transcripts.
+
+use super::*;
+
+pub fn story_page(view: &StoryView, fragment: &str, version: u64, notice: Option<&str>) -> String {
+    let id = view.story.id();
+    let mut header = String::from("<a class=\"back\" href=\"/\">← ");
+    esc!(&mut header, &view.project);
+    header.push_str("</a>");
+    let mut body = String::new();
+    if let Some(notice) = notice {
+        body.push_str("<p class=\"notice\" id=\"notice\">");
+        esc!(&mut body, notice);
+        body.push_str("</p>\n");
+    }
+    body.push_str("<div id=\"story\">\n");
+    body.push_str(fragment);
+    body.push_str("</div>\n");
+    frame(
+        &format!("{} · {}", view.story.meta.title, view.project),
+        &format!("/fragment/story/{id}"),
+        &header,
+        (version, None),
+        &body,
+    )
+}
+
+/// Everything about one story: its keys, a waiting gate, its sections, its timeline and its
+/// transcripts.
+pub fn story_fragment(view: &StoryView) -> String {
+    let story = &view.story;
+    let meta = &story.meta;
+    let mut out = String::with_capacity(8 * 1024);
+    out.push_str("<h1>");
+    esc!(&mut out, &meta.title);
+    let _ = write!(
+        out,
+        " <span class=\"column-badge {0}\">{0}</span></h1>\n<dl class=\"meta\">",
+        story.column.name()
+    );
+    let row = |out: &mut String, label: &str, value: &str| {
+        out.push_str("<dt>");
+        esc!(out, label);
+        out.push_str("</dt><dd>");
+        esc!(out, value);
+        out.push_str("</dd>");
+    };
+    row(&mut out, "id", &meta.id);
+    row(&mut out, "slug", &story.slug);
+    row(&mut out, "type", meta.story_type.as_str());
+    row(&mut out, "priority", &meta.priority.to_string());
+    if !meta.labels.is_empty() {
+        row(&mut out, "labels", &meta.labels.join(", "));
+    }
+    for key in ["assignee", "estimated_effort", "created", "updated"] {
+        if let Ok(Some(value)) = story.get::<String>(key) {
+            row(&mut out, key, &value);
+        }
+    }
+    for (label, value) in [
+        ("branch", &meta.branch),
+        ("base", &meta.base_branch),
+        ("merged", &meta.merged_commit),
+        ("pull request", &meta.pr_url),
+    ] {
+        if let Some(value) = value {
+            row(&mut out, label, value);
+        }
+    }
+    row(
+        &mut out,
+        "reworks",
+        &match meta.max_refinement_attempts {
+            Some(limit) => format!("{} (limit {limit})", meta.refinement_count),
+            None => meta.refinement_count.to_string(),
+        },
+    );
+    let usage = &view.usage;
+    if usage.requests > 0 {
+        let mut spend = format!(
+            "{} request(s), {} prompt + {} completion tokens",
+            usage.requests, usage.prompt_tokens, usage.completion_tokens
+        );
+        if usage.cost_usd.is_some() {
+            spend.push_str(&format!(", {}", format_cost(usage.cost_usd)));
+        }
+        row(&mut out, "spend", &spend);
+    }
+    out.push_str("</dl>\n");
+    out.push_str("<div class=\"phases\">");
+    for (done, name) in [
+        (meta.research_complete, "research"),
+        (meta.plan_complete, "plan"),
+        (meta.implementation_complete, "implementation"),
+        (meta.reviews_complete, "reviews"),
+    ] {
+        let _ = write!(
+            out,
+            "<span class=\"flag {}\">{name}</span>",
+            if done { "on" } else { "off" }
+        );
+    }
+    out.push_str("</div>\n");
+    if let Some(error) = &meta.last_error {
+        out.push_str("<p class=\"error\"><b>Last error:</b> ");
+        esc!(&mut out, error);
+        out.push_str("</p>\n");
+    }
+    if let Some(reason) = &meta.blocked_reason {
+        out.push_str("<p class=\"blocked\"><b>Blocked:</b> ");
+        esc!(&mut out, reason);
+        let _ = write!(out, " · <code>agentic-sdlc unblock ");
+        esc!(&mut out, &story.slug);
+        out.push_str("</code></p>\n");
+    }
+    if let Some(reason) = &view.waiting {
+        out.push_str("<p class=\"waiting\">⏸ ");
+        esc!(&mut out, reason);
+        out.push_str("</p>\n");
+    }
+    if let Some((phase, output)) = &view.pending {
+        gate_form(&mut out, story.id(), *phase, output.as_deref());
+    }
+    dependencies(&mut out, view);
+    for (name, content) in story.non_empty_sections() {
+        out.push_str("<section class=\"section\"><h2>");
+        esc!(&mut out, &name);
+        out.push_str("</h2><pre>");
+        esc!(&mut out, &content);
+        out.push_str("</pre></section>\n");
+    }
+    timeline(&mut out, view);
+    transcripts(&mut out, view);
+    out
+}
+
+/// The decision a person gives a waiting gate, under the rules of `decide`.
+fn gate_form(out: &mut String, story_id: &str, phase: Phase, output: Option<&str>) {
+    let _ = writeln!(
+        out,
+        "<section class=\"gate\" id=\"gate\"><h2>The {phase} review waits for your decision</h2>"
+    );
+    match output {
+        Some(output) => {
+            let _ = write!(
+                out,
+                "<p>What the {phase} phase produced:</p><pre class=\"output\">"
+            );
+            esc!(out, output);
+            out.push_str("</pre>\n");
+        }
+        None => out.push_str(
+            "<p>The output waiting for review is gone; retrying the phase makes a new one.</p>\n",
+        ),
+    }
+    out.push_str("<form method=\"post\" action=\"/story/");
+    esc!(out, story_id);
+    out.push_str("/decide\">\n<label for=\"feedback\">Feedback for a retry, or the reason for a rejection</label>\n<textarea id=\"feedback\" name=\"feedback\" rows=\"3\"></textarea>\n<div class=\"buttons\">\n<button type=\"submit\" name=\"decision\" value=\"APPROVE\" id=\"approve\" class=\"approve\">Approve</button>\n");
+    let _ = writeln!(
+        out,
+        "<button type=\"submit\" name=\"decision\" value=\"RETRY\" id=\"retry\">Retry {phase}</button>"
+    );
+    if let Some(predecessor) = phase.predecessor() {
+        let _ = writeln!(
+            out,
+            "<button type=\"submit\" name=\"decision\" value=\"RETRY_PREDECESSOR {predecessor}\" id=\"retry-predecessor\">Retry {predecessor}, then {phase}</button>"
+        );
+    }
+    out.push_str("<button type=\"submit\" name=\"decision\" value=\"REJECT\" id=\"reject\" class=\"reject\">Reject</button>\n</div>\n</form></section>\n");
+}
+
+fn dependencies(out: &mut String, view: &StoryView) {
+    if view.depends_on.is_empty() {
+        return;
+    }
+    out.push_str("<section class=\"deps\"><h2>Depends on</h2><ul>");
+    for (id, known) in &view.depends_on {
+        out.push_str("<li><a href=\"/story/");
+        esc!(out, id);
+        out.push_str("\">");
+        match known {
+            Some((slug, column)) => {
+                esc!(out, slug);
+                let _ = write!(
+                    out,
+                    "</a> <span class=\"column-badge {0}\">{0}</span>",
+                    column.name()
+                );
+            }
+            None => {
+                esc!(out, id);
+                out.push_str("</a> (not on the board)");
+            }
+        }
+        out.push_str("</li>");
+    }
+    out.push_str("</ul></section>\n");
+}
+
+/// What each run did to the story: its actions in order, then its gate decisions.
+fn timeline(out: &mut String, view: &StoryView) {
+    out.push_str("<section class=\"timeline\"><h2>Timeline</h2>\n");
+    if view.runs.is_empty() {
+        out.push_str("<p>No run has worked on this story yet.</p></section>\n");
+        return;
+    }
+    out.push_str("<table><thead><tr><th>When</th><th>What</th><th>Outcome</th><th>Took</th><th>Tokens</th><th>Cost</th><th>Detail</th></tr></thead>\n");
+    for (run, part) in &view.runs {
+        out.push_str("<tbody><tr class=\"run\"><th colspan=\"7\">Run ");
+        esc!(out, &run.run_id);
+        if run.running {
+            out.push_str(" (at work)");
+        }
+        out.push_str("</th></tr>\n");
+        for action in &part.actions {
+            let _ = write!(
+                out,
+                "<tr class=\"{}\"><td>",
+                css_word(action.outcome.name())
+            );
+            if let Some(at) = &action.started_at {
+                time(out, at);
+            }
+            out.push_str("</td><td>");
+            esc!(out, action.action_type.name());
+            out.push_str("</td><td>");
+            esc!(out, action.outcome.name());
+            out.push_str("</td><td>");
+            esc!(out, &format_duration(action.duration_ms));
+            let _ = write!(out, "</td><td>{}</td><td>", action.tokens);
+            esc!(out, &format_cost(action.cost_usd));
+            out.push_str("</td><td>");
+            esc!(out, action.detail.as_deref().map(first_line).unwrap_or(""));
+            out.push_str("</td></tr>\n");
+        }
+        for gate in &part.gates {
+            out.push_str("<tr class=\"gate\"><td></td><td>");
+            esc!(out, &gate.phase);
+            let _ = write!(out, " gate, attempt {}</td><td>", gate.attempt);
+            esc!(out, &gate.decision);
+            out.push_str("</td><td></td><td></td><td></td><td>");
+            esc!(out, gate.feedback.as_deref().unwrap_or(""));
+            out.push_str("</td></tr>\n");
+        }
+        out.push_str("</tbody>\n");
+    }
+    out.push_str("</table></section>\n");
+}
+
+fn transcripts(out: &mut String, view: &StoryView) {
+    out.push_str("<section class=\"transcripts\"><h2>Transcripts</h2>\n");
+    if view.transcripts.is_empty() {
+        out.push_str("<p>No transcripts yet: they are written while a run works on the story.</p></section>\n");
+        return;
+    }
+    if view.older_transcripts > 0 {
+        let _ = write!(
+            out,
+            "<p>{} older transcript(s) left out: <code>agentic-sdlc logs ",
+            view.older_transcripts
+        );
+        esc!(out, &view.story.slug);
+        out.push_str("</code> shows them all.</p>\n");
+    }
+    let last = view.transcripts.len() - 1;
+    for (index, lines) in view.transcripts.iter().enumerate() {
+        let (heading, rest) = lines
+            .split_first()
+            .map_or(("", &[][..]), |(h, r)| (h.as_str(), r));
+        let open = if index == last { " open" } else { "" };
+        let _ = write!(out, "<details id=\"transcript-{index}\"{open}><summary>");
+        esc!(out, heading);
+        out.push_str("</summary><pre>");
+        for line in rest {
+            esc!(out, line, "\n");
+        }
+        out.push_str("</pre></details>\n");
+    }
+    out.push_str("</section>\n");
+}
