@@ -140,7 +140,7 @@ impl LlmAgents {
             tool_protocol: config.llm.tool_protocol,
             edit_format: config.implement.edit_format,
             probed_protocol: std::sync::OnceLock::new(),
-            temperature: config.llm.temperature,
+            temperature: config.temperature(),
             phases: config.phases.clone(),
             meter: None,
         }

@@ -91,10 +91,14 @@ impl Config {
                 "implement cannot be skipped: without it a story has no work to review",
             );
         }
-        if self.implement.attempts == 0 {
+        if self.implement.attempts == Some(0) {
             return fail("implement.attempts", "must be at least 1");
         }
-        if self.implement.attempts > MAX_ATTEMPTS {
+        if self
+            .implement
+            .attempts
+            .is_some_and(|attempts| attempts > MAX_ATTEMPTS)
+        {
             return fail(
                 "implement.attempts",
                 &format!("must be at most {MAX_ATTEMPTS}"),

@@ -400,9 +400,13 @@ impl<'a> AcceptanceCheck<'a> {
             .lines()
             .find(|line| line.contains("NameError: name '"))
         {
+            let name = line
+                .split("NameError: name '")
+                .nth(1)
+                .and_then(|rest| rest.split('\'').next())
+                .unwrap_or("?");
             return Verdict::Refused(format!(
-                "the tests use a name they never import or define ({}): import what the story names from the file it names",
-                line.trim().trim_start_matches("E ").trim()
+                "the tests use `{name}` without importing or defining it: add its import at the top of the test file (a name the story asks for comes from the file the story names)"
             ));
         }
         let broken = run

@@ -162,6 +162,15 @@ pub fn mentioned_names(text: &str) -> Vec<String> {
 /// (`Add \`slugify(text)\` to textkit.py` → `from textkit import slugify`).
 pub fn missing_imports(tests: &str, named: &[(String, String)]) -> Vec<String> {
     let mut lines = Vec::new();
+    // The test framework itself: `pytest.raises` without `import pytest` (measured: the 1.5B
+    // model's test of a ValueError).
+    let imports_pytest = tests.lines().any(|line| {
+        let line = line.trim_start();
+        line.starts_with("import pytest") || line.starts_with("from pytest ")
+    });
+    if tests.contains("pytest.") && !imports_pytest {
+        lines.push("import pytest".to_string());
+    }
     for (name, file) in named {
         let Some(module) = python_module(file) else {
             continue;
@@ -337,6 +346,13 @@ mod tests {
         );
         let imported = format!("from textkit import slugify\n{tests}");
         assert!(missing_imports(&imported, &named).is_empty());
+        // Recorded: the model's test of a ValueError, with no `import pytest`.
+        let raises = "from inventory.cart import Cart\n\ndef test_refuse():\n    with pytest.raises(ValueError):\n        Cart().add('a', 0)\n";
+        assert_eq!(
+            missing_imports(raises, &named),
+            vec!["import pytest".to_string()]
+        );
+        assert!(missing_imports(&format!("import pytest\n{raises}"), &named).is_empty());
         assert_eq!(
             python_module("inventory/__init__.py").as_deref(),
             Some("inventory")

@@ -71,7 +71,7 @@ impl PhaseRun<'_> {
         revision: Option<&Revision>,
         variant: u32,
     ) -> Result<Produced, AgentError> {
-        let attempts = self.wf.config.implement.attempts;
+        let attempts = self.wf.config.attempts();
         if attempts > 1 {
             self.commit_applied_attempt().await;
             match self.scratch_start().await {
