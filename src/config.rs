@@ -418,30 +418,11 @@ impl Config {
         possible && self.phases.enabled_setting(phase) != Some(false)
     }
 
-    /// `implement.attempts`, else what the benchmark measured best (docs/benchmarks.md): best
-    /// of [`LOCAL_ATTEMPTS`] against a model server on this machine or its network, where a
-    /// small model's lucky attempt is what delivers and tokens cost nothing, and one attempt
-    /// against a remote API.
+    /// `implement.attempts`, else one. Best of 3 at temperature 0.2 was measured against one
+    /// attempt at the server's temperature with the whole life cycle on a local 1.5B model, and
+    /// delivered less in twice the time (docs/benchmarks.md), so neither is a default.
     pub fn attempts(&self) -> u32 {
-        self.implement.attempts.unwrap_or(if self.local_server() {
-            LOCAL_ATTEMPTS
-        } else {
-            1
-        })
-    }
-
-    /// `llm.temperature`, else [`LOCAL_TEMPERATURE`] against a local model server (a small
-    /// model at llama.cpp's default 0.8 delivered half as often), else the server's own.
-    pub fn temperature(&self) -> Option<f32> {
-        self.llm
-            .temperature
-            .or_else(|| self.local_server().then_some(LOCAL_TEMPERATURE))
-    }
-
-    /// Whether the model server is on this machine or a private network (loopback, 10/8,
-    /// 172.16/12, 192.168/16, a `.local` or `localhost` name).
-    pub fn local_server(&self) -> bool {
-        self.llm.base_url.as_deref().is_some_and(is_local_url)
+        self.implement.attempts.unwrap_or(1)
     }
 
     /// Whether `review.testCommand` names a command.
@@ -450,31 +431,6 @@ impl Config {
             .test_command
             .as_deref()
             .is_some_and(|c| !c.trim().is_empty())
-    }
-}
-
-/// Implement's attempts against a local model server unless `implement.attempts` is set.
-pub const LOCAL_ATTEMPTS: u32 = 3;
-/// The first try's temperature against a local model server unless `llm.temperature` is set.
-pub const LOCAL_TEMPERATURE: f32 = 0.2;
-
-/// Whether a base URL's host is this machine or a private network.
-fn is_local_url(url: &str) -> bool {
-    let rest = url.split_once("://").map_or(url, |(_, rest)| rest);
-    let authority = rest.split('/').next().unwrap_or("");
-    let host_port = authority.rsplit('@').next().unwrap_or(authority);
-    let host = match host_port.strip_prefix('[') {
-        Some(v6) => v6.split(']').next().unwrap_or(""),
-        None => host_port.split(':').next().unwrap_or(""),
-    }
-    .to_ascii_lowercase();
-    if host == "localhost" || host.ends_with(".localhost") || host.ends_with(".local") {
-        return true;
-    }
-    match host.parse::<std::net::IpAddr>() {
-        Ok(std::net::IpAddr::V4(ip)) => ip.is_loopback() || ip.is_private() || ip.is_unspecified(),
-        Ok(std::net::IpAddr::V6(ip)) => ip.is_loopback() || ip.is_unspecified(),
-        Err(_) => false,
     }
 }
 

@@ -140,7 +140,7 @@ impl LlmAgents {
             tool_protocol: config.llm.tool_protocol,
             edit_format: config.implement.edit_format,
             probed_protocol: std::sync::OnceLock::new(),
-            temperature: config.temperature(),
+            temperature: config.llm.temperature,
             phases: config.phases.clone(),
             meter: None,
         }

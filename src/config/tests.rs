@@ -199,7 +199,7 @@ fn keys_added_later_have_defaults_that_init_does_not_write() {
     assert_eq!(config.llm.tool_protocol, ToolProtocol::Auto);
     assert_eq!(config.implement.test_rounds, 3);
     assert_eq!(config.implement.attempts, None);
-    assert_eq!(config.attempts(), 1, "no base URL: a hosted API");
+    assert_eq!(config.attempts(), 1);
     assert_eq!(config.implement.edit_format, EditFormat::Auto);
     assert_eq!(
         config.edit_format(),
@@ -230,46 +230,5 @@ fn read_only_phases_get_a_smaller_reply_cap_unless_set() {
         small.phases.reply_cap(Phase::Refine, 1000),
         1000,
         "never above llm.maxTokens"
-    );
-}
-
-#[test]
-fn a_local_model_server_gets_best_of_three_at_a_low_temperature_unless_set() {
-    let at = |url: &str| from(json!({"llm": {"baseUrl": url}})).unwrap();
-    for local in [
-        "http://127.0.0.1:8090/v1",
-        "http://localhost:11434/v1",
-        "http://[::1]:8080/v1",
-        "http://192.168.1.20:8000/v1",
-        "http://10.0.0.5/v1",
-        "http://gpu-box.local:8080/v1",
-    ] {
-        let config = at(local);
-        assert_eq!(config.attempts(), LOCAL_ATTEMPTS, "{local}");
-        assert_eq!(config.temperature(), Some(LOCAL_TEMPERATURE), "{local}");
-    }
-    for remote in [
-        "https://api.openai.com/v1",
-        "https://openrouter.ai/api/v1",
-        "http://8.8.8.8/v1",
-    ] {
-        let config = at(remote);
-        assert_eq!(config.attempts(), 1, "{remote}");
-        assert_eq!(config.temperature(), None, "{remote}");
-    }
-    assert_eq!(
-        from(json!({})).unwrap().attempts(),
-        1,
-        "no base URL: the hosted default"
-    );
-    let set = from(
-        json!({"llm": {"baseUrl": "http://127.0.0.1:8090/v1", "temperature": 0.7},
-                          "implement": {"attempts": 1}}),
-    )
-    .unwrap();
-    assert_eq!(
-        (set.attempts(), set.temperature()),
-        (1, Some(0.7)),
-        "what is set wins"
     );
 }

@@ -117,10 +117,7 @@ impl TestEnv {
     pub fn init() -> Self {
         let env = Self::new();
         env.run(&["init"]).success();
-        // The scripted model on 127.0.0.1 is a local server, which gets best of three attempts
-        // by default; its replies are queued for one, and a test of attempts sets its own.
-        env.configure_json(&serde_json::json!({"git": {"branchPerStory": false},
-                                               "implement": {"attempts": 1}}));
+        env.configure_json(&serde_json::json!({"git": {"branchPerStory": false}}));
         env
     }
 

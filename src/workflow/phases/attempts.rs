@@ -3,7 +3,8 @@
 //! same conversation (`implement.testRounds`). With `implement.attempts` above one, each attempt
 //! works in a throwaway worktree of its own from the same commit; the one whose tests pass, then
 //! the one with the smallest diff, is kept and its patch applied to the story's tree; the others
-//! are deleted. Every attempt's tokens count.
+//! are deleted. A story with acceptance tests stops at the first attempt that passes them. Every
+//! attempt's tokens count.
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::Ordering;
@@ -188,7 +189,20 @@ impl PhaseRun<'_> {
                 }
             };
             self.drop_scratch(&dir).await;
+            // With the story's own acceptance tests as the verifier, an attempt that changed
+            // something and passes them is good enough: the others would only be smaller.
+            let verified = !story.meta.acceptance_tests.is_empty()
+                && attempt.tests_passed()
+                && attempt.produced.is_ok()
+                && !attempt.patch.trim().is_empty();
             done.push(attempt);
+            if verified && number < attempts {
+                self.transcript.record(
+                    "attempts_stopped",
+                    json!({"after": number, "of": attempts, "why": "its acceptance tests pass"}),
+                );
+                break;
+            }
         }
         self.keep_best(done).await
     }

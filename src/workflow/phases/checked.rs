@@ -88,6 +88,19 @@ impl PhaseRun<'_> {
                 "output_refused",
                 serde_json::json!({"phase": phase.name(), "reason": why, "retried": retry.is_none()}),
             );
+            if retry.is_some()
+                && matches!(phase, Phase::Research | Phase::Plan)
+                && output.tool_calls > 0
+            {
+                // A read-only phase that has read anything completes with what it has instead
+                // of failing the story (docs/design.md §21): the phases after it have the story
+                // and the map. One that read nothing and answered nothing fails (§15).
+                self.transcript.record(
+                    "read_only_fallback",
+                    serde_json::json!({"phase": phase.name(), "refused": why}),
+                );
+                return Ok(Ok(read_only_fallback(phase, &why)));
+            }
             if retry.is_some() {
                 let message = format!("{phase} output refused after a retry: {why}");
                 return Ok(Err(story_ops::fail(
@@ -171,6 +184,15 @@ impl PhaseRun<'_> {
         }
         text
     }
+}
+
+/// What a research or plan whose answers were refused twice leaves in its section.
+fn read_only_fallback(phase: Phase, why: &str) -> String {
+    format!(
+        "Written by agentic-sdlc: the {phase} agent's answer was refused twice ({why}), so this \
+         section holds no {phase} of its own. The story, its acceptance criteria and the \
+         repository map stand for it."
+    )
 }
 
 /// Whether an implement's answer lacks the notes its check asks for.

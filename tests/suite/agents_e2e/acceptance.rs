@@ -198,3 +198,32 @@ async fn a_chore_and_a_board_without_a_test_command_get_no_acceptance_tests() {
     );
     assert!(plain.front(&planned)["acceptance_complete"].is_null());
 }
+
+#[tokio::test]
+async fn best_of_three_stops_at_the_first_attempt_that_passes_the_acceptance_tests() {
+    let p = Project::new().await;
+    p.env.write("tests/test_greet_people.sh", GOOD_TEST);
+    let story = greeting_project(&p);
+    p.config(&[("implement.attempts", "3")]);
+    // As the acceptance phase leaves it: the test committed, listed, the flag set.
+    let path = p.path_of(&story);
+    p.env.edit(
+        &path,
+        "plan_complete: true",
+        "plan_complete: true\nacceptance_complete: true\nacceptance_tests:\n- tests/test_greet_people.sh",
+    );
+    p.fake
+        .push("implement", write_call("greet.sh", GREET))
+        .push("implement", Reply::text("greet.sh greets by name."));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    assert_eq!(
+        p.fake.requests_for("implement").len(),
+        2,
+        "one attempt asked"
+    );
+    let stopped = transcript_entries(&p, &story, "attempts_stopped");
+    assert_eq!(stopped[0]["after"], 1, "{stopped:?}");
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+}

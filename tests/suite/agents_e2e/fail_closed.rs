@@ -286,3 +286,24 @@ async fn another_try_of_best_of_n_keeps_its_attempts_and_builds_on_the_kept_one(
     );
     assert_eq!(p.front(&story)["implementation_complete"], true);
 }
+
+#[tokio::test]
+async fn a_research_that_read_files_but_answers_no_prose_twice_completes_with_what_it_has() {
+    let p = Project::new().await;
+    let story = p.ready("Reads but never says");
+    for _ in 0..2 {
+        p.fake
+            .push("research", Reply::tool("list_files", serde_json::json!({})))
+            .push("research", Reply::text("## Findings\n### Details\n"));
+    }
+
+    p.step(&story, "research").success();
+
+    assert_eq!(p.front(&story)["research_complete"], true);
+    let research = section(&p.body(&story), "Research");
+    assert!(
+        research
+            .starts_with("Written by agentic-sdlc: the research agent's answer was refused twice"),
+        "{research}"
+    );
+}

@@ -145,13 +145,7 @@ async fn a_retry_is_asked_differently_and_with_the_feedback_last() {
 
     let asks = p.fake.requests_for("implement");
     let (first, retry) = (&asks[0].body, &asks[1].body);
-    // A local server's first try is at the low temperature the benchmark measured best.
-    assert_eq!(
-        first["temperature"].as_f64(),
-        Some(0.2f32 as f64),
-        "{first}"
-    );
-    assert!(first.get("seed").is_none());
+    assert!(first.get("temperature").is_none() && first.get("seed").is_none());
     assert!(retry["temperature"].as_f64().is_some(), "{retry}");
     assert_eq!(retry["seed"], 1);
     let prompt = asks[1].user_message();
