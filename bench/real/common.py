@@ -127,6 +127,10 @@ def acceptance(repo, story, python):
             git(repo, "worktree", "remove", "--force", str(checkout), check=False)
 
 
+# The tool the run's tool-call probe offers (src/agents/llm/protocol_probe.rs).
+PROBE_TOOL = "agentic_sdlc_ready"
+
+
 class Recorder:
     """Every chat request the model server answered: tokens, and (from llama.cpp's `timings`)
     how long the prompt and the generation took."""
@@ -136,10 +140,15 @@ class Recorder:
         self.calls = []
         # Chat requests sent to the server, answered or not.
         self.sent = 0
+        # Of them, the run's tool-call probe (one tool named agentic_sdlc_ready): the run's own
+        # request, in no story's usage.
+        self.probes = 0
 
-    def count_sent(self):
+    def count_sent(self, body=None):
         with self.lock:
             self.sent += 1
+            if body and PROBE_TOOL.encode() in body:
+                self.probes += 1
 
     def add(self, entry):
         with self.lock:
@@ -151,6 +160,7 @@ class Recorder:
         sum_of = lambda key: sum(call.get(key) or 0 for call in calls)
         return {
             "sent": self.sent,
+            "probes": self.probes,
             "requests": len(calls),
             "prompt_tokens": sum_of("prompt_tokens"),
             "completion_tokens": sum_of("completion_tokens"),
@@ -193,7 +203,7 @@ def start_proxy(upstream, recorder):
                 data = response.read()
             except OSError as err:
                 if method == "POST" and path.endswith("/chat/completions"):
-                    recorder.count_sent()
+                    recorder.count_sent(body)
                 self.send_error(502, f"upstream: {err}")
                 return
             finally:
@@ -201,7 +211,7 @@ def start_proxy(upstream, recorder):
             wall_ms = (time.time() - started) * 1000
             is_chat = method == "POST" and path.endswith("/chat/completions")
             if is_chat:
-                recorder.count_sent()
+                recorder.count_sent(body)
             if is_chat and response.status == 200:
                 self.record(data, wall_ms)
             self.send_response(response.status)
