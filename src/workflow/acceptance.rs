@@ -250,7 +250,16 @@ impl<'a> AcceptanceCheck<'a> {
             story_names: mentioned_names(&text),
             homes: super::named_functions::named_functions(story)
                 .into_iter()
-                .filter_map(|f| Some((f.name, f.files.into_iter().next()?)))
+                .filter_map(|f| {
+                    // The file the story names for it, else the one that defines it already
+                    // (a bug in `mean`, whose story need not say where `mean` is).
+                    let home = f
+                        .files
+                        .into_iter()
+                        .next()
+                        .or_else(|| python_file_defining(dir, &f.name))?;
+                    Some((f.name, home))
+                })
                 .collect(),
             last: Mutex::new(None),
         }
@@ -484,6 +493,55 @@ impl WorkCheck for AcceptanceCheck<'_> {
     }
 }
 
+/// The first Python source file (not a test) under `dir` that defines `name` at its top level,
+/// relative to `dir`; a bounded walk that skips hidden and vendored folders.
+fn python_file_defining(dir: &Path, name: &str) -> Option<String> {
+    const LOOKED_AT: usize = 2_000;
+    let mut pending = vec![PathBuf::new()];
+    let mut seen = 0;
+    let mut found: Vec<String> = Vec::new();
+    while let Some(folder) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(dir.join(&folder)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > LOOKED_AT {
+                break;
+            }
+            let file_name = entry.file_name().to_string_lossy().into_owned();
+            if file_name.starts_with('.')
+                || matches!(file_name.as_str(), "node_modules" | "venv" | "__pycache__")
+            {
+                continue;
+            }
+            let relative = folder.join(&file_name);
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(relative),
+                Ok(kind)
+                    if kind.is_file() && file_name.ends_with(".py") && !is_test_path(&relative) =>
+                {
+                    let defines = std::fs::read_to_string(dir.join(&relative))
+                        .map(|text| {
+                            text.lines().any(|line| {
+                                !line.starts_with(char::is_whitespace)
+                                    && crate::agents::tools::defined_name(line).as_deref()
+                                        == Some(name)
+                            })
+                        })
+                        .unwrap_or(false);
+                    if defines {
+                        found.push(relative.to_string_lossy().into_owned());
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    found.sort();
+    found.into_iter().next()
+}
+
 /// The story text the examples and names are read from: title, summary and criteria.
 fn story_text(story: &Story) -> String {
     let mut text = format!("{}\n", story.meta.title);
@@ -526,6 +584,23 @@ mod tests {
             suggested_path(js.path(), "remove-item"),
             "remove_item.test.js"
         );
+    }
+
+    #[test]
+    fn an_existing_function_is_found_where_it_is_defined() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+        std::fs::write(
+            dir.path().join("pkg/stats.py"),
+            "def mean(v):\n    return 0\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("test_stats.py"), "def mean(v):\n    pass\n").unwrap();
+        assert_eq!(
+            python_file_defining(dir.path(), "mean").as_deref(),
+            Some("pkg/stats.py")
+        );
+        assert_eq!(python_file_defining(dir.path(), "median"), None);
     }
 
     #[test]
