@@ -138,7 +138,7 @@ pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
     front.set("created", &today);
     front.set("updated", &today);
     front.set("labels", &labels);
-    // The flags SPEC §3's new story shows; `acceptance_complete` is left out, as a missing flag
+    // The flags a new story shows (docs/reference.md, the story file); `acceptance_complete` is left out, as a missing flag
     // reads as false (docs/design.md §21).
     for flag in crate::board::Phase::flagged()
         .filter(|phase| *phase != crate::board::Phase::Acceptance)

@@ -76,9 +76,14 @@ pub fn suggested_path(root: &Path, slug: &str) -> String {
     }
 }
 
-/// The first test file of the tree (sorted, a bounded walk that skips hidden and vendored
-/// folders).
+/// The first test file of the tree, by path.
 fn first_test_file(root: &Path) -> Option<PathBuf> {
+    tree_files(root).into_iter().find(|path| is_test_path(path))
+}
+
+/// The files of the tree, relative to `root` and sorted: a bounded walk that skips hidden,
+/// vendored and build folders, for the two lookups of this module.
+fn tree_files(root: &Path) -> Vec<PathBuf> {
     const LOOKED_AT: usize = 5_000;
     let mut pending = vec![PathBuf::new()];
     let mut seen = 0;
@@ -87,28 +92,30 @@ fn first_test_file(root: &Path) -> Option<PathBuf> {
         let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
             continue;
         };
-        let mut entries: Vec<_> = entries.flatten().collect();
-        entries.sort_by_key(|e| e.file_name());
-        for entry in entries {
+        for entry in entries.flatten() {
             seen += 1;
             if seen > LOOKED_AT {
                 break;
             }
             let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || matches!(name.as_str(), "node_modules" | "target" | "venv")
+            if name.starts_with('.')
+                || matches!(
+                    name.as_str(),
+                    "node_modules" | "target" | "venv" | "__pycache__"
+                )
             {
                 continue;
             }
             let relative = dir.join(&name);
             match entry.file_type() {
                 Ok(kind) if kind.is_dir() => pending.push(relative),
-                Ok(kind) if kind.is_file() && is_test_path(&relative) => found.push(relative),
+                Ok(kind) if kind.is_file() => found.push(relative),
                 _ => {}
             }
         }
     }
     found.sort();
-    found.into_iter().next()
+    found
 }
 
 /// The section the phase writes: the tool's listing of the tests, then what the model said.
@@ -494,52 +501,21 @@ impl WorkCheck for AcceptanceCheck<'_> {
 }
 
 /// The first Python source file (not a test) under `dir` that defines `name` at its top level,
-/// relative to `dir`; a bounded walk that skips hidden and vendored folders.
+/// relative to `dir`.
 fn python_file_defining(dir: &Path, name: &str) -> Option<String> {
-    const LOOKED_AT: usize = 2_000;
-    let mut pending = vec![PathBuf::new()];
-    let mut seen = 0;
-    let mut found: Vec<String> = Vec::new();
-    while let Some(folder) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(dir.join(&folder)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > LOOKED_AT {
-                break;
-            }
-            let file_name = entry.file_name().to_string_lossy().into_owned();
-            if file_name.starts_with('.')
-                || matches!(file_name.as_str(), "node_modules" | "venv" | "__pycache__")
-            {
-                continue;
-            }
-            let relative = folder.join(&file_name);
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() => pending.push(relative),
-                Ok(kind)
-                    if kind.is_file() && file_name.ends_with(".py") && !is_test_path(&relative) =>
-                {
-                    let defines = std::fs::read_to_string(dir.join(&relative))
-                        .map(|text| {
-                            text.lines().any(|line| {
-                                !line.starts_with(char::is_whitespace)
-                                    && crate::agents::tools::defined_name(line).as_deref()
-                                        == Some(name)
-                            })
-                        })
-                        .unwrap_or(false);
-                    if defines {
-                        found.push(relative.to_string_lossy().into_owned());
-                    }
-                }
-                _ => {}
-            }
-        }
-    }
-    found.sort();
-    found.into_iter().next()
+    let defines = |path: &PathBuf| {
+        std::fs::read_to_string(dir.join(path)).is_ok_and(|text| {
+            text.lines().any(|line| {
+                !line.starts_with(char::is_whitespace)
+                    && crate::agents::tools::defined_name(line).as_deref() == Some(name)
+            })
+        })
+    };
+    tree_files(dir)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|e| e == "py") && !is_test_path(path))
+        .find(defines)
+        .map(|path| path.to_string_lossy().into_owned())
 }
 
 /// The story text the examples and names are read from: title, summary and criteria.
