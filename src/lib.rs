@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub(crate) mod error;
 pub mod exec;
+pub(crate) mod front;
 pub(crate) mod mcp;
 pub(crate) mod notifications;
 // The one place that writes to the terminal; the rest of the library goes through its printer.

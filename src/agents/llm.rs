@@ -224,7 +224,7 @@ impl LlmClient {
 
     pub fn from_config(config: &Config) -> crate::Result<LlmClient> {
         let settings = LlmSettings::from_config(config)?;
-        LlmClient::new(settings).map_err(crate::Error::Llm)
+        Ok(LlmClient::new(settings)?)
     }
 
     /// This client for one story's calls, each admitted and counted by `meter`.

@@ -27,6 +27,13 @@ pub use store::Board;
 pub use story::{Story, StoryError};
 pub use summary::{Listed, StorySummary};
 
+/// The folder inside the board that holds the run journals. The board's own file names live
+/// here, so that the board's watcher needs nothing from the workflow above it.
+pub const RUNS_DIR: &str = "runs";
+
+/// The file inside the board that a run holds while it works on the board.
+pub const LOCK_FILE: &str = ".lock";
+
 /// Today's date as the story keys `created` and `updated` hold it.
 pub fn today() -> String {
     chrono::Local::now().format("%Y-%m-%d").to_string()

@@ -16,8 +16,8 @@ use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
 use super::Column;
+use super::{LOCK_FILE, RUNS_DIR};
 use crate::error::{Error, Result};
-use crate::workflow::journal::RUNS_DIR;
 
 /// How long the board must stay quiet before a change is reported: a story write is a
 /// temporary file, a rename and a folder sync, and one report should cover them all.
@@ -183,7 +183,7 @@ fn classify(board: &Path, scope: Scope, event: &notify::Event) -> Vec<Signal> {
                     signals.push(Signal::Appeared(path.clone()));
                 }
                 signals.push(Signal::Changed);
-            } else if scope == Scope::Everything && name == crate::workflow::lock::LOCK_FILE {
+            } else if scope == Scope::Everything && name == LOCK_FILE {
                 signals.push(Signal::Changed);
             }
             continue;

@@ -1,6 +1,5 @@
 //! `add`: a new story in backlog.
 
-use std::collections::HashSet;
 use std::path::PathBuf;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
@@ -8,10 +7,9 @@ use clap::Args;
 use serde_json::json;
 
 use super::Context;
-use crate::board::frontmatter::Frontmatter;
-use crate::board::{ids, lookup, sections, store, Board, Column, Story, StoryType};
-use crate::config::Project;
-use crate::error::{Error, ExitStatus, Result};
+use crate::board::StoryType;
+use crate::error::{ExitStatus, Result};
+use crate::front::new_story::{create, NewStory};
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
@@ -57,7 +55,7 @@ pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
         },
     )?;
     let printer = &context.printer;
-    printer.json_line(&super::envelope(
+    printer.json_line(&crate::front::envelope(
         "added",
         json!({ "id": story.id(), "slug": story.slug, "path": story.path })
             .as_object()
@@ -72,125 +70,4 @@ pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
     ));
     printer.out(format!("  {}", story.path.display()));
     Ok(ExitStatus::Success)
-}
-
-/// A story to add, however it was asked for (`add`, an MCP client).
-#[derive(Debug, Clone, Default)]
-pub(crate) struct NewStory {
-    pub title: String,
-    pub story_type: StoryType,
-    /// Lower runs first; `None` puts it after every story on the board.
-    pub priority: Option<i64>,
-    /// Added to the config's `defaultLabels`.
-    pub labels: Vec<String>,
-    /// Stories (ids, slugs or unique prefixes) that must be done first.
-    pub depends_on: Vec<String>,
-    /// Markdown: its own `## ` sections, or the summary.
-    pub description: Option<String>,
-}
-
-/// Writes a new story into backlog and returns it, with its path and slug.
-pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
-    let title = new.title.trim();
-    if title.is_empty() {
-        return Err(Error::Usage("the title must not be empty".into()));
-    }
-    // A title is shown on terminals and pages as one line: a newline, an escape sequence or a
-    // bell in it is a mistake or an attack, never a title (docs/design.md §22).
-    if let Some(bad) = title.chars().find(|c| c.is_control()) {
-        return Err(Error::Usage(format!(
-            "the title must be one line without control characters; it holds {:?}",
-            bad
-        )));
-    }
-    let board_dir = project.board_dir();
-    let board = Board::load(&board_dir)?;
-    let depends_on = new
-        .depends_on
-        .iter()
-        .map(|query| lookup::find_on_board(&board, query).map(|s| s.id().to_string()))
-        .collect::<Result<Vec<_>>>()?;
-    let body = match &new.description {
-        Some(text) => body_from_file(title, text),
-        None => sections::template(title, None),
-    };
-    let priority = new.priority.unwrap_or_else(|| {
-        board
-            .stories
-            .iter()
-            .map(|s| s.meta.priority)
-            .max()
-            .map_or(10, |max| max.saturating_add(10))
-    });
-    let mut labels = project.config.default_labels.clone();
-    for label in new.labels {
-        if !labels.contains(&label) {
-            labels.push(label);
-        }
-    }
-    let today = crate::board::today();
-    let mut front = Frontmatter::empty();
-    front.set("id", &ids::new_story_id());
-    front.set("title", &title);
-    front.set("priority", &priority);
-    front.set("status", &Column::Backlog.name());
-    front.set("type", &new.story_type);
-    front.set("created", &today);
-    front.set("updated", &today);
-    front.set("labels", &labels);
-    // The flags a new story shows (docs/reference.md, the story file); `acceptance_complete` is left out, as a missing flag
-    // reads as false (docs/design.md §21).
-    for flag in crate::board::Phase::flagged()
-        .filter(|phase| *phase != crate::board::Phase::Acceptance)
-        .filter_map(crate::board::Phase::flag)
-    {
-        front.set(flag, &false);
-    }
-    front.set(crate::board::story::REVIEWS_FLAG, &false);
-    if !depends_on.is_empty() {
-        front.set("depends_on", &depends_on);
-    }
-    let mut story = Story::new(front, body, Column::Backlog, ids::slugify(title))?;
-    store::create_unique(&board_dir, &mut story, &taken_slugs(&board, &project.root))?;
-    story.slug = crate::board::story::slug_from_path(&story.path);
-    Ok(story)
-}
-
-/// The slugs a new story must not take: every story file's in any column (a broken one's
-/// too), and every existing story branch's, which may hold another story's work. A slug is a
-/// story's for life, so a done story's slug is never handed out again.
-fn taken_slugs(board: &Board, root: &std::path::Path) -> HashSet<String> {
-    let mut taken: HashSet<String> = board.stories.iter().map(|s| s.slug.clone()).collect();
-    taken.extend(
-        board
-            .broken
-            .iter()
-            .map(|broken| crate::board::story::slug_from_path(&broken.path)),
-    );
-    if crate::vcs::is_repo(root) {
-        match crate::vcs::story_branch_slugs(root) {
-            Ok(slugs) => taken.extend(slugs),
-            Err(err) => tracing::warn!("cannot list the story branches: {err}"),
-        }
-    }
-    taken
-}
-
-/// A body file with its own `## ` sections is used as written (missing standard sections are
-/// added); plain text becomes the summary.
-fn body_from_file(title: &str, text: &str) -> String {
-    if sections::non_empty(text).is_empty() && !text.lines().any(|l| l.starts_with("## ")) {
-        return sections::template(title, Some(text));
-    }
-    let mut body = if text.trim_start().starts_with("# ") {
-        text.to_string()
-    } else {
-        format!("# {title}\n\n{}", text.trim_start())
-    };
-    for name in sections::STANDARD_SECTIONS {
-        if sections::get(&body, name).is_none() {
-            body = sections::set(&body, name, "");
-        }
-    }
-    body
 }

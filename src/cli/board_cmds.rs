@@ -35,7 +35,7 @@ fn find(context: &Context, query: &str) -> Result<(std::path::PathBuf, Story)> {
 
 fn report(context: &Context, kind: &str, story: &Story, from: Column) {
     let printer = &context.printer;
-    printer.json_line(&super::envelope(
+    printer.json_line(&crate::front::envelope(
         kind,
         json!({ "id": story.id(), "slug": story.slug, "from": from.name(), "to": story.column.name(), "path": story.path })
             .as_object()

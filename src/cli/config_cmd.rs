@@ -75,7 +75,7 @@ fn set(
     let text = serde_json::to_string_pretty(&user)
         .expect("a JSON value has string keys only, so it always serialises");
     write_atomic(&path, &format!("{text}\n"))?;
-    printer.json_line(&super::envelope(
+    printer.json_line(&crate::front::envelope(
         "config",
         json!({ "key": key, "value": value })
             .as_object()
@@ -116,7 +116,7 @@ fn show_origins(
         .iter()
         .map(|(key, value, origin)| json!({ "key": key, "value": value, "origin": origin }))
         .collect();
-    printer.json_line(&super::envelope(
+    printer.json_line(&crate::front::envelope(
         "config-origins",
         json!({ "settings": settings })
             .as_object()

@@ -20,7 +20,7 @@ pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let decided = gate::decide(&project.board_dir(), &args.story, &args.decision)?;
     let printer = &context.printer;
-    printer.json_line(&super::envelope(
+    printer.json_line(&crate::front::envelope(
         "decision",
         json!({ "id": decided.story_id, "phase": decided.phase, "decision": decided.decision, "message": decided.message })
             .as_object()

@@ -1,7 +1,7 @@
 //! `details <story>`: everything the board knows about one story.
 
 use clap::Args;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::Context;
 use crate::board::reader::read_story;
@@ -35,9 +35,9 @@ pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
     let story = &story;
     let printer = &context.printer;
     if printer.is_json() {
-        printer.json_line(&super::envelope(
+        printer.json_line(&crate::front::envelope(
             "story",
-            json!({ "story": story_json(story)? })
+            json!({ "story": crate::front::story::story_json(story)? })
                 .as_object()
                 .cloned()
                 .unwrap_or_default(),
@@ -51,32 +51,6 @@ pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
     };
     print_human(story, &board, printer)?;
     Ok(ExitStatus::Success)
-}
-
-/// The story as `details --json` shows it: every frontmatter key, where it is, and its
-/// sections.
-pub(crate) fn story_json(story: &Story) -> Result<Value> {
-    let mapping = story
-        .frontmatter()
-        .to_mapping()
-        .map_err(|e| crate::Error::StoryParse {
-            path: story.path.clone(),
-            line: e.line + 2,
-            message: e.message,
-        })?;
-    let mut object = match serde_json::to_value(&mapping) {
-        Ok(Value::Object(object)) => object,
-        _ => Map::new(),
-    };
-    object.insert("status".into(), story.column.name().into());
-    object.insert("slug".into(), story.slug.clone().into());
-    object.insert("path".into(), json!(story.path));
-    let sections: Map<String, Value> = crate::board::sections::all(story.body())
-        .into_iter()
-        .map(|(name, content)| (name, Value::String(content)))
-        .collect();
-    object.insert("sections".into(), Value::Object(sections));
-    Ok(Value::Object(object))
 }
 
 fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {

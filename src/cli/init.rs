@@ -36,7 +36,7 @@ pub fn run(context: &Context) -> Result<ExitStatus> {
         created.push(format!("{}/.gitignore", config.sdlc_folder));
     }
     let printer = &context.printer;
-    printer.json_line(&super::envelope(
+    printer.json_line(&crate::front::envelope(
         "init",
         json!({ "root": root, "boardDir": board_dir, "created": created })
             .as_object()

@@ -49,7 +49,7 @@ pub fn run(args: ReportArgs, context: &Context) -> Result<ExitStatus> {
             .ok()
             .and_then(|v| v.as_object().cloned())
             .unwrap_or_default();
-        printer.json_line(&super::envelope("report", body));
+        printer.json_line(&crate::front::envelope("report", body));
     } else {
         print_table(printer, &report);
     }

@@ -7,12 +7,13 @@ use serde_json::json;
 
 use super::Context;
 use crate::error::{Error, ExitStatus, Result};
+use crate::front::launch;
 use crate::output::{RunDisplay, TerminalPrompter};
 use crate::workflow::assessor::ActionType;
 use crate::workflow::checkpoint::{Checkpoint, RunOptions};
 use crate::workflow::prompter::Prompter;
 use crate::workflow::remote::remote_preflight;
-use crate::workflow::{launch, runner};
+use crate::workflow::runner;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -73,7 +74,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     let printer = &context.printer;
     if args.dry_run {
         let actions = runner::plan(&project, &options)?;
-        printer.json_line(&super::envelope(
+        printer.json_line(&crate::front::envelope(
             "plan",
             json!({ "actions": actions })
                 .as_object()

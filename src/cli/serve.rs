@@ -71,7 +71,7 @@ pub fn run(args: ServeArgs, context: &Context) -> Result<ExitStatus> {
         let listener = Listener::bind(SocketAddr::new(ip, args.port)).await?;
         let address = listener.address();
         let url = format!("http://{address}/");
-        printer.json_line(&super::envelope(
+        printer.json_line(&crate::front::envelope(
             "serving",
             json!({ "url": url, "host": address.ip().to_string(), "port": address.port(), "board": project.board_dir() })
                 .as_object()

@@ -14,7 +14,7 @@ pub fn run(context: &Context) -> Result<ExitStatus> {
     let board = Board::load_stories(&project.board_dir())?;
     let problems = check_board(&board);
     let printer = &context.printer;
-    printer.json_line(&super::envelope(
+    printer.json_line(&crate::front::envelope(
         "validation",
         json!({ "valid": problems.is_empty(), "stories": board.stories.len() + board.broken.len(), "problems": problems })
             .as_object()

@@ -25,14 +25,15 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use crate::board::{lookup, Board, Column, StoryType};
-use crate::cli::add::{create, NewStory};
 use crate::config::Project;
 use crate::error::{Error, Result};
+use crate::front::launch;
+use crate::front::new_story::{create, NewStory};
 use crate::workflow::assessor::{assess, Policy};
 use crate::workflow::checkpoint::RunOptions;
 use crate::workflow::events::{RunEvent, RunRenderer};
 use crate::workflow::runner::RunRequest;
-use crate::workflow::{gate, launch, lock, off_the_runtime};
+use crate::workflow::{gate, lock, off_the_runtime};
 
 /// The most actions one `run_story` call may take.
 const MAX_ACTIONS: u32 = 50;
@@ -159,8 +160,8 @@ impl BoardServer {
         let document = off_the_runtime(move || {
             let board = Board::load(&project.board_dir())?;
             let assessment = assess(&board, Policy::from_config(&project.config));
-            let claims = crate::cli::status::known_claims(&project.root);
-            let status = crate::cli::status::status_json(&board, &assessment, &columns, &claims);
+            let claims = crate::front::status::known_claims(&project.root);
+            let status = crate::front::status::status_json(&board, &assessment, &columns, &claims);
             serde_json::to_value(&status).map_err(|e| Error::Other(e.to_string()))
         })
         .await?;
@@ -328,7 +329,7 @@ impl BoardServer {
                 .ok()
                 .and_then(|v| v.as_object().cloned())
                 .unwrap_or_default();
-            Ok(crate::cli::envelope("report", body))
+            Ok(crate::front::envelope("report", body))
         })
         .await?;
         Ok(structured(report))
@@ -364,7 +365,7 @@ fn story_document(project: &Project, query: &str) -> Result<Value> {
     let board = Board::load(&board_dir)?;
     let found = lookup::find_on_board(&board, query)?;
     let story = crate::board::store::locate(&board_dir, found.id(), Some(&found.path))?;
-    crate::cli::details::story_json(&story)
+    crate::front::story::story_json(&story)
 }
 
 /// The tool's error as an MCP error: what the caller got wrong is "invalid params", anything

@@ -16,49 +16,23 @@ mod deliver;
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
 use crate::board::{store, Column, Story};
-use crate::config::Project;
+use crate::config::{NoticeKind, Project};
 use crate::workflow::events::{RunEvent, RunRenderer};
 
-/// The news a notifier can be told about; `notify.events` lists the ones it wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoticeKind {
-    /// A story's work reached its base branch.
-    StoryMerged,
-    /// A story moved to blocked/ (a rejection, the circuit breaker, a budget, no progress).
-    StoryBlocked,
-    /// A human review gate holds a phase's output until someone decides.
-    GateWaiting,
-    /// A run ended, whatever its outcome.
-    RunFinished,
-}
-
-impl NoticeKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            NoticeKind::StoryMerged => "story_merged",
-            NoticeKind::StoryBlocked => "story_blocked",
-            NoticeKind::GateWaiting => "gate_waiting",
-            NoticeKind::RunFinished => "run_finished",
-        }
-    }
-
-    /// The kind of notice a run event may become; `None` for events nobody is notified of.
-    /// A story that waits becomes a notice only when a human gate is what it waits for, which
-    /// is read from the story itself ([`Notices::notice_for`]).
-    fn of(event: &RunEvent) -> Option<NoticeKind> {
-        match event {
-            RunEvent::StoryMerged { .. } => Some(NoticeKind::StoryMerged),
-            RunEvent::StoryBlocked { .. } => Some(NoticeKind::StoryBlocked),
-            RunEvent::StoryWaiting { .. } => Some(NoticeKind::GateWaiting),
-            RunEvent::RunFinished { .. } => Some(NoticeKind::RunFinished),
-            _ => None,
-        }
+/// The kind of notice a run event may become; `None` for events nobody is notified of.
+/// A story that waits becomes a notice only when a human gate is what it waits for, which
+/// is read from the story itself ([`Notices::notice_for`]).
+fn notice_kind(event: &RunEvent) -> Option<NoticeKind> {
+    match event {
+        RunEvent::StoryMerged { .. } => Some(NoticeKind::StoryMerged),
+        RunEvent::StoryBlocked { .. } => Some(NoticeKind::StoryBlocked),
+        RunEvent::StoryWaiting { .. } => Some(NoticeKind::GateWaiting),
+        RunEvent::RunFinished { .. } => Some(NoticeKind::RunFinished),
+        _ => None,
     }
 }
 
@@ -218,7 +192,7 @@ impl Notifier {
         let worker = tokio::spawn(async move {
             let notices = Arc::new(notices);
             while let Some(event) = events.recv().await {
-                let Some(kind) = NoticeKind::of(&event) else {
+                let Some(kind) = notice_kind(&event) else {
                     continue;
                 };
                 // Reading the story is file I/O; it stays off the runtime's worker threads.
@@ -264,7 +238,7 @@ impl RunRenderer for Observer {
     fn begin(&self, _concurrency: usize) {}
 
     fn render(&self, event: &RunEvent) {
-        if NoticeKind::of(event).is_some_and(|kind| self.wanted.contains(&kind)) {
+        if notice_kind(event).is_some_and(|kind| self.wanted.contains(&kind)) {
             let _ = self.queue.send(event.clone());
         }
     }

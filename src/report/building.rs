@@ -8,7 +8,7 @@ use super::*;
 
 /// Finds the journal of run `id`, or the latest one.
 pub fn find_journal(board_dir: &Path, id: Option<&str>) -> Result<PathBuf, ReportError> {
-    let dir = board_dir.join(journal::RUNS_DIR);
+    let dir = board_dir.join(crate::board::RUNS_DIR);
     let paths = journal::list(board_dir).map_err(|source| ReportError::Read {
         path: dir.clone(),
         source,

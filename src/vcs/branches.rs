@@ -4,14 +4,13 @@ use std::path::Path;
 use std::process::Command;
 
 use super::command::{checked, config_set, config_unset, git, git_with, optional, run, text};
+use super::refs::{branch_tip, BRANCH_PREFIX};
 use super::repo::{
     branch_exists, current_branch, dirty_tracked_paths, head_commit, normalize_ignore,
     whole_repo_pathspecs,
 };
 use super::{BranchSwitch, GitError};
 
-/// Story branches live under this prefix so they are easy to find and clean up.
-pub const BRANCH_PREFIX: &str = "agentic-sdlc/";
 /// Per-branch config key holding the commit a story branch was created from. Git removes the
 /// `branch.<name>` section with the branch, so a recreated branch never inherits a stale base.
 const BASE_KEY: &str = "agentic-base";
@@ -122,12 +121,6 @@ pub fn resolve_base(dir: &Path, configured: Option<&str>) -> Result<String, GitE
         }),
         Some(branch) => Ok(branch),
     }
-}
-
-/// The commit a branch points at.
-pub fn branch_tip(dir: &Path, branch: &str) -> Result<Option<String>, GitError> {
-    let reference = format!("refs/heads/{branch}^{{commit}}");
-    optional(git(dir, "rev-parse").args(["--verify", "--quiet", &reference]))
 }
 
 /// Puts the working tree on the story branch `branch`, creating it from the tip of `base` when

@@ -8,8 +8,8 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use super::branches::branch_tip;
 use super::command::{checked, git, optional};
+use super::refs::branch_tip;
 use super::GitError;
 
 /// Git's mode for a gitlink: a commit of another repository recorded in a tree.

@@ -9,8 +9,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::branches::{branch_tip, committing};
+use super::branches::committing;
 use super::command::{checked, git, optional, run, text};
+use super::refs::branch_tip;
 use super::repo::dirty_paths;
 use super::worktrees::worktree_entries;
 use super::GitError;

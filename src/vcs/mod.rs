@@ -37,9 +37,9 @@ pub(crate) mod test_support;
 mod worktrees;
 
 pub use branches::{
-    branch_owner, branch_tip, commit_all, ensure_story_branch, free_story_branch, made_by_tool,
+    branch_owner, commit_all, ensure_story_branch, free_story_branch, made_by_tool,
     operation_in_progress, record_base, remember_persons_files, remembered_persons_files,
-    remembered_return_branch, resolve_base, story_branch_slugs, switch_back, BRANCH_PREFIX,
+    remembered_return_branch, resolve_base, story_branch_slugs, switch_back,
 };
 pub use diff::diff_for_review;
 pub use forge::{create_pull_request, gh_available, push_branch};
@@ -50,7 +50,7 @@ pub use integration::{
     merge_into_checkout, story_changes, unmerged_paths, AdvanceRefused, Conflict, Integration,
     MergeOutcome,
 };
-pub use refs::{common_dir, restore_ref, tool_refs};
+pub use refs::{branch_tip, common_dir, restore_ref, tool_refs, BRANCH_PREFIX};
 pub use remote::{
     claim_commit, claims_mirror, fetch, fetch_claims, mirror_claim, mirrored_claims, probe_push,
     push, remote_target, remotes_with_claims, tracking_ref, Expect, RefOutcome, RefUpdate,

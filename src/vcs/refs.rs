@@ -5,9 +5,17 @@
 
 use std::path::{Path, PathBuf};
 
-use super::branches::BRANCH_PREFIX;
-use super::command::{checked, git, run, text};
+use super::command::{checked, git, optional, run, text};
 use super::GitError;
+
+/// Story branches live under this prefix so they are easy to find and clean up.
+pub const BRANCH_PREFIX: &str = "agentic-sdlc/";
+
+/// The commit a branch points at.
+pub fn branch_tip(dir: &Path, branch: &str) -> Result<Option<String>, GitError> {
+    let reference = format!("refs/heads/{branch}^{{commit}}");
+    optional(git(dir, "rev-parse").args(["--verify", "--quiet", &reference]))
+}
 
 /// Full ref name → object it points at.
 pub type RefValues = Vec<(String, String)>;

@@ -2,8 +2,9 @@
 
 use std::path::{Path, PathBuf};
 
-use super::branches::{branch_tip, create_branch_if_missing, stage_all, BRANCH_PREFIX};
+use super::branches::{create_branch_if_missing, stage_all};
 use super::command::{checked, failure, git, with_input};
+use super::refs::{branch_tip, BRANCH_PREFIX};
 use super::repo::{head_commit, is_repo};
 use super::GitError;
 

@@ -3,28 +3,25 @@
 //! (test files only), they run under `review.testCommand` and fail on the tree without the
 //! story's code, they import nothing the story does not name from a module that lacks it, and
 //! they carry the story's examples as written. Implement then cannot change them
-//! ([`FixedTests`]).
+//! ([`super::fixed_tests::FixedTests`]).
 
-mod examples;
+pub(crate) mod examples;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-pub use examples::{calls, examples, mentioned_names, missing_imports, unknown_imports, Example};
+pub use examples::{examples, mentioned_names, missing_imports, unknown_imports, Example};
 
 use super::context::Workflow;
+use super::fixed_tests::put_back;
 use super::output_check::TreeFingerprint;
 use super::tests_run::{self, TestOutcome};
 use crate::agents::conversation::WorkCheck;
 use crate::agents::prompts::is_test_path;
 use crate::agents::transcript::Transcript;
 use crate::board::{Story, StoryType};
-use crate::vcs;
-
-/// The line that starts the tool's listing of the tests in the `## Acceptance Tests` section.
-const LISTING_HEAD: &str = "Acceptance tests, fixed for implement:";
 
 /// What the acceptance check concluded about the tests as they are now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -116,103 +113,6 @@ fn tree_files(root: &Path) -> Vec<PathBuf> {
     }
     found.sort();
     found
-}
-
-/// The section the phase writes: the tool's listing of the tests, then what the model said.
-pub fn listing(paths: &[String], notes: &str) -> String {
-    let mut out = format!("{LISTING_HEAD}\n");
-    for path in paths {
-        out.push_str(&format!("- `{path}`\n"));
-    }
-    let notes = notes.trim();
-    if !notes.is_empty() {
-        out.push('\n');
-        out.push_str(notes);
-    }
-    out
-}
-
-/// The paths of a [`listing`], read back when the phase's output is written into the story.
-pub fn listed_paths(section: &str) -> Vec<String> {
-    let Some(after) = section.split_once(LISTING_HEAD).map(|(_, rest)| rest) else {
-        return Vec::new();
-    };
-    after
-        .lines()
-        .skip_while(|line| line.trim().is_empty())
-        .map_while(|line| {
-            line.trim()
-                .strip_prefix("- `")
-                .and_then(|rest| rest.strip_suffix('`'))
-        })
-        .map(str::to_string)
-        .collect()
-}
-
-/// Puts `paths` (relative to the repository of `dir`) back as the checkout's HEAD has them; a
-/// path HEAD lacks is removed. Returns the paths put back. Outside git nothing can be put back.
-pub fn put_back(dir: &Path, paths: &[String]) -> Vec<String> {
-    if paths.is_empty() || !vcs::is_repo(dir) {
-        return Vec::new();
-    }
-    let Ok(top) = vcs::toplevel(dir) else {
-        return Vec::new();
-    };
-    let Ok(committed) = vcs::read_files(dir, "HEAD", paths) else {
-        return Vec::new();
-    };
-    let mut restored = Vec::new();
-    for path in paths {
-        let full = top.join(path);
-        let done = match committed.get(path) {
-            Some(bytes) => crate::atomic_file::write(&full, bytes).is_ok(),
-            None => std::fs::remove_file(&full).is_ok(),
-        };
-        if done {
-            restored.push(path.clone());
-        }
-    }
-    restored
-}
-
-/// The story's acceptance tests as they were when implement started, put back whenever a
-/// command or a write changed them (docs/design.md §21: the implementer cannot change them).
-#[derive(Debug, Clone, Default)]
-pub struct FixedTests {
-    dir: PathBuf,
-    /// Each test's path and its bytes; `None` when it was missing at the start.
-    files: Vec<(String, Option<Vec<u8>>)>,
-}
-
-impl FixedTests {
-    pub fn take(dir: &Path, paths: &[String]) -> FixedTests {
-        FixedTests {
-            dir: dir.to_path_buf(),
-            files: paths
-                .iter()
-                .map(|path| (path.clone(), std::fs::read(dir.join(path)).ok()))
-                .collect(),
-        }
-    }
-
-    pub fn paths(&self) -> impl Iterator<Item = &str> {
-        self.files.iter().map(|(path, _)| path.as_str())
-    }
-
-    /// Puts back every test that changed; returns their paths.
-    pub fn restore(&self) -> Vec<String> {
-        let mut restored = Vec::new();
-        for (path, bytes) in &self.files {
-            let Some(bytes) = bytes else { continue };
-            let full = self.dir.join(path);
-            if std::fs::read(&full).ok().as_ref() != Some(bytes)
-                && crate::atomic_file::write(&full, bytes).is_ok()
-            {
-                restored.push(path.clone());
-            }
-        }
-        restored
-    }
 }
 
 /// The acceptance phase's work check: run when the model says its tests are written, and sent
@@ -577,30 +477,5 @@ mod tests {
             Some("pkg/stats.py")
         );
         assert_eq!(python_file_defining(dir.path(), "median"), None);
-    }
-
-    #[test]
-    fn the_listing_reads_back_its_paths() {
-        let paths = vec!["tests/test_a.py".to_string(), "tests/test_b.py".to_string()];
-        let section = listing(&paths, "test_median_odd: the middle value");
-        assert!(section.ends_with("test_median_odd: the middle value"));
-        assert_eq!(listed_paths(&section), paths);
-        assert!(listed_paths("what the model said").is_empty());
-    }
-
-    #[test]
-    fn fixed_tests_are_put_back() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(dir.path().join("test_a.py"), "assert f(1) == 2\n").unwrap();
-        let fixed = FixedTests::take(dir.path(), &["test_a.py".to_string()]);
-        assert!(fixed.restore().is_empty());
-        std::fs::write(dir.path().join("test_a.py"), "assert True\n").unwrap();
-        assert_eq!(fixed.restore(), vec!["test_a.py".to_string()]);
-        std::fs::remove_file(dir.path().join("test_a.py")).unwrap();
-        assert_eq!(fixed.restore(), vec!["test_a.py".to_string()]);
-        assert_eq!(
-            std::fs::read_to_string(dir.path().join("test_a.py")).unwrap(),
-            "assert f(1) == 2\n"
-        );
     }
 }

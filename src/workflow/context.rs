@@ -7,7 +7,7 @@ use super::budget::Spending;
 use super::events::EventSink;
 use crate::agents::Agents;
 use crate::board::board_store::BoardStore;
-use crate::config::{Config, CONFIG_FILE};
+use crate::config::{Config, CONFIG_FILE, WORKTREES_DIR};
 
 pub struct Workflow {
     pub root: PathBuf,
@@ -52,5 +52,3 @@ impl Workflow {
         self.root.join(WORKTREES_DIR)
     }
 }
-
-pub use crate::config::WORKTREES_DIR;

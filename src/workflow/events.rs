@@ -1,5 +1,5 @@
 //! What a run reports while it works: one typed stream of [`RunEvent`]s. The workflow only
-//! emits them; a [`RunRenderer`] that the command line wires up (see `crate::output`) draws
+//! emits them; a [`RunRenderer`] that the command line wires up (the output module) draws
 //! them for a person or writes them as JSON lines, and the run journal records them.
 
 use std::sync::{Arc, OnceLock};
@@ -12,7 +12,7 @@ use crate::board::records::Usage;
 
 pub use crate::protocol::{ActionRef, ClaimChange, RunEvent};
 
-/// Draws or writes the events of a run; the command line picks one (`crate::output`).
+/// Draws or writes the events of a run; the command line picks one from its output module.
 pub trait RunRenderer: Send + Sync {
     /// The run is about to start actions, up to `concurrency` stories at once.
     fn begin(&self, concurrency: usize);

@@ -19,7 +19,7 @@ use crate::exec::{Change, Guard, Tampering, Watch};
 use crate::own_writes::{self, Mark};
 use crate::vcs;
 
-use super::context::WORKTREES_DIR;
+use crate::config::WORKTREES_DIR;
 
 /// What identifies a file's version without reading it: a write changes the change time (which
 /// no program can set back), a rename the inode.

@@ -17,8 +17,7 @@ use super::events::{EventRecord, RunEvent};
 use crate::board::records::Usage;
 use crate::protocol::{JournalLine, NoStory, Spent};
 
-/// The folder inside the board that holds the journals.
-pub const RUNS_DIR: &str = "runs";
+use crate::board::RUNS_DIR;
 
 pub struct Journal {
     run_id: String,

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::error::{Error, Result};
 
-pub const LOCK_FILE: &str = ".lock";
+use crate::board::LOCK_FILE;
 
 #[derive(Debug)]
 pub struct BoardLock {

@@ -6,8 +6,9 @@
 
 use std::path::Path;
 
-use super::acceptance::{calls, FixedTests};
+use super::acceptance::examples::calls;
 use super::context::Workflow;
+use super::fixed_tests::FixedTests;
 use super::named_functions::Missing;
 use super::story_ops;
 use crate::agents::prompts::backtick_spans;

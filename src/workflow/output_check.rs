@@ -58,7 +58,7 @@ pub fn check_text(phase: Phase, text: &str) -> Result<(), String> {
         }
         // The tool writes the listing of the tests it checked; without one, none were kept.
         Phase::Acceptance => {
-            if crate::workflow::acceptance::listed_paths(text).is_empty() {
+            if crate::workflow::fixed_tests::listed_paths(text).is_empty() {
                 Err("no acceptance test was written and checked".to_string())
             } else {
                 Ok(())

@@ -6,7 +6,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::journal::RUNS_DIR;
+use crate::board::RUNS_DIR;
 use crate::config::{Project, WORKTREES_DIR};
 
 /// Makes the folders and returns one warning per link or file removed. Box folders left by a

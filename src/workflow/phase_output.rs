@@ -27,7 +27,7 @@ pub fn write_into(story: &mut Story, phase: Phase, output: &str) {
             }
         }
         Phase::Acceptance => {
-            let paths = crate::workflow::acceptance::listed_paths(output);
+            let paths = crate::workflow::fixed_tests::listed_paths(output);
             story.set_section(phase.section(), &sections::nest(output, phase.section()));
             story.set("acceptance_tests", &paths);
             story.set_phase_flag(phase, true);

@@ -306,7 +306,7 @@ fn own_paths(project: &Project) -> Vec<PathBuf> {
     vec![
         project.root.join(CONFIG_FILE),
         project.board_dir(),
-        project.root.join(super::context::WORKTREES_DIR),
+        project.root.join(crate::config::WORKTREES_DIR),
     ]
 }
 

@@ -1,5 +1,5 @@
 //! A person deciding a human gate on the terminal (docs/design.md §8). The workflow only asks; the
-//! [`Prompter`] the command line hands in (`crate::output::TerminalPrompter`) owns the terminal
+//! [`Prompter`] the command line hands in (the output module's `TerminalPrompter`) owns the terminal
 //! while it asks. The run's other stories go on meanwhile: nothing they print or draw waits
 //! for the answer.
 //!

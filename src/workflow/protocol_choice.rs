@@ -9,8 +9,8 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use super::journal::RUNS_DIR;
 use crate::agents::llm::{protocol_probe, LlmSettings};
+use crate::board::RUNS_DIR;
 use crate::config::{Config, ToolProtocol};
 
 /// The file that remembers what each server and model answered.

@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 
-use super::acceptance::FixedTests;
 use super::context::Workflow;
+use super::fixed_tests::FixedTests;
 use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
 use super::unasked_tests::{failed_tests, unasked_failures};
 use crate::agents::conversation::WorkCheck;
@@ -337,7 +337,7 @@ impl<'a> TestRounds<'a> {
         let last = self.runs().last().cloned()?;
         if !last.passed() {
             if let Some(unasked) = self.unasked(&last) {
-                let restored = super::acceptance::put_back(&self.dir, &unasked.files);
+                let restored = super::fixed_tests::put_back(&self.dir, &unasked.files);
                 self.transcript.record(
                     "unasked_tests_removed",
                     serde_json::json!({"files": restored,

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use super::acceptance::FixedTests;
+use super::fixed_tests::FixedTests;
 use super::named_functions::NamedFunction;
 use crate::agents::prompts::is_test_path;
 use crate::vcs;

@@ -385,7 +385,7 @@ async fn finish_acceptance(
         let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
         if failed {
             let dirty = git::dirty_paths(&dir, &ignore)?;
-            crate::workflow::acceptance::put_back(&dir, &dirty);
+            crate::workflow::fixed_tests::put_back(&dir, &dirty);
             return Ok(());
         }
         git::commit_all(

@@ -336,6 +336,14 @@ fn error_chain(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// The library's error for an LLM failure. It lives here, in the upper room, so that
+/// `crate::error` names nothing above it (docs/design.md, "Layers of the code").
+impl From<LlmError> for crate::Error {
+    fn from(error: LlmError) -> Self {
+        crate::Error::Llm(Box::new(error))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

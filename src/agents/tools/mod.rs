@@ -29,7 +29,7 @@ pub(crate) use definitions::{defined_name, names as defined_names, source_of};
 
 /// Whether the tool `name` can change the repository (an unknown name counts as one that can).
 pub(crate) fn writes(name: &str) -> bool {
-    registry::find(name).is_none_or(|tool| tool.writes())
+    handlers::find(name).is_none_or(|tool| tool.writes())
 }
 use registry::ToolHandler;
 
@@ -225,7 +225,7 @@ impl ToolBox {
 
     /// The tools this agent may call, in the order the model sees them.
     fn available(&self) -> impl Iterator<Item = &'static dyn ToolHandler> + '_ {
-        registry::all()
+        handlers::all()
             .iter()
             .copied()
             .filter(|tool| self.access == ToolAccess::ReadWrite || !tool.writes())
@@ -249,7 +249,7 @@ impl ToolBox {
     }
 
     fn tool_for(&self, name: &str) -> Result<&'static dyn ToolHandler, String> {
-        let Some(tool) = registry::find(name) else {
+        let Some(tool) = handlers::find(name) else {
             let known: Vec<&str> = self.available().map(|tool| tool.name()).collect();
             return Err(format!(
                 "unknown tool '{name}'; available tools: {}",

@@ -2,7 +2,7 @@
 //!
 //! A tool is one file under `handlers/`: its serde `Args` type, the JSON schema of those
 //! arguments written beside it, and a [`ToolHandler`]. Adding a tool is that file plus one line
-//! in `handlers/mod.rs`; the OpenAI definitions, the text-protocol descriptions, the access
+//! in `handlers/mod.rs`, which lists them; the OpenAI definitions, the text-protocol descriptions, the access
 //! check and the dispatch all come from this registry.
 
 use std::time::Duration;
@@ -33,15 +33,6 @@ pub(super) trait ToolHandler: Sync {
 
     /// Runs one call with the model's raw JSON arguments.
     async fn handle(&self, tools: &ToolBox, arguments: &str) -> Result<String, ToolError>;
-}
-
-/// The tools in the order the model sees them.
-pub(super) fn all() -> &'static [&'static dyn ToolHandler] {
-    super::handlers::ALL
-}
-
-pub(super) fn find(name: &str) -> Option<&'static dyn ToolHandler> {
-    all().iter().copied().find(|tool| tool.name() == name)
 }
 
 /// The OpenAI `tools` entry of one tool.

@@ -5,7 +5,8 @@ use super::PhaseRun;
 use crate::agents::conversation::WorkCheck;
 use crate::agents::{AgentError, AgentOutput, PhaseRequest, Revision};
 use crate::board::{Phase, Story};
-use crate::workflow::acceptance::{listing, AcceptanceCheck, Verdict};
+use crate::workflow::acceptance::{AcceptanceCheck, Verdict};
+use crate::workflow::fixed_tests::listing;
 use crate::workflow::output_check::TreeFingerprint;
 
 impl PhaseRun<'_> {

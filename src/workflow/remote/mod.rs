@@ -217,7 +217,7 @@ impl Remote {
             base: plan.base,
             target: plan.target,
             timeout: Duration::from_secs(project.config.remote.timeout_seconds),
-            own_paths: vec![board_rel.into(), super::context::WORKTREES_DIR.into()],
+            own_paths: vec![board_rel.into(), crate::config::WORKTREES_DIR.into()],
             root,
         };
         let head = git::head_commit(&place.root)?.unwrap_or_default();

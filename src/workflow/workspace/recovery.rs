@@ -15,14 +15,14 @@ pub fn recover_interrupted(root: &Path, board_dir: &Path, config: &Config) -> Ve
     if let Ok(relative) = board_dir.strip_prefix(root) {
         own_paths.push(relative.to_path_buf());
     }
-    own_paths.push(PathBuf::from(crate::workflow::context::WORKTREES_DIR));
+    own_paths.push(PathBuf::from(crate::config::WORKTREES_DIR));
     let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
     let mut done = Vec::new();
     let checkouts = match git::checkouts(root) {
         Ok(checkouts) => checkouts,
         Err(err) => return vec![format!("could not list the repository's checkouts: {err}")],
     };
-    let worktrees = root.join(crate::workflow::context::WORKTREES_DIR);
+    let worktrees = root.join(crate::config::WORKTREES_DIR);
     let switched_by_tool = git::remembered_return_branch(root).ok().flatten().is_some();
     for (dir, branch) in checkouts {
         let Some(branch) = branch.filter(|b| b.starts_with(git::BRANCH_PREFIX)) else {

@@ -6,7 +6,7 @@ use super::registry::ToolHandler;
 macro_rules! register {
     ($($module:ident => $handler:ident),* $(,)?) => {
         $(mod $module;)*
-        pub(super) static ALL: &[&dyn ToolHandler] = &[$(&$module::$handler),*];
+        static ALL: &[&dyn ToolHandler] = &[$(&$module::$handler),*];
     };
 }
 
@@ -17,4 +17,13 @@ register! {
     write_file => WriteFile,
     edit_file => EditFile,
     run_command => RunCommand,
+}
+
+/// The tools in the order the model sees them.
+pub(super) fn all() -> &'static [&'static dyn ToolHandler] {
+    ALL
+}
+
+pub(super) fn find(name: &str) -> Option<&'static dyn ToolHandler> {
+    all().iter().copied().find(|tool| tool.name() == name)
 }

@@ -4,15 +4,15 @@
 
 use std::sync::Arc;
 
-use super::events::{EventSink, Fanout, RunRenderer};
-use super::prompter::Prompter;
-use super::runner::{self, AgentFactory, RunRequest};
 use crate::agents::llm::LlmClient;
 use crate::agents::llm_agents::LlmAgents;
 use crate::agents::Agents;
 use crate::config::Project;
 use crate::error::{ExitStatus, Result};
 use crate::notifications::Notifier;
+use crate::workflow::events::{EventSink, Fanout, RunRenderer};
+use crate::workflow::prompter::Prompter;
+use crate::workflow::runner::{self, AgentFactory, RunRequest};
 
 /// Agents that call the model of the project's config. They are built only once the run knows
 /// it has work, so that an empty board needs no key.
