@@ -3,10 +3,12 @@
 
 mod dotted;
 mod layers;
+mod notify;
 mod project;
 mod validate;
 
 pub use dotted::{get_dotted, parse_cli_value, set_dotted};
+pub use notify::{NoticeKind, NotifyConfig};
 pub use project::Project;
 
 pub use layers::{env_values, EnvOverride, Layers, Origin, ENV_OVERRIDES};
@@ -298,46 +300,6 @@ pub struct Price {
 /// `pricing`: model name → price. A model with no entry simply has no cost.
 pub type Pricing = std::collections::BTreeMap<String, Price>;
 
-/// `notify`: who hears about a run's news (a story merged or blocked, a gate waiting for a
-/// person, the run finished) while nobody watches the terminal.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct NotifyConfig {
-    /// A shell command run for each event, with the event's JSON on its stdin.
-    pub command: Option<String>,
-    /// A URL that gets each event's JSON as a POST (Slack-style: its `text` is shown as is).
-    pub webhook: Option<String>,
-    /// Seconds one command or one POST may take before it is given up.
-    pub timeout_seconds: u64,
-    /// The events that notify; the default is all of them.
-    pub events: Vec<NoticeKind>,
-}
-
-/// The news a notifier can be told about; `notify.events` lists the ones it wants.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum NoticeKind {
-    /// A story's work reached its base branch.
-    StoryMerged,
-    /// A story moved to blocked/ (a rejection, the circuit breaker, a budget, no progress).
-    StoryBlocked,
-    /// A human review gate holds a phase's output until someone decides.
-    GateWaiting,
-    /// A run ended, whatever its outcome.
-    RunFinished,
-}
-
-impl NoticeKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            NoticeKind::StoryMerged => "story_merged",
-            NoticeKind::StoryBlocked => "story_blocked",
-            NoticeKind::GateWaiting => "gate_waiting",
-            NoticeKind::RunFinished => "run_finished",
-        }
-    }
-}
-
 /// `tools.*`: the bounds of every agent tool call (docs/design.md §13).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -599,5 +561,7 @@ pub fn load(root: &Path) -> Result<Config> {
     Layers::read(root)?.config(root)
 }
 
+#[cfg(test)]
+mod reference_tests;
 #[cfg(test)]
 mod tests;

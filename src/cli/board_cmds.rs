@@ -11,8 +11,9 @@ use crate::error::{Error, ExitStatus, Result};
 pub struct MoveArgs {
     /// Id or slug (any case), or a unique prefix of either.
     pub story: String,
-    /// backlog, ready, in-progress, done or blocked.
-    pub column: String,
+    /// The column to move it to.
+    #[arg(value_enum, ignore_case = true)]
+    pub column: Column,
 }
 
 #[derive(Debug, Args)]
@@ -50,12 +51,7 @@ fn report(context: &Context, kind: &str, story: &Story, from: Column) {
 }
 
 pub fn run_move(args: MoveArgs, context: &Context) -> Result<ExitStatus> {
-    let column = Column::parse(&args.column).ok_or_else(|| {
-        Error::Usage(format!(
-            "unknown column `{}`; use one of backlog, ready, in-progress, done, blocked",
-            args.column
-        ))
-    })?;
+    let column = args.column;
     let (board_dir, story) = find(context, &args.story)?;
     let from = story.column;
     let (moved, ()) = store::update(&board_dir, story.id(), Some(&story.path), |s| {

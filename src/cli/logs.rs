@@ -21,8 +21,9 @@ const POLL: Duration = Duration::from_millis(200);
 pub struct LogsArgs {
     /// The story: id or slug (or a unique prefix of either).
     pub story: String,
-    /// Only the transcripts of this phase: refine, research, plan, implement, review.
-    #[arg(long, value_name = "PHASE")]
+    /// Only the transcripts of this phase (or of the review, or of the merge's checks).
+    #[arg(long, value_name = "PHASE", ignore_case = true,
+          value_parser = clap::builder::PossibleValuesParser::new(super::values::transcript_labels()))]
     pub phase: Option<String>,
     /// Keep printing while a run works on the board; stops when the run ends, or on Ctrl-C.
     #[arg(long, short = 'f')]

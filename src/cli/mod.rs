@@ -15,6 +15,7 @@ mod run;
 mod serve;
 pub(crate) mod status;
 mod validate;
+mod values;
 
 use std::path::{Path, PathBuf};
 

@@ -23,9 +23,9 @@ pub struct RunArgs {
     /// Only this story's actions (id or slug); with --auto, its whole life cycle.
     #[arg(long, value_name = "STORY")]
     pub story: Option<String>,
-    /// Only actions of this type: refine, research, plan, implement, review, rework, create_pr, move_to_done.
-    #[arg(long, value_name = "PHASE")]
-    pub step: Option<String>,
+    /// Only actions of this type.
+    #[arg(long, value_name = "PHASE", value_enum, ignore_case = true)]
+    pub step: Option<ActionType>,
     /// Print each story's next action, in the order a run would start them; write nothing,
     /// call no LLM. Later actions depend on how these end, so they are not listed.
     #[arg(long)]
@@ -55,14 +55,7 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
-    let step = match &args.step {
-        Some(name) => Some(ActionType::parse(name).ok_or_else(|| {
-            Error::Usage(format!(
-                "--step {name}: unknown action; use one of refine, research, plan, implement, review, rework, create_pr, move_to_done"
-            ))
-        })?),
-        None => None,
-    };
+    let step = args.step;
     let options = RunOptions {
         auto: args.auto || args.watch,
         story: args.story.clone(),

@@ -43,7 +43,8 @@ const PIPE_GRACE: Duration = Duration::from_millis(500);
 
 /// Parts of a variable's name that mark it as a secret a command has no business seeing
 /// (matched anywhere in the name, in any case).
-const SECRET_NAME_PARTS: [&str; 6] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
+pub(crate) const SECRET_NAME_PARTS: [&str; 6] =
+    ["KEY", "SECRET", "TOKEN", "PASSWORD", "PASSWD", "CREDENTIAL"];
 
 /// How a command ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -260,7 +261,8 @@ fn scrubbed_names(
         .collect()
 }
 
-fn named_like_secret(name: &str) -> bool {
+/// Whether a variable's name marks it as a secret: boxed commands and notifiers never get it.
+pub(crate) fn named_like_secret(name: &str) -> bool {
     let upper = name.to_ascii_uppercase();
     SECRET_NAME_PARTS.iter().any(|part| upper.contains(part))
 }

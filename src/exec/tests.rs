@@ -255,7 +255,7 @@ fn secrets_are_scrubbed_from_the_environment() {
     .map(|(k, v)| (OsString::from(k), OsString::from(v)));
     let mut removed = scrubbed_names(&scrub, current.into_iter());
     removed.sort();
-    // Any name containing KEY, SECRET, TOKEN, PASSWORD or CREDENTIAL, in any case, goes;
+    // Any name containing KEY, SECRET, TOKEN, PASSWORD, PASSWD or CREDENTIAL, in any case, goes;
     // tools.keepEnv keeps one of those, but never the key's own variable or a copy of it.
     assert_eq!(
         removed,

