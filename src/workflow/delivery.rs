@@ -1,6 +1,8 @@
 //! Done means delivered (docs/design.md §12): `move_to_done` merges a story's work into its base,
 //! tested together with everything merged before it; `create_pr` opens its pull request.
 
+pub(crate) mod merging;
+
 use std::path::{Path, PathBuf};
 
 use super::context::Workflow;
@@ -9,11 +11,13 @@ use super::outcome::Outcome;
 use super::workspace::{self, Purpose, Work};
 use super::{off_the_runtime, remote, review, story_ops};
 use crate::agents::transcript::Transcript;
-use crate::board::records::{IssueSeverity, ReviewIssue, Usage};
+use crate::board::records::{ReviewIssue, Usage};
 use crate::board::{Column, Story};
 use crate::config::Integrate;
 use crate::error::{Error, Result};
 use crate::vcs as git;
+use merging::Delivery;
+use merging::{merge_and_test, short, Merge, MergeStep, Testing};
 
 /// Times a delivery integrates again because someone committed to the base while it tested.
 const BASE_RACES: usize = 3;
@@ -164,53 +168,23 @@ async fn deliverable(
     Ok(Err(outcome))
 }
 
-pub(crate) enum Delivery {
-    Merged {
-        commit: String,
-        base: String,
-    },
-    /// A conflict or red tests: the base is untouched and the work goes back to implement.
-    Rejected {
-        issue: ReviewIssue,
-        base: String,
-    },
-}
-
 async fn integrate_and_test(
     wf: &Workflow,
     story: &Story,
     work: &Work,
     transcript: &Transcript,
 ) -> Result<Delivery> {
-    let (branch, base, message) = merge_of(story, work)?;
+    let merge = Merge::of(story, work)?;
     for _ in 0..BASE_RACES {
-        let integration = integrate_step(wf, &branch, &base, None, &message, transcript).await?;
-        let (commit, base_tip) = match integration {
-            git::Integration::AlreadyMerged { commit } => {
-                return Ok(Delivery::Merged { commit, base });
-            }
-            git::Integration::Conflicts(conflicts) => {
-                return Ok(Delivery::Rejected {
-                    issue: conflict_issue(&conflicts, &base),
-                    base,
-                });
-            }
-            git::Integration::Merged { commit, base_tip } => (commit, base_tip),
-        };
-        take_merge(wf, work, &branch, &commit, &base_tip).await?;
-        match review::run_test_command(wf, story.id(), &work.dir, transcript).await {
-            review::TestVerdict::Passed => {}
-            review::TestVerdict::Failed(failure) => {
-                return Ok(Delivery::Rejected {
-                    issue: test_issue(&failure, &base, &commit),
-                    base,
-                });
-            }
-            review::TestVerdict::Refused(why) => return Err(Error::ActionFailed(why)),
-        }
+        let (commit, base_tip) =
+            match merge_and_test(wf, story, work, &merge, None, Testing::Run, transcript).await? {
+                MergeStep::AlreadyMerged { commit } => return Ok(merge.merged(commit)),
+                MergeStep::Rejected(issue) => return Ok(merge.rejected(issue)),
+                MergeStep::Ready { commit, base_tip } => (commit, base_tip),
+            };
         let (root, into, merged, own_paths) = (
             wf.root.clone(),
-            base.clone(),
+            merge.base.clone(),
             commit.clone(),
             wf.own_paths(),
         );
@@ -224,136 +198,13 @@ async fn integrate_and_test(
         })
         .await?;
         if advanced {
-            return Ok(Delivery::Merged { commit, base });
+            return Ok(merge.merged(commit));
         }
     }
+    let Merge { branch, base, .. } = merge;
     Err(Error::ActionFailed(format!(
         "{base} kept moving while {branch} was tested against it ({BASE_RACES} tries); nothing was merged\nHint: run again when nobody is committing to {base}"
     )))
-}
-
-/// The story's branch, its base, and the message of the merge of one into the other.
-pub(crate) fn merge_of(story: &Story, work: &Work) -> Result<(String, String, String)> {
-    let (Some(branch), Some(base)) = (work.branch.clone(), work.base.clone()) else {
-        return Err(Error::Other(
-            "internal: delivery without a story branch".into(),
-        ));
-    };
-    let message = format!(
-        "Merge {branch} into {base}\n\nStory {}: {}",
-        story.id(),
-        story.meta.title
-    );
-    Ok((branch, base, message))
-}
-
-/// Brings the base's tip (the local branch `base`'s, or the commit `onto`) into the story's
-/// work as a merge commit no branch points at yet, and notes it in the transcript.
-pub(crate) async fn integrate_step(
-    wf: &Workflow,
-    branch: &str,
-    base: &str,
-    onto: Option<&str>,
-    message: &str,
-    transcript: &Transcript,
-) -> Result<git::Integration> {
-    let (root, story_branch, into, text, onto) = (
-        wf.root.clone(),
-        branch.to_string(),
-        base.to_string(),
-        message.to_string(),
-        onto.map(str::to_string),
-    );
-    let integration = off_the_runtime(move || {
-        Ok(match onto {
-            Some(tip) => git::integrate_onto(&root, &story_branch, &tip, &text)?,
-            None => git::integrate(&root, &story_branch, &into, &text)?,
-        })
-    })
-    .await?;
-    transcript.record(
-        "integrate",
-        serde_json::json!({ "branch": branch, "base": base, "result": describe(&integration) }),
-    );
-    Ok(integration)
-}
-
-/// The story's branch takes the merge whatever the tests say: a rework then builds on the
-/// base's latest work (`fork`, recorded as where its own work starts).
-pub(crate) async fn take_merge(
-    wf: &Workflow,
-    work: &Work,
-    branch: &str,
-    merged: &str,
-    fork: &str,
-) -> Result<()> {
-    let (dir, root, story_branch, merged, fork) = (
-        work.dir.clone(),
-        wf.root.clone(),
-        branch.to_string(),
-        merged.to_string(),
-        fork.to_string(),
-    );
-    off_the_runtime(move || {
-        git::fast_forward_checkout(&dir, &merged)?;
-        git::record_base(&root, &story_branch, &fork)?;
-        Ok(())
-    })
-    .await
-}
-
-fn describe(integration: &git::Integration) -> String {
-    match integration {
-        git::Integration::Merged { commit, .. } => format!("merged cleanly as {commit}"),
-        git::Integration::AlreadyMerged { commit } => format!("already merged ({commit})"),
-        git::Integration::Conflicts(conflicts) => {
-            let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
-            format!("conflicts in {}", paths.join(", "))
-        }
-    }
-}
-
-pub(crate) fn conflict_issue(conflicts: &[git::Conflict], base: &str) -> ReviewIssue {
-    let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
-    let mut description = format!(
-        "Merging into {base} conflicts in {}; {base} is unchanged.\nThe next implement run starts with {base}'s latest work being merged into the story's branch: resolve the conflict markers in these files, keeping the intent of both sides:",
-        paths.join(", ")
-    );
-    for conflict in conflicts {
-        description.push_str(&format!("\n- {}", conflict.path));
-        if !conflict.base_commits.is_empty() {
-            description.push_str(&format!(
-                " (changed on {base} by: {})",
-                conflict.base_commits.join("; ")
-            ));
-        }
-    }
-    ReviewIssue {
-        severity: IssueSeverity::Blocker,
-        category: "integration".into(),
-        description,
-        file: conflicts.first().map(|c| c.path.clone()),
-        line: None,
-        suggested_fix: Some(format!(
-            "Resolve the conflicts with {base} so both changes work together"
-        )),
-    }
-}
-
-pub(crate) fn test_issue(failure: &str, base: &str, commit: &str) -> ReviewIssue {
-    ReviewIssue {
-        severity: IssueSeverity::Blocker,
-        category: "testing".into(),
-        description: format!(
-            "The tests fail on this story merged with {base}'s latest work (merge {}); {base} is unchanged and the story's branch now holds that merge.\n{failure}",
-            short(commit)
-        ),
-        file: None,
-        line: None,
-        suggested_fix: Some(format!(
-            "Make the tests pass together with the work already on {base}"
-        )),
-    }
 }
 
 /// A failed integration is a rejected review aimed at implement: the rework that follows runs
@@ -391,10 +242,6 @@ pub(crate) fn record_done(story: &mut Story, merged: Option<(&str, &str)>) {
     }
     story.set_column(Column::Done);
     story.remove("last_error");
-}
-
-fn short(commit: &str) -> &str {
-    &commit[..commit.len().min(7)]
 }
 
 /// Pushes the story branch and opens a pull request with `gh`, stacked on its dependency's

@@ -9,11 +9,9 @@ use crate::board::Story;
 use crate::error::{Error, Result};
 use crate::vcs as git;
 use crate::workflow::context::Workflow;
-use crate::workflow::delivery::{
-    conflict_issue, integrate_step, merge_of, take_merge, test_issue, Delivery,
-};
+use crate::workflow::delivery::merging::{merge_and_test, Delivery, Merge, MergeStep, Testing};
+use crate::workflow::off_the_runtime;
 use crate::workflow::workspace::Work;
-use crate::workflow::{off_the_runtime, review};
 
 /// Times a delivery merges again because the base moved while it tested: other clones' merges
 /// and board pushes (and this run's other stories') move the base all night, every few hundred
@@ -28,8 +26,8 @@ pub(crate) async fn integrate_through(
     work: &Work,
     transcript: &Transcript,
 ) -> Result<Delivery> {
-    let (branch, base, message) = merge_of(story, work)?;
-    let (root, name) = (wf.root.clone(), branch.clone());
+    let merge = Merge::of(story, work)?;
+    let (root, name) = (wf.root.clone(), merge.branch.clone());
     let story_tip = off_the_runtime(move || {
         git::branch_tip(&root, &name)?
             .ok_or_else(|| git::GitError::StoryBranchMissing { branch: name }.into())
@@ -49,49 +47,22 @@ pub(crate) async fn integrate_through(
             let (dir, own_tip) = (work.dir.clone(), story_tip.clone());
             off_the_runtime(move || Ok(git::reset_checkout(&dir, &own_tip)?)).await?;
         }
-        let integration =
-            integrate_step(wf, &branch, &base, Some(&tip), &message, transcript).await?;
-        let commit = match integration {
-            git::Integration::AlreadyMerged { commit } => {
-                // Already in the remote's base: only the story's record goes with it.
-                if publish(wf, remote, story.id(), &tip, &commit, &base).await? {
-                    return Ok(Delivery::Merged { commit, base });
-                }
-                continue;
-            }
-            git::Integration::Conflicts(conflicts) => {
-                return Ok(Delivery::Rejected {
-                    issue: conflict_issue(&conflicts, &base),
-                    base,
-                });
-            }
-            git::Integration::Merged { commit, base_tip } => {
-                take_merge(wf, work, &branch, &commit, &base_tip).await?;
-                commit
+        let testing = testing(wf, remote, tested.as_deref(), &tip).await?;
+        let step = merge_and_test(wf, story, work, &merge, Some(&tip), testing, transcript).await?;
+        let (parent, commit) = match step {
+            // Already in the remote's base: only the story's record goes with it.
+            MergeStep::AlreadyMerged { commit } => (tip, commit),
+            MergeStep::Rejected(issue) => return Ok(merge.rejected(issue)),
+            MergeStep::Ready { commit, .. } => {
+                tested = Some(tip);
+                (commit.clone(), commit)
             }
         };
-        if needs_testing(wf, remote, tested.as_deref(), &tip).await? {
-            match review::run_test_command(wf, story.id(), &work.dir, transcript).await {
-                review::TestVerdict::Passed => {}
-                review::TestVerdict::Failed(failure) => {
-                    return Ok(Delivery::Rejected {
-                        issue: test_issue(&failure, &base, &commit),
-                        base,
-                    });
-                }
-                review::TestVerdict::Refused(why) => return Err(Error::ActionFailed(why)),
-            }
-        } else {
-            transcript.record(
-                "integrate",
-                serde_json::json!({ "tests": "not run again: since they passed, the base changed only in the board folder" }),
-            );
-        }
-        tested = Some(tip);
-        if publish(wf, remote, story.id(), &commit, &commit, &base).await? {
-            return Ok(Delivery::Merged { commit, base });
+        if publish(wf, remote, story.id(), &parent, &commit, &merge.base).await? {
+            return Ok(merge.merged(commit));
         }
     }
+    let Merge { branch, base, .. } = merge;
     Err(Error::ActionFailed(format!(
         "{base} on {} kept moving while {branch} was tested against it ({REMOTE_BASE_RACES} tries); nothing was merged\nHint: run again later",
         remote.name()
@@ -101,14 +72,14 @@ pub(crate) async fn integrate_through(
 /// Whether the merge on `tip` must be tested: always, unless the tests passed on a merge with
 /// `tested` and the base changed only inside the board folder since (other clones' story
 /// records), which leaves the merged tree outside it exactly as it was tested.
-async fn needs_testing(
+async fn testing(
     wf: &Workflow,
     remote: &Remote,
     tested: Option<&str>,
     tip: &str,
-) -> Result<bool> {
+) -> Result<Testing> {
     let Some(tested) = tested else {
-        return Ok(true);
+        return Ok(Testing::Run);
     };
     let (root, from, to, board) = (
         wf.root.clone(),
@@ -116,7 +87,13 @@ async fn needs_testing(
         tip.to_string(),
         remote.board_folder(),
     );
-    off_the_runtime(move || Ok(git::differ_outside(&root, &from, &to, &board)?)).await
+    let differ =
+        off_the_runtime(move || Ok(git::differ_outside(&root, &from, &to, &board)?)).await?;
+    Ok(if differ {
+        Testing::Run
+    } else {
+        Testing::AlreadyPassed
+    })
 }
 
 /// Pushes `parent` as the remote's base with the story moved to done (recording `merged` as
