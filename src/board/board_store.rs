@@ -29,7 +29,8 @@ use super::reader::{
 use super::story::{Story, StoryError};
 use super::story_file::StoryFile;
 use super::summary::{Listed, StorySummary};
-use super::{Board, Column};
+use super::vocabulary::Column;
+use super::Board;
 use crate::error::Result;
 
 /// How many stories a run keeps open at once; the least recently used is closed beyond that

@@ -10,8 +10,9 @@
 
 use std::path::{Path, PathBuf};
 
+use super::sections;
 use super::story::{Story, StoryError};
-use super::{sections, Column};
+use super::vocabulary::Column;
 
 /// One version of a story file: where it sits and what it holds.
 #[derive(Debug, Clone, Copy)]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use super::story::{Story, StoryError};
 use super::summary::{Listed, StorySummary};
-use super::Column;
+use super::vocabulary::Column;
 use crate::error::{Error, Result};
 
 /// Every story on the board, as a [`StorySummary`] unless a command needs each one whole, plus

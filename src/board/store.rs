@@ -14,7 +14,7 @@ pub use super::disk::{free_path, write_atomic};
 pub use super::reader::Board;
 use super::story::Story;
 use super::story_file::StoryFile;
-use super::Column;
+use super::vocabulary::Column;
 use crate::error::{Error, Result};
 
 /// Creates a new story file in its column under `board_dir`, under a slug no other story

@@ -7,7 +7,8 @@ use serde::Serialize;
 
 use super::frontmatter::{Frontmatter, FrontmatterError};
 use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
-use super::{sections, Column, Phase};
+use super::sections;
+use super::vocabulary::{Column, Phase};
 
 /// A story file that could not be read, with the 1-based line of the problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -41,7 +42,7 @@ pub struct StoryMeta {
     pub title: String,
     pub priority: i64,
     pub status: Option<String>,
-    pub story_type: super::StoryType,
+    pub story_type: super::vocabulary::StoryType,
     pub labels: Vec<String>,
     pub research_complete: bool,
     pub plan_complete: bool,
@@ -559,9 +560,10 @@ fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
         title: front.get::<String>("title")?.unwrap_or_default(),
         priority: front.get::<i64>("priority")?.unwrap_or(DEFAULT_PRIORITY),
         status: front.get("status")?,
-        story_type: front
-            .get::<String>("type")?
-            .map_or(super::StoryType::Feature, super::StoryType::from),
+        story_type: front.get::<String>("type")?.map_or(
+            super::vocabulary::StoryType::Feature,
+            super::vocabulary::StoryType::from,
+        ),
         labels: front.get("labels")?.unwrap_or_default(),
         research_complete: front.get("research_complete")?.unwrap_or(false),
         plan_complete: front.get("plan_complete")?.unwrap_or(false),

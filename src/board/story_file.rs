@@ -16,7 +16,7 @@ use super::commit::{names, Commit, Expected};
 use super::disk::{self, read_whole};
 use super::reader::Board;
 use super::story::{Story, StoryError};
-use super::{today, Column};
+use super::vocabulary::{today, Column};
 use crate::error::{Error, Result};
 
 /// How often a write is computed again on a story that keeps being edited by hand.
@@ -31,7 +31,7 @@ pub struct StoryFile {
 }
 
 /// The story at `path`, open; `None` when the file is gone or is not a story.
-fn open(path: &Path, column: super::Column) -> Option<StoryFile> {
+fn open(path: &Path, column: super::vocabulary::Column) -> Option<StoryFile> {
     let file = disk::open(path).ok()?;
     let bytes = read_whole(&file, file.metadata().ok()?.len()).ok()?;
     let story = Story::parse_bytes(&bytes, path.to_path_buf(), column).ok()?;

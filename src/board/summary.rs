@@ -7,7 +7,7 @@
 use std::path::{Path, PathBuf};
 
 use super::story::{Progress, Story, StoryError, StoryMeta};
-use super::Column;
+use super::vocabulary::Column;
 
 /// A story without its text: where it is, its keys, and its [`Progress`].
 #[derive(Debug, Clone)]

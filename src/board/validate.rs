@@ -95,7 +95,7 @@ fn check_story(story: &Story) -> Vec<Problem> {
             format!(
                 "type `{}` is not one of {}",
                 story.meta.story_type,
-                super::StoryType::KNOWN.join(", ")
+                super::vocabulary::StoryType::KNOWN.join(", ")
             ),
         ));
     }

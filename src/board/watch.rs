@@ -15,8 +15,8 @@ use std::time::Duration;
 use notify::{EventKind, RecommendedWatcher, RecursiveMode, Watcher};
 use tokio::sync::mpsc;
 
-use super::Column;
-use super::{LOCK_FILE, RUNS_DIR};
+use super::vocabulary::Column;
+use super::vocabulary::{LOCK_FILE, RUNS_DIR};
 use crate::error::{Error, Result};
 
 /// How long the board must stay quiet before a change is reported: a story write is a

@@ -6,7 +6,7 @@ use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
 use serde_json::json;
 
-use super::Context;
+use super::context::Context;
 use crate::board::StoryType;
 use crate::error::{ExitStatus, Result};
 use crate::front::new_story::{create, NewStory};

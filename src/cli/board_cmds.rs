@@ -3,7 +3,8 @@
 use clap::Args;
 use serde_json::json;
 
-use super::Context;
+use super::context::Context;
+use super::values::Choice;
 use crate::board::{lookup, store, Board, Column, Story};
 use crate::error::{Error, ExitStatus, Result};
 
@@ -12,7 +13,8 @@ pub struct MoveArgs {
     /// Id or slug (any case), or a unique prefix of either.
     pub story: String,
     /// The column to move it to.
-    #[arg(value_enum, ignore_case = true)]
+    #[arg(value_parser = Choice::<Column>::new(
+        |typed, names| format!("unknown column `{typed}`; use one of {names}")))]
     pub column: Column,
 }
 

@@ -1,9 +1,9 @@
 //! `completions <shell>`: what a shell needs to complete the commands, generated from the same
 //! clap definitions as `--help`, so it never falls behind them.
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use super::{Cli, Context};
+use super::context::Context;
 use crate::error::{ExitStatus, Result};
 
 #[derive(Debug, Args)]
@@ -14,8 +14,12 @@ pub struct CompletionsArgs {
 
 /// Prints the completion script on stdout, e.g. `agentic-sdlc completions bash >
 /// ~/.local/share/bash-completion/completions/agentic-sdlc`.
-pub fn run(args: CompletionsArgs, context: &Context) -> Result<ExitStatus> {
-    let mut command = Cli::command();
+/// `command` is the whole command line, as `--help` knows it.
+pub fn run(
+    args: CompletionsArgs,
+    mut command: clap::Command,
+    context: &Context,
+) -> Result<ExitStatus> {
     let name = command.get_name().to_string();
     let mut script = Vec::new();
     clap_complete::generate(args.shell, &mut command, name, &mut script);

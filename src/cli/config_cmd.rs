@@ -4,7 +4,7 @@
 use clap::Args;
 use serde_json::{json, Value};
 
-use super::Context;
+use super::context::Context;
 use crate::board::store::write_atomic;
 use crate::config::{self, Config, Layers, Origin};
 use crate::error::{Error, ExitStatus, Result};

@@ -4,7 +4,7 @@
 use clap::Args;
 use serde_json::json;
 
-use super::Context;
+use super::context::Context;
 use crate::error::{ExitStatus, Result};
 use crate::workflow::gate;
 

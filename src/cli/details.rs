@@ -3,7 +3,7 @@
 use clap::Args;
 use serde_json::json;
 
-use super::Context;
+use super::context::Context;
 use crate::board::reader::read_story;
 use crate::board::{lookup, store, Board, Column, Story};
 use crate::error::{ExitStatus, Result};

@@ -2,7 +2,7 @@
 
 use serde_json::json;
 
-use super::Context;
+use super::context::Context;
 use crate::board::Column;
 use crate::config::{self, CONFIG_FILE};
 use crate::error::{ExitStatus, Result};

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::Context;
+use super::context::Context;
 use crate::board::{lookup, Board};
 use crate::error::{Error, ExitStatus, Result};
 use crate::output::Printer;

@@ -3,9 +3,9 @@
 
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 
-use super::{Cli, Context};
+use super::context::Context;
 use crate::error::{Error, ExitStatus, Result};
 
 #[derive(Debug, Args)]
@@ -18,8 +18,8 @@ pub struct ManArgs {
 
 /// Prints the manual page as roff (`agentic-sdlc man | man -l -`), or writes every
 /// command's page into a folder.
-pub fn run(args: ManArgs, context: &Context) -> Result<ExitStatus> {
-    let command = Cli::command();
+/// `command` is the whole command line, as `--help` knows it.
+pub fn run(args: ManArgs, command: clap::Command, context: &Context) -> Result<ExitStatus> {
     match args.out_dir {
         Some(dir) => {
             let dir = context.cwd.join(dir);

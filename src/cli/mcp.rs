@@ -2,7 +2,7 @@
 
 use rmcp::ServiceExt;
 
-use super::Context;
+use super::context::Context;
 use crate::error::{Error, ExitStatus, Result};
 use crate::mcp::{protocol_stdout, BoardServer};
 use crate::workflow::runner;

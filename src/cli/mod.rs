@@ -4,6 +4,7 @@ pub(crate) mod add;
 mod board_cmds;
 mod completions;
 mod config_cmd;
+mod context;
 mod decide;
 pub(crate) mod details;
 mod init;
@@ -19,11 +20,11 @@ mod values;
 
 use std::path::{Path, PathBuf};
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
 use crate::output::{ColorChoice, Printer, Verbosity};
+use context::Context;
 
 /// The heading the options every command takes are listed under, apart from the command's own.
 const GLOBAL_OPTIONS: &str = "Global options";
@@ -91,20 +92,6 @@ pub enum Command {
     Mcp,
 }
 
-/// Where a command runs: the directory from `-C`, or the current one.
-pub struct Context {
-    pub cwd: PathBuf,
-    pub printer: Printer,
-}
-
-impl Context {
-    pub fn project(&self) -> Result<Project> {
-        let project = Project::discover(&self.cwd)?;
-        crate::vcs::withhold_from_git(&project.config.llm.api_key_env);
-        Ok(project)
-    }
-}
-
 /// Runs the command line and says how it ended.
 pub fn main() -> ExitStatus {
     let cli = match Cli::try_parse() {
@@ -155,8 +142,8 @@ fn dispatch(command: Command, context: &Context) -> Result<ExitStatus> {
         Command::Decide(args) => decide::run(args, context),
         Command::Report(args) => report::run(args, context),
         Command::Logs(args) => logs::run(args, context),
-        Command::Completions(args) => completions::run(args, context),
-        Command::Man(args) => man::run(args, context),
+        Command::Completions(args) => completions::run(args, Cli::command(), context),
+        Command::Man(args) => man::run(args, Cli::command(), context),
         Command::Serve(args) => serve::run(args, context),
         Command::Mcp => mcp::run(context),
     }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::Context;
+use super::context::Context;
 use crate::board::Board;
 use crate::error::{ExitStatus, Result};
 use crate::output::Printer;

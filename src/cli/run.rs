@@ -5,7 +5,8 @@ use std::sync::Arc;
 use clap::Args;
 use serde_json::json;
 
-use super::Context;
+use super::context::Context;
+use super::values::Choice;
 use crate::error::{Error, ExitStatus, Result};
 use crate::front::launch;
 use crate::output::{RunDisplay, TerminalPrompter};
@@ -24,7 +25,8 @@ pub struct RunArgs {
     #[arg(long, value_name = "STORY")]
     pub story: Option<String>,
     /// Only actions of this type.
-    #[arg(long, value_name = "PHASE", value_enum, ignore_case = true)]
+    #[arg(long, value_name = "PHASE", value_parser = Choice::<ActionType>::new(
+        |typed, names| format!("--step {typed}: unknown action; use one of {names}")))]
     pub step: Option<ActionType>,
     /// Print each story's next action, in the order a run would start them; write nothing,
     /// call no LLM. Later actions depend on how these end, so they are not listed.

@@ -5,7 +5,7 @@ use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use clap::Args;
 use serde_json::json;
 
-use super::Context;
+use super::context::Context;
 use crate::error::{Error, ExitStatus, Result};
 use crate::serve::Listener;
 use crate::workflow::runner;

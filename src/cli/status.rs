@@ -5,7 +5,7 @@ use std::path::Path;
 
 use clap::Args;
 
-use super::Context;
+use super::context::Context;
 use crate::board::{Board, Column, StorySummary};
 use crate::config::Config;
 use crate::error::{ExitStatus, Result};

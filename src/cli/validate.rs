@@ -4,7 +4,7 @@ use std::path::Path;
 
 use serde_json::json;
 
-use super::Context;
+use super::context::Context;
 use crate::board::validate::{check_board, Problem};
 use crate::board::{Board, StoryError};
 use crate::error::{ExitStatus, Result};

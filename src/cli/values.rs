@@ -1,7 +1,11 @@
 //! The fixed value sets of the command line, offered by `--help` and the shell completions and
 //! checked by clap: each list comes from its enum, never from a list written here.
 
-use clap::builder::PossibleValue;
+use std::ffi::OsStr;
+use std::marker::PhantomData;
+
+use clap::builder::{PossibleValue, TypedValueParser};
+use clap::error::ErrorKind;
 use clap::ValueEnum;
 
 use crate::board::{Column, Phase};
@@ -35,6 +39,57 @@ impl ValueEnum for Column {
             Column::InProgress => value.aliases(["in_progress", "inprogress"]),
             _ => value,
         })
+    }
+}
+
+/// Parses one of the values of `E`, in any case, and says in our words what was wrong: `refusal`
+/// gets the value as typed and the names it could have been. Shells complete the same values
+/// `--help` lists.
+#[derive(Clone)]
+pub struct Choice<E> {
+    refusal: fn(&str, &str) -> String,
+    values: PhantomData<E>,
+}
+
+impl<E> Choice<E> {
+    pub fn new(refusal: fn(&str, &str) -> String) -> Self {
+        Choice {
+            refusal,
+            values: PhantomData,
+        }
+    }
+}
+
+impl<E: ValueEnum + Clone + Send + Sync + 'static> TypedValueParser for Choice<E> {
+    type Value = E;
+
+    fn parse_ref(
+        &self,
+        command: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &OsStr,
+    ) -> Result<E, clap::Error> {
+        let typed = value.to_string_lossy();
+        E::from_str(typed.trim(), true).map_err(|_| {
+            let names: Vec<String> = E::value_variants()
+                .iter()
+                .filter_map(|v| v.to_possible_value())
+                .map(|v| v.get_name().to_string())
+                .collect();
+            clap::Error::raw(
+                ErrorKind::InvalidValue,
+                format!("{}\n", (self.refusal)(&typed, &names.join(", "))),
+            )
+            .with_cmd(command)
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(
+            E::value_variants()
+                .iter()
+                .filter_map(|v| v.to_possible_value()),
+        ))
     }
 }
 

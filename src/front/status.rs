@@ -211,7 +211,7 @@ pub(crate) fn status_json<'a>(
         })
         .collect();
     StatusJson {
-        schema_version: super::SCHEMA_VERSION,
+        schema_version: super::envelope::SCHEMA_VERSION,
         kind: "status",
         columns: ColumnsJson(by_column),
         recommended: &assessment.actions,

@@ -30,10 +30,11 @@ use crate::error::{Error, Result};
 use crate::front::launch;
 use crate::front::new_story::{create, NewStory};
 use crate::workflow::assessor::{assess, Policy};
+use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::checkpoint::RunOptions;
 use crate::workflow::events::{RunEvent, RunRenderer};
 use crate::workflow::runner::RunRequest;
-use crate::workflow::{gate, lock, off_the_runtime};
+use crate::workflow::{gate, lock};
 
 /// The most actions one `run_story` call may take.
 const MAX_ACTIONS: u32 = 50;

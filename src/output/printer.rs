@@ -80,6 +80,7 @@ impl Printer {
     }
 
     /// A printer that writes nothing a person would see, for library tests.
+    #[cfg(test)]
     pub fn silent() -> Self {
         Self {
             verbosity: Verbosity::Quiet,

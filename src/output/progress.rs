@@ -37,10 +37,6 @@ impl LiveArea {
         self.held.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    pub fn is_active(&self) -> bool {
-        self.multi.is_some()
-    }
-
     /// A new line for one of several running stories; `None` when there is no live area.
     pub fn line(&self, prefix: String) -> Option<LiveLine> {
         self.add(LINE_TEMPLATE, prefix)

@@ -198,7 +198,7 @@ impl App {
         }
         let started = std::time::Instant::now();
         let project = self.project.clone();
-        let (view, board, fragment) = crate::workflow::off_the_runtime(move || {
+        let (view, board, fragment) = crate::workflow::blocking::off_the_runtime(move || {
             let view = BoardView::load(&project)?;
             let board = pages::board_render(&view);
             let fragment = board.fragment();
@@ -226,9 +226,10 @@ impl App {
     async fn story(&self, id: String) -> Result<(u64, StoryView)> {
         let board = self.board().await?;
         let project = self.project.clone();
-        let view =
-            crate::workflow::off_the_runtime(move || StoryView::load(&project, &board.view, &id))
-                .await?;
+        let view = crate::workflow::blocking::off_the_runtime(move || {
+            StoryView::load(&project, &board.view, &id)
+        })
+        .await?;
         Ok((board.version, view))
     }
 }
@@ -398,7 +399,8 @@ async fn decide(
     };
     let board_dir = app.board_dir.clone();
     let decided =
-        crate::workflow::off_the_runtime(move || gate::decide(&board_dir, &id, &text)).await;
+        crate::workflow::blocking::off_the_runtime(move || gate::decide(&board_dir, &id, &text))
+            .await;
     match decided {
         Ok(decided) => Redirect::to(&format!(
             "/story/{}?notice={}",

@@ -4,12 +4,23 @@ use std::path::Path;
 use std::process::Command;
 
 use super::command::{checked, config_set, config_unset, git, git_with, optional, run, text};
+use super::error::GitError;
 use super::refs::{branch_tip, BRANCH_PREFIX};
 use super::repo::{
     branch_exists, current_branch, dirty_tracked_paths, head_commit, normalize_ignore,
     whole_repo_pathspecs,
 };
-use super::{BranchSwitch, GitError};
+
+/// What `ensure_story_branch` did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BranchSwitch {
+    pub branch: String,
+    /// The branch did not exist and was created from the base's tip: that commit.
+    pub created: Option<String>,
+    /// The branch the tree was on before the switch (`None` when it already was on the story
+    /// branch, or HEAD was detached), so the caller can go back to it.
+    pub previous: Option<String>,
+}
 
 /// Per-branch config key holding the commit a story branch was created from. Git removes the
 /// `branch.<name>` section with the branch, so a recreated branch never inherits a stale base.
@@ -354,6 +365,7 @@ fn identity_configured(dir: &Path) -> Result<bool, GitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::vcs::error::dirty_message;
     use crate::vcs::test_support::*;
     use crate::vcs::*;
 

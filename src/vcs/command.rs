@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 use std::sync::{Mutex, OnceLock, PoisonError};
 
-use super::GitError;
+use super::error::GitError;
 
 // Running commands
 

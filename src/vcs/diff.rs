@@ -4,8 +4,8 @@ use std::path::{Path, PathBuf};
 
 use super::branches::recorded_base;
 use super::command::{checked, describe, failure, git, text, with_input};
+use super::error::GitError;
 use super::repo::{commit_exists, head_commit, normalize_ignore, whole_repo_pathspecs};
-use super::GitError;
 
 /// Files a cut review diff names as left out.
 const CUT_FILES_CAP: usize = 20;

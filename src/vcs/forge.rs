@@ -5,7 +5,7 @@ use std::path::Path;
 use std::process::Stdio;
 
 use super::command::{checked, command, describe, failure, git, text, with_input};
-use super::GitError;
+use super::error::GitError;
 
 /// Pushes `branch` to `origin` and makes it the upstream.
 pub fn push_branch(dir: &Path, branch: &str) -> Result<(), GitError> {

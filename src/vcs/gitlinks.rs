@@ -9,8 +9,8 @@ use std::collections::BTreeSet;
 use std::path::Path;
 
 use super::command::{checked, git, optional};
+use super::error::GitError;
 use super::refs::branch_tip;
-use super::GitError;
 
 /// Git's mode for a gitlink: a commit of another repository recorded in a tree.
 const GITLINK_MODE: &str = "160000";

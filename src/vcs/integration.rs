@@ -11,10 +11,10 @@ use std::path::{Path, PathBuf};
 
 use super::branches::committing;
 use super::command::{checked, git, optional, run, text};
+use super::error::GitError;
 use super::refs::branch_tip;
 use super::repo::dirty_paths;
 use super::worktrees::worktree_entries;
-use super::GitError;
 
 /// Base commits listed per conflicting file in a rework's instructions.
 const COMMITS_PER_FILE: usize = 5;

@@ -6,7 +6,7 @@
 use std::path::{Path, PathBuf};
 
 use super::command::{checked, git, optional, run, text};
-use super::GitError;
+use super::error::GitError;
 
 /// Story branches live under this prefix so they are easy to find and clean up.
 pub const BRANCH_PREFIX: &str = "agentic-sdlc/";

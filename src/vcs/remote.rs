@@ -17,7 +17,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use super::command::{checked, describe, git, git_with, optional, text};
-use super::GitError;
+use super::error::GitError;
 
 /// Where the claims live on the remote: one ref per story.
 pub const CLAIMS_NAMESPACE: &str = "refs/agentic-sdlc/claims/";

@@ -5,7 +5,7 @@ use std::os::unix::ffi::OsStringExt;
 use std::path::{Component, Path, PathBuf};
 
 use super::command::{checked, git, optional, run, text};
-use super::GitError;
+use super::error::GitError;
 
 /// Whether `dir` is inside a git working tree (a bare repository or `.git` itself is not).
 pub fn is_repo(dir: &Path) -> bool {

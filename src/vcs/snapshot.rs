@@ -11,8 +11,8 @@ use std::path::Path;
 
 use super::branches::committing;
 use super::command::{checked, checked_with_input, git, optional, run, text};
+use super::error::GitError;
 use super::repo::{current_branch, dirty_paths, head_commit};
-use super::GitError;
 
 /// Whether `ancestor` is `descendant` or one of its ancestors.
 pub fn is_ancestor(dir: &Path, ancestor: &str, descendant: &str) -> Result<bool, GitError> {

@@ -4,9 +4,9 @@ use std::path::{Path, PathBuf};
 
 use super::branches::{create_branch_if_missing, stage_all};
 use super::command::{checked, failure, git, with_input};
+use super::error::GitError;
 use super::refs::{branch_tip, BRANCH_PREFIX};
 use super::repo::{head_commit, is_repo};
-use super::GitError;
 
 /// A working tree of the repository as `git worktree list --porcelain` describes it.
 pub(super) struct WorktreeEntry {

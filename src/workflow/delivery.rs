@@ -5,11 +5,12 @@ pub(crate) mod merging;
 
 use std::path::{Path, PathBuf};
 
+use super::blocking::off_the_runtime;
 use super::context::Workflow;
 use super::events::RunEvent;
 use super::outcome::Outcome;
 use super::workspace::{self, Purpose, Work};
-use super::{off_the_runtime, remote, review, story_ops};
+use super::{remote, review, story_ops};
 use crate::agents::transcript::Transcript;
 use crate::board::records::{ReviewIssue, Usage};
 use crate::board::{Column, Story};

@@ -5,6 +5,7 @@ pub(crate) mod acceptance;
 pub(crate) mod actions;
 pub(crate) mod assessor;
 pub(crate) mod attention;
+pub(crate) mod blocking;
 pub mod budget;
 pub mod checkpoint;
 pub(crate) mod context;
@@ -38,16 +39,3 @@ pub(crate) mod story_ops;
 pub(crate) mod tests_run;
 pub(crate) mod unasked_tests;
 pub(crate) mod workspace;
-
-/// Runs blocking work (git, board I/O) on tokio's blocking threads, so it does not stall the
-/// actions in flight.
-pub(crate) async fn off_the_runtime<T: Send + 'static>(
-    work: impl FnOnce() -> crate::error::Result<T> + Send + 'static,
-) -> crate::error::Result<T> {
-    tokio::task::spawn_blocking(work)
-        .await
-        .map_err(|source| crate::error::Error::Task {
-            what: "a background task",
-            source,
-        })?
-}

@@ -7,6 +7,7 @@ use tokio::task::JoinSet;
 
 use super::assessor::{assess, Action, ActionRef, ActionType, Assessment, Policy};
 use super::attention::{self, Attention, Need};
+use super::blocking::off_the_runtime;
 use super::budget::Spending;
 use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
 use super::context::Workflow;
@@ -18,7 +19,7 @@ use super::preflight::{self, Needs};
 use super::prompter::{Prompter, Terminal};
 use super::remote::{Claimed, Remote, RemotePlan, Turn, Turns};
 use super::server_watch::ServerWatch;
-use super::{actions, off_the_runtime, rework, workspace};
+use super::{actions, rework, workspace};
 use crate::agents::meter::CallMeter;
 use crate::agents::Agents;
 use crate::board::board_store::BoardStore;

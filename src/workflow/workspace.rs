@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use tokio::sync::OwnedMutexGuard;
 
+use super::blocking::off_the_runtime;
 use super::context::Workflow;
-use super::off_the_runtime;
 use crate::agents::prompts::DIFF_BUDGET;
 use crate::board::{Phase, Story};
 use crate::config::{Config, Integrate};

@@ -7,9 +7,10 @@ use crate::board::records::{IssueSeverity, ReviewIssue};
 use crate::board::Story;
 use crate::error::{Error, Result};
 use crate::vcs as git;
+use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::context::Workflow;
+use crate::workflow::review;
 use crate::workflow::workspace::Work;
-use crate::workflow::{off_the_runtime, review};
 
 /// How a delivery ended.
 pub(crate) enum Delivery {

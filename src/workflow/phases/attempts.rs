@@ -16,7 +16,7 @@ use crate::agents::conversation::WorkCheck;
 use crate::agents::{AgentError, AgentOutput, PhaseRequest, Revision};
 use crate::board::{Phase, Story};
 use crate::vcs as git;
-use crate::workflow::off_the_runtime;
+use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::tests_run::{TestRounds, TestRun};
 use crate::workflow::workspace::{exclude_from_git, refuse_a_link, worktree_admin_turn};
 

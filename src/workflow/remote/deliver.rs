@@ -8,9 +8,9 @@ use crate::agents::transcript::Transcript;
 use crate::board::Story;
 use crate::error::{Error, Result};
 use crate::vcs as git;
+use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::context::Workflow;
 use crate::workflow::delivery::merging::{merge_and_test, Delivery, Merge, MergeStep, Testing};
-use crate::workflow::off_the_runtime;
 use crate::workflow::workspace::Work;
 
 /// Times a delivery merges again because the base moved while it tested: other clones' merges
