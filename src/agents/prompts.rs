@@ -260,8 +260,12 @@ pub fn review_system(role: &str) -> String {
         _ => "You review the change as the product owner: does it meet every acceptance criterion of the story, and nothing it should not do?",
     };
     format!(
-        "{}\n{focus}\nAnswer with one JSON object and nothing else:\n{{\"passed\": true|false, \"issues\": [{{\"severity\": \"blocker|critical|major|minor\", \"category\": \"…\", \"description\": \"…\", \"file\": \"…\", \"line\": 1, \"suggestedFix\": \"…\"}}], \"target_phase\": \"research|plan|implement\"}}\nUse target_phase only when the work must go back to an earlier phase (missing research, a wrong plan).",
-        identity(role)
+        "{}\n{focus}\nAnswer with one JSON object and nothing else:\n{{\"passed\": true|false, \"issues\": [{{\"severity\": \"blocker|critical|major|minor\", \"category\": \"…\", \"description\": \"…\", \"file\": \"…\", \"line\": 1, \"suggestedFix\": \"…\"}}], \"target_phase\": \"{targets}\"}}\nUse target_phase only when the work must go back to an earlier phase (missing research, a wrong plan).",
+        identity(role),
+        targets = crate::board::Phase::flagged()
+            .map(|phase| phase.name())
+            .collect::<Vec<_>>()
+            .join("|"),
     )
 }
 

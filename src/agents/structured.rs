@@ -11,6 +11,7 @@ use std::sync::OnceLock;
 use serde_json::{json, Value};
 
 use super::llm::ResponseSchema;
+use crate::board::Phase;
 
 /// Issues one perspective may list; more than this is noise a rework cannot act on anyway.
 const MAX_ISSUES: u64 = 12;
@@ -21,6 +22,14 @@ const FEEDBACK_CHARS: u64 = 1_500;
 /// `{"passed", "issues": [{"severity", "category", "description", "file", "line",
 /// "suggestedFix"}], "target_phase"}` as docs/design.md §10 describes it, nullable where it is
 /// optional.
+/// A schema's `enum` of phase names, and `null` for none.
+fn phase_names(phases: impl Iterator<Item = Phase>) -> Vec<Value> {
+    phases
+        .map(|phase| Value::from(phase.name()))
+        .chain([Value::Null])
+        .collect()
+}
+
 pub fn verdict_schema() -> &'static ResponseSchema {
     static SCHEMA: OnceLock<ResponseSchema> = OnceLock::new();
     SCHEMA.get_or_init(|| ResponseSchema {
@@ -48,7 +57,7 @@ pub fn verdict_schema() -> &'static ResponseSchema {
                         }
                     }
                 },
-                "target_phase": {"type": ["string", "null"], "enum": ["research", "plan", "acceptance", "implement", null]}
+                "target_phase": {"type": ["string", "null"], "enum": phase_names(Phase::flagged())}
             }
         }),
     })
@@ -66,7 +75,7 @@ pub fn gate_schema() -> &'static ResponseSchema {
             "required": ["decision", "phase", "feedback"],
             "properties": {
                 "decision": {"type": "string", "enum": ["APPROVE", "RETRY", "RETRY_PREDECESSOR", "REJECT"]},
-                "phase": {"type": ["string", "null"], "enum": ["refine", "research", "plan", "acceptance", null]},
+                "phase": {"type": ["string", "null"], "enum": phase_names(Phase::predecessors())},
                 "feedback": {"type": "string", "maxLength": FEEDBACK_CHARS}
             }
         }),

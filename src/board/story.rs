@@ -82,6 +82,37 @@ impl StoryMeta {
     }
 }
 
+impl StoryMeta {
+    /// The flags `status` and the board page show, in order: each lettered phase's, then the
+    /// reviews' (`V`).
+    pub fn shown_flags(&self, column: Column) -> Vec<ShownFlag> {
+        Phase::ALL
+            .iter()
+            .filter_map(|phase| {
+                Some(ShownFlag {
+                    letter: phase.letter()?,
+                    name: phase.name(),
+                    set: self.phase_complete(*phase, column),
+                })
+            })
+            .chain([ShownFlag {
+                letter: 'V',
+                name: "reviews",
+                set: self.reviews_complete,
+            }])
+            .collect()
+    }
+}
+
+/// One flag as `status` and the board page show it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShownFlag {
+    pub letter: char,
+    /// What it is the flag of: a phase's name, or `reviews`.
+    pub name: &'static str,
+    pub set: bool,
+}
+
 /// The priority a story without one gets: after everything that was prioritised by hand.
 pub const DEFAULT_PRIORITY: i64 = 100;
 

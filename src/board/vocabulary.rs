@@ -88,6 +88,22 @@ impl Phase {
         !matches!(self, Phase::Acceptance | Phase::Implement)
     }
 
+    /// The letter `status` and the board page show for the phase's flag (`[RPIV]`, the V being
+    /// the reviews'); the acceptance phase has none, as its tests show under implement.
+    pub fn letter(self) -> Option<char> {
+        match self {
+            Phase::Refine | Phase::Acceptance => None,
+            Phase::Research => Some('R'),
+            Phase::Plan => Some('P'),
+            Phase::Implement => Some('I'),
+        }
+    }
+
+    /// The phases a later one may send back to: every phase but the last.
+    pub fn predecessors() -> impl Iterator<Item = Phase> {
+        Phase::ALL.iter().filter_map(|p| p.predecessor())
+    }
+
     /// The phases after refine, whose flags a story carries, in pipeline order.
     pub fn flagged() -> impl Iterator<Item = Phase> {
         Phase::ALL.iter().copied().filter(|p| p.flag().is_some())

@@ -98,20 +98,12 @@ fn story_line(
     palette: &Palette,
 ) -> String {
     let meta = &story.meta;
-    let flag = |done: bool, letter: &str| {
-        if done {
-            letter.to_string()
-        } else {
-            "-".to_string()
-        }
-    };
-    let flags = format!(
-        "[{}{}{}{}]",
-        flag(meta.research_complete, "R"),
-        flag(meta.plan_complete, "P"),
-        flag(meta.implementation_complete, "I"),
-        flag(meta.reviews_complete, "V"),
-    );
+    let flags: String = meta
+        .shown_flags(story.column)
+        .into_iter()
+        .map(|flag| if flag.set { flag.letter } else { '-' })
+        .collect();
+    let flags = format!("[{flags}]");
     let mut line = format!(
         "  [{}] {} - {} {}",
         meta.priority,

@@ -298,13 +298,9 @@ fn card(out: &mut String, view: &BoardView, story: &StorySummary, usage: &Usage)
 fn flags(out: &mut String, story: &StorySummary) {
     let meta = &story.meta;
     out.push_str("<div class=\"flags\">");
-    for (done, letter, name) in [
-        (meta.research_complete, 'R', "research"),
-        (meta.plan_complete, 'P', "plan"),
-        (meta.implementation_complete, 'I', "implementation"),
-        (meta.reviews_complete, 'V', "reviews"),
-    ] {
-        let (class, state) = if done {
+    for flag in meta.shown_flags(story.column) {
+        let (letter, name) = (flag.letter, flag.name);
+        let (class, state) = if flag.set {
             ("on", "complete")
         } else {
             ("off", "not complete")

@@ -48,11 +48,7 @@ pub fn check_text(phase: Phase, text: &str) -> Result<(), String> {
                 Err(format!(
                     "the answer holds no prose: a {} must say in sentences or list items what \
                      was found or what to do, not only headings, code fences or placeholders",
-                    if phase == Phase::Research {
-                        "research"
-                    } else {
-                        "plan"
-                    }
+                    phase.name()
                 ))
             }
         }

@@ -89,12 +89,9 @@ pub fn story_fragment(view: &StoryView) -> String {
     }
     out.push_str("</dl>\n");
     out.push_str("<div class=\"phases\">");
-    for (done, name) in [
-        (meta.research_complete, "research"),
-        (meta.plan_complete, "plan"),
-        (meta.implementation_complete, "implementation"),
-        (meta.reviews_complete, "reviews"),
-    ] {
+    let phases = crate::board::Phase::flagged()
+        .map(|phase| (meta.phase_complete(phase, story.column), phase.name()));
+    for (done, name) in phases.chain([(meta.reviews_complete, "reviews")]) {
         let _ = write!(
             out,
             "<span class=\"flag {}\">{name}</span>",
