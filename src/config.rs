@@ -13,6 +13,7 @@ pub use project::Project;
 
 pub use layers::{env_values, EnvOverride, Layers, Origin, ENV_OVERRIDES};
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -168,19 +169,46 @@ pub enum StructuredOutputs {
     Off,
 }
 
+/// `phases.<phase>`: each phase's own settings, keyed by the phase's name; a name that is no
+/// phase is an error naming it.
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
-pub struct PhasesConfig {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub refine: Option<PhaseConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub research: Option<PhaseConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<PhaseConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub acceptance: Option<PhaseConfig>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub implement: Option<PhaseConfig>,
+#[serde(
+    try_from = "BTreeMap<String, PhaseConfig>",
+    into = "BTreeMap<String, PhaseConfig>"
+)]
+pub struct PhasesConfig(BTreeMap<Phase, PhaseConfig>);
+
+/// Read with string keys first, so that an error inside a phase's settings names its key path.
+impl TryFrom<BTreeMap<String, PhaseConfig>> for PhasesConfig {
+    type Error = String;
+
+    fn try_from(by_name: BTreeMap<String, PhaseConfig>) -> std::result::Result<Self, String> {
+        by_name
+            .into_iter()
+            .map(|(name, settings)| match Phase::parse(&name) {
+                Some(phase) => Ok((phase, settings)),
+                None => Err(format!(
+                    "`phases.{name}` names no phase; the phases are {}",
+                    Phase::ALL
+                        .iter()
+                        .map(|p| p.name())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )),
+            })
+            .collect::<std::result::Result<_, _>>()
+            .map(PhasesConfig)
+    }
+}
+
+impl From<PhasesConfig> for BTreeMap<String, PhaseConfig> {
+    fn from(phases: PhasesConfig) -> Self {
+        phases
+            .0
+            .into_iter()
+            .map(|(phase, settings)| (phase.name().to_string(), settings))
+            .collect()
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -381,19 +409,13 @@ impl PhasesConfig {
     }
 
     /// `phases.<phase>.enabled` as set, if it is.
-    fn enabled_setting(&self, phase: Phase) -> Option<bool> {
+    pub fn enabled_setting(&self, phase: Phase) -> Option<bool> {
         self.phase(phase).and_then(|p| p.enabled)
     }
 
     /// `phases.<phase>`, when it has settings.
     fn phase(&self, phase: Phase) -> Option<&PhaseConfig> {
-        match phase {
-            Phase::Refine => self.refine.as_ref(),
-            Phase::Research => self.research.as_ref(),
-            Phase::Plan => self.plan.as_ref(),
-            Phase::Acceptance => self.acceptance.as_ref(),
-            Phase::Implement => self.implement.as_ref(),
-        }
+        self.0.get(&phase)
     }
 }
 

@@ -166,28 +166,15 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
         out.push_str(&format!(" · Labels: {}", meta.labels.join(", ")));
     }
     out.push('\n');
-    let earlier: &[&str] = match phase {
-        Some(Phase::Refine) => &["Summary", "Acceptance Criteria"],
-        Some(Phase::Research) => &["Summary", "Acceptance Criteria"],
-        Some(Phase::Plan) => &["Summary", "Acceptance Criteria", "Research"],
-        Some(Phase::Acceptance) => &[
-            "Summary",
-            "Acceptance Criteria",
-            "Research",
-            "Implementation Plan",
-        ],
-        Some(Phase::Implement) | None => &[
-            "Summary",
-            "Acceptance Criteria",
-            "Research",
-            "Implementation Plan",
-            "Acceptance Tests",
-        ],
-    };
-    let mut names: Vec<&str> = earlier.to_vec();
-    if phase.is_none() {
-        names.push("Implementation Notes");
-    }
+    // The story's own description (refine's sections), then each earlier phase's section; the
+    // review (no phase) sees them all.
+    let earlier = Phase::ALL
+        .iter()
+        .filter(|p| **p != Phase::Refine && phase.is_none_or(|phase| **p < phase))
+        .map(|p| p.section());
+    let names = ["Summary", "Acceptance Criteria"]
+        .into_iter()
+        .chain(earlier);
     for name in names {
         if let Some(content) = story.section(name).filter(|c| !c.is_empty()) {
             out.push_str(&format!(

@@ -27,4 +27,4 @@ pub(crate) mod watch;
 pub use store::Board;
 pub use story::{Story, StoryError};
 pub use summary::{Listed, StorySummary};
-pub use vocabulary::{today, Column, Phase, StoryType, LOCK_FILE, RUNS_DIR};
+pub use vocabulary::{today, Column, Phase, PhaseSet, StoryType, LOCK_FILE, RUNS_DIR};

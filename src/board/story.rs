@@ -8,7 +8,7 @@ use serde::Serialize;
 use super::frontmatter::{Frontmatter, FrontmatterError};
 use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
 use super::sections;
-use super::vocabulary::{Column, Phase};
+use super::vocabulary::{Column, Phase, PhaseSet};
 
 /// A story file that could not be read, with the 1-based line of the problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -44,10 +44,8 @@ pub struct StoryMeta {
     pub status: Option<String>,
     pub story_type: super::vocabulary::StoryType,
     pub labels: Vec<String>,
-    pub research_complete: bool,
-    pub plan_complete: bool,
-    pub acceptance_complete: bool,
-    pub implementation_complete: bool,
+    /// The phases whose flag (`research_complete`, …) is set.
+    pub completed: PhaseSet,
     pub reviews_complete: bool,
     /// The acceptance tests the acceptance phase wrote, as paths in the project's tree: fixed
     /// for implement, run by every test round and by the merge (docs/design.md §21).
@@ -72,12 +70,9 @@ pub const REVIEWS_FLAG: &str = "reviews_complete";
 impl StoryMeta {
     /// Whether `phase` is complete by its flag; refine is complete once the story left backlog.
     pub fn phase_complete(&self, phase: Phase, column: Column) -> bool {
-        match phase {
-            Phase::Refine => column != Column::Backlog,
-            Phase::Research => self.research_complete,
-            Phase::Plan => self.plan_complete,
-            Phase::Acceptance => self.acceptance_complete,
-            Phase::Implement => self.implementation_complete,
+        match phase.flag() {
+            None => column != Column::Backlog,
+            Some(_) => self.completed.contains(phase),
         }
     }
 }
@@ -429,9 +424,10 @@ impl Story {
     /// implementation started, ready once it was refined, backlog otherwise.
     pub fn resume_column(&self) -> Column {
         let meta = &self.meta;
-        if meta.implementation_complete || meta.branch.is_some() {
+        let started = |phase: Phase| meta.completed.contains(phase);
+        if started(Phase::Implement) || meta.branch.is_some() {
             Column::InProgress
-        } else if meta.research_complete || meta.plan_complete || self.refined() {
+        } else if Phase::flagged().any(started) || self.refined() {
             Column::Ready
         } else {
             Column::Backlog
@@ -585,6 +581,18 @@ impl Story {
     }
 }
 
+/// The phases whose completion flag the frontmatter sets to true; a missing flag is false.
+fn completed_phases(front: &Frontmatter) -> Result<PhaseSet, FrontmatterError> {
+    let mut completed = PhaseSet::default();
+    for phase in Phase::flagged() {
+        let flag = phase.flag().expect("a flagged phase has a flag");
+        if front.get::<bool>(flag)?.unwrap_or(false) {
+            completed = completed.with(phase);
+        }
+    }
+    Ok(completed)
+}
+
 fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
     Ok(StoryMeta {
         id: front.get::<String>("id")?.unwrap_or_default(),
@@ -596,10 +604,7 @@ fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
             super::vocabulary::StoryType::from,
         ),
         labels: front.get("labels")?.unwrap_or_default(),
-        research_complete: front.get("research_complete")?.unwrap_or(false),
-        plan_complete: front.get("plan_complete")?.unwrap_or(false),
-        acceptance_complete: front.get("acceptance_complete")?.unwrap_or(false),
-        implementation_complete: front.get("implementation_complete")?.unwrap_or(false),
+        completed: completed_phases(front)?,
         reviews_complete: front.get(REVIEWS_FLAG)?.unwrap_or(false),
         acceptance_tests: front.get("acceptance_tests")?.unwrap_or_default(),
         depends_on: front.get("depends_on")?.unwrap_or_default(),

@@ -110,6 +110,20 @@ impl Phase {
     }
 }
 
+/// A set of phases, small enough to copy.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PhaseSet(u8);
+
+impl PhaseSet {
+    pub fn with(self, phase: Phase) -> PhaseSet {
+        PhaseSet(self.0 | 1 << phase as u8)
+    }
+
+    pub fn contains(self, phase: Phase) -> bool {
+        self.0 & (1 << phase as u8) != 0
+    }
+}
+
 /// A board column; the folder a story file sits in.
 #[derive(
     Debug,

@@ -6,7 +6,7 @@ use std::path::Path;
 use serde::ser::SerializeMap;
 use serde::Serialize;
 
-use crate::board::{Board, Column, StorySummary};
+use crate::board::{Board, Column, Phase, StorySummary};
 use crate::vcs;
 use crate::workflow::assessor::{Action, Assessment, Waiting};
 use crate::workflow::remote::{remotes_with_claims, seen_claims, SeenClaim};
@@ -143,9 +143,9 @@ impl<'a> StoryJson<'a> {
             status: story.column.name(),
             story_type: meta.story_type.as_str(),
             path: &story.path,
-            research_complete: meta.research_complete,
-            plan_complete: meta.plan_complete,
-            implementation_complete: meta.implementation_complete,
+            research_complete: meta.completed.contains(Phase::Research),
+            plan_complete: meta.completed.contains(Phase::Plan),
+            implementation_complete: meta.completed.contains(Phase::Implement),
             reviews_complete: meta.reviews_complete,
             refinement_count: meta.refinement_count,
             last_error: meta.last_error.as_deref(),

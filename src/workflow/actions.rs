@@ -12,14 +12,11 @@ pub async fn execute(wf: &Workflow, action: &Action) -> Result<Outcome> {
         return phases::run(wf, id, phase).await;
     }
     match action.action_type {
-        ActionType::Refine
-        | ActionType::Research
-        | ActionType::Plan
-        | ActionType::Acceptance
-        | ActionType::Implement => unreachable!("a phase's action runs the phase"),
         ActionType::Review => review::run(wf, id).await,
         ActionType::Rework => rework::run(wf, id),
         ActionType::CreatePr => delivery::create_pr(wf, id).await,
         ActionType::MoveToDone => delivery::move_to_done(wf, id).await,
+        // The phases' actions, which `phase()` sent off above.
+        phase_action => unreachable!("{phase_action} runs its phase"),
     }
 }

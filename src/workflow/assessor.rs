@@ -7,7 +7,7 @@ use serde::Serialize;
 
 use crate::board::records::ReviewDecision;
 use crate::board::story::Progress;
-use crate::board::{Board, Column, Phase, StorySummary};
+use crate::board::{Board, Column, Phase, PhaseSet, StorySummary};
 
 pub use crate::protocol::{ActionRef, ActionType};
 
@@ -74,20 +74,6 @@ pub struct Policy {
     /// command): their flags count as complete, and a skipped refine moves a story to ready as
     /// written.
     pub skipped: PhaseSet,
-}
-
-/// A set of phases, small enough to copy.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct PhaseSet(u8);
-
-impl PhaseSet {
-    pub fn with(self, phase: Phase) -> PhaseSet {
-        PhaseSet(self.0 | 1 << phase as u8)
-    }
-
-    pub fn contains(self, phase: Phase) -> bool {
-        self.0 & (1 << phase as u8) != 0
-    }
 }
 
 impl Policy {
@@ -228,7 +214,7 @@ fn next_for(story: &StorySummary, board: &HashMap<&str, &StorySummary>, policy: 
     let settled = |phase: Phase| {
         meta.phase_complete(phase, story.column)
             || policy.skipped.contains(phase)
-            || (phase == Phase::Acceptance && meta.implementation_complete)
+            || (phase == Phase::Acceptance && meta.completed.contains(Phase::Implement))
     };
     let pending = Phase::flagged().find(|phase| !settled(*phase));
     if let Some(phase) = pending.filter(|p| *p != Phase::Implement) {

@@ -25,7 +25,7 @@ use crate::agents::Agents;
 use crate::board::board_store::BoardStore;
 use crate::board::validate::dependency_cycles;
 use crate::board::watch::{BoardWatcher, Scope};
-use crate::board::{lookup, store, Board};
+use crate::board::{lookup, store, Board, Phase};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
 use crate::exec::Sandbox;
@@ -232,13 +232,7 @@ pub async fn run(
         });
     }
     if !project.config.has_test_command()
-        && project
-            .config
-            .phases
-            .acceptance
-            .as_ref()
-            .and_then(|p| p.enabled)
-            != Some(false)
+        && project.config.phases.enabled_setting(Phase::Acceptance) != Some(false)
     {
         // Said once per run: every story goes on without acceptance tests.
         events.emit(RunEvent::Notice {

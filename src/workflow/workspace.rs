@@ -64,10 +64,12 @@ pub enum Purpose {
 
 impl Purpose {
     pub fn of(phase: Phase) -> Purpose {
-        match phase {
-            // Acceptance writes its tests on the story's branch, where implement goes on.
-            Phase::Acceptance | Phase::Implement => Purpose::Implement,
-            _ => Purpose::Read,
+        // A phase that writes (acceptance's tests, implement's code) works on the story's
+        // branch, where implement goes on.
+        if phase.reads_only() {
+            Purpose::Read
+        } else {
+            Purpose::Implement
         }
     }
 }

@@ -201,8 +201,18 @@ fn a_refresh_after_a_write_takes_the_written_story_without_reading_it() {
     let reads = board.files_read();
     let now = board.refresh().unwrap();
     assert_eq!(board.files_read(), reads, "checked through its open file");
-    assert!(now.get("story-1").unwrap().meta.research_complete);
-    assert!(!now.get("story-2").unwrap().meta.research_complete);
+    assert!(now
+        .get("story-1")
+        .unwrap()
+        .meta
+        .completed
+        .contains(crate::board::Phase::Research));
+    assert!(!now
+        .get("story-2")
+        .unwrap()
+        .meta
+        .completed
+        .contains(crate::board::Phase::Research));
     assert_ne!(board.content_hash(), before);
     assert_eq!(
         board.content_hash(),
@@ -242,7 +252,12 @@ fn an_action_opens_its_story_twice_and_every_other_story_once() {
     let now = board.refresh().unwrap();
     board.content_hash();
 
-    assert!(now.get("story-1").unwrap().meta.research_complete);
+    assert!(now
+        .get("story-1")
+        .unwrap()
+        .meta
+        .completed
+        .contains(crate::board::Phase::Research));
     assert_eq!(opens::of(&acted.path), 2, "the story acted on");
     for other in &others {
         assert_eq!(opens::of(&other.path), 1, "{}", other.path.display());

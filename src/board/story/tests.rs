@@ -24,7 +24,7 @@ fn changes_touch_only_their_keys_and_sections() {
         .replace("research_complete: false", "research_complete: true")
         .replace("## Research\n", "## Research\nFindings.\n");
     assert_eq!(s.to_text(), expected);
-    assert!(s.meta.research_complete);
+    assert!(s.meta.completed.contains(crate::board::Phase::Research));
 }
 
 #[test]
