@@ -102,6 +102,9 @@ pub struct LlmConfig {
     /// The sampling temperature of a phase's first try; `None` leaves it to the server. A
     /// retry climbs from it (docs/design.md §18).
     pub temperature: Option<f32>,
+    /// How long the checks before a run wait for a server that is still loading its model
+    /// (llama.cpp answers 503 "Loading model" meanwhile).
+    pub load_seconds: u64,
 }
 
 /// How tool calls travel (`llm.toolProtocol`). `auto` sends the tools natively and also runs
@@ -474,7 +477,7 @@ pub fn default_value() -> Value {
 fn optional_defaults() -> Value {
     json!({
         "remote": { "claimSeconds": 900, "pollSeconds": 15, "timeoutSeconds": 120 },
-        "llm": { "toolProtocol": "auto", "temperature": null },
+        "llm": { "toolProtocol": "auto", "temperature": null, "loadSeconds": 300 },
         "implement": { "testRounds": 3, "attempts": null, "editFormat": "auto" }
     })
 }

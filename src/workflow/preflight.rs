@@ -16,9 +16,11 @@ use std::time::Duration;
 use tokio::sync::OnceCell;
 
 use super::assessor::ActionType;
+use super::events::{EventSink, RunEvent};
 use crate::agents::llm::{list_models, LlmSettings, ModelList, ProbeError};
 use crate::config::{Config, Project, CONFIG_FILE};
 use crate::exec::{BoxedCommand, ExecError, Sandbox};
+use crate::protocol::NoStory;
 use crate::vcs as git;
 
 /// What a run's actions will need from the machine.
@@ -176,11 +178,13 @@ pub async fn check(
     needs: Needs,
     endpoint: Option<&LlmSettings>,
     sandbox: &Sandbox,
+    events: &EventSink,
 ) -> Result<(), Failure> {
     let context = Checker {
         project,
         endpoint,
         sandbox,
+        events,
         probe: OnceCell::new(),
     };
     for check in Check::ALL {
@@ -195,6 +199,41 @@ pub async fn check(
         })?;
     }
     Ok(())
+}
+
+/// How often the wait for a loading server asks again, and says it still waits.
+const LOAD_POLL: Duration = Duration::from_secs(1);
+const LOAD_NEWS: Duration = Duration::from_secs(15);
+
+impl Checker<'_> {
+    /// The server's answer once it has loaded its model: a 503 (llama.cpp's "Loading model")
+    /// is asked again every second for up to `llm.loadSeconds`, and the wait is shown.
+    async fn loaded(&self, settings: &LlmSettings) -> Result<ModelList, ProbeError> {
+        let limit = Duration::from_secs(self.project.config.llm.load_seconds);
+        let started = std::time::Instant::now();
+        let mut shown: Option<Duration> = None;
+        loop {
+            let answer = list_models(settings).await;
+            let loading = matches!(&answer, Err(ProbeError::Failed { status: 503, .. }));
+            let waited = started.elapsed();
+            if !loading || waited + LOAD_POLL > limit {
+                return answer;
+            }
+            if shown.is_none_or(|at| waited >= at + LOAD_NEWS) {
+                shown = Some(waited);
+                self.events.emit(RunEvent::Notice {
+                    story_id: NoStory,
+                    message: format!(
+                        "the LLM server at {} is loading its model; waiting ({}s so far, up to {}s: llm.loadSeconds)",
+                        settings.base_url,
+                        waited.as_secs(),
+                        limit.as_secs()
+                    ),
+                });
+            }
+            tokio::time::sleep(LOAD_POLL).await;
+        }
+    }
 }
 
 /// The agent factory's refusal to build a client without a key, as the key check's one line.
@@ -215,6 +254,8 @@ struct Checker<'a> {
     endpoint: Option<&'a LlmSettings>,
     /// The run's box: the test command's probe runs in it, as the review would run it.
     sandbox: &'a Sandbox,
+    /// Where the wait for a loading server is shown.
+    events: &'a EventSink,
     probe: OnceCell<Option<Result<ModelList, ProbeError>>>,
 }
 
@@ -225,7 +266,7 @@ impl Checker<'_> {
             .probe
             .get_or_init(|| async {
                 match self.endpoint {
-                    Some(settings) => Some(list_models(settings).await),
+                    Some(settings) => Some(self.loaded(settings).await),
                     None => None,
                 }
             })
@@ -416,6 +457,14 @@ async fn server_answers(context: &Checker<'_>) -> Result<(), String> {
             "the LLM server at {} does not answer: {why}. Start it, or point OPENAI_BASE_URL or \
              llm.baseUrl at one",
             settings.base_url
+        )),
+        Err(ProbeError::Failed {
+            status: 503,
+            detail,
+        }) => Err(format!(
+            "the LLM server at {} still answered GET /models with HTTP 503 ({detail}) after \
+             {}s. Wait until it has loaded its model, or raise llm.loadSeconds, then run again",
+            settings.base_url, context.project.config.llm.load_seconds
         )),
         Err(ProbeError::Failed { status, detail }) => Err(format!(
             "the LLM server at {} answered GET /models with HTTP {status} ({detail}). Wait until \

@@ -214,7 +214,7 @@ pub async fn run(
         other => other,
     })?;
     // Only a run with work checks the machine, and only for what its actions need.
-    preflight::check(project, needs, agents.endpoint(), &sandbox)
+    preflight::check(project, needs, agents.endpoint(), &sandbox, &events)
         .await
         .map_err(|failure| Error::Preflight {
             check: failure.check.name(),

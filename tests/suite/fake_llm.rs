@@ -474,6 +474,23 @@ impl FakeLlm {
             .await;
     }
 
+    /// Answers `GET /models` as llama.cpp does while it loads its model (503 "Loading model"),
+    /// `times` times, before whatever else is mounted; `None`: for ever.
+    pub async fn load_model_for(&self, times: Option<u64>) {
+        let loading = Mock::given(method("GET"))
+            .and(path_regex(r"/models$"))
+            .respond_with(ResponseTemplate::new(503).set_body_json(json!({
+                "error": {"code": 503, "message": "Loading model", "type": "unavailable_error"}
+            })))
+            .with_priority(1);
+        match times {
+            Some(times) => loading.up_to_n_times(times),
+            None => loading,
+        }
+        .mount(&self.server)
+        .await;
+    }
+
     /// The base URL to give the tool (`OPENAI_BASE_URL` or `llm.baseUrl`).
     pub fn base_url(&self) -> String {
         format!("{}/v1", self.server.uri())

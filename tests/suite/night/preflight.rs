@@ -93,6 +93,52 @@ async fn a_server_that_does_not_answer_stops_the_run() {
 }
 
 #[tokio::test]
+async fn a_server_still_loading_its_model_is_waited_for() {
+    let env = board_with_a_story();
+    let llm = FakeLlm::start().await;
+    llm.load_model_for(Some(3)).await;
+    llm.serve_models(&["gpt-4o-mini"], None).await;
+    let out = env.run_with_llm(&llm, &["run"]);
+    out.success();
+    let said = format!("{}{}", out.stdout, out.stderr);
+    assert!(said.contains("is loading its model; waiting"), "{said}");
+    assert_eq!(
+        llm.roles(),
+        ["refine"],
+        "the run went on once it had loaded"
+    );
+}
+
+#[tokio::test]
+async fn a_server_that_never_finishes_loading_stops_the_run_after_load_seconds() {
+    let env = board_with_a_story();
+    env.run(&["config", "llm.loadSeconds", "2"]).success();
+    let llm = FakeLlm::start().await;
+    llm.load_model_for(None).await;
+    let before = board_files(&env);
+    let out = env.run_with_llm(&llm, &["run", "--auto"]);
+    out.code(2);
+    // The wait is shown, then the refusal is the one error line.
+    let lines: Vec<&str> = out.stderr.lines().collect();
+    assert!(
+        lines[0].contains("is loading its model; waiting"),
+        "{}",
+        out.stderr
+    );
+    let errors: Vec<&&str> = lines.iter().filter(|l| l.starts_with("error: ")).collect();
+    assert_eq!(errors.len(), 1, "{}", out.stderr);
+    for needle in ["HTTP 503 (Loading model) after 2s", "llm.loadSeconds"] {
+        assert!(
+            errors[0].contains(needle),
+            "{needle:?} missing in {}",
+            errors[0]
+        );
+    }
+    assert!(llm.requests().is_empty(), "no request reached the model");
+    assert!(board_files(&env) == before, "no story file changed");
+}
+
+#[tokio::test]
 async fn a_model_the_server_does_not_list_stops_the_run() {
     let env = board_with_a_story();
     let llm = FakeLlm::start().await;
