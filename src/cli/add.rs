@@ -4,12 +4,12 @@ use std::path::PathBuf;
 
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::Args;
-use serde_json::json;
 
 use super::context::Context;
 use crate::board::StoryType;
 use crate::error::{ExitStatus, Result};
 use crate::front::new_story::{create, NewStory};
+use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct AddArgs {
@@ -37,6 +37,14 @@ fn story_type_parser() -> impl TypedValueParser<Value = StoryType> {
     PossibleValuesParser::new(StoryType::KNOWN).map(StoryType::from)
 }
 
+/// `add --json`.
+#[derive(Serialize)]
+struct Added<'a> {
+    id: &'a str,
+    slug: &'a str,
+    path: &'a std::path::Path,
+}
+
 pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let description = match &args.body_file {
@@ -57,10 +65,11 @@ pub fn run(args: AddArgs, context: &Context) -> Result<ExitStatus> {
     let printer = &context.printer;
     printer.json_line(&crate::front::envelope(
         "added",
-        json!({ "id": story.id(), "slug": story.slug, "path": story.path })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        Added {
+            id: story.id(),
+            slug: &story.slug,
+            path: &story.path,
+        },
     ));
     let palette = printer.palette();
     printer.out(format!(

@@ -1,12 +1,12 @@
 //! `move` and `unblock`: changing a story's column by hand.
 
 use clap::Args;
-use serde_json::json;
 
 use super::context::Context;
 use super::values::Choice;
 use crate::board::{lookup, store, Board, Column, Story};
 use crate::error::{Error, ExitStatus, Result};
+use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct MoveArgs {
@@ -36,14 +36,27 @@ fn find(context: &Context, query: &str) -> Result<(std::path::PathBuf, Story)> {
     Ok((board_dir, story))
 }
 
+/// `move --json` and `unblock --json`.
+#[derive(Serialize)]
+struct Moved<'a> {
+    id: &'a str,
+    slug: &'a str,
+    from: &'static str,
+    to: &'static str,
+    path: &'a std::path::Path,
+}
+
 fn report(context: &Context, kind: &str, story: &Story, from: Column) {
     let printer = &context.printer;
     printer.json_line(&crate::front::envelope(
         kind,
-        json!({ "id": story.id(), "slug": story.slug, "from": from.name(), "to": story.column.name(), "path": story.path })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        Moved {
+            id: story.id(),
+            slug: &story.slug,
+            from: from.name(),
+            to: story.column.name(),
+            path: &story.path,
+        },
     ));
     printer.out(format!(
         "Moved {} from {from} to {}",

@@ -2,13 +2,14 @@
 //! environment) and where each value comes from, or validate and set a key in the file.
 
 use clap::Args;
-use serde_json::{json, Value};
+use serde_json::Value;
 
 use super::context::Context;
 use crate::board::store::write_atomic;
 use crate::config::{self, Config, Layers, Origin};
 use crate::error::{Error, ExitStatus, Result};
 use crate::output::Printer;
+use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
@@ -21,6 +22,27 @@ pub struct ConfigArgs {
     /// variable); with --json, a list of {key, value, origin}.
     #[arg(long, conflicts_with = "value")]
     pub show_origin: bool,
+}
+
+/// `config <key> --json`.
+#[derive(Serialize)]
+struct Setting<'a> {
+    key: &'a str,
+    value: &'a Value,
+}
+
+/// `config --show-origin --json`.
+#[derive(Serialize)]
+struct Origins<'a> {
+    settings: &'a [Sourced<'a>],
+}
+
+/// One setting, its value and where the value came from.
+#[derive(Serialize)]
+struct Sourced<'a> {
+    key: &'a str,
+    value: &'a Value,
+    origin: &'a Origin,
 }
 
 pub fn run(args: ConfigArgs, context: &Context) -> Result<ExitStatus> {
@@ -77,10 +99,7 @@ fn set(
     write_atomic(&path, &format!("{text}\n"))?;
     printer.json_line(&crate::front::envelope(
         "config",
-        json!({ "key": key, "value": value })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        Setting { key, value: &value },
     ));
     printer.out(format!("{key} = {value}"));
     if let Origin::Env { variable } = layers.origin(key) {
@@ -112,16 +131,15 @@ fn show_origins(
             format!("unknown key `{key}`"),
         ));
     }
-    let settings: Vec<Value> = leaves
+    let settings: Vec<Sourced> = leaves
         .iter()
-        .map(|(key, value, origin)| json!({ "key": key, "value": value, "origin": origin }))
+        .map(|(key, value, origin)| Sourced { key, value, origin })
         .collect();
     printer.json_line(&crate::front::envelope(
         "config-origins",
-        json!({ "settings": settings })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        Origins {
+            settings: &settings,
+        },
     ));
     for (key, value, origin) in &leaves {
         printer.out(format!("{key} = {value}  # {origin}"));

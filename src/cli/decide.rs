@@ -2,11 +2,11 @@
 //! §8).
 
 use clap::Args;
-use serde_json::json;
 
 use super::context::Context;
 use crate::error::{ExitStatus, Result};
 use crate::workflow::gate;
+use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct DecideArgs {
@@ -16,16 +16,27 @@ pub struct DecideArgs {
     pub decision: String,
 }
 
+/// `decide --json`.
+#[derive(Serialize)]
+struct Decision<'a, P: Serialize, D: Serialize> {
+    id: &'a str,
+    phase: &'a P,
+    decision: &'a D,
+    message: &'a str,
+}
+
 pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let decided = gate::decide(&project.board_dir(), &args.story, &args.decision)?;
     let printer = &context.printer;
     printer.json_line(&crate::front::envelope(
         "decision",
-        json!({ "id": decided.story_id, "phase": decided.phase, "decision": decided.decision, "message": decided.message })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        Decision {
+            id: &decided.story_id,
+            phase: &decided.phase,
+            decision: &decided.decision,
+            message: &decided.message,
+        },
     ));
     printer.out(decided.message);
     Ok(ExitStatus::Success)

@@ -1,18 +1,24 @@
 //! `details <story>`: everything the board knows about one story.
 
 use clap::Args;
-use serde_json::json;
 
 use super::context::Context;
 use crate::board::reader::read_story;
 use crate::board::{lookup, store, Board, Column, Story};
 use crate::error::{ExitStatus, Result};
 use crate::output::Printer;
+use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct DetailsArgs {
     /// Id or slug (any case), or a unique prefix of either.
     pub story: String,
+}
+
+/// `details --json`.
+#[derive(Serialize)]
+struct StoryDocument {
+    story: serde_json::Value,
 }
 
 pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
@@ -37,10 +43,9 @@ pub fn run(args: DetailsArgs, context: &Context) -> Result<ExitStatus> {
     if printer.is_json() {
         printer.json_line(&crate::front::envelope(
             "story",
-            json!({ "story": crate::front::story::story_json(story)? })
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
+            StoryDocument {
+                story: crate::front::story::story_json(story)?,
+            },
         ));
         return Ok(ExitStatus::Success);
     }

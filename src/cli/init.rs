@@ -1,14 +1,22 @@
 //! `init`: the default config and the board folders. Running it again changes nothing.
 
-use serde_json::json;
-
 use super::context::Context;
 use crate::board::Column;
 use crate::config::{self, CONFIG_FILE};
 use crate::error::{ExitStatus, Result};
+use serde::Serialize;
 
 /// What the board's own `.gitignore` keeps out of version control (docs/design.md §2).
 const BOARD_GITIGNORE: &str = ".workflow-state.json\n.lock\nlogs/\n";
+
+/// `init --json`: what it made, relative to the root.
+#[derive(Serialize)]
+#[serde(rename_all = "camelCase")]
+struct Initialized<'a> {
+    root: &'a std::path::Path,
+    board_dir: &'a std::path::Path,
+    created: &'a [String],
+}
 
 pub fn run(context: &Context) -> Result<ExitStatus> {
     let root = &context.cwd;
@@ -38,10 +46,11 @@ pub fn run(context: &Context) -> Result<ExitStatus> {
     let printer = &context.printer;
     printer.json_line(&crate::front::envelope(
         "init",
-        json!({ "root": root, "boardDir": board_dir, "created": created })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        Initialized {
+            root,
+            board_dir: &board_dir,
+            created: &created,
+        },
     ));
     if created.is_empty() {
         printer.out(format!(

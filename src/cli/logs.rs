@@ -120,7 +120,7 @@ impl Follower<'_> {
     fn print(&self, lines: Vec<String>) {
         if self.printer.is_json() {
             for line in lines.iter().filter(|l| l.starts_with('{')) {
-                if let Ok(value) = serde_json::from_str(line) {
+                if let Ok(value) = serde_json::from_str::<serde_json::Value>(line) {
                     self.printer.json_line(&value);
                 }
             }

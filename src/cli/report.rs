@@ -45,11 +45,7 @@ pub fn run(args: ReportArgs, context: &Context) -> Result<ExitStatus> {
         printer.info(format!("Wrote {}", file.display()));
     }
     if printer.is_json() {
-        let body = serde_json::to_value(&report)
-            .ok()
-            .and_then(|v| v.as_object().cloned())
-            .unwrap_or_default();
-        printer.json_line(&crate::front::envelope("report", body));
+        printer.json_line(&crate::front::envelope("report", &report));
     } else {
         print_table(printer, &report);
     }

@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use clap::Args;
-use serde_json::json;
 
 use super::context::Context;
 use super::values::Choice;
@@ -15,6 +14,7 @@ use crate::workflow::checkpoint::{Checkpoint, RunOptions};
 use crate::workflow::prompter::Prompter;
 use crate::workflow::remote::remote_preflight;
 use crate::workflow::runner;
+use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -55,6 +55,12 @@ pub struct RunArgs {
     pub watch: bool,
 }
 
+/// `run --dry-run --json`: each story's next action, in the order a run would start them.
+#[derive(Serialize)]
+struct Plan<'a, A: Serialize> {
+    actions: &'a [A],
+}
+
 pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let step = args.step;
@@ -69,13 +75,7 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     let printer = &context.printer;
     if args.dry_run {
         let actions = runner::plan(&project, &options)?;
-        printer.json_line(&crate::front::envelope(
-            "plan",
-            json!({ "actions": actions })
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
-        ));
+        printer.json_line(&crate::front::envelope("plan", Plan { actions: &actions }));
         if actions.is_empty() {
             printer.out("Nothing to do.");
         } else {

@@ -3,12 +3,12 @@
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 
 use clap::Args;
-use serde_json::json;
 
 use super::context::Context;
 use crate::error::{Error, ExitStatus, Result};
 use crate::serve::Listener;
 use crate::workflow::runner;
+use serde::Serialize;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -32,6 +32,15 @@ pub struct ServeArgs {
 
 /// The shortest `--token` taken.
 const MIN_TOKEN_LEN: usize = 8;
+
+/// `serve --json`: where the page is.
+#[derive(Serialize)]
+struct Serving<'a> {
+    url: &'a str,
+    host: String,
+    port: u16,
+    board: std::path::PathBuf,
+}
 
 pub fn run(args: ServeArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
@@ -73,10 +82,12 @@ pub fn run(args: ServeArgs, context: &Context) -> Result<ExitStatus> {
         let url = format!("http://{address}/");
         printer.json_line(&crate::front::envelope(
             "serving",
-            json!({ "url": url, "host": address.ip().to_string(), "port": address.port(), "board": project.board_dir() })
-                .as_object()
-                .cloned()
-                .unwrap_or_default(),
+            Serving {
+                url: &url,
+                host: address.ip().to_string(),
+                port: address.port(),
+                board: project.board_dir(),
+            },
         ));
         let shown = match &token {
             Some(_) => format!("{url}?token=<your token>"),

@@ -2,12 +2,19 @@
 
 use std::path::Path;
 
-use serde_json::json;
-
 use super::context::Context;
 use crate::board::validate::{check_board, Problem};
 use crate::board::{Board, StoryError};
 use crate::error::{ExitStatus, Result};
+use serde::Serialize;
+
+/// `validate --json`.
+#[derive(Serialize)]
+struct Validation<'a, P: Serialize> {
+    valid: bool,
+    stories: usize,
+    problems: &'a [P],
+}
 
 pub fn run(context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
@@ -16,10 +23,11 @@ pub fn run(context: &Context) -> Result<ExitStatus> {
     let printer = &context.printer;
     printer.json_line(&crate::front::envelope(
         "validation",
-        json!({ "valid": problems.is_empty(), "stories": board.stories.len() + board.broken.len(), "problems": problems })
-            .as_object()
-            .cloned()
-            .unwrap_or_default(),
+        Validation {
+            valid: problems.is_empty(),
+            stories: board.stories.len() + board.broken.len(),
+            problems: &problems,
+        },
     ));
     let palette = printer.palette();
     for problem in &problems {

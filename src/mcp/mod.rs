@@ -326,11 +326,9 @@ impl BoardServer {
                 board.as_ref().map(|b| (b, project.root.as_path())),
                 lock::holder(&board_dir),
             )?;
-            let body = serde_json::to_value(&report)
-                .ok()
-                .and_then(|v| v.as_object().cloned())
-                .unwrap_or_default();
-            Ok(crate::front::envelope("report", body))
+            serde_json::to_value(crate::front::envelope("report", &report)).map_err(|err| {
+                crate::Error::Other(format!("cannot write the report as JSON: {err}"))
+            })
         })
         .await?;
         Ok(structured(report))

@@ -139,10 +139,11 @@ impl Printer {
     }
 
     /// A JSON document on stdout, in JSON mode only.
-    pub fn json_line(&self, value: &serde_json::Value) {
+    pub fn json_line<T: serde::Serialize + ?Sized>(&self, value: &T) {
         if self.json {
             let mut stdout = std::io::stdout().lock();
-            let _ = writeln!(stdout, "{value}");
+            let _ = serde_json::to_writer(&mut stdout, value);
+            let _ = stdout.write_all(b"\n");
             let _ = stdout.flush();
         }
     }
