@@ -137,7 +137,7 @@ fn write_journal(lines: usize) -> Result<Duration, String> {
     for n in 0..lines.saturating_sub(1) {
         let action = ActionRef {
             action_type: ActionType::Research,
-            story_id: format!("story-bench-{:04}", n / 2),
+            story_id: format!("story-bench-{:04}", n / 2).into(),
             slug: format!("story-{}", n / 2),
         };
         let story_id = action.story_id.clone();

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::board::records::{ReviewDecision, Usage};
 use crate::board::Phase;
+use crate::board::StoryId;
 use crate::config::Price;
 
 /// The kinds of action the state assessor picks.
@@ -81,7 +82,7 @@ impl ActionType {
 pub struct ActionRef {
     #[serde(rename = "type")]
     pub action_type: ActionType,
-    pub story_id: String,
+    pub story_id: StoryId,
     pub slug: String,
 }
 
@@ -144,7 +145,7 @@ pub struct NextStep {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Attention {
-    pub story_id: String,
+    pub story_id: StoryId,
     pub slug: String,
     pub title: String,
     /// Why it waits.
@@ -226,7 +227,7 @@ pub enum RunEvent {
         options: RunOptions,
     },
     ActionStarted {
-        story_id: String,
+        story_id: StoryId,
         action: ActionRef,
         /// The story's title, for the journal and the report.
         #[serde(default)]
@@ -234,31 +235,31 @@ pub enum RunEvent {
         detail: Option<String>,
     },
     ActionCompleted {
-        story_id: String,
+        story_id: StoryId,
         action: ActionRef,
         summary: String,
     },
     ActionFailed {
-        story_id: String,
+        story_id: StoryId,
         action: ActionRef,
         error: String,
     },
     /// The run's budget stopped the action before its next model call.
     ActionStopped {
-        story_id: String,
+        story_id: StoryId,
         action: ActionRef,
         reason: String,
     },
     /// A rework action began: which iteration of how many, and the phase the work goes back to.
     ReworkStarted {
-        story_id: String,
+        story_id: StoryId,
         slug: String,
         iteration: u32,
         limit: u32,
         target: Phase,
     },
     StoryBlocked {
-        story_id: String,
+        story_id: StoryId,
         slug: String,
         reason: String,
         /// `None` in journals written before the cause was recorded.
@@ -268,18 +269,18 @@ pub enum RunEvent {
     /// The story's work reached its base branch as `commit`; the action that did it reports
     /// its own end afterwards.
     StoryMerged {
-        story_id: String,
+        story_id: StoryId,
         slug: String,
         commit: String,
         base: String,
     },
     StoryWaiting {
-        story_id: String,
+        story_id: StoryId,
         slug: String,
         reason: String,
     },
     GateDecision {
-        story_id: String,
+        story_id: StoryId,
         slug: String,
         phase: String,
         attempt: u32,
@@ -288,7 +289,7 @@ pub enum RunEvent {
     },
     /// A review reached its decision: a rejection sends the work back.
     ReviewDecided {
-        story_id: String,
+        story_id: StoryId,
         slug: String,
         decision: ReviewDecision,
         /// The first line of what the reviewers found.
@@ -297,19 +298,19 @@ pub enum RunEvent {
     },
     /// An agent ran one of its tools.
     ToolCall {
-        story_id: String,
+        story_id: StoryId,
         agent: String,
         name: String,
         is_error: bool,
     },
     /// One answered model call and what it cost (priced when the model has a price).
     Usage {
-        story_id: String,
+        story_id: StoryId,
         tokens: Tokens,
         cost_usd: Option<f64>,
     },
     Warning {
-        story_id: Option<String>,
+        story_id: Option<StoryId>,
         message: String,
     },
     /// Something the run settled that a person may want to know, once (the tool protocol it
@@ -317,7 +318,7 @@ pub enum RunEvent {
     Notice { story_id: NoStory, message: String },
     /// This run's hold on a story through the remote changed.
     Claim {
-        story_id: String,
+        story_id: StoryId,
         change: ClaimChange,
         detail: String,
     },

@@ -22,6 +22,7 @@ use super::{
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
+use crate::board::StoryId;
 use crate::config::{Config, EditFormat, PhasesConfig, CONFIG_FILE};
 
 pub struct LlmAgents {
@@ -52,14 +53,14 @@ pub struct LlmAgents {
 /// repeats with a reminder.
 #[derive(Clone, Copy)]
 struct Ask<'a> {
-    story_id: &'a str,
+    story_id: &'a StoryId,
     prompt: Prompt<'a>,
     transcript: &'a Transcript,
 }
 
 impl<'a> Ask<'a> {
     fn new(
-        story_id: &'a str,
+        story_id: &'a StoryId,
         system: &'a str,
         user: &'a str,
         tools: &'a ToolBox,
@@ -159,7 +160,7 @@ impl LlmAgents {
     }
 
     /// The client for one story's calls.
-    fn client_for(&self, story_id: &str) -> LlmClient {
+    fn client_for(&self, story_id: &StoryId) -> LlmClient {
         match &self.meter {
             Some(meter) => self
                 .client
@@ -238,7 +239,7 @@ impl LlmAgents {
     /// still falls short is no verdict (a FAILED review), never an approval (docs/design.md §15).
     async fn perspective(
         &self,
-        story_id: &str,
+        story_id: &StoryId,
         perspective: Perspective,
         user: &str,
         tools: &ToolBox,

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::board::records::Usage;
+use crate::board::StoryId;
 
 /// Why the meter refused a model call before it was sent.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,23 +30,23 @@ pub trait CallMeter: Send + Sync {
     /// Whether the story may send one more request, whose prompt is about `prompt_tokens`
     /// long; the refusal says why. Admitted, the most tokens its reply may take under the
     /// budgets (`None` when none limits it).
-    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, Refusal>;
+    fn admit(&self, story_id: &StoryId, prompt_tokens: u64) -> Result<Option<u64>, Refusal>;
     /// One answered call and what it cost.
-    fn answered(&self, story_id: &str, usage: &Usage);
+    fn answered(&self, story_id: &StoryId, usage: &Usage);
 }
 
 /// A meter bound to the story whose agent makes the calls.
 #[derive(Clone)]
 pub struct StoryMeter {
     meter: Arc<dyn CallMeter>,
-    story_id: String,
+    story_id: StoryId,
 }
 
 impl StoryMeter {
-    pub fn new(meter: Arc<dyn CallMeter>, story_id: &str) -> Self {
+    pub fn new(meter: Arc<dyn CallMeter>, story_id: &StoryId) -> Self {
         Self {
             meter,
-            story_id: story_id.to_string(),
+            story_id: StoryId::from(story_id),
         }
     }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex};
 
 use serde_json::{Map, Value};
 
+use crate::board::StoryId;
 use crate::protocol::{TranscriptEntry, TranscriptLine};
 
 /// Appends one JSON object per line to a transcript file, flushed per line so that a run that
@@ -48,7 +49,7 @@ struct Sink {
 impl Transcript {
     /// Creates `<board_dir>/logs/<story_id>/<UTC time>-<phase>.jsonl`; a second call in the same
     /// second gets `-2`, `-3`… rather than writing into the first one's file.
-    pub fn create(board_dir: &Path, story_id: &str, phase: &str) -> io::Result<Transcript> {
+    pub fn create(board_dir: &Path, story_id: &StoryId, phase: &str) -> io::Result<Transcript> {
         let dir = board_dir.join("logs").join(path_safe(story_id));
         fs_err::create_dir_all(&dir)?;
         let label = format!(
@@ -229,8 +230,10 @@ mod tests {
     #[test]
     fn records_json_lines_in_the_story_folder() {
         let board = tempfile::tempdir().unwrap();
-        let transcript = Transcript::create(board.path(), "story-abc-1234", "research").unwrap();
-        let again = Transcript::create(board.path(), "story-abc-1234", "research").unwrap();
+        let transcript =
+            Transcript::create(board.path(), &StoryId::from("story-abc-1234"), "research").unwrap();
+        let again =
+            Transcript::create(board.path(), &StoryId::from("story-abc-1234"), "research").unwrap();
         assert_ne!(transcript.path(), again.path());
 
         let path = transcript.path().unwrap().to_path_buf();
@@ -271,7 +274,8 @@ mod tests {
     #[test]
     fn ids_cannot_escape_the_logs_folder() {
         let board = tempfile::tempdir().unwrap();
-        let transcript = Transcript::create(board.path(), "../../etc", "x/y").unwrap();
+        let transcript =
+            Transcript::create(board.path(), &StoryId::from("../../etc"), "x/y").unwrap();
         assert!(transcript
             .path()
             .unwrap()

@@ -463,7 +463,7 @@ impl BoardStore {
             .iter()
             .filter_map(|story| {
                 let digest = state.seen.get(story.path.as_os_str())?.digest?;
-                Some((story.id(), digest))
+                Some((story.id().as_str(), digest))
             })
             .collect();
         stories.sort_unstable();

@@ -327,7 +327,7 @@ mod tests {
             });
             for _ in 0..300 {
                 let board = Board::load(dir.path()).unwrap();
-                let mut ids: Vec<&str> = board.stories.iter().map(|s| s.id()).collect();
+                let mut ids: Vec<&str> = board.stories.iter().map(|s| s.id().as_str()).collect();
                 ids.sort();
                 assert_eq!(ids.len(), 6, "{ids:?} {:?}", board.broken);
                 ids.dedup();

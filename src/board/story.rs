@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::frontmatter::{Frontmatter, FrontmatterError};
+use super::ids::StoryId;
 use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
 use super::sections;
 use super::vocabulary::{Column, Phase, PhaseSet};
@@ -38,7 +39,7 @@ impl From<StoryError> for crate::Error {
 /// The frontmatter itself stays the source of truth; this is refreshed after every change.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct StoryMeta {
-    pub id: String,
+    pub id: StoryId,
     pub title: String,
     pub priority: i64,
     pub status: Option<String>,
@@ -50,7 +51,7 @@ pub struct StoryMeta {
     /// The acceptance tests the acceptance phase wrote, as paths in the project's tree: fixed
     /// for implement, run by every test round and by the merge (docs/design.md §21).
     pub acceptance_tests: Vec<String>,
-    pub depends_on: Vec<String>,
+    pub depends_on: Vec<StoryId>,
     pub branch: Option<String>,
     /// The commit the tool made `branch` from: proof that it made it, and where its history
     /// must start.
@@ -354,7 +355,7 @@ impl Story {
         out
     }
 
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &StoryId {
         &self.meta.id
     }
 
@@ -595,7 +596,7 @@ fn completed_phases(front: &Frontmatter) -> Result<PhaseSet, FrontmatterError> {
 
 fn read_meta(front: &Frontmatter) -> Result<StoryMeta, FrontmatterError> {
     Ok(StoryMeta {
-        id: front.get::<String>("id")?.unwrap_or_default(),
+        id: StoryId::from(front.get::<String>("id")?.unwrap_or_default()),
         title: front.get::<String>("title")?.unwrap_or_default(),
         priority: front.get::<i64>("priority")?.unwrap_or(DEFAULT_PRIORITY),
         status: front.get("status")?,

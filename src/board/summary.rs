@@ -22,7 +22,7 @@ pub struct StorySummary {
 }
 
 impl StorySummary {
-    pub fn id(&self) -> &str {
+    pub fn id(&self) -> &super::ids::StoryId {
         &self.meta.id
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
+use super::ids::StoryId;
 use super::store::Board;
 use super::story::Story;
 use super::summary::Listed;
@@ -127,7 +128,7 @@ fn duplicate_ids(board: &Board<Story>) -> Vec<Problem> {
 }
 
 fn dependency_problems(board: &Board<Story>) -> Vec<Problem> {
-    let ids: HashSet<&str> = board.stories.iter().map(|s| s.id()).collect();
+    let ids: HashSet<&str> = board.stories.iter().map(|s| s.id().as_str()).collect();
     let mut problems = Vec::new();
     for story in &board.stories {
         for dep in &story.meta.depends_on {
@@ -178,7 +179,7 @@ pub fn dependency_cycles<S: Listed>(board: &Board<S>) -> Vec<Vec<String>> {
                 s.meta()
                     .depends_on
                     .iter()
-                    .map(String::as_str)
+                    .map(StoryId::as_str)
                     .filter(|d| *d != s.id())
                     .collect(),
             )

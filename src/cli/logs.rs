@@ -38,7 +38,7 @@ pub fn run(args: LogsArgs, context: &Context) -> Result<ExitStatus> {
     let board_dir = project.board_dir();
     let board = Board::load(&board_dir)?;
     let story = lookup::find_on_board(&board, &args.story)?;
-    let (story_id, slug) = (story.id().to_string(), story.slug.clone());
+    let (story_id, slug) = (story.id().clone(), story.slug.clone());
     let phase = args.phase.as_deref().map(|p| p.trim().to_ascii_lowercase());
     let mut follower = Follower {
         printer: &context.printer,

@@ -256,21 +256,6 @@ fn the_reference_shows_the_defaults_of_the_code() {
 }
 
 #[test]
-fn the_keep_env_row_names_every_secret_marker() {
-    let page = std::fs::read_to_string(reference_path()).unwrap();
-    let row = page
-        .lines()
-        .find(|line| line.starts_with("| `tools.keepEnv`"))
-        .expect("a tools.keepEnv row");
-    for part in crate::exec::SECRET_NAME_PARTS {
-        assert!(
-            row.contains(&format!("`{part}`")),
-            "the row misses {part}: {row}"
-        );
-    }
-}
-
-#[test]
 fn a_long_object_breaks_under_its_first_key() {
     let block = defaults_block(&json!({
         "short": 1,

@@ -271,3 +271,22 @@ fn secrets_are_scrubbed_from_the_environment() {
         .map(OsString::from)
     );
 }
+
+/// docs/reference.md names every part of a name that marks a variable as a secret.
+#[test]
+fn the_keep_env_row_names_every_secret_marker() {
+    let page = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/reference.md"),
+    )
+    .unwrap();
+    let row = page
+        .lines()
+        .find(|line| line.starts_with("| `tools.keepEnv`"))
+        .expect("a tools.keepEnv row");
+    for part in super::SECRET_NAME_PARTS {
+        assert!(
+            row.contains(&format!("`{part}`")),
+            "the row misses {part}: {row}"
+        );
+    }
+}

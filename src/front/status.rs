@@ -126,7 +126,7 @@ struct StoryJson<'a> {
     refinement_count: u32,
     last_error: Option<&'a str>,
     blocked_reason: Option<&'a str>,
-    depends_on: &'a [String],
+    depends_on: &'a [crate::board::StoryId],
     branch: Option<&'a str>,
     base_branch: Option<&'a str>,
     merged_commit: Option<&'a str>,

@@ -134,7 +134,7 @@ fn dependencies(value: &Value, board: &Board, id: &str) -> Result<serde_norway::
     let mut ids = Vec::new();
     for name in names {
         let name = name.as_str().ok_or_else(wrong)?;
-        let dependency = lookup::find_on_board(board, name)?.id().to_string();
+        let dependency = lookup::find_on_board(board, name)?.id().clone();
         if dependency == id {
             return Err(Error::Usage(
                 "key `depends_on`: a story cannot depend on itself".to_string(),

@@ -7,6 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::printer::{Printer, Verbosity};
 use super::progress::LiveLine;
+use crate::board::StoryId;
 use crate::protocol::{ActionRef, ActionType};
 use crate::workflow::attention::Attention;
 use crate::workflow::events::{RunEvent, RunRenderer};
@@ -36,7 +37,7 @@ struct State {
     /// More than one story may run at once: live lines rather than a spinner.
     parallel: bool,
     /// The stories with an action in flight.
-    running: HashMap<String, Running>,
+    running: HashMap<StoryId, Running>,
 }
 
 /// What the live line of a running story shows.
@@ -110,7 +111,7 @@ impl RunDisplay {
     }
 
     /// The story's action is over: its line goes, the event prints its own.
-    fn ended(&self, story_id: &str) {
+    fn ended(&self, story_id: &StoryId) {
         let running = self.state().running.remove(story_id);
         if let Some(line) = running.and_then(|r| r.line) {
             line.finish();
@@ -128,7 +129,7 @@ impl RunDisplay {
     }
 
     /// Updates the story's line; its slug, for the log line (the id when it is not running).
-    fn progressed(&self, story_id: &str, change: impl FnOnce(&mut Running)) -> String {
+    fn progressed(&self, story_id: &StoryId, change: impl FnOnce(&mut Running)) -> String {
         match self.state().running.get_mut(story_id) {
             Some(running) => {
                 change(running);

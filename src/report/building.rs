@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::*;
+use crate::board::StoryId;
 
 /// Finds the journal of run `id`, or the latest one.
 pub fn find_journal(board_dir: &Path, id: Option<&str>) -> Result<PathBuf, ReportError> {
@@ -95,12 +96,12 @@ impl<'a> Ended<'a> {
 
 struct Builder {
     report: RunReport,
-    index: HashMap<String, usize>,
+    index: HashMap<StoryId, usize>,
     priced: Option<bool>,
     /// The process that wrote the journal.
     pid: Option<u64>,
     /// Per story: a review or gate rejected the work of its open action, with why.
-    rejected: HashMap<String, String>,
+    rejected: HashMap<StoryId, String>,
 }
 
 impl Builder {
@@ -138,9 +139,9 @@ impl Builder {
     /// The story's report, made on its first event.
     fn story(&mut self, id: &str, slug: &str) -> &mut StoryReport {
         let stories = &mut self.report.stories;
-        let at = *self.index.entry(id.to_string()).or_insert_with(|| {
+        let at = *self.index.entry(StoryId::from(id)).or_insert_with(|| {
             stories.push(StoryReport {
-                story_id: id.to_string(),
+                story_id: StoryId::from(id),
                 slug: slug.to_string(),
                 title: None,
                 outcome: StoryOutcome::Progressed,

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::board::records::ReviewDecision;
 use crate::board::Board;
+use crate::board::StoryId;
 pub use crate::error::ReportError;
 use crate::protocol::{ActionRef, ActionType, BlockCause, JournalLine, RunEvent, Spent};
 use crate::workflow::attention::{self, Need};
@@ -116,7 +117,7 @@ names!(ActionOutcome {
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct StoryReport {
-    pub story_id: String,
+    pub story_id: StoryId,
     pub slug: String,
     /// As the run found it, or as the board has it now for an older journal.
     pub title: Option<String>,

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::parse_time;
+use crate::board::StoryId;
 use crate::protocol::{TranscriptEntry, TranscriptLine};
 
 /// Lines of a message shown before it is folded.
@@ -18,7 +19,7 @@ const FOLD_LINES: usize = 6;
 const FOLD_CHARS: usize = 480;
 
 /// The transcripts of a story, oldest first, optionally only those of one phase.
-pub fn transcripts(board_dir: &Path, story_id: &str, phase: Option<&str>) -> Vec<PathBuf> {
+pub fn transcripts(board_dir: &Path, story_id: &StoryId, phase: Option<&str>) -> Vec<PathBuf> {
     let dir = board_dir.join("logs").join(story_id);
     let Ok(entries) = fs_err::read_dir(&dir) else {
         return Vec::new();

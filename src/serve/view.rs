@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use crate::board::records::Usage;
 use crate::board::summary::{Listed, StorySummary};
+use crate::board::StoryId;
 use crate::board::{lookup, store, Board, Column, Phase, Story};
 use crate::config::Project;
 use crate::error::Result;
@@ -113,7 +114,7 @@ impl BoardView {
     }
 
     /// What the latest run is doing to `story_id` right now, if it is at work on it.
-    pub fn running(&self, story_id: &str) -> Option<&report::ActionReport> {
+    pub fn running(&self, story_id: &StoryId) -> Option<&report::ActionReport> {
         let run = self.run.as_ref().filter(|r| r.running)?;
         run.stories
             .iter()
@@ -124,7 +125,7 @@ impl BoardView {
     }
 
     /// Why a story with work left cannot take it now.
-    pub fn waiting(&self, story_id: &str) -> Option<&str> {
+    pub fn waiting(&self, story_id: &StoryId) -> Option<&str> {
         self.assessment
             .waiting
             .iter()
@@ -144,7 +145,7 @@ pub struct StoryView {
     /// Why the story cannot go on now, when it waits.
     pub waiting: Option<String>,
     /// Each dependency's id, with its slug and column when the board has it.
-    pub depends_on: Vec<(String, Option<(String, Column)>)>,
+    pub depends_on: Vec<(StoryId, Option<(String, Column)>)>,
     /// The runs that worked on the story, oldest first, with what each did to it.
     pub runs: Vec<(RunReport, StoryReport)>,
     /// Transcripts as `logs` prints them, each a heading then its lines, oldest first.
@@ -159,7 +160,7 @@ impl StoryView {
         let board_dir = project.board_dir();
         let found = lookup::find_on_board(&board.board, query)?;
         let story = store::locate(&board_dir, found.id(), Some(&found.path))?;
-        let id = story.id().to_string();
+        let id = story.id().clone();
         let pending = story
             .progress()
             .ok()
@@ -200,7 +201,7 @@ impl StoryView {
 }
 
 /// The runs whose journals mention `story_id`, oldest first, each with its part for the story.
-fn runs_of(board_dir: &Path, story_id: &str) -> Vec<(RunReport, StoryReport)> {
+fn runs_of(board_dir: &Path, story_id: &StoryId) -> Vec<(RunReport, StoryReport)> {
     let paths: Vec<PathBuf> = journal::list(board_dir).unwrap_or_default();
     let holder = lock::holder(board_dir);
     let recent = &paths[paths.len().saturating_sub(TIMELINE_RUNS)..];

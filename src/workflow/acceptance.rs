@@ -21,6 +21,7 @@ use super::tests_run::{self, TestOutcome};
 use crate::agents::conversation::WorkCheck;
 use crate::agents::prompts::is_test_path;
 use crate::agents::transcript::Transcript;
+use crate::board::StoryId;
 use crate::board::{Story, StoryType};
 
 /// What the acceptance check concluded about the tests as they are now.
@@ -119,7 +120,7 @@ fn tree_files(root: &Path) -> Vec<PathBuf> {
 /// back to it while rounds are left (`implement.testRounds`).
 pub struct AcceptanceCheck<'a> {
     wf: &'a Workflow,
-    story_id: &'a str,
+    story_id: &'a StoryId,
     dir: PathBuf,
     ignore: Vec<PathBuf>,
     before: TreeFingerprint,

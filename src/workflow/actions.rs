@@ -7,7 +7,7 @@ use super::{delivery, phases, review, rework};
 use crate::error::Result;
 
 pub async fn execute(wf: &Workflow, action: &Action) -> Result<Outcome> {
-    let id = action.story_id.as_str();
+    let id = &action.story_id;
     if let Some(phase) = action.action_type.phase() {
         return phases::run(wf, id, phase).await;
     }

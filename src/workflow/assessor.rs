@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::board::records::ReviewDecision;
 use crate::board::story::Progress;
+use crate::board::StoryId;
 use crate::board::{Board, Column, Phase, PhaseSet, StorySummary};
 
 pub use crate::protocol::{ActionRef, ActionType};
@@ -17,7 +18,7 @@ pub struct Action {
     #[serde(rename = "type")]
     pub action_type: ActionType,
     #[serde(rename = "storyId")]
-    pub story_id: String,
+    pub story_id: StoryId,
     pub slug: String,
     pub reason: String,
     pub priority: i64,
@@ -39,12 +40,12 @@ impl From<&Action> for ActionRef {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Waiting {
     #[serde(rename = "storyId")]
-    pub story_id: String,
+    pub story_id: StoryId,
     pub slug: String,
     pub reason: String,
     /// The stories it waits on, for dependency waits.
     #[serde(skip_serializing_if = "Vec::is_empty")]
-    pub on: Vec<String>,
+    pub on: Vec<StoryId>,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
@@ -59,7 +60,7 @@ pub struct Assessment {
 /// One id carried by several story files.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DuplicateId {
-    pub id: String,
+    pub id: StoryId,
     pub paths: Vec<std::path::PathBuf>,
 }
 
@@ -93,7 +94,7 @@ impl Policy {
 
 enum Next {
     Act(ActionType, i64, String),
-    Wait(String, Vec<String>),
+    Wait(String, Vec<StoryId>),
 }
 
 pub fn assess(board: &Board, policy: Policy) -> Assessment {
@@ -104,18 +105,18 @@ pub fn assess(board: &Board, policy: Policy) -> Assessment {
     let mut by_id: HashMap<&str, &StorySummary> = HashMap::with_capacity(board.stories.len());
     let mut shared: HashMap<&str, Vec<&StorySummary>> = HashMap::new();
     for story in &board.stories {
-        if let Some(first) = by_id.get(story.id()) {
+        if let Some(first) = by_id.get(story.id().as_str()) {
             shared
-                .entry(story.id())
+                .entry(story.id().as_str())
                 .or_insert_with(|| vec![first])
                 .push(story);
         } else {
-            by_id.insert(story.id(), story);
+            by_id.insert(story.id().as_str(), story);
         }
     }
     for (id, stories) in &shared {
         assessment.duplicate_ids.push(DuplicateId {
-            id: id.to_string(),
+            id: StoryId::from(*id),
             paths: stories.iter().map(|s| s.path.clone()).collect(),
         });
     }
@@ -124,10 +125,10 @@ pub fn assess(board: &Board, policy: Policy) -> Assessment {
         if matches!(story.column, Column::Done | Column::Blocked) {
             continue;
         }
-        if shared.contains_key(story.id()) {
+        if shared.contains_key(story.id().as_str()) {
             // Which file is the story? Acting on either could undo the other; a person decides.
             assessment.waiting.push(Waiting {
-                story_id: story.id().to_string(),
+                story_id: StoryId::from(story.id()),
                 slug: story.slug.clone(),
                 reason: format!(
                     "another story file has the same id {}; give one of them a new id (`agentic-sdlc validate` lists them)",
@@ -140,14 +141,14 @@ pub fn assess(board: &Board, policy: Policy) -> Assessment {
         match next_for(story, &by_id, policy) {
             Next::Act(action_type, offset, reason) => assessment.actions.push(Action {
                 action_type,
-                story_id: story.id().to_string(),
+                story_id: StoryId::from(story.id()),
                 slug: story.slug.clone(),
                 reason,
                 priority: story.meta.priority.saturating_add(offset),
                 story_priority: story.meta.priority,
             }),
             Next::Wait(reason, on) => assessment.waiting.push(Waiting {
-                story_id: story.id().to_string(),
+                story_id: StoryId::from(story.id()),
                 slug: story.slug.clone(),
                 reason,
                 on,
@@ -173,7 +174,7 @@ fn next_for(story: &StorySummary, board: &HashMap<&str, &StorySummary>, policy: 
         };
         return Next::Act(ActionType::Refine, 500, reason.into());
     }
-    let unfinished: Vec<String> = story
+    let unfinished: Vec<StoryId> = story
         .meta
         .depends_on
         .iter()
@@ -602,7 +603,7 @@ mod tests {
             story("b", Column::Ready, 5, ""),
             story("a", Column::Ready, 5, ""),
         ];
-        let order: Vec<String> = assess(&board(stories), Policy::default())
+        let order: Vec<StoryId> = assess(&board(stories), Policy::default())
             .actions
             .into_iter()
             .map(|a| a.story_id)

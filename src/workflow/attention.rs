@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::outcome::BlockCause;
+use crate::board::StoryId;
 use crate::board::{Board, Phase, StorySummary};
 pub use crate::protocol::{Attention, NextStep};
 
@@ -101,7 +102,7 @@ impl Need {
 impl Attention {
     pub fn new(story: &StorySummary, need: &Need) -> Attention {
         Attention {
-            story_id: story.id().to_string(),
+            story_id: StoryId::from(story.id()),
             slug: story.slug.clone(),
             title: story.meta.title.clone(),
             why: need.why(),

@@ -10,6 +10,7 @@ use std::sync::Mutex;
 
 use crate::agents::meter::CallMeter;
 use crate::board::records::{round_usd, Usage};
+use crate::board::StoryId;
 use crate::config::{BudgetConfig, Config, Price};
 
 /// The price of `model`, when `pricing` lists it.
@@ -49,7 +50,7 @@ pub struct Spending {
 #[derive(Default)]
 struct State {
     run: Usage,
-    stories: HashMap<String, StoryTally>,
+    stories: HashMap<StoryId, StoryTally>,
     /// The budget that stopped the run, once one did.
     run_stop: Option<String>,
 }
@@ -90,26 +91,26 @@ impl Spending {
     }
 
     /// An action of the story starts; `spent` is the story's `usage` so far.
-    pub fn begin_action(&self, story_id: &str, spent: Usage) {
+    pub fn begin_action(&self, story_id: &StoryId, spent: Usage) {
         let spent = priced(self.price, spent);
         let mut state = self.state();
-        let tally = state.stories.entry(story_id.to_string()).or_default();
+        let tally = state.stories.entry(story_id.clone()).or_default();
         tally.total = spent;
         tally.action = Usage::default();
     }
 
     /// A reply's usage (unpriced) is in the story file now: the meter wrote it as it arrived
     /// (docs/design.md §22, "Spend is recorded as it happens").
-    pub fn written(&self, story_id: &str, usage: &Usage) {
+    pub fn written(&self, story_id: &StoryId, usage: &Usage) {
         let mut state = self.state();
-        let tally = state.stories.entry(story_id.to_string()).or_default();
+        let tally = state.stories.entry(story_id.clone()).or_default();
         tally.written.add(usage);
     }
 
     /// What of `usage` (unpriced: an agent's account of calls whose replies went through the
     /// meter, or did not) the story file does not hold yet, priced. What the meter wrote is
     /// taken off its ledger, so nothing is counted twice and nothing is lost.
-    pub fn not_yet_written(&self, story_id: &str, usage: Usage) -> Usage {
+    pub fn not_yet_written(&self, story_id: &StoryId, usage: Usage) -> Usage {
         let mut state = self.state();
         let rest = match state.stories.get_mut(story_id) {
             Some(tally) => {
@@ -123,7 +124,7 @@ impl Spending {
     }
 
     /// What the story's action in flight spent so far, priced.
-    pub fn action_usage(&self, story_id: &str) -> Usage {
+    pub fn action_usage(&self, story_id: &StoryId) -> Usage {
         self.state()
             .stories
             .get(story_id)
@@ -291,7 +292,7 @@ pub fn format_usd(usd: f64) -> String {
 }
 
 impl CallMeter for Spending {
-    fn admit(&self, story_id: &str, prompt_tokens: u64) -> Result<Option<u64>, Refusal> {
+    fn admit(&self, story_id: &StoryId, prompt_tokens: u64) -> Result<Option<u64>, Refusal> {
         let mut state = self.state();
         let run = state.run;
         if state.run_stop.is_none() {
@@ -302,7 +303,7 @@ impl CallMeter for Spending {
                 "Stopped before an LLM call: {reason}"
             )));
         }
-        let tally = state.stories.entry(story_id.to_string()).or_default();
+        let tally = state.stories.entry(story_id.clone()).or_default();
         if let Some((key, reason)) = self.story_limit_reached(&tally.total, prompt_tokens) {
             return Err(Refusal::Story { reason, key });
         }
@@ -310,11 +311,11 @@ impl CallMeter for Spending {
         Ok(self.reply_room(&run, &story, prompt_tokens))
     }
 
-    fn answered(&self, story_id: &str, usage: &Usage) {
+    fn answered(&self, story_id: &StoryId, usage: &Usage) {
         let usage = priced(self.price, *usage);
         let mut state = self.state();
         state.run.add(&usage);
-        let tally = state.stories.entry(story_id.to_string()).or_default();
+        let tally = state.stories.entry(story_id.clone()).or_default();
         tally.total.add(&usage);
         tally.action.add(&usage);
     }
@@ -365,36 +366,39 @@ mod tests {
     #[test]
     fn a_story_is_refused_once_it_reached_its_budget() {
         let spending = Spending::new(&config(serde_json::json!({"storyTokens": 250})));
-        spending.begin_action("s", call(100, 20));
+        spending.begin_action(&StoryId::from("s"), call(100, 20));
         assert_eq!(
-            spending.admit("s", 10),
+            spending.admit(&StoryId::from("s"), 10),
             Ok(Some(120)),
             "250 - 120 spent - 10"
         );
-        spending.answered("s", &call(100, 20));
-        assert_eq!(spending.admit("s", 5), Ok(Some(5)));
-        spending.answered("s", &call(100, 20));
+        spending.answered(&StoryId::from("s"), &call(100, 20));
+        assert_eq!(spending.admit(&StoryId::from("s"), 5), Ok(Some(5)));
+        spending.answered(&StoryId::from("s"), &call(100, 20));
         assert_eq!(
-            spending.admit("s", 0),
+            spending.admit(&StoryId::from("s"), 0),
             Err(Refusal::Story {
                 reason: "Budget: 360 of 250 tokens".into(),
                 key: "budget.storyTokens"
             })
         );
-        assert_eq!(spending.action_usage("s").tokens(), 240);
-        assert_eq!(spending.action_usage("s").cost_usd, Some(0.054));
+        assert_eq!(spending.action_usage(&StoryId::from("s")).tokens(), 240);
+        assert_eq!(
+            spending.action_usage(&StoryId::from("s")).cost_usd,
+            Some(0.054)
+        );
         // Other stories are not affected by one story's budget.
-        spending.begin_action("t", Usage::default());
-        assert_eq!(spending.admit("t", 0), Ok(Some(250)));
+        spending.begin_action(&StoryId::from("t"), Usage::default());
+        assert_eq!(spending.admit(&StoryId::from("t"), 0), Ok(Some(250)));
     }
 
     #[test]
     fn a_prompt_that_alone_passes_the_budget_is_refused_before_it_is_sent() {
         let spending = Spending::new(&config(serde_json::json!({"storyTokens": 5000})));
-        spending.begin_action("s", call(1000, 200));
-        assert_eq!(spending.admit("s", 3000), Ok(Some(800)));
+        spending.begin_action(&StoryId::from("s"), call(1000, 200));
+        assert_eq!(spending.admit(&StoryId::from("s"), 3000), Ok(Some(800)));
         assert_eq!(
-            spending.admit("s", 3800),
+            spending.admit(&StoryId::from("s"), 3800),
             Err(Refusal::Story {
                 reason: "Budget: 1200 of 5000 tokens; the next request's prompt alone is about \
                          3800 tokens"
@@ -404,36 +408,39 @@ mod tests {
         );
         // Without a budget nothing limits the reply.
         let free = Spending::new(&config(serde_json::json!({})));
-        free.begin_action("s", call(1_000_000, 0));
-        assert_eq!(free.admit("s", 1_000_000), Ok(None));
+        free.begin_action(&StoryId::from("s"), call(1_000_000, 0));
+        assert_eq!(free.admit(&StoryId::from("s"), 1_000_000), Ok(None));
     }
 
     #[test]
     fn the_run_budget_refuses_every_story_and_names_itself() {
         let spending = Spending::new(&config(serde_json::json!({"runUsd": 0.05})));
         // 0.05 USD at 600 USD per million output tokens leaves 83 tokens for a reply.
-        spending.begin_action("a", Usage::default());
-        assert_eq!(spending.admit("a", 0), Ok(Some(83)));
+        spending.begin_action(&StoryId::from("a"), Usage::default());
+        assert_eq!(spending.admit(&StoryId::from("a"), 0), Ok(Some(83)));
         // A prompt of 100 tokens costs 0.015 USD first.
-        assert_eq!(spending.admit("a", 100), Ok(Some(58)));
-        spending.answered("a", &call(100, 20));
-        spending.begin_action("b", Usage::default());
-        assert_eq!(spending.admit("b", 0), Ok(Some(38)));
-        spending.answered("b", &call(100, 20));
+        assert_eq!(spending.admit(&StoryId::from("a"), 100), Ok(Some(58)));
+        spending.answered(&StoryId::from("a"), &call(100, 20));
+        spending.begin_action(&StoryId::from("b"), Usage::default());
+        assert_eq!(spending.admit(&StoryId::from("b"), 0), Ok(Some(38)));
+        spending.answered(&StoryId::from("b"), &call(100, 20));
         assert_eq!(
             spending.run_stop(),
             Some("the run budget budget.runUsd is spent (0.054 of 0.05 USD)".into())
         );
-        assert!(matches!(spending.admit("a", 0), Err(Refusal::Run(_))));
+        assert!(matches!(
+            spending.admit(&StoryId::from("a"), 0),
+            Err(Refusal::Run(_))
+        ));
     }
 
     #[test]
     fn a_prompt_too_large_for_the_run_budget_stops_the_run() {
         let spending = Spending::new(&config(serde_json::json!({"runTokens": 1000})));
-        spending.begin_action("a", Usage::default());
-        spending.answered("a", &call(500, 100));
+        spending.begin_action(&StoryId::from("a"), Usage::default());
+        spending.answered(&StoryId::from("a"), &call(500, 100));
         assert!(spending.run_stop().is_none());
-        let Err(Refusal::Run(refused)) = spending.admit("a", 400) else {
+        let Err(Refusal::Run(refused)) = spending.admit(&StoryId::from("a"), 400) else {
             panic!("the run budget did not refuse");
         };
         assert!(

@@ -9,6 +9,7 @@ use super::assessor::{Action, ActionType};
 #[cfg(doc)]
 use crate::board::board_store::BoardStore;
 use crate::board::store::write_atomic;
+use crate::board::StoryId;
 use crate::error::{Error, Result};
 
 pub const CHECKPOINT_FILE: &str = ".workflow-state.json";
@@ -23,7 +24,7 @@ pub use crate::protocol::RunOptions;
 pub struct CheckpointAction {
     #[serde(rename = "type")]
     pub action_type: ActionType,
-    pub story_id: String,
+    pub story_id: StoryId,
     pub story_path: PathBuf,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub completed_at: Option<String>,

@@ -13,6 +13,7 @@ use super::workspace::{self, Purpose, Work};
 use super::{remote, review, story_ops};
 use crate::agents::transcript::Transcript;
 use crate::board::records::{ReviewIssue, Usage};
+use crate::board::StoryId;
 use crate::board::{Column, Story};
 use crate::config::Integrate;
 use crate::error::{Error, Result};
@@ -23,7 +24,7 @@ use merging::{merge_and_test, short, Merge, MergeStep, Testing};
 /// Times a delivery integrates again because someone committed to the base while it tested.
 const BASE_RACES: usize = 3;
 
-pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+pub async fn move_to_done(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     let story = wf.board.locate(story_id)?;
     let merges = wf.config.git.integrate == Integrate::Merge
         && workspace::uses_branches(wf)
@@ -56,7 +57,7 @@ pub async fn move_to_done(wf: &Workflow, story_id: &str) -> Result<Outcome> {
         Ok(Delivery::Merged { commit, base }) => {
             mark_done(wf, &story, Some((&commit, &base))).await?;
             wf.events.emit(RunEvent::StoryMerged {
-                story_id: story_id.to_string(),
+                story_id: StoryId::from(story_id),
                 slug: story.slug.clone(),
                 base: base.clone(),
                 commit: commit.clone(),
@@ -210,7 +211,7 @@ async fn integrate_and_test(
 
 /// A failed integration is a rejected review aimed at implement: the rework that follows runs
 /// in this same run and is bounded by the circuit breaker like any other (docs/design.md §7, §12).
-fn send_back(wf: &Workflow, story_id: &str, issue: ReviewIssue, base: &str) -> Result<Outcome> {
+fn send_back(wf: &Workflow, story_id: &StoryId, issue: ReviewIssue, base: &str) -> Result<Outcome> {
     let headline = issue
         .description
         .lines()
@@ -249,7 +250,7 @@ pub(crate) fn record_done(story: &mut Story, merged: Option<(&str, &str)>) {
 /// branch when exactly one dependency is still unmerged with a pull request of its own. Where
 /// that cannot be done (no git repository, no branch, no `gh`), it says so and the story goes
 /// on to done.
-pub async fn create_pr(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+pub async fn create_pr(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     let story = wf.board.locate(story_id)?;
     let Some(branch) = story.meta.branch.clone().filter(|_| git::is_repo(&wf.root)) else {
         return skip_pr(
@@ -341,7 +342,7 @@ fn pr_target(wf: &Workflow, story: &Story) -> Option<String> {
 
 async fn skip_pr(wf: &Workflow, story: &Story, why: &str) -> Result<Outcome> {
     wf.events.emit(super::events::RunEvent::Warning {
-        story_id: Some(story.id().to_string()),
+        story_id: Some(StoryId::from(story.id())),
         message: format!("no pull request: {why}"),
     });
     mark_done(wf, story, None).await?;

@@ -9,6 +9,7 @@ use crate::agents::meter::CallMeter;
 use crate::agents::transcript::ToolCallObserver;
 use crate::board::board_store::BoardStore;
 use crate::board::records::Usage;
+use crate::board::StoryId;
 
 pub use crate::protocol::{ActionRef, ClaimChange, RunEvent};
 
@@ -100,17 +101,17 @@ impl EventSink {
     }
 
     /// The tool calls of `story_id`'s agents as events.
-    pub fn tool_calls_of(&self, story_id: &str) -> Arc<dyn ToolCallObserver> {
+    pub fn tool_calls_of(&self, story_id: &StoryId) -> Arc<dyn ToolCallObserver> {
         Arc::new(StoryToolCalls {
             events: self.clone(),
-            story_id: story_id.to_string(),
+            story_id: StoryId::from(story_id),
         })
     }
 }
 
 struct StoryToolCalls {
     events: EventSink,
-    story_id: String,
+    story_id: StoryId,
 }
 
 impl ToolCallObserver for StoryToolCalls {
@@ -152,13 +153,13 @@ impl ReportingMeter {
 impl CallMeter for ReportingMeter {
     fn admit(
         &self,
-        story_id: &str,
+        story_id: &StoryId,
         prompt_tokens: u64,
     ) -> Result<Option<u64>, crate::agents::meter::Refusal> {
         self.meter.admit(story_id, prompt_tokens)
     }
 
-    fn answered(&self, story_id: &str, usage: &Usage) {
+    fn answered(&self, story_id: &StoryId, usage: &Usage) {
         self.meter.answered(story_id, usage);
         let priced = super::budget::priced(self.meter.price(), *usage);
         if let Some(board) = &self.board {
@@ -170,7 +171,7 @@ impl CallMeter for ReportingMeter {
         }
         let usage = priced;
         self.events.emit(RunEvent::Usage {
-            story_id: story_id.to_string(),
+            story_id: StoryId::from(story_id),
             tokens: (&usage).into(),
             cost_usd: usage.cost_usd,
         });
@@ -208,7 +209,7 @@ mod tests {
     fn tool_calls_recorded_in_a_transcript_become_events_of_its_story() {
         let (events, recorded) = recorded_sink();
         let transcript = Transcript::disabled()
-            .observed_by(events.tool_calls_of("story-1"))
+            .observed_by(events.tool_calls_of(&StoryId::from("story-1")))
             .for_agent("code-review");
         transcript.record_tool_call(
             "call-1",
@@ -249,7 +250,7 @@ mod tests {
             cost_usd: None,
             estimated: false,
         };
-        meter.answered("story-1", &call);
+        meter.answered(&StoryId::from("story-1"), &call);
         assert_eq!(spending.run_usage().tokens(), 1_500_000);
         assert_eq!(
             *recorded.0.lock().unwrap(),

@@ -20,6 +20,7 @@ use super::{phase_output, story_ops};
 use crate::agents::Revision;
 use crate::board::board_store::BoardStore;
 use crate::board::records::{GateState, PhaseReview};
+use crate::board::StoryId;
 use crate::board::{store, Phase, Story};
 use crate::config::GateConfig;
 use crate::error::{Error, Result};
@@ -58,7 +59,7 @@ pub struct Recorded(pub String);
 /// retries spent on it in this run.
 pub struct PhaseGate<'a> {
     board: &'a BoardStore,
-    story_id: &'a str,
+    story_id: &'a StoryId,
     phase: Phase,
     record: PhaseReview,
     retries: u32,
@@ -67,7 +68,7 @@ pub struct PhaseGate<'a> {
 
 impl<'a> PhaseGate<'a> {
     /// A phase's gate before its first attempt in a run.
-    pub fn new(board: &'a BoardStore, story_id: &'a str, phase: Phase) -> Self {
+    pub fn new(board: &'a BoardStore, story_id: &'a StoryId, phase: Phase) -> Self {
         PhaseGate {
             board,
             story_id,
@@ -314,7 +315,7 @@ impl<'a> PhaseGate<'a> {
 /// gate when there is one, in one atomic write; an output that waited for a person is done.
 pub fn commit_output(
     board: &BoardStore,
-    story_id: &str,
+    story_id: &StoryId,
     phase: Phase,
     output: &str,
     record: Option<PhaseReview>,
@@ -332,7 +333,7 @@ pub fn commit_output(
 }
 
 /// Where a human gate's undecided output waits for `decide`.
-pub fn pending_output_path(board_dir: &Path, story_id: &str, phase: Phase) -> PathBuf {
+pub fn pending_output_path(board_dir: &Path, story_id: &StoryId, phase: Phase) -> PathBuf {
     board_dir
         .join("logs")
         .join(story_id)

@@ -15,6 +15,7 @@ use super::budget::Spending;
 use super::checkpoint::RunOptions;
 use super::events::{EventRecord, RunEvent};
 use crate::board::records::Usage;
+use crate::board::StoryId;
 use crate::protocol::{JournalLine, NoStory, Spent};
 
 use crate::board::RUNS_DIR;
@@ -30,7 +31,7 @@ pub struct Journal {
 struct Inner {
     file: io::BufWriter<fs_err::File>,
     /// When each story's action in flight started.
-    actions: HashMap<String, (DateTime<Utc>, Instant)>,
+    actions: HashMap<StoryId, (DateTime<Utc>, Instant)>,
     failed: bool,
 }
 

@@ -11,6 +11,7 @@ use super::context::Workflow;
 use super::outcome::{Outcome, Stop};
 use super::story_ops;
 use crate::board::records::{IterationResult, ReviewDecision, ReviewRecord};
+use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::error::Result;
 use crate::vcs as git;
@@ -102,7 +103,7 @@ pub fn rework_target(story: &Story) -> Option<Phase> {
 }
 
 /// Blocks the story for no progress.
-pub fn block(wf: &Workflow, story_id: &str, reason: &str) -> Result<Outcome> {
+pub fn block(wf: &Workflow, story_id: &StoryId, reason: &str) -> Result<Outcome> {
     wf.board.update(story_id, |story| {
         story_ops::block(story, reason);
         Ok(())

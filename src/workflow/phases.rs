@@ -15,6 +15,7 @@ use super::{no_progress, story_ops, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
 use crate::board::records::{IterationResult, ReviewDecision};
+use crate::board::StoryId;
 use crate::board::{Column, Phase, Story};
 use crate::config::{GateConfig, Reviewer};
 use crate::error::Result;
@@ -25,7 +26,7 @@ mod attempts;
 mod checked;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
-pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome> {
+pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outcome> {
     if phase == Phase::Refine && !wf.config.phase_enabled(Phase::Refine) {
         return skip_refine(wf, story_id);
     }
@@ -108,7 +109,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
             return story_ops::fail(wf, story_id, err.to_string(), Default::default());
         }
         (Err(err), Some(_)) => wf.events.emit(super::events::RunEvent::Warning {
-            story_id: Some(story_id.to_string()),
+            story_id: Some(StoryId::from(story_id)),
             message: format!("could not save the partial implementation: {err}"),
         }),
         (Ok(()), _) => {}
@@ -124,7 +125,7 @@ pub async fn run(wf: &Workflow, story_id: &str, phase: Phase) -> Result<Outcome>
 
 /// With `phases.refine.enabled: false` a story leaves backlog as it was written: no model is
 /// asked, its Summary and Acceptance Criteria stay, and it moves to ready.
-fn skip_refine(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+fn skip_refine(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     wf.board.update(story_id, |story| {
         if story.column == Column::Backlog {
             story.set_column(Column::Ready);
@@ -151,7 +152,7 @@ fn no_acceptance_tests(wf: &Workflow, story: &Story) -> Option<String> {
 }
 
 /// Completes acceptance without tests, saying why in its section.
-fn skip_acceptance(wf: &Workflow, story_id: &str, why: String) -> Result<Outcome> {
+fn skip_acceptance(wf: &Workflow, story_id: &StoryId, why: String) -> Result<Outcome> {
     wf.board.update(story_id, |story| {
         story.set_section(
             Phase::Acceptance.section(),
@@ -165,7 +166,7 @@ fn skip_acceptance(wf: &Workflow, story_id: &str, why: String) -> Result<Outcome
 
 /// An implement that failed leaves the story in the column it started from (docs/design.md §13),
 /// not in in-progress where the attempt put it.
-fn restore_column(wf: &Workflow, story_id: &str, column: Column) -> Result<()> {
+fn restore_column(wf: &Workflow, story_id: &StoryId, column: Column) -> Result<()> {
     wf.board.update(story_id, |story| {
         if story.column != column && story.column == Column::InProgress {
             story.set_column(column);
@@ -177,7 +178,7 @@ fn restore_column(wf: &Workflow, story_id: &str, column: Column) -> Result<()> {
 
 struct PhaseRun<'a> {
     wf: &'a Workflow,
-    story_id: &'a str,
+    story_id: &'a StoryId,
     phase: Phase,
     work_dir: PathBuf,
     /// The story's branch, when it has one.
@@ -362,7 +363,7 @@ impl PhaseRun<'_> {
 
     fn announce(&self, story: &Story, parsed: &ParsedDecision) {
         self.wf.events.emit(RunEvent::GateDecision {
-            story_id: self.story_id.to_string(),
+            story_id: StoryId::from(self.story_id),
             slug: story.slug.clone(),
             phase: self.phase.name().to_string(),
             attempt: self.gate.attempts(),

@@ -12,10 +12,11 @@ use crate::agents::{AgentError, AgentFailure, Perspective, ReviewRequest};
 use crate::board::records::{
     IssueSeverity, ReviewDecision, ReviewIssue, ReviewRecord, Severity, Usage,
 };
+use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::error::Result;
 
-pub async fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+pub async fn run(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     let story = wf.board.locate(story_id)?;
     let transcript = match story_ops::open_transcript(wf, story_id, "review")? {
         Ok(transcript) => transcript,
@@ -117,7 +118,7 @@ pub enum TestVerdict {
 /// story's branch, delivery on the integrated tree.
 pub async fn run_test_command(
     wf: &Workflow,
-    story_id: &str,
+    story_id: &StoryId,
     dir: &std::path::Path,
     transcript: &Transcript,
 ) -> TestVerdict {
@@ -184,7 +185,7 @@ pub(super) fn record_from(
 /// Records a decided review: history, notes, the reviews flag and the open rework iteration.
 pub(super) fn record_review(
     wf: &Workflow,
-    story_id: &str,
+    story_id: &StoryId,
     record: ReviewRecord,
     usage: Usage,
 ) -> Result<Outcome> {
@@ -211,7 +212,7 @@ pub(super) fn record_review(
         Ok(repeated)
     })?;
     wf.events.emit(RunEvent::ReviewDecided {
-        story_id: story_id.to_string(),
+        story_id: StoryId::from(story_id),
         slug: story.slug.clone(),
         decision,
         feedback: first_line,
@@ -231,7 +232,12 @@ pub(super) fn record_review(
 
 /// A review whose agent failed is kept in the history as FAILED, which counts as no rejection
 /// (docs/design.md §7.5), and the action fails.
-fn record_failed(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Result<Outcome> {
+fn record_failed(
+    wf: &Workflow,
+    story_id: &StoryId,
+    message: String,
+    usage: Usage,
+) -> Result<Outcome> {
     let record = ReviewRecord {
         timestamp: story_ops::now(),
         decision: ReviewDecision::Failed,

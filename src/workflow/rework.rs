@@ -6,6 +6,7 @@ use super::outcome::{Outcome, Stop};
 use super::story_ops;
 use crate::agents::verdict::{feedback_summary, format_issues};
 use crate::board::records::{IterationResult, RefinementIteration, ReviewDecision, ReviewRecord};
+use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::config::Escalation;
 use crate::error::{Error, Result};
@@ -68,7 +69,7 @@ pub fn preview(wf: &Workflow, story: &Story) -> Option<ReworkPlan> {
     })
 }
 
-pub fn run(wf: &Workflow, story_id: &str) -> Result<Outcome> {
+pub fn run(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     let refinement = &wf.config.refinement;
     let (_, outcome) = wf.board.update(story_id, |story| {
         let review = story

@@ -25,6 +25,7 @@ use crate::agents::Agents;
 use crate::board::board_store::BoardStore;
 use crate::board::validate::dependency_cycles;
 use crate::board::watch::{BoardWatcher, Scope};
+use crate::board::StoryId;
 use crate::board::{lookup, store, Board, Phase};
 use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
@@ -63,7 +64,7 @@ pub type AgentFactory =
 fn runnable<'a>(
     assessment: &'a Assessment,
     options: &'a RunOptions,
-    skip: &'a HashSet<String>,
+    skip: &'a HashSet<StoryId>,
 ) -> impl Iterator<Item = &'a Action> {
     assessment.actions.iter().filter(move |a| {
         options.story.as_ref().is_none_or(|id| &a.story_id == id)
@@ -312,7 +313,7 @@ pub async fn run(
 
 /// A story this run moved to blocked/.
 struct NewlyBlocked {
-    story_id: String,
+    story_id: StoryId,
     reason: String,
     cause: BlockCause,
 }
@@ -323,15 +324,15 @@ struct Loop {
     concurrency: usize,
     tasks: JoinSet<(Action, Result<Outcome>)>,
     /// Stories with an action in flight; a story never runs two actions at once.
-    running: HashMap<String, Action>,
+    running: HashMap<StoryId, Action>,
     /// Stories that take no further action in this run: failed, blocked or waiting.
-    parked: HashSet<String>,
+    parked: HashSet<StoryId>,
     /// Under `--watch`: each parked story's file as it was when the run first looked at it
     /// idle, for files the run itself never wrote.
-    parked_stamps: HashMap<String, FileStamp>,
+    parked_stamps: HashMap<StoryId, FileStamp>,
     /// Under `--watch`: the content a story was given another chance for, so that the same
     /// change does not start it over and over when its action writes nothing.
-    retried_for: HashMap<String, u128>,
+    retried_for: HashMap<StoryId, u128>,
     started: u32,
     failed: u32,
     /// Set when an escalation stops new work.
@@ -340,7 +341,7 @@ struct Loop {
     /// exit 3 (unless the breaker's escalation says otherwise).
     blocked: Vec<NewlyBlocked>,
     /// Ids shared by several story files that the run has warned about, once each.
-    duplicates_seen: HashSet<String>,
+    duplicates_seen: HashSet<StoryId>,
     /// With `--remote`: the claims and releases in flight (docs/design.md §20).
     turns: Option<Turns>,
     /// `run --watch`: what tells the idle run that a person changed the board.

@@ -6,12 +6,13 @@ use super::outcome::{Outcome, Stop};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentError, AgentFailure};
 use crate::board::records::Usage;
+use crate::board::StoryId;
 use crate::board::{Column, Story};
 use crate::error::Result;
 
 /// Adds an agent call's usage to the story right away (docs/design.md §10), so nothing spent is
 /// lost even if the action fails later.
-pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
+pub fn add_usage(wf: &Workflow, story_id: &StoryId, usage: Usage) -> Result<()> {
     let usage = wf.spending.not_yet_written(story_id, usage);
     if usage.is_empty() {
         return Ok(());
@@ -23,7 +24,7 @@ pub fn add_usage(wf: &Workflow, story_id: &str, usage: Usage) -> Result<()> {
 
 /// Leaves the story as it was, with `last_error` set and the usage spent, and reports the
 /// failure.
-pub fn fail(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Result<Outcome> {
+pub fn fail(wf: &Workflow, story_id: &StoryId, message: String, usage: Usage) -> Result<Outcome> {
     let usage = wf.spending.not_yet_written(story_id, usage);
     wf.board.update(story_id, |story| {
         if !usage.is_empty() {
@@ -38,7 +39,7 @@ pub fn fail(wf: &Workflow, story_id: &str, message: String, usage: Usage) -> Res
 /// How an action ends when its agent could not finish: a budget that refused a call blocks
 /// the story (its own budget) or stops the action (the run's), since that is not the agent's
 /// fault; anything else fails the action with `last_error` ([`fail`]).
-pub fn agent_failed(wf: &Workflow, story_id: &str, error: AgentError) -> Result<Outcome> {
+pub fn agent_failed(wf: &Workflow, story_id: &StoryId, error: AgentError) -> Result<Outcome> {
     match error.failure {
         AgentFailure::Refused(refusal) => refused(wf, story_id, &refusal, error.usage),
         AgentFailure::Failed(message) => fail(wf, story_id, message, error.usage),
@@ -50,7 +51,7 @@ pub fn agent_failed(wf: &Workflow, story_id: &str, error: AgentError) -> Result<
 }
 
 /// Records a budget's refusal and returns how the action ended.
-fn refused(wf: &Workflow, story_id: &str, refusal: &Refusal, usage: Usage) -> Result<Outcome> {
+fn refused(wf: &Workflow, story_id: &StoryId, refusal: &Refusal, usage: Usage) -> Result<Outcome> {
     let usage = wf.spending.not_yet_written(story_id, usage);
     let outcome = wf
         .board
@@ -77,7 +78,7 @@ fn refused(wf: &Workflow, story_id: &str, refusal: &Refusal, usage: Usage) -> Re
 /// error: running agents without a record of what they did is not an option.
 pub fn open_transcript(
     wf: &Workflow,
-    story_id: &str,
+    story_id: &StoryId,
     label: &str,
 ) -> Result<Result<Transcript, Outcome>> {
     match Transcript::create(wf.board_dir(), story_id, label) {

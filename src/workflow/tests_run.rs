@@ -14,6 +14,7 @@ use super::named_functions::{named_functions, undefined, Missing, NamedFunction}
 use super::unasked_tests::{failed_tests, unasked_failures};
 use crate::agents::conversation::WorkCheck;
 use crate::agents::transcript::Transcript;
+use crate::board::StoryId;
 use crate::config::EditFormat;
 use crate::exec::{head_tail, BoxedCommand, ExecError};
 
@@ -153,7 +154,7 @@ impl TestRun {
 /// implement's work check on the tree the agent works in.
 pub async fn run(
     wf: &Workflow,
-    story_id: &str,
+    story_id: &StoryId,
     dir: &Path,
     transcript: &Transcript,
 ) -> Option<TestRun> {
@@ -214,7 +215,7 @@ pub async fn run(
 pub struct TestRounds<'a> {
     wf: &'a Workflow,
     story: &'a crate::board::Story,
-    story_id: &'a str,
+    story_id: &'a StoryId,
     dir: PathBuf,
     transcript: Transcript,
     rounds: u32,

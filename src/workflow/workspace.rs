@@ -14,6 +14,7 @@ use tokio::sync::OwnedMutexGuard;
 use super::blocking::off_the_runtime;
 use super::context::Workflow;
 use crate::agents::prompts::DIFF_BUDGET;
+use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::config::{Config, Integrate};
 use crate::error::{Error, Result};
@@ -119,7 +120,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
     }
     let plan = BranchPlan {
         root: wf.root.clone(),
-        story_id: story.id().to_string(),
+        story_id: StoryId::from(story.id()),
         slug: story.slug.clone(),
         recorded_branch: story.meta.branch.clone(),
         recorded_branch_base: story.meta.branch_base.clone(),
@@ -160,7 +161,7 @@ fn dependency_branches(wf: &Workflow, story: &Story) -> Vec<String> {
 /// Everything `prepare` needs to know, owned, so the git work can run on a blocking thread.
 struct BranchPlan {
     root: PathBuf,
-    story_id: String,
+    story_id: StoryId,
     slug: String,
     recorded_branch: Option<String>,
     recorded_branch_base: Option<String>,
@@ -316,7 +317,7 @@ impl BranchPlan {
 
 /// Records where the story's implementation lives: its branch, the commit the tool made it
 /// from, and the branch it goes into.
-pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> Result<()> {
+pub fn start_implementation(wf: &Workflow, story_id: &StoryId, work: &Work) -> Result<()> {
     if work.branch.is_none() {
         return Ok(());
     }
@@ -341,7 +342,7 @@ pub fn start_implementation(wf: &Workflow, story_id: &str, work: &Work) -> Resul
 pub async fn finish(
     wf: &Workflow,
     work: &Work,
-    story_id: &str,
+    story_id: &StoryId,
     phase: Phase,
     failure: Option<&str>,
 ) -> Result<()> {
@@ -376,7 +377,7 @@ pub async fn finish(
 /// did not pass the check are put back as the branch had them, so a retry starts clean.
 async fn finish_acceptance(
     work: &Work,
-    story_id: &str,
+    story_id: &StoryId,
     failure: Option<&str>,
     own_paths: Vec<PathBuf>,
 ) -> Result<()> {

@@ -7,6 +7,7 @@ use wiremock::{MockServer, ResponseTemplate};
 
 use super::*;
 use crate::agents::llm::testing::{answer, client, completion, request_bodies};
+use crate::board::StoryId;
 
 /// Records every call and answers with a canned text.
 #[derive(Default)]
@@ -99,7 +100,8 @@ async fn tool_calls_are_answered_one_message_per_id() {
     answer(&server, ok(completion(Some("all done"), &[])), 1).await;
     let tools = FakeTools::default();
     let board = tempfile::tempdir().unwrap();
-    let transcript = Transcript::create(board.path(), "story-1", "research").unwrap();
+    let transcript =
+        Transcript::create(board.path(), &StoryId::from("story-1"), "research").unwrap();
 
     let done = converse(&server, Some(&tools), 5, &transcript)
         .await
@@ -177,7 +179,7 @@ async fn tools_refused_on_the_first_turn_are_dropped_once() {
     answer(&server, refused, 1).await;
     answer(&server, ok(completion(Some("plain answer"), &[])), 1).await;
     let board = tempfile::tempdir().unwrap();
-    let transcript = Transcript::create(board.path(), "story-1", "plan").unwrap();
+    let transcript = Transcript::create(board.path(), &StoryId::from("story-1"), "plan").unwrap();
 
     let tools = FakeTools::default();
     let done = converse(&server, Some(&tools), 5, &transcript)
@@ -292,7 +294,8 @@ async fn a_fatal_tool_error_ends_the_conversation() {
     let calls = [("c1", "run_command", r#"{"command":"make"}"#)];
     answer(&server, ok(completion(Some("building"), &calls)), 1).await;
     let board = tempfile::tempdir().unwrap();
-    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+    let transcript =
+        Transcript::create(board.path(), &StoryId::from("story-1"), "implement").unwrap();
 
     let failed = converse(&server, Some(&BrokenTools), 5, &transcript)
         .await
@@ -312,7 +315,8 @@ async fn under_auto_a_call_written_in_a_fence_runs_and_stands_as_a_native_call()
     answer(&server, ok(completion(Some("done"), &[])), 1).await;
     let tools = FakeTools::default();
     let board = tempfile::tempdir().unwrap();
-    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+    let transcript =
+        Transcript::create(board.path(), &StoryId::from("story-1"), "implement").unwrap();
 
     let done = converse(&server, Some(&tools), 5, &transcript)
         .await
@@ -365,7 +369,8 @@ async fn under_text_the_tools_are_described_and_one_action_per_reply_runs() {
     answer(&server, ok(completion(Some(two), &[])), 1).await;
     answer(&server, ok(completion(Some("All done."), &[])), 1).await;
     let board = tempfile::tempdir().unwrap();
-    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+    let transcript =
+        Transcript::create(board.path(), &StoryId::from("story-1"), "implement").unwrap();
 
     let shell = ShellTools(FakeTools::default());
     let done = converse_as(
@@ -575,7 +580,8 @@ async fn a_whole_file_in_a_fence_is_written_and_ends_the_turn_when_the_check_pas
         runs: Mutex::new(0),
     };
     let board = tempfile::tempdir().unwrap();
-    let transcript = Transcript::create(board.path(), "story-1", "implement").unwrap();
+    let transcript =
+        Transcript::create(board.path(), &StoryId::from("story-1"), "implement").unwrap();
 
     let done = converse_as(
         &server,

@@ -89,7 +89,7 @@ fn new_and_removed_files_are_seen() {
     fs_err::remove_file(&first.path).unwrap();
     fs_err::write(dir.path().join("ready/broken.md"), "---\nid: [\n---\n").unwrap();
     let now = board.refresh().unwrap();
-    let ids: Vec<&str> = now.stories.iter().map(|s| s.id()).collect();
+    let ids: Vec<&str> = now.stories.iter().map(|s| s.id().as_str()).collect();
     assert_eq!(ids, ["story-2"]);
     assert_eq!(now.broken.len(), 1);
 }

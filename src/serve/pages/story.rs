@@ -2,6 +2,7 @@
 //! dependencies, its timeline and its transcripts.
 
 use super::*;
+use crate::board::StoryId;
 
 pub fn story_page(view: &StoryView, fragment: &str, version: u64, notice: Option<&str>) -> String {
     let id = view.story.id();
@@ -133,7 +134,7 @@ pub fn story_fragment(view: &StoryView) -> String {
 }
 
 /// The decision a person gives a waiting gate, under the rules of `decide`.
-fn gate_form(out: &mut String, story_id: &str, phase: Phase, output: Option<&str>) {
+fn gate_form(out: &mut String, story_id: &StoryId, phase: Phase, output: Option<&str>) {
     let _ = writeln!(
         out,
         "<section class=\"gate\" id=\"gate\"><h2>The {phase} review waits for your decision</h2>"

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{pending_output_path, Applied, PhaseGate, Recorded};
 use crate::board::board_store::BoardStore;
+use crate::board::StoryId;
 use crate::board::{lookup, Board, Phase};
 use crate::error::{Error, Result};
 use crate::workflow::decision::parse_decision;
@@ -13,7 +14,7 @@ use crate::workflow::decision::parse_decision;
 /// What a person's decision did.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decided {
-    pub story_id: String,
+    pub story_id: StoryId,
     pub slug: String,
     pub phase: Phase,
     /// The decision's keyword: APPROVE, RETRY, RETRY_PREDECESSOR or REJECT.
@@ -55,7 +56,7 @@ pub fn decide(board_dir: &Path, query: &str, text: &str) -> Result<Decided> {
         Applied::Retry(Recorded(message)) => message,
     };
     Ok(Decided {
-        story_id,
+        story_id: StoryId::from(story_id),
         slug: story.slug.clone(),
         phase,
         decision,
@@ -64,6 +65,6 @@ pub fn decide(board_dir: &Path, query: &str, text: &str) -> Result<Decided> {
 }
 
 /// Where the output that waits for a person's decision on `phase` is kept, to show it.
-pub fn pending_output(board_dir: &Path, story_id: &str, phase: Phase) -> PathBuf {
+pub fn pending_output(board_dir: &Path, story_id: &StoryId, phase: Phase) -> PathBuf {
     pending_output_path(board_dir, story_id, phase)
 }

@@ -6,10 +6,11 @@ use std::path::Path;
 use super::*;
 use crate::board::board_store::BoardStore;
 use crate::board::frontmatter::Frontmatter;
-use crate::board::Column;
+use crate::board::{Column, StoryId};
 use crate::workflow::decision::parse_decision;
 
 const ID: &str = "story-gate-1";
+static STORY: std::sync::LazyLock<StoryId> = std::sync::LazyLock::new(|| StoryId::from(ID));
 
 fn board_with_story() -> tempfile::TempDir {
     let dir = tempfile::tempdir().unwrap();
@@ -55,7 +56,7 @@ fn kept(note: &str) -> Applied<Rerun> {
 /// A research attempt left for a person, as a run without a terminal leaves it.
 fn waiting_for_person(board: &Path, output: &str) {
     let store = BoardStore::unloaded(board);
-    let mut gate = PhaseGate::new(&store, ID, Phase::Research);
+    let mut gate = PhaseGate::new(&store, &STORY, Phase::Research);
     gate.count_attempt();
     gate.wait_for_person(output).unwrap();
 }
@@ -63,7 +64,7 @@ fn waiting_for_person(board: &Path, output: &str) {
 /// The research reviewer's first decision in a run, on `output`.
 fn decided_in_run(board: &Path, output: &str, decision: &str) -> Applied<Rerun> {
     let store = BoardStore::unloaded(board);
-    let mut gate = PhaseGate::new(&store, ID, Phase::Research);
+    let mut gate = PhaseGate::new(&store, &STORY, Phase::Research);
     gate.count_attempt();
     gate.apply_in_run(&gate_config(2, 2), output, parse_decision(decision))
         .unwrap()
@@ -150,14 +151,14 @@ fn an_approval_commits_the_output_and_says_who_approved_it() {
             .is_none(),
         "nothing waits once the person decided"
     );
-    assert!(!pending_output_path(afterwards.path(), ID, Phase::Research).exists());
+    assert!(!pending_output_path(afterwards.path(), &STORY, Phase::Research).exists());
 }
 
 #[test]
 fn a_person_cannot_approve_an_output_that_is_gone_and_nothing_changes() {
     let board = board_with_story();
     waiting_for_person(board.path(), "findings");
-    fs_err::remove_file(pending_output_path(board.path(), ID, Phase::Research)).unwrap();
+    fs_err::remove_file(pending_output_path(board.path(), &STORY, Phase::Research)).unwrap();
     let before = fs_err::read_to_string(story(board.path()).path).unwrap();
 
     let err = decided_afterwards(board.path(), "APPROVE").unwrap_err();
@@ -187,7 +188,7 @@ fn a_persons_retry_is_recorded_and_the_next_run_carries_it_out_whatever_the_budg
 
     // The next run: even a gate that allows no retry re-runs what the person asked for.
     let store = BoardStore::unloaded(board.path());
-    let mut next_run = PhaseGate::new(&store, ID, Phase::Research);
+    let mut next_run = PhaseGate::new(&store, &STORY, Phase::Research);
     let resumed = next_run
         .resume(&story(board.path()), Some(&gate_config(0, 0)))
         .unwrap();
@@ -208,7 +209,7 @@ fn in_run_retries_stop_at_the_budget_and_keep_the_last_output() {
     let board = board_with_story();
     let config = gate_config(1, 2);
     let store = BoardStore::unloaded(board.path());
-    let mut gate = PhaseGate::new(&store, ID, Phase::Research);
+    let mut gate = PhaseGate::new(&store, &STORY, Phase::Research);
     gate.count_attempt();
     let first = gate
         .apply_in_run(&config, "thin findings", parse_decision("RETRY: more"))
@@ -249,7 +250,7 @@ fn retry_predecessor_names_the_direct_predecessor_within_its_budget() {
     let config = gate_config(2, 1);
     let board = board_with_story();
     let store = BoardStore::unloaded(board.path());
-    let mut gate = PhaseGate::new(&store, ID, Phase::Plan);
+    let mut gate = PhaseGate::new(&store, &STORY, Phase::Plan);
     gate.count_attempt();
 
     let applied = gate
@@ -280,7 +281,7 @@ fn retry_predecessor_names_the_direct_predecessor_within_its_budget() {
 
     let other = board_with_story();
     let store = BoardStore::unloaded(other.path());
-    let mut gate = PhaseGate::new(&store, ID, Phase::Plan);
+    let mut gate = PhaseGate::new(&store, &STORY, Phase::Plan);
     let not_direct = gate
         .apply_in_run(
             &config,

@@ -14,6 +14,7 @@ use serde_json::json;
 use super::PhaseRun;
 use crate::agents::conversation::WorkCheck;
 use crate::agents::{AgentError, AgentOutput, PhaseRequest, Revision};
+use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::vcs as git;
 use crate::workflow::blocking::off_the_runtime;
@@ -87,7 +88,7 @@ impl PhaseRun<'_> {
                         json!({"attempts": attempts, "why": why}),
                     );
                     self.wf.events.emit(crate::workflow::events::RunEvent::Warning {
-                        story_id: Some(self.story_id.to_string()),
+                        story_id: Some(StoryId::from(self.story_id)),
                         message: format!(
                             "implement.attempts is {attempts}, but this story makes one attempt: {why}"
                         ),

@@ -4,13 +4,14 @@ use chrono::Utc;
 
 use super::{blocking, lock, Claim, Claimed, Held, Remote};
 use crate::board::Column;
+use crate::board::StoryId;
 use crate::error::Result;
 use crate::vcs::{self as git, Expect, RefOutcome, RefUpdate};
 use crate::workflow::context::Workflow;
 use crate::workflow::events::{ClaimChange, RunEvent};
 
 impl Remote {
-    pub(super) fn claim_ref(story_id: &str) -> String {
+    pub(super) fn claim_ref(story_id: &StoryId) -> String {
         format!("{}{story_id}", git::CLAIMS_NAMESPACE)
     }
 
@@ -18,11 +19,11 @@ impl Remote {
     /// has lapsed. On success the board folder is brought to the remote's latest base, so the
     /// story is worked on as the remote has it now (another clone may have finished it the
     /// moment before).
-    pub async fn claim(&self, story_id: &str) -> Result<Claimed> {
+    pub async fn claim(&self, story_id: &StoryId) -> Result<Claimed> {
         blocking(|| self.claim_now(story_id))
     }
 
-    pub(super) fn claim_now(&self, story_id: &str) -> Result<Claimed> {
+    pub(super) fn claim_now(&self, story_id: &StoryId) -> Result<Claimed> {
         if self.holds(story_id) {
             return Ok(Claimed::Won);
         }
@@ -40,7 +41,7 @@ impl Remote {
             return Ok(Claimed::Elsewhere);
         }
         let claim = Claim {
-            story_id: story_id.to_string(),
+            story_id: StoryId::from(story_id),
             host: self.me.host.clone(),
             run_id: self.me.run_id().to_string(),
             pid: self.me.pid,
@@ -58,14 +59,14 @@ impl Remote {
         };
         let outcome = self.push_cas(std::slice::from_ref(&update), true)?;
         if outcome.get(&update.refname) != Some(&RefOutcome::Updated) {
-            lock(&self.book).refused.insert(story_id.to_string());
+            lock(&self.book).refused.insert(StoryId::from(story_id));
             return Ok(Claimed::Elsewhere);
         }
         git::mirror_claim(&self.place.root, self.name(), story_id, Some(&oid))?;
         {
             let mut book = lock(&self.book);
             book.held.insert(
-                story_id.to_string(),
+                StoryId::from(story_id),
                 Held {
                     oid,
                     claim: claim.clone(),
@@ -107,7 +108,7 @@ impl Remote {
 
     pub(super) fn renew_now(&self) -> Result<()> {
         let _turn = lock(&self.synced);
-        let held: Vec<(String, Held)> = {
+        let held: Vec<(StoryId, Held)> = {
             let book = lock(&self.book);
             book.held
                 .iter()
@@ -147,8 +148,8 @@ impl Remote {
         Ok(())
     }
 
-    pub(super) fn mark_lost(&self, story_id: &str) {
-        let newly = lock(&self.book).lost.insert(story_id.to_string());
+    pub(super) fn mark_lost(&self, story_id: &StoryId) {
+        let newly = lock(&self.book).lost.insert(StoryId::from(story_id));
         if newly {
             self.claim_event(
                 story_id,
@@ -161,7 +162,7 @@ impl Remote {
 
 /// After a claim is won: a story another clone had started implementing records a branch
 /// that only that clone has. Its implementation starts again here, from the base.
-pub fn adopt(wf: &Workflow, story_id: &str) -> Result<()> {
+pub fn adopt(wf: &Workflow, story_id: &StoryId) -> Result<()> {
     let story = wf.board.locate(story_id)?;
     if matches!(story.column, Column::Done | Column::Blocked) {
         return Ok(());
@@ -180,7 +181,7 @@ pub fn adopt(wf: &Workflow, story_id: &str) -> Result<()> {
         Ok(())
     })?;
     wf.events.emit(RunEvent::Warning {
-        story_id: Some(story_id.to_string()),
+        story_id: Some(StoryId::from(story_id)),
         message: format!(
             "{branch} was made on another clone and is not here; the story is implemented again from the base"
         ),

@@ -20,13 +20,14 @@ use std::path::Path;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::Serialize;
 
+use crate::board::StoryId;
 use crate::vcs as git;
 
 /// Who holds a story, since when and until when.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Claim {
-    pub story_id: String,
+    pub story_id: StoryId,
     pub host: String,
     pub run_id: String,
     pub pid: u32,
@@ -69,7 +70,7 @@ impl Claim {
                 .map(|t| t.with_timezone(&Utc))
         };
         Some(Claim {
-            story_id: field("story")?,
+            story_id: StoryId::from(field("story")?),
             host: field("host")?,
             run_id: field("run")?,
             pid: field("pid")?.parse().ok()?,
@@ -87,7 +88,7 @@ impl Claim {
 /// (`None` when the ref holds something this tool cannot read; it counts as lapsed).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SeenClaim {
-    pub story_id: String,
+    pub story_id: StoryId,
     pub oid: String,
     pub claim: Option<Claim>,
 }
@@ -105,7 +106,7 @@ pub fn seen_claims(root: &Path, remote: &str) -> Result<Vec<SeenClaim>, git::Git
         .into_iter()
         .map(|(story_id, oid, message)| SeenClaim {
             claim: Claim::parse(&message).filter(|c| c.story_id == story_id),
-            story_id,
+            story_id: StoryId::from(story_id),
             oid,
         })
         .collect())

@@ -6,6 +6,7 @@
 use super::{done_version, Delivered, Remote};
 use crate::agents::transcript::Transcript;
 use crate::board::Story;
+use crate::board::StoryId;
 use crate::error::{Error, Result};
 use crate::vcs as git;
 use crate::workflow::blocking::off_the_runtime;
@@ -102,7 +103,7 @@ async fn testing(
 async fn publish(
     wf: &Workflow,
     remote: &Remote,
-    story_id: &str,
+    story_id: &StoryId,
     parent: &str,
     merged: &str,
     base: &str,

@@ -43,6 +43,7 @@ pub use turns::{Turn, Turns};
 
 use self::sync::Place;
 use super::events::{ClaimChange, EventSink, RunEvent};
+use crate::board::StoryId;
 use crate::config::Project;
 use crate::error::Result;
 use crate::vcs::{self as git, GitError};
@@ -83,18 +84,18 @@ struct Held {
 
 #[derive(Debug, Default)]
 struct ClaimBook {
-    held: HashMap<String, Held>,
+    held: HashMap<StoryId, Held>,
     /// Every claim on the remote as the last fetch saw it.
-    seen: HashMap<String, SeenClaim>,
+    seen: HashMap<StoryId, SeenClaim>,
     /// Stories whose claim push found another claim there since the last fetch.
-    refused: HashSet<String>,
+    refused: HashSet<StoryId>,
     /// Stories another run took over from this one.
-    lost: HashSet<String>,
+    lost: HashSet<StoryId>,
     /// Each claim of another run's as this runner first saw it at its current value, on this
     /// runner's monotonic clock (docs/design.md §22): a claim whose value stays the same for a
     /// whole `remote.claimSeconds` was not renewed, and has lapsed whatever its `expires-at`
     /// says (a clock far ahead, or a hand-written `2099`).
-    observed: HashMap<String, (String, std::time::Instant)>,
+    observed: HashMap<StoryId, (String, std::time::Instant)>,
 }
 
 impl ClaimBook {
@@ -149,7 +150,7 @@ pub enum Delivered {
 enum Published {
     Done,
     Raced,
-    ClaimsLost(Vec<String>),
+    ClaimsLost(Vec<StoryId>),
 }
 
 /// The remote a run coordinates through, and what it holds there.
@@ -274,17 +275,17 @@ impl Remote {
         lock(&self.synced).clone()
     }
 
-    pub fn holds(&self, story_id: &str) -> bool {
+    pub fn holds(&self, story_id: &StoryId) -> bool {
         let book = lock(&self.book);
         book.held.contains_key(story_id) && !book.lost.contains(story_id)
     }
 
-    pub fn lost(&self, story_id: &str) -> bool {
+    pub fn lost(&self, story_id: &StoryId) -> bool {
         lock(&self.book).lost.contains(story_id)
     }
 
     /// Whether another run holds the story, as far as this clone knows.
-    pub fn held_elsewhere(&self, story_id: &str) -> bool {
+    pub fn held_elsewhere(&self, story_id: &StoryId) -> bool {
         let book = lock(&self.book);
         if book.held.contains_key(story_id) {
             return false;
@@ -313,13 +314,13 @@ impl Remote {
                 !book.held.contains_key(&seen.story_id) && book.is_live(seen, now, self.claim_ttl)
             })
             .map(|seen| seen.story_id.as_str())
-            .chain(book.refused.iter().map(String::as_str))
+            .chain(book.refused.iter().map(StoryId::as_str))
             .any(open)
     }
 
     /// Stories another run holds now: live claims of others, and claims of this run's that
     /// were taken over.
-    fn others_stories(&self) -> HashSet<String> {
+    fn others_stories(&self) -> HashSet<StoryId> {
         let book = lock(&self.book);
         let now = Utc::now();
         book.seen
@@ -333,7 +334,7 @@ impl Remote {
     }
 
     /// The stories this run holds.
-    pub fn held(&self) -> Vec<String> {
+    pub fn held(&self) -> Vec<StoryId> {
         let book = lock(&self.book);
         book.held
             .keys()
@@ -344,14 +345,14 @@ impl Remote {
 
     fn warn(&self, story_id: Option<&str>, message: String) {
         self.events.emit(RunEvent::Warning {
-            story_id: story_id.map(str::to_string),
+            story_id: story_id.map(StoryId::from),
             message,
         });
     }
 
-    fn claim_event(&self, story_id: &str, change: ClaimChange, detail: String) {
+    fn claim_event(&self, story_id: &StoryId, change: ClaimChange, detail: String) {
         self.events.emit(RunEvent::Claim {
-            story_id: story_id.to_string(),
+            story_id: StoryId::from(story_id),
             change,
             detail,
         });

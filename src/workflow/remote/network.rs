@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 
 use super::{lock, seen_claims, transient, Remote, FIRST_RETRY, NETWORK_ATTEMPTS};
+use crate::board::StoryId;
 use crate::error::Result;
 use crate::vcs::{self as git, Expect, GitError, RefOutcome, RefUpdate};
 
@@ -68,7 +69,7 @@ impl Remote {
     /// over. A fetch is the first to show it when the push that would have said so was
     /// refused as a whole.
     pub(super) fn notice_taken_claims(&self) {
-        let taken: Vec<String> = {
+        let taken: Vec<StoryId> = {
             let book = lock(&self.book);
             book.held
                 .iter()

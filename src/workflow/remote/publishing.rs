@@ -6,6 +6,7 @@ use std::time::Duration;
 use chrono::Utc;
 
 use super::{blocking, lock, sync, Delivered, Published, Remote, Side, PUBLISH_ATTEMPTS};
+use crate::board::StoryId;
 use crate::board::{today, Column, Story};
 use crate::error::{Error, Result};
 use crate::vcs::{self as git, Expect, RefOutcome, RefUpdate};
@@ -14,12 +15,12 @@ use crate::workflow::events::ClaimChange;
 impl Remote {
     /// Releases a story this run holds (done, blocked, or set aside), pushing the board's
     /// changes with it.
-    pub async fn release(&self, story_id: &str) -> Result<()> {
-        blocking(|| self.release_now(&[story_id.to_string()]))
+    pub async fn release(&self, story_id: &StoryId) -> Result<()> {
+        blocking(|| self.release_now(&[StoryId::from(story_id)]))
     }
 
-    pub(super) fn release_now(&self, stories: &[String]) -> Result<()> {
-        let mut stories: Vec<String> = stories
+    pub(super) fn release_now(&self, stories: &[StoryId]) -> Result<()> {
+        let mut stories: Vec<StoryId> = stories
             .iter()
             .filter(|id| self.holds(id))
             .cloned()
@@ -46,7 +47,7 @@ impl Remote {
     /// claim released, in one atomic push.
     pub async fn deliver(
         &self,
-        story_id: &str,
+        story_id: &StoryId,
         parent: &str,
         from: Side,
         to: Side,
@@ -59,7 +60,7 @@ impl Remote {
                 return Ok(Delivered::ClaimLost);
             }
             let mut synced = lock(&self.synced);
-            let release = vec![story_id.to_string()];
+            let release = vec![StoryId::from(story_id)];
             let message = format!("agentic-sdlc: {story_id} done");
             let overrides = [(story_id.to_string(), from, to)];
             Ok(
@@ -80,7 +81,7 @@ impl Remote {
         synced: &mut String,
         code: Option<&str>,
         overrides: &[(String, Side, Side)],
-        release: &[String],
+        release: &[StoryId],
         message: &str,
     ) -> Result<Published> {
         let place = &self.place;
@@ -116,7 +117,7 @@ impl Remote {
                 expect: Expect::At(synced.clone()),
             });
         }
-        let held: Vec<(String, String)> = {
+        let held: Vec<(StoryId, String)> = {
             let book = lock(&self.book);
             release
                 .iter()
@@ -136,7 +137,7 @@ impl Remote {
         let outcomes = self.push_cas(&updates, true)?;
         let landed = |refname: &str| outcomes.get(refname) == Some(&RefOutcome::Updated);
         if !updates.iter().all(|u| landed(&u.refname)) {
-            let lost: Vec<String> = held
+            let lost: Vec<StoryId> = held
                 .iter()
                 .filter(|(id, _)| {
                     matches!(
@@ -173,7 +174,7 @@ impl Remote {
     /// Gives up a story another run took over: this clone's changes to it since the last
     /// sync are set aside (beside its transcripts) and its file goes back to the remote's
     /// version, so nothing of this run's work on it reaches the remote.
-    pub fn forget(&self, story_id: &str) -> Result<()> {
+    pub fn forget(&self, story_id: &StoryId) -> Result<()> {
         blocking(|| {
             let synced = lock(&self.synced);
             let note = |message: String| self.warn(Some(story_id), message);

@@ -15,6 +15,7 @@ use std::time::Duration;
 use crate::board::merge::{merge_story, Version};
 use crate::board::story_file::StoryFile;
 use crate::board::swap::{swap_story_file, Swap};
+use crate::board::StoryId;
 use crate::board::{Column, Story};
 use crate::error::Result;
 use crate::vcs::{self as git, RemoteTarget};
@@ -165,7 +166,7 @@ pub fn publishable(
     place: &Place,
     synced: &str,
     parent: &str,
-    skip: &std::collections::HashSet<String>,
+    skip: &std::collections::HashSet<StoryId>,
     note: &dyn Fn(String),
 ) -> Result<Vec<(String, Option<Vec<u8>>)>> {
     let changes = local_changes(place, synced)?;
@@ -181,7 +182,7 @@ pub fn publishable(
         }
     }
     for (id, changed) in stories {
-        if skip.contains(&id) {
+        if skip.contains(id.as_str()) {
             continue;
         }
         let ours = locate(place, &id, None, true)?;

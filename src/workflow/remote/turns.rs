@@ -7,6 +7,7 @@ use std::sync::Arc;
 use tokio::task::JoinSet;
 
 use super::{adopt, Claimed, Remote};
+use crate::board::StoryId;
 use crate::board::{Board, Column};
 use crate::error::Result;
 use crate::workflow::context::Workflow;
@@ -21,9 +22,9 @@ pub enum Turn {
 /// Claims and releases in flight.
 pub struct Turns {
     remote: Arc<Remote>,
-    tasks: JoinSet<(String, Turn)>,
-    claiming: HashSet<String>,
-    releasing: HashSet<String>,
+    tasks: JoinSet<(StoryId, Turn)>,
+    claiming: HashSet<StoryId>,
+    releasing: HashSet<StoryId>,
 }
 
 impl Turns {
@@ -52,7 +53,7 @@ impl Turns {
     /// Whether the loop may start story `story_id`'s action now: yes when this run holds it.
     /// Otherwise a claim is started (unless one is under way, or another run holds it), and
     /// the loop looks again once it ends.
-    pub fn admit(&mut self, wf: &Arc<Workflow>, story_id: &str) -> bool {
+    pub fn admit(&mut self, wf: &Arc<Workflow>, story_id: &StoryId) -> bool {
         let remote = &self.remote;
         if remote.holds(story_id) {
             return true;
@@ -64,8 +65,8 @@ impl Turns {
         {
             return false;
         }
-        self.claiming.insert(story_id.to_string());
-        let (wf, remote, id) = (Arc::clone(wf), Arc::clone(remote), story_id.to_string());
+        self.claiming.insert(StoryId::from(story_id));
+        let (wf, remote, id) = (Arc::clone(wf), Arc::clone(remote), StoryId::from(story_id));
         self.tasks.spawn(async move {
             let claimed = match remote.claim(&id).await {
                 Ok(Claimed::Won) => adopt(&wf, &id).map(|()| Claimed::Won),
@@ -97,11 +98,11 @@ impl Turns {
     pub fn waits_for_others(
         &self,
         board: &Board,
-        parked: &HashSet<String>,
+        parked: &HashSet<StoryId>,
         story: Option<&str>,
     ) -> bool {
-        let wanted: Option<Vec<String>> = story.map(|id| {
-            let mut wanted = vec![id.to_string()];
+        let wanted: Option<Vec<StoryId>> = story.map(|id| {
+            let mut wanted = vec![StoryId::from(id)];
             wanted.extend(
                 board
                     .get(id)
@@ -122,13 +123,13 @@ impl Turns {
     /// After an action: when another run took the story over meanwhile, this run's changes
     /// to it are set aside and the story goes back to the remote's version. Says whether it
     /// did, so the loop leaves the story alone from now on.
-    pub fn give_up_if_lost(&self, story_id: &str) -> bool {
+    pub fn give_up_if_lost(&self, story_id: &StoryId) -> bool {
         if !self.remote.lost(story_id) {
             return false;
         }
         if let Err(err) = self.remote.forget(story_id) {
             self.remote.events.emit(RunEvent::Warning {
-                story_id: Some(story_id.to_string()),
+                story_id: Some(StoryId::from(story_id)),
                 message: err.to_string(),
             });
         }
@@ -136,7 +137,7 @@ impl Turns {
     }
 
     /// The next claim or release to finish; pending for ever when none is in flight.
-    pub async fn join_next(&mut self) -> (String, Turn) {
+    pub async fn join_next(&mut self) -> (StoryId, Turn) {
         loop {
             match self.tasks.join_next().await {
                 Some(Ok((id, turn))) => {

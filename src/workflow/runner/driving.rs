@@ -2,6 +2,7 @@
 //! watches for signals, remote turns and a lost server, and waits for each to end.
 
 use super::*;
+use crate::board::StoryId;
 
 impl Loop {
     pub(super) async fn drive(&mut self, checkpoint: &mut Checkpoint) -> Result<ExitStatus> {
@@ -196,7 +197,7 @@ impl Loop {
                 });
             }
         }
-        let mut skip: HashSet<String> = self.parked.clone();
+        let mut skip: HashSet<StoryId> = self.parked.clone();
         skip.extend(self.running.keys().cloned());
         let candidates: Vec<Action> = runnable(&assessment, &self.options, &skip)
             .cloned()
@@ -288,11 +289,11 @@ impl Loop {
 
     /// The parked stories whose file someone other than this run changed since the run last
     /// wrote it (or, for a file the run never wrote, since it was parked).
-    pub(super) fn touched_by_others(&mut self, board: &Board) -> HashSet<String> {
+    pub(super) fn touched_by_others(&mut self, board: &Board) -> HashSet<StoryId> {
         for (id, stamp) in stamps(board, &self.parked) {
             self.parked_stamps.entry(id).or_insert(stamp);
         }
-        let touched: HashSet<String> = self
+        let touched: HashSet<StoryId> = self
             .parked
             .iter()
             .filter(|id| {
@@ -327,7 +328,7 @@ impl Loop {
     }
 
     /// Takes in a claim or release that finished.
-    pub(super) fn settle_turn(&mut self, story_id: &str, turn: Turn) {
+    pub(super) fn settle_turn(&mut self, story_id: &StoryId, turn: Turn) {
         let failed = match turn {
             Turn::Claimed(Ok(Claimed::Won | Claimed::Elsewhere)) | Turn::Released(Ok(())) => return,
             Turn::Claimed(Err(err)) => format!("could not claim {story_id}: {err}"),
@@ -335,9 +336,9 @@ impl Loop {
         };
         // The remote is not answering as it should: the story is left for a later run.
         self.failed += 1;
-        self.parked.insert(story_id.to_string());
+        self.parked.insert(StoryId::from(story_id));
         self.wf.events.emit(RunEvent::Warning {
-            story_id: Some(story_id.to_string()),
+            story_id: Some(StoryId::from(story_id)),
             message: failed,
         });
     }

@@ -2,9 +2,10 @@
 //! story files a person may change under `--watch`.
 
 use super::*;
+use crate::board::StoryId;
 
 /// The next claim or release of a remote run to finish.
-pub(super) async fn next_turn(turns: &mut Option<Turns>) -> (String, Turn) {
+pub(super) async fn next_turn(turns: &mut Option<Turns>) -> (StoryId, Turn) {
     match turns {
         Some(turns) => turns.join_next().await,
         None => std::future::pending().await,
@@ -22,7 +23,7 @@ pub(crate) enum Signal {
 
 /// Where each of `ids` is on `board` and its file's stamp, to tell later whether someone
 /// changed it.
-pub(super) fn stamps(board: &Board, ids: &HashSet<String>) -> HashMap<String, FileStamp> {
+pub(super) fn stamps(board: &Board, ids: &HashSet<StoryId>) -> HashMap<StoryId, FileStamp> {
     ids.iter()
         .filter_map(|id| {
             let path = &board.get(id)?.path;
