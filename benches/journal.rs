@@ -138,7 +138,7 @@ fn write_journal(lines: usize) -> Result<Duration, String> {
         let action = ActionRef {
             action_type: ActionType::Research,
             story_id: format!("story-bench-{:04}", n / 2).into(),
-            slug: format!("story-{}", n / 2),
+            slug: format!("story-{}", n / 2).into(),
         };
         let story_id = action.story_id.clone();
         let event = if n % 2 == 0 {

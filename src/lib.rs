@@ -10,6 +10,7 @@ pub(crate) mod error;
 pub mod exec;
 pub(crate) mod front;
 pub(crate) mod mcp;
+pub mod names;
 pub(crate) mod notifications;
 // The one place that writes to the terminal; the rest of the library goes through its printer.
 #[allow(clippy::print_stdout, clippy::print_stderr)]

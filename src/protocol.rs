@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::board::records::{ReviewDecision, Usage};
 use crate::board::Phase;
+use crate::board::Slug;
 use crate::board::StoryId;
 use crate::config::Price;
 
@@ -83,7 +84,7 @@ pub struct ActionRef {
     #[serde(rename = "type")]
     pub action_type: ActionType,
     pub story_id: StoryId,
-    pub slug: String,
+    pub slug: Slug,
 }
 
 /// Why a story sits in blocked/, which decides what a person does about it.
@@ -146,7 +147,7 @@ pub struct NextStep {
 #[serde(rename_all = "camelCase")]
 pub struct Attention {
     pub story_id: StoryId,
-    pub slug: String,
+    pub slug: Slug,
     pub title: String,
     /// Why it waits.
     pub why: String,
@@ -253,14 +254,14 @@ pub enum RunEvent {
     /// A rework action began: which iteration of how many, and the phase the work goes back to.
     ReworkStarted {
         story_id: StoryId,
-        slug: String,
+        slug: Slug,
         iteration: u32,
         limit: u32,
         target: Phase,
     },
     StoryBlocked {
         story_id: StoryId,
-        slug: String,
+        slug: Slug,
         reason: String,
         /// `None` in journals written before the cause was recorded.
         #[serde(default)]
@@ -270,18 +271,18 @@ pub enum RunEvent {
     /// its own end afterwards.
     StoryMerged {
         story_id: StoryId,
-        slug: String,
+        slug: Slug,
         commit: String,
         base: String,
     },
     StoryWaiting {
         story_id: StoryId,
-        slug: String,
+        slug: Slug,
         reason: String,
     },
     GateDecision {
         story_id: StoryId,
-        slug: String,
+        slug: Slug,
         phase: String,
         attempt: u32,
         /// The decision in the text form gates answer in (`RETRY: <feedback>`).
@@ -290,7 +291,7 @@ pub enum RunEvent {
     /// A review reached its decision: a rejection sends the work back.
     ReviewDecided {
         story_id: StoryId,
-        slug: String,
+        slug: Slug,
         decision: ReviewDecision,
         /// The first line of what the reviewers found.
         feedback: String,

@@ -2,110 +2,7 @@
 
 use std::hash::{BuildHasher, Hasher};
 
-/// A story's id (`story-<base36 milliseconds>-<4 base36 chars>`, or whatever a hand-written
-/// story holds): what crosses the rooms of the tool to name a story, never its slug or a query.
-/// It reads as a `&str` wherever one is wanted.
-#[derive(
-    Debug,
-    Clone,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Serialize,
-    serde::Deserialize,
-)]
-#[serde(transparent)]
-pub struct StoryId(String);
-
-impl StoryId {
-    pub fn as_str(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::ops::Deref for StoryId {
-    type Target = str;
-
-    fn deref(&self) -> &str {
-        &self.0
-    }
-}
-
-impl AsRef<str> for StoryId {
-    fn as_ref(&self) -> &str {
-        &self.0
-    }
-}
-
-/// A story's id names its folders (logs, pending gate output): it is one path component.
-impl AsRef<std::path::Path> for StoryId {
-    fn as_ref(&self) -> &std::path::Path {
-        std::path::Path::new(&self.0)
-    }
-}
-
-impl std::borrow::Borrow<str> for StoryId {
-    fn borrow(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Display for StoryId {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl From<String> for StoryId {
-    fn from(id: String) -> Self {
-        StoryId(id)
-    }
-}
-
-impl From<&str> for StoryId {
-    fn from(id: &str) -> Self {
-        StoryId(id.to_string())
-    }
-}
-
-impl From<&StoryId> for StoryId {
-    fn from(id: &StoryId) -> Self {
-        id.clone()
-    }
-}
-
-impl From<StoryId> for String {
-    fn from(id: StoryId) -> Self {
-        id.0
-    }
-}
-
-impl PartialEq<str> for StoryId {
-    fn eq(&self, other: &str) -> bool {
-        self.0 == other
-    }
-}
-
-impl PartialEq<&str> for StoryId {
-    fn eq(&self, other: &&str) -> bool {
-        self.0 == *other
-    }
-}
-
-impl PartialEq<&StoryId> for StoryId {
-    fn eq(&self, other: &&StoryId) -> bool {
-        self == *other
-    }
-}
-
-impl PartialEq<String> for StoryId {
-    fn eq(&self, other: &String) -> bool {
-        &self.0 == other
-    }
-}
+use crate::names::StoryId;
 
 fn base36(mut n: u128) -> String {
     const DIGITS: &[u8] = b"0123456789abcdefghijklmnopqrstuvwxyz";
@@ -131,7 +28,7 @@ pub fn new_story_id() -> StoryId {
     hasher.write_u64(COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     hasher.write_u128(millis);
     let suffix = base36(u128::from(hasher.finish()) % 36u128.pow(4));
-    StoryId(format!("story-{}-{:0>4}", base36(millis), suffix))
+    StoryId::from(format!("story-{}-{:0>4}", base36(millis), suffix))
 }
 
 /// Why `id` cannot be a story id, if it cannot: an id names folders (the story's logs, its

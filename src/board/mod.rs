@@ -24,7 +24,7 @@ pub mod validate;
 mod vocabulary;
 pub(crate) mod watch;
 
-pub use ids::StoryId;
+pub use crate::names::{Slug, StoryId};
 pub use store::Board;
 pub use story::{Story, StoryError};
 pub use summary::{Listed, StorySummary};

@@ -16,6 +16,7 @@ use super::story::Story;
 use super::story_file::StoryFile;
 use super::vocabulary::Column;
 use crate::error::{Error, Result};
+use crate::names::Slug;
 
 /// Creates a new story file in its column under `board_dir`, under a slug no other story
 /// has: `story.slug` if it is free, else `<slug>-2`, `<slug>-3`, … Slugs in `taken` (every
@@ -25,7 +26,7 @@ use crate::error::{Error, Result};
 pub fn create_unique(
     board_dir: &Path,
     story: &mut Story,
-    taken: &std::collections::HashSet<String>,
+    taken: &std::collections::HashSet<Slug>,
 ) -> Result<()> {
     let folder = board_dir.join(story.column.name());
     fs_err::create_dir_all(&folder)?;
@@ -34,7 +35,7 @@ pub fn create_unique(
     loop {
         let slug = match number {
             1 => base.clone(),
-            n => format!("{base}-{n}"),
+            n => Slug::from(format!("{base}-{n}")),
         };
         number += 1;
         let path = folder.join(format!("{slug}.md"));
@@ -164,8 +165,7 @@ mod tests {
     fn a_new_story_skips_taken_slugs_and_existing_files() {
         let dir = tempfile::tempdir().unwrap();
         new_story(dir.path(), "story-1", Column::Backlog);
-        let taken: std::collections::HashSet<String> =
-            ["t-2".to_string(), "t-3".to_string()].into();
+        let taken: std::collections::HashSet<Slug> = [Slug::from("t-2"), Slug::from("t-3")].into();
         let mut front = Frontmatter::empty();
         front.set("id", &"story-2");
         front.set("title", &"T");

@@ -6,10 +6,11 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::frontmatter::{Frontmatter, FrontmatterError};
-use super::ids::StoryId;
 use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
 use super::sections;
 use super::vocabulary::{Column, Phase, PhaseSet};
+use crate::names::Slug;
+use crate::names::StoryId;
 
 /// A story file that could not be read, with the 1-based line of the problem.
 #[derive(Debug, Clone, PartialEq)]
@@ -116,7 +117,7 @@ pub const DEFAULT_PRIORITY: i64 = 100;
 pub struct Story {
     pub path: PathBuf,
     pub column: Column,
-    pub slug: String,
+    pub slug: Slug,
     pub meta: StoryMeta,
     front: Frontmatter,
     /// The delimiter lines as written (`---\n`, `---\r\n`), kept for a byte-exact rewrite.
@@ -160,7 +161,7 @@ pub struct Progress {
 
 /// The slug of a story file: its name without `.md`, and without the `NN-` prefix of the older
 /// numbered layout.
-pub fn slug_from_path(path: &Path) -> String {
+pub fn slug_from_path(path: &Path) -> Slug {
     let stem = path
         .file_stem()
         .and_then(|s| s.to_str())
@@ -171,9 +172,9 @@ pub fn slug_from_path(path: &Path) -> String {
                 && digits.bytes().all(|b| b.is_ascii_digit())
                 && !rest.is_empty() =>
         {
-            rest.to_string()
+            Slug::from(rest)
         }
-        _ => stem.to_string(),
+        _ => Slug::from(stem),
     }
 }
 
@@ -277,7 +278,7 @@ impl Story {
         front: Frontmatter,
         body: String,
         column: Column,
-        slug: String,
+        slug: Slug,
     ) -> Result<Story, StoryError> {
         let meta = read_meta(&front).map_err(|e| StoryError {
             path: PathBuf::new(),

@@ -8,13 +8,14 @@ use std::path::{Path, PathBuf};
 
 use super::story::{Progress, Story, StoryError, StoryMeta};
 use super::vocabulary::Column;
+use crate::names::Slug;
 
 /// A story without its text: where it is, its keys, and its [`Progress`].
 #[derive(Debug, Clone)]
 pub struct StorySummary {
     pub path: PathBuf,
     pub column: Column,
-    pub slug: String,
+    pub slug: Slug,
     pub meta: StoryMeta,
     /// What the assessor reads of the records, or why they do not parse (the assessor says so
     /// where it would have used them).
@@ -22,7 +23,7 @@ pub struct StorySummary {
 }
 
 impl StorySummary {
-    pub fn id(&self) -> &super::ids::StoryId {
+    pub fn id(&self) -> &crate::names::StoryId {
         &self.meta.id
     }
 }

@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use serde::Serialize;
 
-use super::ids::StoryId;
 use super::store::Board;
 use super::story::Story;
 use super::summary::Listed;
+use crate::names::StoryId;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Problem {

@@ -101,7 +101,7 @@ fn print_stories(printer: &Printer, report: &RunReport) {
         .iter()
         .map(|s| {
             [
-                s.slug.clone(),
+                s.slug.to_string(),
                 s.outcome.to_string(),
                 s.actions.len().to_string(),
                 s.reworks.to_string(),

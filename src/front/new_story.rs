@@ -3,7 +3,7 @@
 use std::collections::HashSet;
 
 use crate::board::frontmatter::Frontmatter;
-use crate::board::{ids, lookup, sections, store, Board, Column, Story, StoryType};
+use crate::board::{ids, lookup, sections, store, Board, Column, Slug, Story, StoryType};
 use crate::config::Project;
 use crate::error::{Error, Result};
 
@@ -83,7 +83,12 @@ pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
     if !depends_on.is_empty() {
         front.set("depends_on", &depends_on);
     }
-    let mut story = Story::new(front, body, Column::Backlog, ids::slugify(title))?;
+    let mut story = Story::new(
+        front,
+        body,
+        Column::Backlog,
+        Slug::from(ids::slugify(title)),
+    )?;
     store::create_unique(&board_dir, &mut story, &taken_slugs(&board, &project.root))?;
     story.slug = crate::board::story::slug_from_path(&story.path);
     Ok(story)
@@ -92,8 +97,8 @@ pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
 /// The slugs a new story must not take: every story file's in any column (a broken one's
 /// too), and every existing story branch's, which may hold another story's work. A slug is a
 /// story's for life, so a done story's slug is never handed out again.
-fn taken_slugs(board: &Board, root: &std::path::Path) -> HashSet<String> {
-    let mut taken: HashSet<String> = board.stories.iter().map(|s| s.slug.clone()).collect();
+fn taken_slugs(board: &Board, root: &std::path::Path) -> HashSet<Slug> {
+    let mut taken: HashSet<Slug> = board.stories.iter().map(|s| s.slug.clone()).collect();
     taken.extend(
         board
             .broken
@@ -102,7 +107,7 @@ fn taken_slugs(board: &Board, root: &std::path::Path) -> HashSet<String> {
     );
     if crate::vcs::is_repo(root) {
         match crate::vcs::story_branch_slugs(root) {
-            Ok(slugs) => taken.extend(slugs),
+            Ok(slugs) => taken.extend(slugs.into_iter().map(Slug::from)),
             Err(err) => tracing::warn!("cannot list the story branches: {err}"),
         }
     }

@@ -21,7 +21,7 @@ pub(crate) fn story_json(story: &Story) -> Result<Value> {
         _ => Map::new(),
     };
     object.insert("status".into(), story.column.name().into());
-    object.insert("slug".into(), story.slug.clone().into());
+    object.insert("slug".into(), story.slug.as_str().into());
     object.insert("path".into(), json!(story.path));
     let sections: Map<String, Value> = crate::board::sections::all(story.body())
         .into_iter()

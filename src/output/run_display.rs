@@ -7,6 +7,7 @@ use std::sync::{Mutex, MutexGuard};
 
 use super::printer::{Printer, Verbosity};
 use super::progress::LiveLine;
+use crate::board::Slug;
 use crate::board::StoryId;
 use crate::protocol::{ActionRef, ActionType};
 use crate::workflow::attention::Attention;
@@ -42,7 +43,7 @@ struct State {
 
 /// What the live line of a running story shows.
 struct Running {
-    slug: String,
+    slug: Slug,
     line: Option<LiveLine>,
     tokens: u64,
     last_tool: Option<String>,
@@ -134,7 +135,7 @@ impl RunDisplay {
             Some(running) => {
                 change(running);
                 running.refresh();
-                running.slug.clone()
+                running.slug.to_string()
             }
             None => story_id.to_string(),
         }

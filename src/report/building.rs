@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::*;
-use crate::board::StoryId;
+use crate::board::{Slug, StoryId};
 
 /// Finds the journal of run `id`, or the latest one.
 pub fn find_journal(board_dir: &Path, id: Option<&str>) -> Result<PathBuf, ReportError> {
@@ -142,7 +142,7 @@ impl Builder {
         let at = *self.index.entry(StoryId::from(id)).or_insert_with(|| {
             stories.push(StoryReport {
                 story_id: StoryId::from(id),
-                slug: slug.to_string(),
+                slug: Slug::from(slug),
                 title: None,
                 outcome: StoryOutcome::Progressed,
                 actions: Vec::new(),

@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::board::records::ReviewDecision;
 use crate::board::Board;
+use crate::board::Slug;
 use crate::board::StoryId;
 pub use crate::error::ReportError;
 use crate::protocol::{ActionRef, ActionType, BlockCause, JournalLine, RunEvent, Spent};
@@ -118,7 +119,7 @@ names!(ActionOutcome {
 #[serde(rename_all = "camelCase")]
 pub struct StoryReport {
     pub story_id: StoryId,
-    pub slug: String,
+    pub slug: Slug,
     /// As the run found it, or as the board has it now for an older journal.
     pub title: Option<String>,
     pub outcome: StoryOutcome,
@@ -211,7 +212,7 @@ impl StoryReport {
     pub fn label(&self) -> String {
         match &self.title {
             Some(title) => format!("{} ({title})", self.slug),
-            None => self.slug.clone(),
+            None => self.slug.to_string(),
         }
     }
 }

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use crate::board::records::Usage;
 use crate::board::summary::{Listed, StorySummary};
-use crate::board::StoryId;
 use crate::board::{lookup, store, Board, Column, Phase, Story};
+use crate::board::{Slug, StoryId};
 use crate::config::Project;
 use crate::error::Result;
 use crate::report::transcript::{transcripts, Renderer};
@@ -145,7 +145,7 @@ pub struct StoryView {
     /// Why the story cannot go on now, when it waits.
     pub waiting: Option<String>,
     /// Each dependency's id, with its slug and column when the board has it.
-    pub depends_on: Vec<(StoryId, Option<(String, Column)>)>,
+    pub depends_on: Vec<(StoryId, Option<(Slug, Column)>)>,
     /// The runs that worked on the story, oldest first, with what each did to it.
     pub runs: Vec<(RunReport, StoryReport)>,
     /// Transcripts as `logs` prints them, each a heading then its lines, oldest first.

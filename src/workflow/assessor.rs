@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use crate::board::records::ReviewDecision;
 use crate::board::story::Progress;
+use crate::board::Slug;
 use crate::board::StoryId;
 use crate::board::{Board, Column, Phase, PhaseSet, StorySummary};
 
@@ -19,7 +20,7 @@ pub struct Action {
     pub action_type: ActionType,
     #[serde(rename = "storyId")]
     pub story_id: StoryId,
-    pub slug: String,
+    pub slug: Slug,
     pub reason: String,
     pub priority: i64,
     #[serde(skip)]
@@ -41,7 +42,7 @@ impl From<&Action> for ActionRef {
 pub struct Waiting {
     #[serde(rename = "storyId")]
     pub story_id: StoryId,
-    pub slug: String,
+    pub slug: Slug,
     pub reason: String,
     /// The stories it waits on, for dependency waits.
     #[serde(skip_serializing_if = "Vec::is_empty")]

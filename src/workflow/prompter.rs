@@ -9,12 +9,13 @@
 use std::sync::Arc;
 
 use crate::agents::AgentError;
+use crate::board::Slug;
 
 /// What a human gate shows the person.
 #[derive(Debug, Clone)]
 pub struct GateQuestion {
     pub phase: String,
-    pub slug: String,
+    pub slug: Slug,
     pub title: String,
     /// The phase's output: the section to be written, or implement's notes.
     pub output: String,

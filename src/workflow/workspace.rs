@@ -14,6 +14,7 @@ use tokio::sync::OwnedMutexGuard;
 use super::blocking::off_the_runtime;
 use super::context::Workflow;
 use crate::agents::prompts::DIFF_BUDGET;
+use crate::board::Slug;
 use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::config::{Config, Integrate};
@@ -162,7 +163,7 @@ fn dependency_branches(wf: &Workflow, story: &Story) -> Vec<String> {
 struct BranchPlan {
     root: PathBuf,
     story_id: StoryId,
-    slug: String,
+    slug: Slug,
     recorded_branch: Option<String>,
     recorded_branch_base: Option<String>,
     recorded_base: Option<String>,

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use super::{pending_output_path, Applied, PhaseGate, Recorded};
 use crate::board::board_store::BoardStore;
+use crate::board::Slug;
 use crate::board::StoryId;
 use crate::board::{lookup, Board, Phase};
 use crate::error::{Error, Result};
@@ -15,7 +16,7 @@ use crate::workflow::decision::parse_decision;
 #[derive(Debug, Clone, PartialEq)]
 pub struct Decided {
     pub story_id: StoryId,
-    pub slug: String,
+    pub slug: Slug,
     pub phase: Phase,
     /// The decision's keyword: APPROVE, RETRY, RETRY_PREDECESSOR or REJECT.
     pub decision: String,
