@@ -280,7 +280,7 @@ pub struct GitConfig {
     pub integrate: Integrate,
     /// The branch finished work goes into; `None` is the branch checked out when a story's
     /// branch is made (docs/design.md §12).
-    pub base_branch: Option<String>,
+    pub base_branch: Option<crate::names::BranchName>,
 }
 
 /// How a reviewed story's work is delivered (docs/design.md §12).

@@ -15,6 +15,7 @@ use crate::board::Phase;
 use crate::board::Slug;
 use crate::board::StoryId;
 use crate::config::Price;
+use crate::names::BranchName;
 
 /// The kinds of action the state assessor picks.
 #[derive(
@@ -273,7 +274,7 @@ pub enum RunEvent {
         story_id: StoryId,
         slug: Slug,
         commit: String,
-        base: String,
+        base: BranchName,
     },
     StoryWaiting {
         story_id: StoryId,

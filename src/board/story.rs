@@ -9,6 +9,7 @@ use super::frontmatter::{Frontmatter, FrontmatterError};
 use super::records::{PhaseReviews, RefinementIteration, ReviewRecord, Usage};
 use super::sections;
 use super::vocabulary::{Column, Phase, PhaseSet};
+use crate::names::BranchName;
 use crate::names::Slug;
 use crate::names::StoryId;
 
@@ -53,11 +54,11 @@ pub struct StoryMeta {
     /// for implement, run by every test round and by the merge (docs/design.md §21).
     pub acceptance_tests: Vec<String>,
     pub depends_on: Vec<StoryId>,
-    pub branch: Option<String>,
+    pub branch: Option<BranchName>,
     /// The commit the tool made `branch` from: proof that it made it, and where its history
     /// must start.
     pub branch_base: Option<String>,
-    pub base_branch: Option<String>,
+    pub base_branch: Option<BranchName>,
     pub merged_commit: Option<String>,
     pub pr_url: Option<String>,
     pub last_error: Option<String>,

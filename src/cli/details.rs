@@ -85,9 +85,9 @@ fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {
         }
     }
     for (label, value) in [
-        ("branch:", &meta.branch),
-        ("base:", &meta.base_branch),
-        ("merged:", &meta.merged_commit),
+        ("branch:", meta.branch.as_deref()),
+        ("base:", meta.base_branch.as_deref()),
+        ("merged:", meta.merged_commit.as_deref()),
     ] {
         if let Some(value) = value {
             out.push(format!("  {label:<10} {value}"));

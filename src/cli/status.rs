@@ -10,6 +10,7 @@ use crate::board::{Board, Column, StorySummary};
 use crate::config::Config;
 use crate::error::{ExitStatus, Result};
 use crate::front::status::{claim_note, known_claims, status_json};
+use crate::names::BranchName;
 use crate::output::Palette;
 use crate::vcs;
 use crate::workflow::assessor::{self, Assessment, Policy};
@@ -94,7 +95,7 @@ pub fn run(args: StatusArgs, context: &Context) -> Result<ExitStatus> {
 fn story_line(
     story: &StorySummary,
     assessment: &Assessment,
-    behind: &HashMap<String, u32>,
+    behind: &HashMap<BranchName, u32>,
     palette: &Palette,
 ) -> String {
     let meta = &story.meta;
@@ -140,7 +141,7 @@ fn story_line(
 
 /// Where a story's work is (docs/design.md §12): a done story's merge commit or "branch only", a
 /// started story's branch and how many base commits it lacks.
-fn delivery_note(story: &StorySummary, behind: &HashMap<String, u32>) -> Option<String> {
+fn delivery_note(story: &StorySummary, behind: &HashMap<BranchName, u32>) -> Option<String> {
     let meta = &story.meta;
     if story.column == Column::Done {
         return match (&meta.merged_commit, &meta.branch) {
@@ -154,13 +155,13 @@ fn delivery_note(story: &StorySummary, behind: &HashMap<String, u32>) -> Option<
     Some(match behind.get(branch) {
         Some(0) => format!("{branch}, up to date with {base}"),
         Some(n) => format!("{branch}, {n} behind {base}"),
-        None => branch.clone(),
+        None => branch.to_string(),
     })
 }
 
 /// How far each started story's branch is behind its base, from git; nothing outside a
 /// repository. One `git rev-list` per started story: they are few next to the board.
-fn behind_counts(root: &Path, board: &Board, config: &Config) -> HashMap<String, u32> {
+fn behind_counts(root: &Path, board: &Board, config: &Config) -> HashMap<BranchName, u32> {
     let mut counts = HashMap::new();
     let started: Vec<&StorySummary> = board
         .stories

@@ -67,7 +67,7 @@ impl Notices {
                 slug, commit, base, ..
             } => {
                 fields.insert("commit".into(), commit.clone().into());
-                fields.insert("base".into(), base.clone().into());
+                fields.insert("base".into(), base.to_string().into());
                 format!(
                     "✅ {slug} merged into {base} as {}",
                     &commit[..commit.len().min(7)]

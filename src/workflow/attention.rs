@@ -7,6 +7,7 @@ use std::path::Path;
 use super::outcome::BlockCause;
 use crate::board::StoryId;
 use crate::board::{Board, Phase, StorySummary};
+use crate::names::BranchName;
 pub use crate::protocol::{Attention, NextStep};
 
 /// What a story waits for a person for.
@@ -17,7 +18,7 @@ pub enum Need {
         phase: String,
         pending: String,
         /// The story's branch and base, when an implement waits: the diff to read.
-        branches: Option<(String, String)>,
+        branches: Option<(BranchName, BranchName)>,
     },
     /// The story is in blocked/. `cause` is `None` for a block the record does not explain
     /// (made by hand, or by an older version).

@@ -17,6 +17,7 @@ use crate::board::StoryId;
 use crate::board::{Column, Story};
 use crate::config::Integrate;
 use crate::error::{Error, Result};
+use crate::names::BranchName;
 use crate::vcs as git;
 use merging::Delivery;
 use merging::{merge_and_test, short, Merge, MergeStep, Testing};
@@ -316,13 +317,13 @@ pub async fn create_pr(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
 
 /// The branch a pull request goes into: the one unmerged dependency's branch that has a pull
 /// request open (a stacked PR), else the story's base.
-fn pr_target(wf: &Workflow, story: &Story) -> Option<String> {
+fn pr_target(wf: &Workflow, story: &Story) -> Option<BranchName> {
     let base = story
         .meta
         .base_branch
         .clone()
         .or_else(|| wf.config.git.base_branch.clone());
-    let open_dependencies: Vec<String> = story
+    let open_dependencies: Vec<BranchName> = story
         .meta
         .depends_on
         .iter()

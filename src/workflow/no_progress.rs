@@ -14,6 +14,7 @@ use crate::board::records::{IterationResult, ReviewDecision, ReviewRecord};
 use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::error::Result;
+use crate::names::BranchName;
 use crate::vcs as git;
 
 /// How much of the repeated text the reason quotes.
@@ -118,7 +119,7 @@ pub fn block(wf: &Workflow, story_id: &StoryId, reason: &str) -> Result<Outcome>
 /// outside git, where the notes alone decide.
 pub async fn work_fingerprint(
     work_dir: &Path,
-    branch: Option<String>,
+    branch: Option<BranchName>,
     ignore: Vec<PathBuf>,
 ) -> Option<String> {
     if !git::is_repo(work_dir) {

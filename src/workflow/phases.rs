@@ -19,6 +19,7 @@ use crate::board::StoryId;
 use crate::board::{Column, Phase, Story};
 use crate::config::{GateConfig, Reviewer};
 use crate::error::Result;
+use crate::names::BranchName;
 use crate::protocol::TranscriptEntry;
 
 mod acceptance_run;
@@ -182,7 +183,7 @@ struct PhaseRun<'a> {
     phase: Phase,
     work_dir: PathBuf,
     /// The story's branch, when it has one.
-    branch: Option<String>,
+    branch: Option<BranchName>,
     /// What the story's diffs and fingerprints leave out (see [`workspace::Work::ignore`]).
     ignore: Vec<PathBuf>,
     transcript: &'a Transcript,

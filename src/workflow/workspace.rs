@@ -19,14 +19,15 @@ use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::config::{Config, Integrate};
 use crate::error::{Error, Result};
+use crate::names::BranchName;
 use crate::vcs as git;
 
 /// Where an action works, holding the shared tree for as long as the action runs.
 pub struct Work {
     pub dir: PathBuf,
-    pub branch: Option<String>,
+    pub branch: Option<BranchName>,
     /// The branch the story's work goes into.
-    pub base: Option<String>,
+    pub base: Option<BranchName>,
     /// Files of a merge of the base that stopped on conflicts; the implement agent resolves
     /// them, and the merge is committed only once no marker is left.
     pub conflicts: Vec<String>,
@@ -146,7 +147,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
 
 /// The branches of the story's done dependencies, which a new branch takes in when finished
 /// work is not merged into the base (`pr`, `none`).
-fn dependency_branches(wf: &Workflow, story: &Story) -> Vec<String> {
+fn dependency_branches(wf: &Workflow, story: &Story) -> Vec<BranchName> {
     if wf.config.git.integrate == Integrate::Merge {
         return Vec::new();
     }
@@ -164,21 +165,21 @@ struct BranchPlan {
     root: PathBuf,
     story_id: StoryId,
     slug: Slug,
-    recorded_branch: Option<String>,
+    recorded_branch: Option<BranchName>,
     recorded_branch_base: Option<String>,
-    recorded_base: Option<String>,
-    configured_base: Option<String>,
+    recorded_base: Option<BranchName>,
+    configured_base: Option<BranchName>,
     integrate: Integrate,
     purpose: Purpose,
-    dependency_branches: Vec<String>,
+    dependency_branches: Vec<BranchName>,
     worktrees: Option<PathBuf>,
     own_paths: Vec<PathBuf>,
 }
 
 struct Checkout {
     dir: PathBuf,
-    branch: String,
-    base: String,
+    branch: BranchName,
+    base: BranchName,
     conflicts: Vec<String>,
     return_to: Option<String>,
     /// The branch was made now, from this commit.
@@ -192,11 +193,14 @@ impl BranchPlan {
         let branch = self.choose_branch()?;
         let exists = git::branch_tip(root, &branch)?.is_some();
         if !exists && self.purpose == Purpose::Inspect && self.recorded_branch.is_some() {
-            return Err(git::GitError::StoryBranchMissing { branch }.into());
+            return Err(git::GitError::StoryBranchMissing {
+                branch: branch.into(),
+            }
+            .into());
         }
         let base = match &self.recorded_base {
             Some(base) => base.clone(),
-            None => git::resolve_base(root, self.configured_base.as_deref())?,
+            None => BranchName::from(git::resolve_base(root, self.configured_base.as_deref())?),
         };
         let ignore: Vec<&Path> = self.own_paths.iter().map(PathBuf::as_path).collect();
         let (dir, return_to, created_from, theirs) = match &self.worktrees {
@@ -244,7 +248,7 @@ impl BranchPlan {
     /// (and its history still starts where it was made), else a name no branch has yet:
     /// `agentic-sdlc/<slug>`, then `-2`, `-3`… A person's branch of the same name is never
     /// adopted.
-    fn choose_branch(&self) -> Result<String> {
+    fn choose_branch(&self) -> Result<BranchName> {
         let root = &self.root;
         if let Some(recorded) = &self.recorded_branch {
             if git::branch_tip(root, recorded)?.is_none() {
@@ -267,7 +271,11 @@ impl BranchPlan {
                 )));
             }
         }
-        Ok(git::free_story_branch(root, &self.slug, &self.story_id)?)
+        Ok(BranchName::from(git::free_story_branch(
+            root,
+            &self.slug,
+            &self.story_id,
+        )?))
     }
 
     /// Brings into the story's branch the finished work it must build on: the base's latest
@@ -281,7 +289,7 @@ impl BranchPlan {
             let message = format!("Merge {} into {branch}", checkout.base);
             let base_tip = git::branch_tip(&self.root, &checkout.base)?.ok_or_else(|| {
                 git::GitError::BaseMissing {
-                    branch: checkout.base.clone(),
+                    branch: checkout.base.to_string(),
                 }
             })?;
             match git::merge_into_checkout(dir, &base_tip, &message)? {
@@ -306,7 +314,7 @@ impl BranchPlan {
             {
                 git::abort_merge(dir)?;
                 return Err(git::GitError::DependencyConflict {
-                    branch: branch.clone(),
+                    branch: branch.to_string(),
                     paths,
                 }
                 .into());
@@ -454,7 +462,11 @@ pub async fn diff(wf: &Workflow, _story: &Story, work: &Work) -> Result<String> 
 
 /// The story's work in `dir` (on `branch`, when it has one) as one patch, cut to the
 /// reviewers' budget, leaving out `ignore`; empty outside git.
-pub async fn diff_of(dir: &Path, branch: Option<String>, ignore: Vec<PathBuf>) -> Result<String> {
+pub async fn diff_of(
+    dir: &Path,
+    branch: Option<BranchName>,
+    ignore: Vec<PathBuf>,
+) -> Result<String> {
     if !git::is_repo(dir) {
         return Ok(String::new());
     }

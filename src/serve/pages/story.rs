@@ -60,10 +60,10 @@ pub fn story_fragment(view: &StoryView) -> String {
         }
     }
     for (label, value) in [
-        ("branch", &meta.branch),
-        ("base", &meta.base_branch),
-        ("merged", &meta.merged_commit),
-        ("pull request", &meta.pr_url),
+        ("branch", meta.branch.as_deref()),
+        ("base", meta.base_branch.as_deref()),
+        ("merged", meta.merged_commit.as_deref()),
+        ("pull request", meta.pr_url.as_deref()),
     ] {
         if let Some(value) = value {
             row(&mut out, label, value);

@@ -6,6 +6,7 @@ use crate::agents::transcript::Transcript;
 use crate::board::records::{IssueSeverity, ReviewIssue};
 use crate::board::Story;
 use crate::error::{Error, Result};
+use crate::names::BranchName;
 use crate::vcs as git;
 use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::context::Workflow;
@@ -16,19 +17,19 @@ use crate::workflow::workspace::Work;
 pub(crate) enum Delivery {
     Merged {
         commit: String,
-        base: String,
+        base: BranchName,
     },
     /// A conflict or red tests: the base is untouched and the work goes back to implement.
     Rejected {
         issue: ReviewIssue,
-        base: String,
+        base: BranchName,
     },
 }
 
 /// The merge of a story's branch into its base, and its commit message.
 pub(crate) struct Merge {
-    pub(crate) branch: String,
-    pub(crate) base: String,
+    pub(crate) branch: BranchName,
+    pub(crate) base: BranchName,
     message: String,
 }
 

@@ -30,8 +30,12 @@ pub(crate) async fn integrate_through(
     let merge = Merge::of(story, work)?;
     let (root, name) = (wf.root.clone(), merge.branch.clone());
     let story_tip = off_the_runtime(move || {
-        git::branch_tip(&root, &name)?
-            .ok_or_else(|| git::GitError::StoryBranchMissing { branch: name }.into())
+        git::branch_tip(&root, &name)?.ok_or_else(|| {
+            git::GitError::StoryBranchMissing {
+                branch: name.to_string(),
+            }
+            .into()
+        })
     })
     .await?;
     // The remote tip the story's merge last passed the tests on.

@@ -7,13 +7,14 @@ use std::time::Duration;
 
 use crate::config::{Integrate, Project};
 use crate::error::{Error, Result};
+use crate::names::BranchName;
 use crate::vcs::{self as git, GitError, RemoteTarget};
 
 /// What the checks found: the remote to work with and the base branch.
 #[derive(Debug, Clone)]
 pub struct RemotePlan {
     pub target: RemoteTarget,
-    pub base: String,
+    pub base: BranchName,
 }
 
 /// One line, exit 2: what is wrong and what to do.
@@ -47,7 +48,9 @@ pub fn remote_preflight(project: &Project, name: &str) -> Result<RemotePlan> {
     let checked_out = git::current_branch(root).map_err(refuse_git)?;
     let base = match (&project.config.git.base_branch, &checked_out) {
         (Some(base), _) => base.clone(),
-        (None, Some(branch)) if !branch.starts_with(git::BRANCH_PREFIX) => branch.clone(),
+        (None, Some(branch)) if !branch.starts_with(git::BRANCH_PREFIX) => {
+            BranchName::from(branch.as_str())
+        }
         _ => {
             return Err(refuse(
                 "run --remote works on a checkout of the base branch, and HEAD is not on one; check it out (`git switch main`) or set git.baseBranch".into(),

@@ -31,7 +31,7 @@ pub struct Place {
     pub board_dir: PathBuf,
     /// The board folder relative to `root`, `/`-separated, as git names paths.
     pub board_rel: String,
-    pub base: String,
+    pub base: crate::names::BranchName,
     pub target: RemoteTarget,
     pub timeout: Duration,
     /// Paths whose uncommitted changes are the tool's own, not the user's work (the board, the

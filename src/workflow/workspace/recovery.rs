@@ -90,7 +90,7 @@ fn put_user_branch_back(root: &Path, story_branch: &str, config: &Config) -> Str
     let target = git::remembered_return_branch(root)
         .ok()
         .flatten()
-        .or_else(|| config.git.base_branch.clone());
+        .or_else(|| config.git.base_branch.as_ref().map(ToString::to_string));
     let Some(target) = target else {
         return format!("the checkout is on {story_branch} after an interrupted run, and the branch it came from is unknown\nHint: check out your branch (`git switch main`)");
     };
