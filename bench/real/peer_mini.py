@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The same benchmark for a peer scaffold: mini-swe-agent, with the same model and stories.
 
-    bench/real/peer_mini.py --base-url http://127.0.0.1:8090/v1 [--mode text|tools] [--json out.json]
+    bench/real/peer_mini.py --base-url http://127.0.0.1:8090/v1 [--suite inventory] [--mode text|tools] [--json out.json]
 
 mini-swe-agent is installed with pip into a venv of its own in the benchmark cache (once). It
 reaches the server through litellm as `openai/<model>` with the server as `api_base`. Each
@@ -43,9 +43,11 @@ def main():
     parser.add_argument("--step-limit", type=int, default=30)
     parser.add_argument("--story-minutes", type=float, default=10)
     parser.add_argument("--stories", default="")
+    parser.add_argument("--suite", default="textkit", choices=sorted(common.SUITES), help="the project and stories")
     parser.add_argument("--work")
     parser.add_argument("--json")
     args = parser.parse_args()
+    common.select_suite(args.suite)
 
     chosen = common.stories([k.strip() for k in args.stories.split(",") if k.strip()])
     work = Path(args.work or tempfile.mkdtemp(prefix="mini-bench-"))
@@ -56,7 +58,7 @@ def main():
     proxy_url, proxy = common.start_proxy(args.base_url, recorder)
     repo = common.fresh_repo(work)
     driver = Path(__file__).resolve().parent / "mini_driver.py"
-    label = f"mini-swe-agent 2.4.6 mode={args.mode}" + (f" temperature={args.temperature}" if args.temperature is not None else "")
+    label = f"mini-swe-agent 2.4.6 suite={args.suite} mode={args.mode}" + (f" temperature={args.temperature}" if args.temperature is not None else "")
     print(f"{label}: {len(chosen)} stories in {repo}; model {args.model} at {args.base_url}", flush=True)
 
     results = []

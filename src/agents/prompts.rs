@@ -469,9 +469,24 @@ pub fn text_result(name: &str, form: crate::agents::text_calls::CallForm, result
     format!("{what}:\n{}", head_tail(result, OBSERVATION_BUDGET))
 }
 
-/// The message that answers a text-protocol reply.
+/// The message that answers a text-protocol reply. The same result twice in a row is said once,
+/// with how often: a small model parrots a list of eighteen identical refusals back.
 pub fn text_results(observations: &[String], left_out: usize) -> String {
-    let mut out = observations.join("\n\n");
+    let mut said: Vec<String> = Vec::new();
+    let mut index = 0;
+    while index < observations.len() {
+        let same = observations[index..]
+            .iter()
+            .take_while(|o| **o == observations[index])
+            .count();
+        let mut text = observations[index].clone();
+        if same > 1 {
+            text.push_str(&format!("\n(The same result for {same} actions alike.)"));
+        }
+        said.push(text);
+        index += same;
+    }
+    let mut out = said.join("\n\n");
     if left_out > 0 {
         out.push_str(&format!(
             "\n\n(Only your first action was run; {left_out} more in the same reply were not. Send one action per reply.)"
@@ -511,6 +526,22 @@ pub fn head_tail(text: &str, budget: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_same_result_in_a_row_is_said_once_with_how_often() {
+        let refused = "Result of write_file:\nError: fixed".to_string();
+        let wrote = "Result of write_file:\nWrote 3 bytes to a.py".to_string();
+        let text = text_results(
+            &[wrote.clone(), refused.clone(), refused.clone(), refused],
+            0,
+        );
+        assert_eq!(text.matches("Error: fixed").count(), 1, "{text}");
+        assert!(
+            text.contains("Error: fixed\n(The same result for 3 actions alike.)"),
+            "{text}"
+        );
+        assert!(text.starts_with(&wrote), "{text}");
+    }
 
     #[test]
     fn revision_section_matches_the_contract() {

@@ -273,6 +273,24 @@ async fn write_file_creates_parents_atomically_with_normal_mode() {
 }
 
 #[tokio::test]
+async fn a_write_of_what_the_file_already_holds_says_nothing_changed() {
+    let fx = rw();
+    fs::write(
+        fx.root.join("calc.py"),
+        "def add(a, b):\n    return a + b\n",
+    )
+    .unwrap();
+    let same =
+        json!({"path": "calc.py", "content": "def add(a, b):\n    return a + b\n", "merge": true});
+    assert_eq!(
+        assert_ok(&fx.call("write_file", same).await),
+        "'calc.py' already holds exactly this content: nothing changed"
+    );
+    let changed = json!({"path": "calc.py", "content": "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n", "merge": true});
+    assert!(assert_ok(&fx.call("write_file", changed).await).starts_with("Wrote "));
+}
+
+#[tokio::test]
 async fn edit_file_replaces_exactly_one_match() {
     let fx = rw();
     fs::write(fx.root.join("e.txt"), "one two two\n").unwrap();

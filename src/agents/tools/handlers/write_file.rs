@@ -117,6 +117,14 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
             }
         }
     }
+    // A small model writes out files it has not changed, and then believes it made its change:
+    // it is told that nothing changed.
+    if std::fs::read(&real).is_ok_and(|before| before == content.as_bytes()) {
+        tools.mark_seen(real);
+        return Ok(format!(
+            "'{path}' already holds exactly this content: nothing changed"
+        ));
+    }
     write_atomic(&real, content.as_bytes())
         .map_err(|err| format!("cannot write '{path}': {err}"))?;
     tools.mark_seen(real);
