@@ -8,6 +8,7 @@ pub(crate) mod ids;
 mod lines;
 pub mod lookup;
 pub(crate) mod merge;
+pub(crate) mod meta;
 mod nesting;
 pub(crate) mod reader;
 pub(crate) mod records;

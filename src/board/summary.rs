@@ -6,7 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::story::{Progress, Story, StoryError, StoryMeta};
+use super::meta::StoryMeta;
+use super::story::{Progress, Story, StoryError};
 use super::vocabulary::Column;
 use crate::names::Slug;
 

@@ -79,7 +79,7 @@ pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
     {
         front.set(flag, &false);
     }
-    front.set(crate::board::story::REVIEWS_FLAG, &false);
+    front.set(crate::board::meta::REVIEWS_FLAG, &false);
     if !depends_on.is_empty() {
         front.set("depends_on", &depends_on);
     }

@@ -48,7 +48,7 @@ impl Listed for Card {
     fn column(&self) -> Column {
         self.summary.column
     }
-    fn meta(&self) -> &crate::board::story::StoryMeta {
+    fn meta(&self) -> &crate::board::meta::StoryMeta {
         &self.summary.meta
     }
 }
