@@ -286,8 +286,8 @@ pub(crate) fn context_length_message(
             tokens_of_chars(chars)
         ),
     };
-    let limit = figures.limit.map_or("a smaller context".to_string(), |n| {
-        format!("a context of {n} tokens")
+    let limit = figures.limit.map_or("smaller context".to_string(), |n| {
+        format!("context of {n} tokens")
     });
     format!(
         "the prompt is {prompt} in {} messages, and with up to {max_tokens} tokens kept for the \
