@@ -71,11 +71,6 @@ impl ActionType {
             .copied()
             .find(|p| ActionType::of_phase(*p) == self)
     }
-
-    /// An action type as a person types it: any case, `-` or `_`.
-    pub fn parse(name: &str) -> Option<ActionType> {
-        name.trim().replace('-', "_").parse().ok()
-    }
 }
 
 /// An action as events name it.
