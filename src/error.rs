@@ -2,6 +2,9 @@
 
 use std::path::PathBuf;
 
+pub use crate::hint::Hint;
+use crate::hint::HintedError;
+
 /// How a command ended, as the exit codes of docs/design.md §5 spell it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[must_use = "an exit status is the command's answer to the caller; return it"]
@@ -38,7 +41,7 @@ pub enum Error {
     Config { path: PathBuf, message: String },
 
     /// An environment variable that overrides a config key holds no valid value for it.
-    #[error("environment variable {variable}: {message}\nHint: fix or unset {variable}")]
+    #[error("environment variable {variable}: {message}")]
     Env { variable: String, message: String },
 
     /// A check before a run's first action failed (`workflow::preflight`): nothing was spent
@@ -50,7 +53,7 @@ pub enum Error {
     },
 
     /// The API key's environment variable is empty or unset, and the endpoint is not local.
-    #[error("the environment variable {variable} is not set; the LLM endpoint {endpoint} needs an API key\nHint: export {variable}=<your key>, name another variable in llm.apiKeyEnv, or point llm.baseUrl at a local server")]
+    #[error("the environment variable {variable} is not set; the LLM endpoint {endpoint} needs an API key")]
     MissingKey { variable: String, endpoint: String },
 
     /// The command line asked for something that cannot be done as asked.
@@ -58,13 +61,11 @@ pub enum Error {
     Usage(String),
 
     /// No `.agentic-sdlc.json` between the working directory and the file system root.
-    #[error("no .agentic-sdlc.json found in {0} or any parent folder\nHint: run `agentic-sdlc init` to create a board here")]
+    #[error("no .agentic-sdlc.json found in {0} or any parent folder")]
     NoRoot(PathBuf),
 
     /// A story file that cannot be read as a story.
-    #[error(
-        "{path}:{line}: {message}\nHint: fix the file by hand, then run `agentic-sdlc validate`"
-    )]
+    #[error("{path}:{line}: {message}")]
     StoryParse {
         path: PathBuf,
         line: usize,
@@ -83,7 +84,7 @@ pub enum Error {
         candidates: Vec<String>,
     },
 
-    #[error("the board is locked by another run (pid {pid}); {path} is held\nHint: wait for it to finish, or stop that process")]
+    #[error("the board is locked by another run (pid {pid}); {path} is held")]
     LockHeld { pid: String, path: PathBuf },
 
     /// An agent or action failed; the story was left as it was.
@@ -93,7 +94,7 @@ pub enum Error {
     /// The LLM client could not be built (a bad endpoint or key for an HTTP header, say).
     /// The source is the agents' own error; its `From` lives there, above this module.
     #[error("LLM error: {0}")]
-    Llm(#[source] Box<dyn std::error::Error + Send + Sync>),
+    Llm(Box<dyn HintedError>),
 
     #[error("interrupted")]
     Interrupted,
@@ -114,7 +115,7 @@ pub enum Error {
     Git(#[from] crate::vcs::GitError),
     /// A story was edited by hand so often while the tool wrote it that the tool gave up; the
     /// hand edits stand and the tool's change was not written.
-    #[error("{path} kept changing while it was being written ({attempts} attempts); the tool's change was not written\nHint: run the action again")]
+    #[error("{path} kept changing while it was being written ({attempts} attempts); the tool's change was not written")]
     StoryKeptChanging { path: PathBuf, attempts: usize },
 
     /// A task of the run's own (an action, blocking work) panicked or was cancelled.
@@ -127,11 +128,15 @@ pub enum Error {
 
     #[error("{0}")]
     Other(String),
+
+    /// Any error with a hint of the place where it happened ([`Error::with_hint`]).
+    #[error("{error}")]
+    Hinted { error: Box<Error>, hint: String },
 }
 
 fn suggestions(close: &[String]) -> String {
     if close.is_empty() {
-        "\nHint: run `agentic-sdlc status` to list the stories".to_string()
+        String::new()
     } else {
         format!("\nDid you mean: {}?", close.join(", "))
     }
@@ -147,7 +152,28 @@ impl Error {
             | Error::Usage(_)
             | Error::NoRoot(_) => ExitStatus::Usage,
             Error::Interrupted => ExitStatus::Interrupted,
+            Error::Hinted { error, .. } => error.exit_status(),
             _ => ExitStatus::Failure,
+        }
+    }
+
+    /// The error itself, without a hint a caller added: what to match on to tell kinds apart.
+    pub fn unhinted(&self) -> &Error {
+        match self {
+            Error::Hinted { error, .. } => error.unhinted(),
+            error => error,
+        }
+    }
+
+    /// The error with what a person can do about it; a hint it had before gives way.
+    pub fn with_hint(self, hint: impl Into<String>) -> Self {
+        let error = match self {
+            Error::Hinted { error, .. } => error,
+            error => Box::new(error),
+        };
+        Error::Hinted {
+            error,
+            hint: hint.into(),
         }
     }
 
@@ -163,6 +189,33 @@ impl Error {
             path: path.into(),
             message: message.into(),
         }
+    }
+}
+
+impl Hint for Error {
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            Error::Env { variable, .. } => format!("fix or unset {variable}"),
+            Error::MissingKey { variable, .. } => format!(
+                "export {variable}=<your key>, name another variable in llm.apiKeyEnv, or point \
+                 llm.baseUrl at a local server"
+            ),
+            Error::NoRoot(_) => "run `agentic-sdlc init` to create a board here".into(),
+            Error::StoryParse { .. } => {
+                "fix the file by hand, then run `agentic-sdlc validate`".into()
+            }
+            Error::StoryNotFound { close_matches, .. } if close_matches.is_empty() => {
+                "run `agentic-sdlc status` to list the stories".into()
+            }
+            Error::LockHeld { .. } => "wait for it to finish, or stop that process".into(),
+            Error::StoryKeptChanging { .. } => "run the action again".into(),
+            Error::Git(error) => return error.hint(),
+            Error::Report(error) => return error.hint(),
+            Error::Llm(error) => return error.hint(),
+            Error::Hinted { hint, .. } => hint.clone(),
+            _ => return None,
+        };
+        Some(hint)
     }
 }
 
@@ -184,7 +237,7 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 pub enum ReportError {
     #[error("no run journal yet in {}: run `agentic-sdlc run` first", .0.display())]
     NoJournal(PathBuf),
-    #[error("no run `{id}` in {}{}", .dir.display(), known_hint(.known))]
+    #[error("no run `{id}` in {}", .dir.display())]
     UnknownRun {
         id: String,
         dir: PathBuf,
@@ -198,18 +251,21 @@ pub enum ReportError {
     },
 }
 
-fn known_hint(ids: &[String]) -> String {
-    match ids.last() {
-        Some(last) => {
-            format!("\nHint: the latest run is {last}; `agentic-sdlc report --last` shows it")
+impl Hint for ReportError {
+    fn hint(&self) -> Option<String> {
+        match self {
+            ReportError::UnknownRun { known, .. } => known.last().map(|last| {
+                format!("the latest run is {last}; `agentic-sdlc report --last` shows it")
+            }),
+            _ => None,
         }
-        None => String::new(),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::told;
 
     #[test]
     fn exit_statuses_are_the_codes_of_spec_5() {
@@ -239,9 +295,66 @@ mod tests {
             ),
             (Error::Interrupted, ExitStatus::Interrupted),
             (Error::ActionFailed("x".into()), ExitStatus::Failure),
-            (Error::Llm("no client".into()), ExitStatus::Failure),
+            (
+                Error::Usage("no".into()).with_hint("ask again"),
+                ExitStatus::Usage,
+            ),
         ] {
             assert_eq!(err.exit_status(), status, "{err}");
         }
+    }
+
+    #[test]
+    fn a_hint_is_apart_from_the_message_and_told_after_it() {
+        let errors = [
+            Error::NoRoot(PathBuf::from("/x")),
+            Error::MissingKey {
+                variable: "K".into(),
+                endpoint: "https://e".into(),
+            },
+            Error::StoryParse {
+                path: "s.md".into(),
+                line: 3,
+                message: "bad".into(),
+            },
+            Error::LockHeld {
+                pid: "7".into(),
+                path: "lock".into(),
+            },
+            Error::ActionFailed("the base kept moving".into()).with_hint("run again later"),
+        ];
+        for err in errors {
+            let message = err.to_string();
+            let hint = err.hint().unwrap_or_else(|| panic!("{err:?} has no hint"));
+            assert!(!message.contains("Hint"), "{message}");
+            assert!(!hint.contains('\n'), "{hint}");
+            assert_eq!(told(&err), format!("{message}\nHint: {hint}"));
+        }
+        assert_eq!(
+            Error::NoRoot(PathBuf::from("/x")).hint().as_deref(),
+            Some("run `agentic-sdlc init` to create a board here")
+        );
+    }
+
+    #[test]
+    fn a_hint_added_later_replaces_the_first_and_the_kind_stays_visible() {
+        let err = Error::ActionFailed("no".into())
+            .with_hint("first")
+            .with_hint("second");
+        assert_eq!(err.hint().as_deref(), Some("second"));
+        assert!(matches!(err.unhinted(), Error::ActionFailed(_)));
+        assert_eq!(err.to_string(), "no");
+    }
+
+    #[test]
+    fn an_error_without_a_next_step_has_no_hint() {
+        let err = Error::Other("x".into());
+        assert_eq!(err.hint(), None);
+        assert_eq!(told(&err), "x");
+        let suggested = Error::StoryNotFound {
+            query: "lgin".into(),
+            close_matches: vec!["login".into()],
+        };
+        assert_eq!(suggested.hint(), None, "the suggestion is in the message");
     }
 }

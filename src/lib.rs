@@ -9,6 +9,7 @@ pub mod config;
 pub(crate) mod error;
 pub mod exec;
 pub(crate) mod front;
+pub(crate) mod hint;
 pub(crate) mod mcp;
 pub mod names;
 pub(crate) mod notifications;

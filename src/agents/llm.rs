@@ -363,11 +363,7 @@ impl LlmClient {
                     continue;
                 }
                 return Exchange {
-                    result: Err(LlmError::InvalidRequest(format!(
-                        "{}\nHint: set llm.structuredOutputs to \"auto\" or \"off\" for a server \
-                         without JSON schema support",
-                        failure.error
-                    ))),
+                    result: Err(LlmError::SchemaRefused(failure.error.to_string())),
                     attempts,
                 };
             }

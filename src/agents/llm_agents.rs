@@ -24,6 +24,7 @@ use crate::board::records::Usage;
 use crate::board::Phase;
 use crate::board::StoryId;
 use crate::config::{Config, EditFormat, PhasesConfig, CONFIG_FILE};
+use crate::hint::message_and_hint;
 
 pub struct LlmAgents {
     client: LlmClient,
@@ -429,10 +430,10 @@ impl Agents for LlmAgents {
             if answer.truncated {
                 return Err(AgentError {
                     usage: answer.usage,
-                    ..AgentError::new(format!(
+                    ..AgentError::new(message_and_hint(
                         "the phase-review agent's answer was cut off at the reply cap twice, so \
-                         it holds no complete decision\nHint: raise llm.maxTokens (now {})",
-                        self.max_tokens
+                         it holds no complete decision",
+                        &format!("raise llm.maxTokens (now {})", self.max_tokens),
                     ))
                 });
             }

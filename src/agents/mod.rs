@@ -122,7 +122,8 @@ impl From<(llm::LlmError, Usage)> for AgentError {
             unreachable @ llm::LlmError::Connection(_) => {
                 AgentFailure::Unreachable(unreachable.to_string())
             }
-            other => AgentFailure::Failed(other.to_string()),
+            // A failure said for `last_error` keeps its hint: the person reads it there.
+            other => AgentFailure::Failed(crate::hint::told(&other)),
         };
         AgentError { failure, usage }
     }

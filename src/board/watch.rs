@@ -81,10 +81,8 @@ impl BoardWatcher {
             watched: HashSet::new(),
         };
         board_watcher.watch(board_dir).map_err(|err| {
-            Error::Other(format!(
-                "cannot watch {}: {err}\nHint: run `agentic-sdlc init` to create the board",
-                board_dir.display()
-            ))
+            Error::Other(format!("cannot watch {}: {err}", board_dir.display()))
+                .with_hint("run `agentic-sdlc init` to create the board")
         })?;
         let mut folders: Vec<PathBuf> = Column::ALL
             .iter()

@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::error::{Error, ExitStatus, Result};
+use crate::error::{Error, ExitStatus, Hint, Result};
 use crate::output::{ColorChoice, Printer, Verbosity};
 use context::Context;
 
@@ -170,5 +170,8 @@ fn resolve_cwd(directory: Option<&Path>) -> Result<PathBuf> {
 
 fn report(printer: &Printer, err: Error) -> ExitStatus {
     printer.error(err.to_string());
+    if let Some(hint) = err.hint() {
+        printer.hint(hint);
+    }
     err.exit_status()
 }

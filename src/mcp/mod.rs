@@ -26,7 +26,7 @@ use serde_json::{json, Value};
 
 use crate::board::{lookup, Board, Column, StoryType};
 use crate::config::Project;
-use crate::error::{Error, Result};
+use crate::error::{Error, Hint, Result};
 use crate::front::launch;
 use crate::front::new_story::{create, NewStory};
 use crate::workflow::assessor::{assess, Policy};
@@ -368,11 +368,15 @@ fn story_document(project: &Project, query: &str) -> Result<Value> {
 }
 
 /// The tool's error as an MCP error: what the caller got wrong is "invalid params", anything
-/// else an internal error; the data says which exit code the command line would give.
+/// else an internal error; the data says which exit code the command line would give, and
+/// what to do about it when the error knows.
 fn fail(err: Error) -> ErrorData {
     let exit_code = err.exit_status().code();
-    let data = Some(json!({ "exitCode": exit_code }));
-    match err {
+    let data = Some(match err.hint() {
+        Some(hint) => json!({ "exitCode": exit_code, "hint": hint }),
+        None => json!({ "exitCode": exit_code }),
+    });
+    match err.unhinted() {
         Error::Usage(_)
         | Error::Config { .. }
         | Error::StoryNotFound { .. }

@@ -199,6 +199,11 @@ impl Printer {
         ));
     }
 
+    /// What a person can do about the error just printed, on a line of its own.
+    pub fn hint(&self, text: impl AsRef<str>) {
+        self.eprint(&format!("{} {}", self.palette.hint("Hint:"), text.as_ref()));
+    }
+
     /// One line on stderr, above the live lines, with outside control characters shown: every
     /// method that writes for a person on stderr comes through here (docs/design.md §22).
     fn eprint(&self, text: &str) {

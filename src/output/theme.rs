@@ -51,6 +51,9 @@ impl Palette {
     pub fn error(&self, text: &str) -> String {
         self.paint(text, |t| t.red().bold(), |t| t.red())
     }
+    pub fn hint(&self, text: &str) -> String {
+        self.paint(text, |t| t.cyan().bold(), |t| t.blue().bold())
+    }
     pub fn accent(&self, text: &str) -> String {
         self.paint(text, |t| t.magenta(), |t| t.purple())
     }

@@ -35,6 +35,7 @@ use crate::board::watch::{BoardWatcher, Scope};
 use crate::board::Phase;
 use crate::config::Project;
 use crate::error::{Error, Result};
+use crate::hint::told;
 use crate::workflow::gate;
 use view::{BoardView, StoryView};
 
@@ -247,7 +248,7 @@ fn html(status: StatusCode, body: String) -> Response {
 /// An error as a page: unknown stories are 404, bad input 400, a decision with nothing to
 /// decide 409, anything else 500.
 fn problem(err: &Error) -> Response {
-    let (status, title) = match err {
+    let (status, title) = match err.unhinted() {
         Error::StoryNotFound { .. } | Error::AmbiguousStory { .. } => {
             (StatusCode::NOT_FOUND, "No such story")
         }
@@ -260,7 +261,7 @@ fn problem(err: &Error) -> Response {
     }
     html(
         status,
-        pages::problem_page(status.as_u16(), title, &err.to_string()),
+        pages::problem_page(status.as_u16(), title, &told(err)),
     )
 }
 

@@ -448,7 +448,10 @@ mod tests {
         assert_eq!(resolve_base(dir.path(), None).unwrap(), "main");
         let missing = resolve_base(dir.path(), Some("develop")).unwrap_err();
         assert!(matches!(missing, GitError::BaseMissing { .. }), "{missing}");
-        assert!(missing.to_string().contains("git.baseBranch"), "{missing}");
+        assert!(
+            crate::hint::told(&missing).contains("git.baseBranch"),
+            "{missing}"
+        );
         sh(dir.path(), &["branch", "develop"]);
         assert_eq!(
             resolve_base(dir.path(), Some("develop")).unwrap(),
@@ -548,7 +551,7 @@ mod tests {
             matches!(&error, GitError::DirtyTree { paths, .. } if paths == &["src/lib.rs"]),
             "{error:?}"
         );
-        let message = error.to_string();
+        let message = crate::hint::told(&error);
         assert!(message.contains("agentic-sdlc/dark-mode"), "{message}");
         assert!(message.contains("src/lib.rs"), "{message}");
         assert!(message.contains("commit or stash them"), "{message}");

@@ -88,6 +88,7 @@ pub(super) fn pull_request_url(stdout: &[u8]) -> Result<String, GitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::hint::Hint;
     use crate::vcs::test_support::*;
     use crate::vcs::*;
     use std::os::unix::fs::PermissionsExt;
@@ -98,7 +99,7 @@ mod tests {
         let error = push_branch(dir.path(), "main").unwrap_err();
         assert!(matches!(error, GitError::NoRemote { .. }), "{error:?}");
         assert!(
-            error.to_string().contains("git remote add origin"),
+            error.hint().unwrap().contains("git remote add origin"),
             "{error}"
         );
     }
@@ -139,7 +140,7 @@ mod tests {
         })
         .unwrap_err();
         assert!(matches!(error, GitError::GhMissing), "{error:?}");
-        assert!(error.to_string().contains("cli.github.com"), "{error}");
+        assert!(error.hint().unwrap().contains("cli.github.com"), "{error}");
     }
 
     #[test]

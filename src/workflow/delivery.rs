@@ -17,6 +17,7 @@ use crate::board::StoryId;
 use crate::board::{Column, Story};
 use crate::config::Integrate;
 use crate::error::{Error, Result};
+use crate::hint::told;
 use crate::names::BranchName;
 use crate::vcs as git;
 use merging::Delivery;
@@ -43,7 +44,7 @@ pub async fn move_to_done(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> 
     };
     let work = match workspace::prepare(wf, &story, Purpose::Inspect).await {
         Ok(work) => work,
-        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
+        Err(err) => return story_ops::fail(wf, story_id, told(&err), Usage::default()),
     };
     let work = match deliverable(wf, &story, work, "merge").await? {
         Ok(work) => work,
@@ -69,7 +70,7 @@ pub async fn move_to_done(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> 
             )))
         }
         Ok(Delivery::Rejected { issue, base }) => send_back(wf, story_id, issue, &base),
-        Err(err) => story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
+        Err(err) => story_ops::fail(wf, story_id, told(&err), Usage::default()),
     }
 }
 
@@ -165,7 +166,7 @@ async fn deliverable(
                 stop: super::outcome::Stop::Refused,
             }
         }
-        Err(err) => story_ops::fail(wf, story.id(), err.to_string(), Usage::default())?,
+        Err(err) => story_ops::fail(wf, story.id(), told(&err), Usage::default())?,
         Ok(None) => unreachable!("handled above"),
     };
     Ok(Err(outcome))
@@ -206,8 +207,10 @@ async fn integrate_and_test(
     }
     let Merge { branch, base, .. } = merge;
     Err(Error::ActionFailed(format!(
-        "{base} kept moving while {branch} was tested against it ({BASE_RACES} tries); nothing was merged\nHint: run again when nobody is committing to {base}"
-    )))
+        "{base} kept moving while {branch} was tested against it ({BASE_RACES} tries); nothing \
+         was merged"
+    ))
+    .with_hint(format!("run again when nobody is committing to {base}")))
 }
 
 /// A failed integration is a rejected review aimed at implement: the rework that follows runs
@@ -272,7 +275,7 @@ pub async fn create_pr(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     let target = pr_target(wf, &story);
     let work = match workspace::prepare(wf, &story, Purpose::Inspect).await {
         Ok(work) => work,
-        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
+        Err(err) => return story_ops::fail(wf, story_id, told(&err), Usage::default()),
     };
     let work = match deliverable(wf, &story, work, "open a pull request for").await? {
         Ok(work) => work,

@@ -19,6 +19,7 @@ use crate::board::StoryId;
 use crate::board::{Column, Phase, Story};
 use crate::config::{GateConfig, Reviewer};
 use crate::error::Result;
+use crate::hint::told;
 use crate::names::BranchName;
 use crate::protocol::TranscriptEntry;
 
@@ -43,7 +44,7 @@ pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outc
     };
     let work = match workspace::prepare(wf, &story, workspace::Purpose::of(phase)).await {
         Ok(work) => work,
-        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Default::default()),
+        Err(err) => return story_ops::fail(wf, story_id, told(&err), Default::default()),
     };
     if !phase.reads_only() {
         workspace::start_implementation(wf, story_id, &work)?;
@@ -107,7 +108,7 @@ pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outc
                 story.set_phase_flag(phase, false);
                 Ok(())
             })?;
-            return story_ops::fail(wf, story_id, err.to_string(), Default::default());
+            return story_ops::fail(wf, story_id, told(&err), Default::default());
         }
         (Err(err), Some(_)) => wf.events.emit(super::events::RunEvent::Warning {
             story_id: Some(StoryId::from(story_id)),

@@ -15,6 +15,7 @@ use crate::board::records::{
 use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::error::Result;
+use crate::hint::told;
 
 pub async fn run(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     let story = wf.board.locate(story_id)?;
@@ -24,7 +25,7 @@ pub async fn run(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     };
     let work = match workspace::prepare(wf, &story, workspace::Purpose::Inspect).await {
         Ok(work) => work,
-        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
+        Err(err) => return story_ops::fail(wf, story_id, told(&err), Usage::default()),
     };
     // The reviewers read the story's tree, so it stays on the story's branch until they are done.
     let outcome = review_work(wf, &story, &transcript, &work).await;
@@ -58,7 +59,7 @@ async fn review_work(
     }
     let diff = match workspace::diff(wf, story, work).await {
         Ok(diff) => diff,
-        Err(err) => return story_ops::fail(wf, story_id, err.to_string(), Usage::default()),
+        Err(err) => return story_ops::fail(wf, story_id, told(&err), Usage::default()),
     };
     let request = ReviewRequest {
         story,

@@ -120,9 +120,10 @@ pub async fn run(
         .map(|s| vec![s.id().to_string(), s.id().to_string()]);
     if let Some(cycle) = dependency_cycles(&board).into_iter().next().or(self_loop) {
         return Err(Error::ActionFailed(format!(
-            "refusing to run: dependency cycle {}\nHint: fix depends_on, then run `agentic-sdlc validate`",
+            "refusing to run: dependency cycle {}",
             cycle.join(" -> ")
-        )));
+        ))
+        .with_hint("fix depends_on, then run `agentic-sdlc validate`"));
     }
     let _lock = BoardLock::acquire(&board_dir)?;
     // Watching starts before the first look at the board, so no change falls in between.

@@ -259,16 +259,25 @@ impl BranchPlan {
                 if let Some(start) = &self.recorded_branch_base {
                     if !git::descends_from(root, start, recorded)? {
                         return Err(Error::ActionFailed(format!(
-                            "{recorded} no longer starts at {start:.7}, where agentic-sdlc made it: its history was rewritten outside the tool, so it is not used\nHint: look at the branch; to start the story over, delete the branch and remove `branch` and `branch_base` from the story"
-                        )));
+                            "{recorded} no longer starts at {start:.7}, where agentic-sdlc made \
+                             it: its history was rewritten outside the tool, so it is not used"
+                        ))
+                        .with_hint(
+                            "look at the branch; to start the story over, delete the branch and \
+                             remove `branch` and `branch_base` from the story",
+                        ));
                     }
                 }
                 return Ok(recorded.clone());
             }
             if self.purpose == Purpose::Inspect {
                 return Err(Error::ActionFailed(format!(
-                    "{recorded} was not made by agentic-sdlc for this story, so its work is not reviewed or merged\nHint: remove `branch` from the story to let implement start a branch of its own"
-                )));
+                    "{recorded} was not made by agentic-sdlc for this story, so its work is not \
+                     reviewed or merged"
+                ))
+                .with_hint(
+                    "remove `branch` from the story to let implement start a branch of its own",
+                ));
             }
         }
         Ok(BranchName::from(git::free_story_branch(

@@ -5,6 +5,8 @@ use std::time::Duration;
 use async_openai::error::OpenAIError;
 use serde_json::Value;
 
+use crate::hint::Hint;
+
 use super::messages::snippet;
 use super::request::{ContextFigures, SCHEMA_BOUNDS};
 use super::transport::{HttpFailure, ReplyLimit};
@@ -13,7 +15,7 @@ use super::transport::{HttpFailure, ReplyLimit};
 /// a user with several configs can tell which one broke.
 #[derive(Debug, thiserror::Error)]
 pub enum LlmError {
-    #[error("the LLM endpoint refused the request (HTTP {status}): {message}\nHint: check the API key in the variable named by llm.apiKeyEnv")]
+    #[error("the LLM endpoint refused the request (HTTP {status}): {message}")]
     Auth { status: u16, message: String },
 
     #[error("the conversation no longer fits the model's context window: {0}")]
@@ -34,7 +36,7 @@ pub enum LlmError {
 
     /// The reply did not come within `llm.timeoutSeconds`. A model that rambles until the
     /// timeout will ramble again, so this is retried at most once (docs/design.md §15).
-    #[error("the LLM did not answer in time: {0}\nHint: raise llm.timeoutSeconds, or lower llm.maxTokens so the reply ends sooner")]
+    #[error("the LLM did not answer in time: {0}")]
     Timeout(String),
 
     #[error("the LLM sent a reply that could not be read: {0}")]
@@ -44,11 +46,16 @@ pub enum LlmError {
     #[error("the LLM request could not be sent: {0}")]
     InvalidRequest(String),
 
+    /// The server refused `response_format`'s JSON schema while `llm.structuredOutputs` asks
+    /// for one.
+    #[error("the LLM request could not be sent: {0}")]
+    SchemaRefused(String),
+
     /// The budget refused the call before it was sent.
     #[error("{0}")]
     Budget(crate::agents::meter::Refusal),
 
-    #[error("the agent did not finish within {0} turns\nHint: raise llm.maxTurns, or make the story smaller")]
+    #[error("the agent did not finish within {0} turns")]
     MaxTurns(u32),
 
     /// A tool broke on the tool's side (not a refusal the model could act on).
@@ -66,6 +73,28 @@ pub struct Origin {
 impl std::fmt::Display for Origin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, " [endpoint {}, model {}]", self.endpoint, self.model)
+    }
+}
+
+impl Hint for LlmError {
+    fn hint(&self) -> Option<String> {
+        let hint = match self {
+            LlmError::Auth { .. } => "check the API key in the variable named by llm.apiKeyEnv",
+            LlmError::ContextLength(_) => {
+                "start the server with a larger context (llama.cpp: --ctx-size; Ollama: \
+                 num_ctx), lower llm.maxTokens or phases.<phase>.maxTokens, or shorten the story"
+            }
+            LlmError::Timeout(_) => {
+                "raise llm.timeoutSeconds, or lower llm.maxTokens so the reply ends sooner"
+            }
+            LlmError::SchemaRefused(_) => {
+                "set llm.structuredOutputs to \"auto\" or \"off\" for a server without JSON \
+                 schema support"
+            }
+            LlmError::MaxTurns(_) => "raise llm.maxTurns, or make the story smaller",
+            _ => return None,
+        };
+        Some(hint.to_string())
     }
 }
 

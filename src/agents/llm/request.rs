@@ -291,9 +291,7 @@ pub(crate) fn context_length_message(
     });
     format!(
         "the prompt is {prompt} in {} messages, and with up to {max_tokens} tokens kept for the \
-         reply it does not fit the server's {limit}: {server_words}\nHint: start the server with \
-         a larger context (llama.cpp: --ctx-size; Ollama: num_ctx), lower llm.maxTokens or \
-         phases.<phase>.maxTokens, or shorten the story",
+         reply it does not fit the server's {limit}: {server_words}",
         request.messages.len()
     )
 }
@@ -345,11 +343,12 @@ mod tests {
             "about 100 tokens (400 characters)",
             "context of 4096 tokens",
             "1024 tokens kept for the reply",
-            "llm.maxTokens",
-            "--ctx-size",
-            "shorten the story",
         ] {
             assert!(text.contains(needle), "{needle}: {text}");
+        }
+        let hint = crate::hint::Hint::hint(&LlmError::ContextLength(text)).unwrap();
+        for needle in ["llm.maxTokens", "--ctx-size", "shorten the story"] {
+            assert!(hint.contains(needle), "{needle}: {hint}");
         }
     }
 

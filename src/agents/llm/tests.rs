@@ -219,6 +219,11 @@ async fn unauthorized_is_not_retried_and_never_shows_the_key() {
     answer(&server, refused, 10).await;
     let err = client(&server).chat(&user("hi"), &[]).await.unwrap_err();
     assert!(matches!(err, LlmError::Auth { status: 401, .. }), "{err:?}");
+    assert_eq!(
+        crate::hint::Hint::hint(&err).as_deref(),
+        Some("check the API key in the variable named by llm.apiKeyEnv")
+    );
+    assert!(!err.to_string().contains("Hint"), "{err}");
     assert!(!err.is_retryable());
     assert_eq!(request_bodies(&server).await.len(), 1);
     for text in [format!("{err:?}"), err.to_string()] {

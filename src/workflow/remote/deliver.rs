@@ -69,9 +69,11 @@ pub(crate) async fn integrate_through(
     }
     let Merge { branch, base, .. } = merge;
     Err(Error::ActionFailed(format!(
-        "{base} on {} kept moving while {branch} was tested against it ({REMOTE_BASE_RACES} tries); nothing was merged\nHint: run again later",
+        "{base} on {} kept moving while {branch} was tested against it ({REMOTE_BASE_RACES} \
+         tries); nothing was merged",
         remote.name()
-    )))
+    ))
+    .with_hint("run again later"))
 }
 
 /// Whether the merge on `tip` must be tested: always, unless the tests passed on a merge with

@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::board::StoryId;
+use crate::hint::told;
 
 impl Loop {
     pub(super) async fn drive(&mut self, checkpoint: &mut Checkpoint) -> Result<ExitStatus> {
@@ -63,7 +64,7 @@ impl Loop {
                 _ = tokio::time::sleep(poll.unwrap_or_default()), if waiting => {
                     if let Some(turns) = &self.turns {
                         if let Err(err) = turns.remote().pull().await {
-                            self.wf.events.emit(RunEvent::Warning { story_id: None, message: err.to_string() });
+                            self.wf.events.emit(RunEvent::Warning { story_id: None, message: told(&err) });
                         }
                     }
                     drop(current.take());

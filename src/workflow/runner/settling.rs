@@ -2,6 +2,7 @@
 //! going on, the checkpoint, and the run's exit status and the attention list at its end.
 
 use super::*;
+use crate::hint::told;
 
 impl Loop {
     /// Reports how an action ended and what it means for the rest of the run.
@@ -17,7 +18,7 @@ impl Loop {
         let outcome = result.unwrap_or_else(|err| {
             // An error outside the agent (I/O, a story removed by hand): the story stays as it
             // is; record the error on it when it can still be written.
-            let message = err.to_string();
+            let message = told(&err);
             let _ = self.wf.board.update(&action.story_id, |s| {
                 s.set("last_error", &message);
                 Ok(())

@@ -2,6 +2,7 @@
 //! a story branch saved, and the person's checkout put back on their branch.
 
 use super::*;
+use crate::hint::message_and_hint;
 
 /// Puts back what a run killed in the middle of an action left (docs/design.md §12): the agent's
 /// uncommitted work is committed on its story's branch, a merge it was resolving is concluded
@@ -92,7 +93,13 @@ fn put_user_branch_back(root: &Path, story_branch: &str, config: &Config) -> Str
         .flatten()
         .or_else(|| config.git.base_branch.as_ref().map(ToString::to_string));
     let Some(target) = target else {
-        return format!("the checkout is on {story_branch} after an interrupted run, and the branch it came from is unknown\nHint: check out your branch (`git switch main`)");
+        return message_and_hint(
+            &format!(
+                "the checkout is on {story_branch} after an interrupted run, and the branch it \
+                 came from is unknown"
+            ),
+            "check out your branch (`git switch main`)",
+        );
     };
     match git::switch_back(root, &target) {
         Ok(()) => format!(

@@ -67,8 +67,9 @@ fn no_config_anywhere_asks_for_init() {
     for args in commands {
         env.run(args)
             .code(2)
-            .stderr_has(".agentic-sdlc.json")
-            .stderr_has("agentic-sdlc init");
+            .stderr_has("error: no .agentic-sdlc.json found in ")
+            // The hint is a line of its own after the error, not part of its message.
+            .stderr_has("\nHint: run `agentic-sdlc init` to create a board here");
     }
     env.run(&["status", "--json"]).code(2).stdout_empty();
     assert!(

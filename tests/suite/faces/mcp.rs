@@ -215,7 +215,11 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
     let missing = mcp_error(call(&client, "show_story", json!({"story": "no-such-story"})).await);
     assert_eq!(missing.code.0, -32602, "{missing:?}");
     assert!(missing.message.contains("story not found"), "{missing:?}");
-    assert_eq!(missing.data, Some(json!({"exitCode": 1})));
+    // What to do about it comes apart from the message, as the terminal's "Hint:" line.
+    assert_eq!(
+        missing.data,
+        Some(json!({"exitCode": 1, "hint": "run `agentic-sdlc status` to list the stories"}))
+    );
     let nothing_waits = mcp_error(
         call(
             &client,
