@@ -424,10 +424,10 @@ impl PhasesConfig {
 
 impl Config {
     /// Whether the phase runs: `phases.<phase>.enabled`, true unless set to false, except for
-    /// acceptance, which needs a test command to run its tests and is off without one
+    /// a phase that runs the tests (acceptance), which is off without a test command
     /// (docs/design.md §21).
     pub fn phase_enabled(&self, phase: Phase) -> bool {
-        let possible = phase != Phase::Acceptance || self.has_test_command();
+        let possible = !phase.runs_tests() || self.has_test_command();
         possible && self.phases.enabled_setting(phase) != Some(false)
     }
 

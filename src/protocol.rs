@@ -64,6 +64,19 @@ impl ActionType {
         }
     }
 
+    /// The verb a person reads while the action runs.
+    pub fn doing(self) -> &'static str {
+        if let Some(phase) = self.phase() {
+            return phase.doing();
+        }
+        match self {
+            ActionType::Review => "Reviewing",
+            ActionType::Rework => "Reworking",
+            ActionType::CreatePr => "Opening a pull request for",
+            _ => "Finishing",
+        }
+    }
+
     /// The phase this action runs, for the actions that run one.
     pub fn phase(self) -> Option<Phase> {
         Phase::ALL

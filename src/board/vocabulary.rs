@@ -99,6 +99,49 @@ impl Phase {
         }
     }
 
+    /// What a person reads while the phase runs (`⟳ Planning "dark-mode"`).
+    pub fn doing(self) -> &'static str {
+        match self {
+            Phase::Refine => "Refining",
+            Phase::Research => "Researching",
+            Phase::Plan => "Planning",
+            Phase::Acceptance => "Writing acceptance tests for",
+            Phase::Implement => "Implementing",
+        }
+    }
+
+    /// What a person reads when the phase's output is in the story.
+    pub fn done(self) -> &'static str {
+        match self {
+            Phase::Refine => "refined; moved to ready",
+            Phase::Research => "research written",
+            Phase::Plan => "implementation plan written",
+            Phase::Acceptance => "acceptance tests written",
+            Phase::Implement => "implemented",
+        }
+    }
+
+    /// Whether the phase runs the project's tests, and so is off without `review.testCommand`
+    /// (docs/design.md §21).
+    pub fn runs_tests(self) -> bool {
+        self == Phase::Acceptance
+    }
+
+    /// The later phase after whose completion this one is never run: a story implemented before
+    /// its acceptance phase existed (or with it off) is not sent back for it (§21).
+    pub fn too_late_after(self) -> Option<Phase> {
+        match self {
+            Phase::Acceptance => Some(Phase::Implement),
+            _ => None,
+        }
+    }
+
+    /// Whether a new story's frontmatter shows the phase's flag as false. The acceptance flag
+    /// is left out: a missing flag reads as false, and the file stays as docs/reference.md shows.
+    pub fn flag_on_new_story(self) -> bool {
+        self.flag().is_some() && self != Phase::Acceptance
+    }
+
     /// The phases a later one may send back to: every phase but the last.
     pub fn predecessors() -> impl Iterator<Item = Phase> {
         Phase::ALL.iter().filter_map(|p| p.predecessor())

@@ -71,10 +71,9 @@ pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
     front.set("created", &today);
     front.set("updated", &today);
     front.set("labels", &labels);
-    // The flags a new story shows (docs/reference.md, the story file); `acceptance_complete` is left out, as a missing flag
-    // reads as false (docs/design.md §21).
+    // The flags a new story shows (docs/reference.md, the story file).
     for flag in crate::board::Phase::flagged()
-        .filter(|phase| *phase != crate::board::Phase::Acceptance)
+        .filter(|phase| phase.flag_on_new_story())
         .filter_map(crate::board::Phase::flag)
     {
         front.set(flag, &false);

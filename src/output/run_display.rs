@@ -9,24 +9,9 @@ use super::printer::{Printer, Verbosity};
 use super::progress::LiveLine;
 use crate::board::Slug;
 use crate::board::StoryId;
-use crate::protocol::{ActionRef, ActionType};
+use crate::protocol::ActionRef;
 use crate::workflow::attention::Attention;
 use crate::workflow::events::{RunEvent, RunRenderer};
-
-/// The verb a person reads while an action runs.
-pub fn verb(action_type: ActionType) -> &'static str {
-    match action_type {
-        ActionType::Refine => "Refining",
-        ActionType::Research => "Researching",
-        ActionType::Plan => "Planning",
-        ActionType::Acceptance => "Writing acceptance tests for",
-        ActionType::Implement => "Implementing",
-        ActionType::Review => "Reviewing",
-        ActionType::Rework => "Reworking",
-        ActionType::CreatePr => "Opening a pull request for",
-        ActionType::MoveToDone => "Finishing",
-    }
-}
 
 pub struct RunDisplay {
     printer: Printer,
@@ -86,13 +71,17 @@ impl RunDisplay {
         let line = if state.parallel {
             self.printer.live().line(format!(
                 "{} {} ({})",
-                verb(action.action_type),
+                action.action_type.doing(),
                 action.slug,
                 action.action_type
             ))
         } else {
             let suffix = detail.map_or(String::new(), |d| format!(" ({d})"));
-            let text = format!("⟳ {} \"{}\"{suffix}", verb(action.action_type), action.slug);
+            let text = format!(
+                "⟳ {} \"{}\"{suffix}",
+                action.action_type.doing(),
+                action.slug
+            );
             let spinner = self.printer.live().spinner(text.clone());
             if spinner.is_none() {
                 self.printer.info(text);

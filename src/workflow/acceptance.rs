@@ -14,15 +14,21 @@ use async_trait::async_trait;
 
 pub use examples::{examples, mentioned_names, missing_imports, unknown_imports, Example};
 
+use super::blocking::off_the_runtime;
 use super::context::Workflow;
-use super::fixed_tests::put_back;
-use super::output_check::TreeFingerprint;
+use super::fixed_tests::{listing, put_back};
+use super::outcome::Outcome;
+use super::phase_output::TreeFingerprint;
 use super::tests_run::{self, TestOutcome};
+use super::workspace::Work;
 use crate::agents::conversation::WorkCheck;
 use crate::agents::prompts::is_test_path;
 use crate::agents::transcript::Transcript;
+use crate::agents::{AgentError, AgentOutput, PhaseRequest, Revision};
 use crate::board::StoryId;
-use crate::board::{Story, StoryType};
+use crate::board::{Phase, Story, StoryType};
+use crate::error::Result;
+use crate::vcs;
 
 /// What the acceptance check concluded about the tests as they are now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -37,6 +43,112 @@ pub enum Verdict {
 /// code, so there is nothing its tests could fail on.
 pub fn applies_to(story_type: &StoryType) -> bool {
     matches!(story_type, StoryType::Feature | StoryType::Bug)
+}
+
+/// Why a story gets no acceptance tests, when it gets none: there is no test command to run
+/// them, the phase is off, or the story is of a type that may change no code.
+pub fn skip_reason(wf: &Workflow, story: &Story) -> Option<String> {
+    if !wf.config.has_test_command() {
+        Some("no review.testCommand is set to run them".into())
+    } else if !wf.config.phase_enabled(Phase::Acceptance) {
+        Some("phases.acceptance.enabled is false".into())
+    } else if !applies_to(&story.meta.story_type) {
+        Some(format!("a {} may change no code", story.meta.story_type))
+    } else {
+        None
+    }
+}
+
+/// Completes the phase without tests, saying why in its section.
+pub fn skip(wf: &Workflow, story_id: &StoryId, why: String) -> Result<Outcome> {
+    wf.board.update(story_id, |story| {
+        story.set_section(
+            Phase::Acceptance.section(),
+            &format!("No acceptance tests: {why}."),
+        );
+        story.set_phase_flag(Phase::Acceptance, true);
+        Ok(())
+    })?;
+    Ok(Outcome::Completed(format!("acceptance skipped ({why})")))
+}
+
+/// Where the phase's agent works and writes down what it does.
+pub struct Desk<'a> {
+    pub wf: &'a Workflow,
+    pub work_dir: &'a Path,
+    pub ignore: &'a [PathBuf],
+    pub transcript: &'a Transcript,
+}
+
+/// Asks for the tests once, under the acceptance check; the tests it kept are listed above what
+/// the model said, and the check's verdict comes back for the output check.
+pub async fn write_tests(
+    desk: Desk<'_>,
+    story: &Story,
+    revision: Option<&Revision>,
+    variant: u32,
+) -> Result<(AgentOutput, Verdict), AgentError> {
+    let (dir, ignore) = (desk.work_dir.to_path_buf(), desk.ignore.to_vec());
+    let before = tokio::task::spawn_blocking(move || TreeFingerprint::take(&dir, &ignore))
+        .await
+        .unwrap_or_else(|_| TreeFingerprint::take(desk.work_dir, desk.ignore));
+    let check = AcceptanceCheck::new(
+        desk.wf,
+        story,
+        desk.work_dir,
+        desk.ignore,
+        before,
+        desk.transcript,
+    );
+    let suggested = check.suggested().to_string();
+    let request = PhaseRequest {
+        phase: Phase::Acceptance,
+        story,
+        revision,
+        work_dir: desk.work_dir,
+        transcript: desk.transcript,
+        check: Some(&check as &dyn WorkCheck),
+        acceptance_path: Some(&suggested),
+        variant,
+    };
+    let mut output = desk.wf.agents.run_phase(request).await?;
+    let verdict = check.verdict().await;
+    if let Verdict::Written(paths) = &verdict {
+        output.text = listing(paths, &output.text);
+    }
+    Ok((output, verdict))
+}
+
+/// Keeps the tests on the story's branch in a commit of their own; after a failure, puts back
+/// what the agent changed instead.
+pub async fn finish(
+    wf: &Workflow,
+    work: &Work,
+    story_id: &StoryId,
+    failure: Option<&str>,
+) -> Result<()> {
+    if work.branch.is_none() {
+        return Ok(());
+    }
+    let dir = work.dir.clone();
+    let own_paths = work.ignore(wf);
+    let story_id = story_id.to_string();
+    let failed = failure.is_some();
+    off_the_runtime(move || {
+        let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
+        if failed {
+            let dirty = vcs::dirty_paths(&dir, &ignore)?;
+            put_back(&dir, &dirty);
+            return Ok(());
+        }
+        vcs::commit_all(
+            &dir,
+            &format!("agentic-sdlc: acceptance tests for {story_id}"),
+            &ignore,
+        )?;
+        Ok(())
+    })
+    .await
 }
 
 /// Where the tests go: beside the project's existing tests, named after the story, with their

@@ -216,7 +216,9 @@ fn next_for(story: &StorySummary, board: &HashMap<&str, &StorySummary>, policy: 
     let settled = |phase: Phase| {
         meta.phase_complete(phase, story.column)
             || policy.skipped.contains(phase)
-            || (phase == Phase::Acceptance && meta.completed.contains(Phase::Implement))
+            || phase
+                .too_late_after()
+                .is_some_and(|later| meta.completed.contains(later))
     };
     let pending = Phase::flagged().find(|phase| !settled(*phase));
     if let Some(phase) = pending.filter(|p| *p != Phase::Implement) {

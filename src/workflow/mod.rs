@@ -21,7 +21,6 @@ pub(crate) mod named_functions;
 pub(crate) mod narrowed;
 pub(crate) mod no_progress;
 pub(crate) mod outcome;
-pub(crate) mod output_check;
 pub(crate) mod own_folders;
 pub(crate) mod phase_output;
 pub(crate) mod phases;

@@ -4,12 +4,13 @@
 
 use std::path::PathBuf;
 
+use super::acceptance;
 use super::context::Workflow;
 use super::decision::ParsedDecision;
 use super::events::RunEvent;
 use super::gate::{commit_output, consult, Applied, GateAnswer, PhaseGate, Rerun, Subject};
 use super::outcome::{Outcome, Stop};
-use super::output_check;
+use super::phase_output;
 use super::phase_output::previous_output;
 use super::{no_progress, story_ops, workspace};
 use crate::agents::transcript::Transcript;
@@ -23,7 +24,6 @@ use crate::hint::told;
 use crate::names::BranchName;
 use crate::protocol::TranscriptEntry;
 
-mod acceptance_run;
 mod attempts;
 mod checked;
 
@@ -34,8 +34,8 @@ pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outc
     }
     let story = wf.board.locate(story_id)?;
     if phase == Phase::Acceptance {
-        if let Some(why) = no_acceptance_tests(wf, &story) {
-            return skip_acceptance(wf, story_id, why);
+        if let Some(why) = acceptance::skip_reason(wf, &story) {
+            return acceptance::skip(wf, story_id, why);
         }
     }
     let transcript = match story_ops::open_transcript(wf, story_id, phase.name())? {
@@ -64,7 +64,7 @@ pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outc
         tries: 0,
         tests: None,
         applied_attempt: std::sync::atomic::AtomicBool::new(false),
-        acceptance: None,
+        refused_by_check: None,
     };
     let mut revision = match run.resume_from_person(&story, gate.as_ref()).await? {
         Step::Again(revision) => revision,
@@ -97,7 +97,12 @@ pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outc
         Err(err) => Some(err.to_string()),
     };
     match (
-        workspace::finish(wf, &work, story_id, phase, unfinished.as_deref()).await,
+        match phase {
+            Phase::Acceptance => {
+                acceptance::finish(wf, &work, story_id, unfinished.as_deref()).await
+            }
+            _ => workspace::finish(wf, &work, story_id, phase, unfinished.as_deref()).await,
+        },
         &unfinished,
     ) {
         (Err(err), None) => {
@@ -139,33 +144,6 @@ fn skip_refine(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
     ))
 }
 
-/// Why a story gets no acceptance tests, when it gets none: the phase is off, there is no test
-/// command to run them, or the story is of a type that may change no code.
-fn no_acceptance_tests(wf: &Workflow, story: &Story) -> Option<String> {
-    if !wf.config.has_test_command() {
-        Some("no review.testCommand is set to run them".into())
-    } else if !wf.config.phase_enabled(Phase::Acceptance) {
-        Some("phases.acceptance.enabled is false".into())
-    } else if !crate::workflow::acceptance::applies_to(&story.meta.story_type) {
-        Some(format!("a {} may change no code", story.meta.story_type))
-    } else {
-        None
-    }
-}
-
-/// Completes acceptance without tests, saying why in its section.
-fn skip_acceptance(wf: &Workflow, story_id: &StoryId, why: String) -> Result<Outcome> {
-    wf.board.update(story_id, |story| {
-        story.set_section(
-            Phase::Acceptance.section(),
-            &format!("No acceptance tests: {why}."),
-        );
-        story.set_phase_flag(Phase::Acceptance, true);
-        Ok(())
-    })?;
-    Ok(Outcome::Completed(format!("acceptance skipped ({why})")))
-}
-
 /// An implement that failed leaves the story in the column it started from (docs/design.md §13),
 /// not in in-progress where the attempt put it.
 fn restore_column(wf: &Workflow, story_id: &StoryId, column: Column) -> Result<()> {
@@ -191,7 +169,7 @@ struct PhaseRun<'a> {
     gate: PhaseGate<'a>,
     /// The working tree before implement's first attempt in this action, which its output
     /// must have changed (docs/design.md §15): a gate's retry may keep the earlier attempt's edits.
-    tree_before: Option<output_check::TreeFingerprint>,
+    tree_before: Option<phase_output::TreeFingerprint>,
     /// This phase re-runs because a rework reset an earlier one.
     rework_downstream: bool,
     /// Times an agent was asked for this action's output so far; each try is asked
@@ -203,8 +181,8 @@ struct PhaseRun<'a> {
     /// try commits it first and makes its attempts on top, instead of giving up attempts for a
     /// tree "with uncommitted changes" (docs/design.md §21, "Passing work is kept").
     applied_attempt: std::sync::atomic::AtomicBool,
-    /// What the acceptance check said of the tests the latest acceptance try wrote.
-    acceptance: Option<crate::workflow::acceptance::Verdict>,
+    /// Why the phase's own check (acceptance's) refused what its latest try wrote.
+    refused_by_check: Option<(Phase, String)>,
 }
 
 impl PhaseRun<'_> {
@@ -224,7 +202,7 @@ impl PhaseRun<'_> {
             };
             let Some(gate) = gate else {
                 commit_output(&self.wf.board, self.story_id, self.phase, &output, None)?;
-                return Ok(Outcome::Completed(completion_summary(self.phase)));
+                return Ok(Outcome::Completed(self.phase.done().to_string()));
             };
             let subject = Subject {
                 phase: self.phase,
@@ -279,7 +257,21 @@ impl PhaseRun<'_> {
                     produced.output
                 })
         } else if phase == Phase::Acceptance {
-            self.write_acceptance_tests(story, revision, variant).await
+            let desk = acceptance::Desk {
+                wf: self.wf,
+                work_dir: &self.work_dir,
+                ignore: &self.ignore,
+                transcript: self.transcript,
+            };
+            acceptance::write_tests(desk, story, revision, variant)
+                .await
+                .map(|(output, verdict)| {
+                    self.refused_by_check = match verdict {
+                        acceptance::Verdict::Refused(why) => Some((phase, why)),
+                        acceptance::Verdict::Written(_) => None,
+                    };
+                    output
+                })
         } else {
             let request = PhaseRequest {
                 phase,
@@ -307,7 +299,7 @@ impl PhaseRun<'_> {
                 });
                 // Output the check will refuse is no "output" to compare: it is retried with
                 // feedback instead (docs/design.md §15).
-                if output_check::check_text(phase, &output.text).is_ok() {
+                if phase_output::check_text(phase, &output.text).is_ok() {
                     let code_unchanged =
                         code_before == self.code_fingerprint(phase, story, previous).await;
                     if let Some(reason) =
@@ -380,7 +372,7 @@ impl PhaseRun<'_> {
 
     /// Does what is left of a gate's decision once it is applied to the story.
     async fn carry_out(&mut self, applied: Applied<Rerun>) -> Result<Step> {
-        let summary = completion_summary(self.phase);
+        let summary = self.phase.done().to_string();
         Ok(Step::Done(match applied {
             Applied::Committed { note: None } => Outcome::Completed(summary),
             Applied::Committed { note: Some(note) } => {
@@ -440,19 +432,19 @@ impl PhaseRun<'_> {
     }
 }
 
+impl PhaseRun<'_> {
+    /// Why the output `phase` just produced was refused by the phase's own check, if it was.
+    fn refused_by_own_check(&self, phase: Phase) -> Option<String> {
+        match &self.refused_by_check {
+            Some((checked, why)) if *checked == phase => Some(why.clone()),
+            _ => None,
+        }
+    }
+}
+
 enum Step {
     Again(Option<Revision>),
     Done(Outcome),
-}
-
-fn completion_summary(phase: Phase) -> String {
-    match phase {
-        Phase::Refine => "refined; moved to ready".into(),
-        Phase::Research => "research written".into(),
-        Phase::Plan => "implementation plan written".into(),
-        Phase::Acceptance => "acceptance tests written".into(),
-        Phase::Implement => "implemented".into(),
-    }
 }
 
 /// Implement starts with a merge of the base in progress: its Revision Instructions say which

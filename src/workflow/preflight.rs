@@ -40,18 +40,14 @@ impl Needs {
     pub fn of(types: impl IntoIterator<Item = ActionType>) -> Needs {
         let mut needs = Needs::default();
         for action in types {
+            if let Some(phase) = action.phase() {
+                // A phase that writes works on the story's branch; one that runs tests, there.
+                needs.model = true;
+                needs.tree |= !phase.reads_only();
+                needs.tests |= phase.runs_tests();
+                continue;
+            }
             match action {
-                ActionType::Refine | ActionType::Research | ActionType::Plan => needs.model = true,
-                ActionType::Implement => {
-                    needs.model = true;
-                    needs.tree = true;
-                }
-                // The acceptance tests are written on the story's branch and run there.
-                ActionType::Acceptance => {
-                    needs.model = true;
-                    needs.tree = true;
-                    needs.tests = true;
-                }
                 ActionType::Review => {
                     needs.model = true;
                     needs.tree = true;
@@ -62,7 +58,7 @@ impl Needs {
                     needs.tree = true;
                     needs.tests = true;
                 }
-                ActionType::Rework => {}
+                _ => {}
             }
         }
         needs

@@ -233,14 +233,19 @@ pub async fn run(
             message: settled.line,
         });
     }
-    if !project.config.has_test_command()
-        && project.config.phases.enabled_setting(Phase::Acceptance) != Some(false)
-    {
-        // Said once per run: every story goes on without acceptance tests.
-        events.emit(RunEvent::Notice {
-            story_id: NoStory,
-            message: "the acceptance phase is skipped: review.testCommand is not set, so the stories' criteria cannot become tests".into(),
-        });
+    if !project.config.has_test_command() {
+        // Said once per run: every story goes on without the phases that run tests.
+        for phase in Phase::ALL.iter().filter(|phase| phase.runs_tests()) {
+            if project.config.phases.enabled_setting(*phase) != Some(false) {
+                events.emit(RunEvent::Notice {
+                    story_id: NoStory,
+                    message: format!(
+                        "the {phase} phase is skipped: review.testCommand is not set to run its \
+                         tests"
+                    ),
+                });
+            }
+        }
     }
     let project = &project;
     events.begin(concurrency);

@@ -371,9 +371,6 @@ pub async fn finish(
     let own_paths = work.ignore(wf);
     let logs = wf.board_dir().join("logs").join(story_id);
     let conflicts = work.conflicts.clone();
-    if phase == Phase::Acceptance {
-        return finish_acceptance(work, story_id, failure, own_paths).await;
-    }
     let message = match failure {
         None => format!("agentic-sdlc: implement {story_id}"),
         Some(why) => {
@@ -393,32 +390,6 @@ pub async fn finish(
 
 /// Acceptance's tests are committed on the story's branch when the phase completes; tests that
 /// did not pass the check are put back as the branch had them, so a retry starts clean.
-async fn finish_acceptance(
-    work: &Work,
-    story_id: &StoryId,
-    failure: Option<&str>,
-    own_paths: Vec<PathBuf>,
-) -> Result<()> {
-    let dir = work.dir.clone();
-    let story_id = story_id.to_string();
-    let failed = failure.is_some();
-    off_the_runtime(move || {
-        let ignore: Vec<&Path> = own_paths.iter().map(PathBuf::as_path).collect();
-        if failed {
-            let dirty = git::dirty_paths(&dir, &ignore)?;
-            crate::workflow::fixed_tests::put_back(&dir, &dirty);
-            return Ok(());
-        }
-        git::commit_all(
-            &dir,
-            &format!("agentic-sdlc: acceptance tests for {story_id}"),
-            &ignore,
-        )?;
-        Ok(())
-    })
-    .await
-}
-
 /// When a merge is in progress in `dir` and conflict markers are left in its files, aborts it
 /// and says which files, and where the attempt's patch was saved.
 fn give_up_unresolved_merge(

@@ -9,7 +9,7 @@ use crate::board::records::Usage;
 use crate::board::{Phase, Story, StoryType};
 use crate::config::{Config, EditFormat, ToolProtocol};
 use crate::error::Result;
-use crate::workflow::output_check::{check_text, mark_truncated, TreeFingerprint};
+use crate::workflow::phase_output::{check_text, mark_truncated, TreeFingerprint};
 use crate::workflow::story_ops;
 use crate::workflow::tests_run::notes_line;
 
@@ -67,7 +67,7 @@ impl PhaseRun<'_> {
             }
             let writes_text = writes_in_text(&self.wf.config);
             let refused = self
-                .acceptance_refusal(phase)
+                .refused_by_own_check(phase)
                 .or_else(|| refusal(phase, story, &output, changed, writes_text));
             let why = match refused {
                 None => match self.red_tests(phase) {
