@@ -10,7 +10,8 @@ use std::path::Path;
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{get_dotted, merged_value, read_user_value, set_dotted, Config, CONFIG_FILE};
+use super::dotted::{get_dotted, set_dotted};
+use super::settings::{merged_value, read_user_value, Config, CONFIG_FILE};
 use crate::error::{Error, Result};
 
 /// A setting that an environment variable overrides.
@@ -201,6 +202,11 @@ fn flatten(
             flat.insert(prefix.to_string(), other.clone());
         }
     }
+}
+
+/// The config a command uses: defaults, the file at `root`, then the environment.
+pub fn load(root: &Path) -> Result<Config> {
+    Layers::read(root)?.config(root)
 }
 
 #[cfg(test)]

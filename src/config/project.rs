@@ -2,7 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{load, Config, CONFIG_FILE};
+use super::layers::load;
+use super::settings::{Config, CONFIG_FILE};
 use crate::error::{Error, Result};
 
 /// The project root and its merged config.

@@ -1,4 +1,8 @@
 use super::*;
+use crate::board::Phase;
+use crate::error::Result;
+use serde_json::{json, Value};
+use std::path::Path;
 
 fn from(user: Value) -> Result<Config> {
     Config::from_value(merged_value(&user), Path::new("cfg.json"))

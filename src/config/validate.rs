@@ -3,7 +3,9 @@
 
 use std::path::Path;
 
-use super::*;
+use super::settings::*;
+use crate::board::Phase;
+use crate::error::{Error, Result};
 
 /// The most independent implement attempts: each holds a worktree and a conversation.
 const MAX_ATTEMPTS: u32 = 16;
