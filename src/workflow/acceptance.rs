@@ -5,14 +5,12 @@
 //! they carry the story's examples as written. Implement then cannot change them
 //! ([`super::fixed_tests::FixedTests`]).
 
-pub(crate) mod examples;
-
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-pub use examples::{examples, mentioned_names, missing_imports, unknown_imports, Example};
+use super::examples::{examples, mentioned_names, missing_imports, unknown_imports, Example};
 
 use super::blocking::off_the_runtime;
 use super::context::Workflow;

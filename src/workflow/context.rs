@@ -28,8 +28,6 @@ pub struct Workflow {
     pub spending: Arc<Spending>,
     /// The box every command an agent can influence runs in, with the run's guard.
     pub sandbox: crate::exec::Sandbox,
-    /// With `run --remote`: the clones' shared remote, its claims and base (docs/design.md §20).
-    pub remote: Option<Arc<super::remote::Remote>>,
 }
 
 impl Workflow {

@@ -1,32 +1,34 @@
 //! Done means delivered (docs/design.md §12): `move_to_done` merges a story's work into its base,
 //! tested together with everything merged before it; `create_pr` opens its pull request.
 
-pub(crate) mod merging;
-
 use std::path::{Path, PathBuf};
 
 use super::blocking::off_the_runtime;
 use super::context::Workflow;
 use super::events::RunEvent;
+use super::merging::Delivery;
+use super::merging::{merge_and_test, record_done, short, Merge, MergeStep, Testing};
 use super::outcome::Outcome;
 use super::workspace::{self, Purpose, Work};
 use super::{remote, review, story_ops};
 use crate::agents::transcript::Transcript;
 use crate::board::records::{ReviewIssue, Usage};
+use crate::board::Story;
 use crate::board::StoryId;
-use crate::board::{Column, Story};
 use crate::config::Integrate;
 use crate::error::{Error, Result};
 use crate::hint::told;
 use crate::names::BranchName;
 use crate::vcs as git;
-use merging::Delivery;
-use merging::{merge_and_test, short, Merge, MergeStep, Testing};
 
 /// Times a delivery integrates again because someone committed to the base while it tested.
 const BASE_RACES: usize = 3;
 
-pub async fn move_to_done(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> {
+pub async fn move_to_done(
+    wf: &Workflow,
+    story_id: &StoryId,
+    remote: Option<&remote::Remote>,
+) -> Result<Outcome> {
     let story = wf.board.locate(story_id)?;
     let merges = wf.config.git.integrate == Integrate::Merge
         && workspace::uses_branches(wf)
@@ -50,7 +52,7 @@ pub async fn move_to_done(wf: &Workflow, story_id: &StoryId) -> Result<Outcome> 
         Ok(work) => work,
         Err(outcome) => return Ok(outcome),
     };
-    let delivered = match &wf.remote {
+    let delivered = match remote {
         Some(remote) => remote::integrate_through(wf, remote, &story, &work, &transcript).await,
         None => integrate_and_test(wf, &story, &work, &transcript).await,
     };
@@ -238,16 +240,6 @@ async fn mark_done(wf: &Workflow, story: &Story, merged: Option<(&str, &str)>) -
     })?;
     workspace::cleanup(wf, &updated).await;
     Ok(())
-}
-
-/// Records a story as done: the base commit that holds its work and the base, and its column.
-pub(crate) fn record_done(story: &mut Story, merged: Option<(&str, &str)>) {
-    if let Some((commit, base)) = merged {
-        story.set("merged_commit", &commit);
-        story.set("base_branch", &base);
-    }
-    story.set_column(Column::Done);
-    story.remove("last_error");
 }
 
 /// Pushes the story branch and opens a pull request with `gh`, stacked on its dependency's

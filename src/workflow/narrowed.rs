@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use super::acceptance::examples::calls;
 use super::context::Workflow;
+use super::examples::calls;
 use super::fixed_tests::FixedTests;
 use super::named_functions::Missing;
 use super::story_ops;

@@ -274,7 +274,6 @@ pub async fn run(
         terminal: prompter.map(Terminal::new),
         spending,
         sandbox,
-        remote: remote.clone(),
     });
     if !project.config.refinement.enable_circuit_breaker {
         events.emit(RunEvent::Warning {

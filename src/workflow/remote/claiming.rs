@@ -2,7 +2,8 @@
 
 use chrono::Utc;
 
-use super::{blocking, lock, Claim, Claimed, Held, Remote};
+use super::claims::Claim;
+use super::connection::{blocking, lock, Claimed, Held, Remote};
 use crate::board::Column;
 use crate::board::StoryId;
 use crate::error::Result;

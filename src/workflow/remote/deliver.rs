@@ -3,7 +3,8 @@
 //! compare-and-swap on that tip, together with the story's record and the release of its claim.
 //! When another clone moved the base first, the merge is made again on the new tip.
 
-use super::{done_version, Delivered, Remote};
+use super::connection::{Delivered, Remote};
+use super::publishing::done_version;
 use crate::agents::transcript::Transcript;
 use crate::board::Story;
 use crate::board::StoryId;
@@ -11,7 +12,7 @@ use crate::error::{Error, Result};
 use crate::vcs as git;
 use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::context::Workflow;
-use crate::workflow::delivery::merging::{merge_and_test, Delivery, Merge, MergeStep, Testing};
+use crate::workflow::merging::{merge_and_test, Delivery, Merge, MergeStep, Testing};
 use crate::workflow::workspace::Work;
 
 /// Times a delivery merges again because the base moved while it tested: other clones' merges

@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::{lock, seen_claims, transient, Remote, FIRST_RETRY, NETWORK_ATTEMPTS};
+use super::claims::seen_claims;
+use super::connection::{lock, transient, Remote, FIRST_RETRY, NETWORK_ATTEMPTS};
 use crate::board::StoryId;
 use crate::error::Result;
 use crate::vcs::{self as git, Expect, GitError, RefOutcome, RefUpdate};

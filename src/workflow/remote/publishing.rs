@@ -5,7 +5,8 @@ use std::time::Duration;
 
 use chrono::Utc;
 
-use super::{blocking, lock, sync, Delivered, Published, Remote, Side, PUBLISH_ATTEMPTS};
+use super::connection::{blocking, lock, Delivered, Published, Remote, PUBLISH_ATTEMPTS};
+use super::sync::{self, Side};
 use crate::board::StoryId;
 use crate::board::{today, Column, Story};
 use crate::error::{Error, Result};
@@ -230,7 +231,7 @@ pub fn done_version(
         path: relative(&story.path),
         bytes,
     };
-    crate::workflow::delivery::record_done(&mut done, Some((merged, base)));
+    crate::workflow::merging::record_done(&mut done, Some((merged, base)));
     done.set("updated", &today());
     let folder = story
         .path

@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use tokio::task::JoinSet;
 
-use super::{adopt, Claimed, Remote};
+use super::claiming::adopt;
+use super::connection::{Claimed, Remote};
 use crate::board::StoryId;
 use crate::board::{Board, Column};
 use crate::error::Result;

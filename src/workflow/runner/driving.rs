@@ -267,8 +267,9 @@ impl Loop {
                 });
             }
             let wf = Arc::clone(&self.wf);
+            let remote = self.turns.as_ref().map(|turns| Arc::clone(turns.remote()));
             self.tasks.spawn(async move {
-                let result = actions::execute(&wf, &action).await;
+                let result = actions::execute(&wf, &action, remote.as_deref()).await;
                 (action, result)
             });
         }

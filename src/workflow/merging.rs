@@ -4,7 +4,7 @@
 
 use crate::agents::transcript::Transcript;
 use crate::board::records::{IssueSeverity, ReviewIssue};
-use crate::board::Story;
+use crate::board::{Column, Story};
 use crate::error::{Error, Result};
 use crate::names::BranchName;
 use crate::vcs as git;
@@ -240,4 +240,14 @@ fn test_issue(failure: &str, base: &str, commit: &str) -> ReviewIssue {
 /// A commit as people read it: its first seven digits.
 pub(crate) fn short(commit: &str) -> &str {
     &commit[..commit.len().min(7)]
+}
+
+/// Records a story as done: the base commit that holds its work and the base, and its column.
+pub(crate) fn record_done(story: &mut Story, merged: Option<(&str, &str)>) {
+    if let Some((commit, base)) = merged {
+        story.set("merged_commit", &commit);
+        story.set("base_branch", &base);
+    }
+    story.set_column(Column::Done);
+    story.remove("last_error");
 }
