@@ -9,9 +9,8 @@
 mod answers;
 mod calls;
 
-use answers::{answer_calls, Answered, AnsweredCalls};
+use answers::{answer_calls, record_error, Answered, AnsweredCalls};
 
-use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::llm::{
@@ -19,46 +18,10 @@ use super::llm::{
     Usage,
 };
 use super::transcript::Transcript;
+use super::{ToolExecutor, WorkCheck};
 pub use crate::config::ToolProtocol;
 use crate::protocol::{RequestedCall, TranscriptEntry};
-use calls::{Reading, TurnCalls};
-
-/// The result of one tool call as the model will read it. An error here (a bad argument, a
-/// refused path) is for the model to handle, not a reason to end the action; only a `fatal` one
-/// (the tool itself broke) ends it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolResultText {
-    pub content: String,
-    pub is_error: bool,
-    pub fatal: bool,
-}
-
-/// The tools one agent may use.
-#[async_trait]
-pub trait ToolExecutor: Send + Sync {
-    /// OpenAI function definitions (`{"type": "function", "function": {"name", …}}`).
-    fn definitions(&self) -> Vec<Value>;
-    async fn call(&self, name: &str, arguments: &str) -> ToolResultText;
-    /// Whether the tool can change the files (a later read may then read something else).
-    fn writes(&self, name: &str) -> bool {
-        let _ = name;
-        true
-    }
-}
-
-/// A check of the work an agent did, run when the model says it is done (the project's tests
-/// after implement). A failure goes back to the model in the same conversation.
-#[async_trait]
-pub trait WorkCheck: Send + Sync {
-    /// Checks the work as it is now: `None` when it passes, else what the model should read.
-    async fn run(&self) -> Option<String>;
-
-    /// How many failures may be sent back before the conversation ends anyway.
-    fn feedback_rounds(&self) -> u32;
-
-    /// What the check runs, for the prompt (`python3 -m pytest -q`).
-    fn describe(&self) -> String;
-}
+use calls::Reading;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
@@ -291,7 +254,7 @@ async fn run_turns(
                 &reply,
                 &mut messages,
                 transcript,
-                done,
+                &mut done.tool_calls,
                 &mut answered_since_change,
             )
             .await?;
@@ -375,7 +338,7 @@ async fn run_turns(
             &reply,
             &mut messages,
             transcript,
-            done,
+            &mut done.tool_calls,
             &mut answered_since_change,
         )
         .await?;
@@ -439,7 +402,16 @@ async fn last_call(
     let edits = std::mem::take(&mut turn.edits);
     if !edits.is_empty() {
         turn.calls = edits;
-        answer_calls(tools, turn, &last, messages, transcript, done, answered).await?;
+        answer_calls(
+            tools,
+            turn,
+            &last,
+            messages,
+            transcript,
+            &mut done.tool_calls,
+            answered,
+        )
+        .await?;
     }
     finish(last, transcript, done);
     Ok(())
@@ -547,13 +519,6 @@ fn record_response(transcript: &Transcript, turn: u32, reply: &ChatReply) {
             .collect(),
         usage: reply.usage,
         finish_reason: reply.finish_reason.clone(),
-    });
-}
-
-fn record_error(transcript: &Transcript, err: &LlmError) {
-    transcript.entry(TranscriptEntry::Error {
-        error: err.to_string(),
-        retryable: err.is_retryable(),
     });
 }
 

@@ -7,8 +7,7 @@ use async_trait::async_trait;
 use serde_json::{json, Value};
 
 use super::conversation::{
-    converse_with, ConversationError, ConverseOptions, Prompt, ToolExecutor, ToolProtocol,
-    ToolResultText,
+    converse_with, ConversationError, ConverseOptions, Prompt, ToolProtocol,
 };
 use super::llm::{LlmClient, Sampling};
 use super::meter::{CallMeter, StoryMeter};
@@ -18,7 +17,7 @@ use super::transcript::Transcript;
 use super::verdict::{parse_verdict, PerspectiveVerdict};
 use super::{
     prompts, AgentError, AgentOutput, Agents, DefinitionRequest, GateRequest, Perspective,
-    PhaseRequest, ReviewOutput, ReviewRequest,
+    PhaseRequest, ReviewOutput, ReviewRequest, ToolExecutor, ToolResultText,
 };
 use crate::board::records::Usage;
 use crate::board::Phase;

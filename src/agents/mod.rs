@@ -15,12 +15,50 @@ pub mod verdict;
 use std::path::Path;
 
 use async_trait::async_trait;
+use serde_json::Value;
 
 use crate::board::records::Usage;
 use crate::board::{Phase, Story};
 use meter::Refusal;
 use transcript::Transcript;
 use verdict::PerspectiveVerdict;
+
+/// The result of one tool call as the model will read it. An error here (a bad argument, a
+/// refused path) is for the model to handle, not a reason to end the action; only a `fatal` one
+/// (the tool itself broke) ends it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolResultText {
+    pub content: String,
+    pub is_error: bool,
+    pub fatal: bool,
+}
+
+/// The tools one agent may use.
+#[async_trait]
+pub trait ToolExecutor: Send + Sync {
+    /// OpenAI function definitions (`{"type": "function", "function": {"name", …}}`).
+    fn definitions(&self) -> Vec<Value>;
+    async fn call(&self, name: &str, arguments: &str) -> ToolResultText;
+    /// Whether the tool can change the files (a later read may then read something else).
+    fn writes(&self, name: &str) -> bool {
+        let _ = name;
+        true
+    }
+}
+
+/// A check of the work an agent did, run when the model says it is done (the project's tests
+/// after implement). A failure goes back to the model in the same conversation.
+#[async_trait]
+pub trait WorkCheck: Send + Sync {
+    /// Checks the work as it is now: `None` when it passes, else what the model should read.
+    async fn run(&self) -> Option<String>;
+
+    /// How many failures may be sent back before the conversation ends anyway.
+    fn feedback_rounds(&self) -> u32;
+
+    /// What the check runs, for the prompt (`python3 -m pytest -q`).
+    fn describe(&self) -> String;
+}
 
 /// The feedback a phase re-run gets (docs/design.md §9): after a gate's RETRY, a predecessor retry
 /// or a rework.
@@ -41,7 +79,7 @@ pub struct PhaseRequest<'a> {
     pub transcript: &'a Transcript,
     /// What checks the work when the model says it is done (implement with a test command),
     /// and how often a failure may go back to it.
-    pub check: Option<&'a dyn conversation::WorkCheck>,
+    pub check: Option<&'a dyn WorkCheck>,
     /// Where acceptance writes its tests, picked by the tool from the project's tests.
     pub acceptance_path: Option<&'a str>,
     /// 0 for the phase's first try in this action; each retry or further attempt counts up,

@@ -12,6 +12,7 @@ pub use repo_map::{backtick_spans, is_test_path, repository_map};
 use super::Revision;
 use crate::board::{Phase, Story};
 use crate::config::{EditFormat, ToolProtocol};
+use crate::exec::head_tail;
 
 /// A section longer than this is cut to its head and tail in prompts, so one long story cannot
 /// blow up every request.
@@ -516,11 +517,6 @@ pub fn unreadable_call(why: &str, text_only: bool) -> String {
     format!(
         "Error: {why}. Nothing was run. Send the call again as {form}: {{\"name\": \"<tool>\", \"arguments\": {{…}}}}, with valid JSON (strings in double quotes, newlines as \\n)."
     )
-}
-
-/// Keeps the first and last part of a long text, marking the cut.
-pub fn head_tail(text: &str, budget: usize) -> String {
-    crate::agents::tools::head_tail(text, budget)
 }
 
 #[cfg(test)]

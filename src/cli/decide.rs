@@ -5,7 +5,7 @@ use clap::Args;
 
 use super::context::Context;
 use crate::error::{ExitStatus, Result};
-use crate::workflow::gate;
+use crate::workflow::person_decides;
 use serde::Serialize;
 
 #[derive(Debug, Args)]
@@ -27,7 +27,7 @@ struct Decision<'a, P: Serialize, D: Serialize> {
 
 pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
-    let decided = gate::decide(&project.board_dir(), &args.story, &args.decision)?;
+    let decided = person_decides::decide(&project.board_dir(), &args.story, &args.decision)?;
     let printer = &context.printer;
     printer.json_line(&crate::front::envelope(
         "decision",

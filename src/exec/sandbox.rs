@@ -19,56 +19,13 @@ use std::time::Duration;
 use super::kernel::{self, FsRules};
 use super::lock_in::Lock;
 use super::namespaces::{Plan, ReadOnlyBind};
-use super::{ExecError, ShellOutput};
+use super::process::{self, ExecError, ShellOutput, Tampering};
 use crate::config::{NetworkAccess, SandboxMode, ToolsConfig};
 
 /// Where the machine's daemons and desktop keep sockets that would do for a boxed command what
 /// the box forbids it (a D-Bus or Docker daemon starting processes outside, an X server typing
 /// into a terminal). Without the network they are covered by an empty folder.
 const SOCKET_FOLDERS: [&str; 4] = ["/run", "/var/run", "/tmp/.X11-unix", "/tmp/.ICE-unix"];
-
-/// What a boxed process changed that it must not have, and what became of it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Tampering {
-    /// A file's path or a ref's full name.
-    pub target: String,
-    pub change: Change,
-    /// Whether it was put back as it was before the process ran.
-    pub restored: bool,
-    /// Where the changed version was kept, so nothing anyone wrote is lost.
-    pub kept_at: Option<PathBuf>,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Change {
-    Created,
-    Modified,
-    Removed,
-}
-
-impl std::fmt::Display for Tampering {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let verb = match self.change {
-            Change::Created => "created",
-            Change::Modified => "changed",
-            Change::Removed => "removed",
-        };
-        write!(
-            f,
-            "a boxed command {verb} {}, which agents may not change",
-            self.target
-        )?;
-        if self.restored {
-            write!(f, "; the change was reverted")?;
-        } else {
-            write!(f, "; reverting it failed, check it by hand")?;
-        }
-        if let Some(kept) = &self.kept_at {
-            write!(f, " (the changed version is kept at {})", kept.display())?;
-        }
-        Ok(())
-    }
-}
 
 /// Keeps watch over what no boxed process may change. The workflow implements it; the box only
 /// knows paths.
@@ -224,18 +181,18 @@ impl Sandbox {
         for name in ["TMPDIR", "TMP", "TEMP"] {
             env.push((name.to_string(), temp_dir.clone()));
         }
-        let policy = super::Spawn {
+        let policy = process::Spawn {
             command: command.command,
             dir: command.tree,
             env: &env,
-            scrub: super::Scrub {
+            scrub: process::Scrub {
                 hidden: &self.hidden,
                 keep: &self.keep,
             },
         };
         let (child, isolation) = match self.mode {
-            SandboxMode::Off => super::spawn_unboxed(&policy)?,
-            SandboxMode::Landlock | SandboxMode::Namespaces => super::spawn_boxed(
+            SandboxMode::Off => process::spawn_unboxed(&policy)?,
+            SandboxMode::Landlock | SandboxMode::Namespaces => process::spawn_boxed(
                 &policy,
                 || self.namespace_plan(&writable, read_only),
                 || self.fallback_lock(&writable),
@@ -243,11 +200,11 @@ impl Sandbox {
         };
         let confinement = Confinement {
             file_rules: self.mode == SandboxMode::Landlock,
-            mounts: isolation == super::Isolation::Namespaces,
+            mounts: isolation == process::Isolation::Namespaces,
             writable,
             read_only: read_only.to_vec(),
         };
-        let output = super::supervise(child, isolation, command.limit)
+        let output = process::supervise(child, isolation, command.limit)
             .await
             .map_err(ExecError::Wait)?;
         drop(temp);

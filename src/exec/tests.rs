@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::path::Path;
 use std::time::Duration;
 
+use super::process::{build, scrubbed_names, Launch};
 use super::*;
 
 // The integration suite's probe for leftover processes, the same file compiled here.

@@ -34,7 +34,7 @@ use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::checkpoint::RunOptions;
 use crate::workflow::events::{RunEvent, RunRenderer};
 use crate::workflow::runner::RunRequest;
-use crate::workflow::{gate, lock};
+use crate::workflow::{lock, person_decides};
 
 /// The most actions one `run_story` call may take.
 const MAX_ACTIONS: u32 = 50;
@@ -246,7 +246,7 @@ impl BoardServer {
     async fn decide(&self, Parameters(args): Parameters<DecideArgs>) -> Reply {
         let project = self.project()?;
         let decided = off_the_runtime(move || {
-            gate::decide(&project.board_dir(), &args.story, &args.decision)
+            person_decides::decide(&project.board_dir(), &args.story, &args.decision)
         })
         .await?;
         Ok(structured(json!({

@@ -13,8 +13,18 @@ use std::time::Duration;
 
 use tokio::io::AsyncWriteExt;
 
-use super::Notice;
-use crate::config::NotifyConfig;
+use serde_json::Value;
+
+use crate::config::{NoticeKind, NotifyConfig};
+
+/// One notice, as the command reads it on stdin and the webhook receives it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Notice {
+    pub kind: NoticeKind,
+    /// The JSON document: `event`, `project`, `timestamp`, the story (`storyId`, `slug`,
+    /// `title`) when there is one, the event's own fields, and `text`.
+    pub json: Value,
+}
 
 /// How much of a failing command's stderr the log quotes.
 const STDERR_TAIL: usize = 400;

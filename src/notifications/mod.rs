@@ -19,6 +19,8 @@ use std::sync::Arc;
 use serde_json::{json, Map, Value};
 use tokio::sync::mpsc;
 
+pub use deliver::Notice;
+
 use crate::board::{store, Column, Story};
 use crate::config::{NoticeKind, Project};
 use crate::workflow::events::{RunEvent, RunRenderer};
@@ -34,15 +36,6 @@ fn notice_kind(event: &RunEvent) -> Option<NoticeKind> {
         RunEvent::RunFinished { .. } => Some(NoticeKind::RunFinished),
         _ => None,
     }
-}
-
-/// One notice, as the command reads it on stdin and the webhook receives it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Notice {
-    pub kind: NoticeKind,
-    /// The JSON document: `event`, `project`, `timestamp`, the story (`storyId`, `slug`,
-    /// `title`) when there is one, the event's own fields, and `text`.
-    pub json: Value,
 }
 
 /// What the notices say about where they come from and how to read a story.

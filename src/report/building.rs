@@ -4,8 +4,15 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use super::*;
+use super::run_report::*;
+use crate::board::records::ReviewDecision;
+use crate::board::Board;
 use crate::board::{Slug, StoryId};
+use crate::error::ReportError;
+use crate::protocol::{ActionRef, ActionType, BlockCause, JournalLine, RunEvent, Spent};
+use crate::workflow::attention::{self, Need};
+use crate::workflow::decision::GateDecision;
+use crate::workflow::journal;
 
 /// Finds the journal of run `id`, or the latest one.
 pub fn find_journal(board_dir: &Path, id: Option<&str>) -> Result<PathBuf, ReportError> {

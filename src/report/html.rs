@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::{format_cost, format_duration, parse_time, ActionOutcome, RunReport};
+use super::run_report::{format_cost, format_duration, parse_time, ActionOutcome, RunReport};
 
 const LANE_HEIGHT: u32 = 28;
 const LABEL_WIDTH: u32 = 220;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::parse_time;
+use super::run_report::parse_time;
 use crate::board::StoryId;
 use crate::protocol::{TranscriptEntry, TranscriptLine};
 

@@ -15,7 +15,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::{pages, App};
+use super::pages;
 
 /// The cookie that carries the token once a page was opened with it.
 const COOKIE: &str = "agentic_sdlc_token";
@@ -77,8 +77,11 @@ impl Guard {
 }
 
 /// The checks every request goes through before its handler.
-pub(super) async fn check(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
-    let guard = &app.guard;
+pub(super) async fn check(
+    State(guard): State<Arc<Guard>>,
+    request: Request,
+    next: Next,
+) -> Response {
     if guard.loopback && !loopback_host(request.headers()) {
         return refuse(
             StatusCode::FORBIDDEN,

@@ -36,7 +36,7 @@ use crate::board::Phase;
 use crate::config::Project;
 use crate::error::{Error, Result};
 use crate::hint::told;
-use crate::workflow::gate;
+use crate::workflow::person_decides;
 use view::{BoardView, StoryView};
 
 const STYLE: &str = include_str!("assets/app.css");
@@ -101,10 +101,10 @@ impl Listener {
                 live.send_modify(|version| *version += 1);
             }
         });
+        let guard = Arc::new(guard::Guard::new(token, self.address.ip().is_loopback()));
         let app = Arc::new(App {
             project,
             board_dir,
-            guard: guard::Guard::new(token, self.address.ip().is_loopback()),
             changes,
             seen,
             stopped,
@@ -122,10 +122,7 @@ impl Listener {
             .route("/assets/app.css", get(style))
             .route("/assets/app.js", get(script))
             .fallback(not_found)
-            .layer(axum::middleware::from_fn_with_state(
-                Arc::clone(&app),
-                guard::check,
-            ))
+            .layer(axum::middleware::from_fn_with_state(guard, guard::check))
             .with_state(app);
         let result = axum::serve(self.socket, router)
             .with_graceful_shutdown(async move {
@@ -144,7 +141,6 @@ impl Listener {
 struct App {
     project: Project,
     board_dir: PathBuf,
-    guard: guard::Guard,
     /// Bumped whenever the board changes; pages compare it with the version they show.
     changes: watch::Sender<u64>,
     /// The board watcher's count of changes seen (see [`BoardWatcher::seen`]).
@@ -340,10 +336,10 @@ async fn story_page(
 ) -> Response {
     match app.story(id).await {
         Ok((version, view)) => {
-            let fragment = pages::story_fragment(&view);
+            let fragment = pages::story::story_fragment(&view);
             html(
                 StatusCode::OK,
-                pages::story_page(&view, &fragment, version, query.notice.as_deref()),
+                pages::story::story_page(&view, &fragment, version, query.notice.as_deref()),
             )
         }
         Err(err) => problem(&err),
@@ -352,7 +348,7 @@ async fn story_page(
 
 async fn story_fragment(State(app): Shared, Path(id): Path<String>) -> Response {
     match app.story(id).await {
-        Ok((_, view)) => html(StatusCode::OK, pages::story_fragment(&view)),
+        Ok((_, view)) => html(StatusCode::OK, pages::story::story_fragment(&view)),
         Err(err) => problem(&err),
     }
 }
@@ -395,13 +391,14 @@ async fn decide(
         return problem(&Error::Usage(format!(
             "`{}` is not a decision; use {}",
             form.decision,
-            gate::DECISION_FORMS
+            person_decides::DECISION_FORMS
         )));
     };
     let board_dir = app.board_dir.clone();
-    let decided =
-        crate::workflow::blocking::off_the_runtime(move || gate::decide(&board_dir, &id, &text))
-            .await;
+    let decided = crate::workflow::blocking::off_the_runtime(move || {
+        person_decides::decide(&board_dir, &id, &text)
+    })
+    .await;
     match decided {
         Ok(decided) => Redirect::to(&format!(
             "/story/{}?notice={}",

@@ -18,9 +18,7 @@ macro_rules! esc {
 }
 
 // After the macro, which the story page uses too.
-mod story;
-
-pub use story::{story_fragment, story_page};
+pub(super) mod story;
 
 /// The frame of every page: head, header, the live fragment and the script that keeps it live.
 /// `render` is the board render a board page shows, which its script asks to be brought up to.

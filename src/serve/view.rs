@@ -12,7 +12,7 @@ use crate::error::Result;
 use crate::report::transcript::{transcripts, Renderer};
 use crate::report::{self, RunReport, StoryReport};
 use crate::workflow::assessor::{assess, Assessment, Policy};
-use crate::workflow::{gate, journal, lock};
+use crate::workflow::{journal, lock, person_decides};
 
 /// The runs whose journals a story page reads for its timeline, newest first.
 const TIMELINE_RUNS: usize = 50;
@@ -168,7 +168,8 @@ impl StoryView {
             .and_then(|name| {
                 let phase = Phase::parse(&name)?;
                 let output =
-                    fs_err::read_to_string(gate::pending_output(&board_dir, &id, phase)).ok();
+                    fs_err::read_to_string(person_decides::pending_output(&board_dir, &id, phase))
+                        .ok();
                 Some((phase, output))
             });
         let depends_on = story

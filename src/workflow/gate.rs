@@ -7,10 +7,8 @@
 //! re-running agents stay with the runner: this module says what is to be re-run.
 //! The reviewers themselves (an AI, a command, a person) are in [`reviewers`].
 
-mod person;
 mod reviewers;
 
-pub use person::{decide, pending_output, DECISION_FORMS};
 pub use reviewers::{consult, GateAnswer, Subject};
 
 use std::path::{Path, PathBuf};

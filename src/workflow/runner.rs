@@ -9,7 +9,7 @@ use super::assessor::{assess, Action, ActionRef, ActionType, Assessment, Policy}
 use super::attention::{self, Attention, Need};
 use super::blocking::off_the_runtime;
 use super::budget::Spending;
-use super::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
+use super::checkpoint::{Checkpoint, RunOptions};
 use super::context::Workflow;
 use super::events::{EventSink, ReportingMeter, RunEvent};
 use super::journal::Journal;

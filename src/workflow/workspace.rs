@@ -2,9 +2,7 @@
 //! story at a time), or a git worktree of its own (in parallel), and putting things back after
 //! an action, or after a run that was killed in the middle of one (docs/design.md §12).
 
-mod recovery;
-
-pub use recovery::recover_interrupted;
+pub(crate) mod recovery;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

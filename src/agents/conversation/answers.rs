@@ -2,7 +2,13 @@
 //! answered with nothing changed since is answered "already done", and calls and results go
 //! into the history (docs/design.md §21).
 
-use super::*;
+use serde_json::Value;
+
+use super::calls::TurnCalls;
+use crate::agents::llm::{ChatMessage, ChatReply, LlmError};
+use crate::agents::transcript::Transcript;
+use crate::agents::{ToolExecutor, ToolResultText};
+use crate::protocol::TranscriptEntry;
 
 /// How a turn's calls went.
 pub(super) struct Answered {
@@ -71,7 +77,7 @@ pub(super) async fn answer_calls(
     reply: &ChatReply,
     messages: &mut Vec<ChatMessage>,
     transcript: &Transcript,
-    done: &mut Conversation,
+    tool_calls: &mut u32,
     answered_before: &mut AnsweredCalls,
 ) -> Result<Answered, LlmError> {
     let mut results = Vec::with_capacity(turn.calls.len());
@@ -108,7 +114,7 @@ pub(super) async fn answer_calls(
                 fatal: false,
             },
         };
-        done.tool_calls += 1;
+        *tool_calls += 1;
         transcript.record_tool_call(
             &call.id,
             &call.name,
@@ -132,4 +138,12 @@ pub(super) async fn answer_calls(
     }
     turn.into_history(reply, results, messages);
     Ok(answered)
+}
+
+/// Records a failed model call or tool in the transcript.
+pub(super) fn record_error(transcript: &Transcript, err: &LlmError) {
+    transcript.entry(TranscriptEntry::Error {
+        error: err.to_string(),
+        retryable: err.is_retryable(),
+    });
 }

@@ -3,10 +3,10 @@
 
 use serde_json::Value;
 
-use super::ToolProtocol;
 use crate::agents::llm::{generated_call_id, ChatMessage, ChatReply, ToolCall};
 use crate::agents::prompts;
 use crate::agents::text_calls::{extract, CallForm, Expect, TextCall};
+use crate::config::ToolProtocol;
 
 /// The tool that runs a shell command, which a ```bash fence stands for under `text`.
 const SHELL_TOOL: &str = "run_command";

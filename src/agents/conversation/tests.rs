@@ -7,7 +7,9 @@ use wiremock::{MockServer, ResponseTemplate};
 
 use super::*;
 use crate::agents::llm::testing::{answer, client, completion, request_bodies};
+use crate::agents::ToolResultText;
 use crate::board::StoryId;
+use async_trait::async_trait;
 
 /// Records every call and answers with a canned text.
 #[derive(Default)]

@@ -6,8 +6,8 @@ use std::time::Duration;
 use serde_json::Value;
 
 use super::messages::snippet;
+use super::settings::LlmSettings;
 use super::transport::http_client;
-use super::LlmSettings;
 
 /// The longest a probe may take: a server that cannot list its models in this time will not
 /// serve a night's work either.

@@ -6,17 +6,8 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use super::{ChatMessage, ChatReply, LlmError, Usage};
-
-/// The JSON-schema keywords that bound a value; strict modes of some servers refuse them.
-pub(crate) const SCHEMA_BOUNDS: [&str; 6] = [
-    "maxLength",
-    "minLength",
-    "maxItems",
-    "minItems",
-    "minimum",
-    "maximum",
-];
+use super::error::{ContextFigures, LlmError, SCHEMA_BOUNDS};
+use super::messages::{ChatMessage, ChatReply, Usage};
 
 /// A JSON schema for an answer that a program reads, sent as
 /// `response_format: {"type": "json_schema", "json_schema": {"name", "strict": true, "schema"}}`.
@@ -226,49 +217,6 @@ impl TokenField {
             TokenField::MaxCompletionTokens => "max_completion_tokens",
         }
     }
-}
-
-/// The server's own figures in a context-length error: its context and the prompt's tokens.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct ContextFigures {
-    pub(crate) limit: Option<u64>,
-    pub(crate) prompt_tokens: Option<u64>,
-}
-
-impl ContextFigures {
-    /// llama.cpp sends `n_ctx` and `n_prompt_tokens`; OpenAI and vLLM write "maximum context
-    /// length is 8192 tokens … your messages resulted in 9000 tokens".
-    pub(crate) fn read(body: &str) -> ContextFigures {
-        let value: Value = serde_json::from_str(body).unwrap_or(Value::Null);
-        let error = value.get("error").unwrap_or(&value);
-        let field = |name: &str| error.get(name).and_then(Value::as_u64);
-        let text = error
-            .get("message")
-            .and_then(Value::as_str)
-            .map_or_else(|| body.to_string(), str::to_string)
-            .to_lowercase();
-        ContextFigures {
-            limit: field("n_ctx")
-                .or_else(|| number_after(&text, "maximum context length is"))
-                .or_else(|| number_after(&text, "context length of"))
-                .or_else(|| number_after(&text, "context size of")),
-            prompt_tokens: field("n_prompt_tokens")
-                .or_else(|| number_after(&text, "resulted in"))
-                .or_else(|| number_after(&text, "you requested")),
-        }
-    }
-}
-
-/// The first number after `marker` in `text` (thousands separators allowed).
-fn number_after(text: &str, marker: &str) -> Option<u64> {
-    let rest = &text[text.find(marker)? + marker.len()..];
-    let digits: String = rest
-        .trim_start()
-        .chars()
-        .take_while(|c| c.is_ascii_digit() || *c == ',')
-        .filter(char::is_ascii_digit)
-        .collect();
-    digits.parse().ok()
 }
 
 /// What a context-length error says once the prompt's size is known.

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde_json::Value;
 
 use super::messages::{arguments_text, content_text, ensure_unique_ids, generated_call_id};
-use super::{ChatReply, ToolCall, Usage};
+use super::messages::{ChatReply, ToolCall, Usage};
 
 #[derive(Default)]
 struct PartialCall {

@@ -344,7 +344,7 @@ fn local_hosts() {
         ("not a url", false),
     ];
     for (url, local) in cases {
-        assert_eq!(is_local(url), local, "{url}");
+        assert_eq!(settings::is_local(url), local, "{url}");
     }
 }
 

@@ -180,7 +180,7 @@ fn render(
                     entry.definitions.clear();
                 }
             }
-            None => return super::head_tail(&text, budget),
+            None => return crate::exec::head_tail(&text, budget),
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use serde_json::json;
 
-use super::{CallForm, TextCall};
+use super::form::{CallForm, TextCall};
 
 const SEARCH: &str = "<<<<<<< SEARCH";
 const DIVIDER: &str = "=======";

@@ -6,7 +6,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use super::ToolBox;
+use super::toolbox::ToolBox;
 use crate::config::CONFIG_FILE;
 
 impl ToolBox {

@@ -11,7 +11,8 @@ use async_trait::async_trait;
 use serde::de::DeserializeOwned;
 use serde_json::{json, Value};
 
-use super::{args, ToolBox, ToolError, ToolLimits};
+use super::args;
+use super::toolbox::{ToolBox, ToolError, ToolLimits};
 
 /// What the model reads about a tool: what it does and the JSON schema of its arguments.
 pub(crate) struct ToolSpec {

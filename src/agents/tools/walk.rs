@@ -3,7 +3,7 @@
 use std::path::{Path, PathBuf};
 
 use super::confine::is_git_dir;
-use super::ToolBox;
+use super::toolbox::ToolBox;
 
 /// Files larger than this are skipped by `search`; they are almost never source code.
 pub(super) const SEARCH_FILE_SIZE_CAP: u64 = 8 * 1024 * 1024;

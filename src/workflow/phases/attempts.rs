@@ -12,7 +12,7 @@ use std::sync::atomic::Ordering;
 use serde_json::json;
 
 use super::PhaseRun;
-use crate::agents::conversation::WorkCheck;
+use crate::agents::WorkCheck;
 use crate::agents::{AgentError, AgentOutput, PhaseRequest, Revision};
 use crate::board::StoryId;
 use crate::board::{Phase, Story};

@@ -3,12 +3,12 @@
 //! what was missing, and a second failure ends the action with the story as it was.
 
 use super::{Outcome, PhaseRun};
-use crate::agents::prompts::head_tail;
 use crate::agents::{AgentOutput, Revision};
 use crate::board::records::Usage;
 use crate::board::{Phase, Story, StoryType};
 use crate::config::{Config, EditFormat, ToolProtocol};
 use crate::error::Result;
+use crate::exec::head_tail;
 use crate::workflow::phase_output::{check_text, mark_truncated, TreeFingerprint};
 use crate::workflow::story_ops;
 use crate::workflow::tests_run::notes_line;

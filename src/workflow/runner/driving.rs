@@ -126,7 +126,7 @@ impl Loop {
             self.wf.board_dir().to_path_buf(),
             self.wf.config.clone(),
         );
-        for message in workspace::recover_interrupted(&root, &board_dir, &config) {
+        for message in workspace::recovery::recover_interrupted(&root, &board_dir, &config) {
             self.wf.events.emit(RunEvent::Warning {
                 story_id: None,
                 message,

@@ -1,7 +1,20 @@
 //! Before and around the run loop: the box, claim renewal, interrupted work put back, the
 //! checkpoint resumed, and a run that finds nothing to do.
 
-use super::*;
+use std::sync::Arc;
+
+use crate::board::board_store::BoardStore;
+use crate::board::Board;
+use crate::config::Project;
+use crate::error::{Error, ExitStatus, Result};
+use crate::exec::Sandbox;
+use crate::protocol::NoStory;
+use crate::workflow::assessor::Assessment;
+use crate::workflow::attention;
+use crate::workflow::checkpoint::{Checkpoint, RunOptions, STALE_AFTER_HOURS};
+use crate::workflow::events::{EventSink, RunEvent};
+use crate::workflow::remote::Remote;
+use crate::workflow::workspace;
 
 /// The run's box, with its guard (docs/security.md). Whether this machine can build it is one
 /// of the checks before the first action.
@@ -32,7 +45,9 @@ pub(super) const INTERRUPTED_PUSH: std::time::Duration = std::time::Duration::fr
 /// branch, and the user's checkout on that branch; the lock says no run is using them now.
 pub(super) fn put_back_interrupted_work(project: &Project, events: &EventSink) {
     let board_dir = project.board_dir();
-    for message in workspace::recover_interrupted(&project.root, &board_dir, &project.config) {
+    for message in
+        workspace::recovery::recover_interrupted(&project.root, &board_dir, &project.config)
+    {
         events.emit(RunEvent::Warning {
             story_id: None,
             message,

@@ -1,8 +1,11 @@
 //! What ends or wakes a run from outside: Ctrl-C and SIGTERM, remote turns, and stamps of the
 //! story files a person may change under `--watch`.
 
-use super::*;
+use std::collections::{HashMap, HashSet};
+
+use crate::board::Board;
 use crate::board::StoryId;
+use crate::workflow::remote::{Turn, Turns};
 
 /// The next claim or release of a remote run to finish.
 pub(super) async fn next_turn(turns: &mut Option<Turns>) -> (StoryId, Turn) {

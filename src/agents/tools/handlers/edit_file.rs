@@ -10,7 +10,7 @@ use serde_json::json;
 use super::super::edit_match::{apply, Miss};
 use super::super::fsio::{read_for_edit, write_atomic};
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
-use super::super::{ToolBox, ToolError, ToolLimits};
+use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
 
 #[derive(Debug, Deserialize)]
 struct Args {

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
 use super::super::walk::Walk;
-use super::super::{ToolBox, ToolError, ToolLimits};
+use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
 
 /// Entries shown at most.
 const LIST_CAP: usize = 1000;

@@ -8,7 +8,7 @@ use super::super::args::opt_count;
 use super::super::confine::open_regular;
 use super::super::fsio::{read_lines, Window};
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
-use super::super::{ToolBox, ToolError, ToolLimits};
+use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
 
 /// Lines returned when the model gives no `limit`.
 const READ_LINE_LIMIT: usize = 2000;

@@ -8,7 +8,8 @@ use serde_json::json;
 
 use super::super::args::{self, opt_seconds};
 use super::super::registry::{format_seconds, ToolHandler, ToolSpec};
-use super::super::{BoxedCommand, ToolBox, ToolError, ToolLimits};
+use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
+use crate::exec::BoxedCommand;
 
 #[derive(Debug, Deserialize)]
 struct Args {

@@ -11,7 +11,7 @@ use serde_json::json;
 use super::super::confine::open_regular;
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
 use super::super::walk::SEARCH_FILE_SIZE_CAP;
-use super::super::{ToolBox, ToolError, ToolLimits};
+use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
 use crate::exec::floor_char_boundary;
 
 /// Matches reported at most.

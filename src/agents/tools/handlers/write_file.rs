@@ -12,7 +12,7 @@ use super::super::definitions::{mostly_dropped, names, source_of};
 use super::super::fsio::{read_for_edit, write_atomic};
 use super::super::merge_definitions::keep_left_out;
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
-use super::super::{ToolBox, ToolError, ToolLimits};
+use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
 
 /// Definitions named at most in a refusal.
 const NAMES_SHOWN: usize = 12;

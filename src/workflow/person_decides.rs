@@ -4,7 +4,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{pending_output_path, Applied, PhaseGate, Recorded};
+use super::gate::{pending_output_path, Applied, PhaseGate, Recorded};
 use crate::board::board_store::BoardStore;
 use crate::board::Slug;
 use crate::board::StoryId;
