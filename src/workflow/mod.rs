@@ -1,7 +1,6 @@
 //! The life cycle: the assessor picks what to do next; the runner does it through the agents,
 //! under phase gates, rework and the circuit breaker, with a lock and a checkpoint.
 
-pub(crate) mod acceptance;
 pub(crate) mod actions;
 pub(crate) mod assessor;
 pub(crate) mod attention;

@@ -4,7 +4,6 @@
 
 use std::path::PathBuf;
 
-use super::acceptance;
 use super::context::Workflow;
 use super::decision::ParsedDecision;
 use super::events::RunEvent;
@@ -24,6 +23,7 @@ use crate::hint::told;
 use crate::names::BranchName;
 use crate::protocol::TranscriptEntry;
 
+mod acceptance;
 mod attempts;
 mod checked;
 

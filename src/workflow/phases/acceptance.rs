@@ -3,22 +3,17 @@
 //! (test files only), they run under `review.testCommand` and fail on the tree without the
 //! story's code, they import nothing the story does not name from a module that lacks it, and
 //! they carry the story's examples as written. Implement then cannot change them
-//! ([`super::fixed_tests::FixedTests`]).
+//! ([`crate::workflow::fixed_tests::FixedTests`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use super::examples::{examples, mentioned_names, missing_imports, unknown_imports, Example};
+use crate::workflow::examples::{
+    examples, mentioned_names, missing_imports, unknown_imports, Example,
+};
 
-use super::blocking::off_the_runtime;
-use super::context::Workflow;
-use super::fixed_tests::{listing, put_back};
-use super::outcome::Outcome;
-use super::phase_output::TreeFingerprint;
-use super::tests_run::{self, TestOutcome};
-use super::workspace::Work;
 use crate::agents::prompts::is_test_path;
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
@@ -27,6 +22,13 @@ use crate::board::StoryId;
 use crate::board::{Phase, Story, StoryType};
 use crate::error::Result;
 use crate::vcs;
+use crate::workflow::blocking::off_the_runtime;
+use crate::workflow::context::Workflow;
+use crate::workflow::fixed_tests::{listing, put_back};
+use crate::workflow::outcome::Outcome;
+use crate::workflow::phase_output::TreeFingerprint;
+use crate::workflow::tests_run::{self, TestOutcome};
+use crate::workflow::workspace::Work;
 
 /// What the acceptance check concluded about the tests as they are now.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -266,7 +268,7 @@ impl<'a> AcceptanceCheck<'a> {
             is_bug: story.meta.story_type == StoryType::Bug,
             examples: examples(&text),
             story_names: mentioned_names(&text),
-            homes: super::named_functions::named_functions(story)
+            homes: crate::workflow::named_functions::named_functions(story)
                 .into_iter()
                 .filter_map(|f| {
                     // The file the story names for it, else the one that defines it already
