@@ -11,6 +11,7 @@ pub mod exec;
 pub(crate) mod front;
 pub(crate) mod hint;
 pub(crate) mod mcp;
+pub(crate) mod model;
 pub mod names;
 pub(crate) mod notifications;
 // The one place that writes to the terminal; the rest of the library goes through its printer.

@@ -40,7 +40,7 @@ pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema
 /// The HTTP client every outgoing request of the tool uses (TLS set up once, no redirect to
 /// another origin); notification webhooks go through it too.
 pub use settings::LlmSettings;
-pub(crate) use transport::http_client;
+pub(crate) use transport::{http_client, install_tls_provider};
 
 const SCHEMA_BOUNDED: u8 = 0;
 const SCHEMA_UNBOUNDED: u8 = 1;

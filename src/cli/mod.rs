@@ -11,6 +11,7 @@ mod init;
 mod logs;
 mod man;
 mod mcp;
+mod model_cmd;
 pub(crate) mod report;
 mod run;
 mod serve;
@@ -90,6 +91,8 @@ pub enum Command {
     Serve(serve::ServeArgs),
     /// A Model Context Protocol server on stdio, so other agents and editors can use the board.
     Mcp,
+    /// The local models the tool serves with `llm.provider: "local"`: pull, list, serve, rm.
+    Model(model_cmd::ModelArgs),
 }
 
 /// Runs the command line and says how it ended.
@@ -146,6 +149,7 @@ fn dispatch(command: Command, context: &Context) -> Result<ExitStatus> {
         Command::Man(args) => man::run(args, Cli::command(), context),
         Command::Serve(args) => serve::run(args, context),
         Command::Mcp => mcp::run(context),
+        Command::Model(args) => model_cmd::run(args, context),
     }
 }
 

@@ -135,13 +135,16 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
         .enable_all()
         .build()
         .map_err(|e| Error::io("cannot start the async runtime", e))?;
+    let serving = launch::Serving::new(super::model_cmd::progress_reporter(printer));
     let result = runtime.block_on(launch::run_notified(
         &project,
         display,
         request,
-        launch::llm_agents(),
+        launch::llm_agents(&serving),
         prompter,
     ));
+    // The local model's server stops with the run, Ctrl-C included, unless another run uses it.
+    serving.stop();
     // A file tool stuck in the kernel (a hung network mount, say) must not keep an interrupted
     // run from exiting: blocking threads are left behind rather than waited for.
     runtime.shutdown_background();

@@ -95,6 +95,23 @@ pub struct LlmConfig {
     /// How long the checks before a run wait for a server that is still loading its model
     /// (llama.cpp answers 503 "Loading model" meanwhile).
     pub load_seconds: u64,
+    /// Who serves the model: a server at `llm.baseUrl` (`api`), or a model the tool fetches,
+    /// serves and stops itself (`local`, docs/design.md "A model out of the box").
+    pub provider: Provider,
+    /// The model `local` serves, by its name in `agentic-sdlc model list`.
+    pub local_model: String,
+}
+
+/// Who serves the model (`llm.provider`).
+#[derive(Debug, Clone, Copy, Serialize, Deserialize, PartialEq, Eq, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Provider {
+    /// An OpenAI-compatible API at `llm.baseUrl`: OpenAI's, or a server someone runs.
+    #[default]
+    Api,
+    /// A model the tool fetches into its cache, serves on a loopback port for the run and stops
+    /// after it.
+    Local,
 }
 
 /// How tool calls travel (`llm.toolProtocol`). `auto` sends the tools natively and also runs
@@ -467,7 +484,8 @@ pub fn default_value() -> Value {
 fn optional_defaults() -> Value {
     json!({
         "remote": { "claimSeconds": 900, "pollSeconds": 15, "timeoutSeconds": 120 },
-        "llm": { "toolProtocol": "auto", "temperature": null, "loadSeconds": 300 },
+        "llm": { "toolProtocol": "auto", "temperature": null, "loadSeconds": 300,
+                 "provider": "api", "localModel": "qwen-coder-1.5b" },
         "implement": { "testRounds": 3, "attempts": null, "editFormat": "auto" }
     })
 }

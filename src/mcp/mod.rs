@@ -295,14 +295,22 @@ impl BoardServer {
             watch: false,
             remote: None,
         };
+        // MCP speaks on stdout: the pull and load of a local model are told on the log.
+        let serving = launch::Serving::new(Arc::new(|progress| {
+            if let crate::model::Progress::Step(line) = progress {
+                tracing::info!("{line}");
+            }
+        }));
         let exit = launch::run_notified(
             &project,
             Arc::clone(&events) as Arc<dyn RunRenderer>,
             request,
-            launch::llm_agents(),
+            launch::llm_agents(&serving),
             None,
         )
-        .await?;
+        .await;
+        serving.stop();
+        let exit = exit?;
         let story = off_the_runtime(move || story_document(&project, &id)).await?;
         Ok(structured(json!({
             "exitCode": exit.code(),

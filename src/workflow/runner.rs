@@ -112,7 +112,20 @@ pub async fn run(
         options: &options,
         remote: remote.as_deref(),
     };
-    let wf = start_workflow(project, store, &events, agents, prompter, start).await?;
+    // Ctrl-C while the run gets ready (a model loading, the checks) ends it as Ctrl-C in the
+    // loop does: with exit 130, and with what it started (a local model's server) stopped by
+    // its owner rather than left behind by a process killed outright.
+    let ready = start_workflow(project, store, &events, agents, prompter, start);
+    let wf = tokio::select! {
+        wf = ready => wf?,
+        _ = interrupted() => {
+            events.emit(RunEvent::Warning {
+                story_id: None,
+                message: "Interrupted before the first action; nothing was started".into(),
+            });
+            return Ok(ExitStatus::Interrupted);
+        }
+    };
     // Handed back, the board's stories move into the store's next refresh instead of being
     // copied.
     drop(board);

@@ -40,18 +40,22 @@ const BACKOFF_CAP: Duration = Duration::from_secs(30);
 /// The longest `Retry-After` we honour; a server asking for an hour gets a minute.
 pub(crate) const RETRY_AFTER_CAP: Duration = Duration::from_secs(60);
 
+/// reqwest is built with `rustls-no-provider`, so a process-wide crypto provider must exist
+/// before the first TLS client. Installing fails harmlessly if someone else already did.
+pub(crate) fn install_tls_provider() {
+    static TLS_PROVIDER: Once = Once::new();
+    TLS_PROVIDER.call_once(|| {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+    });
+}
+
 /// Builds the HTTP client with per-read and connect timeouts; the deadline for a whole exchange
 /// is [`Transport`]'s.
 pub(crate) fn http_client(
     read_timeout: Duration,
     connect_timeout: Duration,
 ) -> reqwest::Result<reqwest::Client> {
-    // reqwest is built with `rustls-no-provider`, so a process-wide crypto provider must exist
-    // before the first TLS client. Installing fails harmlessly if someone else already did.
-    static TLS_PROVIDER: Once = Once::new();
-    TLS_PROVIDER.call_once(|| {
-        let _ = rustls::crypto::ring::default_provider().install_default();
-    });
+    install_tls_provider();
     reqwest::Client::builder()
         .user_agent(concat!("agentic-sdlc/", env!("CARGO_PKG_VERSION")))
         .read_timeout(read_timeout)

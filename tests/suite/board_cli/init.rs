@@ -2,12 +2,13 @@
 
 use serde_json::json;
 
-use crate::suite::common::{TestEnv, COLUMNS};
+use crate::suite::common::{outcome, TestEnv, COLUMNS};
 
 #[test]
 fn init_writes_the_default_config_and_the_columns() {
     let env = TestEnv::new();
-    env.run(&["init"])
+    // With a key for the default API, init writes the defaults as they are.
+    outcome(env.cmd(&["init"]).env("OPENAI_API_KEY", "sk-test"))
         .success()
         .stdout_has("created .agentic-sdlc.json");
 
@@ -97,4 +98,49 @@ fn init_refuses_a_broken_config() {
     env.write(".agentic-sdlc.json", "{\"theme\": \"pink\"}");
     env.run(&["init"]).code(2).stderr_has("theme");
     assert!(!env.path(".agentic-sdlc").exists());
+}
+
+/// A loopback port nobody listens on.
+fn unused_port() -> u16 {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.local_addr().unwrap().port()
+}
+
+#[test]
+fn with_no_key_and_no_server_init_chooses_the_local_model_and_says_so_in_one_line() {
+    let env = TestEnv::new();
+    let port = unused_port().to_string();
+    let out = outcome(env.cmd(&["init"]).env("AGENTIC_SDLC_LOCAL_PORTS", &port));
+    out.success();
+    let said: Vec<&str> = out
+        .stdout
+        .lines()
+        .filter(|line| line.contains("llm.provider"))
+        .collect();
+    assert_eq!(said.len(), 1, "{}", out.stdout);
+    assert!(
+        said[0].contains("\"local\"") && said[0].contains("qwen-coder-1.5b (1.1 GB)"),
+        "{}",
+        said[0]
+    );
+    let config: serde_json::Value = serde_json::from_str(&env.read(".agentic-sdlc.json")).unwrap();
+    assert_eq!(config["llm"]["provider"], "local");
+    let mut expected = agentic_sdlc::config::default_value();
+    expected["llm"]["provider"] = "local".into();
+    assert_eq!(
+        config, expected,
+        "only the provider differs from the defaults"
+    );
+}
+
+#[test]
+fn a_model_server_answering_on_a_usual_port_keeps_the_api_provider() {
+    let env = TestEnv::new();
+    let server = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = server.local_addr().unwrap().port().to_string();
+    let out = outcome(env.cmd(&["init"]).env("AGENTIC_SDLC_LOCAL_PORTS", &port));
+    out.success();
+    assert!(!out.stdout.contains("llm.provider"), "{}", out.stdout);
+    let config: serde_json::Value = serde_json::from_str(&env.read(".agentic-sdlc.json")).unwrap();
+    assert_eq!(config, agentic_sdlc::config::default_value());
 }

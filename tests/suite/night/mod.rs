@@ -5,6 +5,7 @@
 mod budget;
 mod conventions;
 mod gates;
+mod local_model;
 mod lost_server;
 mod preflight;
 pub(super) mod pty;

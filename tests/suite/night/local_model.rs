@@ -1,0 +1,233 @@
+//! `llm.provider: "local"`: a run with work starts the model server itself on a loopback port,
+//! waits for it, uses it, and stops it at its end, Ctrl-C included; after a `kill -9` of the
+//! run, the next command stops the server nobody uses. The server is a stand-in `llama-server`
+//! on PATH (a small Python HTTP server) that records what it was asked.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use serde_json::json;
+
+use crate::suite::common::{outcome, path_with, write_program, TestEnv};
+
+/// A `llama-server` that answers `/health`, `/v1/models` and every chat completion with a
+/// refined story, after `STUB_DELAY` seconds; it writes its pid, its arguments and each
+/// request into `STUB_LOG`.
+const STUB: &str = r###"#!/usr/bin/env python3
+import json, os, sys, time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+log = os.environ["STUB_LOG"]
+def note(line):
+    with open(log, "a") as f:
+        f.write(line + "\n")
+note("started " + str(os.getpid()) + " " + " ".join(sys.argv[1:]))
+port = int(sys.argv[sys.argv.index("--port") + 1])
+REPLY = "## Summary\nUsers can switch the app to a dark theme.\n\n## Acceptance Criteria\n- [ ] A toggle switches the theme to dark\n"
+class Handler(BaseHTTPRequestHandler):
+    def log_message(self, *args):
+        pass
+    def answer(self, code, body):
+        data = json.dumps(body).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+    def do_GET(self):
+        if self.path == "/health":
+            self.answer(200, {"status": "ok"})
+        else:
+            self.answer(200, {"object": "list", "data": [{"id": "local", "object": "model"}]})
+    def do_POST(self):
+        length = int(self.headers.get("Content-Length", 0))
+        body = json.loads(self.rfile.read(length) or b"{}")
+        note("chat model=" + str(body.get("model")))
+        time.sleep(float(os.environ.get("STUB_DELAY", "0")))
+        self.answer(200, {"id": "c", "object": "chat.completion", "created": 0, "model": "local",
+            "choices": [{"index": 0, "finish_reason": "stop",
+                         "message": {"role": "assistant", "content": REPLY}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 10, "total_tokens": 20}})
+ThreadingHTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"###;
+
+/// A project whose config serves its own tiny model, with the stand-in server on PATH.
+struct Local {
+    env: TestEnv,
+    bin: tempfile::TempDir,
+    cache: tempfile::TempDir,
+    log: PathBuf,
+}
+
+impl Local {
+    fn new() -> Local {
+        let env = TestEnv::init();
+        env.configure_json(&json!({"llm": {"provider": "local", "localModel": "tiny"}}));
+        let bin = tempfile::tempdir().unwrap();
+        write_program(bin.path(), "llama-server", STUB);
+        let cache = tempfile::tempdir().unwrap();
+        let log = cache.path().join("stub.log");
+        let local = Local {
+            env,
+            bin,
+            cache,
+            log,
+        };
+        let weights = local.cache.path().join("tiny-source.gguf");
+        std::fs::write(&weights, b"GGUF tiny weights").unwrap();
+        local
+            .command(&["model", "pull", "tiny", "--from", weights.to_str().unwrap()])
+            .success();
+        local
+    }
+
+    fn cmd(&self, args: &[&str]) -> assert_cmd::Command {
+        let mut cmd = self.env.cmd(args);
+        cmd.env("PATH", path_with(self.bin.path()))
+            .env("AGENTIC_SDLC_MODEL_CACHE", self.cache.path())
+            .env("STUB_LOG", &self.log)
+            .timeout(Duration::from_secs(120));
+        cmd
+    }
+
+    fn command(&self, args: &[&str]) -> crate::suite::common::Outcome {
+        outcome(&mut self.cmd(args))
+    }
+
+    /// `run --step refine` in the background, the server taking 30 s per answer.
+    fn spawn_slow_run(&self) -> std::process::Child {
+        std::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"))
+            .current_dir(self.env.root())
+            .args(["run", "--step", "refine"])
+            .env_remove("OPENAI_API_KEY")
+            .env_remove("OPENAI_BASE_URL")
+            .env("NO_COLOR", "1")
+            .env("PATH", path_with(self.bin.path()))
+            .env("AGENTIC_SDLC_MODEL_CACHE", self.cache.path())
+            .env("STUB_LOG", &self.log)
+            .env("STUB_DELAY", "30")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap()
+    }
+
+    fn stub_log(&self) -> String {
+        std::fs::read_to_string(&self.log).unwrap_or_default()
+    }
+
+    /// The pid of the stand-in server the log names last.
+    fn server_pid(&self) -> i32 {
+        let log = self.stub_log();
+        let line = log
+            .lines()
+            .rev()
+            .find(|l| l.starts_with("started "))
+            .expect("a server started");
+        line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    }
+
+    fn state_files(&self) -> Vec<PathBuf> {
+        std::fs::read_dir(self.cache.path().join("servers"))
+            .map(|entries| {
+                entries
+                    .flatten()
+                    .map(|e| e.path())
+                    .filter(|p| p.extension().is_some_and(|x| x == "json"))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+}
+
+fn alive(pid: i32) -> bool {
+    Path::new(&format!("/proc/{pid}")).exists()
+        && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
+}
+
+fn wait_until(what: &str, mut done: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !done() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting: {what}"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn a_run_starts_the_local_model_server_uses_it_and_stops_it() {
+    let local = Local::new();
+    let (_, slug, _) = local.env.add("Dark mode", &[]);
+    let out = local.command(&["run", "--step", "refine"]);
+    out.success()
+        .stderr_has("starting the tiny server on 127.0.0.1:");
+    let log = local.stub_log();
+    // Started with the model from the cache, on loopback, answering as `local`.
+    let started = log.lines().next().unwrap();
+    let model = local.cache.path().join("tiny.gguf");
+    for expected in [
+        format!("--model {}", model.display()),
+        "--host 127.0.0.1".to_string(),
+        "--alias local".to_string(),
+    ] {
+        assert!(started.contains(&expected), "{expected}: {started}");
+    }
+    assert!(log.contains("chat model=local"), "{log}");
+    assert!(
+        local
+            .env
+            .read(format!(".agentic-sdlc/ready/{slug}.md"))
+            .contains("A toggle switches the theme to dark"),
+        "the story was refined by the served model"
+    );
+    // The server's log is in the runs folder; nothing is left running.
+    assert!(local
+        .env
+        .path(".agentic-sdlc/runs/model-server-tiny.log")
+        .is_file());
+    assert!(!alive(local.server_pid()), "the server outlived the run");
+    assert!(local.state_files().is_empty());
+}
+
+#[test]
+fn ctrl_c_of_a_run_stops_its_server() {
+    let local = Local::new();
+    local.env.add("Dark mode", &[]);
+    let mut child = local.spawn_slow_run();
+    wait_until("a chat request reaches the server", || {
+        local.stub_log().contains("chat model=")
+    });
+    let server = local.server_pid();
+    assert!(alive(server));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(child.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130));
+    assert!(!alive(server), "Ctrl-C left the server running");
+    assert!(local.state_files().is_empty());
+}
+
+#[test]
+fn after_a_kill_9_of_the_run_the_next_command_stops_the_server_it_left() {
+    let local = Local::new();
+    local.env.add("Dark mode", &[]);
+    let mut child = local.spawn_slow_run();
+    wait_until("a chat request reaches the server", || {
+        local.stub_log().contains("chat model=")
+    });
+    let server = local.server_pid();
+    child.kill().unwrap();
+    child.wait().unwrap();
+    // Nobody could stop it: the run was killed outright.
+    assert!(alive(server));
+    local
+        .command(&["model", "list"])
+        .success()
+        .stderr_has("stopped the tiny server a killed run had left");
+    wait_until("the left server ends", || !alive(server));
+    assert!(local.state_files().is_empty());
+}
