@@ -93,6 +93,18 @@ impl Local {
         outcome(&mut self.cmd(args))
     }
 
+    /// A run whose server is answering its first request (slowly), and the server's pid.
+    fn run_in_the_middle_of_an_answer() -> (Local, std::process::Child, i32) {
+        let local = Local::new();
+        local.env.add("Dark mode", &[]);
+        let child = local.spawn_slow_run();
+        wait_until("a chat request reaches the server", || {
+            local.stub_log().contains("chat model=")
+        });
+        let server = local.server_pid();
+        (local, child, server)
+    }
+
     /// `run --step refine` in the background, the server taking 30 s per answer.
     fn spawn_slow_run(&self) -> std::process::Child {
         std::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"))
@@ -192,13 +204,7 @@ fn a_run_starts_the_local_model_server_uses_it_and_stops_it() {
 
 #[test]
 fn ctrl_c_of_a_run_stops_its_server() {
-    let local = Local::new();
-    local.env.add("Dark mode", &[]);
-    let mut child = local.spawn_slow_run();
-    wait_until("a chat request reaches the server", || {
-        local.stub_log().contains("chat model=")
-    });
-    let server = local.server_pid();
+    let (local, mut child, server) = Local::run_in_the_middle_of_an_answer();
     assert!(alive(server));
     nix::sys::signal::kill(
         nix::unistd::Pid::from_raw(child.id() as i32),
@@ -213,13 +219,7 @@ fn ctrl_c_of_a_run_stops_its_server() {
 
 #[test]
 fn after_a_kill_9_of_the_run_the_next_command_stops_the_server_it_left() {
-    let local = Local::new();
-    local.env.add("Dark mode", &[]);
-    let mut child = local.spawn_slow_run();
-    wait_until("a chat request reaches the server", || {
-        local.stub_log().contains("chat model=")
-    });
-    let server = local.server_pid();
+    let (local, mut child, server) = Local::run_in_the_middle_of_an_answer();
     child.kill().unwrap();
     child.wait().unwrap();
     // Nobody could stop it: the run was killed outright.
