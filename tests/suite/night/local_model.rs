@@ -231,3 +231,48 @@ fn after_a_kill_9_of_the_run_the_next_command_stops_the_server_it_left() {
     wait_until("the left server ends", || !alive(server));
     assert!(local.state_files().is_empty());
 }
+
+#[test]
+fn two_runs_of_one_machine_share_one_server_and_the_last_to_end_stops_it() {
+    let (first, mut first_run, server) = Local::run_in_the_middle_of_an_answer();
+    // A second project on the same machine, with the same cache and model.
+    let second = TestEnv::init();
+    second.configure_json(&json!({"llm": {"provider": "local", "localModel": "tiny"}}));
+    second.add("Light mode", &[]);
+    // The same PATH and cache as the first run.
+    let mut second_run = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"))
+        .current_dir(second.root())
+        .args(["run", "--step", "refine"])
+        .env_remove("OPENAI_API_KEY")
+        .env_remove("OPENAI_BASE_URL")
+        .env("PATH", path_with(first.bin.path()))
+        .env("AGENTIC_SDLC_MODEL_CACHE", first.cache.path())
+        .env("STUB_LOG", &first.log)
+        .env("STUB_DELAY", "30")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    wait_until("the second run's request reaches the server", || {
+        first.stub_log().matches("chat model=").count() >= 2
+    });
+    assert_eq!(
+        first.stub_log().matches("started ").count(),
+        1,
+        "one server for both runs"
+    );
+    let interrupt = |child: &std::process::Child| {
+        nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(child.id() as i32),
+            nix::sys::signal::Signal::SIGINT,
+        )
+        .unwrap()
+    };
+    interrupt(&first_run);
+    assert_eq!(first_run.wait().unwrap().code(), Some(130));
+    assert!(alive(server), "the second run still uses it");
+    interrupt(&second_run);
+    assert_eq!(second_run.wait().unwrap().code(), Some(130));
+    assert!(!alive(server), "the last run to end stops the server");
+    assert!(first.state_files().is_empty());
+}
