@@ -200,7 +200,25 @@ fn serve(cache: &Cache, model: &Model, context: &Context) -> Result<ExitStatus> 
         Err(_) => cache.dir().join("logs"),
     };
     let load_seconds = context.project().map_or(300, |p| p.config.llm.load_seconds);
-    let managed = Managed::start(cache, model, &log_dir, load_seconds, report.as_ref())?;
+    // Ctrl-C while the model loads stops the server too: the signal is heard from here on.
+    let stop = runtime.block_on(async { tokio::signal::ctrl_c() });
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let listener = {
+        let asked = std::sync::Arc::clone(&asked);
+        runtime.spawn(async move {
+            let _ = stop.await;
+            asked.store(true, std::sync::atomic::Ordering::Relaxed);
+        })
+    };
+    let stop_asked = || asked.load(std::sync::atomic::Ordering::Relaxed);
+    let managed = Managed::start(
+        cache,
+        model,
+        &log_dir,
+        load_seconds,
+        report.as_ref(),
+        &stop_asked,
+    )?;
     printer.out(format!(
         "Serving {} at {} as model `{}`; Ctrl-C stops it.",
         model.name(),
@@ -208,7 +226,7 @@ fn serve(cache: &Cache, model: &Model, context: &Context) -> Result<ExitStatus> 
         model::SERVED_NAME
     ));
     runtime.block_on(async {
-        let _ = tokio::signal::ctrl_c().await;
+        let _ = listener.await;
     });
     drop(managed);
     Ok(ExitStatus::Interrupted)

@@ -2,6 +2,7 @@
 //! MCP): agents that talk to the configured model, and the run's news handed to the configured
 //! notifiers as well as to the caller's renderer.
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use crate::agents::llm::LlmClient;
@@ -14,7 +15,7 @@ use crate::model::{self, Cache, Managed, Model, Progress, Source};
 use crate::notifications::Notifier;
 use crate::workflow::events::{EventSink, Fanout, RunRenderer};
 use crate::workflow::prompter::Prompter;
-use crate::workflow::runner::{self, AgentFactory, RunRequest};
+use crate::workflow::runner::{self, interrupted, AgentFactory, RunRequest};
 
 /// Agents that call the model of the project's config. They are built only once the run knows
 /// it has work, so that an empty board needs no key, and, with `llm.provider: "local"`, pulls
@@ -72,9 +73,44 @@ impl Serving {
                 "stopped the {stopped} server a killed run had left"
             )));
         }
-        if cache.pulled(&model).is_none() {
-            let runtime = tokio::runtime::Handle::current();
-            let pulled = runtime.block_on(model::pull(&cache, &model, &Source::Auto, report))?;
+        // This thread blocks while the model is pulled and loaded; a Ctrl-C meanwhile is
+        // heard on another and ends both steps at their next chunk or poll.
+        let runtime = tokio::runtime::Handle::current();
+        let asked = Arc::new(AtomicBool::new(false));
+        let listener = {
+            let asked = Arc::clone(&asked);
+            runtime.spawn(async move {
+                interrupted().await;
+                asked.store(true, Ordering::Relaxed);
+            })
+        };
+        let stop_asked = || asked.load(Ordering::Relaxed);
+        let served = self.pull_and_start(project, &cache, &model, &runtime, &stop_asked);
+        listener.abort();
+        let managed = served?;
+        let mut config = project.config.clone();
+        config.llm.base_url = Some(managed.base_url());
+        config.llm.model = model::SERVED_NAME.into();
+        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(managed);
+        Ok(config)
+    }
+
+    fn pull_and_start(
+        &self,
+        project: &Project,
+        cache: &Cache,
+        model: &Model,
+        runtime: &tokio::runtime::Handle,
+        stop_asked: &dyn Fn() -> bool,
+    ) -> Result<Managed> {
+        let report = self.report.as_ref();
+        if cache.pulled(model).is_none() {
+            let pulled = runtime.block_on(async {
+                tokio::select! {
+                    pulled = model::pull(cache, model, &Source::Auto, report) => Ok(pulled?),
+                    _ = interrupted() => Err(Error::Interrupted),
+                }
+            })?;
             report(Progress::Step(format!(
                 "pulled {} ({}) from {} into {}",
                 model.name(),
@@ -85,12 +121,14 @@ impl Serving {
         }
         let log_dir = project.board_dir().join(RUNS_DIR);
         let load_seconds = project.config.llm.load_seconds;
-        let managed = Managed::start(&cache, &model, &log_dir, load_seconds, report)?;
-        let mut config = project.config.clone();
-        config.llm.base_url = Some(managed.base_url());
-        config.llm.model = model::SERVED_NAME.into();
-        *self.held.lock().unwrap_or_else(|p| p.into_inner()) = Some(managed);
-        Ok(config)
+        Ok(Managed::start(
+            cache,
+            model,
+            &log_dir,
+            load_seconds,
+            report,
+            stop_asked,
+        )?)
     }
 
     /// Lets go of the served model: the server stops unless another run still uses it.

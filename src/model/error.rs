@@ -70,6 +70,10 @@ pub enum ModelError {
         log: PathBuf,
     },
 
+    /// Ctrl-C or SIGTERM while a model was pulled or loaded.
+    #[error("interrupted")]
+    Interrupted,
+
     #[error("every source of {name} failed: {}", .tried.join("; "))]
     NoSource { name: String, tried: Vec<String> },
 }
@@ -127,6 +131,9 @@ impl Hint for ModelError {
 /// the code").
 impl From<ModelError> for crate::Error {
     fn from(error: ModelError) -> Self {
+        if matches!(error, ModelError::Interrupted) {
+            return crate::Error::Interrupted;
+        }
         let usage = matches!(
             error,
             ModelError::Unknown { .. } | ModelError::NoCacheFolder | ModelError::NotCached { .. }

@@ -138,6 +138,7 @@ impl Managed {
         log_dir: &Path,
         load_seconds: u64,
         report: Report<'_>,
+        stop_asked: &dyn Fn() -> bool,
     ) -> Result<Managed, ModelError> {
         let gguf = cache.pulled(model).ok_or_else(|| ModelError::NotCached {
             name: model.name().into(),
@@ -205,7 +206,7 @@ impl Managed {
         state.users.push(me);
         write_state(&managed.state_file, &state)?;
         drop(lock);
-        managed.wait_loaded(state.pid, load_seconds, report)?;
+        managed.wait_loaded(state.pid, load_seconds, report, stop_asked)?;
         Ok(managed)
     }
 
@@ -219,6 +220,7 @@ impl Managed {
         pid: i32,
         load_seconds: u64,
         report: Report<'_>,
+        stop_asked: &dyn Fn() -> bool,
     ) -> Result<(), ModelError> {
         let started = Instant::now();
         let mut said = Instant::now();
@@ -241,6 +243,9 @@ impl Managed {
                     log: self.log.clone(),
                     tail: tail(&self.log, 12),
                 });
+            }
+            if stop_asked() {
+                return Err(ModelError::Interrupted);
             }
             if started.elapsed() > Duration::from_secs(load_seconds) {
                 return Err(ModelError::LoadTimedOut {

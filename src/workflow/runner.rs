@@ -117,14 +117,18 @@ pub async fn run(
     // its owner rather than left behind by a process killed outright.
     let ready = start_workflow(project, store, &events, agents, prompter, start);
     let wf = tokio::select! {
-        wf = ready => wf?,
-        _ = interrupted() => {
-            events.emit(RunEvent::Warning {
-                story_id: None,
-                message: "Interrupted before the first action; nothing was started".into(),
-            });
-            return Ok(ExitStatus::Interrupted);
-        }
+        wf = ready => match wf {
+            Err(Error::Interrupted) => None,
+            wf => Some(wf?),
+        },
+        _ = interrupted() => None,
+    };
+    let Some(wf) = wf else {
+        events.emit(RunEvent::Warning {
+            story_id: None,
+            message: "Interrupted before the first action; nothing was started".into(),
+        });
+        return Ok(ExitStatus::Interrupted);
     };
     // Handed back, the board's stories move into the store's next refresh instead of being
     // copied.

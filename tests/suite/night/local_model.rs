@@ -11,8 +11,8 @@ use serde_json::json;
 use crate::suite::common::{outcome, path_with, write_program, TestEnv};
 
 /// A `llama-server` that answers `/health`, `/v1/models` and every chat completion with a
-/// refined story, after `STUB_DELAY` seconds; it writes its pid, its arguments and each
-/// request into `STUB_LOG`.
+/// refined story, after `STUB_DELAY` seconds; with `STUB_LOADING` set, `/health` says it is
+/// still loading. It writes its pid, its arguments and each request into `STUB_LOG`.
 const STUB: &str = r###"#!/usr/bin/env python3
 import json, os, sys, time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -35,7 +35,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
     def do_GET(self):
         if self.path == "/health":
-            self.answer(200, {"status": "ok"})
+            if os.environ.get("STUB_LOADING"):
+                self.answer(503, {"error": {"message": "Loading model"}})
+            else:
+                self.answer(200, {"status": "ok"})
         else:
             self.answer(200, {"object": "list", "data": [{"id": "local", "object": "model"}]})
     def do_POST(self):
@@ -107,6 +110,11 @@ impl Local {
 
     /// `run --step refine` in the background, the server taking 30 s per answer.
     fn spawn_slow_run(&self) -> std::process::Child {
+        self.spawn_run(&[("STUB_DELAY", "30")])
+    }
+
+    /// `run --step refine` in the background, with the stand-in server's settings.
+    fn spawn_run(&self, stub: &[(&str, &str)]) -> std::process::Child {
         std::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"))
             .current_dir(self.env.root())
             .args(["run", "--step", "refine"])
@@ -116,7 +124,7 @@ impl Local {
             .env("PATH", path_with(self.bin.path()))
             .env("AGENTIC_SDLC_MODEL_CACHE", self.cache.path())
             .env("STUB_LOG", &self.log)
-            .env("STUB_DELAY", "30")
+            .envs(stub.iter().copied())
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .spawn()
@@ -275,4 +283,29 @@ fn two_runs_of_one_machine_share_one_server_and_the_last_to_end_stops_it() {
     assert_eq!(second_run.wait().unwrap().code(), Some(130));
     assert!(!alive(server), "the last run to end stops the server");
     assert!(first.state_files().is_empty());
+}
+
+#[test]
+fn ctrl_c_while_the_model_loads_ends_the_run_and_stops_the_server() {
+    let local = Local::new();
+    local.env.add("Dark mode", &[]);
+    // The server never finishes loading (503 "Loading model" on /health).
+    let mut run = local.spawn_run(&[("STUB_LOADING", "1")]);
+    wait_until("the server starts", || {
+        local.stub_log().contains("started ")
+    });
+    let server = local.server_pid();
+    std::thread::sleep(Duration::from_millis(500));
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(run.id() as i32),
+        nix::sys::signal::Signal::SIGINT,
+    )
+    .unwrap();
+    assert_eq!(run.wait().unwrap().code(), Some(130));
+    assert!(!alive(server), "the loading server outlived the run");
+    assert!(local.state_files().is_empty());
+    assert!(
+        !local.stub_log().contains("chat model="),
+        "no model call was made"
+    );
 }
