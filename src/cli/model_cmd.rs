@@ -201,12 +201,15 @@ fn serve(cache: &Cache, model: &Model, context: &Context) -> Result<ExitStatus> 
     };
     let load_seconds = context.project().map_or(300, |p| p.config.llm.load_seconds);
     // Ctrl-C while the model loads stops the server too: the signal is heard from here on.
-    let stop = runtime.block_on(async { tokio::signal::ctrl_c() });
+    let stop = {
+        let _context = runtime.enter();
+        crate::workflow::runner::interrupted()
+    };
     let asked = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let listener = {
         let asked = std::sync::Arc::clone(&asked);
         runtime.spawn(async move {
-            let _ = stop.await;
+            stop.await;
             asked.store(true, std::sync::atomic::Ordering::Relaxed);
         })
     };

@@ -79,8 +79,9 @@ impl Serving {
         let asked = Arc::new(AtomicBool::new(false));
         let listener = {
             let asked = Arc::clone(&asked);
+            let signal = interrupted();
             runtime.spawn(async move {
-                interrupted().await;
+                signal.await;
                 asked.store(true, Ordering::Relaxed);
             })
         };
