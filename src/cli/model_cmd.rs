@@ -12,7 +12,7 @@ use serde::Serialize;
 
 use super::context::Context;
 use crate::error::{Error, ExitStatus, Result};
-use crate::model::{self, Cache, Managed, Model, Progress, Source, DEFAULT_MODEL};
+use crate::model::{self, Cache, Managed, Model, Place, Progress, Source, DEFAULT_MODEL};
 use crate::output::Printer;
 
 #[derive(Debug, Args)]
@@ -43,6 +43,9 @@ pub enum ModelCommand {
     Serve {
         /// The model (default: the config's llm.localModel, else qwen-coder-1.5b).
         name: Option<String>,
+        /// Listen on this loopback port (default: a free one).
+        #[arg(long, value_name = "PORT")]
+        port: Option<u16>,
     },
     /// Remove a model from the cache.
     Rm { name: String },
@@ -94,7 +97,7 @@ pub fn run(args: ModelArgs, context: &Context) -> Result<ExitStatus> {
             Ok(ExitStatus::Success)
         }
         ModelCommand::List { known } => list(&cache, known, printer),
-        ModelCommand::Serve { name } => {
+        ModelCommand::Serve { name, port } => {
             let name = name
                 .or_else(|| {
                     context
@@ -103,7 +106,7 @@ pub fn run(args: ModelArgs, context: &Context) -> Result<ExitStatus> {
                         .map(|p| p.config.llm.local_model.clone())
                 })
                 .unwrap_or_else(|| DEFAULT_MODEL.to_string());
-            serve(&cache, &Model::named(&name)?, context)
+            serve(&cache, &Model::named(&name)?, port, context)
         }
         ModelCommand::Rm { name } => {
             let model = Model::named(&name)?;
@@ -187,7 +190,7 @@ fn list(cache: &Cache, known: bool, printer: &Printer) -> Result<ExitStatus> {
     Ok(ExitStatus::Success)
 }
 
-fn serve(cache: &Cache, model: &Model, context: &Context) -> Result<ExitStatus> {
+fn serve(cache: &Cache, model: &Model, port: Option<u16>, context: &Context) -> Result<ExitStatus> {
     let printer = &context.printer;
     let runtime = runtime()?;
     let report = progress_reporter(printer);
@@ -214,14 +217,12 @@ fn serve(cache: &Cache, model: &Model, context: &Context) -> Result<ExitStatus> 
         })
     };
     let stop_asked = || asked.load(std::sync::atomic::Ordering::Relaxed);
-    let managed = Managed::start(
-        cache,
-        model,
-        &log_dir,
+    let place = Place {
+        log_dir: &log_dir,
+        port,
         load_seconds,
-        report.as_ref(),
-        &stop_asked,
-    )?;
+    };
+    let managed = Managed::start(cache, model, place, report.as_ref(), &stop_asked)?;
     printer.out(format!(
         "Serving {} at {} as model `{}`; Ctrl-C stops it.",
         model.name(),

@@ -11,7 +11,7 @@ use crate::agents::Agents;
 use crate::board::RUNS_DIR;
 use crate::config::{Config, Project, Provider};
 use crate::error::{Error, ExitStatus, Result};
-use crate::model::{self, Cache, Managed, Model, Progress, Source};
+use crate::model::{self, Cache, Managed, Model, Place, Progress, Source};
 use crate::notifications::Notifier;
 use crate::workflow::events::{EventSink, Fanout, RunRenderer};
 use crate::workflow::prompter::Prompter;
@@ -122,14 +122,12 @@ impl Serving {
         }
         let log_dir = project.board_dir().join(RUNS_DIR);
         let load_seconds = project.config.llm.load_seconds;
-        Ok(Managed::start(
-            cache,
-            model,
-            &log_dir,
+        let place = Place {
+            log_dir: &log_dir,
+            port: None,
             load_seconds,
-            report,
-            stop_asked,
-        )?)
+        };
+        Ok(Managed::start(cache, model, place, report, stop_asked)?)
     }
 
     /// Lets go of the served model: the server stops unless another run still uses it.

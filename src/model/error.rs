@@ -70,6 +70,9 @@ pub enum ModelError {
         log: PathBuf,
     },
 
+    #[error("the {name} server already runs on port {port}")]
+    ServedElsewhere { name: String, port: u16 },
+
     /// Ctrl-C or SIGTERM while a model was pulled or loaded.
     #[error("interrupted")]
     Interrupted,
@@ -117,6 +120,9 @@ impl Hint for ModelError {
                                                  memory is the usual cause"
                 .into(),
             ModelError::LoadTimedOut { .. } => "raise llm.loadSeconds".into(),
+            ModelError::ServedElsewhere { port, .. } => {
+                format!("use http://127.0.0.1:{port}/v1, or stop the runs that use it first")
+            }
             ModelError::NoSource { name, .. } => format!(
                 "pull it from a file you have: `agentic-sdlc model pull {name} --from FILE.gguf`"
             ),

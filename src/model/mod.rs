@@ -15,4 +15,4 @@ pub use cache::{Cache, Model};
 pub use catalog::{human_size, known, DEFAULT_MODEL, KNOWN};
 pub use download::Progress;
 pub use pull::{pull, Source};
-pub use server::{sweep, Managed, SERVED_NAME};
+pub use server::{sweep, Managed, Place, SERVED_NAME};

@@ -117,6 +117,17 @@ fn alive(pid: i32) -> bool {
     pid > 0 && kill(Pid::from_raw(pid), None).is_ok()
 }
 
+/// Where and how a server is started.
+#[derive(Debug, Clone, Copy)]
+pub struct Place<'a> {
+    /// The folder of its log (the board's runs folder).
+    pub log_dir: &'a Path,
+    /// The port it must listen on; `None` for any free one.
+    pub port: Option<u16>,
+    /// How long it may take to load the model.
+    pub load_seconds: u64,
+}
+
 /// A run's hold on a model server; the server stops when the last hold is dropped.
 #[derive(Debug)]
 pub struct Managed {
@@ -135,8 +146,7 @@ impl Managed {
     pub fn start(
         cache: &Cache,
         model: &Model,
-        log_dir: &Path,
-        load_seconds: u64,
+        at: Place<'_>,
         report: Report<'_>,
         stop_asked: &dyn Fn() -> bool,
     ) -> Result<Managed, ModelError> {
@@ -160,6 +170,12 @@ impl Managed {
             log: state.log.clone(),
         };
         if alive(state.pid) && state.port != 0 {
+            if at.port.is_some_and(|port| port != state.port) {
+                return Err(ModelError::ServedElsewhere {
+                    name: model.name().into(),
+                    port: state.port,
+                });
+            }
             report(Progress::Step(format!(
                 "using the {} server another run started (port {})",
                 model.name(),
@@ -167,9 +183,14 @@ impl Managed {
             )));
         } else {
             let launcher = Launcher::find(cache, report)?;
-            let port = free_port().map_err(|err| ModelError::io("127.0.0.1:0", err))?;
-            fs_err::create_dir_all(log_dir).map_err(|err| ModelError::io(log_dir, err))?;
-            let log = log_dir.join(format!("model-server-{}.log", model.name()));
+            let port = match at.port {
+                Some(port) => port,
+                None => free_port().map_err(|err| ModelError::io("127.0.0.1:0", err))?,
+            };
+            fs_err::create_dir_all(at.log_dir).map_err(|err| ModelError::io(at.log_dir, err))?;
+            let log = at
+                .log_dir
+                .join(format!("model-server-{}.log", model.name()));
             let out = fs_err::File::create(&log).map_err(|err| ModelError::io(&log, err))?;
             let err_out = out
                 .file()
@@ -206,7 +227,7 @@ impl Managed {
         state.users.push(me);
         write_state(&managed.state_file, &state)?;
         drop(lock);
-        managed.wait_loaded(state.pid, load_seconds, report, stop_asked)?;
+        managed.wait_loaded(state.pid, at.load_seconds, report, stop_asked)?;
         Ok(managed)
     }
 
