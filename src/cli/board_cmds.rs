@@ -4,9 +4,9 @@ use clap::Args;
 
 use super::context::Context;
 use super::values::Choice;
-use crate::board::{lookup, store, Board, Column, Story};
-use crate::error::{Error, ExitStatus, Result};
-use serde::Serialize;
+use crate::board::Column;
+use crate::error::{ExitStatus, Result};
+use crate::front::moving::{self, Moved};
 
 #[derive(Debug, Args)]
 pub struct MoveArgs {
@@ -27,82 +27,27 @@ pub struct UnblockArgs {
     pub reset: bool,
 }
 
-fn find(context: &Context, query: &str) -> Result<(std::path::PathBuf, Story)> {
-    let project = context.project()?;
-    let board_dir = project.board_dir();
-    let board = Board::load(&board_dir)?;
-    let found = lookup::find_on_board(&board, query)?;
-    let story = store::locate(&board_dir, found.id(), Some(&found.path))?;
-    Ok((board_dir, story))
-}
-
-/// `move --json` and `unblock --json`.
-#[derive(Serialize)]
-struct Moved<'a> {
-    id: &'a str,
-    slug: &'a str,
-    from: &'static str,
-    to: &'static str,
-    path: &'a std::path::Path,
-}
-
-fn report(context: &Context, kind: &str, story: &Story, from: Column) {
+fn report(context: &Context, kind: &str, moved: &Moved) {
     let printer = &context.printer;
-    printer.json_line(&crate::front::envelope(
-        kind,
-        Moved {
-            id: story.id(),
-            slug: &story.slug,
-            from: from.name(),
-            to: story.column.name(),
-            path: &story.path,
-        },
-    ));
+    printer.json_line(&crate::front::envelope(kind, moved.view()));
     printer.out(format!(
-        "Moved {} from {from} to {}",
-        printer.palette().id(&story.slug),
-        story.column
+        "Moved {} from {} to {}",
+        printer.palette().id(&moved.story.slug),
+        moved.from,
+        moved.story.column
     ));
 }
 
 pub fn run_move(args: MoveArgs, context: &Context) -> Result<ExitStatus> {
-    let column = args.column;
-    let (board_dir, story) = find(context, &args.story)?;
-    let from = story.column;
-    let (moved, ()) = store::update(&board_dir, story.id(), Some(&story.path), |s| {
-        s.set_column(column);
-        if column == Column::Blocked {
-            if s.meta.blocked_reason.is_none() {
-                s.set("blocked_reason", &"Moved to blocked by hand");
-            }
-        } else {
-            s.remove("blocked_reason");
-        }
-        Ok(())
-    })?;
-    report(context, "moved", &moved, from);
+    let board_dir = context.project()?.board_dir();
+    let moved = moving::move_story(&board_dir, &args.story, args.column)?;
+    report(context, "moved", &moved);
     Ok(ExitStatus::Success)
 }
 
 pub fn run_unblock(args: UnblockArgs, context: &Context) -> Result<ExitStatus> {
-    let (board_dir, story) = find(context, &args.story)?;
-    if story.column != Column::Blocked {
-        return Err(Error::ActionFailed(format!(
-            "{} is not blocked (it is in {})",
-            story.slug, story.column
-        )));
-    }
-    let from = story.column;
-    let (moved, ()) = store::update(&board_dir, story.id(), Some(&story.path), |s| {
-        let column = s.resume_column();
-        s.set_column(column);
-        s.remove("blocked_reason");
-        s.remove("last_error");
-        if args.reset {
-            s.set("refinement_count", &0);
-        }
-        Ok(())
-    })?;
-    report(context, "unblocked", &moved, from);
+    let board_dir = context.project()?.board_dir();
+    let moved = moving::unblock(&board_dir, &args.story, args.reset)?;
+    report(context, "unblocked", &moved);
     Ok(ExitStatus::Success)
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 /// `notify`: who hears about a run's news (a story merged or blocked, a gate waiting for a
-/// person, the run finished) while nobody watches the terminal.
+/// person, an action failed, the run finished) while nobody watches the terminal.
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NotifyConfig {
@@ -27,6 +27,8 @@ pub enum NoticeKind {
     StoryBlocked,
     /// A human review gate holds a phase's output until someone decides.
     GateWaiting,
+    /// An action failed: the story kept its state and has `last_error`.
+    ActionFailed,
     /// A run ended, whatever its outcome.
     RunFinished,
 }
@@ -37,6 +39,7 @@ impl NoticeKind {
             NoticeKind::StoryMerged => "story_merged",
             NoticeKind::StoryBlocked => "story_blocked",
             NoticeKind::GateWaiting => "gate_waiting",
+            NoticeKind::ActionFailed => "action_failed",
             NoticeKind::RunFinished => "run_finished",
         }
     }

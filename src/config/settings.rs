@@ -473,7 +473,8 @@ pub fn default_value() -> Value {
         "budget": { "storyTokens": null, "runTokens": null, "storyUsd": null, "runUsd": null },
         "pricing": {},
         "notify": { "command": null, "webhook": null, "timeoutSeconds": 10,
-                    "events": ["story_merged", "story_blocked", "gate_waiting", "run_finished"] }
+                    "events": ["story_merged", "story_blocked", "gate_waiting", "action_failed",
+                               "run_finished"] }
     })
 }
 

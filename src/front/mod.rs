@@ -4,6 +4,7 @@
 
 mod envelope;
 pub(crate) mod launch;
+pub(crate) mod moving;
 pub(crate) mod new_story;
 pub(crate) mod status;
 pub(crate) mod story;

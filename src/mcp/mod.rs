@@ -27,8 +27,8 @@ use serde_json::{json, Value};
 use crate::board::{lookup, Board, Column, StoryType};
 use crate::config::Project;
 use crate::error::{Error, Hint, Result};
-use crate::front::launch;
 use crate::front::new_story::{create, NewStory};
+use crate::front::{launch, moving};
 use crate::workflow::assessor::{assess, Policy};
 use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::checkpoint::RunOptions;
@@ -108,6 +108,23 @@ pub struct DecideArgs {
 }
 
 #[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct MoveArgs {
+    /// The story to move (id, slug or prefix).
+    pub story: String,
+    /// The column to move it to: backlog, ready, in-progress, done or blocked.
+    pub column: String,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
+pub struct UnblockArgs {
+    /// The blocked story (id, slug or prefix).
+    pub story: String,
+    /// Also set refinement_count to 0, re-opening a story whose circuit breaker tripped.
+    #[serde(default)]
+    pub reset: bool,
+}
+
+#[derive(Debug, Deserialize, schemars::JsonSchema)]
 pub struct RunArgs {
     /// The story to work on (id, slug or prefix).
     pub story: String,
@@ -145,6 +162,128 @@ impl BoardServer {
         annotations(read_only_hint = true)
     )]
     async fn list_stories(&self, Parameters(args): Parameters<ListArgs>) -> Reply {
+        answer(self.list_stories_document(args).await)
+    }
+
+    #[tool(
+        description = "Show one story: every frontmatter key (phase flags, dependencies, reviews, gate records, usage, errors), its column and path, and its Markdown sections. The same document as `agentic-sdlc details <story> --json`.",
+        annotations(read_only_hint = true)
+    )]
+    async fn show_story(&self, Parameters(args): Parameters<StoryArgs>) -> Reply {
+        answer(self.show_story_document(args).await)
+    }
+
+    #[tool(
+        description = "Add a story to the backlog, like `agentic-sdlc add`. Returns its id, slug and path; the next run refines it.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false
+        )
+    )]
+    async fn add_story(&self, Parameters(args): Parameters<AddArgs>) -> Reply {
+        answer(self.add_story_document(args).await)
+    }
+
+    #[tool(
+        description = "Change frontmatter keys of a story that a person may edit: title, priority, type, labels, assignee, estimated_effort, depends_on, max_refinement_attempts. Null removes an optional key. The write keeps every other key, the sections and any edit made meanwhile. Returns the story as show_story does.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = true
+        )
+    )]
+    async fn edit_story(&self, Parameters(args): Parameters<EditArgs>) -> Reply {
+        answer(self.edit_story_document(args).await)
+    }
+
+    #[tool(
+        description = "Give a pending human phase review its decision, like `agentic-sdlc decide`: APPROVE writes the waiting output into the story; \"RETRY: <feedback>\" or \"RETRY_PREDECESSOR <phase>: <feedback>\" is carried out by the next run; \"REJECT: <reason>\" moves the story to blocked. Fails when no gate waits.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false
+        )
+    )]
+    async fn decide(&self, Parameters(args): Parameters<DecideArgs>) -> Reply {
+        answer(self.decide_document(args).await)
+    }
+
+    #[tool(
+        description = "Move a story to another column by hand, like `agentic-sdlc move`: into blocked with a reason, out of it without. Returns its id, slug, the column it came from and the one it is in.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true
+        )
+    )]
+    async fn move_story(&self, Parameters(args): Parameters<MoveArgs>) -> Reply {
+        answer(self.move_story_document(args).await)
+    }
+
+    #[tool(
+        description = "Move a blocked story back to the column its phase flags call for, like `agentic-sdlc unblock`; reset also sets refinement_count to 0. Refused when the story is not blocked.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = false,
+            idempotent_hint = false
+        )
+    )]
+    async fn unblock_story(&self, Parameters(args): Parameters<UnblockArgs>) -> Reply {
+        answer(self.unblock_story_document(args).await)
+    }
+
+    #[tool(
+        description = "Run one story's life cycle with the project's model, at most max_actions actions (1 to 50, default 1), like `agentic-sdlc run --story S --auto --max-actions N`. Waits until they are done; may take minutes. Human gates are not prompted: the story waits for `decide`. Returns the exit code (0 done, 1 an action failed, 3 a story needs a person), the run's events and the story afterwards. Fails at once when another run holds the board.",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = false
+        )
+    )]
+    async fn run_story(&self, Parameters(args): Parameters<RunArgs>) -> Reply {
+        answer(self.run_story_document(args).await)
+    }
+
+    #[tool(
+        description = "What a run did, story by story: actions with outcome and duration, reworks, gate decisions, tokens and cost, merged commit or blocked reason and the command that moves each story on, and totals. The latest run unless `run` names one. The same document as `agentic-sdlc report --json`.",
+        annotations(read_only_hint = true)
+    )]
+    async fn last_report(&self, Parameters(args): Parameters<ReportArgs>) -> Reply {
+        answer(self.last_report_document(args).await)
+    }
+}
+
+/// What each tool does, in the library's own terms; the tools above turn its errors into
+/// answers a caller can act on.
+impl BoardServer {
+    async fn move_story_document(&self, args: MoveArgs) -> Result<CallToolResult> {
+        let project = self.project()?;
+        let column = Column::parse(&args.column).ok_or_else(|| {
+            Error::Usage(format!(
+                "unknown column `{}`; use one of backlog, ready, in-progress, done, blocked",
+                args.column
+            ))
+        })?;
+        let moved = off_the_runtime(move || {
+            let moved = moving::move_story(&project.board_dir(), &args.story, column)?;
+            to_value(crate::front::envelope("moved", moved.view()))
+        })
+        .await?;
+        Ok(structured(moved))
+    }
+
+    async fn unblock_story_document(&self, args: UnblockArgs) -> Result<CallToolResult> {
+        let project = self.project()?;
+        let moved = off_the_runtime(move || {
+            let moved = moving::unblock(&project.board_dir(), &args.story, args.reset)?;
+            to_value(crate::front::envelope("unblocked", moved.view()))
+        })
+        .await?;
+        Ok(structured(moved))
+    }
+
+    async fn list_stories_document(&self, args: ListArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let columns: Vec<Column> = match &args.column {
             Some(name) => vec![Column::parse(name).ok_or_else(|| {
@@ -169,34 +308,22 @@ impl BoardServer {
         Ok(structured(document))
     }
 
-    #[tool(
-        description = "Show one story: every frontmatter key (phase flags, dependencies, reviews, gate records, usage, errors), its column and path, and its Markdown sections. The same document as `agentic-sdlc details <story> --json`.",
-        annotations(read_only_hint = true)
-    )]
-    async fn show_story(&self, Parameters(args): Parameters<StoryArgs>) -> Reply {
+    async fn show_story_document(&self, args: StoryArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let story = off_the_runtime(move || story_document(&project, &args.story)).await?;
         Ok(structured(story))
     }
 
-    #[tool(
-        description = "Add a story to the backlog, like `agentic-sdlc add`. Returns its id, slug and path; the next run refines it.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = false
-        )
-    )]
-    async fn add_story(&self, Parameters(args): Parameters<AddArgs>) -> Reply {
+    async fn add_story_document(&self, args: AddArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let story_type = match args.story_type.as_deref().map(str::trim) {
             None | Some("") => StoryType::Feature,
             Some(name) => match StoryType::from(name) {
                 StoryType::Other(_) => {
-                    return Err(fail(Error::Usage(format!(
+                    return Err(Error::Usage(format!(
                         "type `{name}`: use one of {}",
                         StoryType::KNOWN.join(", ")
-                    ))))
+                    )))
                 }
                 known => known,
             },
@@ -217,15 +344,7 @@ impl BoardServer {
         Ok(structured(added))
     }
 
-    #[tool(
-        description = "Change frontmatter keys of a story that a person may edit: title, priority, type, labels, assignee, estimated_effort, depends_on, max_refinement_attempts. Null removes an optional key. The write keeps every other key, the sections and any edit made meanwhile. Returns the story as show_story does.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = false,
-            idempotent_hint = true
-        )
-    )]
-    async fn edit_story(&self, Parameters(args): Parameters<EditArgs>) -> Reply {
+    async fn edit_story_document(&self, args: EditArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let story = off_the_runtime(move || {
             let id = edit::apply(&project, &args.story, &args.set)?;
@@ -235,15 +354,7 @@ impl BoardServer {
         Ok(structured(story))
     }
 
-    #[tool(
-        description = "Give a pending human phase review its decision, like `agentic-sdlc decide`: APPROVE writes the waiting output into the story; \"RETRY: <feedback>\" or \"RETRY_PREDECESSOR <phase>: <feedback>\" is carried out by the next run; \"REJECT: <reason>\" moves the story to blocked. Fails when no gate waits.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false
-        )
-    )]
-    async fn decide(&self, Parameters(args): Parameters<DecideArgs>) -> Reply {
+    async fn decide_document(&self, args: DecideArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let decided = off_the_runtime(move || {
             person_decides::decide(&project.board_dir(), &args.story, &args.decision)
@@ -258,21 +369,13 @@ impl BoardServer {
         })))
     }
 
-    #[tool(
-        description = "Run one story's life cycle with the project's model, at most max_actions actions (1 to 50, default 1), like `agentic-sdlc run --story S --auto --max-actions N`. Waits until they are done; may take minutes. Human gates are not prompted: the story waits for `decide`. Returns the exit code (0 done, 1 an action failed, 3 a story needs a person), the run's events and the story afterwards. Fails at once when another run holds the board.",
-        annotations(
-            read_only_hint = false,
-            destructive_hint = true,
-            idempotent_hint = false
-        )
-    )]
-    async fn run_story(&self, Parameters(args): Parameters<RunArgs>) -> Reply {
+    async fn run_story_document(&self, args: RunArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let max_actions = args.max_actions.unwrap_or(1);
         if !(1..=MAX_ACTIONS).contains(&max_actions) {
-            return Err(fail(Error::Usage(format!(
+            return Err(Error::Usage(format!(
                 "max_actions {max_actions}: give 1 to {MAX_ACTIONS}"
-            ))));
+            )));
         }
         // The story must exist before anything starts; the run works with its id.
         let id = {
@@ -319,11 +422,7 @@ impl BoardServer {
         })))
     }
 
-    #[tool(
-        description = "What a run did, story by story: actions with outcome and duration, reworks, gate decisions, tokens and cost, merged commit or blocked reason and the command that moves each story on, and totals. The latest run unless `run` names one. The same document as `agentic-sdlc report --json`.",
-        annotations(read_only_hint = true)
-    )]
-    async fn last_report(&self, Parameters(args): Parameters<ReportArgs>) -> Reply {
+    async fn last_report_document(&self, args: ReportArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let report = off_the_runtime(move || {
             let board_dir = project.board_dir();
@@ -362,6 +461,10 @@ impl ServerHandler for BoardServer {
 /// What a tool answers: a JSON document, or an MCP error.
 type Reply = std::result::Result<CallToolResult, ErrorData>;
 
+fn to_value(document: impl serde::Serialize) -> Result<Value> {
+    serde_json::to_value(document).map_err(|err| Error::Other(format!("cannot write JSON: {err}")))
+}
+
 fn structured(document: Value) -> CallToolResult {
     CallToolResult::structured(document)
 }
@@ -375,9 +478,43 @@ fn story_document(project: &Project, query: &str) -> Result<Value> {
     crate::front::story::story_json(&story)
 }
 
-/// The tool's error as an MCP error: what the caller got wrong is "invalid params", anything
-/// else an internal error; the data says which exit code the command line would give, and
-/// what to do about it when the error knows.
+/// A tool's answer: its document, or a caller's mistake (a story not found, a bad value, a
+/// refusal the command line would give) as an `isError` result the caller's model can read and
+/// act on, with the command line's exit code and hint. Only the tool's own failures (a file it
+/// cannot read) are protocol errors.
+fn answer(result: Result<CallToolResult>) -> Reply {
+    match result {
+        Ok(result) => Ok(result),
+        Err(err) if is_mistake(&err) => {
+            let mut document = json!({
+                "error": err.to_string(),
+                "exitCode": err.exit_status().code(),
+            });
+            if let Some(hint) = err.hint() {
+                document["hint"] = hint.into();
+            }
+            Ok(CallToolResult::structured_error(document))
+        }
+        Err(err) => Err(fail(err)),
+    }
+}
+
+/// Whether the caller can set it right: what the command line refuses as asked.
+fn is_mistake(err: &Error) -> bool {
+    matches!(
+        err.unhinted(),
+        Error::Usage(_)
+            | Error::Config { .. }
+            | Error::StoryNotFound { .. }
+            | Error::AmbiguousStory { .. }
+            | Error::ActionFailed(_)
+            | Error::LockHeld { .. }
+            | Error::StoryParse { .. }
+    )
+}
+
+/// The tool's own failure as an MCP error; the data says which exit code the command line
+/// would give, and what to do about it when the error knows.
 fn fail(err: Error) -> ErrorData {
     let exit_code = err.exit_status().code();
     let data = Some(match err.hint() {

@@ -33,6 +33,7 @@ fn notice_kind(event: &RunEvent) -> Option<NoticeKind> {
         RunEvent::StoryMerged { .. } => Some(NoticeKind::StoryMerged),
         RunEvent::StoryBlocked { .. } => Some(NoticeKind::StoryBlocked),
         RunEvent::StoryWaiting { .. } => Some(NoticeKind::GateWaiting),
+        RunEvent::ActionFailed { .. } => Some(NoticeKind::ActionFailed),
         RunEvent::RunFinished { .. } => Some(NoticeKind::RunFinished),
         _ => None,
     }
@@ -87,6 +88,18 @@ impl Notices {
                     "⏸ {slug} waits for a person: the {phase} review needs a decision ({command})"
                 )
             }
+            RunEvent::ActionFailed { action, error, .. } => {
+                let slug = &action.slug;
+                let command = format!("agentic-sdlc details {slug}");
+                fields.insert("action".into(), action.action_type.name().into());
+                fields.insert("error".into(), error.clone().into());
+                fields.insert("command".into(), command.clone().into());
+                format!(
+                    "✗ {slug}: {} failed: {} ({command})",
+                    action.action_type.name(),
+                    first_line(error)
+                )
+            }
             RunEvent::RunFinished {
                 actions,
                 failed,
@@ -104,7 +117,19 @@ impl Notices {
                 fields.insert("exitCode".into(), (*exit_code).into());
                 fields.insert("message".into(), message.clone().into());
                 let mark = if *exit_code == 0 { "🏁" } else { "⚠️" };
-                format!("{mark} run finished (exit {exit_code}): {message}")
+                // Each story that needs a person, by name, with why: the message only counts them.
+                let who: Vec<String> = attention
+                    .iter()
+                    .map(|story| format!("{} ({})", story.slug, first_line(&story.why)))
+                    .collect();
+                match who.is_empty() {
+                    true => format!("{mark} run finished (exit {exit_code}): {message}"),
+                    false => format!(
+                        "{mark} run finished (exit {exit_code}): {} {}",
+                        message.trim_end_matches(':'),
+                        who.join("; ")
+                    ),
+                }
             }
             _ => return None,
         };
@@ -153,6 +178,7 @@ fn story_slug(event: &RunEvent) -> &str {
         RunEvent::StoryMerged { slug, .. }
         | RunEvent::StoryBlocked { slug, .. }
         | RunEvent::StoryWaiting { slug, .. } => slug,
+        RunEvent::ActionFailed { action, .. } => &action.slug,
         _ => "",
     }
 }

@@ -3,15 +3,18 @@
 
 use std::io::Write;
 
-use super::printer::Printer;
+use super::printer::{Printer, Verbosity};
 use super::progress::LiveArea;
 
 /// Installs the log for this process; a second call keeps the first.
+/// With `-q` only errors are logged: results and errors, nothing else. The module a line comes
+/// from is shown with `-v` only; a person reading a warning needs its words, not a Rust path.
 pub fn init(printer: &Printer, verbose: bool) {
-    let default = if verbose {
-        "agentic_sdlc=debug"
-    } else {
-        "warn"
+    let quiet = printer.verbosity() == Verbosity::Quiet;
+    let default = match (verbose, quiet) {
+        (true, _) => "agentic_sdlc=debug",
+        (false, true) => "error",
+        (false, false) => "warn",
     };
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
@@ -25,6 +28,7 @@ pub fn init(printer: &Printer, verbose: bool) {
             text: Vec::new(),
         })
         .with_ansi(printer.stderr_color())
+        .with_target(verbose)
         .without_time()
         .try_init();
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use super::run_report::*;
 use crate::board::records::ReviewDecision;
 use crate::board::Board;
-use crate::board::{Slug, StoryId};
+use crate::board::{Column, Slug, StoryId};
 use crate::error::ReportError;
 use crate::protocol::{ActionRef, ActionType, BlockCause, JournalLine, RunEvent, Spent};
 use crate::workflow::attention::{self, Need};
@@ -445,7 +445,18 @@ impl Builder {
             let pending = board.and_then(|(b, root)| {
                 attention::pending_decision(b.get(&story.story_id)?, root, &b.dir)
             });
-            (story.next_command, story.next_note) = next_step(story, pending);
+            let blocked_dependency = board.and_then(|(b, _)| {
+                let current = b.get(&story.story_id)?;
+                current
+                    .meta
+                    .depends_on
+                    .iter()
+                    .filter_map(|dep| b.get(dep))
+                    .find(|dep| dep.column == Column::Blocked)
+                    .map(|dep| dep.slug.to_string())
+            });
+            (story.next_command, story.next_note) =
+                next_step(story, pending, blocked_dependency.as_deref());
         }
         let totals = &mut report.totals;
         totals.stories = report.stories.len();
@@ -489,9 +500,28 @@ fn span_ms(report: &RunReport) -> Option<u64> {
 }
 
 /// The one command that moves a story on, and what to change before it. `pending` is the
-/// decision the story waits for now, when it waits for one.
-fn next_step(story: &StoryReport, pending: Option<Need>) -> (Option<String>, Option<String>) {
+/// decision the story waits for now, when it waits for one; `blocked_dependency`, the blocked
+/// story it waits on.
+fn next_step(
+    story: &StoryReport,
+    pending: Option<Need>,
+    blocked_dependency: Option<&str>,
+) -> (Option<String>, Option<String>) {
     let slug = &story.slug;
+    // Running it again would find nothing to do: its dependency needs a person first.
+    if let (
+        Some(dependency),
+        StoryOutcome::Failed
+        | StoryOutcome::Stopped
+        | StoryOutcome::Interrupted
+        | StoryOutcome::Progressed,
+    ) = (blocked_dependency, &story.outcome)
+    {
+        return (
+            Some(format!("agentic-sdlc unblock {dependency}")),
+            Some(format!("waits on {dependency}, which is blocked")),
+        );
+    }
     let run_again = Some(format!("agentic-sdlc run --auto --story {slug}"));
     let person = |need: Need| {
         let step = need.next_step(slug);

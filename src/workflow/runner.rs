@@ -162,6 +162,8 @@ struct Loop {
     retried_for: HashMap<StoryId, u128>,
     started: u32,
     failed: u32,
+    /// The actions that failed, as `slug (action)`, for the run's last line.
+    failed_actions: Vec<String>,
     /// Set when an escalation stops new work.
     stop: Option<Stop>,
     /// The stories this run blocked, in order: each needs a person, and the run ends with
@@ -196,6 +198,7 @@ impl Loop {
             retried_for: HashMap::new(),
             started: 0,
             failed: 0,
+            failed_actions: Vec::new(),
             stop: None,
             duplicates_seen: HashSet::new(),
             blocked: Vec::new(),

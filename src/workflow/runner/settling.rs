@@ -37,6 +37,11 @@ impl Loop {
                     self.server.action_could_not_reach();
                 }
                 self.failed += 1;
+                self.failed_actions.push(format!(
+                    "{} ({})",
+                    action.slug,
+                    action.action_type.name()
+                ));
                 self.parked.insert(action.story_id.clone());
                 events.emit(RunEvent::ActionFailed {
                     story_id: action.story_id.clone(),
@@ -114,8 +119,9 @@ impl Loop {
             _ if self.failed > 0 => (
                 ExitStatus::Failure,
                 format!(
-                    "{} action(s) failed; see last_error with `agentic-sdlc status`",
-                    self.failed
+                    "{} action(s) failed: {}; see last_error with `agentic-sdlc details <story>`",
+                    self.failed,
+                    self.failed_actions.join(", ")
                 ),
             ),
             _ if !attention.is_empty() => (

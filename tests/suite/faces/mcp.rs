@@ -48,13 +48,16 @@ fn answer(result: Result<CallToolResult, ServiceError>) -> Json {
         .unwrap_or_else(|| panic!("no structured content: {result:?}"))
 }
 
-/// The MCP error a call got; panics when it succeeded.
+/// A caller's mistake as the tool answered it: an `isError` result whose document says what
+/// was wrong (`error`), the command line's exit code and, when there is one, the hint.
 #[track_caller]
-fn mcp_error(result: Result<CallToolResult, ServiceError>) -> rmcp::ErrorData {
-    match result {
-        Err(ServiceError::McpError(error)) => error,
-        other => panic!("expected an MCP error, got {other:?}"),
-    }
+fn mistake(result: Result<CallToolResult, ServiceError>) -> Json {
+    let result = result.unwrap_or_else(|e| panic!("a mistake is a result, not an MCP error: {e}"));
+    assert_eq!(result.is_error, Some(true), "{result:?}");
+    result
+        .structured_content
+        .clone()
+        .unwrap_or_else(|| panic!("no structured content: {result:?}"))
 }
 
 #[tokio::test]
@@ -78,10 +81,21 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
             "edit_story",
             "last_report",
             "list_stories",
+            "move_story",
             "run_story",
-            "show_story"
+            "show_story",
+            "unblock_story"
         ]
     );
+    let annotation = |name: &str| {
+        let tool = tools.iter().find(|t| t.name == name).unwrap();
+        let annotations = tool.annotations.clone().unwrap_or_default();
+        (annotations.read_only_hint, annotations.destructive_hint)
+    };
+    assert_eq!(annotation("list_stories").0, Some(true));
+    assert_eq!(annotation("show_story").0, Some(true));
+    assert_eq!(annotation("move_story"), (Some(false), Some(true)));
+    assert_eq!(annotation("unblock_story"), (Some(false), Some(false)));
     for tool in &tools {
         let description = tool.description.as_deref().unwrap_or_default();
         assert!(description.len() > 40, "{}: {description:?}", tool.name);
@@ -122,7 +136,7 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
     );
     assert_eq!(edited["priority"], 5);
     assert_eq!(details(&env, &slug)["estimated_effort"], "small");
-    let refused = mcp_error(
+    let refused = mistake(
         call(
             &client,
             "edit_story",
@@ -130,14 +144,21 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
         )
         .await,
     );
-    assert!(refused.message.contains("research_complete"), "{refused:?}");
+    assert!(
+        refused["error"]
+            .as_str()
+            .unwrap()
+            .contains("research_complete"),
+        "{refused}"
+    );
+    assert_eq!(refused["exitCode"], 2);
     assert_eq!(details(&env, &slug)["research_complete"], false);
     // A title with a newline, an escape or a bell is refused, and no file is written.
     let stories_before = env.status_json()["columns"]["backlog"]
         .as_array()
         .unwrap()
         .len();
-    let hostile = mcp_error(
+    let hostile = mistake(
         call(
             &client,
             "add_story",
@@ -146,8 +167,11 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
         .await,
     );
     assert!(
-        hostile.message.contains("control characters"),
-        "{hostile:?}"
+        hostile["error"]
+            .as_str()
+            .unwrap()
+            .contains("control characters"),
+        "{hostile}"
     );
     assert_eq!(
         env.status_json()["columns"]["backlog"]
@@ -203,7 +227,8 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
     assert_eq!(report["kind"], "report");
     assert_eq!(report["stories"][0]["storyId"], id.as_str());
 
-    // Malformed requests get MCP errors; the server keeps serving.
+    // Malformed requests get MCP errors, a caller's mistakes `isError` results; the server
+    // keeps serving.
     let unknown_tool = call(&client, "drop_the_board", json!({})).await;
     assert!(unknown_tool.is_err() || unknown_tool.unwrap().is_error == Some(true));
     let wrong_type = call(&client, "show_story", json!({"story": 42})).await;
@@ -212,15 +237,21 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
         Ok(result) => assert_eq!(result.is_error, Some(true), "{result:?}"),
         Err(other) => panic!("the session broke: {other}"),
     }
-    let missing = mcp_error(call(&client, "show_story", json!({"story": "no-such-story"})).await);
-    assert_eq!(missing.code.0, -32602, "{missing:?}");
-    assert!(missing.message.contains("story not found"), "{missing:?}");
-    // What to do about it comes apart from the message, as the terminal's "Hint:" line.
-    assert_eq!(
-        missing.data,
-        Some(json!({"exitCode": 1, "hint": "run `agentic-sdlc status` to list the stories"}))
+    let missing = mistake(call(&client, "show_story", json!({"story": "no-such-story"})).await);
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .contains("story not found"),
+        "{missing}"
     );
-    let nothing_waits = mcp_error(
+    // What to do about it comes apart from the message, as the terminal's "Hint:" line.
+    assert_eq!(missing["exitCode"], 1);
+    assert_eq!(
+        missing["hint"],
+        "run `agentic-sdlc status` to list the stories"
+    );
+    let nothing_waits = mistake(
         call(
             &client,
             "decide",
@@ -229,10 +260,59 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
         .await,
     );
     assert!(
-        nothing_waits
-            .message
+        nothing_waits["error"]
+            .as_str()
+            .unwrap()
             .contains("no human phase review waiting"),
-        "{nothing_waits:?}"
+        "{nothing_waits}"
+    );
+
+    // Moving by hand, with the command line's rules and refusals.
+    let moved = answer(
+        call(
+            &client,
+            "move_story",
+            json!({"story": slug, "column": "blocked"}),
+        )
+        .await,
+    );
+    assert_eq!(
+        (moved["kind"].as_str(), moved["to"].as_str()),
+        (Some("moved"), Some("blocked"))
+    );
+    assert_eq!(column_of(&env, &slug), "blocked");
+    assert_eq!(
+        details(&env, &slug)["blocked_reason"],
+        "Moved to blocked by hand"
+    );
+    let bad_column = mistake(
+        call(
+            &client,
+            "move_story",
+            json!({"story": slug, "column": "archive"}),
+        )
+        .await,
+    );
+    assert!(
+        bad_column["error"]
+            .as_str()
+            .unwrap()
+            .contains("unknown column `archive`"),
+        "{bad_column}"
+    );
+    let unblocked = answer(call(&client, "unblock_story", json!({"story": slug})).await);
+    assert_eq!(
+        (unblocked["kind"].as_str(), unblocked["from"].as_str()),
+        (Some("unblocked"), Some("blocked"))
+    );
+    assert_ne!(column_of(&env, &slug), "blocked");
+    let not_blocked = mistake(call(&client, "unblock_story", json!({"story": slug})).await);
+    assert!(
+        not_blocked["error"]
+            .as_str()
+            .unwrap()
+            .contains("is not blocked"),
+        "{not_blocked}"
     );
 
     let still = answer(call(&client, "show_story", json!({"story": id})).await);

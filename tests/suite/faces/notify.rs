@@ -96,6 +96,11 @@ async fn a_webhook_gets_exactly_one_notice_per_event() {
         .map(|n| n["event"].as_str().unwrap())
         .collect();
     assert_eq!(got, ["gate_waiting", "run_finished"], "{second:#?}");
+    let finished = second[1]["text"].as_str().unwrap();
+    assert!(
+        finished.contains(&format!("{} (", gated.slug)),
+        "run_finished names who needs a person: {finished}"
+    );
     let waiting = second[0];
     assert_eq!(waiting["slug"], gated.slug.as_str());
     assert_eq!(waiting["phase"], "plan");
@@ -165,4 +170,39 @@ async fn a_failing_or_hanging_notifier_does_not_change_the_run() {
             "`{command}` held the run up"
         );
     }
+}
+
+#[tokio::test]
+async fn a_failed_action_is_a_notice_naming_the_story_and_where_to_read_why() {
+    let env = TestEnv::init();
+    let llm = FakeLlm::start().await;
+    llm.push("refine", Reply::bad_request("the context is too small"));
+    env.configure_json(&json!({"notify": {
+        "command": "cat >> notices.jsonl; echo >> notices.jsonl",
+        "events": ["action_failed"],
+    }}));
+    let (_, slug, _) = env.add("Failing story", &[]);
+    env.cmd_with_llm(&llm, &["run", "--auto"]).assert().code(1);
+    let lines: Vec<Json> = env
+        .read("notices.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(kinds(&lines), ["action_failed"], "{lines:#?}");
+    let failed = &lines[0];
+    assert_eq!(failed["slug"], slug.as_str());
+    assert_eq!(failed["action"], "refine");
+    assert_eq!(
+        failed["command"],
+        format!("agentic-sdlc details {slug}").as_str()
+    );
+    assert!(failed["error"]
+        .as_str()
+        .unwrap()
+        .contains("the context is too small"));
+    assert!(failed["text"]
+        .as_str()
+        .unwrap()
+        .contains(&format!("✗ {slug}: refine failed")));
 }

@@ -286,3 +286,40 @@ async fn a_killed_run_shows_its_open_actions_as_interrupted() {
         .stdout_has("refine … interrupted")
         .stdout_has("interrupted: the run ended without finishing its journal");
 }
+
+#[tokio::test]
+async fn a_story_waiting_on_a_blocked_dependency_says_so_and_names_unblock() {
+    let env = TestEnv::init();
+    let llm = FakeLlm::start().await;
+    configure(
+        &env,
+        json!({"phases": {"plan": {"review": {"reviewer": "ai"}}}}),
+    );
+    llm.push_for(
+        "phase-review",
+        "Beta story",
+        Reply::text("REJECT: Out of scope"),
+    )
+    .set_default("plan", Reply::text("1. Change src/lib.rs (take {call})"));
+    let (beta, _, _) = env.add("Beta story", &["--priority", "10"]);
+    env.add("Gamma story", &["--priority", "20", "--depends-on", &beta]);
+    run(&env, &llm, &["run", "--auto"]).code(3);
+    let report = env.run_json(&["report"]);
+    let gamma = report["stories"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["slug"] == "gamma-story")
+        .unwrap_or_else(|| panic!("gamma in the report: {report}"));
+    assert_eq!(
+        gamma["nextCommand"], "agentic-sdlc unblock beta-story",
+        "{gamma}"
+    );
+    assert_eq!(
+        gamma["nextNote"], "waits on beta-story, which is blocked",
+        "{gamma}"
+    );
+    env.run(&["report"])
+        .success()
+        .stdout_has("next: agentic-sdlc unblock beta-story");
+}

@@ -40,7 +40,8 @@ async fn quiet_hides_progress_but_never_an_error() {
         "the error, even with -q: {}",
         out.stderr
     );
-    out.stdout_has("1 action(s) failed");
+    // The summary names the story and the action that failed.
+    out.stdout_has(&format!("1 action(s) failed: {slug} (refine);"));
 }
 
 #[tokio::test]
@@ -110,4 +111,29 @@ async fn a_night_logged_into_the_repository_keeps_the_log_out_of_the_stories() {
         "{branch}"
     );
     assert_eq!(env.read("notes.txt"), "a person's untracked notes\n");
+}
+
+#[tokio::test]
+async fn a_retry_is_a_warning_in_words_and_quiet_shows_none() {
+    let env = TestEnv::init();
+    let llm = FakeLlm::start().await;
+    llm.push("refine", Reply::status(500));
+    env.add("Dark mode", &[]);
+    let out = env.run_with_llm(&llm, &["run", "--step", "refine"]);
+    out.success();
+    assert!(out.stderr.contains("retrying in"), "{}", out.stderr);
+    assert!(
+        !out.stderr.contains("agentic_sdlc::"),
+        "a warning in words, without a Rust module path: {}",
+        out.stderr
+    );
+    llm.push("refine", Reply::status(500));
+    env.add("Light mode", &[]);
+    let quiet = env.run_with_llm(&llm, &["run", "--step", "refine", "-q"]);
+    quiet.success();
+    assert!(
+        !quiet.stderr.contains("retrying"),
+        "-q prints results and errors only: {}",
+        quiet.stderr
+    );
 }

@@ -64,7 +64,12 @@ async fn a_review_without_a_verdict_is_failed_not_rejected() {
         "{}",
         out.stderr
     );
-    assert!(out.stdout.contains("1 action(s) failed"), "{}", out.stdout);
+    assert!(
+        out.stdout
+            .contains(&format!("1 action(s) failed: {vague} (review);")),
+        "the summary names the story: {}",
+        out.stdout
+    );
 }
 
 /// Every frontmatter key but the ones an error is allowed to touch.
