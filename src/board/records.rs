@@ -82,6 +82,32 @@ pub struct PhaseReview {
     /// A person's RETRY or RETRY_PREDECESSOR given with `decide`, for the next run to carry out.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resume: Option<String>,
+    /// Where a person's decision came from; absent when an AI or a command decided.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<DecidedBy>,
+}
+
+/// Where a person gave a gate its decision: the prompt of a run at a terminal, the board's
+/// page, an MCP client, or `agentic-sdlc decide`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum DecidedBy {
+    Terminal,
+    Web,
+    Mcp,
+    Decide,
+}
+
+impl DecidedBy {
+    /// How the story's timeline says it: "decided at the terminal".
+    pub fn words(self) -> &'static str {
+        match self {
+            DecidedBy::Terminal => "at the terminal",
+            DecidedBy::Web => "on the board's page",
+            DecidedBy::Mcp => "through MCP",
+            DecidedBy::Decide => "with `agentic-sdlc decide`",
+        }
+    }
 }
 
 pub type PhaseReviews = BTreeMap<String, PhaseReview>;

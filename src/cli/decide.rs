@@ -4,6 +4,7 @@
 use clap::Args;
 
 use super::context::Context;
+use crate::board::records::DecidedBy;
 use crate::error::{ExitStatus, Result};
 use crate::workflow::person_decides;
 use serde::Serialize;
@@ -27,7 +28,12 @@ struct Decision<'a, P: Serialize, D: Serialize> {
 
 pub fn run(args: DecideArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
-    let decided = person_decides::decide(&project.board_dir(), &args.story, &args.decision)?;
+    let decided = person_decides::decide(
+        &project.board_dir(),
+        &args.story,
+        &args.decision,
+        DecidedBy::Decide,
+    )?;
     let printer = &context.printer;
     printer.json_line(&crate::front::envelope(
         "decision",

@@ -191,6 +191,9 @@ fn print_human(story: &Story, board: &Board, printer: &Printer) -> Result<()> {
             if review.exhausted == Some(true) {
                 line.push_str(", retries exhausted");
             }
+            if let Some(by) = review.decided_by {
+                line.push_str(&format!(", decided {}", by.words()));
+            }
             out.push(line);
             if let Some(feedback) = review.feedback {
                 out.push(format!("     {}", p.dim(&feedback)));

@@ -357,7 +357,12 @@ impl BoardServer {
     async fn decide_document(&self, args: DecideArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let decided = off_the_runtime(move || {
-            person_decides::decide(&project.board_dir(), &args.story, &args.decision)
+            person_decides::decide(
+                &project.board_dir(),
+                &args.story,
+                &args.decision,
+                crate::board::records::DecidedBy::Mcp,
+            )
         })
         .await?;
         Ok(structured(json!({

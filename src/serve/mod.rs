@@ -396,7 +396,12 @@ async fn decide(
     };
     let board_dir = app.board_dir.clone();
     let decided = crate::workflow::blocking::off_the_runtime(move || {
-        person_decides::decide(&board_dir, &id, &text)
+        person_decides::decide(
+            &board_dir,
+            &id,
+            &text,
+            crate::board::records::DecidedBy::Web,
+        )
     })
     .await;
     match decided {

@@ -17,7 +17,7 @@ use super::decision::{parse_decision, GateDecision, ParsedDecision};
 use super::{phase_output, story_ops};
 use crate::agents::Revision;
 use crate::board::board_store::BoardStore;
-use crate::board::records::{GateState, PhaseReview};
+use crate::board::records::{DecidedBy, GateState, PhaseReview};
 use crate::board::StoryId;
 use crate::board::{store, Phase, Story};
 use crate::config::GateConfig;
@@ -99,6 +99,12 @@ impl<'a> PhaseGate<'a> {
         self.record.attempts
     }
 
+    /// Records who decides next in a run: a person at the terminal, or `None` for an AI or a
+    /// command.
+    pub fn decided_by(&mut self, by: Option<DecidedBy>) {
+        self.record.decided_by = by;
+    }
+
     /// Counts one more attempt of the phase.
     pub fn count_attempt(&mut self) {
         self.record.attempts += 1;
@@ -150,8 +156,13 @@ impl<'a> PhaseGate<'a> {
 
     /// Applies a person's decision given with `decide` after the run, on the output that
     /// waited for them: a retry is recorded for the next run to carry out.
-    pub fn apply_afterwards(&mut self, parsed: ParsedDecision) -> Result<Applied<Recorded>> {
+    pub fn apply_afterwards(
+        &mut self,
+        parsed: ParsedDecision,
+        by: DecidedBy,
+    ) -> Result<Applied<Recorded>> {
         self.record.decision = GateState::decided(parsed.decision.keyword());
+        self.record.decided_by = Some(by);
         match parsed.decision {
             GateDecision::Approve => {
                 let output = self.pending_output()?;

@@ -6,11 +6,12 @@ use std::path::{Path, PathBuf};
 
 use super::gate::{pending_output_path, Applied, PhaseGate, Recorded};
 use crate::board::board_store::BoardStore;
+use crate::board::records::DecidedBy;
 use crate::board::Slug;
 use crate::board::StoryId;
 use crate::board::{lookup, Board, Phase};
 use crate::error::{Error, Result};
-use crate::workflow::decision::parse_decision;
+use crate::workflow::decision::{parse_decision, GateDecision};
 
 /// What a person's decision did.
 #[derive(Debug, Clone, PartialEq)]
@@ -29,7 +30,7 @@ pub const DECISION_FORMS: &str = "APPROVE, \"RETRY: <feedback>\", \"RETRY_PREDEC
 
 /// Gives the human gate of the story `query` (id, slug or a unique prefix) the decision
 /// written in `text`, under the rules of a phase gate.
-pub fn decide(board_dir: &Path, query: &str, text: &str) -> Result<Decided> {
+pub fn decide(board_dir: &Path, query: &str, text: &str, by: DecidedBy) -> Result<Decided> {
     let board = Board::load(board_dir)?;
     let found = lookup::find(&board.stories, query)?;
     // The story was just found; the gate writes it at that path, scanning only if it moved.
@@ -50,8 +51,24 @@ pub fn decide(board_dir: &Path, query: &str, text: &str) -> Result<Decided> {
             "`{text}` is not a decision; use {DECISION_FORMS}"
         )));
     }
+    // A person who sends a phase back or rejects it says why: the next try and the morning's
+    // reader only have those words.
+    let unexplained = match &parsed.decision {
+        GateDecision::Retry { feedback } | GateDecision::RetryPredecessor { feedback, .. } => {
+            feedback.trim().is_empty()
+        }
+        GateDecision::Reject { reason } => reason.trim().is_empty(),
+        GateDecision::Approve => false,
+    };
+    if unexplained {
+        return Err(Error::Usage(format!(
+            "{} needs a reason: what should change, after the colon (`{}: <reason>`)",
+            parsed.decision.keyword(),
+            parsed.decision.keyword()
+        )));
+    }
     let decision = parsed.decision.to_string();
-    let message = match gate.apply_afterwards(parsed)? {
+    let message = match gate.apply_afterwards(parsed, by)? {
         Applied::Committed { .. } => format!("{phase} output approved and written into the story"),
         Applied::Blocked { reason } => format!("{reason}; the story moved to blocked/"),
         Applied::Retry(Recorded(message)) => message,

@@ -14,7 +14,7 @@ use super::phase_output::previous_output;
 use super::{no_progress, story_ops, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::{AgentOutput, PhaseRequest, Revision};
-use crate::board::records::{IterationResult, ReviewDecision};
+use crate::board::records::{DecidedBy, IterationResult, ReviewDecision};
 use crate::board::StoryId;
 use crate::board::{Column, Phase, Story};
 use crate::config::{GateConfig, Reviewer};
@@ -225,6 +225,9 @@ impl PhaseRun<'_> {
                 GateAnswer::Pending => return self.wait_for_person(&output),
             };
             self.announce(&story, &parsed);
+            let by_a_person = gate.reviewer == Reviewer::Human;
+            self.gate
+                .decided_by(by_a_person.then_some(DecidedBy::Terminal));
             let applied = self.gate.apply_in_run(gate, &output, parsed)?;
             match self.carry_out(applied).await? {
                 Step::Again(next) => revision = next,

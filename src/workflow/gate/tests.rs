@@ -77,7 +77,7 @@ fn decided_afterwards(board: &Path, decision: &str) -> Result<Applied<Recorded>>
     let mut gate = PhaseGate::awaiting_person(&store, &waiting)
         .unwrap()
         .expect("the research output waits for a person");
-    gate.apply_afterwards(parse_decision(decision))
+    gate.apply_afterwards(parse_decision(decision), DecidedBy::Decide)
 }
 
 #[test]

@@ -222,6 +222,7 @@ async fn an_mcp_client_works_the_board_and_errors_do_not_stop_the_server() {
     let story = details(&env, &slug);
     assert_eq!(story["research_complete"], true);
     assert_eq!(story["phase_reviews"]["research"]["decision"], "APPROVE");
+    assert_eq!(story["phase_reviews"]["research"]["decided_by"], "mcp");
 
     let report = answer(call(&client, "last_report", json!({})).await);
     assert_eq!(report["kind"], "report");

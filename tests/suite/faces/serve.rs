@@ -278,6 +278,12 @@ async fn a_decision_from_the_page_goes_through_decide() {
     assert_eq!(nothing_waits.status().as_u16(), 409);
     let nonsense = post(None, &id, &[("decision", "MAYBE")]).await.unwrap();
     assert_eq!(nonsense.status().as_u16(), 400);
+    // A rejection with an empty box is refused: the reason is what the morning reads.
+    let unexplained = post(None, &id, &[("decision", "REJECT"), ("feedback", "  ")])
+        .await
+        .unwrap();
+    assert_eq!(unexplained.status().as_u16(), 400);
+    assert!(unexplained.text().await.unwrap().contains("needs a reason"));
     assert_eq!(
         details(&env, &slug)["phase_reviews"]["research"]["decision"],
         "PENDING",
@@ -304,6 +310,7 @@ async fn a_decision_from_the_page_goes_through_decide() {
         story["blocked_reason"],
         "Phase research rejected by review: not this way"
     );
+    assert_eq!(story["phase_reviews"]["research"]["decided_by"], "web");
     let (_, page) = get(&served.at(&location)).await;
     assert!(page.contains("REJECT"), "{page}");
 }

@@ -126,6 +126,31 @@ async fn reject_blocks_the_story() {
         story_json["phase_reviews"]["research"]["decision"],
         "REJECT"
     );
+    // The story's timeline says where the decision came from.
+    assert_eq!(
+        story_json["phase_reviews"]["research"]["decided_by"],
+        "decide"
+    );
+    env.run(&["details", &story.slug])
+        .success()
+        .stdout_has("research: REJECT after 1 attempt(s), decided with `agentic-sdlc decide`");
+}
+
+#[tokio::test]
+async fn retry_and_reject_need_a_reason() {
+    let (_fake, env, story) = pending().await;
+    let before = env.files();
+    for empty in ["RETRY:", "REJECT:  ", "RETRY_PREDECESSOR plan:"] {
+        env.run(&["decide", &story.slug, empty])
+            .code(2)
+            .stderr_has("needs a reason");
+    }
+    assert!(
+        env.files() == before,
+        "a decision without its reason writes nothing"
+    );
+    env.run(&["decide", &story.slug, "RETRY: cite the sources"])
+        .success();
 }
 
 #[tokio::test]
