@@ -87,11 +87,14 @@ pub fn run(args: ModelArgs, context: &Context) -> Result<ExitStatus> {
             let runtime = runtime()?;
             let report = progress_reporter(printer);
             let pulled = runtime.block_on(model::pull(&cache, &model, &source, report.as_ref()))?;
+            let from = match &pulled.from {
+                Some(source) => format!("pulled from {source}"),
+                None => "already in the cache".into(),
+            };
             printer.out(format!(
-                "{} ({}) from {}: {}",
+                "{} ({}), {from}: {}",
                 model.name(),
                 model::human_size(pulled.size),
-                pulled.from,
                 pulled.path.display()
             ));
             Ok(ExitStatus::Success)

@@ -116,7 +116,7 @@ impl Serving {
                 "pulled {} ({}) from {} into {}",
                 model.name(),
                 model::human_size(pulled.size),
-                pulled.from,
+                pulled.from.as_deref().unwrap_or("the cache"),
                 cache.dir().display()
             )));
         }

@@ -41,8 +41,8 @@ impl Source {
 pub struct Pulled {
     pub path: PathBuf,
     pub size: u64,
-    /// Where it came from, in words (`already in the cache`, `Hugging Face`, …).
-    pub from: String,
+    /// Where it came from, in words (`Hugging Face`, …); `None` when it was in the cache.
+    pub from: Option<String>,
 }
 
 /// Pulls `model` into the cache unless it is there already.
@@ -60,7 +60,7 @@ pub async fn pull(
             return Ok(Pulled {
                 path,
                 size,
-                from: "already in the cache".into(),
+                from: None,
             });
         }
     }
@@ -126,7 +126,11 @@ pub async fn pull(
     let path = cache.gguf(model);
     fs_err::rename(&partial, &path).map_err(|err| ModelError::io(&path, err))?;
     let size = std::fs::metadata(&path).map_or(0, |m| m.len());
-    Ok(Pulled { path, size, from })
+    Ok(Pulled {
+        path,
+        size,
+        from: Some(from),
+    })
 }
 
 /// The hub's address: `HF_ENDPOINT` (a mirror), else huggingface.co.
@@ -229,7 +233,7 @@ mod tests {
         assert_eq!(cache.list().unwrap()[0].name, "tiny");
         // Pulled again without a file: it is there already.
         let again = pull(&cache, &model, &Source::Auto, &quiet()).await.unwrap();
-        assert_eq!(again.from, "already in the cache");
+        assert_eq!(again.from, None, "it was in the cache already");
     }
 
     #[tokio::test]
