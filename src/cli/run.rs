@@ -6,12 +6,19 @@ use clap::Args;
 
 use super::context::Context;
 use super::values::Choice;
+use crate::agents::prompts::DIFF_BUDGET;
+use crate::board::records::DecidedBy;
+use crate::board::{Board, Phase, StoryId};
+use crate::config::Project;
 use crate::error::{Error, ExitStatus, Result};
 use crate::front::launch;
+use crate::hint::told;
+use crate::output::Printer;
 use crate::output::{RunDisplay, TerminalPrompter};
 use crate::workflow::assessor::ActionType;
 use crate::workflow::checkpoint::{Checkpoint, RunOptions};
-use crate::workflow::prompter::Prompter;
+use crate::workflow::person_decides;
+use crate::workflow::prompter::{Answer, GateQuestion, Prompter};
 use crate::workflow::remote::remote_preflight;
 use crate::workflow::runner;
 use serde::Serialize;
@@ -131,6 +138,9 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     let display = Arc::new(RunDisplay::new(printer.clone()));
     let prompter = TerminalPrompter::for_terminal(printer, Arc::clone(&display), args.no_input)
         .map(|p| Arc::new(p) as Arc<dyn Prompter>);
+    if let Some(prompter) = &prompter {
+        offer_waiting_gates(&project, prompter.as_ref(), &request.options, printer)?;
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -149,4 +159,68 @@ pub fn run(args: RunArgs, context: &Context) -> Result<ExitStatus> {
     // run from exiting: blocking threads are left behind rather than waited for.
     runtime.shutdown_background();
     result
+}
+
+/// A run at a terminal first offers the human gates that still wait from earlier runs, one at a
+/// time, as a gate reached in the run is asked: a person at the terminal need not know about
+/// `decide`. "Later" (Ctrl-C or an empty answer) leaves a gate waiting.
+fn offer_waiting_gates(
+    project: &Project,
+    prompter: &dyn Prompter,
+    options: &RunOptions,
+    printer: &Printer,
+) -> Result<()> {
+    let board_dir = project.board_dir();
+    let board = Board::load(&board_dir)?;
+    for story in &board.stories {
+        let in_scope = options.story.as_ref().is_none_or(|query| {
+            story.id() == query.as_str() || story.slug.as_str() == query.as_str()
+        });
+        let pending = story
+            .progress
+            .as_ref()
+            .ok()
+            .and_then(|p| p.pending_gate.clone());
+        let (Some(phase_name), true) = (pending, in_scope) else {
+            continue;
+        };
+        let Some(phase) = Phase::parse(&phase_name) else {
+            continue;
+        };
+        let story_id = StoryId::from(story.id());
+        let waiting = person_decides::pending_output(&board_dir, &story_id, phase);
+        let Ok(output) = fs_err::read_to_string(&waiting) else {
+            continue;
+        };
+        let diff = match (phase, &story.meta.branch, &story.meta.base_branch) {
+            (Phase::Implement, Some(branch), Some(base)) => Some(
+                crate::vcs::diff_of_branch(&project.root, base, branch, DIFF_BUDGET)
+                    .unwrap_or_else(|err| format!("(the diff could not be made: {err})")),
+            ),
+            _ => None,
+        };
+        let question = GateQuestion {
+            phase: phase_name,
+            slug: story.slug.clone(),
+            title: story.meta.title.clone(),
+            output,
+            diff,
+            criteria: project
+                .config
+                .phases
+                .gate(phase)
+                .and_then(|gate| gate.criteria.clone()),
+        };
+        let answer = prompter
+            .ask(&question)
+            .map_err(|err| Error::io("cannot ask at the terminal", err))?;
+        let Answer::Decision(text) = answer else {
+            continue;
+        };
+        match person_decides::decide(&board_dir, story.id(), &text, DecidedBy::Terminal) {
+            Ok(decided) => printer.out(format!("{}: {}", decided.slug, decided.message)),
+            Err(err) => printer.warn(told(&err)),
+        }
+    }
+    Ok(())
 }

@@ -35,6 +35,20 @@ pub fn diff_for_review(
     Ok(cap_diff(&name_binary_files(dir, &output.stdout), max_bytes))
 }
 
+/// What a story's branch changed since it left `base`, as committed (`git diff base...branch`),
+/// cut to `max_bytes`: the work a person decides on after the run that made it has ended.
+pub fn diff_of_branch(
+    dir: &Path,
+    base: &str,
+    branch: &str,
+    max_bytes: usize,
+) -> Result<String, GitError> {
+    let range = format!("{base}...{branch}");
+    let output =
+        checked(git(dir, "diff").args(["--no-color", "--text", "--find-renames", &range]))?;
+    Ok(cap_diff(&name_binary_files(dir, &output.stdout), max_bytes))
+}
+
 /// The patch as text, with each file whose content is binary (a NUL byte, git's own test)
 /// named with its size instead of shown (docs/design.md §22). The patch was made with `--text`,
 /// so no `.gitattributes` line (`-diff`, `binary`) can turn a text file into "Binary files

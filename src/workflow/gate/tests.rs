@@ -111,7 +111,12 @@ fn a_reject_blocks_the_story_the_same_way_whoever_decided() {
         );
         assert_eq!(blocked.section("Research").unwrap_or(""), "");
     }
-    assert_eq!(record(in_run.path()), record(afterwards.path()));
+    // The same record, but for who decided: only a person's decision says where it came from.
+    let (mut by_reviewer, by_person) = (record(in_run.path()), record(afterwards.path()));
+    assert_eq!(by_reviewer.decided_by, None);
+    assert_eq!(by_person.decided_by, Some(DecidedBy::Decide));
+    by_reviewer.decided_by = by_person.decided_by;
+    assert_eq!(by_reviewer, by_person);
     assert_eq!(record(in_run.path()).decision, "REJECT");
     assert_eq!(record(in_run.path()).feedback.as_deref(), Some("off topic"));
 }

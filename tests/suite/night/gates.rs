@@ -229,3 +229,42 @@ async fn the_implement_gate_shows_the_change_itself() {
     assert_eq!(code, 3, "{output}");
     assert_eq!(column(&env, &slug), "blocked");
 }
+
+#[tokio::test]
+async fn a_gate_left_waiting_is_offered_again_at_the_next_run_on_a_terminal() {
+    let env = gated_board();
+    let llm = FakeLlm::start().await;
+    llm.push("research", Reply::text("Findings to be judged later."));
+    let (_, slug) = ready(&env, "Judge me later");
+    // The first run has no terminal: the gate waits for `decide`.
+    let first = env.run_with_llm(&llm, &["run", "--auto"]);
+    assert_eq!(first.code, 3, "{}", first.stderr);
+    assert_eq!(
+        details(&env, &slug)["phase_reviews"]["research"]["decision"],
+        "PENDING"
+    );
+    // The next run at a terminal asks about it before anything else, showing what waits.
+    let mut pty = on_terminal(&env, &llm, &["run", "--auto"]);
+    pty.expect(PROMPT, WAIT);
+    let shown = pty.output();
+    assert!(shown.contains("Findings to be judged later."), "{shown}");
+    assert!(shown.contains(&slug), "{shown}");
+    pty.send(b"RETRY: cite the sources\n");
+    // The retry is carried out by this same run, whose research asks the person again.
+    pty.expect_times(PROMPT, 2, WAIT);
+    pty.send(b"APPROVE\n");
+    let (code, output) = pty.finish(WAIT);
+    assert_eq!(code, 0, "{output}");
+    let story = details(&env, &slug);
+    assert_eq!(story["research_complete"], true, "{story}");
+    assert_eq!(story["phase_reviews"]["research"]["decided_by"], "terminal");
+    let research = llm.requests_for("research");
+    assert!(
+        research
+            .last()
+            .unwrap()
+            .user_message()
+            .contains("cite the sources"),
+        "the retry's feedback reached the model"
+    );
+}
