@@ -11,6 +11,7 @@ use crate::front::moving::{self, Moved};
 #[derive(Debug, Args)]
 pub struct MoveArgs {
     /// Id or slug (any case), or a unique prefix of either.
+    #[arg(add = clap_complete::ArgValueCandidates::new(super::values::story_candidates))]
     pub story: String,
     /// The column to move it to.
     #[arg(value_parser = Choice::<Column>::new(
@@ -21,6 +22,7 @@ pub struct MoveArgs {
 #[derive(Debug, Args)]
 pub struct UnblockArgs {
     /// Id or slug (any case), or a unique prefix of either.
+    #[arg(add = clap_complete::ArgValueCandidates::new(super::values::story_candidates))]
     pub story: String,
     /// Also set refinement_count to 0, re-opening a story whose circuit breaker tripped.
     #[arg(long)]

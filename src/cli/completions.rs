@@ -13,16 +13,27 @@ pub struct CompletionsArgs {
 }
 
 /// Prints the completion script on stdout, e.g. `agentic-sdlc completions bash >
-/// ~/.local/share/bash-completion/completions/agentic-sdlc`.
-/// `command` is the whole command line, as `--help` knows it.
-pub fn run(
-    args: CompletionsArgs,
-    mut command: clap::Command,
-    context: &Context,
-) -> Result<ExitStatus> {
+/// ~/.local/share/bash-completion/completions/agentic-sdlc`. The script asks this binary for
+/// each completion, so a story's slug, a column, a phase or a config key completes from the
+/// board in the folder the shell is in. `command` is the whole command line.
+pub fn run(args: CompletionsArgs, command: clap::Command, context: &Context) -> Result<ExitStatus> {
+    use clap_complete::env::{Bash, Elvish, EnvCompleter, Fish, Powershell, Zsh};
     let name = command.get_name().to_string();
+    let shell: &dyn EnvCompleter = match args.shell {
+        clap_complete::Shell::Bash => &Bash,
+        clap_complete::Shell::Zsh => &Zsh,
+        clap_complete::Shell::Fish => &Fish,
+        clap_complete::Shell::Elvish => &Elvish,
+        _ => &Powershell,
+    };
+    // The binary the shell calls back: this one, wherever it is.
+    let bin = std::env::current_exe()
+        .map(|path| path.display().to_string())
+        .unwrap_or_else(|_| name.clone());
     let mut script = Vec::new();
-    clap_complete::generate(args.shell, &mut command, name, &mut script);
+    shell
+        .write_registration("COMPLETE", &name, &name, &bin, &mut script)
+        .map_err(|err| crate::Error::io("cannot write the completion script", err))?;
     context.printer.document(&String::from_utf8_lossy(&script));
     Ok(ExitStatus::Success)
 }

@@ -14,6 +14,7 @@ use serde::Serialize;
 #[derive(Debug, Args)]
 pub struct ConfigArgs {
     /// A dotted key, e.g. `refinement.maxIterations`.
+    #[arg(add = clap_complete::ArgValueCandidates::new(super::values::config_key_candidates))]
     pub key: Option<String>,
     /// A new value: JSON (`5`, `true`, `null`, `["a"]`) or plain text.
     #[arg(allow_negative_numbers = true)]

@@ -12,6 +12,7 @@ use serde::Serialize;
 #[derive(Debug, Args)]
 pub struct DecideArgs {
     /// Id or slug (any case), or a unique prefix of either.
+    #[arg(add = clap_complete::ArgValueCandidates::new(super::values::story_candidates))]
     pub story: String,
     /// APPROVE, "RETRY: <feedback>", "RETRY_PREDECESSOR <phase>: <feedback>" or "REJECT: <reason>".
     pub decision: String,

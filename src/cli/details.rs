@@ -12,6 +12,7 @@ use serde::Serialize;
 #[derive(Debug, Args)]
 pub struct DetailsArgs {
     /// Id or slug (any case), or a unique prefix of either.
+    #[arg(add = clap_complete::ArgValueCandidates::new(super::values::story_candidates))]
     pub story: String,
 }
 

@@ -20,6 +20,7 @@ const POLL: Duration = Duration::from_millis(200);
 #[derive(Debug, Args)]
 pub struct LogsArgs {
     /// The story: id or slug (or a unique prefix of either).
+    #[arg(add = clap_complete::ArgValueCandidates::new(super::values::story_candidates))]
     pub story: String,
     /// Only the transcripts of this phase (or of the review, or of the merge's checks).
     #[arg(long, value_name = "PHASE", ignore_case = true,

@@ -97,6 +97,9 @@ pub enum Command {
 
 /// Runs the command line and says how it ended.
 pub fn main() -> ExitStatus {
+    // `COMPLETE=<shell> agentic-sdlc …` is the shell asking for completions (the script of
+    // `completions` sets it): answered from the same definitions, then the process ends.
+    clap_complete::CompleteEnv::with_factory(Cli::command).complete();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(err) => {

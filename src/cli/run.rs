@@ -29,7 +29,8 @@ pub struct RunArgs {
     #[arg(long)]
     pub auto: bool,
     /// Only this story's actions (id or slug); with --auto, its whole life cycle.
-    #[arg(long, value_name = "STORY")]
+    #[arg(long, value_name = "STORY",
+          add = clap_complete::ArgValueCandidates::new(super::values::story_candidates))]
     pub story: Option<String>,
     /// Only actions of this type.
     #[arg(long, value_name = "PHASE", value_parser = Choice::<ActionType>::new(

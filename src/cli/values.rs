@@ -102,6 +102,59 @@ pub fn transcript_labels() -> Vec<&'static str> {
         .collect()
 }
 
+/// The stories of the board in the working folder, by slug with their title, for the shell
+/// to complete `details <TAB>` and the other commands that name a story. Nothing when there
+/// is no board here: a completion never fails.
+pub fn story_candidates() -> Vec<clap_complete::CompletionCandidate> {
+    let Ok(cwd) = std::env::current_dir() else {
+        return Vec::new();
+    };
+    let Ok(project) = crate::config::Project::discover(&cwd) else {
+        return Vec::new();
+    };
+    let Ok(board) = crate::board::Board::load(&project.board_dir()) else {
+        return Vec::new();
+    };
+    board
+        .stories
+        .iter()
+        .map(|story| {
+            clap_complete::CompletionCandidate::new(story.slug.as_str())
+                .help(Some(story.meta.title.clone().into()))
+        })
+        .collect()
+}
+
+/// Every config key `config <key>` reads and sets, dotted as it takes them.
+pub fn config_key_candidates() -> Vec<clap_complete::CompletionCandidate> {
+    let mut keys = Vec::new();
+    collect_keys(
+        "",
+        &crate::config::merged_value(&serde_json::json!({})),
+        &mut keys,
+    );
+    keys.into_iter()
+        .map(clap_complete::CompletionCandidate::new)
+        .collect()
+}
+
+fn collect_keys(prefix: &str, value: &serde_json::Value, keys: &mut Vec<String>) {
+    let serde_json::Value::Object(map) = value else {
+        return;
+    };
+    for (key, inner) in map {
+        let dotted = match prefix {
+            "" => key.clone(),
+            _ => format!("{prefix}.{key}"),
+        };
+        if inner.as_object().is_some_and(|o| !o.is_empty()) {
+            collect_keys(&dotted, inner, keys);
+        } else {
+            keys.push(dotted);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -124,23 +124,20 @@ fn setting_a_key_a_variable_overrides_says_so() {
 fn completions_for_bash_zsh_and_fish() {
     let env = TestEnv::new();
     for (shell, marker) in [
-        ("bash", "complete -F _agentic__sdlc"),
+        ("bash", "-F _clap_complete_agentic_sdlc agentic-sdlc"),
         ("zsh", "#compdef agentic-sdlc"),
-        ("fish", "complete -c agentic-sdlc"),
+        (
+            "fish",
+            "complete --keep-order --exclusive --command agentic-sdlc",
+        ),
     ] {
         let out = env.run(&["completions", shell]);
         out.success();
+        assert!(out.stdout.contains(marker), "{shell}:\n{}", out.stdout);
+        // The script asks this very binary for each completion.
         assert!(
-            out.stdout.contains(marker),
-            "{shell}:\n{}",
-            &out.stdout[..200.min(out.stdout.len())]
-        );
-        for command in ["decide", "report", "completions"] {
-            assert!(out.stdout.contains(command), "{shell} lacks {command}");
-        }
-        assert!(
-            out.stdout.contains("no-input"),
-            "{shell} lacks run's --no-input"
+            out.stdout.contains(env!("CARGO_BIN_EXE_agentic-sdlc")),
+            "{shell} calls the binary back"
         );
     }
     if std::path::Path::new("/bin/bash").exists() {
@@ -152,6 +149,82 @@ fn completions_for_bash_zsh_and_fish() {
         assert!(parsed.success(), "bash cannot parse the script");
     }
     env.run(&["completions", "tcsh"]).code(2);
+}
+
+/// What the binary offers for the word at `index` of `words`, asked as the bash script asks.
+fn completed(env: &TestEnv, words: &[&str]) -> Vec<String> {
+    let mut cmd = env.cmd(&[]);
+    cmd.env("COMPLETE", "bash")
+        .env("_CLAP_IFS", "\n")
+        .env("_CLAP_COMPLETE_INDEX", (words.len() - 1).to_string())
+        .env("_CLAP_COMPLETE_COMP_TYPE", "9")
+        .env("_CLAP_COMPLETE_SPACE", "false")
+        .arg("--")
+        .args(words);
+    let out = outcome(&mut cmd);
+    assert_eq!(out.code, 0, "{}", out.stderr);
+    out.stdout.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn completions_offer_commands_slugs_columns_phases_and_config_keys() {
+    let env = TestEnv::init();
+    env.add("Dark mode", &[]);
+    env.add("Data export", &[]);
+    let offered = |words: &[&str]| completed(&env, words);
+    assert_eq!(
+        offered(&["agentic-sdlc", "details", "da"]),
+        ["dark-mode", "data-export"]
+    );
+    assert_eq!(
+        offered(&["agentic-sdlc", "run", "--story", "dar"]),
+        ["dark-mode"]
+    );
+    assert_eq!(
+        offered(&["agentic-sdlc", "move", "dark-mode", "in"]),
+        ["in-progress"]
+    );
+    assert_eq!(
+        offered(&["agentic-sdlc", "run", "--step", "acc"]),
+        ["acceptance"]
+    );
+    assert_eq!(
+        offered(&["agentic-sdlc", "logs", "dark-mode", "--phase", "im"]),
+        ["implement"]
+    );
+    assert_eq!(
+        offered(&["agentic-sdlc", "config", "llm.local"]),
+        ["llm.localModel"]
+    );
+    assert!(offered(&["agentic-sdlc", "de"]).contains(&"decide".to_string()));
+    assert!(offered(&["agentic-sdlc", "run", "--no-"]).contains(&"--no-input".to_string()));
+}
+
+#[test]
+fn tab_completes_a_slug_after_details_in_bash() {
+    use super::pty::Pty;
+    if !std::path::Path::new("/bin/bash").exists() {
+        return;
+    }
+    let env = TestEnv::init();
+    env.add("Dark mode", &[]);
+    let script = env.write("completion.bash", &env.run(&["completions", "bash"]).stdout);
+    let mut bash = std::process::Command::new("/bin/bash");
+    bash.args(["--norc", "--noprofile", "-i"])
+        .current_dir(env.root())
+        .env("PS1", "$ ")
+        .env("TERM", "dumb")
+        .env("NO_COLOR", "1");
+    let mut pty = Pty::spawn(bash);
+    let wait = std::time::Duration::from_secs(30);
+    pty.expect("$ ", wait);
+    pty.send(format!("source {}\n", script.display()).as_bytes());
+    pty.send(b"agentic-sdlc details dar\t");
+    pty.expect("agentic-sdlc details dark-mode", wait);
+    // Ctrl-U clears the line, and the shell ends.
+    pty.send(b"\x15exit\n");
+    let (code, output) = pty.finish(wait);
+    assert_eq!(code, 0, "{output}");
 }
 
 #[test]
