@@ -445,6 +445,11 @@ impl Config {
         self.implement.attempts.unwrap_or(1)
     }
 
+    /// `review.testCommand` as a prompt names it; empty without one.
+    pub fn test_command_text(&self) -> String {
+        self.review.test_command.clone().unwrap_or_default()
+    }
+
     /// Whether `review.testCommand` names a command.
     pub fn has_test_command(&self) -> bool {
         self.review

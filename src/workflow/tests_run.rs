@@ -469,12 +469,7 @@ impl WorkCheck for TestRounds<'_> {
     }
 
     fn describe(&self) -> String {
-        self.wf
-            .config
-            .review
-            .test_command
-            .clone()
-            .unwrap_or_default()
+        self.wf.config.test_command_text()
     }
 }
 

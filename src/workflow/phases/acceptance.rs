@@ -504,12 +504,7 @@ impl WorkCheck for AcceptanceCheck<'_> {
     }
 
     fn describe(&self) -> String {
-        self.wf
-            .config
-            .review
-            .test_command
-            .clone()
-            .unwrap_or_default()
+        self.wf.config.test_command_text()
     }
 }
 
