@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use crate::agents::meter::CallMeter;
 use crate::board::records::{round_usd, Usage};
 use crate::board::StoryId;
-use crate::config::{BudgetConfig, Config, Price};
+use crate::config::{BudgetConfig, Config, Price, Provider};
 
 /// The price of `model`, when `pricing` lists it.
 pub fn price_of(config: &Config, model: &str) -> Option<Price> {
@@ -68,10 +68,20 @@ struct StoryTally {
 
 impl Spending {
     pub fn new(config: &Config) -> Spending {
-        let model = config.model();
+        // A model the tool serves itself is named by its local name and costs no money per
+        // token, unless `pricing` says otherwise (the machine's power, say).
+        let served = config.llm.provider == Provider::Local && config.llm.base_url.is_none();
+        let model = match served {
+            true => config.llm.local_model.clone(),
+            false => config.model(),
+        };
+        let free = Price {
+            input_per_m_tok: 0.0,
+            output_per_m_tok: 0.0,
+        };
         Spending {
             limits: config.budget.clone(),
-            price: price_of(config, &model),
+            price: price_of(config, &model).or(served.then_some(free)),
             model,
             state: Mutex::new(State::default()),
         }
@@ -456,5 +466,30 @@ mod tests {
         assert_eq!(format_usd(12.5), "12.5");
         assert_eq!(format_usd(0.0), "0");
         assert_eq!(format_usd(0.000027), "0.000027");
+    }
+
+    #[test]
+    fn a_model_the_tool_serves_is_named_by_its_local_name_and_costs_nothing() {
+        let of = |llm: serde_json::Value| {
+            let config = Config::from_value(
+                crate::config::merged_value(&serde_json::json!({ "llm": llm })),
+                std::path::Path::new("cfg.json"),
+            )
+            .unwrap();
+            let spending = Spending::new(&config);
+            (spending.model().to_string(), spending.price())
+        };
+        let (model, price) =
+            of(serde_json::json!({"provider": "local", "localModel": "smollm2-135m"}));
+        assert_eq!(model, "smollm2-135m");
+        assert_eq!(
+            price.map(|p| p.input_per_m_tok + p.output_per_m_tok),
+            Some(0.0)
+        );
+        // A server named in llm.baseUrl is used as named, with the model the config names.
+        let (model, price) = of(serde_json::json!({
+            "provider": "local", "baseUrl": "http://127.0.0.1:9/v1", "model": "gpt-x"
+        }));
+        assert_eq!((model.as_str(), price), ("gpt-x", None));
     }
 }
