@@ -159,6 +159,25 @@ impl Local {
     }
 }
 
+/// Whatever a test started, it stops: a stand-in server the tool failed to stop (a failing
+/// test) does not outlive the test.
+impl Drop for Local {
+    fn drop(&mut self) {
+        for line in self.stub_log().lines() {
+            let pid = line
+                .strip_prefix("started ")
+                .and_then(|rest| rest.split_whitespace().next())
+                .and_then(|pid| pid.parse::<i32>().ok());
+            if let Some(pid) = pid.filter(|pid| alive(*pid)) {
+                let _ = nix::sys::signal::kill(
+                    nix::unistd::Pid::from_raw(pid),
+                    nix::sys::signal::Signal::SIGKILL,
+                );
+            }
+        }
+    }
+}
+
 fn alive(pid: i32) -> bool {
     Path::new(&format!("/proc/{pid}")).exists()
         && !std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.contains(") Z "))
