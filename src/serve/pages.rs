@@ -6,7 +6,7 @@ use std::fmt::Write;
 
 use super::view::{BoardView, StoryView};
 use crate::board::records::Usage;
-use crate::board::{Column, Phase, StorySummary};
+use crate::board::{Column, StorySummary};
 use crate::report::html::escape_into;
 use crate::report::{format_cost, format_duration};
 
@@ -18,6 +18,7 @@ macro_rules! esc {
 }
 
 // After the macro, which the story page uses too.
+mod icons;
 pub(super) mod story;
 
 /// The frame of every page: head, header, the live fragment and the script that keeps it live.
@@ -268,12 +269,14 @@ fn card(out: &mut String, view: &BoardView, story: &StorySummary, usage: &Usage)
         out.push_str("</div>\n");
     }
     if let Some(reason) = view.waiting(id) {
-        out.push_str("<div class=\"waiting\">⏸ ");
+        out.push_str("<div class=\"waiting\">");
+        out.push_str(icons::PAUSE);
         esc!(out, reason);
         out.push_str("</div>\n");
     }
     if story.column == Column::Blocked {
-        out.push_str("<div class=\"blocked\">⛔ ");
+        out.push_str("<div class=\"blocked\">");
+        out.push_str(icons::STOP);
         esc!(
             out,
             first_line(

@@ -134,14 +134,69 @@ impl BoardView {
     }
 }
 
+/// A gate that waits for a person, as its panel shows it (docs/design.md §23).
+#[derive(Debug)]
+pub struct PendingGate {
+    pub phase: Phase,
+    /// The phase's output to judge; `None` when its file is gone.
+    pub output: Option<String>,
+    /// What the gate judges by (`phases.<phase>.review.criteria`).
+    pub criteria: Option<String>,
+    /// Which output of the phase this is, counting from 1.
+    pub attempt: u32,
+    /// What an earlier decision or review said of the phase.
+    pub earlier_feedback: Option<String>,
+    /// For implement, the story branch's change, file by file.
+    pub diff: Vec<FileDiff>,
+}
+
+/// One file of a change: its path, lines added and removed, and its patch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileDiff {
+    pub path: String,
+    pub added: usize,
+    pub removed: usize,
+    pub patch: String,
+}
+
+/// A `git diff` split file by file, with each file's counts.
+pub fn files_of(patch: &str) -> Vec<FileDiff> {
+    let mut files: Vec<FileDiff> = Vec::new();
+    for line in patch.lines() {
+        if let Some(rest) = line.strip_prefix("diff --git ") {
+            let path = rest
+                .rsplit_once(" b/")
+                .map_or(rest, |(_, path)| path)
+                .to_string();
+            files.push(FileDiff {
+                path,
+                added: 0,
+                removed: 0,
+                patch: String::new(),
+            });
+        }
+        let Some(file) = files.last_mut() else {
+            continue;
+        };
+        if line.starts_with('+') && !line.starts_with("+++") {
+            file.added += 1;
+        } else if line.starts_with('-') && !line.starts_with("---") {
+            file.removed += 1;
+        }
+        file.patch.push_str(line);
+        file.patch.push('\n');
+    }
+    files
+}
+
 /// One story as its page shows it.
 #[derive(Debug)]
 pub struct StoryView {
     pub project: String,
     pub story: Story,
     pub usage: Usage,
-    /// The human gate waiting for a decision: its phase and the output to judge.
-    pub pending: Option<(Phase, Option<String>)>,
+    /// The human gate waiting for a decision, with what a person judges it by.
+    pub pending: Option<PendingGate>,
     /// Why the story cannot go on now, when it waits.
     pub waiting: Option<String>,
     /// Each dependency's id, with its slug and column when the board has it.
@@ -165,13 +220,8 @@ impl StoryView {
             .progress()
             .ok()
             .and_then(|p| p.pending_gate)
-            .and_then(|name| {
-                let phase = Phase::parse(&name)?;
-                let output =
-                    fs_err::read_to_string(person_decides::pending_output(&board_dir, &id, phase))
-                        .ok();
-                Some((phase, output))
-            });
+            .and_then(|name| Phase::parse(&name))
+            .map(|phase| pending_gate(project, &story, phase));
         let depends_on = story
             .meta
             .depends_on
@@ -214,4 +264,62 @@ fn runs_of(board_dir: &Path, story_id: &StoryId) -> Vec<(RunReport, StoryReport)
             Some((run, part))
         })
         .collect()
+}
+
+/// What the panel of a waiting gate shows: the output, the criteria, the attempt, the earlier
+/// feedback and, for implement, the change.
+fn pending_gate(project: &Project, story: &Story, phase: Phase) -> PendingGate {
+    let board_dir = project.board_dir();
+    let output = fs_err::read_to_string(person_decides::pending_output(
+        &board_dir,
+        story.id(),
+        phase,
+    ))
+    .ok();
+    let record = story
+        .phase_reviews()
+        .ok()
+        .and_then(|reviews| reviews.get(phase.name()).cloned());
+    let diff = match (phase, &story.meta.branch, &story.meta.base_branch) {
+        (Phase::Implement, Some(branch), Some(base)) => {
+            crate::vcs::diff_of_branch(&project.root, base, branch, DIFF_SHOWN)
+                .map(|patch| files_of(&patch))
+                .unwrap_or_default()
+        }
+        _ => Vec::new(),
+    };
+    PendingGate {
+        phase,
+        output,
+        criteria: project
+            .config
+            .phases
+            .gate(phase)
+            .and_then(|gate| gate.criteria.clone()),
+        attempt: record.as_ref().map_or(1, |r| r.attempts.max(1)),
+        earlier_feedback: record.and_then(|r| r.feedback),
+        diff,
+    }
+}
+
+/// The most of a change a gate panel shows; the rest is in the branch.
+const DIFF_SHOWN: usize = 256 * 1024;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_change_is_split_file_by_file_with_its_counts() {
+        let patch = "diff --git a/src/a.rs b/src/a.rs\nindex 1..2 100644\n--- a/src/a.rs\n+++ b/src/a.rs\n@@ -1 +1,2 @@\n-old\n+new\n+more\ndiff --git a/b.txt b/b.txt\nnew file mode 100644\n--- /dev/null\n+++ b/b.txt\n@@ -0,0 +1 @@\n+hello\n";
+        let files = files_of(patch);
+        let counts: Vec<(&str, usize, usize)> = files
+            .iter()
+            .map(|f| (f.path.as_str(), f.added, f.removed))
+            .collect();
+        assert_eq!(counts, [("src/a.rs", 2, 1), ("b.txt", 1, 0)]);
+        assert!(files[0].patch.starts_with("diff --git a/src/a.rs"));
+        assert!(files[1].patch.ends_with("+hello\n"));
+        assert!(files_of("").is_empty());
+    }
 }

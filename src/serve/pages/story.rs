@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::board::StoryId;
+use crate::serve::view::PendingGate;
 
 pub fn story_page(view: &StoryView, fragment: &str, version: u64, notice: Option<&str>) -> String {
     let id = view.story.id();
@@ -113,12 +114,13 @@ pub fn story_fragment(view: &StoryView) -> String {
         out.push_str("</code></p>\n");
     }
     if let Some(reason) = &view.waiting {
-        out.push_str("<p class=\"waiting\">⏸ ");
+        out.push_str("<p class=\"waiting\">");
+        out.push_str(super::icons::PAUSE);
         esc!(&mut out, reason);
         out.push_str("</p>\n");
     }
-    if let Some((phase, output)) = &view.pending {
-        gate_form(&mut out, story.id(), *phase, output.as_deref());
+    if let Some(gate) = &view.pending {
+        gate_form(&mut out, story.id(), gate);
     }
     dependencies(&mut out, view);
     for (name, content) in story.non_empty_sections() {
@@ -133,13 +135,27 @@ pub fn story_fragment(view: &StoryView) -> String {
     out
 }
 
-/// The decision a person gives a waiting gate, under the rules of `decide`.
-fn gate_form(out: &mut String, story_id: &StoryId, phase: Phase, output: Option<&str>) {
+/// The decision a person gives a waiting gate, under the rules of `decide`: what it judges
+/// (the output, and for implement the change, file by file), by what (the criteria), which try
+/// it is and what was said before.
+fn gate_form(out: &mut String, story_id: &StoryId, gate: &PendingGate) {
+    let phase = gate.phase;
     let _ = writeln!(
         out,
-        "<section class=\"gate\" id=\"gate\"><h2>The {phase} review waits for your decision</h2>"
+        "<section class=\"gate\" id=\"gate\"><h2>The {phase} review waits for your decision</h2>\n<p class=\"attempt\" id=\"gate-attempt\">Attempt {}</p>",
+        gate.attempt
     );
-    match output {
+    if let Some(criteria) = &gate.criteria {
+        out.push_str("<div class=\"criteria\" id=\"gate-criteria\"><b>Judge it by:</b> ");
+        esc!(out, criteria);
+        out.push_str("</div>\n");
+    }
+    if let Some(feedback) = &gate.earlier_feedback {
+        out.push_str("<div class=\"feedback\" id=\"gate-feedback\"><b>Said before:</b> ");
+        esc!(out, feedback);
+        out.push_str("</div>\n");
+    }
+    match &gate.output {
         Some(output) => {
             let _ = write!(
                 out,
@@ -152,9 +168,38 @@ fn gate_form(out: &mut String, story_id: &StoryId, phase: Phase, output: Option<
             "<p>The output waiting for review is gone; retrying the phase makes a new one.</p>\n",
         ),
     }
+    if !gate.diff.is_empty() {
+        let (added, removed) = gate
+            .diff
+            .iter()
+            .fold((0, 0), |(a, r), file| (a + file.added, r + file.removed));
+        let _ = writeln!(
+            out,
+            "<div class=\"diff\" id=\"gate-diff\"><p>The change: {} file(s), +{added} −{removed}</p><ul class=\"files\">",
+            gate.diff.len()
+        );
+        for file in &gate.diff {
+            out.push_str("<li><code>");
+            esc!(out, &file.path);
+            let _ = write!(
+                out,
+                "</code> <span class=\"added\">+{}</span> <span class=\"removed\">−{}</span></li>",
+                file.added, file.removed
+            );
+        }
+        out.push_str("</ul>\n");
+        for file in &gate.diff {
+            out.push_str("<details class=\"file-diff\"><summary>");
+            esc!(out, &file.path);
+            out.push_str("</summary><pre>");
+            esc!(out, &file.patch);
+            out.push_str("</pre></details>\n");
+        }
+        out.push_str("</div>\n");
+    }
     out.push_str("<form method=\"post\" action=\"/story/");
     esc!(out, story_id);
-    out.push_str("/decide\">\n<label for=\"feedback\">Feedback for a retry, or the reason for a rejection</label>\n<textarea id=\"feedback\" name=\"feedback\" rows=\"3\"></textarea>\n<div class=\"buttons\">\n<button type=\"submit\" name=\"decision\" value=\"APPROVE\" id=\"approve\" class=\"approve\">Approve</button>\n");
+    out.push_str("/decide\">\n<label for=\"feedback\">Feedback for a retry, or the reason for a rejection (needed for both)</label>\n<textarea id=\"feedback\" name=\"feedback\" rows=\"3\"></textarea>\n<div class=\"buttons\">\n<button type=\"submit\" name=\"decision\" value=\"APPROVE\" id=\"approve\" class=\"approve\">Approve</button>\n");
     let _ = writeln!(
         out,
         "<button type=\"submit\" name=\"decision\" value=\"RETRY\" id=\"retry\">Retry {phase}</button>"

@@ -120,3 +120,98 @@ fn save(browser: &mut Browser, name: &str) {
     std::fs::write(&path, browser.screenshot())
         .unwrap_or_else(|e| panic!("save {}: {e}", path.display()));
 }
+
+#[tokio::test]
+async fn an_implement_gate_is_decided_after_reading_its_diff_and_an_empty_rejection_is_refused() {
+    let binary = chromium();
+    let env = TestEnv::init();
+    crate::suite::night::make_repository(&env, true);
+    env.configure_json(&json!({"phases": {"implement": {"review": {
+        "reviewer": "human", "criteria": "The change stays in src/"
+    }}}}));
+    let (id, slug, _) = env.add("Change a file", &["--priority", "10"]);
+    env.run(&["move", &slug, "ready"]).success();
+    let path = env.story_path(&slug);
+    env.edit(&path, "research_complete: false", "research_complete: true");
+    env.edit(&path, "plan_complete: false", "plan_complete: true");
+    let llm = FakeLlm::start().await;
+    llm.push(
+        "implement",
+        crate::suite::fake_llm::Reply::tool(
+            "write_file",
+            json!({"path": "src/shown.rs", "content": "pub fn shown_on_the_page() {}\n"}),
+        ),
+    )
+    .push(
+        "implement",
+        crate::suite::fake_llm::Reply::text("Added src/shown.rs."),
+    );
+    stopped_for_a_person(&env.run_with_llm(&llm, &["run", "--story", &slug]));
+
+    let served = Served::start(&env, Some(&llm), &[]);
+    let mut browser = Browser::launch(&binary);
+    browser.open(&served.at(&format!("/story/{id}")));
+    browser
+        .wait_for("!!document.getElementById('gate-diff')", LIVE)
+        .expect("the implement gate shows the change");
+    let text = |browser: &mut Browser, selector: &str| {
+        browser
+            .eval(&format!("document.querySelector('{selector}').textContent"))
+            .as_str()
+            .unwrap_or_default()
+            .to_string()
+    };
+    assert!(text(&mut browser, "#gate-criteria").contains("The change stays in src/"));
+    assert_eq!(text(&mut browser, "#gate-attempt"), "Attempt 1");
+    let listed = text(&mut browser, "#gate-diff ul.files");
+    assert!(
+        listed.contains("src/shown.rs") && listed.contains("+1"),
+        "{listed}"
+    );
+    // Each file's diff is folded until the person opens it.
+    assert_eq!(
+        browser.eval("document.querySelector('#gate details.file-diff').open"),
+        json!(false)
+    );
+    browser.click("#gate details.file-diff summary");
+    assert_eq!(
+        browser.eval("document.querySelector('#gate details.file-diff').open"),
+        json!(true)
+    );
+    assert!(text(&mut browser, "#gate details.file-diff pre")
+        .contains("+pub fn shown_on_the_page() {}"));
+    save(&mut browser, "faces-implement-gate.png");
+
+    // Reject with an empty box: refused, and nothing is decided.
+    browser.click("#reject");
+    browser
+        .wait_for(
+            "document.body.innerText.includes('needs a reason')",
+            Duration::from_secs(10),
+        )
+        .expect("an empty rejection is refused with why");
+    assert_eq!(
+        details(&env, &slug)["phase_reviews"]["implement"]["decision"],
+        "PENDING"
+    );
+    // With a reason, the rejection goes through, recorded as given on the page.
+    browser.open(&served.at(&format!("/story/{id}")));
+    browser
+        .wait_for("!!document.getElementById('reject')", LIVE)
+        .expect("the gate is offered again");
+    browser.eval("document.getElementById('feedback').value = 'keep it in lib.rs'");
+    browser.click("#reject");
+    browser
+        .wait_for(
+            "!!document.getElementById('notice')",
+            Duration::from_secs(10),
+        )
+        .expect("the decision was answered");
+    let story = details(&env, &slug);
+    assert_eq!(story["phase_reviews"]["implement"]["decision"], "REJECT");
+    assert_eq!(story["phase_reviews"]["implement"]["decided_by"], "web");
+    assert_eq!(
+        story["blocked_reason"],
+        "Phase implement rejected by review: keep it in lib.rs"
+    );
+}
