@@ -118,6 +118,7 @@ impl Listener {
             .route("/story/{id}", get(story_page))
             .route("/fragment/story/{id}", get(story_fragment))
             .route("/story/{id}/decide", post(decide))
+            .route("/story/{id}/unblock", post(unblock))
             .route("/events", get(events))
             .route("/assets/app.css", get(style))
             .route("/assets/app.js", get(script))
@@ -411,6 +412,19 @@ async fn decide(
             guard::percent_encode(&format!("{}: {}", decided.decision, decided.message))
         ))
         .into_response(),
+        Err(err) => problem(&err),
+    }
+}
+
+/// Unblocking from the page: the same path as `unblock`, then back to the board.
+async fn unblock(State(app): Shared, Path(id): Path<String>) -> Response {
+    let board_dir = app.board_dir.clone();
+    let moved = crate::workflow::blocking::off_the_runtime(move || {
+        crate::front::moving::unblock(&board_dir, &id, false)
+    })
+    .await;
+    match moved {
+        Ok(_) => Redirect::to("/").into_response(),
         Err(err) => problem(&err),
     }
 }

@@ -111,6 +111,8 @@ impl BoardRender {
 pub fn board_render(view: &BoardView) -> BoardRender {
     let mut status = String::new();
     run_line(&mut status, view);
+    // Part of the status piece, which every patch replaces: the strip follows the board live.
+    needs_you(&mut status, view);
     let columns = Column::ALL
         .iter()
         .copied()
@@ -152,6 +154,101 @@ pub fn board_render(view: &BoardView) -> BoardRender {
         columns,
         broken,
     }
+}
+
+/// The most stories the strip lists; the rest are counted.
+const NEEDS_YOU_SHOWN: usize = 50;
+
+/// Why a story waits for a person, and what the strip offers to do about it.
+enum Need<'a> {
+    Gate(&'a str),
+    Blocked(&'a str),
+    Failed(&'a str),
+}
+
+/// Above the columns: every story that waits for a person (a gate to decide, a block, a failed
+/// action), each with its reason and its button, and their count in words (docs/design.md
+/// §23). Nothing when nobody is needed.
+fn needs_you(out: &mut String, view: &BoardView) {
+    let needs: Vec<(&StorySummary, Need)> = view
+        .board
+        .stories
+        .iter()
+        .filter_map(|story| {
+            let gate = story
+                .progress
+                .as_ref()
+                .ok()
+                .and_then(|p| p.pending_gate.as_deref());
+            let need = match (gate, story.column, &story.meta.last_error) {
+                (Some(phase), _, _) => Need::Gate(phase),
+                (None, Column::Blocked, _) => {
+                    Need::Blocked(story.meta.blocked_reason.as_deref().unwrap_or("blocked"))
+                }
+                (None, _, Some(error)) if view.running(story.id()).is_none() => Need::Failed(error),
+                _ => return None,
+            };
+            Some((story, need))
+        })
+        .collect();
+    if needs.is_empty() {
+        return;
+    }
+    let count = |wanted: fn(&Need) -> bool| needs.iter().filter(|(_, n)| wanted(n)).count();
+    let words: Vec<String> = [
+        (count(|n| matches!(n, Need::Blocked(_))), "blocked"),
+        (count(|n| matches!(n, Need::Gate(_))), "wait for you"),
+        (count(|n| matches!(n, Need::Failed(_))), "failed"),
+    ]
+    .into_iter()
+    .filter(|(n, _)| *n > 0)
+    .map(|(n, what)| format!("{n} {what}"))
+    .collect();
+    let _ = write!(
+        out,
+        "<section class=\"needs-you\" id=\"needs-you\"><h2>Needs you <span class=\"count\">{}</span></h2><p class=\"needs-summary\">{}</p><ul>",
+        needs.len(),
+        words.join(", ")
+    );
+    for (story, need) in needs.iter().take(NEEDS_YOU_SHOWN) {
+        let id = story.id();
+        out.push_str("<li class=\"need\" data-story=\"");
+        esc!(out, id);
+        out.push_str("\"><a href=\"/story/");
+        esc!(out, id);
+        out.push_str("\">");
+        esc!(out, &story.slug);
+        out.push_str("</a> ");
+        match need {
+            Need::Gate(phase) => {
+                out.push_str(icons::PAUSE);
+                esc!(out, "the ", phase, " review waits for a decision ");
+                out.push_str("<a class=\"button\" href=\"/story/");
+                esc!(out, id);
+                out.push_str("#gate\">Decide</a>");
+            }
+            Need::Blocked(reason) => {
+                out.push_str(icons::STOP);
+                esc!(out, first_line(reason));
+                out.push_str(" <form method=\"post\" class=\"inline\" action=\"/story/");
+                esc!(out, id);
+                out.push_str(
+                    "/unblock\"><button type=\"submit\" class=\"unblock\">Unblock</button></form>",
+                );
+            }
+            Need::Failed(error) => {
+                esc!(out, "failed: ", first_line(error), " ");
+                out.push_str("<a class=\"button\" href=\"/story/");
+                esc!(out, id);
+                out.push_str("\">See why</a>");
+            }
+        }
+        out.push_str("</li>");
+    }
+    if needs.len() > NEEDS_YOU_SHOWN {
+        let _ = write!(out, "<li>and {} more</li>", needs.len() - NEEDS_YOU_SHOWN);
+    }
+    out.push_str("</ul></section>\n");
 }
 
 fn run_line(out: &mut String, view: &BoardView) {

@@ -215,3 +215,67 @@ async fn an_implement_gate_is_decided_after_reading_its_diff_and_an_empty_reject
         "Phase implement rejected by review: keep it in lib.rs"
     );
 }
+
+#[tokio::test]
+async fn the_needs_you_strip_follows_the_board_live_and_unblocks_with_a_click() {
+    let binary = chromium();
+    let env = TestEnv::init();
+    let (id, slug, _) = env.add("Stuck story", &[]);
+    env.add("Fine story", &[]);
+    let served = Served::start(&env, None, &[]);
+    let mut browser = Browser::launch(&binary);
+    browser.open(&served.url);
+    browser
+        .wait_for(
+            "document.getElementById('live').classList.contains('on')",
+            Duration::from_secs(10),
+        )
+        .expect("the page listens to the board's events");
+    assert_eq!(
+        browser.eval("!!document.getElementById('needs-you')"),
+        json!(false),
+        "nobody is needed yet"
+    );
+
+    // A story blocks: the strip appears without a reload, above the columns, saying why.
+    env.run(&["move", &slug, "blocked"]).success();
+    let shown = browser.wait_for(
+        &format!("!!document.querySelector('#needs-you li[data-story=\"{id}\"]')"),
+        LIVE,
+    );
+    assert!(
+        shown.is_some(),
+        "the strip did not show the blocked story within {LIVE:?}"
+    );
+    let strip = browser
+        .eval("document.getElementById('needs-you').innerText")
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(strip.contains("Needs you 1"), "{strip}");
+    assert!(strip.contains("1 blocked"), "{strip}");
+    assert!(strip.contains("Moved to blocked by hand"), "{strip}");
+    assert_eq!(
+        browser.eval(
+            "document.getElementById('needs-you').compareDocumentPosition(document.querySelector('.board')) & Node.DOCUMENT_POSITION_FOLLOWING"
+        ),
+        json!(4),
+        "the strip comes before the columns"
+    );
+    save(&mut browser, "faces-needs-you.png");
+
+    // Unblock with a click: the story leaves blocked, and the strip empties.
+    browser.click(&format!(
+        "#needs-you li[data-story=\"{id}\"] button.unblock"
+    ));
+    let cleared = browser.wait_for(
+        "!document.getElementById('needs-you')",
+        Duration::from_secs(10),
+    );
+    assert!(
+        cleared.is_some(),
+        "the strip still shows: {}",
+        browser.eval("document.body.innerText")
+    );
+    assert_ne!(details(&env, &slug)["status"], "blocked");
+}
