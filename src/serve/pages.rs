@@ -19,6 +19,7 @@ macro_rules! esc {
 
 // After the macro, which the story page uses too.
 mod icons;
+mod markdown;
 pub(super) mod story;
 
 /// The frame of every page: head, header, the live fragment and the script that keeps it live.

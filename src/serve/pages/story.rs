@@ -126,9 +126,9 @@ pub fn story_fragment(view: &StoryView) -> String {
     for (name, content) in story.non_empty_sections() {
         out.push_str("<section class=\"section\"><h2>");
         esc!(&mut out, &name);
-        out.push_str("</h2><pre>");
-        esc!(&mut out, &content);
-        out.push_str("</pre></section>\n");
+        out.push_str("</h2><div class=\"markdown\">");
+        out.push_str(&super::markdown::render(&content));
+        out.push_str("</div></section>\n");
     }
     timeline(&mut out, view);
     transcripts(&mut out, view);
@@ -159,10 +159,10 @@ fn gate_form(out: &mut String, story_id: &StoryId, gate: &PendingGate) {
         Some(output) => {
             let _ = write!(
                 out,
-                "<p>What the {phase} phase produced:</p><pre class=\"output\">"
+                "<p>What the {phase} phase produced:</p><div class=\"output markdown\">"
             );
-            esc!(out, output);
-            out.push_str("</pre>\n");
+            out.push_str(&super::markdown::render(output));
+            out.push_str("</div>\n");
         }
         None => out.push_str(
             "<p>The output waiting for review is gone; retrying the phase makes a new one.</p>\n",
@@ -188,8 +188,12 @@ fn gate_form(out: &mut String, story_id: &StoryId, gate: &PendingGate) {
             );
         }
         out.push_str("</ul>\n");
-        for file in &gate.diff {
-            out.push_str("<details class=\"file-diff\"><summary>");
+        // Each with an id: a live refresh of the page keeps the ones a person opened open.
+        for (index, file) in gate.diff.iter().enumerate() {
+            let _ = write!(
+                out,
+                "<details class=\"file-diff\" id=\"gate-file-{index}\"><summary>"
+            );
             esc!(out, &file.path);
             out.push_str("</summary><pre>");
             esc!(out, &file.patch);

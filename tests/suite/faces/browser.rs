@@ -82,7 +82,7 @@ async fn the_board_page_follows_the_board_and_decides_a_gate_with_a_click() {
     );
     assert!(
         browser
-            .eval("document.querySelector('#gate pre.output').textContent")
+            .eval("document.querySelector('#gate .output').textContent")
             .as_str()
             .unwrap()
             .contains("Research findings"),
@@ -186,7 +186,7 @@ async fn an_implement_gate_is_decided_after_reading_its_diff_and_an_empty_reject
     browser.click("#reject");
     browser
         .wait_for(
-            "document.body.innerText.includes('needs a reason')",
+            "!!document.body && document.body.innerText.includes('needs a reason')",
             Duration::from_secs(10),
         )
         .expect("an empty rejection is refused with why");
