@@ -5,7 +5,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
-use crate::board::{lookup, store, Board, Column, Story};
+use super::story::find;
+use crate::board::{store, Column, Story};
 use crate::error::{Error, Result};
 
 /// A story moved, and the column it came from.
@@ -34,12 +35,6 @@ impl Moved {
             path: &self.story.path,
         }
     }
-}
-
-fn find(board_dir: &Path, query: &str) -> Result<Story> {
-    let board = Board::load(board_dir)?;
-    let found = lookup::find_on_board(&board, query)?;
-    store::locate(board_dir, found.id(), Some(&found.path))
 }
 
 /// Moves the story `query` names to `column`; into blocked/ with a reason, out of it without.

@@ -1,9 +1,19 @@
-//! One story as `details --json` and the MCP tool `get_story` show it.
+//! One story as `details --json` and the MCP tool `get_story` show it, and finding it by what a
+//! person or a caller names it with.
+
+use std::path::Path;
 
 use serde_json::{json, Map, Value};
 
-use crate::board::Story;
+use crate::board::{lookup, store, Board, Story};
 use crate::error::Result;
+
+/// The story `query` names (id, slug or a unique prefix of either), read whole from its file.
+pub(crate) fn find(board_dir: &Path, query: &str) -> Result<Story> {
+    let board = Board::load(board_dir)?;
+    let found = lookup::find_on_board(&board, query)?;
+    store::locate(board_dir, found.id(), Some(&found.path))
+}
 
 /// The story as `details --json` shows it: every frontmatter key, where it is, and its
 /// sections.

@@ -476,10 +476,7 @@ fn structured(document: Value) -> CallToolResult {
 
 /// The story `query` names, as `details --json` shows it.
 fn story_document(project: &Project, query: &str) -> Result<Value> {
-    let board_dir = project.board_dir();
-    let board = Board::load(&board_dir)?;
-    let found = lookup::find_on_board(&board, query)?;
-    let story = crate::board::store::locate(&board_dir, found.id(), Some(&found.path))?;
+    let story = crate::front::story::find(&project.board_dir(), query)?;
     crate::front::story::story_json(&story)
 }
 

@@ -126,12 +126,7 @@ async fn a_notify_command_reads_the_notice_and_keeps_no_secret() {
         .success();
     assert_eq!(column_of(&env, &slug), "done");
 
-    let lines: Vec<Json> = env
-        .read("notices.jsonl")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = written_notices(&env);
     assert_eq!(kinds(&lines), ["run_finished"], "only the events asked for");
     assert_eq!(lines[0]["exitCode"], 0);
     assert!(lines[0]["text"].as_str().unwrap().contains("run finished"));
@@ -183,12 +178,7 @@ async fn a_failed_action_is_a_notice_naming_the_story_and_where_to_read_why() {
     }}));
     let (_, slug, _) = env.add("Failing story", &[]);
     env.cmd_with_llm(&llm, &["run", "--auto"]).assert().code(1);
-    let lines: Vec<Json> = env
-        .read("notices.jsonl")
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
+    let lines = written_notices(&env);
     assert_eq!(kinds(&lines), ["action_failed"], "{lines:#?}");
     let failed = &lines[0];
     assert_eq!(failed["slug"], slug.as_str());
@@ -205,4 +195,13 @@ async fn a_failed_action_is_a_notice_naming_the_story_and_where_to_read_why() {
         .as_str()
         .unwrap()
         .contains(&format!("✗ {slug}: refine failed")));
+}
+
+/// The notices a `notify.command` of `cat >> notices.jsonl` wrote, one JSON document a line.
+fn written_notices(env: &TestEnv) -> Vec<Json> {
+    env.read("notices.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
 }
