@@ -1,0 +1,1 @@
+"""A household ledger. Amounts are integers of cents."""
