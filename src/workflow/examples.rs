@@ -108,7 +108,7 @@ fn is_call(text: &str) -> bool {
 
 /// A call whose arguments hold a literal (a number, a string, a list): an example, not a
 /// signature like `median(values)`.
-fn is_literal_call(text: &str) -> bool {
+pub(super) fn is_literal_call(text: &str) -> bool {
     let text = text.trim();
     if !is_call(text) {
         return false;
@@ -133,7 +133,7 @@ pub fn calls(line: &str, name: &str) -> bool {
 }
 
 /// Without spaces, with one kind of quote.
-fn normalized(text: &str) -> String {
+pub(super) fn normalized(text: &str) -> String {
     text.chars()
         .filter(|c| !c.is_whitespace())
         .map(|c| if c == '"' { '\'' } else { c })

@@ -15,6 +15,7 @@ pub(crate) mod examples;
 pub(crate) mod fixed_tests;
 pub(crate) mod gate;
 pub mod guard;
+pub(crate) mod invented_expectations;
 pub mod journal;
 pub(crate) mod lock;
 pub(crate) mod merging;

@@ -179,6 +179,64 @@ pub fn undefined(dir: &Path, named: &[NamedFunction], skip: &[PathBuf]) -> Vec<M
         .collect()
 }
 
+/// The first Python source file (not a test) under `dir` that defines `name` at its top level,
+/// relative to `dir`.
+pub fn python_file_defining(dir: &Path, name: &str) -> Option<String> {
+    let defines = |path: &PathBuf| {
+        std::fs::read_to_string(dir.join(path)).is_ok_and(|text| {
+            text.lines().any(|line| {
+                !line.starts_with(char::is_whitespace)
+                    && crate::agents::tools::defined_name(line).as_deref() == Some(name)
+            })
+        })
+    };
+    tree_files(dir)
+        .into_iter()
+        .filter(|path| {
+            path.extension().is_some_and(|e| e == "py")
+                && !crate::agents::prompts::is_test_path(path)
+        })
+        .find(defines)
+        .map(|path| path.to_string_lossy().into_owned())
+}
+
+/// The files of the tree, relative to `root` and sorted: a bounded walk that skips hidden,
+/// vendored and build folders, for lookups by name and by kind.
+pub fn tree_files(root: &Path) -> Vec<PathBuf> {
+    const LOOKED_AT: usize = 5_000;
+    let mut pending = vec![PathBuf::new()];
+    let mut seen = 0;
+    let mut found: Vec<PathBuf> = Vec::new();
+    while let Some(dir) = pending.pop() {
+        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            seen += 1;
+            if seen > LOOKED_AT {
+                break;
+            }
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with('.')
+                || matches!(
+                    name.as_str(),
+                    "node_modules" | "target" | "venv" | "__pycache__"
+                )
+            {
+                continue;
+            }
+            let relative = dir.join(&name);
+            match entry.file_type() {
+                Ok(kind) if kind.is_dir() => pending.push(relative),
+                Ok(kind) if kind.is_file() => found.push(relative),
+                _ => {}
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

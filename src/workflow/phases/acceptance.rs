@@ -25,6 +25,7 @@ use crate::vcs;
 use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::context::Workflow;
 use crate::workflow::fixed_tests::{listing, put_back};
+use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::outcome::Outcome;
 use crate::workflow::phase_output::TreeFingerprint;
 use crate::workflow::tests_run::{self, TestOutcome};
@@ -188,44 +189,9 @@ pub fn suggested_path(root: &Path, slug: &str) -> String {
 
 /// The first test file of the tree, by path.
 fn first_test_file(root: &Path) -> Option<PathBuf> {
-    tree_files(root).into_iter().find(|path| is_test_path(path))
-}
-
-/// The files of the tree, relative to `root` and sorted: a bounded walk that skips hidden,
-/// vendored and build folders, for the two lookups of this module.
-fn tree_files(root: &Path) -> Vec<PathBuf> {
-    const LOOKED_AT: usize = 5_000;
-    let mut pending = vec![PathBuf::new()];
-    let mut seen = 0;
-    let mut found: Vec<PathBuf> = Vec::new();
-    while let Some(dir) = pending.pop() {
-        let Ok(entries) = std::fs::read_dir(root.join(&dir)) else {
-            continue;
-        };
-        for entry in entries.flatten() {
-            seen += 1;
-            if seen > LOOKED_AT {
-                break;
-            }
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.')
-                || matches!(
-                    name.as_str(),
-                    "node_modules" | "target" | "venv" | "__pycache__"
-                )
-            {
-                continue;
-            }
-            let relative = dir.join(&name);
-            match entry.file_type() {
-                Ok(kind) if kind.is_dir() => pending.push(relative),
-                Ok(kind) if kind.is_file() => found.push(relative),
-                _ => {}
-            }
-        }
-    }
-    found.sort();
-    found
+    crate::workflow::named_functions::tree_files(root)
+        .into_iter()
+        .find(|path| is_test_path(path))
 }
 
 /// The acceptance phase's work check: run when the model says its tests are written, and sent
@@ -273,11 +239,9 @@ impl<'a> AcceptanceCheck<'a> {
                 .filter_map(|f| {
                     // The file the story names for it, else the one that defines it already
                     // (a bug in `mean`, whose story need not say where `mean` is).
-                    let home = f
-                        .files
-                        .into_iter()
-                        .next()
-                        .or_else(|| python_file_defining(dir, &f.name))?;
+                    let home = f.files.into_iter().next().or_else(|| {
+                        crate::workflow::named_functions::python_file_defining(dir, &f.name)
+                    })?;
                     Some((f.name, home))
                 })
                 .collect(),
@@ -370,6 +334,9 @@ impl<'a> AcceptanceCheck<'a> {
         for path in tests.iter().filter(|path| path.ends_with(".py")) {
             if let Some(added) = self.add_imports(path) {
                 notes.push(added);
+            }
+            if let Some(pruned) = self.take_out_invented(path) {
+                notes.push(pruned);
             }
         }
         let text: String = tests
@@ -464,6 +431,19 @@ impl<'a> AcceptanceCheck<'a> {
 }
 
 impl AcceptanceCheck<'_> {
+    /// Takes the expectations the story does not give out of a Python test file where the story
+    /// pins the function down with examples (docs/design.md §21); says what it took out.
+    fn take_out_invented(&self, path: &str) -> Option<String> {
+        let full = self.dir.join(path);
+        let text = std::fs::read_to_string(&full).ok()?;
+        let pruned = without_invented_expectations(&text, &self.examples)?;
+        crate::atomic_file::write(&full, pruned.text.as_bytes()).ok()?;
+        Some(format!(
+            "took `{}` out of `{path}`: the story's own examples are what it asks of that function",
+            pruned.removed.join("`, `")
+        ))
+    }
+
     /// Adds the imports a Python test file lacks for the story's functions (a small model
     /// calls `slugify` without importing it); says what it added.
     fn add_imports(&self, path: &str) -> Option<String> {
@@ -506,24 +486,6 @@ impl WorkCheck for AcceptanceCheck<'_> {
     fn describe(&self) -> String {
         self.wf.config.test_command_text()
     }
-}
-
-/// The first Python source file (not a test) under `dir` that defines `name` at its top level,
-/// relative to `dir`.
-fn python_file_defining(dir: &Path, name: &str) -> Option<String> {
-    let defines = |path: &PathBuf| {
-        std::fs::read_to_string(dir.join(path)).is_ok_and(|text| {
-            text.lines().any(|line| {
-                !line.starts_with(char::is_whitespace)
-                    && crate::agents::tools::defined_name(line).as_deref() == Some(name)
-            })
-        })
-    };
-    tree_files(dir)
-        .into_iter()
-        .filter(|path| path.extension().is_some_and(|e| e == "py") && !is_test_path(path))
-        .find(defines)
-        .map(|path| path.to_string_lossy().into_owned())
 }
 
 /// The story text the examples and names are read from: title, summary and criteria.
@@ -581,9 +543,12 @@ mod tests {
         .unwrap();
         std::fs::write(dir.path().join("test_stats.py"), "def mean(v):\n    pass\n").unwrap();
         assert_eq!(
-            python_file_defining(dir.path(), "mean").as_deref(),
+            crate::workflow::named_functions::python_file_defining(dir.path(), "mean").as_deref(),
             Some("pkg/stats.py")
         );
-        assert_eq!(python_file_defining(dir.path(), "median"), None);
+        assert_eq!(
+            crate::workflow::named_functions::python_file_defining(dir.path(), "median"),
+            None
+        );
     }
 }

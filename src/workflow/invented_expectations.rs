@@ -1,0 +1,183 @@
+//! Expectations an acceptance test invents (docs/design.md §21): where a story pins a function
+//! down with examples, those examples are what it asks. A small model writing the tests adds
+//! more of its own, and gets their values wrong: measured with a 1.5B model, `median([2, 3, 5])
+//! == 3.5` beside the story's `median([3, 1, 2])` returns `2`; implement's right `median` then
+//! failed three rounds on the invented one and the story was lost. Such an assertion is taken
+//! out of the acceptance tests before they are fixed; the story's own examples stay, as written.
+//!
+//! Only plain calls with literal arguments are judged (`median([2, 3, 5])`): their value
+//! depends on nothing but the call. A method on an object (`cart.quantity("apple")`) depends on
+//! what the test did before, and is kept.
+
+use super::examples::{is_literal_call, normalized, Example};
+use crate::agents::tools::defined_name;
+
+/// A test file with the invented expectations taken out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pruned {
+    pub text: String,
+    /// The assertions taken out, trimmed, in file order.
+    pub removed: Vec<String>,
+}
+
+/// `tests` (a Python test file) without its invented expectations: single-line assertions that
+/// a plain call with literal arguments, of a function the story gives examples for, returns a
+/// value that no example of the story gives. A test function left without any statement of its
+/// own goes too. `None` when nothing is invented.
+pub fn without_invented_expectations(tests: &str, examples: &[Example]) -> Option<Pruned> {
+    let pinned: Vec<&str> = examples
+        .iter()
+        .map(|example| callee(&example.call))
+        .filter(|callee| !callee.contains('.'))
+        .collect();
+    if pinned.is_empty() {
+        return None;
+    }
+    let lines: Vec<&str> = tests.lines().collect();
+    let mut removed_at: Vec<bool> = lines
+        .iter()
+        .map(|line| is_invented(line, examples, &pinned))
+        .collect();
+    if !removed_at.contains(&true) {
+        return None;
+    }
+    let removed = lines
+        .iter()
+        .zip(&removed_at)
+        .filter(|(_, removed)| **removed)
+        .map(|(line, _)| line.trim().to_string())
+        .collect();
+    remove_emptied_tests(&lines, &mut removed_at);
+    let mut text = lines
+        .iter()
+        .zip(&removed_at)
+        .filter(|(_, removed)| !**removed)
+        .map(|(line, _)| *line)
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.push('\n');
+    Some(Pruned { text, removed })
+}
+
+/// What a call calls: `median` of `median([1])`, `cart.remove` of `cart.remove('a')`.
+fn callee(call: &str) -> &str {
+    call.split('(').next().unwrap_or("").trim()
+}
+
+fn is_invented(line: &str, examples: &[Example], pinned: &[&str]) -> bool {
+    let Some(assertion) = line.trim_start().strip_prefix("assert ") else {
+        return false;
+    };
+    let Some((call, expected)) = assertion
+        .split_once("==")
+        .or_else(|| assertion.split_once(" is "))
+    else {
+        return false;
+    };
+    let call = call.trim();
+    // An assertion that goes on to the next line is not judged by its first.
+    let open = assertion.matches(['(', '[', '{']).count();
+    let close = assertion.matches([')', ']', '}']).count();
+    if open != close || !is_literal_call(call) || !pinned.contains(&callee(call)) {
+        return false;
+    }
+    let (call, expected) = (normalized(call), normalized(expected));
+    !examples.iter().any(|example| {
+        normalized(&example.call) == call && expected.contains(&normalized(&example.expected))
+    })
+}
+
+/// Marks as removed each test function (`def test…`) whose body has no line left but removed
+/// ones, blank lines, comments and its docstring; its decorators go with it.
+fn remove_emptied_tests(lines: &[&str], removed_at: &mut [bool]) {
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    for start in 0..lines.len() {
+        let head = lines[start];
+        let is_test = defined_name(head).is_some_and(|name| name.starts_with("test"))
+            && head.trim_start().starts_with("def ");
+        if !is_test {
+            continue;
+        }
+        let level = depth(head);
+        let end = (start + 1..lines.len())
+            .find(|&at| !lines[at].trim().is_empty() && depth(lines[at]) <= level)
+            .unwrap_or(lines.len());
+        let body = start + 1..end;
+        let has_own = body.clone().any(|at| {
+            let line = lines[at].trim();
+            !removed_at[at]
+                && !line.is_empty()
+                && !line.starts_with('#')
+                && !line.starts_with("\"\"\"")
+                && !line.starts_with("'''")
+        });
+        if has_own {
+            continue;
+        }
+        let mut first = start;
+        while first > 0
+            && depth(lines[first - 1]) == level
+            && lines[first - 1].trim_start().starts_with('@')
+        {
+            first -= 1;
+        }
+        // The blank lines after it go too, so that no wider gap is left.
+        let mut through = end;
+        while through < lines.len() && lines[through].trim().is_empty() {
+            through += 1;
+        }
+        for flag in &mut removed_at[first..through] {
+            *flag = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::workflow::examples::examples;
+
+    /// Recorded: Qwen2.5-Coder-1.5B's acceptance tests for the median story (2026-11-27), whose
+    /// invented expectations failed a right `median` for three rounds.
+    const MEDIAN_TESTS: &str = "from stats import median\ndef test_median_empty_list_returns_0_0():\n    assert median([]) == 0.0\n\ndef test_median_one_element_returns_itself():\n    assert median([5]) == 5\n\ndef test_median_three_elements_returns_average():\n    assert median([2, 3, 5]) == 3.5\n\n\ndef test_median_of_a_list_of_numbers():\n    assert median([3, 1, 2]) == 2\n    assert median([4, 1, 3, 2]) == 2.5\n    assert median([]) == 0.0\n";
+
+    const MEDIAN_STORY: &str = "- [ ] `median([3, 1, 2])` returns `2`\n- [ ] `median([4, 1, 3, 2])` returns `2.5`\n- [ ] `median([])` returns `0.0`";
+
+    #[test]
+    fn invented_values_of_a_function_with_examples_are_taken_out_and_the_examples_stay() {
+        let pruned = without_invented_expectations(MEDIAN_TESTS, &examples(MEDIAN_STORY)).unwrap();
+        assert_eq!(
+            pruned.removed,
+            ["assert median([5]) == 5", "assert median([2, 3, 5]) == 3.5"]
+        );
+        assert_eq!(
+            pruned.text,
+            "from stats import median\ndef test_median_empty_list_returns_0_0():\n    assert median([]) == 0.0\n\ndef test_median_of_a_list_of_numbers():\n    assert median([3, 1, 2]) == 2\n    assert median([4, 1, 3, 2]) == 2.5\n    assert median([]) == 0.0\n"
+        );
+    }
+
+    #[test]
+    fn methods_raises_other_functions_and_stories_without_examples_are_left_alone() {
+        let tests = "import pytest\n\n\n@pytest.mark.slow\ndef test_more():\n    cart = Cart()\n    cart.add('apple', 3)\n    assert cart.quantity('apple') == 3\n    assert mean([1, 3]) == 2\n    with pytest.raises(ValueError):\n        median(['a'])\n    assert median(\n        [9]) == 9\n";
+        assert_eq!(
+            without_invented_expectations(tests, &examples(MEDIAN_STORY)),
+            None
+        );
+        assert_eq!(
+            without_invented_expectations(MEDIAN_TESTS, &examples("Add `median(values)`.")),
+            None
+        );
+        let methods = examples("`cart.quantity(\"apple\")` returns `0`");
+        assert_eq!(without_invented_expectations(tests, &methods), None);
+    }
+
+    #[test]
+    fn an_emptied_test_goes_with_its_decorators_and_a_kept_statement_keeps_it() {
+        let tests = "import pytest\n\n\n@pytest.mark.slow\ndef test_one():\n    \"\"\"One.\"\"\"\n    assert median([1]) == 1\n\n\ndef test_two():\n    values = [7]\n    assert median(values) == 7\n    assert median([7]) == 6\n";
+        let pruned = without_invented_expectations(tests, &examples(MEDIAN_STORY)).unwrap();
+        assert_eq!(
+            pruned.text,
+            "import pytest\n\n\ndef test_two():\n    values = [7]\n    assert median(values) == 7\n"
+        );
+    }
+}
