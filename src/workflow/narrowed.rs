@@ -16,6 +16,7 @@ use crate::agents::tools::{defined_name, source_of};
 use crate::agents::transcript::Transcript;
 use crate::agents::DefinitionRequest;
 use crate::board::Story;
+use crate::exec::head_tail;
 
 /// Test rounds in which a named definition was missing before it is asked for alone.
 pub const ROUNDS_BEFORE_NARROWING: u32 = 2;
@@ -23,6 +24,8 @@ pub const ROUNDS_BEFORE_NARROWING: u32 = 2;
 const CALLS_SHOWN: usize = 8;
 /// The most of the code around the definition shown.
 const AROUND_CHARS: usize = 3_000;
+/// The most of a failing test run shown with a definition asked for again.
+const FAILURE_CHARS: usize = 1_500;
 
 /// One definition to ask for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,18 +41,33 @@ pub struct NarrowedTask {
     pub calls: Vec<String>,
     /// The code it joins: its class as it is now, or the file when it is small.
     pub around: Option<String>,
+    /// Set when the definition is there but keeps failing its acceptance tests: it is asked
+    /// for again, whole.
+    pub failing: Option<Failing>,
+}
+
+/// A definition that fails its acceptance tests: as it is, and what the tests say.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failing {
+    pub current: String,
+    pub output: String,
 }
 
 impl NarrowedTask {
     /// The task as the model reads it.
     pub fn ask(&self) -> String {
+        let again = if self.failing.is_some() {
+            " again, whole,"
+        } else {
+            ""
+        };
         let mut out = match &self.class {
             Some(class) => format!(
-                "Write the method `{}` of the class `{class}` in {}, and nothing else: only the method, starting with its `def` line, without the class around it.",
+                "Write the method `{}` of the class `{class}` in {}{again} and nothing else: only the method, starting with its `def` line, without the class around it.",
                 self.signature, self.file
             ),
             None => format!(
-                "Write the function `{}` in {}, and nothing else: only the function, starting with its definition line.",
+                "Write the function `{}` in {}{again} and nothing else: only the function, starting with its definition line.",
                 self.signature, self.file
             ),
         };
@@ -65,6 +83,12 @@ impl NarrowedTask {
             out.push_str(&self.calls.join("\n\n"));
             out.push_str("\n```");
         }
+        if let Some(failing) = &self.failing {
+            out.push_str(&format!(
+                "\nIt is written, but it fails those tests. As it is now:\n```\n{}\n```\nWhat the tests say:\n```\n{}\n```\nMake it return what the tests expect.",
+                failing.current, failing.output
+            ));
+        }
         out.push_str("\nAnswer with the code in one code block.");
         out
     }
@@ -77,6 +101,7 @@ pub fn narrowed_task(
     story_text: &str,
     missing: &Missing,
     fixed: &FixedTests,
+    failure: Option<&str>,
 ) -> Option<NarrowedTask> {
     let file = missing.file.clone()?;
     let source = std::fs::read_to_string(dir.join(&file)).unwrap_or_default();
@@ -110,13 +135,28 @@ pub fn narrowed_task(
         None => Some(source.trim_end().to_string()).filter(|s| !s.is_empty()),
     }
     .filter(|code| code.len() <= AROUND_CHARS);
+    let failing = match failure {
+        Some(output) => {
+            let scope = match &class {
+                Some(class) => source_of(&source, class)?,
+                None => source.clone(),
+            };
+            Some(Failing {
+                current: definition_named(&scope, &missing.name)?,
+                output: head_tail(output.trim(), FAILURE_CHARS),
+            })
+        }
+        None => None,
+    };
     Some(NarrowedTask {
         name: missing.name.clone(),
         signature,
+        // A function's file holds the definition asked for again: it is shown once, alone.
+        around: around.filter(|_| failing.is_none() || class.is_some()),
         class,
         file,
         calls,
-        around,
+        failing,
     })
 }
 
@@ -149,6 +189,7 @@ pub async fn narrow(
     transcript: &Transcript,
     missing: &Missing,
     fixed: &FixedTests,
+    failure: Option<&str>,
 ) -> bool {
     let story_text = named_text(story);
     // A file the story names that does not exist yet (a new module) is still where it goes.
@@ -162,7 +203,7 @@ pub async fn narrow(
         name: missing.name.clone(),
         file: missing.file.clone().or_else(named_file),
     };
-    let Some(task) = narrowed_task(dir, &story_text, &missing, fixed) else {
+    let Some(task) = narrowed_task(dir, &story_text, &missing, fixed, failure) else {
         return false;
     };
     let ask = task.ask();
@@ -186,7 +227,8 @@ pub async fn narrow(
         merged.is_some_and(|merged| crate::atomic_file::write(&path, merged.as_bytes()).is_ok());
     transcript.record(
         "narrowed_task",
-        serde_json::json!({"name": task.name, "file": task.file, "class": task.class, "merged": written}),
+        serde_json::json!({"name": task.name, "file": task.file, "class": task.class,
+                           "again": task.failing.is_some(), "merged": written}),
     );
     written
 }
@@ -238,10 +280,12 @@ pub fn answer_code(reply: &str) -> Option<String> {
     Some(reply.lines().skip(start).collect::<Vec<_>>().join("\n"))
 }
 
-/// `source` with the definition merged in: a method at the end of its class's block,
-/// re-indented to the class's method indentation; a function at the end of the file. A class
-/// the model wrapped around the method is taken off. `None` when the code defines nothing
-/// named `name`, or the class is not in `source`.
+/// `source` with the definition merged in: in place of the definition of that name it already
+/// has (a rewrite of a definition that fails its tests), else a method at the end of its
+/// class's block, re-indented to the class's method indentation, and a function at the end of
+/// the file. A class the model wrapped around the method is taken off; the answer's imports
+/// that the file lacks join its imports. `None` when the code defines nothing named `name`, or
+/// the class is not in `source`.
 pub fn merge_definition(
     source: &str,
     class: Option<&str>,
@@ -249,22 +293,82 @@ pub fn merge_definition(
     code: &str,
 ) -> Option<String> {
     let definition = definition_named(code, name)?;
-    let Some(class) = class else {
-        let mut out = source.trim_end().to_string();
-        if !out.is_empty() {
-            out.push_str("\n\n\n");
-        }
-        out.push_str(&definition);
-        out.push('\n');
-        return Some(out);
-    };
+    let source = add_imports_of(source, code);
     let lines: Vec<&str> = source.lines().collect();
-    let start = lines.iter().position(|line| {
-        line.starts_with("class ") && defined_name(line).as_deref() == Some(class)
-    })?;
+    // Where the definition belongs: the file, or the body of its class.
+    let (scope, indent) = match class {
+        None => (0..lines.len(), String::new()),
+        Some(class) => {
+            let start = lines.iter().position(|line| {
+                line.starts_with("class ") && defined_name(line).as_deref() == Some(class)
+            })?;
+            let end = block_end(&lines, start, 0);
+            let indent = lines[start + 1..end]
+                .iter()
+                .find(|line| !line.trim().is_empty())
+                .map_or("    ".to_string(), |line| {
+                    line[..line.len() - line.trim_start().len()].to_string()
+                });
+            (start + 1..end, indent)
+        }
+    };
+    let indented: Vec<String> = definition
+        .lines()
+        .map(|line| match line.trim().is_empty() {
+            true => String::new(),
+            false => format!("{indent}{line}"),
+        })
+        .collect();
+    let own = |line: &str| line.len() - line.trim_start().len() == indent.len();
+    let existing = lines[scope.clone()]
+        .iter()
+        .position(|line| own(line) && defined_name(line).as_deref() == Some(name))
+        .map(|at| scope.start + at);
+    let owned = |lines: &[&str]| lines.iter().map(|l| l.to_string()).collect::<Vec<_>>();
+    let mut out: Vec<String> = Vec::new();
+    match existing {
+        Some(start) => {
+            let mut first = start;
+            while first > scope.start
+                && own(lines[first - 1])
+                && lines[first - 1].trim_start().starts_with('@')
+            {
+                first -= 1;
+            }
+            let end = block_end(&lines, start, indent.len());
+            out.extend(owned(&lines[..first]));
+            out.extend(indented);
+            out.extend(owned(&lines[end..]));
+        }
+        None if class.is_none() => {
+            out.extend(owned(&lines));
+            while out.last().is_some_and(|line| line.trim().is_empty()) {
+                out.pop();
+            }
+            if !out.is_empty() {
+                out.extend([String::new(), String::new()]);
+            }
+            out.extend(indented);
+        }
+        None => {
+            out.extend(owned(&lines[..scope.end]));
+            out.push(String::new());
+            out.extend(indented);
+            // What followed the class, with the blank lines before it, stays as it was.
+            out.extend(owned(&lines[scope.end..]));
+        }
+    }
+    let mut text = out.join("\n");
+    text.push('\n');
+    Some(text)
+}
+
+/// The end of the block that starts at `start` (indented `level`): the first line after it at
+/// that indentation or less, with the blank lines before that line left out.
+fn block_end(lines: &[&str], start: usize, level: usize) -> usize {
     let mut end = lines.len();
     for (at, line) in lines.iter().enumerate().skip(start + 1) {
-        if !line.trim().is_empty() && !line.starts_with(char::is_whitespace) {
+        if !line.trim().is_empty() && line.len() - line.trim_start().len() <= level {
             end = at;
             break;
         }
@@ -272,30 +376,55 @@ pub fn merge_definition(
     while end > start + 1 && lines[end - 1].trim().is_empty() {
         end -= 1;
     }
-    let indent = lines[start + 1..end]
-        .iter()
-        .find(|line| !line.trim().is_empty())
-        .map_or("    ".to_string(), |line| {
-            line[..line.len() - line.trim_start().len()].to_string()
-        });
-    let method: Vec<String> = definition
+    end
+}
+
+/// `source` with the top-level imports of `code` that it lacks, after its own imports (or its
+/// opening docstring): `import re` above a rewritten `slugify`.
+fn add_imports_of(source: &str, code: &str) -> String {
+    let is_import = |line: &str| line.starts_with("import ") || line.starts_with("from ");
+    let lines: Vec<&str> = source.lines().collect();
+    let new: Vec<&str> = code
         .lines()
-        .map(|line| {
-            if line.trim().is_empty() {
-                String::new()
-            } else {
-                format!("{indent}{line}")
-            }
-        })
+        .filter(|line| is_import(line) && !lines.iter().any(|old| old.trim() == line.trim()))
         .collect();
-    let mut out: Vec<String> = lines[..end].iter().map(|l| l.to_string()).collect();
-    out.push(String::new());
-    out.extend(method);
-    // What followed the class, with the blank lines before it, stays as it was.
-    out.extend(lines[end..].iter().map(|l| l.to_string()));
+    if new.is_empty() {
+        return source.to_string();
+    }
+    let at = match lines.iter().rposition(|line| is_import(line)) {
+        Some(last) => last + 1,
+        None => docstring_end(&lines),
+    };
+    let mut out: Vec<&str> = lines[..at].to_vec();
+    if at > 0 && lines.iter().rposition(|line| is_import(line)).is_none() {
+        out.push("");
+    }
+    out.extend(&new);
+    if lines.get(at).is_some_and(|line| !line.trim().is_empty()) {
+        out.push("");
+    }
+    out.extend(&lines[at..]);
     let mut text = out.join("\n");
     text.push('\n');
-    Some(text)
+    text
+}
+
+/// The line after a module's opening docstring (0 when it has none).
+fn docstring_end(lines: &[&str]) -> usize {
+    let Some(first) = lines.first().map(|line| line.trim_start()) else {
+        return 0;
+    };
+    let Some(quote) = ["\"\"\"", "'''"].into_iter().find(|q| first.starts_with(q)) else {
+        return 0;
+    };
+    if first.len() > 3 && first[3..].contains(quote) {
+        return 1;
+    }
+    lines
+        .iter()
+        .skip(1)
+        .position(|line| line.contains(quote))
+        .map_or(0, |at| at + 2)
 }
 
 /// The definition of `name` in `code`, dedented to column 0 (a wrapping class dropped).
@@ -402,7 +531,7 @@ mod tests {
             file: Some("inventory/cart.py".into()),
         };
         let story = "Add a method `remove(sku)` to the Cart class in inventory/cart.py.";
-        let task = narrowed_task(dir.path(), story, &missing, &fixed).unwrap();
+        let task = narrowed_task(dir.path(), story, &missing, &fixed, None).unwrap();
         assert_eq!(task.signature, "remove(sku)");
         assert_eq!(task.class.as_deref(), Some("Cart"));
         assert_eq!(
@@ -422,5 +551,69 @@ mod tests {
             "{ask}"
         );
         assert!(ask.contains("cart.remove('a')"), "{ask}");
+    }
+
+    #[test]
+    fn a_definition_asked_for_again_replaces_its_namesake_with_the_imports_it_needs() {
+        let textkit = "\"\"\"Small text helpers.\"\"\"\n\n\ndef shout(text):\n    return text.upper() + \"!\"\n\n\ndef truncate(text, width):\n    return text.upper() + \"!\"\n\n\ndef tail():\n    pass\n";
+        let answer = "```python\nimport textwrap\n\ndef truncate(text, width):\n    if len(text) <= width:\n        return text\n    return textwrap.shorten(text, width)\n```";
+        let merged =
+            merge_definition(textkit, None, "truncate", &answer_code(answer).unwrap()).unwrap();
+        assert_eq!(
+            merged,
+            "\"\"\"Small text helpers.\"\"\"\n\nimport textwrap\n\n\ndef shout(text):\n    return text.upper() + \"!\"\n\n\ndef truncate(text, width):\n    if len(text) <= width:\n        return text\n    return textwrap.shorten(text, width)\n\n\ndef tail():\n    pass\n"
+        );
+        let method = "def add(self, sku, quantity=1):\n    if quantity < 1:\n        raise ValueError(quantity)\n    self.items[sku] = self.items.get(sku, 0) + quantity\n";
+        let merged = merge_definition(CART, Some("Cart"), "add", method).unwrap();
+        assert_eq!(
+            merged,
+            CART.replace(
+                "    def add(self, sku, quantity=1):\n        self.items",
+                "    def add(self, sku, quantity=1):\n        if quantity < 1:\n            raise ValueError(quantity)\n        self.items"
+            )
+        );
+    }
+
+    #[test]
+    fn a_failing_definition_is_asked_for_again_with_what_the_tests_say() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("textkit.py"),
+            "def shout(text):\n    return text.upper()\n\n\ndef truncate(text, width):\n    return text.upper()\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("test_truncate.py"),
+            "from textkit import truncate\n\ndef test_truncate():\n    assert truncate('hello', 10) == 'hello'\n",
+        )
+        .unwrap();
+        let fixed = FixedTests::take(dir.path(), &["test_truncate.py".to_string()]);
+        let missing = Missing {
+            name: "truncate".into(),
+            file: Some("textkit.py".into()),
+        };
+        let output = "F\n>       assert truncate('hello', 10) == 'hello'\nE       AssertionError: assert 'HELLO' == 'hello'\n1 failed";
+        let story = "Add `truncate(text, width)` to textkit.py.";
+        let task = narrowed_task(dir.path(), story, &missing, &fixed, Some(output)).unwrap();
+        assert_eq!(task.around, None);
+        let ask = task.ask();
+        assert!(
+            ask.starts_with("Write the function `truncate(text, width)` in textkit.py again, whole, and nothing else"),
+            "{ask}"
+        );
+        assert!(
+            ask.contains(
+                "As it is now:\n```\ndef truncate(text, width):\n    return text.upper()\n```"
+            ),
+            "{ask}"
+        );
+        assert!(
+            ask.contains("AssertionError: assert 'HELLO' == 'hello'"),
+            "{ask}"
+        );
+        assert!(
+            ask.contains("assert truncate('hello', 10) == 'hello'"),
+            "{ask}"
+        );
     }
 }

@@ -227,6 +227,9 @@ pub struct TestRounds<'a> {
     fixed: FixedTests,
     /// Test rounds in which each named definition was missing, for the narrowed task.
     missing_rounds: Mutex<std::collections::HashMap<String, u32>>,
+    /// Test rounds in which acceptance tests calling each named definition failed, for the
+    /// narrowed task that asks for it again.
+    failing_rounds: Mutex<std::collections::HashMap<String, u32>>,
     runs: Mutex<Vec<TestRun>>,
 }
 
@@ -286,6 +289,7 @@ impl<'a> TestRounds<'a> {
                 .map(str::to_string),
             fixed: FixedTests::take(dir, &story.meta.acceptance_tests),
             missing_rounds: Mutex::new(Default::default()),
+            failing_rounds: Mutex::new(Default::default()),
             runs: Mutex::new(Vec::new()),
         })
     }
@@ -376,6 +380,37 @@ impl<'a> TestRounds<'a> {
         due
     }
 
+    /// A named definition that is written but whose acceptance tests failed in this run and
+    /// the rounds before it, asked for again, alone, from the
+    /// [`super::narrowed::ROUNDS_BEFORE_NARROWING`]th such round on: a small model that copies
+    /// a neighbouring function into `truncate` keeps doing so in the whole file, and writes the
+    /// one function right when that is all it is shown.
+    fn failing_long_enough(&self, run: &TestRun) -> Option<Missing> {
+        if !matches!(run.outcome, TestOutcome::Failed { .. }) {
+            return None;
+        }
+        let failing = failing_in_acceptance(&self.dir, &run.output, &self.named, &self.fixed);
+        let mut rounds = self
+            .failing_rounds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut due = None;
+        for function in failing {
+            let count = rounds.entry(function.name.clone()).or_default();
+            *count += 1;
+            if *count >= super::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
+                let file = function.files.first().cloned().or_else(|| {
+                    super::named_functions::python_file_defining(&self.dir, &function.name)
+                });
+                due = Some(Missing {
+                    name: function.name.clone(),
+                    file,
+                });
+            }
+        }
+        due
+    }
+
     /// The run's failures, when only unasked tests of the implementer's account for them.
     fn unasked(&self, run: &TestRun) -> Option<super::unasked_tests::Unasked> {
         if !matches!(run.outcome, TestOutcome::Failed { .. }) {
@@ -402,9 +437,15 @@ impl WorkCheck for TestRounds<'_> {
             );
         }
         let mut result = self.check_now().await?;
-        if let Some(missing) = self.missing_long_enough(&result) {
-            // Asked for that definition alone (docs/design.md §21); the tests then run on
-            // whatever it gave.
+        // A definition missing or failing for rounds is asked for alone (docs/design.md §21);
+        // the tests then run on whatever it gave.
+        let narrowed = match self.missing_long_enough(&result) {
+            Some(missing) => Some((missing, None)),
+            None => self
+                .failing_long_enough(&result)
+                .map(|failing| (failing, Some(result.output.clone()))),
+        };
+        if let Some((missing, failure)) = narrowed {
             if super::narrowed::narrow(
                 self.wf,
                 self.story,
@@ -412,6 +453,7 @@ impl WorkCheck for TestRounds<'_> {
                 &self.transcript,
                 &missing,
                 &self.fixed,
+                failure.as_deref(),
             )
             .await
             {
@@ -488,6 +530,36 @@ fn failing_tests_of(output: &str, named: &[NamedFunction], fixed: &FixedTests) -
     found
 }
 
+/// The functions the story names that a failing acceptance test of `output` calls, each once.
+fn failing_in_acceptance(
+    dir: &Path,
+    output: &str,
+    named: &[NamedFunction],
+    fixed: &FixedTests,
+) -> Vec<NamedFunction> {
+    let mut found: Vec<NamedFunction> = Vec::new();
+    for test in failed_tests(output) {
+        if !fixed.paths().any(|path| path == test.file) {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(dir.join(&test.file)) else {
+            continue;
+        };
+        let Some(body) = crate::agents::tools::source_of(&text, &test.name) else {
+            continue;
+        };
+        for function in named {
+            let called = body
+                .lines()
+                .any(|line| super::examples::calls(line, &function.name));
+            if called && !found.contains(function) {
+                found.push(function.clone());
+            }
+        }
+    }
+    found
+}
+
 /// `a`, `b` in stats.py: the missing functions as a story's reader names them.
 fn listed(missing: &[Missing]) -> String {
     missing
@@ -556,6 +628,30 @@ mod tests {
             failing_tests_of("error[E0425]: x", &[function("x")], &FixedTests::default())
                 .is_empty()
         );
+    }
+
+    #[test]
+    fn a_failing_acceptance_test_names_the_story_functions_it_calls() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("test_accept.py"),
+            "from textkit import truncate, shout\n\ndef test_truncate():\n    assert truncate('hello', 10) == 'hello'\n\ndef test_shout():\n    assert shout('a') == 'A!'\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("test_own.py"),
+            "def test_truncate():\n    assert truncate('a', 1) == 'b'\n",
+        )
+        .unwrap();
+        let fixed = FixedTests::take(dir.path(), &["test_accept.py".to_string()]);
+        let named = [function("truncate"), function("headline")];
+        let output = "FAILED test_accept.py::test_truncate - AssertionError\nFAILED test_own.py::test_truncate - AssertionError\n";
+        assert_eq!(
+            failing_in_acceptance(dir.path(), output, &named, &fixed),
+            [function("truncate")]
+        );
+        let only_own = "FAILED test_own.py::test_truncate - AssertionError\n";
+        assert!(failing_in_acceptance(dir.path(), only_own, &named, &fixed).is_empty());
     }
 
     #[test]
