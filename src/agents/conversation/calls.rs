@@ -18,6 +18,10 @@ pub(super) struct Reading {
     protocol: ToolProtocol,
     names: Vec<String>,
     default_file: Option<String>,
+    /// A ```bash fence is a command only for a model told of the command tool: one that was
+    /// told only to write files whole uses shell fences to tell a person what to run (`git add
+    /// .`, `pip install pytest`, measured with a 1.5B model for 25 turns on end).
+    shell_fences: bool,
 }
 
 impl Reading {
@@ -25,9 +29,11 @@ impl Reading {
         protocol: ToolProtocol,
         definitions: &[Value],
         default_file: Option<&str>,
+        tools_untold: bool,
     ) -> Reading {
         Reading {
             protocol,
+            shell_fences: !tools_untold,
             default_file: default_file.map(str::to_string),
             names: definitions
                 .iter()
@@ -79,7 +85,7 @@ impl Reading {
             Expect {
                 tools: &names,
                 any_name: self.text_only(),
-                bash: self.text_only() && names.contains(&SHELL_TOOL),
+                bash: self.text_only() && self.shell_fences && names.contains(&SHELL_TOOL),
                 edits: EDIT_TOOLS.iter().all(|tool| names.contains(tool)),
                 default_file: self.default_file.as_deref(),
             },

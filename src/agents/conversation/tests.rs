@@ -424,6 +424,33 @@ async fn under_text_the_tools_are_described_and_one_action_per_reply_runs() {
     assert_eq!(calls[0]["form"], "bash_fence");
 }
 
+#[tokio::test]
+async fn a_shell_fence_is_no_command_for_a_model_told_only_to_write_files_whole() {
+    let server = MockServer::start().await;
+    // Recorded (Qwen2.5-Coder-1.5B, 2026-11-27): whole-file implement telling a person what to
+    // run; run as commands, `pip install pytest` came back 25 turns in a row.
+    let advice = "You need to install `pytest` using `pip`. Run the following command:\n\n```sh\npip install pytest\n```";
+    answer(&server, ok(completion(Some(advice), &[])), 1).await;
+    let shell = ShellTools(FakeTools::default());
+    let prompt = Prompt {
+        system: "sys",
+        user: "task",
+        tools: Some(&shell),
+        check: None,
+        options: ConverseOptions {
+            protocol: ToolProtocol::Text,
+            tools_untold: true,
+            ..ConverseOptions::default()
+        },
+    };
+    let done = converse_with(&client(&server), prompt, 5, &Transcript::disabled())
+        .await
+        .unwrap();
+    assert_eq!((done.final_text.as_str(), done.tool_calls), (advice, 0));
+    assert!(shell.0.calls.lock().unwrap().is_empty());
+    assert_eq!(request_bodies(&server).await.len(), 1);
+}
+
 /// Fake tools that include run_command, as implement's do.
 struct ShellTools(FakeTools);
 
