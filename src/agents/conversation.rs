@@ -174,7 +174,12 @@ async fn run_turns(
     let tools = prompt.tools;
     let options = prompt.options;
     let all_definitions = tools.map(|t| t.definitions()).unwrap_or_default();
-    let reading = Reading::new(options.protocol, &all_definitions, options.default_file);
+    let reading = Reading::new(
+        options.protocol,
+        &all_definitions,
+        options.default_file,
+        options.tools_untold,
+    );
     let system = match reading.text_only() && !options.tools_untold {
         true => format!(
             "{}\n\n{}",

@@ -221,10 +221,12 @@ fn announced_path(before: &[&str]) -> Option<String> {
         return Some(path);
     }
     // A heading that ends with the path (`### Fix to `calc.py``), or a line that ends with
-    // it and a colon (`Here is the updated `stats.py`:`).
-    let ending = match line.starts_with('#') {
-        true => line.trim_end_matches(':'),
-        false => line.strip_suffix(':')?,
+    // it and a colon (`Here is the updated `stats.py`:`), emphasis aside (recorded from
+    // Qwen2.5-Coder-1.5B: `**Changed `inventory/cart.py`:**`).
+    let plain = plain.trim();
+    let ending = match plain.starts_with('#') {
+        true => plain.trim_end_matches(':'),
+        false => plain.strip_suffix(':')?,
     };
     path_like(ending.split_whitespace().next_back()?)
 }
@@ -334,6 +336,9 @@ mod tests {
             // Recorded too: a fence in a list item, the whole file indented with it.
             "- stats.py\n  ```python\n  def mean(v):\n      return 0.0\n  ```",
             "### Changed Files\n\n1. **stats.py**\n\n   ```python\n   def mean(v):\n       return 0.0\n   ```",
+            // Recorded too (2026-11-27, inventory): a bold line or a heading, the colon inside.
+            "**Changed `stats.py`:**\n\n```python\ndef mean(v):\n    return 0.0\n```",
+            "## Changed `stats.py`:**\n\n```python\ndef mean(v):\n    return 0.0\n```",
         ];
         for text in rows {
             assert_eq!(
