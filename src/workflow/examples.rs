@@ -193,6 +193,45 @@ pub fn missing_imports(tests: &str, named: &[(String, String)]) -> Vec<String> {
     lines
 }
 
+/// `import <module>` lines a Python test needs for the modules of the tree at `root` that it
+/// uses by their dotted name without importing them (`inventory.pricing.apply_discount(…)` →
+/// `import inventory.pricing`): the longest dotted prefix that is a module of the tree.
+pub fn module_imports(root: &Path, tests: &str) -> Vec<String> {
+    let bound = |name: &str| {
+        tests.lines().any(|line| {
+            let line = line.trim_start();
+            let words = || line.split(|c: char| !(c.is_alphanumeric() || c == '_'));
+            ((line.starts_with("import ") || line.starts_with("from "))
+                && words().any(|w| w == name))
+                || line.starts_with(&format!("{name} ="))
+                || line.starts_with(&format!("{name}="))
+        })
+    };
+    let mut imports: Vec<String> = Vec::new();
+    let chains = tests.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'));
+    for chain in chains.filter(|chain| chain.contains('.')) {
+        let parts: Vec<&str> = chain.split('.').collect();
+        let first = parts[0];
+        let starts_well = first
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
+        if !starts_well || bound(first) || module_source(root, first).is_none() {
+            continue;
+        }
+        let module = (1..=parts.len())
+            .rev()
+            .map(|count| parts[..count].join("."))
+            .find(|module| module_source(root, module).is_some())
+            .unwrap_or_else(|| first.to_string());
+        let import = format!("import {module}");
+        if !imports.contains(&import) {
+            imports.push(import);
+        }
+    }
+    imports
+}
+
 /// The module a Python file is imported as: `inventory/cart.py` → `inventory.cart` (a `src/`
 /// folder is a source root, not a package).
 fn python_module(file: &str) -> Option<String> {
@@ -358,6 +397,26 @@ mod tests {
             Some("inventory")
         );
         assert_eq!(python_module("my-file.py"), None);
+    }
+
+    #[test]
+    fn a_module_of_the_tree_used_by_its_dotted_name_gets_its_import() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("inventory")).unwrap();
+        std::fs::write(root.path().join("inventory/__init__.py"), "").unwrap();
+        std::fs::write(
+            root.path().join("inventory/pricing.py"),
+            "def apply_discount(c, p):\n    pass\n",
+        )
+        .unwrap();
+        // Recorded: Qwen2.5-Coder-1.5B's acceptance test for total_with_discount (2026-11-27).
+        let tests = "def test_total_with_discount_one():\n    assert inventory.pricing.total_with_discount([1000, 500], 10) == 1350\n\ndef test_discount():\n    assert inventory.pricing.apply_discount(1000, 10) == 900\n    assert 'a.b'.upper() == os.sep\n";
+        assert_eq!(
+            module_imports(root.path(), tests),
+            ["import inventory.pricing"]
+        );
+        let imported = format!("import inventory.pricing\n{tests}");
+        assert!(module_imports(root.path(), &imported).is_empty());
     }
 
     #[test]

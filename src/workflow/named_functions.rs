@@ -60,7 +60,12 @@ pub fn named_functions(story: &crate::board::Story) -> Vec<NamedFunction> {
             continue;
         }
         let after = spans[at + 1..].join("`");
-        let files = files_in_sentence(&after);
+        let mut files = files_in_sentence(&after);
+        if files.is_empty() {
+            // "Add a new module inventory/money.py with a function `format_price(cents)`": the
+            // file comes first in the sentence.
+            files = files_earlier_in_sentence(&spans[..at].join("`"));
+        }
         match named.iter_mut().find(|known| known.name == callee) {
             Some(known) => known.files.extend(files),
             None => named.push(NamedFunction {
@@ -87,6 +92,22 @@ fn files_in_sentence(text: &str) -> Vec<String> {
         }
         if ends_sentence {
             break;
+        }
+    }
+    files
+}
+
+/// The path-like words of the sentence that `text` ends in, in order.
+fn files_earlier_in_sentence(text: &str) -> Vec<String> {
+    let mut files = Vec::new();
+    for word in text.lines().last().unwrap_or("").split_whitespace().rev() {
+        let ends_sentence = word.ends_with(['.', ';', '!', '?']) && !path_like(word);
+        if ends_sentence || (word.starts_with('`') && word.contains('(')) {
+            break; // the sentence before, or another function's part of this one
+        }
+        let token = word.trim_matches(|c: char| "`*\"'(),;:!?.".contains(c));
+        if path_like(token) {
+            files.insert(0, token.to_string());
         }
     }
     files
@@ -276,6 +297,14 @@ mod tests {
             "- [ ] `slugify(\"Hello, World!\")` returns `\"hello-world\"`",
         );
         assert_eq!(named_functions(&refined)[0].files, ["textkit.py"]);
+        // As the refinement of the inventory suite's story wrote it: the new module first.
+        let module_first = story(
+            "Keep prices in cents. Add a new module inventory/money.py with a function `format_price(cents)` that returns dollars.",
+            "- [ ] In stats.py nothing changes. `receipt_line(name, cents)` joins them",
+        );
+        let named = named_functions(&module_first);
+        assert_eq!(named[0].files, ["inventory/money.py"]);
+        assert!(named[1].files.is_empty(), "{named:?}");
     }
 
     #[test]

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::workflow::examples::{
-    examples, mentioned_names, missing_imports, unknown_imports, Example,
+    examples, mentioned_names, missing_imports, module_imports, unknown_imports, Example,
 };
 
 use crate::agents::prompts::is_test_path;
@@ -445,11 +445,14 @@ impl AcceptanceCheck<'_> {
     }
 
     /// Adds the imports a Python test file lacks for the story's functions (a small model
-    /// calls `slugify` without importing it); says what it added.
+    /// calls `slugify` without importing it) and for the modules of the tree it calls through
+    /// (`inventory.pricing.total_with_discount(…)` with no `import inventory.pricing`); says
+    /// what it added.
     fn add_imports(&self, path: &str) -> Option<String> {
         let full = self.dir.join(path);
         let text = std::fs::read_to_string(&full).ok()?;
-        let imports = missing_imports(&text, &self.homes);
+        let mut imports = missing_imports(&text, &self.homes);
+        imports.extend(module_imports(&self.dir, &text));
         if imports.is_empty() {
             return None;
         }
