@@ -8,6 +8,7 @@
 
 mod answers;
 mod calls;
+mod trim;
 
 use answers::{answer_calls, record_error, Answered, AnsweredCalls};
 
@@ -214,7 +215,6 @@ async fn run_turns(
             done,
         )
         .await;
-        recorded = messages.len();
         let reply = match sent {
             Ok(reply) => reply,
             Err(err)
@@ -240,11 +240,30 @@ async fn run_turns(
                 .await
                 .inspect_err(|err| record_error(transcript, err))?
             }
+            Err(err @ LlmError::ContextLength(_)) if trim::can_leave_out(&messages) => {
+                let left_out = trim::leave_out_oldest(&mut messages);
+                transcript.record(
+                    "context_trimmed",
+                    json!({"left_out": left_out, "kept": messages.len(), "error": err.to_string()}),
+                );
+                send(
+                    client,
+                    &messages,
+                    messages.len(),
+                    &definitions,
+                    options,
+                    transcript,
+                    done,
+                )
+                .await
+                .inspect_err(|err| record_error(transcript, err))?
+            }
             Err(err) => {
                 record_error(transcript, &err);
                 return Err(err);
             }
         };
+        recorded = messages.len();
         record_response(transcript, done.turns, &reply);
         let mut turn = reading.read(&reply, !definitions.is_empty());
         let edits = std::mem::take(&mut turn.edits);

@@ -451,6 +451,49 @@ async fn a_shell_fence_is_no_command_for_a_model_told_only_to_write_files_whole(
     assert_eq!(request_bodies(&server).await.len(), 1);
 }
 
+#[tokio::test]
+async fn a_conversation_past_the_context_window_goes_on_without_its_oldest_turns() {
+    let server = MockServer::start().await;
+    answer(
+        &server,
+        ok(completion(None, &[("c1", "read_file", r#"{"path":"a"}"#)])),
+        1,
+    )
+    .await;
+    answer(
+        &server,
+        ok(completion(None, &[("c2", "read_file", r#"{"path":"b"}"#)])),
+        1,
+    )
+    .await;
+    // llama.cpp's words for a prompt longer than its context (HTTP 400).
+    let too_long = ResponseTemplate::new(400).set_body_json(json!({"error": {
+        "code": 400, "type": "exceed_context_size_error",
+        "message": "the request exceeds the available context size, try increasing it"}}));
+    answer(&server, too_long, 1).await;
+    answer(&server, ok(completion(Some("all done"), &[])), 1).await;
+    let tools = FakeTools::default();
+    let board = tempfile::tempdir().unwrap();
+    let transcript =
+        Transcript::create(board.path(), &StoryId::from("story-1"), "implement").unwrap();
+
+    let done = converse(&server, Some(&tools), 10, &transcript)
+        .await
+        .unwrap();
+
+    assert_eq!(done.final_text, "all done");
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 4);
+    assert_eq!(bodies[2]["messages"].as_array().unwrap().len(), 6);
+    let kept = bodies[3]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = kept.iter().map(|m| m["role"].as_str().unwrap()).collect();
+    assert_eq!(roles, ["system", "user", "assistant", "tool"]);
+    assert_eq!(kept[1]["content"], "task");
+    assert_eq!(kept[2]["tool_calls"][0]["id"], "c2");
+    let trimmed = entries(&transcript, "context_trimmed");
+    assert_eq!(trimmed[0]["left_out"], 2);
+}
+
 /// Fake tools that include run_command, as implement's do.
 struct ShellTools(FakeTools);
 
