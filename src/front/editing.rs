@@ -1,5 +1,6 @@
-//! `edit_story`: the frontmatter keys a person may change, checked like `validate` would and
-//! written the way every story write is (atomic, keeping hand edits and every other key).
+//! Editing a story's frontmatter by hand, whoever asks (the MCP tool `edit_story`, the page's
+//! edit form): the keys a person may change, checked like `validate` would and written the way
+//! every story write is (atomic, keeping hand edits and every other key).
 
 use std::collections::BTreeMap;
 
@@ -13,7 +14,7 @@ use crate::error::{Error, Result};
 
 /// The keys a person may edit, and what each takes.
 const EDITABLE: [(&str, &str); 8] = [
-    ("title", "a non-empty string"),
+    ("title", "one non-empty line"),
     ("priority", "an integer (lower runs first)"),
     ("type", "feature, bug, chore or spike"),
     ("labels", "a list of strings"),
@@ -36,7 +37,7 @@ enum Change {
 }
 
 /// Applies `changes` to the story `query` names; returns its id.
-pub(super) fn apply(
+pub(crate) fn apply(
     project: &Project,
     query: &str,
     changes: &BTreeMap<String, Value>,
@@ -93,9 +94,10 @@ fn check(key: &str, value: &Value, board: &Board, id: &str) -> Result<Change> {
         };
     }
     let ok = match key {
+        // One line without control characters, as `add` takes it (docs/design.md §22).
         "title" => value
             .as_str()
-            .is_some_and(|t| !t.trim().is_empty() && !t.contains('\n')),
+            .is_some_and(|t| !t.trim().is_empty() && !t.chars().any(char::is_control)),
         "priority" => value.as_i64().is_some(),
         "type" => value
             .as_str()

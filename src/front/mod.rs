@@ -1,7 +1,8 @@
-//! What the two front ends, the command line and the MCP server, both give: the JSON views,
-//! adding a story, and starting a run. Here, above both, so that neither imports the other
-//! (docs/design.md, "Layers of the code").
+//! What the front ends (the command line, the MCP server and the page) share: the JSON views,
+//! adding, editing and moving a story, and starting a run. Here, below all three, so that none
+//! imports another (docs/design.md, "Layers of the code").
 
+pub(crate) mod editing;
 mod envelope;
 pub(crate) mod launch;
 pub(crate) mod moving;

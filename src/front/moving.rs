@@ -37,6 +37,19 @@ impl Moved {
     }
 }
 
+/// The column a caller named (any case, `in-progress` or `in_progress`), or a usage error that
+/// lists the columns.
+pub fn column_named(name: &str) -> Result<Column> {
+    Column::parse(name).ok_or_else(|| {
+        let names: Vec<&str> = Column::ALL.iter().map(|c| c.name()).collect();
+        Error::Usage(format!(
+            "unknown column `{}`; use one of {}",
+            name.trim(),
+            names.join(", ")
+        ))
+    })
+}
+
 /// Moves the story `query` names to `column`; into blocked/ with a reason, out of it without.
 pub fn move_story(board_dir: &Path, query: &str, column: Column) -> Result<Moved> {
     let story = find(board_dir, query)?;

@@ -22,6 +22,21 @@ pub(crate) struct NewStory {
     pub description: Option<String>,
 }
 
+/// The type a caller named; none (or blank) is a feature, an unknown one a usage error that
+/// lists the types.
+pub(crate) fn type_named(name: Option<&str>) -> Result<StoryType> {
+    match name.map(str::trim) {
+        None | Some("") => Ok(StoryType::Feature),
+        Some(name) => match StoryType::from(name) {
+            StoryType::Other(_) => Err(Error::Usage(format!(
+                "type `{name}`: use one of {}",
+                StoryType::KNOWN.join(", ")
+            ))),
+            known => Ok(known),
+        },
+    }
+}
+
 /// Writes a new story into backlog and returns it, with its path and slug.
 pub(crate) fn create(project: &Project, new: NewStory) -> Result<Story> {
     let title = new.title.trim();

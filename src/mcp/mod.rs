@@ -11,8 +11,6 @@
 //! Stdout belongs to the protocol: [`protocol_stdout`] moves everything else that would write
 //! there (a library's stray print, a child process) to stderr before the server starts.
 
-mod edit;
-
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -24,10 +22,10 @@ use rmcp::{schemars, tool, tool_handler, tool_router, ErrorData, ServerHandler};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use crate::board::{lookup, Board, Column, StoryType};
+use crate::board::{lookup, Board, Column};
 use crate::config::Project;
 use crate::error::{Error, Hint, Result};
-use crate::front::new_story::{create, NewStory};
+use crate::front::new_story::{create, type_named, NewStory};
 use crate::front::{launch, moving};
 use crate::workflow::assessor::{assess, Policy};
 use crate::workflow::blocking::off_the_runtime;
@@ -259,12 +257,7 @@ impl BoardServer {
 impl BoardServer {
     async fn move_story_document(&self, args: MoveArgs) -> Result<CallToolResult> {
         let project = self.project()?;
-        let column = Column::parse(&args.column).ok_or_else(|| {
-            Error::Usage(format!(
-                "unknown column `{}`; use one of backlog, ready, in-progress, done, blocked",
-                args.column
-            ))
-        })?;
+        let column = moving::column_named(&args.column)?;
         let moved = off_the_runtime(move || {
             let moved = moving::move_story(&project.board_dir(), &args.story, column)?;
             to_value(crate::front::envelope("moved", moved.view()))
@@ -316,18 +309,7 @@ impl BoardServer {
 
     async fn add_story_document(&self, args: AddArgs) -> Result<CallToolResult> {
         let project = self.project()?;
-        let story_type = match args.story_type.as_deref().map(str::trim) {
-            None | Some("") => StoryType::Feature,
-            Some(name) => match StoryType::from(name) {
-                StoryType::Other(_) => {
-                    return Err(Error::Usage(format!(
-                        "type `{name}`: use one of {}",
-                        StoryType::KNOWN.join(", ")
-                    )))
-                }
-                known => known,
-            },
-        };
+        let story_type = type_named(args.story_type.as_deref())?;
         let new = NewStory {
             title: args.title,
             story_type,
@@ -347,7 +329,7 @@ impl BoardServer {
     async fn edit_story_document(&self, args: EditArgs) -> Result<CallToolResult> {
         let project = self.project()?;
         let story = off_the_runtime(move || {
-            let id = edit::apply(&project, &args.story, &args.set)?;
+            let id = crate::front::editing::apply(&project, &args.story, &args.set)?;
             story_document(&project, &id)
         })
         .await?;
