@@ -234,7 +234,7 @@ pub fn module_imports(root: &Path, tests: &str) -> Vec<String> {
 
 /// The module a Python file is imported as: `inventory/cart.py` → `inventory.cart` (a `src/`
 /// folder is a source root, not a package).
-fn python_module(file: &str) -> Option<String> {
+pub(crate) fn python_module(file: &str) -> Option<String> {
     let stem = file.strip_suffix(".py")?;
     let stem = stem.strip_prefix("src/").unwrap_or(stem);
     let module = stem.trim_end_matches("/__init__").replace('/', ".");

@@ -11,7 +11,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::workflow::examples::{
-    examples, mentioned_names, missing_imports, module_imports, unknown_imports, Example,
+    examples, mentioned_names, missing_imports, module_imports, python_module, unknown_imports,
+    Example,
 };
 
 use crate::agents::prompts::is_test_path;
@@ -113,7 +114,15 @@ pub async fn write_tests(
         variant,
     };
     let mut output = desk.wf.agents.run_phase(request).await?;
-    let verdict = check.verdict().await;
+    let mut verdict = check.verdict().await;
+    if let Verdict::Refused(why) = &verdict {
+        if let Some(written) = check.fall_back_to_examples(why).await {
+            output.text = format!(
+                "The model's tests were refused ({why}), so the acceptance tests are the story's own examples, written by the tool."
+            );
+            verdict = written;
+        }
+    }
     if let Verdict::Written(paths) = &verdict {
         output.text = listing(paths, &output.text);
     }
@@ -431,6 +440,63 @@ impl<'a> AcceptanceCheck<'a> {
 }
 
 impl AcceptanceCheck<'_> {
+    /// The story's examples as a Python test file of the tool's own, one test per example with
+    /// the imports they need; `None` unless every example is a plain call of a function whose
+    /// file is known (a method needs the test's own setup), or the tests are not Python.
+    fn examples_file(&self) -> Option<String> {
+        if !self.suggested.ends_with(".py") || self.examples.is_empty() {
+            return None;
+        }
+        let mut imports: Vec<String> = Vec::new();
+        let mut tests: Vec<String> = Vec::new();
+        for (at, example) in self.examples.iter().enumerate() {
+            let callee = example.call.split('(').next()?.trim();
+            let (name, file) = self.homes.iter().find(|(name, _)| name == callee)?;
+            let import = format!("from {} import {name}", python_module(file)?);
+            if !imports.contains(&import) {
+                imports.push(import);
+            }
+            tests.push(format!(
+                "def test_{name}_example_{}():\n    {}\n",
+                at + 1,
+                example.assertion()
+            ));
+        }
+        Some(format!(
+            "\"\"\"The story's examples, as it writes them (written by agentic-sdlc).\"\"\"\n\n{}\n\n\n{}",
+            imports.join("\n"),
+            tests.join("\n\n")
+        ))
+    }
+
+    /// When the model's tests are refused and the story's examples can be tests of their own,
+    /// those are the acceptance tests (docs/design.md §21): the model's files are put back, the
+    /// tool writes the examples into the suggested file, and the check runs on that. A small
+    /// model that copies the repository map's layout into its test file would otherwise fail a
+    /// story whose examples say exactly what to test. `None` when there is nothing to fall
+    /// back to, or the examples fail the check too (then nothing of them is left behind).
+    pub async fn fall_back_to_examples(&self, refused: &str) -> Option<Verdict> {
+        let content = self.examples_file()?;
+        let changed = self.changed_files().await;
+        put_back(&self.dir, &changed);
+        let path = self.dir.join(&self.suggested);
+        if let Some(parent) = path.parent() {
+            std::fs::create_dir_all(parent).ok()?;
+        }
+        crate::atomic_file::write(&path, content.as_bytes()).ok()?;
+        self.transcript.record(
+            "acceptance_examples_written",
+            serde_json::json!({"path": self.suggested, "refused": refused}),
+        );
+        match self.judge().await {
+            Verdict::Written(paths) => Some(Verdict::Written(paths)),
+            Verdict::Refused(_) => {
+                put_back(&self.dir, std::slice::from_ref(&self.suggested));
+                None
+            }
+        }
+    }
+
     /// Takes the expectations the story does not give out of a Python test file where the story
     /// pins the function down with examples (docs/design.md §21); says what it took out.
     fn take_out_invented(&self, path: &str) -> Option<String> {

@@ -227,3 +227,83 @@ async fn best_of_three_stops_at_the_first_attempt_that_passes_the_acceptance_tes
     assert_eq!(stopped[0]["after"], 1, "{stopped:?}");
     assert_eq!(p.front(&story)["implementation_complete"], true);
 }
+
+/// Runs each `tests/test_*.py`'s test functions, as pytest would, with python3 alone: a failure
+/// or a module that does not import is named with its file.
+const PY_RUNNER: &str = r#"import glob, runpy, sys
+sys.path.insert(0, ".")
+failed = False
+for path in sorted(glob.glob("tests/test_*.py")):
+    try:
+        module = runpy.run_path(path)
+    except Exception as err:
+        print(f"ERROR {path} - {type(err).__name__}: {err}")
+        failed = True
+        continue
+    for name, test in module.items():
+        if name.startswith("test_") and callable(test):
+            try:
+                test()
+            except Exception as err:
+                print(f"FAILED {path}::{name} - {type(err).__name__}: {err}")
+                failed = True
+sys.exit(1 if failed else 0)
+"#;
+
+#[tokio::test]
+async fn tests_the_model_cannot_write_give_way_to_the_story_examples_written_by_the_tool() {
+    let p = Project::new().await;
+    p.env.write(
+        "textkit.py",
+        "def shout(text):\n    return text.upper() + '!'\n",
+    );
+    p.env.write(
+        "tests/test_textkit.py",
+        "from textkit import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A!'\n",
+    );
+    p.env.write("run_tests.py", PY_RUNNER);
+    p.git_init(false);
+    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    let story = p.story(
+        "Slugs",
+        "Add `slugify(text)` to textkit.py.",
+        "- [ ] `slugify('Hello, World!') == 'hello-world'`\n- [ ] `slugify('a  b')` returns `'a-b'`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded from Qwen2.5-Coder-1.5B (2026-11-28): the repository map's layout copied into
+    // the test file, which does not parse, in every round.
+    let garbled = "test_textkit.py\n  imports: textkit.shout\n\ntests/test_slugs.py\n  def test_slugify():\n    assert slugify('Hello, World!') == 'hello-world'\n";
+    for _ in 0..3 {
+        p.fake
+            .push("acceptance", write_call("tests/test_slugs.py", garbled))
+            .push("acceptance", Reply::text("done"));
+    }
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    assert_eq!(
+        front["acceptance_tests"][0].as_str(),
+        Some("tests/test_slugs.py")
+    );
+    let branch = front["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:tests/test_slugs.py")]),
+        "\"\"\"The story's examples, as it writes them (written by agentic-sdlc).\"\"\"\n\nfrom textkit import slugify\n\n\ndef test_slugify_example_1():\n    assert slugify('Hello, World!') == 'hello-world'\n\n\ndef test_slugify_example_2():\n    assert slugify('a  b') == 'a-b'"
+    );
+    let listed = section(&p.body(&story), "Acceptance Tests");
+    assert!(
+        listed.contains("story's own examples, written by the tool"),
+        "{listed}"
+    );
+    let fallback = transcript_entries(&p, &story, "acceptance_examples_written");
+    assert!(
+        fallback[0]["refused"]
+            .as_str()
+            .unwrap()
+            .contains("one is missing"),
+        "{fallback:#?}"
+    );
+}
