@@ -47,6 +47,9 @@ pub struct Unasked {
     pub tests: Vec<FailedTest>,
     /// The test files they are in, which the implementer added or changed.
     pub files: Vec<String>,
+    /// Some of them test what the story adds, while its acceptance tests pass: they expect
+    /// something the story's own tests do not.
+    pub outvoted: bool,
 }
 
 impl Unasked {
@@ -57,8 +60,12 @@ impl Unasked {
             .iter()
             .map(|t| format!("`{}` in {}", t.name, t.file))
             .collect();
+        let what = match self.outvoted {
+            true => "while the story's acceptance tests pass: they expect what the story's own tests do not",
+            false => "which the story does not ask for",
+        };
         format!(
-            "The only failing {} {}, which the story does not ask for: remove or fix {}; the story's own work is what counts.",
+            "The only failing {} {}, {what}: remove or fix {}; the story's own work is what counts.",
             if tests.len() == 1 { "test is" } else { "tests are" },
             tests.join(", "),
             if tests.len() == 1 { "this test" } else { "these tests" },
@@ -68,7 +75,10 @@ impl Unasked {
 
 /// When every failing test of `output` is in a test file the implementer added or changed in
 /// `dir` (not one of the story's acceptance tests) and names no function the story names: those
-/// tests. `None` when anything else fails, or nothing can be told.
+/// tests. When the story has acceptance tests, which then all pass, the implementer's own tests
+/// of the story's functions count too: the acceptance tests are the story's word (a 1.5B
+/// model's own `median([1, 2, 4, 5]) == 2.5` failed a right `median` whose acceptance tests
+/// passed). `None` when anything else fails, a test module errors, or nothing can be told.
 pub fn unasked_failures(
     dir: &Path,
     output: &str,
@@ -79,12 +89,23 @@ pub fn unasked_failures(
     if failed.is_empty() || !vcs::is_repo(dir) {
         return None;
     }
+    // A module that does not import (pytest's `ERROR file`) may be an acceptance test.
+    if output
+        .lines()
+        .any(|line| line.trim_start().starts_with("ERROR "))
+    {
+        return None;
+    }
     let changed = vcs::worktree_changes(dir, "HEAD", &[]).ok()?;
+    let has_acceptance = fixed.paths().next().is_some();
+    let mut outvoted = false;
     let unasked = failed.iter().all(|test| {
+        let of_the_story = named.iter().any(|f| test.name.contains(f.name.as_str()));
+        outvoted |= of_the_story;
         changed.contains(&test.file)
             && is_test_path(Path::new(&test.file))
             && !fixed.paths().any(|path| path == test.file)
-            && !named.iter().any(|f| test.name.contains(f.name.as_str()))
+            && (has_acceptance || !of_the_story)
     });
     if !unasked {
         return None;
@@ -95,7 +116,72 @@ pub fn unasked_failures(
     Some(Unasked {
         tests: failed,
         files,
+        outvoted,
     })
+}
+
+/// Takes the failing tests out of their files in `dir` (each test function with its
+/// decorators), so the implementer's passing tests stay; a file left without a test, or one
+/// whose tests cannot be found, is put back as HEAD has it. Returns the files changed.
+pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
+    let mut changed = Vec::new();
+    let mut put_back = Vec::new();
+    for file in &unasked.files {
+        let names: Vec<&str> = unasked
+            .tests
+            .iter()
+            .filter(|test| &test.file == file)
+            .map(|test| test.name.as_str())
+            .collect();
+        let path = dir.join(file);
+        let kept = std::fs::read_to_string(&path)
+            .ok()
+            .and_then(|text| without_tests(&text, &names));
+        match kept {
+            Some(text) if crate::atomic_file::write(&path, text.as_bytes()).is_ok() => {
+                changed.push(file.clone())
+            }
+            _ => put_back.push(file.clone()),
+        }
+    }
+    changed.extend(super::fixed_tests::put_back(dir, &put_back));
+    changed
+}
+
+/// `text` without the test functions `names`; `None` when one is not found or no test is left.
+fn without_tests(text: &str, names: &[&str]) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let mut gone = vec![false; lines.len()];
+    for name in names {
+        let start = lines.iter().position(|line| {
+            line.trim_start().starts_with("def ")
+                && crate::agents::tools::defined_name(line).as_deref() == Some(*name)
+        })?;
+        let level = depth(lines[start]);
+        let mut first = start;
+        while first > 0
+            && depth(lines[first - 1]) == level
+            && lines[first - 1].trim_start().starts_with('@')
+        {
+            first -= 1;
+        }
+        let mut end = start + 1;
+        while end < lines.len() && (lines[end].trim().is_empty() || depth(lines[end]) > level) {
+            end += 1;
+        }
+        gone[first..end].iter_mut().for_each(|flag| *flag = true);
+    }
+    let kept: Vec<&str> = lines
+        .iter()
+        .zip(&gone)
+        .filter(|(_, gone)| !**gone)
+        .map(|(line, _)| *line)
+        .collect();
+    let any_test = kept.iter().any(|line| {
+        crate::agents::tools::defined_name(line).is_some_and(|name| name.starts_with("test"))
+    });
+    any_test.then(|| format!("{}\n", kept.join("\n").trim_end()))
 }
 
 #[cfg(test)]
@@ -159,9 +245,19 @@ mod tests {
             .feedback()
             .contains("`test_mean_empty` in tests/test_stats.py"));
 
-        // A test of the story's own function, an old test, an acceptance test: not unasked.
+        // A test of the story's own function is outvoted by the acceptance tests, which pass.
+        let median = "FAILED tests/test_stats.py::test_median_even - assert";
+        let outvoted = unasked_failures(dir, median, &named, &fixed).expect("outvoted");
+        assert!(outvoted.outvoted);
+        assert!(outvoted.feedback().contains("acceptance tests pass"));
+        // Without acceptance tests it is the story's own work; an old test, an acceptance test,
+        // a module that does not import: not unasked.
+        assert_eq!(
+            unasked_failures(dir, median, &named, &FixedTests::default()),
+            None
+        );
         for output in [
-            "FAILED tests/test_stats.py::test_median_even - assert",
+            &format!("{median}\nERROR tests/test_greet.py - ImportError"),
             "FAILED tests/test_old.py::test_old - assert",
             "FAILED tests/test_greet.py::test_greet - assert",
             &format!("{mean}\nFAILED tests/test_old.py::test_old - assert"),
@@ -172,5 +268,53 @@ mod tests {
                 "{output}"
             );
         }
+    }
+
+    #[test]
+    fn the_failing_tests_go_and_the_passing_ones_of_the_file_stay() {
+        let repo = unborn_repo();
+        let dir = repo.path();
+        write(
+            dir,
+            "tests/test_base.py",
+            "def test_base():\n    assert True\n",
+        );
+        sh(dir, &["add", "-A"]);
+        sh(dir, &["commit", "-q", "-m", "base"]);
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28): a right test and a wrong one of `median`.
+        write(
+            dir,
+            "tests/test_base.py",
+            "from stats import median\n\n\ndef test_base():\n    assert True\n\n\ndef test_median_odd():\n    assert median([3, 1, 2]) == 2\n\n\n@pytest.mark.slow\ndef test_median_with_even_number_of_elements():\n    assert median([1, 2, 4, 5]) == 2.5\n",
+        );
+        write(
+            dir,
+            "tests/test_other.py",
+            "def test_wrong():\n    assert False\n",
+        );
+        let unasked = Unasked {
+            tests: vec![
+                FailedTest {
+                    file: "tests/test_base.py".into(),
+                    name: "test_median_with_even_number_of_elements".into(),
+                },
+                FailedTest {
+                    file: "tests/test_other.py".into(),
+                    name: "test_wrong".into(),
+                },
+            ],
+            files: vec!["tests/test_base.py".into(), "tests/test_other.py".into()],
+            outvoted: true,
+        };
+        let changed = take_out(dir, &unasked);
+        assert_eq!(changed, ["tests/test_base.py", "tests/test_other.py"]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("tests/test_base.py")).unwrap(),
+            "from stats import median\n\n\ndef test_base():\n    assert True\n\n\ndef test_median_odd():\n    assert median([3, 1, 2]) == 2\n"
+        );
+        assert!(
+            !dir.join("tests/test_other.py").exists(),
+            "a file left without tests goes"
+        );
     }
 }
