@@ -217,50 +217,48 @@ async fn run_turns(
         .await;
         let reply = match sent {
             Ok(reply) => reply,
-            Err(err)
-                if done.turns == 1 && !definitions.is_empty() && err.is_tools_unsupported() =>
-            {
-                transcript.record(
-                    "tools_unsupported",
-                    json!({"error": err.to_string(), "action": "retrying once without tools"}),
-                );
-                tracing::warn!("the model refused tools; retrying without them: {err}");
-                done.tools_refused = Some(err.to_string());
-                definitions.clear();
-                // The retry is recorded whole: it is a request of its own, without tools.
-                send(
-                    client,
-                    &messages,
-                    0,
-                    &definitions,
-                    options,
-                    transcript,
-                    done,
-                )
-                .await
-                .inspect_err(|err| record_error(transcript, err))?
-            }
-            Err(err @ LlmError::ContextLength(_)) if trim::can_leave_out(&messages) => {
-                let left_out = trim::leave_out_oldest(&mut messages);
-                transcript.record(
-                    "context_trimmed",
-                    json!({"left_out": left_out, "kept": messages.len(), "error": err.to_string()}),
-                );
-                send(
-                    client,
-                    &messages,
-                    messages.len(),
-                    &definitions,
-                    options,
-                    transcript,
-                    done,
-                )
-                .await
-                .inspect_err(|err| record_error(transcript, err))?
-            }
             Err(err) => {
-                record_error(transcript, &err);
-                return Err(err);
+                // Two failures are worth one more request; it records the messages from here.
+                let record_from = if done.turns == 1
+                    && !definitions.is_empty()
+                    && err.is_tools_unsupported()
+                {
+                    transcript.record(
+                        "tools_unsupported",
+                        json!({"error": err.to_string(), "action": "retrying once without tools"}),
+                    );
+                    tracing::warn!("the model refused tools; retrying without them: {err}");
+                    done.tools_refused = Some(err.to_string());
+                    definitions.clear();
+                    // The retry is recorded whole: it is a request of its own, without tools.
+                    Some(0)
+                } else if matches!(err, LlmError::ContextLength(_))
+                    && trim::can_leave_out(&messages)
+                {
+                    let left_out = trim::leave_out_oldest(&mut messages);
+                    transcript.record(
+                        "context_trimmed",
+                        json!({"left_out": left_out, "kept": messages.len(), "error": err.to_string()}),
+                    );
+                    Some(messages.len())
+                } else {
+                    None
+                };
+                let Some(record_from) = record_from else {
+                    record_error(transcript, &err);
+                    return Err(err);
+                };
+                send(
+                    client,
+                    &messages,
+                    record_from,
+                    &definitions,
+                    options,
+                    transcript,
+                    done,
+                )
+                .await
+                .inspect_err(|err| record_error(transcript, err))?
             }
         };
         recorded = messages.len();
