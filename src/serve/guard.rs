@@ -15,7 +15,7 @@ use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
-use super::pages;
+use super::pages::frame::problem_page;
 
 /// The cookie that carries the token once a page was opened with it.
 const COOKIE: &str = "agentic_sdlc_token";
@@ -124,7 +124,7 @@ fn refuse(status: StatusCode, why: &str) -> Response {
     let title = status.canonical_reason().unwrap_or("Refused");
     (
         status,
-        axum::response::Html(pages::problem_page(status.as_u16(), title, why)),
+        axum::response::Html(problem_page(status.as_u16(), title, why)),
     )
         .into_response()
 }

@@ -7,12 +7,18 @@
 //! the card it now follows in its column), the ones that are gone, the column counts and the
 //! status line. Cards whose content and column did not change keep their place: the order in a
 //! column is by priority and id, which are part of a card's content.
+//!
+//! A filtered page is sent the changed cards its filter lists, each placed after the listed
+//! card before it; a changed card it no longer lists is among the removed. A card that did not
+//! change cannot have started or stopped matching: what a filter reads (title, slug, id,
+//! labels, column) is all in the card or its column.
 
 use std::collections::{HashMap, VecDeque};
 
 use serde::Serialize;
 
-use super::pages::BoardRender;
+use super::filter::Filter;
+use super::pages::board::{count_text, BoardRender};
 use crate::board::Column;
 
 /// How many renders a page may be behind and still get a patch rather than the whole board.
@@ -46,22 +52,35 @@ impl History {
         }
     }
 
-    /// What turns a page that shows render `since` into `board` (render `render`); `None` when
-    /// `since` is too old (or unknown), and the page needs the whole board.
+    /// What turns a page that shows render `since`, filtered by `filter`, into `board` (render
+    /// `render`); `None` when `since` is too old (or unknown), and the page needs the whole
+    /// board.
     pub(super) fn patch<'a>(
         &self,
         since: u64,
         render: u64,
         board: &'a BoardRender,
+        filter: &Filter,
     ) -> Option<Patch<'a>> {
         let old = self.0.iter().find(|shown| shown.render == since)?;
         let mut changed = Vec::new();
+        let mut removed = Vec::new();
         let mut present = std::collections::HashSet::new();
+        let mut counts = Vec::new();
         for (column, cards) in &board.columns {
             let mut after: Option<&str> = None;
+            let mut listed = 0;
             for card in cards {
                 present.insert(card.id.as_str());
-                if old.cards.get(&card.id) != Some(&(*column, card.digest)) {
+                let same = old.cards.get(&card.id) == Some(&(*column, card.digest));
+                if !filter.matches(*column, &card.find) {
+                    if !same {
+                        removed.push(card.id.clone());
+                    }
+                    continue;
+                }
+                listed += 1;
+                if !same {
                     changed.push(CardPatch {
                         id: &card.id,
                         column: column.name(),
@@ -71,22 +90,19 @@ impl History {
                 }
                 after = Some(&card.id);
             }
+            counts.push((column.name(), count_text(listed, cards.len())));
         }
-        let removed = old
-            .cards
-            .keys()
-            .filter(|id| !present.contains(id.as_str()))
-            .cloned()
-            .collect();
+        removed.extend(
+            old.cards
+                .keys()
+                .filter(|id| !present.contains(id.as_str()))
+                .cloned(),
+        );
         Some(Patch {
             render,
             status: &board.status,
             broken: &board.broken,
-            counts: board
-                .columns
-                .iter()
-                .map(|(column, cards)| (column.name(), cards.len()))
-                .collect(),
+            counts,
             removed,
             changed,
         })
@@ -100,7 +116,8 @@ pub(super) struct Patch<'a> {
     pub render: u64,
     pub status: &'a str,
     pub broken: &'a str,
-    pub counts: Vec<(&'static str, usize)>,
+    /// Each column's count as its heading shows it.
+    pub counts: Vec<(&'static str, String)>,
     /// Cards no longer on the board.
     pub removed: Vec<String>,
     /// New and changed cards, in board order.
@@ -119,13 +136,15 @@ pub(super) struct CardPatch<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::serve::pages::CardHtml;
+    use crate::serve::filter::{BoardQuery, Findable};
+    use crate::serve::pages::board::CardHtml;
 
     fn card(id: &str, content: &str) -> CardHtml {
         CardHtml {
             id: id.into(),
             html: format!("<article id=\"card-{id}\">{content}</article>"),
             digest: xxhash_rust::xxh3::xxh3_64(content.as_bytes()),
+            find: Findable::new(content, id, id, &[]),
         }
     }
 
@@ -151,7 +170,7 @@ mod tests {
             vec![card("b", "B")],
         );
         let patch = history
-            .patch(1, 2, &second)
+            .patch(1, 2, &second, &Filter::default())
             .expect("render 1 is remembered");
         let changed: Vec<(&str, &str, Option<&str>)> = patch
             .changed
@@ -167,12 +186,50 @@ mod tests {
             ]
         );
         assert_eq!(patch.removed, ["d"]);
-        assert_eq!(patch.counts, [("backlog", 3), ("done", 1)]);
+        assert_eq!(
+            patch.counts,
+            [("backlog", "3".to_string()), ("done", "1".to_string())]
+        );
         assert_eq!(patch.render, 2);
 
         history.remember(2, &second);
-        let nothing = history.patch(2, 3, &second).unwrap();
+        let nothing = history.patch(2, 3, &second, &Filter::default()).unwrap();
         assert!(nothing.changed.is_empty() && nothing.removed.is_empty());
+    }
+
+    #[test]
+    fn a_filtered_page_gets_what_it_lists_and_loses_what_it_no_longer_lists() {
+        let mut history = History::default();
+        history.remember(
+            1,
+            &board(
+                vec![card("a", "keep a"), card("b", "other"), card("c", "keep c")],
+                vec![card("d", "other d")],
+            ),
+        );
+        // b now matches, c no longer does, d did not change and is not listed.
+        let now = board(
+            vec![card("a", "keep a"), card("b", "keep b"), card("c", "drop")],
+            vec![card("d", "other d")],
+        );
+        let filter = BoardQuery {
+            q: "KEEP".into(),
+            ..BoardQuery::default()
+        }
+        .filter()
+        .unwrap();
+        let patch = history.patch(1, 2, &now, &filter).unwrap();
+        let changed: Vec<(&str, Option<&str>)> =
+            patch.changed.iter().map(|c| (c.id, c.after)).collect();
+        assert_eq!(changed, [("b", Some("a"))]);
+        assert_eq!(patch.removed, ["c"]);
+        assert_eq!(
+            patch.counts,
+            [
+                ("backlog", "2 of 3".to_string()),
+                ("done", "0 of 1".to_string())
+            ]
+        );
     }
 
     #[test]
@@ -182,8 +239,14 @@ mod tests {
         for render in 1..=(REMEMBERED as u64 + 1) {
             history.remember(render, &shown);
         }
-        assert!(history.patch(1, 20, &shown).is_none(), "forgotten");
-        assert!(history.patch(2, 20, &shown).is_some());
-        assert!(history.patch(99, 100, &shown).is_none(), "never rendered");
+        assert!(
+            history.patch(1, 20, &shown, &Filter::default()).is_none(),
+            "forgotten"
+        );
+        assert!(history.patch(2, 20, &shown, &Filter::default()).is_some());
+        assert!(
+            history.patch(99, 100, &shown, &Filter::default()).is_none(),
+            "never rendered"
+        );
     }
 }

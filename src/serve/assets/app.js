@@ -1,10 +1,13 @@
 // The board's live page: when the server says the board changed (server-sent events), fetch
-// the page's fragment again and put it in place. No framework, no build step.
+// the page's fragment again and put it in place. The board page's search and filter are sent
+// with every fetch, so the server filters and a refresh keeps the page filtered. No framework,
+// no build step.
 (function () {
   "use strict";
   var body = document.body;
   var view = document.getElementById("view");
   var live = document.getElementById("live");
+  var filterForm = document.getElementById("filter");
   var target = body.getAttribute("data-fragment");
   var version = body.getAttribute("data-version");
   // The board render a board page shows; the server sends what changed since.
@@ -32,6 +35,21 @@
       (active.tagName === "TEXTAREA" || active.tagName === "INPUT");
   }
 
+  // The search and filter as the address and every fetch carry them ("" when there is none).
+  function filterQuery() {
+    if (!filterForm) { return ""; }
+    var parts = [];
+    var fields = ["q", "label", "column"];
+    for (var i = 0; i < fields.length; i++) {
+      var field = filterForm.elements[fields[i]];
+      var value = field ? field.value.trim() : "";
+      if (value) { parts.push(fields[i] + "=" + encodeURIComponent(value)); }
+    }
+    return parts.join("&");
+  }
+  // The filter the page shows; a fetch made for another is thrown away.
+  var shownFilter = filterQuery();
+
   function place(html) {
     var open = {};
     var details = view.querySelectorAll("details[id]");
@@ -53,6 +71,7 @@
   }
 
   function cardOf(id) { return document.getElementById("card-" + id); }
+  function columnOf(name) { return view.querySelector("section[data-column=\"" + name + "\"]"); }
 
   // Only the cards that changed are touched: on a large board, placing every card again
   // would keep the browser busy for seconds.
@@ -72,43 +91,79 @@
       if (after) {
         after.after(card);
       } else {
-        view.querySelector("section[data-column=\"" + change.column + "\"] h2").after(card);
+        columnOf(change.column).querySelector("h2").after(card);
       }
       localTimes(card);
     }
     for (var k = 0; k < patch.counts.length; k++) {
-      var count = view.querySelector("section[data-column=\"" + patch.counts[k][0] + "\"] .count");
+      var count = columnOf(patch.counts[k][0]).querySelector(".count");
       if (count) { count.textContent = patch.counts[k][1]; }
     }
-    document.getElementById("status").outerHTML = patch.status;
+    var status = document.getElementById("status-piece");
+    status.innerHTML = patch.status;
     document.getElementById("broken").innerHTML = patch.broken;
-    localTimes(document.getElementById("status"));
+    localTimes(status);
   }
 
-  function refresh() {
+  // Brings the page up to date: a patch of the render it shows, or (`whole`, or when the
+  // server no longer remembers that render) the whole fragment.
+  function refresh(whole) {
     if (busy || typing()) { again = true; return; }
     busy = true;
-    var url = render ? target + "?since=" + render : target;
+    var asked = filterQuery();
+    // A patch is of the filtered board the page shows; for another filter, the whole board.
+    whole = whole || asked !== shownFilter;
+    var query = [];
+    if (render && !whole) { query.push("since=" + render); }
+    if (asked) { query.push(asked); }
+    var url = query.length ? target + "?" + query.join("&") : target;
     fetch(url, { credentials: "same-origin", cache: "no-store" })
       .then(function (response) {
         if (response.status === 404) { return "<p class=\"notice\">This story is no longer on the board.</p>"; }
         if (!response.ok) { return null; }
-        var rendered = response.headers.get("x-board-render");
         var json = (response.headers.get("content-type") || "").indexOf("application/json") === 0;
         return (json ? response.json() : response.text()).then(function (answer) {
-          if (rendered) { render = rendered; }
-          return answer;
+          return { answer: answer, rendered: response.headers.get("x-board-render") };
         });
       })
-      .then(function (answer) {
-        if (answer === null) { return; }
-        if (typeof answer === "string") { place(answer); } else { apply(answer); }
+      .then(function (got) {
+        if (got === null) { return; }
+        if (typeof got === "string") { place(got); return; }
+        // The filter changed while this was on its way: ask again for the new one.
+        if (asked !== filterQuery()) { again = true; return; }
+        if (got.rendered) { render = got.rendered; }
+        if (typeof got.answer === "string") { place(got.answer); } else { apply(got.answer); }
+        shownFilter = asked;
       })
       .catch(function () { again = true; })
       .then(function () {
         busy = false;
-        if (again) { again = false; setTimeout(refresh, 250); }
+        if (again) {
+          again = false;
+          setTimeout(refresh, 250);
+        }
       });
+  }
+
+  // A search or filter: kept in the address (a reload or a link keeps it) and asked of the
+  // server at once, a moment after the last key.
+  if (filterForm) {
+    var pause = null;
+    var filterChanged = function () {
+      clearTimeout(pause);
+      pause = setTimeout(function () {
+        var query = filterQuery();
+        if (query === shownFilter) { return; }
+        history.replaceState(null, "", query ? "/?" + query : "/");
+        refresh(true);
+      }, 150);
+    };
+    filterForm.addEventListener("input", filterChanged);
+    filterForm.addEventListener("change", filterChanged);
+    filterForm.addEventListener("submit", function (event) {
+      event.preventDefault();
+      filterChanged();
+    });
   }
 
   view.addEventListener("focusout", function () { if (again) { again = false; refresh(); } });

@@ -1,9 +1,13 @@
 //! The story page: the story's fields and sections, the gate form a person decides with, its
 //! dependencies, its timeline and its transcripts.
 
-use super::*;
+use std::fmt::Write;
+
+use super::frame::{css_word, first_line, frame, time, Frame};
+use super::{icons, markdown, tools};
 use crate::board::StoryId;
-use crate::serve::view::PendingGate;
+use crate::report::{format_cost, format_duration};
+use crate::serve::view::{PendingGate, StoryView};
 
 pub fn story_page(view: &StoryView, fragment: &str, version: u64, notice: Option<&str>) -> String {
     let id = view.story.id();
@@ -19,11 +23,21 @@ pub fn story_page(view: &StoryView, fragment: &str, version: u64, notice: Option
     body.push_str("<div id=\"story\">\n");
     body.push_str(fragment);
     body.push_str("</div>\n");
+    let mut bar = String::new();
+    tools::story_tools(&mut bar);
+    let mut dialogs = String::new();
+    tools::edit_dialog(&mut dialogs, id, &view.story.meta);
+    tools::move_dialog(&mut dialogs);
     frame(
-        &format!("{} · {}", view.story.meta.title, view.project),
-        &format!("/fragment/story/{id}"),
-        &header,
-        (version, None),
+        Frame {
+            title: &format!("{} · {}", view.story.meta.title, view.project),
+            fragment_url: &format!("/fragment/story/{id}"),
+            header: &header,
+            tools: &bar,
+            dialogs: &dialogs,
+            version,
+            render: None,
+        },
         &body,
     )
 }
@@ -34,7 +48,19 @@ pub fn story_fragment(view: &StoryView) -> String {
     let story = &view.story;
     let meta = &story.meta;
     let mut out = String::with_capacity(8 * 1024);
-    out.push_str("<h1>");
+    // What the edit and move forms open with: the story as the page shows it now.
+    out.push_str("<h1 id=\"story-head\" data-story=\"");
+    esc!(&mut out, story.id());
+    out.push_str("\" data-title=\"");
+    esc!(&mut out, &meta.title);
+    let _ = write!(
+        out,
+        "\" data-priority=\"{}\" data-column=\"{}\" data-labels=\"",
+        meta.priority,
+        story.column.name()
+    );
+    esc!(&mut out, &meta.labels.join(", "));
+    out.push_str("\">");
     esc!(&mut out, &meta.title);
     let _ = write!(
         out,
@@ -115,7 +141,7 @@ pub fn story_fragment(view: &StoryView) -> String {
     }
     if let Some(reason) = &view.waiting {
         out.push_str("<p class=\"waiting\">");
-        out.push_str(super::icons::PAUSE);
+        out.push_str(icons::PAUSE);
         esc!(&mut out, reason);
         out.push_str("</p>\n");
     }
@@ -127,7 +153,7 @@ pub fn story_fragment(view: &StoryView) -> String {
         out.push_str("<section class=\"section\"><h2>");
         esc!(&mut out, &name);
         out.push_str("</h2><div class=\"markdown\">");
-        out.push_str(&super::markdown::render(&content));
+        out.push_str(&markdown::render(&content));
         out.push_str("</div></section>\n");
     }
     timeline(&mut out, view);
@@ -161,7 +187,7 @@ fn gate_form(out: &mut String, story_id: &StoryId, gate: &PendingGate) {
                 out,
                 "<p>What the {phase} phase produced:</p><div class=\"output markdown\">"
             );
-            out.push_str(&super::markdown::render(output));
+            out.push_str(&markdown::render(output));
             out.push_str("</div>\n");
         }
         None => out.push_str(

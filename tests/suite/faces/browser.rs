@@ -12,10 +12,10 @@ use crate::suite::common::TestEnv;
 use crate::suite::fake_llm::FakeLlm;
 
 /// docs/design.md §19: a change shows on the page within 2 s.
-const LIVE: Duration = Duration::from_secs(2);
+pub(super) const LIVE: Duration = Duration::from_secs(2);
 
 /// Where a card sits on the page, or null.
-fn card_column(id: &str) -> String {
+pub(super) fn card_column(id: &str) -> String {
     format!("((document.getElementById('card-{id}') || {{closest: () => null}}).closest('section[data-column]')?.dataset.column ?? null)")
 }
 
@@ -115,7 +115,7 @@ async fn the_board_page_follows_the_board_and_decides_a_gate_with_a_click() {
 }
 
 /// Keeps a screenshot of the page in the target folder, for a person to look at.
-fn save(browser: &mut Browser, name: &str) {
+pub(super) fn save(browser: &mut Browser, name: &str) {
     let path = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join(name);
     std::fs::write(&path, browser.screenshot())
         .unwrap_or_else(|e| panic!("save {}: {e}", path.display()));
@@ -263,6 +263,16 @@ async fn the_needs_you_strip_follows_the_board_live_and_unblocks_with_a_click() 
         "the strip comes before the columns"
     );
     save(&mut browser, "faces-needs-you.png");
+    // Another change patches the page again: the strip is replaced, not added to.
+    let (other, _, _) = env.add("Comes later", &[]);
+    browser
+        .wait_for(&format!("!!document.getElementById('card-{other}')"), LIVE)
+        .expect("the page follows the board");
+    assert_eq!(
+        browser.eval("document.querySelectorAll('section.needs-you').length"),
+        json!(1),
+        "one strip after two patches"
+    );
 
     // Unblock with a click: the story leaves blocked, and the strip empties.
     browser.click(&format!(

@@ -205,6 +205,37 @@ impl Browser {
         }
     }
 
+    /// Presses and releases one key, as a keyboard does: a printable character (typed into
+    /// whatever has focus unless the page stops it) or `Escape`.
+    pub fn press(&mut self, key: &str) {
+        let (code, virtual_code, text) = match key {
+            "Escape" => ("Escape".to_string(), 27, None),
+            "/" => ("Slash".to_string(), 191, Some(key)),
+            letter if letter.len() == 1 && letter.as_bytes()[0].is_ascii_alphabetic() => {
+                let upper = letter.to_ascii_uppercase();
+                (format!("Key{upper}"), upper.as_bytes()[0] as u32, Some(key))
+            }
+            other => panic!("no key `{other}` in this test keyboard"),
+        };
+        let mut down = json!({
+            "type": if text.is_some() { "keyDown" } else { "rawKeyDown" },
+            "key": key, "code": code, "windowsVirtualKeyCode": virtual_code,
+        });
+        if let Some(text) = text {
+            down["text"] = json!(text);
+        }
+        self.command("Input.dispatchKeyEvent", down);
+        self.command(
+            "Input.dispatchKeyEvent",
+            json!({"type": "keyUp", "key": key, "code": code, "windowsVirtualKeyCode": virtual_code}),
+        );
+    }
+
+    /// Types `text` into whatever has focus, as a keyboard's input method commits it.
+    pub fn type_text(&mut self, text: &str) {
+        self.command("Input.insertText", json!({"text": text}));
+    }
+
     /// A PNG of the page as it is shown.
     pub fn screenshot(&mut self) -> Vec<u8> {
         let shot = self.command(

@@ -2,7 +2,9 @@
 //! with a real MCP client, notifications to a local receiver and a local command, and `run
 //! --watch`.
 
+mod acts;
 mod browser;
+mod browser_acts;
 mod cdp;
 mod mcp;
 mod notify;
