@@ -24,6 +24,8 @@ pub const ROUNDS_BEFORE_NARROWING: u32 = 2;
 const CALLS_SHOWN: usize = 8;
 /// The most of the code around the definition shown.
 const AROUND_CHARS: usize = 3_000;
+/// The most of the story's text shown.
+const STORY_CHARS: usize = 1_500;
 /// The most of a failing test run shown with a definition asked for again.
 const FAILURE_CHARS: usize = 1_500;
 
@@ -41,6 +43,10 @@ pub struct NarrowedTask {
     pub calls: Vec<String>,
     /// The code it joins: its class as it is now, or the file when it is small.
     pub around: Option<String>,
+    /// What the story says (its summary and criteria), which the tests may not spell out:
+    /// "Removing an item the cart does not hold raises `KeyError`" (measured: without it, the
+    /// 1.5B model's `remove` twice answered a missing item with `pop(sku, None)`).
+    pub story: String,
     /// Set when the definition is there but keeps failing its acceptance tests: it is asked
     /// for again, whole.
     pub failing: Option<Failing>,
@@ -71,6 +77,9 @@ impl NarrowedTask {
                 self.signature, self.file
             ),
         };
+        if !self.story.is_empty() {
+            out.push_str(&format!("\nWhat the story says:\n{}", self.story));
+        }
         if let Some(around) = &self.around {
             let what = match &self.class {
                 Some(class) => format!("The class `{class}` as it is now"),
@@ -150,6 +159,7 @@ pub fn narrowed_task(
     };
     Some(NarrowedTask {
         name: missing.name.clone(),
+        story: head_tail(story_text.trim(), STORY_CHARS),
         signature,
         // A function's file holds the definition asked for again: it is shown once, alone.
         around: around.filter(|_| failing.is_none() || class.is_some()),
@@ -609,6 +619,10 @@ mod tests {
         );
         assert!(
             ask.contains("AssertionError: assert 'HELLO' == 'hello'"),
+            "{ask}"
+        );
+        assert!(
+            ask.contains("What the story says:\nAdd `truncate(text, width)` to textkit.py."),
             "{ask}"
         );
         assert!(
