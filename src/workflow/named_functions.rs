@@ -37,6 +37,55 @@ impl std::fmt::Display for Missing {
     }
 }
 
+/// Functions every Python program has: a criterion that says "`issubclass(UnknownAccount,
+/// KeyError)` is `True`" or "`len(cart)` returns `2`" asks for the class, not for `issubclass`.
+const PYTHON_BUILTINS: [&str; 44] = [
+    "abs",
+    "all",
+    "any",
+    "bool",
+    "callable",
+    "chr",
+    "dict",
+    "dir",
+    "divmod",
+    "enumerate",
+    "filter",
+    "float",
+    "format",
+    "frozenset",
+    "getattr",
+    "hasattr",
+    "hash",
+    "id",
+    "int",
+    "isinstance",
+    "issubclass",
+    "iter",
+    "len",
+    "list",
+    "map",
+    "max",
+    "min",
+    "next",
+    "open",
+    "ord",
+    "print",
+    "range",
+    "repr",
+    "reversed",
+    "round",
+    "set",
+    "setattr",
+    "sorted",
+    "str",
+    "sum",
+    "super",
+    "tuple",
+    "type",
+    "zip",
+];
+
 /// The functions a story's Summary and Acceptance Criteria name as calls in backticks
 /// (`word_count(text)`, `median([])`), each once: what a feature asks to exist. Method calls
 /// on other objects (`str.title()`) are not the story's to define.
@@ -56,7 +105,7 @@ pub fn named_functions(story: &crate::board::Story) -> Vec<NamedFunction> {
         let plain = !callee.is_empty()
             && callee.chars().all(|c| c.is_alphanumeric() || c == '_')
             && !callee.starts_with(|c: char| c.is_ascii_digit());
-        if !plain {
+        if !plain || PYTHON_BUILTINS.contains(&callee) {
             continue;
         }
         let after = spans[at + 1..].join("`");
@@ -297,6 +346,11 @@ mod tests {
             "- [ ] `slugify(\"Hello, World!\")` returns `\"hello-world\"`",
         );
         assert_eq!(named_functions(&refined)[0].files, ["textkit.py"]);
+        let builtins = story(
+            "Add an exception class `UnknownAccount` to ledger/book.py.",
+            "- [ ] `issubclass(UnknownAccount, KeyError)` is `True`\n- [ ] `len(book)` returns `0`",
+        );
+        assert!(named_functions(&builtins).is_empty());
         // As the refinement of the inventory suite's story wrote it: the new module first.
         let module_first = story(
             "Keep prices in cents. Add a new module inventory/money.py with a function `format_price(cents)` that returns dollars.",
