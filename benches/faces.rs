@@ -1,9 +1,10 @@
-//! The live page on a large board: how long `serve` takes to render the board page of a
-//! 10,000-story board, against `status` on the same board, and how soon a change to a story
-//! file reaches a page.
+//! The live page on a large board: how big the board page of a 10,000-story board is, how long
+//! `serve` takes to make it, against `status` on the same board, and how soon a change to a
+//! story file reaches a page.
 //!
-//! Targets (docs/design.md §19): the board page renders server-side in at most 2× `status`; an
-//! update reaches the browser within 2 s of a file change.
+//! Targets (docs/design.md §19 and "Large boards"): the first page is at most 1 MB and renders
+//! server-side in at most 2× `status`; an update reaches the browser within 2 s of a file
+//! change.
 //!
 //! - `status` and `status --json`: wall time of the whole process, as a person waits for it.
 //! - board page: `GET /` right after a story file changed (so the server reads and renders the
@@ -43,6 +44,8 @@ use std::time::{Duration, Instant};
 
 const BIN: &str = env!("CARGO_BIN_EXE_agentic-sdlc");
 const MAX_RATIO: f64 = 2.0;
+/// The most bytes the first page of the board may take.
+const MAX_PAGE_BYTES: usize = 1_000_000;
 const MAX_LATENCY: Duration = Duration::from_secs(2);
 
 struct Options {
@@ -113,6 +116,12 @@ impl Server {
 
     /// `GET path` to the last byte: (wall time, the Server-Timing header, body length).
     fn get(&self, path: &str) -> Result<(Duration, String, usize), String> {
+        self.fetch(path)
+            .map(|(took, timing, body)| (took, timing, body.len()))
+    }
+
+    /// `GET path` to the last byte: (wall time, the Server-Timing header, body).
+    fn fetch(&self, path: &str) -> Result<(Duration, String, String), String> {
         let started = Instant::now();
         let mut stream = TcpStream::connect(&self.address).map_err(|e| e.to_string())?;
         write!(
@@ -136,7 +145,7 @@ impl Server {
             .find_map(|l| l.strip_prefix("server-timing: "))
             .unwrap_or("")
             .to_string();
-        Ok((took, timing, body.len()))
+        Ok((took, timing, body.to_string()))
     }
 }
 
@@ -180,16 +189,10 @@ fn bench(options: &Options) -> Result<(), String> {
         board.files.len(),
         started.elapsed().as_secs_f64()
     );
-    // The story whose card the change figures watch: one in backlog, shown near the top.
-    let watched = board
-        .files
-        .iter()
-        .find(|f| f.contains("/backlog/"))
-        .or(board.files.first())
-        .ok_or("an empty board")?
-        .clone();
-
     let server = Server::start(root)?;
+    // The story whose card the change figures watch: the first card of backlog, which the
+    // page shows above the fold (an edit of its title leaves it there).
+    let watched = first_card_file(&server, root, &board.files)?;
     let mut status_text = Vec::new();
     let mut status_json = Vec::new();
     let mut fresh = Vec::new();
@@ -228,11 +231,19 @@ fn bench(options: &Options) -> Result<(), String> {
     let status_ms = ms(median(status_text.clone()));
     println!();
     println!(
-        "board: {} stories ({:.1} MiB); board page {:.1} MiB of HTML; {} round(s) after 1 warm-up",
+        "board: {} stories ({:.1} MiB); {} round(s) after 1 warm-up",
         board.files.len(),
         board.bytes as f64 / (1024.0 * 1024.0),
-        page_bytes as f64 / (1024.0 * 1024.0),
         options.runs
+    );
+    println!(
+        "board page: {page_bytes} bytes of HTML ({:.0} KB); target ≤ {MAX_PAGE_BYTES} bytes: met: {}",
+        page_bytes as f64 / 1000.0,
+        if page_bytes <= MAX_PAGE_BYTES {
+            "yes"
+        } else {
+            "no"
+        }
     );
     println!(
         "machine: {} cores available, possibly shared; binary {} ({})",
@@ -316,6 +327,25 @@ fn bench(options: &Options) -> Result<(), String> {
         None => println!("  the card shows it in headless Chromium: not measured (no chromium)"),
     }
     Ok(())
+}
+
+/// The file of the first card the board page shows (backlog's, or the first column's that has
+/// one).
+fn first_card_file(server: &Server, root: &Path, files: &[String]) -> Result<String, String> {
+    let (_, _, page) = server.fetch("/fragment/board")?;
+    let id = page
+        .split("<article class=\"card\" id=\"card-")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .ok_or("the board page shows no card")?;
+    let wanted = format!("id: {id}\n");
+    files
+        .iter()
+        .find(|file| {
+            std::fs::read_to_string(root.join(file)).is_ok_and(|text| text.contains(&wanted))
+        })
+        .cloned()
+        .ok_or_else(|| format!("no story file has the id {id}"))
 }
 
 fn print_latency(name: &str, samples: &[Duration]) {

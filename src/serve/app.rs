@@ -78,7 +78,8 @@ impl App {
         let (view, board, fragment) = crate::workflow::blocking::off_the_runtime(move || {
             let view = BoardView::load(&project)?;
             let board = pages::board::board_render(&view);
-            let fragment = board.fragment(&filter::Filter::default());
+            let first = [pages::board::FIRST_CARDS; crate::board::Column::ALL.len()];
+            let fragment = board.fragment(&filter::Filter::default(), &first);
             Ok((view, board, fragment))
         })
         .await?;

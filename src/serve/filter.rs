@@ -1,12 +1,16 @@
-//! What part of the board a page asks for: a search and filter by text, label and column. The
-//! server filters, so that a live refresh of a filtered page stays filtered (docs/design.md,
-//! "The board as a place to work").
+//! What part of the board a page asks for: a search and filter by text, label and column, and
+//! how far down each column it has unfolded. The server filters, so that a story folded away
+//! below a column's first cards is found as surely as one on screen, and a live refresh of a
+//! filtered page stays filtered (docs/design.md, "The board as a place to work").
 
 use serde::Deserialize;
 
 use crate::board::Column;
 use crate::error::Result;
 use crate::front::moving::column_named;
+
+/// The cards a page shows of each column, in board order.
+pub(crate) type Shown = [usize; Column::ALL.len()];
 
 /// The query of the board page and of its fragments, as the page's address carries it.
 #[derive(Debug, Default, Deserialize)]
@@ -22,6 +26,10 @@ pub(super) struct BoardQuery {
     /// The one column to show; empty for all.
     #[serde(default)]
     pub column: String,
+    /// How many cards the page shows of each column, in board order, comma-separated: what it
+    /// unfolded, kept when it is sent the whole board again.
+    #[serde(default)]
+    pub show: String,
 }
 
 impl BoardQuery {
@@ -35,6 +43,23 @@ impl BoardQuery {
             label: Some(self.label.trim().to_lowercase()).filter(|l| !l.is_empty()),
             column,
         })
+    }
+
+    /// The cards to show of each column: what the page asked for, and at least `first` (a
+    /// number that is not one is `first`).
+    pub(super) fn shown(&self, first: usize) -> Shown {
+        let mut shown = [first; Column::ALL.len()];
+        for (slot, asked) in shown.iter_mut().zip(self.show.split(',')) {
+            if let Ok(asked) = asked.trim().parse::<usize>() {
+                *slot = asked.max(first);
+            }
+        }
+        shown
+    }
+
+    /// Whether the page asks for the board as it is first shown (and as it is kept).
+    pub(super) fn is_first_view(&self, filter: &Filter, first: usize) -> bool {
+        filter.is_empty() && self.shown(first) == [first; Column::ALL.len()]
     }
 }
 
@@ -129,6 +154,18 @@ mod tests {
         assert!(!query(" x ", "", "").is_empty());
         assert!(query("", "", "done").shows_column(Column::Done));
         assert!(!query("", "", "done").shows_column(Column::Ready));
+    }
+
+    #[test]
+    fn unfolding_is_read_leniently_and_never_shows_less_than_the_first_cards() {
+        let asked = BoardQuery {
+            show: "120,x,10,,300".into(),
+            ..BoardQuery::default()
+        };
+        assert_eq!(asked.shown(30), [120, 30, 30, 30, 300]);
+        assert_eq!(BoardQuery::default().shown(30), [30; 5]);
+        assert!(BoardQuery::default().is_first_view(&Filter::default(), 30));
+        assert!(!asked.is_first_view(&Filter::default(), 30));
     }
 
     #[test]

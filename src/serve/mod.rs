@@ -30,14 +30,16 @@ use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use tokio::sync::watch;
 
 use crate::board::watch::{BoardWatcher, Scope};
 use crate::config::Project;
 use crate::error::{Error, Result};
+use crate::front::moving::column_named;
 use app::{html, problem, timed, App, Shared};
 use filter::BoardQuery;
+use pages::board::{FIRST_CARDS, MORE_CARDS};
 
 const STYLE: &str = include_str!("assets/app.css");
 const SCRIPT: &str = include_str!("assets/app.js");
@@ -117,6 +119,7 @@ impl Listener {
             .route("/", get(board_page))
             .route("/fragment/board", get(board_fragment))
             .route("/story/{id}", get(story_page))
+            .route("/fragment/column/{column}", get(column_cards))
             .route("/fragment/story/{id}", get(story_fragment))
             .route("/stories", post(acts::add))
             .route("/story/{id}/decide", post(acts::decide))
@@ -149,10 +152,10 @@ async fn board_page(State(app): Shared, Query(query): Query<BoardQuery>) -> Resp
         Ok(found) => found,
         Err(err) => return problem(&err),
     };
-    let fragment = if filter.is_empty() {
+    let fragment = if query.is_first_view(&filter, FIRST_CARDS) {
         board.fragment.as_str().to_string()
     } else {
-        board.board.fragment(&filter)
+        board.board.fragment(&filter, &query.shown(FIRST_CARDS))
     };
     timed(
         html(
@@ -190,13 +193,72 @@ async fn board_fragment(State(app): Shared, Query(query): Query<BoardQuery>) -> 
             json,
         )
             .into_response(),
-        None if filter.is_empty() => html(StatusCode::OK, board.fragment.as_str().to_string()),
-        None => html(StatusCode::OK, board.board.fragment(&filter)),
+        None if query.is_first_view(&filter, FIRST_CARDS) => {
+            html(StatusCode::OK, board.fragment.as_str().to_string())
+        }
+        None => html(
+            StatusCode::OK,
+            board.board.fragment(&filter, &query.shown(FIRST_CARDS)),
+        ),
     };
     if let Ok(render) = HeaderValue::from_str(&board.render.to_string()) {
         response.headers_mut().insert("x-board-render", render);
     }
     timed(response, &board)
+}
+
+#[derive(Deserialize)]
+struct MoreQuery {
+    /// The last card the page shows in the column.
+    after: String,
+    #[serde(flatten)]
+    board: BoardQuery,
+}
+
+/// What unfolding a column brings.
+#[derive(Serialize)]
+struct MoreCards<'a> {
+    /// The cards' markup, in column order.
+    cards: &'a str,
+    /// How many the column still holds back.
+    left: usize,
+}
+
+/// The next cards of a folded column after the last one a page shows, filtered as the page is:
+/// [`MoreCards`]. 409 when that card is no
+/// longer listed in the column: the page then asks for the whole board again.
+async fn column_cards(
+    State(app): Shared,
+    Path(column): Path<String>,
+    Query(query): Query<MoreQuery>,
+) -> Response {
+    let found = app
+        .board()
+        .await
+        .and_then(|board| Ok((board, column_named(&column)?, query.board.filter()?)));
+    let (board, column, filter) = match found {
+        Ok(found) => found,
+        Err(err) => return problem(&err),
+    };
+    let Some((cards, left)) = board.board.more(column, &query.after, &filter, MORE_CARDS) else {
+        return problem(&Error::ActionFailed(format!(
+            "{} is no longer listed in {column}; the page asks for the board again",
+            query.after
+        )));
+    };
+    let body = serde_json::to_string(&MoreCards {
+        cards: &cards,
+        left,
+    })
+    .unwrap_or_default();
+    (
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body,
+    )
+        .into_response()
 }
 
 #[derive(Deserialize)]

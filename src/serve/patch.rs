@@ -8,6 +8,10 @@
 //! status line. Cards whose content and column did not change keep their place: the order in a
 //! column is by priority and id, which are part of a card's content.
 //!
+//! A page shows only the first cards of a long column. A changed card is placed after the card
+//! before it only when the page shows that card: one that belongs below the fold stays folded,
+//! and what a page shows stays the head of each column.
+//!
 //! A filtered page is sent the changed cards its filter lists, each placed after the listed
 //! card before it; a changed card it no longer lists is among the removed. A card that did not
 //! change cannot have started or stopped matching: what a filter reads (title, slug, id,
@@ -90,7 +94,11 @@ impl History {
                 }
                 after = Some(&card.id);
             }
-            counts.push((column.name(), count_text(listed, cards.len())));
+            counts.push(ColumnCount {
+                column: column.name(),
+                listed,
+                text: count_text(listed, cards.len()),
+            });
         }
         removed.extend(
             old.cards
@@ -116,12 +124,22 @@ pub(super) struct Patch<'a> {
     pub render: u64,
     pub status: &'a str,
     pub broken: &'a str,
-    /// Each column's count as its heading shows it.
-    pub counts: Vec<(&'static str, String)>,
+    pub counts: Vec<ColumnCount>,
     /// Cards no longer on the board.
     pub removed: Vec<String>,
     /// New and changed cards, in board order.
     pub changed: Vec<CardPatch<'a>>,
+}
+
+/// A column's count after the patch.
+#[derive(Debug, PartialEq, Serialize)]
+pub(super) struct ColumnCount {
+    pub column: &'static str,
+    /// The cards the page's filter lists there, shown or folded: what the page compares with
+    /// the cards it shows, to say how many more it holds back.
+    pub listed: usize,
+    /// As the column's heading says it.
+    pub text: String,
 }
 
 #[derive(Debug, Serialize)]
@@ -186,10 +204,12 @@ mod tests {
             ]
         );
         assert_eq!(patch.removed, ["d"]);
-        assert_eq!(
-            patch.counts,
-            [("backlog", "3".to_string()), ("done", "1".to_string())]
-        );
+        let counts: Vec<(&str, usize, &str)> = patch
+            .counts
+            .iter()
+            .map(|c| (c.column, c.listed, c.text.as_str()))
+            .collect();
+        assert_eq!(counts, [("backlog", 3, "3"), ("done", 1, "1")]);
         assert_eq!(patch.render, 2);
 
         history.remember(2, &second);
@@ -223,13 +243,12 @@ mod tests {
             patch.changed.iter().map(|c| (c.id, c.after)).collect();
         assert_eq!(changed, [("b", Some("a"))]);
         assert_eq!(patch.removed, ["c"]);
-        assert_eq!(
-            patch.counts,
-            [
-                ("backlog", "2 of 3".to_string()),
-                ("done", "0 of 1".to_string())
-            ]
-        );
+        let counts: Vec<(&str, usize, &str)> = patch
+            .counts
+            .iter()
+            .map(|c| (c.column, c.listed, c.text.as_str()))
+            .collect();
+        assert_eq!(counts, [("backlog", 2, "2 of 3"), ("done", 0, "0 of 1")]);
     }
 
     #[test]

@@ -90,20 +90,88 @@
       var after = change.after && cardOf(change.after);
       if (after) {
         after.after(card);
-      } else {
+      } else if (!change.after) {
         columnOf(change.column).querySelector("h2").after(card);
       }
-      localTimes(card);
+      // Else the card it follows is folded away, and so is it: what the page shows stays the
+      // head of the column.
+      if (card.isConnected) { localTimes(card); }
     }
     for (var k = 0; k < patch.counts.length; k++) {
-      var count = columnOf(patch.counts[k][0]).querySelector(".count");
-      if (count) { count.textContent = patch.counts[k][1]; }
+      var counted = patch.counts[k];
+      var section = columnOf(counted.column);
+      section.querySelector(".count").textContent = counted.text;
+      holdBack(section, counted.listed - section.querySelectorAll("article.card").length);
     }
     var status = document.getElementById("status-piece");
     status.innerHTML = patch.status;
     document.getElementById("broken").innerHTML = patch.broken;
     localTimes(status);
   }
+
+  // The button at the end of a folded column, saying how many cards it holds back.
+  function holdBack(section, left) {
+    var button = section.querySelector("button.more");
+    if (left <= 0) { if (button) { button.remove(); } return; }
+    if (!button) {
+      button = document.createElement("button");
+      button.type = "button";
+      button.className = "more";
+      button.setAttribute("data-column", section.getAttribute("data-column"));
+      section.append(button);
+    }
+    button.textContent = left + " more";
+  }
+
+  // How many cards the page shows of each column, so that a page sent the whole board again
+  // keeps what it unfolded.
+  function shownQuery() {
+    var counts = [];
+    var sections = view.querySelectorAll("section[data-column]");
+    for (var i = 0; i < sections.length; i++) {
+      counts.push(sections[i].querySelectorAll("article.card").length);
+    }
+    return counts.length ? "show=" + counts.join(",") : "";
+  }
+
+  // The next cards of a folded column, after the last one shown (filtered as the page is).
+  function unfold(button) {
+    var section = button.closest("section[data-column]");
+    var column = section.getAttribute("data-column");
+    var cards = section.querySelectorAll("article.card");
+    var last = cards[cards.length - 1];
+    if (!last) { refresh(true); return; }
+    var asked = filterQuery();
+    var url = "/fragment/column/" + encodeURIComponent(column) + "?after=" +
+      encodeURIComponent(last.getAttribute("data-story")) + (asked ? "&" + asked : "");
+    button.disabled = true;
+    fetch(url, { credentials: "same-origin", cache: "no-store" })
+      .then(function (response) {
+        // The last card shown has moved on since: the whole board, as far as it is unfolded.
+        if (!response.ok) { refresh(true); return null; }
+        return response.json();
+      })
+      .then(function (more) {
+        button.disabled = false;
+        if (!more || asked !== filterQuery()) { return; }
+        var template = document.createElement("template");
+        template.innerHTML = more.cards;
+        var added = Array.prototype.slice.call(template.content.children);
+        for (var i = 0; i < added.length; i++) {
+          var shown = cardOf(added[i].getAttribute("data-story"));
+          if (shown) { shown.remove(); }
+          var fold = section.querySelector("button.more");
+          if (fold) { fold.before(added[i]); } else { section.append(added[i]); }
+          localTimes(added[i]);
+        }
+        holdBack(section, more.left);
+      })
+      .catch(function () { button.disabled = false; });
+  }
+  view.addEventListener("click", function (event) {
+    var more = event.target.closest && event.target.closest("button.more");
+    if (more) { unfold(more); }
+  });
 
   // Brings the page up to date: a patch of the render it shows, or (`whole`, or when the
   // server no longer remembers that render) the whole fragment.
@@ -116,6 +184,10 @@
     var query = [];
     if (render && !whole) { query.push("since=" + render); }
     if (asked) { query.push(asked); }
+    if (whole || !render) {
+      var shown = shownQuery();
+      if (shown) { query.push(shown); }
+    }
     var url = query.length ? target + "?" + query.join("&") : target;
     fetch(url, { credentials: "same-origin", cache: "no-store" })
       .then(function (response) {

@@ -7,7 +7,7 @@ use std::fmt::Write;
 use super::frame::{first_line, frame, Frame};
 use super::{card, icons, tools};
 use crate::board::{Column, StorySummary};
-use crate::serve::filter::{BoardQuery, Filter, Findable};
+use crate::serve::filter::{BoardQuery, Filter, Findable, Shown};
 use crate::serve::view::BoardView;
 
 /// The board page: its search and buttons, the board as `query` filters it, and the forms to
@@ -57,21 +57,23 @@ pub struct CardHtml {
     pub find: Findable,
 }
 
+/// The cards a column shows before it folds: a screenful or two. The rest are counted, and
+/// unfolded [`MORE_CARDS`] at a time, so a board of ten thousand stories makes a page of a few
+/// hundred kilobytes (docs/design.md, "Large boards").
+pub const FIRST_CARDS: usize = 30;
+/// The cards one "more" unfolds.
+pub const MORE_CARDS: usize = 100;
+
 impl BoardRender {
-    /// The whole fragment, as a page first shows it: the cards `filter` lists.
-    pub fn fragment(&self, filter: &Filter) -> String {
-        let cards: usize = self
-            .columns
-            .iter()
-            .flat_map(|(_, cards)| cards)
-            .map(|c| c.html.len())
-            .sum();
-        let mut out = String::with_capacity(cards + self.status.len() + self.broken.len() + 1024);
+    /// The whole fragment, as a page first shows it: the cards `filter` lists, the first
+    /// `shown` of each column, and what the rest come to.
+    pub fn fragment(&self, filter: &Filter, shown: &Shown) -> String {
+        let mut out = String::with_capacity(self.status.len() + self.broken.len() + 64 * 1024);
         // In a piece of its own, which a patch replaces whole (the strip included).
         out.push_str("<div id=\"status-piece\">");
         out.push_str(&self.status);
         out.push_str("</div>\n<div class=\"board\">\n");
-        for (column, cards) in &self.columns {
+        for ((column, cards), shown) in self.columns.iter().zip(shown) {
             let listed: Vec<&CardHtml> = cards
                 .iter()
                 .filter(|card| filter.matches(*column, &card.find))
@@ -87,15 +89,49 @@ impl BoardRender {
                 column.name(),
                 count_text(listed.len(), cards.len()),
             );
-            for card in listed {
+            for card in listed.iter().take(*shown) {
                 out.push_str(&card.html);
             }
+            more_button(&mut out, *column, listed.len().saturating_sub(*shown));
             out.push_str("</section>\n");
         }
         out.push_str("</div>\n<div id=\"broken\">");
         out.push_str(&self.broken);
         out.push_str("</div>\n");
         out
+    }
+
+    /// The next cards of `column` that `filter` lists after the card `after` (the last one a
+    /// page shows), at most `limit`: their markup, and how many are left after them. `None`
+    /// when that card is no longer listed there, and the page needs the board again.
+    pub fn more(
+        &self,
+        column: Column,
+        after: &str,
+        filter: &Filter,
+        limit: usize,
+    ) -> Option<(String, usize)> {
+        let (_, cards) = self.columns.iter().find(|(c, _)| *c == column)?;
+        let listed: Vec<&CardHtml> = cards
+            .iter()
+            .filter(|card| filter.matches(column, &card.find))
+            .collect();
+        let from = listed.iter().position(|card| card.id == after)? + 1;
+        let next = &listed[from..(from + limit).min(listed.len())];
+        let html = next.iter().map(|card| card.html.as_str()).collect();
+        Some((html, listed.len() - from - next.len()))
+    }
+}
+
+/// The button that unfolds a column, saying how many cards it holds back; none when it holds
+/// back nothing.
+fn more_button(out: &mut String, column: Column, left: usize) {
+    if left > 0 {
+        let _ = write!(
+            out,
+            "<button type=\"button\" class=\"more\" data-column=\"{}\" title=\"Show the next {MORE_CARDS}\">{left} more</button>",
+            column.name()
+        );
     }
 }
 

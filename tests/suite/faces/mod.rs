@@ -5,7 +5,9 @@
 mod acts;
 mod browser;
 mod browser_acts;
+mod browser_large;
 mod cdp;
+mod large;
 mod mcp;
 mod notify;
 mod serve;
@@ -127,4 +129,27 @@ pub(super) fn stopped_for_a_person(out: &Outcome) {
         out.code,
         out.stderr
     );
+}
+
+/// Writes `count` story files straight into `column` (faster than `add` for a large board):
+/// ids `story-<column>-0000`, … in priority order, titles `<column> story <n>`, and the label
+/// `even` or `odd`. Returns the ids in the column's order.
+pub(super) fn write_stories(env: &TestEnv, column: &str, count: usize) -> Vec<String> {
+    (0..count)
+        .map(|n| {
+            let id = format!("story-{column}-{n:04}");
+            let blocked = if column == "blocked" {
+                "blocked_reason: Waits for a person\n"
+            } else {
+                ""
+            };
+            let parity = if n % 2 == 0 { "even" } else { "odd" };
+            let text = format!(
+                "---\nid: {id}\ntitle: {column} story {n}\npriority: {}\nstatus: {column}\ntype: feature\ncreated: '2026-11-28'\nupdated: '2026-11-28'\nlabels:\n- {parity}\n{blocked}research_complete: false\nplan_complete: false\nimplementation_complete: false\nreviews_complete: false\n---\n# {column} story {n}\n\n## Summary\nA story written for a large board.\n",
+                (n + 1) * 10
+            );
+            env.write_story(column, &format!("{column}-story-{n:04}.md"), &text);
+            id
+        })
+        .collect()
 }

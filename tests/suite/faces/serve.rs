@@ -222,8 +222,14 @@ async fn an_open_page_is_sent_only_the_cards_that_changed() {
         "{card}"
     );
     assert_eq!(patch["removed"].as_array().unwrap().len(), 1, "{patch}");
-    assert_eq!(patch["counts"][0], json!(["backlog", "0"]));
-    assert_eq!(patch["counts"][1], json!(["ready", "1"]));
+    assert_eq!(
+        patch["counts"][0],
+        json!({"column": "backlog", "listed": 0, "text": "0"})
+    );
+    assert_eq!(
+        patch["counts"][1],
+        json!({"column": "ready", "listed": 1, "text": "1"})
+    );
 
     // A page too far behind (or from another server) gets the whole board.
     let (status, whole) = get(&served.at("/fragment/board?since=999999")).await;
