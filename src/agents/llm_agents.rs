@@ -347,7 +347,11 @@ impl Agents for LlmAgents {
             protocol: self.protocol(),
             sampling: sampling_for(request.variant, self.temperature),
             tools_untold: access == ToolAccess::ReadWrite && self.edits() == EditFormat::Whole,
-            max_turns: Some(self.phases.turn_budget(request.phase, self.max_turns)),
+            max_turns: Some(self.phases.turn_budget(
+                request.phase,
+                self.max_turns,
+                self.edits() == EditFormat::Whole,
+            )),
             default_file: request.acceptance_path,
         };
         let transcript = request.transcript.for_agent(request.phase.name());

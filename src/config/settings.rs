@@ -231,7 +231,8 @@ pub struct PhaseConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
     /// The phase agent's turn budget (docs/design.md §21); unset: [`READ_ONLY_PHASE_TURNS`]
-    /// for the phases that only read, `llm.maxTurns` for implement.
+    /// for the phases that only read, `llm.maxTurns` (or [`WHOLE_FILE_PHASE_TURNS`] when files
+    /// are written whole) for acceptance and implement.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_turns: Option<u32>,
     /// `false` skips the phase: its flag counts as complete (refine: the story moves to ready
@@ -381,6 +382,11 @@ pub enum NetworkAccess {
 /// The turn budget of refine, research and plan unless `phases.<phase>.maxTurns` says
 /// otherwise: enough to read the files a story names and look around them.
 pub const READ_ONLY_PHASE_TURNS: u32 = 12;
+/// The turn budget of acceptance and implement when files are written whole, unless
+/// `phases.<phase>.maxTurns` says otherwise: each turn is a whole answer, and the test rounds
+/// that follow a change are turns too (3 by default). A 1.5B model that rewrote the same file
+/// with a line more each turn took 23 turns and 30 minutes before this (inventory, 2026-11-28).
+pub const WHOLE_FILE_PHASE_TURNS: u32 = 8;
 /// The reply cap of refine, research and plan unless `phases.<phase>.maxTokens` says otherwise
 /// (never above `llm.maxTokens`): a summary, findings or a plan fit, and a small model that
 /// falls into repeating itself stops there instead of at 4,096 tokens (measured: one such reply
@@ -409,12 +415,14 @@ impl PhasesConfig {
 
     /// The turn budget of the phase's agent: `phases.<phase>.maxTurns`, else a small one for a
     /// phase that only reads (a small model that wanders reads the same files for ever), never
-    /// more than `llm.maxTurns`; the phases that write get `llm.maxTurns`.
-    pub fn turn_budget(&self, phase: Phase, max_turns: u32) -> u32 {
+    /// more than `llm.maxTurns`; the phases that write get `llm.maxTurns`, or
+    /// [`WHOLE_FILE_PHASE_TURNS`] when they write files whole.
+    pub fn turn_budget(&self, phase: Phase, max_turns: u32, whole_files: bool) -> u32 {
         match self.phase(phase).and_then(|p| p.max_turns) {
             Some(turns) => turns,
-            None if !phase.reads_only() => max_turns,
-            None => READ_ONLY_PHASE_TURNS.min(max_turns),
+            None if phase.reads_only() => READ_ONLY_PHASE_TURNS.min(max_turns),
+            None if whole_files => WHOLE_FILE_PHASE_TURNS.min(max_turns),
+            None => max_turns,
         }
     }
 

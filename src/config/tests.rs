@@ -236,3 +236,14 @@ fn read_only_phases_get_a_smaller_reply_cap_unless_set() {
         "never above llm.maxTokens"
     );
 }
+
+#[test]
+fn each_phase_has_a_turn_budget_of_its_own() {
+    let config = from(serde_json::json!({"phases": {"implement": {"maxTurns": 20}}})).unwrap();
+    let phases = &config.phases;
+    assert_eq!(phases.turn_budget(Phase::Plan, 50, false), 12);
+    assert_eq!(phases.turn_budget(Phase::Plan, 5, true), 5);
+    assert_eq!(phases.turn_budget(Phase::Acceptance, 50, false), 50);
+    assert_eq!(phases.turn_budget(Phase::Acceptance, 50, true), 8);
+    assert_eq!(phases.turn_budget(Phase::Implement, 50, true), 20);
+}
