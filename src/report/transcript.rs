@@ -68,20 +68,6 @@ impl Renderer {
         format!("━━ {phase} ━━ {name}")
     }
 
-    /// A whole transcript file as `logs` prints it: its heading, then every complete line.
-    pub fn file(&mut self, path: &Path) -> Vec<String> {
-        let mut out = vec![self.header(path)];
-        let text = fs_err::read(path)
-            .map(|bytes| String::from_utf8_lossy(&bytes).into_owned())
-            .unwrap_or_default();
-        // A line still being written ends without a newline: it is left for the next look.
-        let complete = text.rfind('\n').map_or(0, |end| end + 1);
-        for line in text[..complete].lines().filter(|l| !l.trim().is_empty()) {
-            out.extend(self.line(line));
-        }
-        out
-    }
-
     /// One transcript line as readable lines; a line that is not JSON is shown as it is, a
     /// note (an event no [`TranscriptEntry`] is) as its fields.
     pub fn line(&mut self, raw: &str) -> Vec<String> {

@@ -11,6 +11,7 @@ use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{Html, IntoResponse, Response};
 use tokio::sync::watch;
 
+use super::live::Work;
 use super::view::{BoardView, StoryView};
 use super::{filter, pages, patch};
 use crate::config::Project;
@@ -33,6 +34,9 @@ pub(super) struct App {
     pub(super) renders: AtomicU64,
     /// What the last few renders showed, to send open pages only what changed since.
     pub(super) history: Mutex<patch::History>,
+    /// What each running story is doing, as its card shows it; sent to open pages as it
+    /// changes.
+    pub(super) work: watch::Sender<Arc<Vec<Work>>>,
 }
 
 #[derive(Clone)]

@@ -14,19 +14,18 @@ mod acts;
 mod app;
 mod filter;
 mod guard;
+mod live;
 mod pages;
 mod patch;
+mod streams;
 mod view;
 
-use std::convert::Infallible;
 use std::net::SocketAddr;
 use std::sync::atomic::AtomicU64;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderValue, StatusCode};
-use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -114,7 +113,9 @@ impl Listener {
             cached: Mutex::new(None),
             renders: AtomicU64::new(0),
             history: Mutex::new(patch::History::default()),
+            work: watch::channel(Arc::new(Vec::new())).0,
         });
+        let following = tokio::spawn(streams::follow_work(Arc::clone(&app)));
         let router = Router::new()
             .route("/", get(board_page))
             .route("/fragment/board", get(board_fragment))
@@ -126,7 +127,8 @@ impl Listener {
             .route("/story/{id}/unblock", post(acts::unblock))
             .route("/story/{id}/edit", post(acts::edit))
             .route("/story/{id}/move", post(acts::move_to))
-            .route("/events", get(events))
+            .route("/events", get(streams::events))
+            .route("/events/story/{id}", get(streams::story_tail))
             .route("/assets/app.css", get(style))
             .route("/assets/app.js", get(script))
             .route("/assets/acts.js", get(acts_script))
@@ -142,6 +144,7 @@ impl Listener {
             .await
             .map_err(|err| Error::io("the server stopped", err));
         listening.abort();
+        following.abort();
         result
     }
 }
@@ -289,31 +292,6 @@ async fn story_fragment(State(app): Shared, Path(id): Path<String>) -> Response 
         Ok((_, view)) => html(StatusCode::OK, pages::story::story_fragment(&view)),
         Err(err) => problem(&err),
     }
-}
-
-/// The board's changes as server-sent events: `change` with the board's version, first the
-/// current one, then one per change; a comment every few seconds keeps proxies from closing
-/// the stream.
-async fn events(
-    State(app): Shared,
-) -> Sse<impl futures::Stream<Item = std::result::Result<Event, Infallible>>> {
-    let changes = app.changes.subscribe();
-    let stopped = app.stopped.clone();
-    let stream = futures::stream::unfold(
-        (changes, stopped, true),
-        |(mut changes, mut stopped, first)| async move {
-            if !first {
-                tokio::select! {
-                    changed = changes.changed() => changed.ok()?,
-                    _ = stopped.wait_for(|s| *s) => return None,
-                }
-            }
-            let version = *changes.borrow_and_update();
-            let event = Event::default().event("change").data(version.to_string());
-            Some((Ok(event), (changes, stopped, false)))
-        },
-    );
-    Sse::new(stream).keep_alive(KeepAlive::new().interval(Duration::from_secs(15)))
 }
 
 async fn style() -> Response {

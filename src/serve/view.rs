@@ -3,13 +3,14 @@
 
 use std::path::{Path, PathBuf};
 
+use super::live::{transcript_shown, Running, TranscriptShown};
 use crate::board::records::Usage;
 use crate::board::summary::{Listed, StorySummary};
 use crate::board::{lookup, store, Board, Column, Phase, Story};
 use crate::board::{Slug, StoryId};
 use crate::config::Project;
 use crate::error::Result;
-use crate::report::transcript::{transcripts, Renderer};
+use crate::report::transcript::transcripts;
 use crate::report::{self, RunReport, StoryReport};
 use crate::workflow::assessor::{assess, Assessment, Policy};
 use crate::workflow::{journal, lock, person_decides};
@@ -124,6 +125,27 @@ impl BoardView {
             .rfind(|a| a.outcome == crate::report::ActionOutcome::Running)
     }
 
+    /// Every action the latest run is at work on, for the live view of each one's work.
+    pub fn running_actions(&self) -> Vec<Running> {
+        let Some(run) = self.run.as_ref().filter(|r| r.running) else {
+            return Vec::new();
+        };
+        run.stories
+            .iter()
+            .filter_map(|story| {
+                let action = story
+                    .actions
+                    .iter()
+                    .rfind(|a| a.outcome == crate::report::ActionOutcome::Running)?;
+                Some(Running {
+                    story: story.story_id.clone(),
+                    action: action.action_type.name(),
+                    since: action.started_at.clone(),
+                })
+            })
+            .collect()
+    }
+
     /// Why a story with work left cannot take it now.
     pub fn waiting(&self, story_id: &StoryId) -> Option<&str> {
         self.assessment
@@ -203,8 +225,9 @@ pub struct StoryView {
     pub depends_on: Vec<(StoryId, Option<(Slug, Column)>)>,
     /// The runs that worked on the story, oldest first, with what each did to it.
     pub runs: Vec<(RunReport, StoryReport)>,
-    /// Transcripts as `logs` prints them, each a heading then its lines, oldest first.
-    pub transcripts: Vec<Vec<String>>,
+    /// Transcripts as `logs` prints them, each a heading then its lines, oldest first, with
+    /// their files and how far they were read (where the page's live tail goes on from).
+    pub transcripts: Vec<TranscriptShown>,
     /// Transcripts left out for length.
     pub older_transcripts: usize,
 }
@@ -235,7 +258,7 @@ impl StoryView {
         let older_transcripts = paths.len().saturating_sub(SHOWN_TRANSCRIPTS);
         let transcripts = paths[older_transcripts..]
             .iter()
-            .map(|path| Renderer::new(true).file(path))
+            .map(|path| transcript_shown(path))
             .collect();
         Ok(StoryView {
             project: board.project.clone(),

@@ -107,6 +107,8 @@
     status.innerHTML = patch.status;
     document.getElementById("broken").innerHTML = patch.broken;
     localTimes(status);
+    paintWork();
+    tick();
   }
 
   // The button at the end of a folded column, saying how many cards it holds back.
@@ -164,6 +166,8 @@
           if (fold) { fold.before(added[i]); } else { section.append(added[i]); }
           localTimes(added[i]);
         }
+        paintWork();
+        tick();
         holdBack(section, more.left);
       })
       .catch(function () { button.disabled = false; });
@@ -204,7 +208,7 @@
         // The filter changed while this was on its way: ask again for the new one.
         if (asked !== filterQuery()) { again = true; return; }
         if (got.rendered) { render = got.rendered; }
-        if (typeof got.answer === "string") { place(got.answer); } else { apply(got.answer); }
+        if (typeof got.answer === "string") { place(got.answer); paintWork(); tick(); } else { apply(got.answer); }
         shownFilter = asked;
       })
       .catch(function () { again = true; })
@@ -238,6 +242,92 @@
     });
   }
 
+  // Live work: each running story's tokens and last tool call come as `work` events; the time
+  // since its action began is counted here, every second.
+  var work = {};
+  function paintWork() {
+    var lines = view.querySelectorAll("[data-work]");
+    for (var i = 0; i < lines.length; i++) {
+      var now = work[lines[i].getAttribute("data-work")];
+      var tokens = lines[i].querySelector(".tokens");
+      var tool = lines[i].querySelector(".tool");
+      if (tokens) {
+        tokens.textContent = now && now.requests ? " · " + now.tokens.toLocaleString() + " tokens" : "";
+      }
+      if (tool) {
+        var seen = now && now.tool;
+        tool.textContent = !seen ? "" : (seen.state === "asked" ? " · calling " : " · last: ") +
+          seen.name + (seen.state === "failed" ? " (failed)" : "");
+        tool.title = seen ? seen.arguments : "";
+        tool.className = "tool" + (seen ? " " + seen.state : "");
+      }
+    }
+  }
+  function duration(ms) {
+    var s = Math.max(0, Math.floor(ms / 1000));
+    var h = Math.floor(s / 3600), m = Math.floor(s / 60) % 60;
+    var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+    if (h) { return h + "h " + pad(m) + "m"; }
+    return m ? m + "m " + pad(s % 60) + "s" : s + "s";
+  }
+  function tick() {
+    var spans = view.querySelectorAll(".elapsed[data-since]");
+    for (var i = 0; i < spans.length; i++) {
+      var since = Date.parse(spans[i].getAttribute("data-since"));
+      if (!isNaN(since)) {
+        spans[i].textContent = "for " + duration(Date.now() - since);
+        spans[i].title = "since " + new Date(since).toLocaleString();
+      }
+    }
+  }
+  setInterval(tick, 1000);
+  tick();
+
+  // A story's page follows its transcripts as they are written: each new line of a file is
+  // added to that transcript (a new one gets its own fold), once; a line that would leave a
+  // gap means the page missed some, and it asks for the story again.
+  function transcriptOf(line) {
+    var pres = view.querySelectorAll("pre[data-file]");
+    for (var i = 0; i < pres.length; i++) {
+      if (pres[i].getAttribute("data-file") === line.file) { return pres[i]; }
+    }
+    var section = document.getElementById("transcripts");
+    if (!section) { return null; }
+    var none = section.querySelector(".no-transcripts");
+    if (none) { none.remove(); }
+    var details = document.createElement("details");
+    details.open = true;
+    details.id = "transcript-live-" + line.file;
+    var summary = document.createElement("summary");
+    summary.textContent = line.heading;
+    var pre = document.createElement("pre");
+    pre.setAttribute("data-file", line.file);
+    pre.setAttribute("data-end", "0");
+    details.append(summary, pre);
+    section.append(details);
+    return pre;
+  }
+  function addLine(line) {
+    var pre = transcriptOf(line);
+    if (!pre) { return; }
+    var end = Number(pre.getAttribute("data-end"));
+    if (line.end <= end) { return; }
+    if (line.start !== end) { refresh(true); return; }
+    pre.append(document.createTextNode(line.lines.map(function (l) { return l + "\n"; }).join("")));
+    pre.setAttribute("data-end", String(line.end));
+  }
+  function followTranscripts() {
+    var head = document.getElementById("story-head");
+    if (!head || !window.EventSource) { return; }
+    var pres = view.querySelectorAll("pre[data-file]");
+    var newest = pres[pres.length - 1];
+    var from = newest ? "?from=" + encodeURIComponent(
+      newest.getAttribute("data-file") + ":" + newest.getAttribute("data-end")) : "";
+    var tail = new EventSource("/events/story/" + encodeURIComponent(head.getAttribute("data-story")) + from);
+    tail.addEventListener("lines", function (event) { JSON.parse(event.data).forEach(addLine); });
+  }
+  followTranscripts();
+
   view.addEventListener("focusout", function () { if (again) { again = false; refresh(); } });
   localTimes(document);
 
@@ -245,6 +335,11 @@
   var events = new EventSource("/events");
   events.addEventListener("change", function (event) {
     if (event.data !== version) { version = event.data; refresh(); }
+  });
+  events.addEventListener("work", function (event) {
+    work = {};
+    JSON.parse(event.data).forEach(function (now) { work[now.story] = now; });
+    paintWork();
   });
   events.onopen = function () { live.className = "live on"; live.title = "live: updates as the board changes"; };
   events.onerror = function () { live.className = "live off"; live.title = "reconnecting…"; };

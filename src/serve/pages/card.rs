@@ -67,14 +67,21 @@ pub(super) fn card(out: &mut String, view: &BoardView, story: &StorySummary, usa
         (None, None) => {}
     }
     if let Some(action) = view.running(id) {
-        out.push_str("<div class=\"running\">▶ ");
+        // The page's script counts the time since, and fills in the tokens and the last tool
+        // call from the live work it is sent (`/events`, `work`).
+        out.push_str("<div class=\"running work\" data-work=\"");
+        esc!(out, id);
+        out.push_str("\">▶ ");
         esc!(out, action.action_type.name());
         out.push_str(" running");
         if let Some(at) = &action.started_at {
-            out.push_str(" since ");
+            out.push_str(" <span class=\"elapsed\" data-since=\"");
+            esc!(out, at);
+            out.push_str("\">since ");
             time(out, at);
+            out.push_str("</span>");
         }
-        out.push_str("</div>\n");
+        out.push_str("<span class=\"tokens\"></span><span class=\"tool\"></span></div>\n");
     }
     if let Some(reason) = view.waiting(id) {
         out.push_str("<div class=\"waiting\">");

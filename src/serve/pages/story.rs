@@ -321,10 +321,12 @@ fn timeline(out: &mut String, view: &StoryView) {
     out.push_str("</table></section>\n");
 }
 
+/// The transcripts, the newest open; each `<pre>` names its file and where its lines end, so
+/// that the page's live tail adds what is written after (docs/design.md, "Live work").
 fn transcripts(out: &mut String, view: &StoryView) {
-    out.push_str("<section class=\"transcripts\"><h2>Transcripts</h2>\n");
+    out.push_str("<section class=\"transcripts\" id=\"transcripts\"><h2>Transcripts</h2>\n");
     if view.transcripts.is_empty() {
-        out.push_str("<p>No transcripts yet: they are written while a run works on the story.</p></section>\n");
+        out.push_str("<p class=\"no-transcripts\">No transcripts yet: they are written while a run works on the story.</p></section>\n");
         return;
     }
     if view.older_transcripts > 0 {
@@ -337,14 +339,17 @@ fn transcripts(out: &mut String, view: &StoryView) {
         out.push_str("</code> shows them all.</p>\n");
     }
     let last = view.transcripts.len() - 1;
-    for (index, lines) in view.transcripts.iter().enumerate() {
-        let (heading, rest) = lines
+    for (index, shown) in view.transcripts.iter().enumerate() {
+        let (heading, rest) = shown
+            .lines
             .split_first()
             .map_or(("", &[][..]), |(h, r)| (h.as_str(), r));
         let open = if index == last { " open" } else { "" };
         let _ = write!(out, "<details id=\"transcript-{index}\"{open}><summary>");
         esc!(out, heading);
-        out.push_str("</summary><pre>");
+        out.push_str("</summary><pre data-file=\"");
+        esc!(out, &shown.file);
+        let _ = write!(out, "\" data-end=\"{}\">", shown.end);
         for line in rest {
             esc!(out, line, "\n");
         }
