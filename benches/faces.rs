@@ -384,17 +384,25 @@ fn event_latency(
         .set_read_timeout(Some(Duration::from_secs(30)))
         .map_err(|e| e.to_string())?;
     let mut lines = BufReader::new(stream);
+    // The board's versions, from its `change` events; the `work` events beside them (the live
+    // work of running stories) are passed over.
     let mut next_version = || -> Result<u64, String> {
         let mut line = String::new();
+        let mut kind = String::new();
         loop {
             line.clear();
             if lines.read_line(&mut line).map_err(|e| e.to_string())? == 0 {
                 return Err("the event stream ended".into());
             }
-            if let Some(version) = line.trim().strip_prefix("data: ") {
-                return version
-                    .parse()
-                    .map_err(|_| format!("bad event data {line:?}"));
+            let line = line.trim();
+            if let Some(name) = line.strip_prefix("event: ") {
+                kind = name.to_string();
+            } else if let Some(version) = line.strip_prefix("data: ") {
+                if kind == "change" {
+                    return version
+                        .parse()
+                        .map_err(|_| format!("bad event data {line:?}"));
+                }
             }
         }
     };
