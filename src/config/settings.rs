@@ -230,9 +230,7 @@ pub struct PhaseConfig {
     /// Overrides `llm.maxTokens` for this phase's agent.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
-    /// The phase agent's turn budget (docs/design.md §21); unset: [`READ_ONLY_PHASE_TURNS`]
-    /// for the phases that only read, `llm.maxTurns` (or [`WHOLE_FILE_PHASE_TURNS`] when files
-    /// are written whole) for acceptance and implement.
+    /// The phase agent's turn budget (docs/design.md §21); unset: see [`PhasesConfig::turn_budget`].
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub max_turns: Option<u32>,
     /// `false` skips the phase: its flag counts as complete (refine: the story moves to ready
@@ -382,10 +380,8 @@ pub enum NetworkAccess {
 /// The turn budget of refine, research and plan unless `phases.<phase>.maxTurns` says
 /// otherwise: enough to read the files a story names and look around them.
 pub const READ_ONLY_PHASE_TURNS: u32 = 12;
-/// The turn budget of acceptance and implement when files are written whole, unless
-/// `phases.<phase>.maxTurns` says otherwise: each turn is a whole answer, and the test rounds
-/// that follow a change are turns too (3 by default). A 1.5B model that rewrote the same file
-/// with a line more each turn took 23 turns and 30 minutes before this (inventory, 2026-11-28).
+/// The turn budget of acceptance and implement when files are written whole (each turn a whole
+/// answer, test rounds included), unless `phases.<phase>.maxTurns` says otherwise.
 pub const WHOLE_FILE_PHASE_TURNS: u32 = 8;
 /// The reply cap of refine, research and plan unless `phases.<phase>.maxTokens` says otherwise
 /// (never above `llm.maxTokens`): a summary, findings or a plan fit, and a small model that

@@ -389,7 +389,12 @@ impl<'a> TestRounds<'a> {
         if !matches!(run.outcome, TestOutcome::Failed { .. }) {
             return None;
         }
-        let failing = failing_in_acceptance(&self.dir, &run.output, &self.named, &self.fixed);
+        let failing = super::narrowed::failing_in_acceptance(
+            &self.dir,
+            &run.output,
+            &self.named,
+            &self.fixed,
+        );
         let mut rounds = self
             .failing_rounds
             .lock()
@@ -536,36 +541,6 @@ fn failing_tests_of(output: &str, named: &[NamedFunction], fixed: &FixedTests) -
     found
 }
 
-/// The functions the story names that a failing acceptance test of `output` calls, each once.
-fn failing_in_acceptance(
-    dir: &Path,
-    output: &str,
-    named: &[NamedFunction],
-    fixed: &FixedTests,
-) -> Vec<NamedFunction> {
-    let mut found: Vec<NamedFunction> = Vec::new();
-    for test in failed_tests(output) {
-        if !fixed.paths().any(|path| path == test.file) {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(dir.join(&test.file)) else {
-            continue;
-        };
-        let Some(body) = crate::agents::tools::source_of(&text, &test.name) else {
-            continue;
-        };
-        for function in named {
-            let called = body
-                .lines()
-                .any(|line| super::examples::calls(line, &function.name));
-            if called && !found.contains(function) {
-                found.push(function.clone());
-            }
-        }
-    }
-    found
-}
-
 /// `a`, `b` in stats.py: the missing functions as a story's reader names them.
 fn listed(missing: &[Missing]) -> String {
     missing
@@ -634,30 +609,6 @@ mod tests {
             failing_tests_of("error[E0425]: x", &[function("x")], &FixedTests::default())
                 .is_empty()
         );
-    }
-
-    #[test]
-    fn a_failing_acceptance_test_names_the_story_functions_it_calls() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("test_accept.py"),
-            "from textkit import truncate, shout\n\ndef test_truncate():\n    assert truncate('hello', 10) == 'hello'\n\ndef test_shout():\n    assert shout('a') == 'A!'\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("test_own.py"),
-            "def test_truncate():\n    assert truncate('a', 1) == 'b'\n",
-        )
-        .unwrap();
-        let fixed = FixedTests::take(dir.path(), &["test_accept.py".to_string()]);
-        let named = [function("truncate"), function("headline")];
-        let output = "FAILED test_accept.py::test_truncate - AssertionError\nFAILED test_own.py::test_truncate - AssertionError\n";
-        assert_eq!(
-            failing_in_acceptance(dir.path(), output, &named, &fixed),
-            [function("truncate")]
-        );
-        let only_own = "FAILED test_own.py::test_truncate - AssertionError\n";
-        assert!(failing_in_acceptance(dir.path(), only_own, &named, &fixed).is_empty());
     }
 
     #[test]
