@@ -10,6 +10,7 @@
 //! what the test did before, and is kept.
 
 use super::examples::{is_literal_call, normalized, Example};
+use super::unasked_tests::definition_block;
 use crate::agents::tools::defined_name;
 
 /// A test file with the invented expectations taken out.
@@ -90,7 +91,6 @@ fn is_invented(line: &str, examples: &[Example], pinned: &[&str]) -> bool {
 /// Marks as removed each test function (`def test…`) whose body has no line left but removed
 /// ones, blank lines, comments and its docstring; its decorators go with it.
 fn remove_emptied_tests(lines: &[&str], removed_at: &mut [bool]) {
-    let depth = |line: &str| line.len() - line.trim_start().len();
     for start in 0..lines.len() {
         let head = lines[start];
         let is_test = defined_name(head).is_some_and(|name| name.starts_with("test"))
@@ -98,12 +98,8 @@ fn remove_emptied_tests(lines: &[&str], removed_at: &mut [bool]) {
         if !is_test {
             continue;
         }
-        let level = depth(head);
-        let end = (start + 1..lines.len())
-            .find(|&at| !lines[at].trim().is_empty() && depth(lines[at]) <= level)
-            .unwrap_or(lines.len());
-        let body = start + 1..end;
-        let has_own = body.clone().any(|at| {
+        let block = definition_block(lines, start);
+        let has_own = (start + 1..block.end).any(|at| {
             let line = lines[at].trim();
             !removed_at[at]
                 && !line.is_empty()
@@ -114,19 +110,7 @@ fn remove_emptied_tests(lines: &[&str], removed_at: &mut [bool]) {
         if has_own {
             continue;
         }
-        let mut first = start;
-        while first > 0
-            && depth(lines[first - 1]) == level
-            && lines[first - 1].trim_start().starts_with('@')
-        {
-            first -= 1;
-        }
-        // The blank lines after it go too, so that no wider gap is left.
-        let mut through = end;
-        while through < lines.len() && lines[through].trim().is_empty() {
-            through += 1;
-        }
-        for flag in &mut removed_at[first..through] {
+        for flag in &mut removed_at[block] {
             *flag = true;
         }
     }

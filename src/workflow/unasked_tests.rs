@@ -148,29 +148,37 @@ pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
     changed
 }
 
+/// The lines of the definition whose `def` line is `lines[start]`: its decorators, its body
+/// and the blank lines after it.
+pub(super) fn definition_block(lines: &[&str], start: usize) -> std::ops::Range<usize> {
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let level = depth(lines[start]);
+    let mut first = start;
+    while first > 0
+        && depth(lines[first - 1]) == level
+        && lines[first - 1].trim_start().starts_with('@')
+    {
+        first -= 1;
+    }
+    let mut end = start + 1;
+    while end < lines.len() && (lines[end].trim().is_empty() || depth(lines[end]) > level) {
+        end += 1;
+    }
+    first..end
+}
+
 /// `text` without the test functions `names`; `None` when one is not found or no test is left.
 fn without_tests(text: &str, names: &[&str]) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
-    let depth = |line: &str| line.len() - line.trim_start().len();
     let mut gone = vec![false; lines.len()];
     for name in names {
         let start = lines.iter().position(|line| {
             line.trim_start().starts_with("def ")
                 && crate::agents::tools::defined_name(line).as_deref() == Some(*name)
         })?;
-        let level = depth(lines[start]);
-        let mut first = start;
-        while first > 0
-            && depth(lines[first - 1]) == level
-            && lines[first - 1].trim_start().starts_with('@')
-        {
-            first -= 1;
-        }
-        let mut end = start + 1;
-        while end < lines.len() && (lines[end].trim().is_empty() || depth(lines[end]) > level) {
-            end += 1;
-        }
-        gone[first..end].iter_mut().for_each(|flag| *flag = true);
+        gone[definition_block(&lines, start)]
+            .iter_mut()
+            .for_each(|flag| *flag = true);
     }
     let kept: Vec<&str> = lines
         .iter()
