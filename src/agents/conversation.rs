@@ -287,6 +287,15 @@ async fn run_turns(
                 return Ok(());
             }
             if answered.repeats(last_failed.as_ref()) {
+                // The same failing change again: the work check may say what the failure
+                // messages did not (a function still missing), and its rounds are bounded.
+                if let Some(feedback) =
+                    failed_check(prompt.check, &reply, max_turns, transcript, done).await
+                {
+                    with_results(&mut messages, feedback);
+                    last_failed = None;
+                    continue;
+                }
                 return end_repeating(reply, transcript, done);
             }
             if answered.any_failed() {
@@ -296,15 +305,7 @@ async fn run_turns(
             if let Some(feedback) =
                 failed_check(prompt.check, &reply, max_turns, transcript, done).await
             {
-                // One message with what the edits did and what the check found.
-                let made = match messages.pop() {
-                    Some(ChatMessage::User(made)) => made,
-                    other => {
-                        messages.extend(other);
-                        String::new()
-                    }
-                };
-                messages.push(ChatMessage::User(format!("{made}\n\n{feedback}")));
+                with_results(&mut messages, feedback);
                 continue;
             }
             finish(reply, transcript, done);
@@ -497,6 +498,19 @@ fn finish(reply: ChatReply, transcript: &Transcript, done: &mut Conversation) {
         structured: done.structured,
         check_rounds: done.check_rounds,
     });
+}
+
+/// One message with what the edits did and what the check found: a history of two user
+/// messages in a row breaks some servers' chat templates.
+fn with_results(messages: &mut Vec<ChatMessage>, feedback: String) {
+    let made = match messages.pop() {
+        Some(ChatMessage::User(made)) => made,
+        other => {
+            messages.extend(other);
+            String::new()
+        }
+    };
+    messages.push(ChatMessage::User(format!("{made}\n\n{feedback}")));
 }
 
 /// The reply as a plain assistant message, for a history that goes on after it.

@@ -22,6 +22,11 @@ pub(super) struct Reading {
     /// told only to write files whole uses shell fences to tell a person what to run (`git add
     /// .`, `pip install pytest`, measured with a 1.5B model for 25 turns on end).
     shell_fences: bool,
+    /// Under the same telling, a fenced call naming no tool beside files written whole is the
+    /// model copying the repository map's file names into call syntax (`{"name":
+    /// "test_textkit.py"}`): answering it "unknown tool" every turn kept a 1.5B model from ever
+    /// reaching the test run that would have said what was missing.
+    unknown_beside_edits: bool,
 }
 
 impl Reading {
@@ -34,6 +39,7 @@ impl Reading {
         Reading {
             protocol,
             shell_fences: !tools_untold,
+            unknown_beside_edits: tools_untold,
             default_file: default_file.map(str::to_string),
             names: definitions
                 .iter()
@@ -91,6 +97,9 @@ impl Reading {
             },
         );
         let mut calls = with_ids(found.calls);
+        if self.unknown_beside_edits && !found.edits.is_empty() {
+            calls.retain(|(call, _)| self.names.contains(&call.name));
+        }
         let mut left_out = 0;
         if self.text_only() && calls.len() > 1 {
             left_out = calls.len() - 1;

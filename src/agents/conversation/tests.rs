@@ -860,3 +860,80 @@ async fn two_turns_of_nothing_but_repeats_make_the_next_reply_the_last_with_tool
     assert!(bodies[3].get("tools").is_some());
     assert!(bodies[4].get("tools").is_none(), "the tools are withdrawn");
 }
+
+#[tokio::test]
+async fn calls_naming_no_tool_beside_whole_files_are_left_out_and_the_check_runs() {
+    let server = MockServer::start().await;
+    // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, textkit `slugify`, shortened): the file written
+    // whole without the function, then the map's file names as calls. Answered "unknown tool"
+    // and repeated three times, the conversation ended before the tests ever ran.
+    let recorded = "```\n# textkit.py\n```python\n\"\"\"Small text helpers.\"\"\"\n\ndef shout(text):\n    return text.upper() + \"!\"\n```\n\n```json\n{\"name\": \"test_textkit.py\", \"arguments\": {\"path\": \"test_textkit.py\"}}\n```\n\n```json\n{\"name\": \"README.md\", \"arguments\": {\"path\": \"README.md\"}}\n```";
+    answer(&server, ok(completion(Some(recorded), &[])), 1).await;
+    answer(&server, ok(completion(Some("Now with slugify."), &[])), 1).await;
+    let check = FlakyCheck {
+        failures_left: Mutex::new(1),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let tools = EditTools::default();
+    let prompt = Prompt {
+        system: "sys",
+        user: "task",
+        tools: Some(&tools),
+        check: Some(&check),
+        options: ConverseOptions {
+            protocol: ToolProtocol::Text,
+            tools_untold: true,
+            ..ConverseOptions::default()
+        },
+    };
+
+    let done = converse_with(&client(&server), prompt, 8, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    let calls = tools.0.calls.lock().unwrap().clone();
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].0, "write_file");
+    assert_eq!(*check.runs.lock().unwrap(), 2);
+    assert_eq!(done.check_rounds, 1);
+    let bodies = request_bodies(&server).await;
+    let history = bodies[1]["messages"].as_array().unwrap();
+    let last = history.last().unwrap()["content"].as_str().unwrap();
+    assert!(last.contains("FAILED test_x - boom"), "{last}");
+    assert!(!last.contains("unknown tool"), "{last}");
+}
+
+#[tokio::test]
+async fn the_same_failing_change_again_hears_from_the_check_before_it_ends() {
+    let server = MockServer::start().await;
+    let failing_edit = "missing.py\n```python\nx = 1\n```";
+    answer(&server, ok(completion(Some(failing_edit), &[])), 2).await;
+    answer(&server, ok(completion(Some("fixed"), &[])), 1).await;
+    let check = FlakyCheck {
+        failures_left: Mutex::new(1),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let tools = EditTools::default();
+    let prompt = Prompt {
+        system: "sys",
+        user: "task",
+        tools: Some(&tools),
+        check: Some(&check),
+        options: ConverseOptions {
+            protocol: ToolProtocol::Text,
+            tools_untold: true,
+            ..ConverseOptions::default()
+        },
+    };
+
+    let done = converse_with(&client(&server), prompt, 8, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    // Twice the same failing write: the check speaks, and the model goes on.
+    assert_eq!(request_bodies(&server).await.len(), 3);
+    assert_eq!((done.final_text.as_str(), done.check_rounds), ("fixed", 1));
+    assert_eq!(*check.runs.lock().unwrap(), 2);
+}
