@@ -15,6 +15,7 @@ mod fsio;
 mod handlers;
 mod merge_definitions;
 mod registry;
+mod syntax;
 #[cfg(test)]
 mod tests;
 mod toolbox;

@@ -9,6 +9,7 @@ use serde_json::json;
 
 use super::super::edit_match::{apply, Miss};
 use super::super::fsio::{read_for_edit, write_atomic};
+use super::super::syntax;
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
 use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
 
@@ -83,6 +84,9 @@ fn edit_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
             .into());
     }
     let applied = apply(&text, old, new).map_err(|miss| describe_miss(path, miss))?;
+    if let Some(refused) = syntax::refusal(path, Some(&text), &applied.text) {
+        return Err(refused.into());
+    }
     write_atomic(&real, applied.text.as_bytes())
         .map_err(|err| format!("cannot write '{path}': {err}"))?;
     Ok(match applied.loose_lines {

@@ -12,6 +12,7 @@ use super::super::definitions::{mostly_dropped, names, source_of};
 use super::super::fsio::{read_for_edit, write_atomic};
 use super::super::merge_definitions::keep_left_out;
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
+use super::super::syntax;
 use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
 
 /// Definitions named at most in a refusal.
@@ -119,11 +120,16 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     }
     // A small model writes out files it has not changed, and then believes it made its change:
     // it is told that nothing changed.
-    if std::fs::read(&real).is_ok_and(|before| before == content.as_bytes()) {
+    let before = std::fs::read(&real).ok();
+    if before.as_deref() == Some(content.as_bytes()) {
         tools.mark_seen(real);
         return Ok(format!(
             "'{path}' already holds exactly this content: nothing changed"
         ));
+    }
+    let before = before.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    if let Some(refused) = syntax::refusal(path, before.as_deref(), &content) {
+        return Err(refused.into());
     }
     write_atomic(&real, content.as_bytes())
         .map_err(|err| format!("cannot write '{path}': {err}"))?;

@@ -1,0 +1,80 @@
+//! Python a write would leave unparseable is not written (docs/design.md §21, "Passing work is
+//! kept"). A 1.5B model writing every file of its map out whole broke a neighbouring function it
+//! was never asked to touch (`def shout(text)  # …` without its colon), and every test round
+//! after failed on that file instead of on the story's work.
+//!
+//! Python's own parser judges (`ast.parse`, which runs nothing), started isolated (`-I -S`:
+//! neither the repository nor site packages are on its path) from `/`. Where no `python3` is
+//! found, or a file did not parse before the write (a syntax newer than this interpreter), the
+//! write goes ahead unjudged.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+const PARSE: &str = "import ast, sys\n\
+src = sys.stdin.buffer.read()\n\
+try:\n    ast.parse(src, sys.argv[1])\n\
+except SyntaxError as e:\n    print(f'line {e.lineno}: {e.msg}: {(e.text or \"\").strip()}')\n    sys.exit(3)\n";
+
+/// Exit status of [`PARSE`] for a syntax error; anything else but success is no verdict.
+const SYNTAX_ERROR: i32 = 3;
+
+/// Why the write of `after` to `path` is refused: Python source that does not parse, where the
+/// file was new or parsed before.
+pub(super) fn refusal(path: &str, before: Option<&str>, after: &str) -> Option<String> {
+    if Path::new(path).extension().is_none_or(|ext| ext != "py") {
+        return None;
+    }
+    let error = syntax_error(path, after)?;
+    if before.is_some_and(|before| syntax_error(path, before).is_some()) {
+        return None;
+    }
+    Some(format!(
+        "Nothing was written to '{path}': it would not be valid Python ({error}). Write it again \
+         with that fixed, or leave the file as it is if the story does not change it."
+    ))
+}
+
+/// The parser's complaint about `source`, if it has one.
+fn syntax_error(path: &str, source: &str) -> Option<String> {
+    let mut child = Command::new("python3")
+        .args(["-I", "-S", "-c", PARSE, path])
+        .current_dir("/")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .ok()?;
+    // A write error means the parser is gone; its status below says so.
+    let _ = child
+        .stdin
+        .take()
+        .map(|mut stdin| stdin.write_all(source.as_bytes()));
+    let output = child.wait_with_output().ok()?;
+    (output.status.code() == Some(SYNTAX_ERROR))
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn python_that_does_not_parse_is_refused_with_the_parsers_words() {
+        let broken = "def shout(text)  # upper case\n    return text.upper()\n";
+        let refused = refusal("textkit.py", Some("def shout(text):\n    return 1\n"), broken)
+            .expect("refused");
+        assert!(refused.contains("'textkit.py'"), "{refused}");
+        assert!(refused.contains("line 1: expected ':'"), "{refused}");
+        assert!(refusal("new.py", None, broken).is_some());
+    }
+
+    #[test]
+    fn good_python_other_files_and_files_already_broken_are_written() {
+        let broken = "def f(:\n";
+        assert_eq!(refusal("a.py", None, "def f():\n    return 1\n"), None);
+        assert_eq!(refusal("notes.md", None, broken), None);
+        assert_eq!(refusal("a.py", Some("class A(:\n"), broken), None);
+    }
+}
