@@ -462,7 +462,7 @@ impl Agents for LlmAgents {
             max_tokens: self.phases.max_tokens(Phase::Implement),
             schema: None,
             protocol: self.protocol(),
-            sampling: sampling_for(0, self.temperature),
+            sampling: sampling_for(request.variant, self.temperature),
             // The answer is code in the reply, whatever the protocol.
             tools_untold: true,
             max_turns: Some(2),

@@ -226,6 +226,8 @@ pub struct DefinitionRequest<'a> {
     /// The tree the map is made of.
     pub work_dir: &'a Path,
     pub transcript: &'a Transcript,
+    /// 0 for the first answer; each further one is sampled hotter, with its own seed.
+    pub variant: u32,
 }
 
 /// Everything the run loop needs from agents, whatever thinks behind it: the LLM agents in

@@ -218,8 +218,14 @@ pub fn failing_in_acceptance(
     found
 }
 
-/// Asks for the missing definition alone and merges the answer into its file. Returns whether
-/// the file now has it; the tokens count for the story, and the transcript says what happened.
+/// Answers asked for, one after another, when a narrowed definition still fails its tests.
+pub const SAMPLES: u32 = 4;
+
+/// Asks for the missing definition alone and merges the answer into its file. Returns the
+/// answer's code once the file has it; the tokens count for the story, and the transcript says
+/// what happened. `variant` 0 samples as the phase does, each further one hotter and seeded;
+/// an answer among `tried` is not written again.
+#[allow(clippy::too_many_arguments)]
 pub async fn narrow(
     wf: &Workflow,
     story: &Story,
@@ -228,7 +234,9 @@ pub async fn narrow(
     missing: &Missing,
     fixed: &FixedTests,
     failure: Option<&str>,
-) -> bool {
+    variant: u32,
+    tried: &[String],
+) -> Option<String> {
     let story_text = named_text(story);
     // A file the story names that does not exist yet (a new module) is still where it goes.
     let named_file = || {
@@ -241,15 +249,14 @@ pub async fn narrow(
         name: missing.name.clone(),
         file: missing.file.clone().or_else(named_file),
     };
-    let Some(task) = narrowed_task(dir, &story_text, &missing, fixed, failure) else {
-        return false;
-    };
+    let task = narrowed_task(dir, &story_text, &missing, fixed, failure)?;
     let ask = task.ask();
     let request = DefinitionRequest {
         story,
         task: &ask,
         work_dir: dir,
         transcript,
+        variant,
     };
     let answer = wf.agents.write_definition(request).await;
     let (text, usage) = match answer {
@@ -259,16 +266,19 @@ pub async fn narrow(
     let _ = story_ops::add_usage(wf, story.id(), usage);
     let path = dir.join(&task.file);
     let source = std::fs::read_to_string(&path).unwrap_or_default();
-    let merged = answer_code(&text)
-        .and_then(|code| merge_definition(&source, task.class.as_deref(), &task.name, &code));
+    let code = answer_code(&text).filter(|code| !tried.contains(code));
+    let merged = code
+        .as_deref()
+        .and_then(|code| merge_definition(&source, task.class.as_deref(), &task.name, code));
     let written =
         merged.is_some_and(|merged| crate::atomic_file::write(&path, merged.as_bytes()).is_ok());
     transcript.record(
         "narrowed_task",
         serde_json::json!({"name": task.name, "file": task.file, "class": task.class,
-                           "again": task.failing.is_some(), "merged": written}),
+                           "again": task.failing.is_some(), "merged": written,
+                           "sample": variant}),
     );
-    written
+    code.filter(|_| written)
 }
 
 /// The story text the names come from: its summary and criteria.

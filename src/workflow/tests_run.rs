@@ -416,6 +416,60 @@ impl<'a> TestRounds<'a> {
         due
     }
 
+    /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
+    /// no longer fail on it or [`super::narrowed::SAMPLES`] are spent: the tests choose, as in
+    /// best-of-n. A 1.5B model asked the same way twice answered with the same wrong `truncate`
+    /// twice. An answer already tried is not tested again. The last run is returned.
+    async fn narrow_by_samples(
+        &self,
+        missing: &Missing,
+        mut failure: Option<String>,
+        mut result: TestRun,
+    ) -> Option<TestRun> {
+        let mut tried: Vec<String> = Vec::new();
+        for variant in 0..super::narrowed::SAMPLES {
+            let written = super::narrowed::narrow(
+                self.wf,
+                self.story,
+                &self.dir,
+                &self.transcript,
+                missing,
+                &self.fixed,
+                failure.as_deref(),
+                variant,
+                &tried,
+            )
+            .await;
+            let Some(code) = written else { continue };
+            tried.push(code);
+            result = self.check_now().await?;
+            if !self.still_fails_on(&result, &missing.name) {
+                break;
+            }
+            failure = Some(result.output.clone());
+        }
+        Some(result)
+    }
+
+    /// Whether `run` still fails for want of `name` or on an acceptance test that calls it.
+    fn still_fails_on(&self, run: &TestRun, name: &str) -> bool {
+        match &run.outcome {
+            TestOutcome::NotDefined { missing } => missing.iter().any(|one| one.name == name),
+            // Without acceptance tests nothing says which definition a failure is about: the
+            // samples go on while the tests fail.
+            TestOutcome::Failed { .. } if self.fixed.paths().next().is_none() => true,
+            TestOutcome::Failed { .. } => super::narrowed::failing_in_acceptance(
+                &self.dir,
+                &run.output,
+                &self.named,
+                &self.fixed,
+            )
+            .iter()
+            .any(|function| function.name == name),
+            _ => false,
+        }
+    }
+
     /// The run's failures, when only unasked tests of the implementer's account for them.
     fn unasked(&self, run: &TestRun) -> Option<super::unasked_tests::Unasked> {
         if !matches!(run.outcome, TestOutcome::Failed { .. }) {
@@ -452,23 +506,11 @@ impl WorkCheck for TestRounds<'_> {
         };
         if let Some((missing, failure)) = narrowed {
             let was_missing = failure.is_none();
-            if super::narrowed::narrow(
-                self.wf,
-                self.story,
-                &self.dir,
-                &self.transcript,
-                &missing,
-                &self.fixed,
-                failure.as_deref(),
-            )
-            .await
-            {
-                result = self.check_now().await?;
-                if was_missing {
-                    // Written now: a failing round of its, which counts towards asking for it
-                    // again in the next.
-                    self.failing_long_enough(&result);
-                }
+            result = self.narrow_by_samples(&missing, failure, result).await?;
+            if was_missing {
+                // Written now: a failing round of its, which counts towards asking for it
+                // again in the next.
+                self.failing_long_enough(&result);
             }
         }
         if result.refusal().is_some() {

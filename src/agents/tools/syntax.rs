@@ -63,8 +63,12 @@ mod tests {
     #[test]
     fn python_that_does_not_parse_is_refused_with_the_parsers_words() {
         let broken = "def shout(text)  # upper case\n    return text.upper()\n";
-        let refused = refusal("textkit.py", Some("def shout(text):\n    return 1\n"), broken)
-            .expect("refused");
+        let refused = refusal(
+            "textkit.py",
+            Some("def shout(text):\n    return 1\n"),
+            broken,
+        )
+        .expect("refused");
         assert!(refused.contains("'textkit.py'"), "{refused}");
         assert!(refused.contains("line 1: expected ':'"), "{refused}");
         assert!(refusal("new.py", None, broken).is_some());

@@ -597,3 +597,69 @@ async fn a_method_missing_after_two_rounds_is_asked_for_alone_and_merged_into_it
     let narrowed = transcript_entries(&p, &story, "narrowed_task");
     assert_eq!(narrowed[0]["merged"], true, "{narrowed:?}");
 }
+
+#[tokio::test]
+async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_tests_pass() {
+    let p = Project::new().await;
+    p.env.write(
+        "cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n",
+    );
+    p.git_init(false);
+    p.config(&[
+        ("review.testCommand", "grep -q 'del self.items' cart.py"),
+        ("llm.temperature", "0.2"),
+        OFF_ACCEPTANCE,
+    ]);
+    let story = p.story(
+        "Remove items",
+        "Add a method `remove(sku)` to the Cart class in cart.py.",
+        "- [ ] `remove(sku)` takes the item out",
+        "ready",
+        &["research", "plan"],
+    );
+    let wrong = "```python\ndef remove(self, sku):\n    self.items.pop(sku, None)\n```";
+    p.fake
+        .push("implement", Reply::text("Added it."))
+        .push("implement", Reply::text("Added it again."))
+        // Recorded behaviour of a 1.5B model asked twice the same way: the same wrong answer.
+        .push("definition", Reply::text(wrong))
+        .push("definition", Reply::text(wrong))
+        .push(
+            "definition",
+            Reply::text("```python\ndef remove(self, sku):\n    if sku in self.items:\n        del self.items[sku]\n```"),
+        );
+
+    p.step(&story, "implement").success();
+
+    let asked = p.fake.requests_for("definition");
+    assert_eq!(asked.len(), 3, "samples until the tests pass");
+    let temperature = |at: usize| asked[at].body["temperature"].as_f64().unwrap();
+    assert!((temperature(0) - 0.2).abs() < 1e-6, "{}", asked[0].body);
+    assert!(temperature(1) > temperature(0), "{}", asked[1].body);
+    assert!(temperature(2) > temperature(1), "{}", asked[2].body);
+    assert_ne!(asked[1].body["seed"], asked[2].body["seed"]);
+    // The second sample sees the first one's code and what the tests said of it.
+    assert!(
+        asked[1]
+            .last_message()
+            .contains("self.items.pop(sku, None)"),
+        "{}",
+        asked[1].last_message()
+    );
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert!(p
+        .git(&["show", &format!("{branch}:cart.py")])
+        .contains("del self.items[sku]"));
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let narrowed = transcript_entries(&p, &story, "narrowed_task");
+    let merged: Vec<bool> = narrowed
+        .iter()
+        .map(|entry| entry["merged"].as_bool().unwrap())
+        .collect();
+    assert_eq!(
+        merged,
+        [true, false, true],
+        "the repeat is not written again"
+    );
+}
