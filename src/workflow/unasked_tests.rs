@@ -98,6 +98,7 @@ pub fn unasked_failures(
     }
     let changed = vcs::worktree_changes(dir, "HEAD", &[]).ok()?;
     let has_acceptance = fixed.paths().next().is_some();
+    let committed = committed_tests(dir, &failed);
     let mut outvoted = false;
     let unasked = failed.iter().all(|test| {
         let of_the_story = named.iter().any(|f| test.name.contains(f.name.as_str()));
@@ -106,6 +107,7 @@ pub fn unasked_failures(
             && is_test_path(Path::new(&test.file))
             && !fixed.paths().any(|path| path == test.file)
             && (has_acceptance || !of_the_story)
+            && !unchanged_since_head(dir, &committed, test)
     });
     if !unasked {
         return None;
@@ -120,12 +122,59 @@ pub fn unasked_failures(
     })
 }
 
+/// The files of `failed` as HEAD has them, by path; a file HEAD lacks is not there.
+fn committed_tests(dir: &Path, failed: &[FailedTest]) -> std::collections::HashMap<String, String> {
+    let mut paths: Vec<String> = failed.iter().map(|test| test.file.clone()).collect();
+    paths.dedup();
+    vcs::read_files(dir, "HEAD", &paths)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(path, bytes)| (path, String::from_utf8_lossy(&bytes).into_owned()))
+        .collect()
+}
+
+/// A test the project had before the story, which the implementer left as it was: failing, it
+/// says the story's work broke something, whatever else changed in its file.
+fn unchanged_since_head(
+    dir: &Path,
+    committed: &std::collections::HashMap<String, String>,
+    test: &FailedTest,
+) -> bool {
+    let before = committed
+        .get(&test.file)
+        .and_then(|text| test_block(text, &test.name));
+    let now = std::fs::read_to_string(dir.join(&test.file))
+        .ok()
+        .and_then(|text| test_block(&text, &test.name));
+    let trimmed = |block: &Option<String>| block.as_deref().map(str::trim_end).map(str::to_string);
+    before.is_some() && trimmed(&before) == trimmed(&now)
+}
+
+/// The lines of the test function `name` in `text`, decorators and trailing blank lines
+/// included.
+fn test_block(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = test_line(&lines, name)?;
+    Some(lines[definition_block(&lines, start)].join("\n"))
+}
+
+fn test_line(lines: &[&str], name: &str) -> Option<usize> {
+    lines.iter().position(|line| {
+        line.trim_start().starts_with("def ")
+            && crate::agents::tools::defined_name(line).as_deref() == Some(name)
+    })
+}
+
 /// Takes the failing tests out of their files in `dir` (each test function with its
-/// decorators), so the implementer's passing tests stay; a file left without a test, or one
-/// whose tests cannot be found, is put back as HEAD has it. Returns the files changed.
+/// decorators), so the implementer's passing tests stay. A test the project had before the
+/// story (at HEAD) is put back as it was instead: a 1.5B model rewrote an existing
+/// `test_add_counts_quantities` to expect what the story forbids, and taking it out would have
+/// lost the project's own test. A file left without a test, or one whose tests cannot be found,
+/// is put back as HEAD has it. Returns the files changed.
 pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
     let mut changed = Vec::new();
     let mut put_back = Vec::new();
+    let committed = committed_tests(dir, &unasked.tests);
     for file in &unasked.files {
         let names: Vec<&str> = unasked
             .tests
@@ -134,9 +183,10 @@ pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
             .map(|test| test.name.as_str())
             .collect();
         let path = dir.join(file);
+        let before = committed.get(file).map(String::as_str);
         let kept = std::fs::read_to_string(&path)
             .ok()
-            .and_then(|text| without_tests(&text, &names));
+            .and_then(|text| without_tests(&text, before, &names));
         match kept {
             Some(text) if crate::atomic_file::write(&path, text.as_bytes()).is_ok() => {
                 changed.push(file.clone())
@@ -167,25 +217,30 @@ pub(super) fn definition_block(lines: &[&str], start: usize) -> std::ops::Range<
     first..end
 }
 
-/// `text` without the test functions `names`; `None` when one is not found or no test is left.
-fn without_tests(text: &str, names: &[&str]) -> Option<String> {
+/// `text` without the test functions `names`, each replaced by its version in `before` (the
+/// file at HEAD) where that has one; `None` when one is not found or no test is left.
+fn without_tests(text: &str, before: Option<&str>, names: &[&str]) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
+    // Each line kept, or the replacement that goes where the test's first line was.
     let mut gone = vec![false; lines.len()];
+    let mut replaced: Vec<(usize, String)> = Vec::new();
     for name in names {
-        let start = lines.iter().position(|line| {
-            line.trim_start().starts_with("def ")
-                && crate::agents::tools::defined_name(line).as_deref() == Some(*name)
-        })?;
-        gone[definition_block(&lines, start)]
-            .iter_mut()
-            .for_each(|flag| *flag = true);
+        let start = test_line(&lines, name)?;
+        let block = definition_block(&lines, start);
+        if let Some(old) = before.and_then(|before| test_block(before, name)) {
+            replaced.push((block.start, old));
+        }
+        gone[block].iter_mut().for_each(|flag| *flag = true);
     }
-    let kept: Vec<&str> = lines
-        .iter()
-        .zip(&gone)
-        .filter(|(_, gone)| !**gone)
-        .map(|(line, _)| *line)
-        .collect();
+    let mut kept: Vec<&str> = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        if let Some((_, old)) = replaced.iter().find(|(start, _)| *start == at) {
+            kept.extend(old.split('\n'));
+        }
+        if !gone[at] {
+            kept.push(line);
+        }
+    }
     let any_test = kept.iter().any(|line| {
         crate::agents::tools::defined_name(line).is_some_and(|name| name.starts_with("test"))
     });
@@ -323,6 +378,42 @@ mod tests {
         assert!(
             !dir.join("tests/test_other.py").exists(),
             "a file left without tests goes"
+        );
+    }
+
+    #[test]
+    fn a_test_the_project_had_is_put_back_and_one_left_unchanged_is_a_regression() {
+        let repo = unborn_repo();
+        let dir = repo.path();
+        let base = "from inventory.cart import Cart\n\n\ndef test_add_counts_quantities():\n    cart = Cart()\n    cart.add(\"apple\", 2)\n    assert cart.quantity(\"apple\") == 2\n\n\ndef test_total():\n    assert Cart().total_items() == 0\n";
+        write(dir, "tests/test_cart.py", base);
+        sh(dir, &["add", "-A"]);
+        sh(dir, &["commit", "-q", "-m", "base"]);
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory): the existing test rewritten to
+        // add 0 of an item, which the story makes an error, and a new test without its import.
+        let rewritten = "from inventory.cart import Cart\n\n\ndef test_add_counts_quantities():\n    cart = Cart()\n    cart.add(\"apple\", 0)\n    assert cart.quantity(\"apple\") == 0\n\n\ndef test_total():\n    assert Cart().total_items() == 0\n\n\ndef test_add_handles_negative_quantities():\n    with pytest.raises(ValueError):\n        Cart().add(\"apple\", -1)\n";
+        write(dir, "tests/test_cart.py", rewritten);
+        let fixed = FixedTests::take(dir, &["tests/test_refuse.py".to_string()]);
+        let output = "FAILED tests/test_cart.py::test_add_counts_quantities - ValueError\nFAILED tests/test_cart.py::test_add_handles_negative_quantities - NameError";
+        let unasked = unasked_failures(dir, output, &[named("add")], &fixed).expect("unasked");
+
+        take_out(dir, &unasked);
+
+        assert_eq!(
+            std::fs::read_to_string(dir.join("tests/test_cart.py")).unwrap(),
+            base,
+            "the project's test is back as it was, the new one gone"
+        );
+        // The same test failing as the project wrote it says the story broke it.
+        let regression = "FAILED tests/test_cart.py::test_add_counts_quantities - ValueError";
+        write(
+            dir,
+            "tests/test_cart.py",
+            &format!("{base}\n\ndef test_new():\n    assert True\n"),
+        );
+        assert_eq!(
+            unasked_failures(dir, regression, &[named("add")], &fixed),
+            None
         );
     }
 }
