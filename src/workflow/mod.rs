@@ -30,6 +30,7 @@ pub(crate) mod phases;
 pub(crate) mod preflight;
 pub(crate) mod prompter;
 pub(crate) mod protocol_choice;
+pub(crate) mod refined;
 pub(crate) mod remote;
 pub(crate) mod review;
 pub(crate) mod rework;

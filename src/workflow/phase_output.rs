@@ -307,14 +307,17 @@ pub fn write_into(story: &mut Story, phase: Phase, output: &str) {
             if summary.is_none() && criteria.is_none() {
                 story.set_section("Summary", &sections::nest(output, "Summary"));
             } else {
+                // A rewrite that loses the given words or examples leaves them as they were.
                 if let Some(summary) = summary {
-                    story.set_section("Summary", &sections::nest(summary, "Summary"));
+                    let summary = super::refined::summary(story.section("Summary"), summary);
+                    let summary = sections::nest(summary, "Summary");
+                    story.set_section("Summary", &summary);
                 }
                 if let Some(criteria) = criteria {
-                    story.set_section(
-                        "Acceptance Criteria",
-                        &sections::nest(criteria, "Acceptance Criteria"),
-                    );
+                    let existing = story.section("Acceptance Criteria");
+                    let criteria = super::refined::criteria(existing, criteria);
+                    let criteria = sections::nest(criteria, "Acceptance Criteria");
+                    story.set_section("Acceptance Criteria", &criteria);
                 }
             }
             if story.column == Column::Backlog {
