@@ -26,6 +26,7 @@ use crate::protocol::TranscriptEntry;
 mod acceptance;
 mod attempts;
 mod checked;
+mod scratch;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outcome> {

@@ -29,7 +29,7 @@ use crate::workflow::fixed_tests::{listing, put_back};
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::outcome::Outcome;
 use crate::workflow::phase_output::TreeFingerprint;
-use crate::workflow::tests_run::{self, TestOutcome};
+use crate::workflow::tests_run::{self, TestOutcome, TestRun};
 use crate::workflow::workspace::Work;
 
 /// What the acceptance check concluded about the tests as they are now.
@@ -214,6 +214,8 @@ pub struct AcceptanceCheck<'a> {
     transcript: Transcript,
     suggested: String,
     is_bug: bool,
+    /// The commit the story's branch started from.
+    base: Option<String>,
     examples: Vec<Example>,
     story_names: Vec<String>,
     /// The functions the story names with the file it names for each, for their imports.
@@ -241,6 +243,7 @@ impl<'a> AcceptanceCheck<'a> {
             transcript: transcript.clone(),
             suggested: suggested_path(dir, &story.slug),
             is_bug: story.meta.story_type == StoryType::Bug,
+            base: story.meta.branch_base.clone(),
             examples: examples(&text),
             story_names: mentioned_names(&text),
             homes: crate::workflow::named_functions::named_functions(story)
@@ -373,8 +376,7 @@ impl<'a> AcceptanceCheck<'a> {
                 first.name, first.module_file
             ));
         }
-        let Some(run) = tests_run::run(self.wf, self.story_id, &self.dir, &self.transcript).await
-        else {
+        let Some(run) = self.run_before_the_code(&tests).await else {
             return Verdict::Refused("no test command is set (review.testCommand)".into());
         };
         let mentioned = tests.iter().any(|path| {
@@ -440,6 +442,54 @@ impl<'a> AcceptanceCheck<'a> {
 }
 
 impl AcceptanceCheck<'_> {
+    /// The tests run where the story's code does not exist yet: the story's tree, or, when
+    /// the phase runs again after implement (a review sent the story back to it), a scratch
+    /// worktree at the story's base commit with `tests` copied in. In the story's tree such
+    /// tests passed on the code they were to precede, and the phase refused them.
+    async fn run_before_the_code(&self, tests: &[String]) -> Option<TestRun> {
+        let Some(base) = self.base_if_code_exists().await else {
+            return tests_run::run(self.wf, self.story_id, &self.dir, &self.transcript).await;
+        };
+        let scratch = self
+            .wf
+            .worktrees_dir()
+            .join(format!("{}.acceptance-base", self.story_id));
+        let scratch = self.wf.root.join(scratch);
+        if let Err(why) = super::scratch::make(self.wf, &scratch, &base).await {
+            tracing::warn!("{why}; the acceptance tests run in the story's tree");
+            return tests_run::run(self.wf, self.story_id, &self.dir, &self.transcript).await;
+        }
+        for path in tests {
+            let to = scratch.join(path);
+            if let Some(folder) = to.parent() {
+                let _ = std::fs::create_dir_all(folder);
+            }
+            let _ = std::fs::copy(self.dir.join(path), to);
+        }
+        self.transcript
+            .record("acceptance_on_base", serde_json::json!({"base": base}));
+        let run = tests_run::run(self.wf, self.story_id, &scratch, &self.transcript).await;
+        super::scratch::drop(self.wf, &scratch).await;
+        run
+    }
+
+    /// The story's base commit, when the tree holds code changed since it (not only tests).
+    async fn base_if_code_exists(&self) -> Option<String> {
+        let base = self.base.clone()?;
+        let (dir, own) = (self.dir.clone(), self.wf.own_paths());
+        tokio::task::spawn_blocking(move || {
+            let changed = crate::vcs::worktree_changes(&dir, &base, &[]).ok()?;
+            changed
+                .iter()
+                .filter(|path| !own.iter().any(|own| Path::new(path).starts_with(own)))
+                .any(|path| !is_test_path(Path::new(path)))
+                .then_some(base)
+        })
+        .await
+        .ok()
+        .flatten()
+    }
+
     /// The story's examples as a Python test file of the tool's own, one test per example with
     /// the imports they need; `None` unless every example is a plain call of a function whose
     /// file is known (a method needs the test's own setup), or the tests are not Python.

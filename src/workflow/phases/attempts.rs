@@ -19,7 +19,6 @@ use crate::board::{Phase, Story};
 use crate::vcs as git;
 use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::tests_run::{TestRounds, TestRun};
-use crate::workflow::workspace::{exclude_from_git, refuse_a_link, worktree_admin_turn};
 
 /// What an implement produced, with the last test run over its work and how many runs it took.
 pub(super) struct Produced {
@@ -278,16 +277,9 @@ impl PhaseRun<'_> {
     }
 
     async fn scratch(&self, dir: &Path, start: &str) -> Result<(), String> {
-        let (root, dir, start) = (self.wf.root.clone(), dir.to_path_buf(), start.to_string());
-        let worktrees = self.wf.worktrees_dir();
-        off_the_runtime(move || {
-            let _admin = worktree_admin_turn();
-            refuse_a_link(&root.join(&worktrees));
-            exclude_from_git(&root, &worktrees);
-            Ok(git::add_scratch_worktree(&root, &dir, &start)?)
-        })
-        .await
-        .map_err(|err| format!("could not make a worktree for the attempt: {err}"))
+        super::scratch::make(self.wf, dir, start)
+            .await
+            .map_err(|err| format!("{err} for the attempt"))
     }
 
     /// The attempt's changes as a patch; empty when there are none or they cannot be read.
@@ -302,13 +294,6 @@ impl PhaseRun<'_> {
     }
 
     async fn drop_scratch(&self, dir: &Path) {
-        let (root, dir) = (self.wf.root.clone(), dir.to_path_buf());
-        let removed = off_the_runtime(move || {
-            let _admin = worktree_admin_turn();
-            Ok(git::remove_worktree(&root, &dir)?)
-        });
-        if let Err(err) = removed.await {
-            tracing::warn!("could not remove an attempt's worktree: {err}");
-        }
+        super::scratch::drop(self.wf, dir).await;
     }
 }

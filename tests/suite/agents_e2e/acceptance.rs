@@ -298,12 +298,72 @@ async fn tests_the_model_cannot_write_give_way_to_the_story_examples_written_by_
         listed.contains("story's own examples, written by the tool"),
         "{listed}"
     );
+    // Each write was refused for not being Python, with the parser's words.
+    let asks = p.fake.requests_for("acceptance");
+    let refused = tool_results(&asks[1]);
+    assert!(
+        refused[0]
+            .1
+            .contains("would not be valid Python (line 2: unexpected indent"),
+        "{refused:?}"
+    );
     let fallback = transcript_entries(&p, &story, "acceptance_examples_written");
     assert!(
         fallback[0]["refused"]
             .as_str()
             .unwrap()
-            .contains("one is missing"),
+            .contains("no test file was written"),
         "{fallback:#?}"
+    );
+}
+
+#[tokio::test]
+async fn tests_written_again_after_the_code_must_fail_on_the_stories_base_not_its_tree() {
+    let p = Project::new().await;
+    let story = greeting_project(&p);
+    p.fake
+        .push(
+            "acceptance",
+            write_call("tests/test_greet_people.sh", GOOD_TEST),
+        )
+        .push("acceptance", Reply::text("done"))
+        .push("implement", write_call("greet.sh", GREET))
+        .push("implement", Reply::text("greet.sh greets by name."));
+    p.run(&["run", "--story", &story.id]).success();
+    p.run(&["run", "--story", &story.id]).success();
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+
+    // A review sent the story back to its tests: written again, they pass on the code that
+    // now exists, and fail on the commit the story started from, where they are checked.
+    let again = format!("{GOOD_TEST}test \"$(bash greet.sh Bob)\" = 'Hello, Bob!'\n");
+    p.fake
+        .push(
+            "acceptance",
+            write_call("tests/test_greet_people.sh", &again),
+        )
+        .push("acceptance", Reply::text("done, with Bob"));
+    p.set_flag(&story.slug, "acceptance_complete", false);
+    p.set_flag(&story.slug, "implementation_complete", false);
+    p.step(&story, "acceptance").success();
+
+    let checks = transcript_entries(&p, &story, "acceptance_check");
+    assert_eq!(
+        checks.last().unwrap()["written"][0],
+        "tests/test_greet_people.sh",
+        "{checks:#?}"
+    );
+    assert_eq!(p.fake.requests_for("acceptance").len(), 4);
+    let on_base = transcript_entries(&p, &story, "acceptance_on_base");
+    assert_eq!(on_base.len(), 1, "{on_base:?}");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:tests/test_greet_people.sh")]),
+        again.trim_end()
+    );
+    let worktrees = p.git(&["worktree", "list"]);
+    assert_eq!(
+        worktrees.lines().count(),
+        1,
+        "the scratch worktree is gone: {worktrees}"
     );
 }
