@@ -355,6 +355,7 @@ async fn run_turns(
             )
             .await;
         }
+        let stutters = turn.stutters;
         let answered = answer_calls(
             tools,
             turn,
@@ -368,7 +369,11 @@ async fn run_turns(
         if answered.repeats(last_failed.as_ref()) {
             return end_repeating(reply, transcript, done);
         }
-        only_repeats = if answered.only_already_done() {
+        only_repeats = if stutters {
+            // A reply that repeats one call until its cap is done reading, as surely as two
+            // replies of repeats are.
+            REPEATS_BEFORE_ANSWER
+        } else if answered.only_already_done() {
             only_repeats + 1
         } else {
             0

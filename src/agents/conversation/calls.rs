@@ -70,6 +70,7 @@ impl Reading {
                 unreadable: None,
                 as_text: false,
                 left_out: 0,
+                stutters: false,
             };
         }
         let none = TurnCalls {
@@ -78,6 +79,7 @@ impl Reading {
             unreadable: None,
             as_text,
             left_out: 0,
+            stutters: false,
         };
         if self.protocol == ToolProtocol::Native || self.names.is_empty() {
             return none;
@@ -100,6 +102,7 @@ impl Reading {
         if self.unknown_beside_edits && !found.edits.is_empty() {
             calls.retain(|(call, _)| self.names.contains(&call.name));
         }
+        let stutters = stutters(&calls);
         let mut left_out = 0;
         if self.text_only() && calls.len() > 1 {
             left_out = calls.len() - 1;
@@ -111,8 +114,23 @@ impl Reading {
             unreadable: found.unreadable,
             as_text,
             left_out,
+            stutters,
         }
     }
+}
+
+/// Times one call may appear in a reply before the reply is a model repeating itself.
+const STUTTER_CALLS: usize = 3;
+
+/// Whether one call (name and arguments) appears [`STUTTER_CALLS`] times or more among `calls`.
+fn stutters(calls: &[(ToolCall, CallForm)]) -> bool {
+    calls.iter().any(|(call, _)| {
+        calls
+            .iter()
+            .filter(|(other, _)| other.name == call.name && other.arguments == call.arguments)
+            .count()
+            >= STUTTER_CALLS
+    })
 }
 
 fn with_ids(found: Vec<TextCall>) -> Vec<(ToolCall, CallForm)> {
@@ -145,6 +163,9 @@ pub(super) struct TurnCalls {
     as_text: bool,
     /// Further actions of a reply under `text`, which runs only the first.
     left_out: usize,
+    /// The reply writes one call over and over (a 1.5B model's plan wrote `read_file
+    /// textkit.py` until its 1,536-token cap, four replies in a row: six minutes).
+    pub(super) stutters: bool,
 }
 
 impl TurnCalls {

@@ -937,3 +937,55 @@ async fn the_same_failing_change_again_hears_from_the_check_before_it_ends() {
     assert_eq!((done.final_text.as_str(), done.check_rounds), ("fixed", 1));
     assert_eq!(*check.runs.lock().unwrap(), 2);
 }
+
+#[tokio::test]
+async fn a_reply_that_repeats_one_call_over_and_over_is_the_last_with_tools() {
+    let server = MockServer::start().await;
+    // Recorded shape (Qwen2.5-Coder-1.5B, 2026-11-28, plan): one read written again and again
+    // until the reply's cap, four replies in a row.
+    let call = "```json\n{\n  \"name\": \"read_file\",\n  \"arguments\": {\"path\": \"textkit.py\"}\n}\n```\n\n";
+    answer(&server, ok(completion(Some(&call.repeat(4)), &[])), 1).await;
+    answer(
+        &server,
+        ok(completion(Some(&call.replace("textkit", "stats")), &[])),
+        1,
+    )
+    .await;
+    answer(
+        &server,
+        ok(completion(Some("The plan: add median."), &[])),
+        1,
+    )
+    .await;
+    let tools = FakeTools::default();
+    let prompt = Prompt {
+        system: "sys",
+        user: "task",
+        tools: Some(&tools),
+        check: None,
+        options: ConverseOptions {
+            protocol: ToolProtocol::Text,
+            ..ConverseOptions::default()
+        },
+    };
+
+    let done = converse_with(&client(&server), prompt, 12, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    assert_eq!(done.final_text, "The plan: add median.");
+    let bodies = request_bodies(&server).await;
+    assert_eq!(
+        bodies.len(),
+        3,
+        "the stutter, one more reply, then the answer"
+    );
+    let last = bodies[2]["messages"].as_array().unwrap();
+    let asked = last.last().unwrap()["content"].as_str().unwrap();
+    assert!(asked.starts_with("You have used all"), "{asked}");
+    assert_eq!(
+        tools.calls.lock().unwrap().len(),
+        1,
+        "the stutter's read ran once"
+    );
+}
