@@ -18,7 +18,8 @@ use crate::board::StoryId;
 use crate::board::{Phase, Story};
 use crate::vcs as git;
 use crate::workflow::blocking::off_the_runtime;
-use crate::workflow::tests_run::{TestRounds, TestRun};
+use crate::workflow::test_rounds::TestRounds;
+use crate::workflow::tests_run::TestRun;
 
 /// What an implement produced, with the last test run over its work and how many runs it took.
 pub(super) struct Produced {

@@ -1,0 +1,428 @@
+//! Implement's work check (docs/design.md §18, §21): the project's tests run when the model
+//! says it is done, up to `implement.testRounds` times, and each failure but the last goes back
+//! to it with what to do: a definition the story names still missing or failing is asked for
+//! alone (`narrowed`), a failing test of the implementer's own that the story does not ask for
+//! is named as such (`unasked_tests`), and acceptance tests a command changed are put back.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use async_trait::async_trait;
+
+use super::context::Workflow;
+use super::fixed_tests::FixedTests;
+use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
+use super::tests_run::{run, TestOutcome, TestRun};
+use super::unasked_tests::{failed_tests, unasked_failures};
+use crate::agents::transcript::Transcript;
+use crate::agents::WorkCheck;
+use crate::board::StoryId;
+use crate::config::EditFormat;
+
+/// The tests as implement's work check: run when the model says it is done, up to
+/// `implement.testRounds` times in all; each failure but the last goes back to the model. The
+/// last run is kept for the Implementation Notes.
+pub struct TestRounds<'a> {
+    wf: &'a Workflow,
+    story: &'a crate::board::Story,
+    story_id: &'a StoryId,
+    dir: PathBuf,
+    transcript: Transcript,
+    rounds: u32,
+    /// Functions the story asks for by name; each must be defined before the tests run.
+    named: Vec<NamedFunction>,
+    /// The story's acceptance criteria, to settle a failing test of what the story adds.
+    criteria: Option<String>,
+    /// The story's acceptance tests, put back before each run if the agent changed them.
+    fixed: FixedTests,
+    /// Test rounds in which each named definition was missing, for the narrowed task.
+    missing_rounds: Mutex<std::collections::HashMap<String, u32>>,
+    /// Test rounds in which acceptance tests calling each named definition failed, for the
+    /// narrowed task that asks for it again.
+    failing_rounds: Mutex<std::collections::HashMap<String, u32>>,
+    runs: Mutex<Vec<TestRun>>,
+}
+
+impl<'a> TestRounds<'a> {
+    /// What the model is told about the acceptance tests: that they are fixed, and which it
+    /// changed were put back.
+    fn fixed_note(&self, restored: &[String]) -> Option<String> {
+        let paths: Vec<&str> = self.fixed.paths().collect();
+        if paths.is_empty() {
+            return None;
+        }
+        let mut note = format!(
+            "The story's acceptance tests ({}) are fixed: make the code pass them.",
+            paths
+                .iter()
+                .map(|p| format!("`{p}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        );
+        if !restored.is_empty() {
+            note.push_str(&format!(
+                " Your change to {} was put back.",
+                restored
+                    .iter()
+                    .map(|p| format!("`{p}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ));
+        }
+        Some(note)
+    }
+
+    /// `None` when no test command is set, or `implement.testRounds` is 0.
+    pub fn new(
+        wf: &'a Workflow,
+        story: &'a crate::board::Story,
+        dir: &Path,
+        transcript: &Transcript,
+    ) -> Option<TestRounds<'a>> {
+        let story_id = story.id();
+        wf.config.review.test_command.as_ref()?;
+        if wf.config.implement.test_rounds == 0 {
+            return None;
+        }
+        Some(TestRounds {
+            wf,
+            story,
+            story_id,
+            dir: dir.to_path_buf(),
+            transcript: transcript.clone(),
+            rounds: wf.config.implement.test_rounds,
+            named: named_functions(story),
+            criteria: story
+                .section("Acceptance Criteria")
+                .map(str::trim)
+                .filter(|criteria| !criteria.is_empty())
+                .map(str::to_string),
+            fixed: FixedTests::take(dir, &story.meta.acceptance_tests),
+            missing_rounds: Mutex::new(Default::default()),
+            failing_rounds: Mutex::new(Default::default()),
+            runs: Mutex::new(Vec::new()),
+        })
+    }
+
+    /// The run the check makes: the story's names first, then the test command.
+    async fn check_now(&self) -> Option<TestRun> {
+        let dir = self.dir.clone();
+        let named = self.named.clone();
+        // The board holds the story's own text (and code quoted in notes): no definition. The
+        // folders are taken inside the tree checked, which is a worktree for each of several
+        // attempts: the root's own worktrees folder holds that tree itself.
+        let skip: Vec<PathBuf> = self
+            .wf
+            .own_paths()
+            .iter()
+            .map(|own| self.dir.join(own))
+            .collect();
+        let missing = tokio::task::spawn_blocking(move || undefined(&dir, &named, &skip))
+            .await
+            .unwrap_or_default();
+        if !missing.is_empty() {
+            self.transcript
+                .record("named_check", serde_json::json!({"missing": missing}));
+            return Some(TestRun {
+                command: self
+                    .wf
+                    .config
+                    .review
+                    .test_command
+                    .clone()
+                    .unwrap_or_default(),
+                outcome: TestOutcome::NotDefined { missing },
+                output: String::new(),
+            });
+        }
+        run(self.wf, self.story_id, &self.dir, &self.transcript).await
+    }
+
+    /// The last run and how many runs there were; runs the tests now if the agent never did
+    /// (an agent that does not call the check, or one that failed before it could).
+    ///
+    /// When the last run failed only on tests the implementer added for what the story does not
+    /// ask, those test files are put back as the story's branch has them and the tests run once
+    /// more: such tests never block the story (docs/design.md §21).
+    pub async fn last_run(&self) -> Option<(TestRun, usize)> {
+        if self.runs().is_empty() {
+            let run = self.check_now().await?;
+            self.runs().push(run);
+        }
+        let last = self.runs().last().cloned()?;
+        if !last.passed() {
+            if let Some(unasked) = self.unasked(&last) {
+                let restored = super::unasked_tests::take_out(&self.dir, &unasked);
+                self.transcript.record(
+                    "unasked_tests_removed",
+                    serde_json::json!({"files": restored,
+                                       "tests": unasked.tests.iter().map(|t| &t.name).collect::<Vec<_>>()}),
+                );
+                if !restored.is_empty() {
+                    if let Some(run) = self.check_now().await {
+                        self.runs().push(run);
+                    }
+                }
+            }
+        }
+        let runs = self.runs();
+        runs.last().cloned().map(|last| (last, runs.len()))
+    }
+
+    /// A named definition missing in this run and the rounds before it, asked for alone once
+    /// it has been missing for [`super::narrowed::ROUNDS_BEFORE_NARROWING`] rounds.
+    fn missing_long_enough(&self, run: &TestRun) -> Option<Missing> {
+        let TestOutcome::NotDefined { missing } = &run.outcome else {
+            return None;
+        };
+        let mut rounds = self
+            .missing_rounds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut due = None;
+        for one in missing {
+            let count = rounds.entry(one.name.clone()).or_default();
+            *count += 1;
+            if *count == super::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
+                due = Some(one.clone());
+            }
+        }
+        due
+    }
+
+    /// A named definition that is written but whose acceptance tests failed in this run and
+    /// the rounds before it, asked for again, alone, from the
+    /// [`super::narrowed::ROUNDS_BEFORE_NARROWING`]th such round on: a small model that copies
+    /// a neighbouring function into `truncate` keeps doing so in the whole file, and writes the
+    /// one function right when that is all it is shown.
+    fn failing_long_enough(&self, run: &TestRun) -> Option<Missing> {
+        if !matches!(run.outcome, TestOutcome::Failed { .. }) {
+            return None;
+        }
+        let failing = super::narrowed::failing_in_acceptance(
+            &self.dir,
+            &run.output,
+            &self.named,
+            &self.fixed,
+        );
+        let mut rounds = self
+            .failing_rounds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut due = None;
+        for function in failing {
+            let count = rounds.entry(function.name.clone()).or_default();
+            *count += 1;
+            if *count >= super::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
+                let file = function.files.first().cloned().or_else(|| {
+                    super::named_functions::python_file_defining(&self.dir, &function.name)
+                });
+                due = Some(Missing {
+                    name: function.name.clone(),
+                    file,
+                });
+            }
+        }
+        due
+    }
+
+    /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
+    /// no longer fail on it or [`super::narrowed::SAMPLES`] are spent: the tests choose, as in
+    /// best-of-n. A 1.5B model asked the same way twice answered with the same wrong `truncate`
+    /// twice. An answer already tried is not tested again. The last run is returned.
+    async fn narrow_by_samples(
+        &self,
+        missing: &Missing,
+        mut failure: Option<String>,
+        mut result: TestRun,
+    ) -> Option<TestRun> {
+        let mut tried: Vec<String> = Vec::new();
+        for variant in 0..super::narrowed::SAMPLES {
+            let written = super::narrowed::narrow(
+                self.wf,
+                self.story,
+                &self.dir,
+                &self.transcript,
+                missing,
+                &self.fixed,
+                failure.as_deref(),
+                variant,
+                &tried,
+            )
+            .await;
+            let Some(code) = written else { continue };
+            tried.push(code);
+            result = self.check_now().await?;
+            if !self.still_fails_on(&result, &missing.name) {
+                break;
+            }
+            failure = Some(result.output.clone());
+        }
+        Some(result)
+    }
+
+    /// Whether `run` still fails for want of `name` or on an acceptance test that calls it.
+    fn still_fails_on(&self, run: &TestRun, name: &str) -> bool {
+        match &run.outcome {
+            TestOutcome::NotDefined { missing } => missing.iter().any(|one| one.name == name),
+            // Without acceptance tests nothing says which definition a failure is about: the
+            // samples go on while the tests fail.
+            TestOutcome::Failed { .. } if self.fixed.paths().next().is_none() => true,
+            TestOutcome::Failed { .. } => super::narrowed::failing_in_acceptance(
+                &self.dir,
+                &run.output,
+                &self.named,
+                &self.fixed,
+            )
+            .iter()
+            .any(|function| function.name == name),
+            _ => false,
+        }
+    }
+
+    /// The run's failures, when only unasked tests of the implementer's account for them.
+    fn unasked(&self, run: &TestRun) -> Option<super::unasked_tests::Unasked> {
+        if !matches!(run.outcome, TestOutcome::Failed { .. }) {
+            return None;
+        }
+        unasked_failures(&self.dir, &run.output, &self.named, &self.fixed)
+    }
+
+    fn runs(&self) -> std::sync::MutexGuard<'_, Vec<TestRun>> {
+        self.runs
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+#[async_trait]
+impl WorkCheck for TestRounds<'_> {
+    async fn run(&self) -> Option<String> {
+        let restored = self.fixed.restore();
+        if !restored.is_empty() {
+            self.transcript.record(
+                "acceptance_tests_restored",
+                serde_json::json!({"paths": restored}),
+            );
+        }
+        let mut result = self.check_now().await?;
+        // A definition missing or failing for rounds is asked for alone (docs/design.md §21);
+        // the tests then run on whatever it gave.
+        let narrowed = match self.missing_long_enough(&result) {
+            Some(missing) => Some((missing, None)),
+            None => self
+                .failing_long_enough(&result)
+                .map(|failing| (failing, Some(result.output.clone()))),
+        };
+        if let Some((missing, failure)) = narrowed {
+            let was_missing = failure.is_none();
+            result = self.narrow_by_samples(&missing, failure, result).await?;
+            if was_missing {
+                // Written now: a failing round of its, which counts towards asking for it
+                // again in the next.
+                self.failing_long_enough(&result);
+            }
+        }
+        if result.refusal().is_some() {
+            // No edit fixes a refusal: the rounds end and the attempt fails on it.
+            self.runs().push(result);
+            return None;
+        }
+        let how = match self.wf.config.edit_format() {
+            EditFormat::Whole => {
+                "write each file you fix out whole under its path; the tests will run again"
+            }
+            EditFormat::Tools | EditFormat::Auto => {
+                "with the tools, then reply without a tool call when you are done; the tests \
+                 will run again"
+            }
+        };
+        let fixed_note = self.fixed_note(&restored);
+        let unasked = self.unasked(&result);
+        let feedback = result.failure().map(|failure| {
+            if let Some(unasked) = &unasked {
+                return format!(
+                    "The tests fail.\n{failure}\n\n{} Then {how}.",
+                    unasked.feedback()
+                );
+            }
+            let own = failing_tests_of(&result.output, &self.named, &self.fixed);
+            match (own.is_empty(), &self.criteria) {
+                (false, Some(criteria)) => format!(
+                    "The tests fail, so the work is not done yet.\n{failure}\n\n{} {} what \
+                     this story adds, and a test written for it can be wrong too. The story's \
+                     acceptance criteria:\n{criteria}\n\nMake the code do what they say, and \
+                     correct a test that expects something else: {how}.",
+                    backticked(&own),
+                    if own.len() == 1 { "tests" } else { "test" },
+                ),
+                _ => format!(
+                    "The tests fail, so the work is not done yet.\n{failure}\n\nFix the code \
+                     (not the tests, unless a test itself is wrong): {how}."
+                ),
+            }
+        });
+        self.runs().push(result);
+        match (feedback, fixed_note) {
+            (Some(feedback), Some(note)) => Some(format!("{note}\n\n{feedback}")),
+            (feedback, _) => feedback,
+        }
+    }
+
+    fn feedback_rounds(&self) -> u32 {
+        self.rounds.saturating_sub(1)
+    }
+
+    fn describe(&self) -> String {
+        self.wf.config.test_command_text()
+    }
+}
+
+/// The failing tests (pytest's `FAILED file::test - …` lines) whose names hold one of the
+/// functions the story names: tests of what the story adds, which the model itself may have
+/// written wrong. The story's acceptance tests are not among them: they are fixed.
+fn failing_tests_of(output: &str, named: &[NamedFunction], fixed: &FixedTests) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for test in failed_tests(output) {
+        let of_the_story = named.iter().any(|f| test.name.contains(f.name.as_str()));
+        let acceptance = fixed.paths().any(|path| path == test.file);
+        if of_the_story && !acceptance && !found.contains(&test.name) {
+            found.push(test.name);
+        }
+    }
+    found
+}
+
+fn backticked(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn function(name: &str) -> NamedFunction {
+        NamedFunction {
+            name: name.to_string(),
+            files: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn failing_tests_of_what_the_story_adds_are_found_by_its_names() {
+        let output = "..F.F\n=== short test summary info ===\nFAILED test_textkit.py::test_word_count - AssertionError: assert 2 == 1\nFAILED test_textkit.py::test_word_count_spaces[a  b] - x\nFAILED test_textkit.py::test_shout - y\n3 failed";
+        assert_eq!(
+            failing_tests_of(output, &[function("word_count")], &FixedTests::default()),
+            ["test_word_count", "test_word_count_spaces"]
+        );
+        assert!(failing_tests_of(output, &[function("median")], &FixedTests::default()).is_empty());
+        assert!(
+            failing_tests_of("error[E0425]: x", &[function("x")], &FixedTests::default())
+                .is_empty()
+        );
+    }
+}
