@@ -214,6 +214,8 @@ pub struct AcceptanceCheck<'a> {
     transcript: Transcript,
     suggested: String,
     is_bug: bool,
+    /// The story's title, summary and criteria: the values its tests may expect.
+    story_text: String,
     /// The commit the story's branch started from.
     base: Option<String>,
     examples: Vec<Example>,
@@ -243,6 +245,7 @@ impl<'a> AcceptanceCheck<'a> {
             transcript: transcript.clone(),
             suggested: suggested_path(dir, &story.slug),
             is_bug: story.meta.story_type == StoryType::Bug,
+            story_text: text.clone(),
             base: story.meta.branch_base.clone(),
             examples: examples(&text),
             story_names: mentioned_names(&text),
@@ -443,51 +446,20 @@ impl<'a> AcceptanceCheck<'a> {
 
 impl AcceptanceCheck<'_> {
     /// The tests run where the story's code does not exist yet: the story's tree, or, when
-    /// the phase runs again after implement (a review sent the story back to it), a scratch
-    /// worktree at the story's base commit with `tests` copied in. In the story's tree such
-    /// tests passed on the code they were to precede, and the phase refused them.
+    /// the phase runs again after implement (a review sent the story back to it), the story's
+    /// base commit with `tests` copied in. In the story's tree such tests passed on the code
+    /// they were to precede, and the phase refused them.
     async fn run_before_the_code(&self, tests: &[String]) -> Option<TestRun> {
-        let Some(base) = self.base_if_code_exists().await else {
-            return tests_run::run(self.wf, self.story_id, &self.dir, &self.transcript).await;
+        let at = super::scratch::Tree {
+            wf: self.wf,
+            story_id: self.story_id,
+            dir: &self.dir,
+            transcript: &self.transcript,
         };
-        let scratch = self
-            .wf
-            .worktrees_dir()
-            .join(format!("{}.acceptance-base", self.story_id));
-        let scratch = self.wf.root.join(scratch);
-        if let Err(why) = super::scratch::make(self.wf, &scratch, &base).await {
-            tracing::warn!("{why}; the acceptance tests run in the story's tree");
-            return tests_run::run(self.wf, self.story_id, &self.dir, &self.transcript).await;
+        match &self.base {
+            Some(base) => at.tests_before_the_code(base, tests).await,
+            None => tests_run::run(self.wf, self.story_id, &self.dir, &self.transcript).await,
         }
-        for path in tests {
-            let to = scratch.join(path);
-            if let Some(folder) = to.parent() {
-                let _ = std::fs::create_dir_all(folder);
-            }
-            let _ = std::fs::copy(self.dir.join(path), to);
-        }
-        self.transcript
-            .record("acceptance_on_base", serde_json::json!({"base": base}));
-        let run = tests_run::run(self.wf, self.story_id, &scratch, &self.transcript).await;
-        super::scratch::drop(self.wf, &scratch).await;
-        run
-    }
-
-    /// The story's base commit, when the tree holds code changed since it (not only tests).
-    async fn base_if_code_exists(&self) -> Option<String> {
-        let base = self.base.clone()?;
-        let (dir, own) = (self.dir.clone(), self.wf.own_paths());
-        tokio::task::spawn_blocking(move || {
-            let changed = crate::vcs::worktree_changes(&dir, &base, &[]).ok()?;
-            changed
-                .iter()
-                .filter(|path| !own.iter().any(|own| Path::new(path).starts_with(own)))
-                .any(|path| !is_test_path(Path::new(path)))
-                .then_some(base)
-        })
-        .await
-        .ok()
-        .flatten()
     }
 
     /// The story's examples as a Python test file of the tool's own, one test per example with
@@ -552,10 +524,10 @@ impl AcceptanceCheck<'_> {
     fn take_out_invented(&self, path: &str) -> Option<String> {
         let full = self.dir.join(path);
         let text = std::fs::read_to_string(&full).ok()?;
-        let pruned = without_invented_expectations(&text, &self.examples)?;
+        let pruned = without_invented_expectations(&text, &self.examples, &self.story_text)?;
         crate::atomic_file::write(&full, pruned.text.as_bytes()).ok()?;
         Some(format!(
-            "took `{}` out of `{path}`: the story's own examples are what it asks of that function",
+            "took `{}` out of `{path}`: the story's own examples and values are what it asks",
             pruned.removed.join("`, `")
         ))
     }
