@@ -302,6 +302,14 @@ async fn run_turns(
                 last_failed = Some(answered);
                 continue;
             }
+            if prompt.check.is_some() && reply.finish_reason.as_deref() == Some("length") {
+                // A change cut off at the cap is no claim to be done, and no end either: the
+                // 1.5B model wrote a right `add`, then notes until its 4,096 tokens ran out, and
+                // the action ended there on one test run.
+                transcript.record("reply_cut_off", json!({"turn": done.turns}));
+                with_results(&mut messages, super::prompts::change_cut_off().to_string());
+                continue;
+            }
             if let Some(feedback) =
                 failed_check(prompt.check, &reply, max_turns, transcript, done).await
             {

@@ -367,6 +367,13 @@ pub fn truncated_reminder(max_tokens: u32) -> String {
     )
 }
 
+/// Told when a reply that wrote files was cut off at the reply cap.
+pub fn change_cut_off() -> &'static str {
+    "Your reply was cut off at the reply limit before it ended; the files in it were written as \
+     far as they went. Write out again, whole, only a file that was cut short, then say in a \
+     line or two what you changed."
+}
+
 fn quote(previous: &str) -> String {
     let previous = previous.trim();
     if previous.is_empty() {

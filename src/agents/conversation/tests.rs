@@ -989,3 +989,49 @@ async fn a_reply_that_repeats_one_call_over_and_over_is_the_last_with_tools() {
         "the stutter's read ran once"
     );
 }
+
+#[tokio::test]
+async fn a_change_cut_off_at_the_cap_hears_so_and_the_conversation_goes_on() {
+    let server = MockServer::start().await;
+    let cut = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant",
+        "content": "calc.py\n```python\nx = 1\n```\n\n- changed calc.py\n- changed calc.py\n- changed"}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 4096, "total_tokens": 4106}});
+    answer(&server, ok(cut), 1).await;
+    answer(&server, ok(completion(Some("Changed calc.py."), &[])), 1).await;
+    let check = FlakyCheck {
+        failures_left: Mutex::new(0),
+        rounds: 2,
+        runs: Mutex::new(0),
+    };
+    let tools = EditTools::default();
+    let prompt = Prompt {
+        system: "sys",
+        user: "task",
+        tools: Some(&tools),
+        check: Some(&check),
+        options: ConverseOptions {
+            protocol: ToolProtocol::Text,
+            tools_untold: true,
+            ..ConverseOptions::default()
+        },
+    };
+
+    let done = converse_with(&client(&server), prompt, 8, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    assert_eq!(done.final_text, "Changed calc.py.");
+    assert!(!done.truncated);
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 2);
+    let told = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(told.contains("cut off at the reply limit"), "{told}");
+    assert_eq!(
+        *check.runs.lock().unwrap(),
+        1,
+        "the check runs on the finished change"
+    );
+}
