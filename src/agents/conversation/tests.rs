@@ -558,6 +558,32 @@ impl WorkCheck for FlakyCheck {
     }
 }
 
+impl FlakyCheck {
+    /// A check that fails `failures` times, with two rounds of feedback.
+    fn failing(failures: u32) -> FlakyCheck {
+        FlakyCheck {
+            failures_left: Mutex::new(failures),
+            rounds: 2,
+            runs: Mutex::new(0),
+        }
+    }
+}
+
+/// The prompt of a model told only to write files whole, under the text protocol, checked.
+fn whole_files<'a>(tools: &'a EditTools, check: &'a FlakyCheck) -> Prompt<'a> {
+    Prompt {
+        system: "sys",
+        user: "task",
+        tools: Some(tools),
+        check: Some(check),
+        options: ConverseOptions {
+            protocol: ToolProtocol::Text,
+            tools_untold: true,
+            ..ConverseOptions::default()
+        },
+    }
+}
+
 #[tokio::test]
 async fn a_failing_check_goes_back_to_the_model_up_to_its_rounds() {
     let server = MockServer::start().await;
@@ -870,23 +896,9 @@ async fn calls_naming_no_tool_beside_whole_files_are_left_out_and_the_check_runs
     let recorded = "```\n# textkit.py\n```python\n\"\"\"Small text helpers.\"\"\"\n\ndef shout(text):\n    return text.upper() + \"!\"\n```\n\n```json\n{\"name\": \"test_textkit.py\", \"arguments\": {\"path\": \"test_textkit.py\"}}\n```\n\n```json\n{\"name\": \"README.md\", \"arguments\": {\"path\": \"README.md\"}}\n```";
     answer(&server, ok(completion(Some(recorded), &[])), 1).await;
     answer(&server, ok(completion(Some("Now with slugify."), &[])), 1).await;
-    let check = FlakyCheck {
-        failures_left: Mutex::new(1),
-        rounds: 2,
-        runs: Mutex::new(0),
-    };
+    let check = FlakyCheck::failing(1);
     let tools = EditTools::default();
-    let prompt = Prompt {
-        system: "sys",
-        user: "task",
-        tools: Some(&tools),
-        check: Some(&check),
-        options: ConverseOptions {
-            protocol: ToolProtocol::Text,
-            tools_untold: true,
-            ..ConverseOptions::default()
-        },
-    };
+    let prompt = whole_files(&tools, &check);
 
     let done = converse_with(&client(&server), prompt, 8, &Transcript::disabled())
         .await
@@ -910,23 +922,9 @@ async fn the_same_failing_change_again_hears_from_the_check_before_it_ends() {
     let failing_edit = "missing.py\n```python\nx = 1\n```";
     answer(&server, ok(completion(Some(failing_edit), &[])), 2).await;
     answer(&server, ok(completion(Some("fixed"), &[])), 1).await;
-    let check = FlakyCheck {
-        failures_left: Mutex::new(1),
-        rounds: 2,
-        runs: Mutex::new(0),
-    };
+    let check = FlakyCheck::failing(1);
     let tools = EditTools::default();
-    let prompt = Prompt {
-        system: "sys",
-        user: "task",
-        tools: Some(&tools),
-        check: Some(&check),
-        options: ConverseOptions {
-            protocol: ToolProtocol::Text,
-            tools_untold: true,
-            ..ConverseOptions::default()
-        },
-    };
+    let prompt = whole_files(&tools, &check);
 
     let done = converse_with(&client(&server), prompt, 8, &Transcript::disabled())
         .await
@@ -998,23 +996,9 @@ async fn a_change_cut_off_at_the_cap_hears_so_and_the_conversation_goes_on() {
         "usage": {"prompt_tokens": 10, "completion_tokens": 4096, "total_tokens": 4106}});
     answer(&server, ok(cut), 1).await;
     answer(&server, ok(completion(Some("Changed calc.py."), &[])), 1).await;
-    let check = FlakyCheck {
-        failures_left: Mutex::new(0),
-        rounds: 2,
-        runs: Mutex::new(0),
-    };
+    let check = FlakyCheck::failing(0);
     let tools = EditTools::default();
-    let prompt = Prompt {
-        system: "sys",
-        user: "task",
-        tools: Some(&tools),
-        check: Some(&check),
-        options: ConverseOptions {
-            protocol: ToolProtocol::Text,
-            tools_untold: true,
-            ..ConverseOptions::default()
-        },
-    };
+    let prompt = whole_files(&tools, &check);
 
     let done = converse_with(&client(&server), prompt, 8, &Transcript::disabled())
         .await

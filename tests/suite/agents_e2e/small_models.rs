@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::{section, transcript_entries, write_call, Project, OFF_ACCEPTANCE};
+use super::{section, transcript_entries, write_call, Made, Project, OFF_ACCEPTANCE};
 use crate::suite::fake_llm::Reply;
 
 #[tokio::test]
@@ -551,22 +551,7 @@ async fn a_failing_test_of_a_function_the_story_does_not_name_goes_back_and_neve
 #[tokio::test]
 async fn a_method_missing_after_two_rounds_is_asked_for_alone_and_merged_into_its_class() {
     let p = Project::new().await;
-    p.env.write(
-        "cart.py",
-        "class Cart:\n    def __init__(self):\n        self.items = {}\n",
-    );
-    p.git_init(false);
-    p.config(&[
-        ("review.testCommand", "grep -q 'del self.items' cart.py"),
-        OFF_ACCEPTANCE,
-    ]);
-    let story = p.story(
-        "Remove items",
-        "Add a method `remove(sku)` to the Cart class in cart.py.",
-        "- [ ] `remove(sku)` takes the item out",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = cart_without_remove(&p, &[]);
     let without = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku):\n        self.items[sku] = 1\n";
     p.fake
         .push("implement", write_call("cart.py", without))
@@ -601,23 +586,7 @@ async fn a_method_missing_after_two_rounds_is_asked_for_alone_and_merged_into_it
 #[tokio::test]
 async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_tests_pass() {
     let p = Project::new().await;
-    p.env.write(
-        "cart.py",
-        "class Cart:\n    def __init__(self):\n        self.items = {}\n",
-    );
-    p.git_init(false);
-    p.config(&[
-        ("review.testCommand", "grep -q 'del self.items' cart.py"),
-        ("llm.temperature", "0.2"),
-        OFF_ACCEPTANCE,
-    ]);
-    let story = p.story(
-        "Remove items",
-        "Add a method `remove(sku)` to the Cart class in cart.py.",
-        "- [ ] `remove(sku)` takes the item out",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = cart_without_remove(&p, &[("llm.temperature", "0.2")]);
     let wrong = "```python\ndef remove(self, sku):\n    self.items.pop(sku, None)\n```";
     p.fake
         .push("implement", Reply::text("Added it."))
@@ -664,4 +633,26 @@ async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_test
         [true, false, true],
         "the repeat is not written again"
     );
+}
+
+/// A cart.py whose Cart has no `remove`, a test command that passes once one deletes an item,
+/// and a planned story that asks for it; `settings` are set too.
+fn cart_without_remove(p: &Project, settings: &[(&str, &str)]) -> Made {
+    p.env.write(
+        "cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n",
+    );
+    p.git_init(false);
+    p.config(&[
+        ("review.testCommand", "grep -q 'del self.items' cart.py"),
+        OFF_ACCEPTANCE,
+    ]);
+    p.config(settings);
+    p.story(
+        "Remove items",
+        "Add a method `remove(sku)` to the Cart class in cart.py.",
+        "- [ ] `remove(sku)` takes the item out",
+        "ready",
+        &["research", "plan"],
+    )
 }
