@@ -174,6 +174,7 @@ fn verdict_from_value(value: &Value) -> Option<PerspectiveVerdict> {
         Some(single @ Value::Object(_)) => issue_from_value(single).into_iter().collect(),
         _ => Vec::new(),
     };
+    let issues = said_once(issues);
     let target_phase = field(map, "targetphase")
         .and_then(text_from_value)
         .map(|phase| phase.to_lowercase())
@@ -185,6 +186,33 @@ fn verdict_from_value(value: &Value) -> Option<PerspectiveVerdict> {
         issues,
         target_phase,
     })
+}
+
+/// The issues with each complaint once: the same severity and description said again (for
+/// another file, or word for word) is one issue. A 1.5B code reviewer listed "`clamp` does not
+/// handle the case where x is equal to lo or hi" three times as critical, against a right
+/// `clamp` whose tests passed, and three criticals rejected it where one would not.
+fn said_once(issues: Vec<ReviewIssue>) -> Vec<ReviewIssue> {
+    let key = |issue: &ReviewIssue| {
+        let words: Vec<String> = issue
+            .description
+            .split_whitespace()
+            .map(str::to_lowercase)
+            .collect();
+        (issue.severity, words.join(" "))
+    };
+    let mut seen = Vec::new();
+    issues
+        .into_iter()
+        .filter(|issue| {
+            let key = key(issue);
+            let new = !seen.contains(&key);
+            if new {
+                seen.push(key);
+            }
+            new
+        })
+        .collect()
 }
 
 fn bool_from_value(value: &Value) -> Option<bool> {

@@ -327,3 +327,20 @@ fn severity_from_loose_table() {
         assert_eq!(IssueSeverity::from_loose(text), expected, "{text:?}");
     }
 }
+
+#[test]
+fn the_same_complaint_said_again_is_one_issue() {
+    // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, code review of a right `clamp` whose tests
+    // passed; shortened): one complaint, three times, for two files.
+    let said = r#"{"passed": false, "issues": [
+        {"severity": "critical", "category": "functional", "description": "The function `clamp` does not handle the case where x is equal to lo or hi.", "file": "mathkit.py", "line": 12},
+        {"severity": "critical", "category": "functional", "description": "The function `clamp` does not handle the case where x is equal to lo or hi.", "file": "test_clamp_a_number.py", "line": 13},
+        {"severity": "critical", "category": "functional", "description": "The function  `clamp` does not handle the case where x is equal to lo or hi.", "file": "mathkit.py", "line": 12},
+        {"severity": "major", "category": "functional", "description": "The function `clamp` does not handle the case where x is equal to lo or hi."}
+    ]}"#;
+    let verdict = parse_verdict(said).unwrap();
+    let kept: Vec<IssueSeverity> = verdict.issues.iter().map(|i| i.severity).collect();
+    assert_eq!(kept, [Critical, Major]);
+    assert_eq!(verdict.issues[0].file.as_deref(), Some("mathkit.py"));
+    assert_eq!(decide(&verdict.issues).0, ReviewDecision::Approved);
+}
