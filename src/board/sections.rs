@@ -250,6 +250,37 @@ pub fn get<'a>(body: &'a str, name: &str) -> Option<&'a str> {
     find(&all, name).map(|h| body[h.content_start..h.end].trim())
 }
 
+/// A body cut where its sections begin: the `# ` title line, the text a person wrote above the
+/// first `## ` section, and the sections.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Opening<'a> {
+    /// The first line's text after `# `, when the body opens with one.
+    pub title: Option<&'a str>,
+    /// What comes between the title line and the first section, trimmed.
+    pub text: &'a str,
+    /// The body from its first `## ` heading on (empty without one).
+    pub sections: &'a str,
+}
+
+/// The body's opening: what `non_empty` and `get` never see, as it is in no section.
+pub fn opening(body: &str) -> Opening<'_> {
+    let end = headings(body).first().map_or(body.len(), |h| h.start);
+    let (before, sections) = body.split_at(end);
+    let trimmed = before.trim_start();
+    let (title, text) = match trimmed.strip_prefix("# ") {
+        Some(after) => {
+            let (line, rest) = after.split_once('\n').unwrap_or((after, ""));
+            (Some(line.trim_end()), rest)
+        }
+        None => (None, trimmed),
+    };
+    Opening {
+        title,
+        text: text.trim(),
+        sections,
+    }
+}
+
 /// Every section with its trimmed content, in body order.
 pub fn all(body: &str) -> Vec<(String, String)> {
     headings(body)
@@ -543,5 +574,23 @@ mod tests {
             assert!(get(&body, name).is_some(), "{name}");
         }
         assert_eq!(get(&body, "Summary"), Some("S"));
+    }
+
+    #[test]
+    fn the_opening_is_what_stands_above_the_first_section() {
+        let body = "# Round prices\n\nPrices like `1.005`.\n\n```\n## not a section\n```\n## Summary\nWhy.\n";
+        let opening = opening(body);
+        assert_eq!(opening.title, Some("Round prices"));
+        assert_eq!(
+            opening.text,
+            "Prices like `1.005`.\n\n```\n## not a section\n```"
+        );
+        assert_eq!(opening.sections, "## Summary\nWhy.\n");
+        let bare = super::opening("Just text");
+        assert_eq!(
+            (bare.title, bare.text, bare.sections),
+            (None, "Just text", "")
+        );
+        assert_eq!(super::opening(&template("T", Some("S"))).text, "");
     }
 }

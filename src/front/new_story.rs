@@ -129,15 +129,24 @@ fn taken_slugs(board: &Board, root: &std::path::Path) -> HashSet<Slug> {
 }
 
 /// A body file with its own `## ` sections is used as written (missing standard sections are
-/// added); plain text becomes the summary.
+/// added); plain text becomes the summary. So does the text a file with sections opens with when
+/// it has no `## Summary`: a person who writes a sentence and then the criteria, in the page's
+/// box or a file, means that sentence as the summary, and refine reads the Summary section.
 fn body_from_file(title: &str, text: &str) -> String {
     if sections::non_empty(text).is_empty() && !text.lines().any(|l| l.starts_with("## ")) {
         return sections::template(title, Some(text));
     }
-    let mut body = if text.trim_start().starts_with("# ") {
-        text.to_string()
+    let opening = sections::opening(text);
+    let heading = opening.title.unwrap_or(title);
+    let mut body = if opening.text.is_empty() {
+        format!("# {heading}\n\n{}", opening.sections)
+    } else if sections::get(opening.sections, "Summary").is_none() {
+        format!(
+            "# {heading}\n\n## Summary\n{}\n\n{}",
+            opening.text, opening.sections
+        )
     } else {
-        format!("# {title}\n\n{}", text.trim_start())
+        format!("# {heading}\n\n{}\n\n{}", opening.text, opening.sections)
     };
     for name in sections::STANDARD_SECTIONS {
         if sections::get(&body, name).is_none() {

@@ -149,6 +149,13 @@ pub fn story_fragment(view: &StoryView) -> String {
         gate_form(&mut out, story.id(), gate);
     }
     dependencies(&mut out, view);
+    // Text written above the sections by hand is part of the story, though no section holds it.
+    let opening = crate::board::sections::opening(story.body()).text;
+    if !opening.is_empty() {
+        out.push_str("<section class=\"section opening\"><div class=\"markdown\">");
+        out.push_str(&markdown::render(opening));
+        out.push_str("</div></section>\n");
+    }
     for (name, content) in story.non_empty_sections() {
         out.push_str("<section class=\"section\"><h2>");
         esc!(&mut out, &name);

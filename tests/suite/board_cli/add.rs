@@ -256,6 +256,30 @@ fn add_uses_a_body_file_with_sections_as_the_body() {
 }
 
 #[test]
+fn add_makes_the_text_before_a_body_files_sections_its_summary() {
+    let env = TestEnv::init();
+    env.write(
+        "story.md",
+        "Prices like `1.005` round to `1.01`.\n\n## Acceptance Criteria\n- `round_cents(1.005) == 1.01`\n",
+    );
+    let (_, _, path) = env.add("Round prices", &["--body-file", "story.md"]);
+    let body = env.body(&path);
+    assert!(
+        body.starts_with(
+            "# Round prices\n\n## Summary\nPrices like `1.005` round to `1.01`.\n\n\
+             ## Acceptance Criteria\n- `round_cents(1.005) == 1.01`\n"
+        ),
+        "the opening sentence is the summary, the criteria follow:\n{body}"
+    );
+    assert_eq!(body.matches("## Summary").count(), 1, "{body}");
+    let details = env.run_json(&["details", "round-prices"]);
+    assert_eq!(
+        details["story"]["sections"]["Summary"],
+        "Prices like `1.005` round to `1.01`."
+    );
+}
+
+#[test]
 fn add_reports_a_missing_body_file() {
     let env = TestEnv::init();
     env.run(&["add", "Dark mode", "--body-file", "missing.md"])

@@ -34,6 +34,12 @@ async fn pages_escape_story_text_and_unknown_stories_are_404() {
         "## Summary\n",
         "## Summary\nA summary with <img src=x onerror=alert(2)> in it.\n",
     );
+    // Text a person wrote above the sections by hand is shown too, rendered the same way.
+    env.edit(
+        &path,
+        "## Summary\nA summary",
+        "Written *above* the sections <img src=y onerror=alert(3)>.\n\n## Summary\nA summary",
+    );
     let served = Served::start(&env, None, &[]);
 
     let (status, board) = get(&served.url).await;
@@ -50,6 +56,10 @@ async fn pages_escape_story_text_and_unknown_stories_are_404() {
         assert_eq!(status, 200, "{query}");
         // Sections are Markdown, rendered and sanitised: the text stays, the handler goes.
         assert!(page.contains("A summary with"), "{page}");
+        assert!(
+            page.contains("Written <em>above</em> the sections"),
+            "{page}"
+        );
         assert!(!page.contains("onerror"), "{page}");
         assert!(!page.contains("<script>alert"), "{page}");
     }
