@@ -120,6 +120,16 @@ fn check(key: &str, value: &Value, board: &Board, id: &str) -> Result<Change> {
         "title" | "assignee" => {
             Value::String(value.as_str().unwrap_or_default().trim().to_string())
         }
+        // A label typed twice is one label, as `add` keeps it.
+        "labels" => {
+            let mut labels: Vec<Value> = Vec::new();
+            for label in value.as_array().into_iter().flatten() {
+                if !labels.contains(label) {
+                    labels.push(label.clone());
+                }
+            }
+            Value::Array(labels)
+        }
         _ => value.clone(),
     };
     Ok(Change::Set(yaml(&value)?))
@@ -207,5 +217,20 @@ mod tests {
             assert!(err.to_string().contains(key), "{key}: {err}");
             assert_eq!(err.exit_status().code(), 2, "{key}");
         }
+    }
+
+    #[test]
+    fn a_label_given_twice_is_kept_once_in_its_first_place() {
+        let board = Board::default();
+        let Ok(Change::Set(labels)) = check(
+            "labels",
+            &json!(["money", "billing", "money"]),
+            &board,
+            "story-1",
+        ) else {
+            panic!("labels are a list of strings");
+        };
+        let labels: Vec<String> = serde_norway::from_value(labels).unwrap();
+        assert_eq!(labels, ["money", "billing"]);
     }
 }
