@@ -334,7 +334,9 @@ fn run_line(out: &mut String, view: &BoardView) {
                 .flat_map(|s| &s.actions)
                 .filter(|a| a.outcome == crate::report::ActionOutcome::Running)
                 .count();
-            out.push_str("<span class=\"running\">▶ Run ");
+            out.push_str("<span class=\"running\">");
+            out.push_str(icons::PLAY);
+            out.push_str("Run ");
             esc!(out, &run.run_id);
             let _ = write!(
                 out,

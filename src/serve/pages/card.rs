@@ -22,7 +22,9 @@ pub(super) fn card(out: &mut String, view: &BoardView, story: &StorySummary, usa
     esc!(out, id);
     out.push_str("\" title=\"Move to another column\" aria-label=\"Move ");
     esc!(out, &meta.title);
-    out.push_str("\">⇄</button><a class=\"title\" href=\"/story/");
+    out.push_str("\">");
+    out.push_str(icons::MOVE);
+    out.push_str("</button><a class=\"title\" href=\"/story/");
     esc!(out, id);
     out.push_str("\">");
     esc!(out, &meta.title);
@@ -60,7 +62,8 @@ pub(super) fn card(out: &mut String, view: &BoardView, story: &StorySummary, usa
             out.push_str("</div>\n");
         }
         (None, Some(branch)) => {
-            out.push_str("<div class=\"branch\">⎇ ");
+            out.push_str("<div class=\"branch\">");
+            out.push_str(icons::BRANCH);
             esc!(out, branch);
             out.push_str("</div>\n");
         }
@@ -71,7 +74,8 @@ pub(super) fn card(out: &mut String, view: &BoardView, story: &StorySummary, usa
         // call from the live work it is sent (`/events`, `work`).
         out.push_str("<div class=\"running work\" data-work=\"");
         esc!(out, id);
-        out.push_str("\">▶ ");
+        out.push_str("\">");
+        out.push_str(icons::PLAY);
         esc!(out, action.action_type.name());
         out.push_str(" running");
         if let Some(at) = &action.started_at {

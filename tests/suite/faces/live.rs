@@ -137,7 +137,11 @@ async fn a_running_storys_card_and_page_follow_its_transcript_as_it_is_written()
         .and_then(|rest| rest.split("</article>").next())
         .unwrap();
     assert!(card.contains(&format!("data-work=\"{id}\"")), "{card}");
-    assert!(card.contains("▶ implement running"), "{card}");
+    assert!(
+        card.contains("aria-label=\"running\" role=\"img\"")
+            && card.contains("</svg> implement running"),
+        "{card}"
+    );
     assert!(
         card.contains(&format!("data-since=\"{}\"", played.since)),
         "{card}"
