@@ -18,27 +18,63 @@ const PRECISE_WORDS: usize = 8;
 const WORD_LEN: usize = 4;
 
 /// The summary to write: `refined`, unless `existing` (what the author, or the last refine,
-/// wrote) was already precise and the rewrite drops more than a few of its words.
+/// wrote) was already precise and the rewrite drops more than a few of its words, or drops a
+/// file it names: "Add `median(values)` to stats.py" came back as "a utility in the `textkit`
+/// package" (Qwen2.5-Coder-1.5B, 2026-11-28), and no later phase knew where `median` goes.
 pub fn summary<'t>(existing: Option<&'t str>, refined: &'t str) -> &'t str {
     match existing {
-        Some(existing) if !keeps_words(existing, refined) => existing,
+        Some(existing) if !keeps_words(existing, refined) || drops_a_file(existing, refined) => {
+            existing
+        }
         _ => refined,
     }
 }
 
 /// The criteria to write: `refined`, unless it leaves out code the existing criteria quote
-/// (`slugify("Hello, World!")`, `"hello-world"`): the story's literal examples are its word.
+/// (`slugify("Hello, World!")`, `"hello-world"`) or a file they name ("a test in test_stats.py
+/// covers it"): the story's literal examples and files are its word.
+/// Each span must come back whole, as a span: `"The Quick..."` inside a longer `"The Quick...""`
+/// (the 1.5B model's refine of textkit's `headline`) is an example broken, not kept.
 pub fn criteria<'t>(existing: Option<&'t str>, refined: &'t str) -> &'t str {
+    let spans = quoted(refined);
     match existing {
         Some(existing)
-            if quoted(existing)
-                .iter()
-                .any(|code| !refined.contains(code.as_str())) =>
+            if quoted(existing).iter().any(|code| !spans.contains(code))
+                || drops_a_file(existing, refined) =>
         {
             existing
         }
         _ => refined,
     }
+}
+
+/// Extensions of the files a story may name.
+const FILE_EXTENSIONS: &[&str] = &[
+    "py", "rs", "js", "mjs", "ts", "tsx", "jsx", "go", "rb", "java", "kt", "c", "h", "cpp", "cs",
+    "php", "swift", "sh", "md", "json", "toml", "yaml", "yml", "txt", "html", "css", "ini", "cfg",
+];
+
+/// Whether `refined` leaves out a file name `existing` holds (`stats.py`, `inventory/cart.py`).
+fn drops_a_file(existing: &str, refined: &str) -> bool {
+    file_names(existing)
+        .iter()
+        .any(|name| !file_names(refined).contains(name))
+}
+
+fn file_names(text: &str) -> BTreeSet<String> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | ';' | '(' | ')'))
+        .map(|word| word.trim_end_matches([':', '.', '!', '?']))
+        .filter(|word| {
+            word.rsplit_once('.').is_some_and(|(stem, extension)| {
+                stem.chars().count() >= 2
+                    && stem
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
+                    && FILE_EXTENSIONS.contains(&extension)
+            })
+        })
+        .map(str::to_string)
+        .collect()
 }
 
 fn keeps_words(existing: &str, refined: &str) -> bool {
@@ -95,5 +131,34 @@ mod tests {
         let kept = format!("{author}\n- [ ] an empty text gives `\"\"`");
         assert_eq!(criteria(Some(author), &kept), kept);
         assert_eq!(criteria(Some("- [ ] it works"), dropped), dropped);
+    }
+
+    #[test]
+    fn a_rewrite_that_loses_a_file_the_story_names_leaves_it_as_it_was() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, textkit `median`): most words kept, the file
+        // gone, and the criteria's test file with it.
+        let author = "Add a function `median(values)` to stats.py that returns the middle value of the sorted numbers; for an even count, the mean of the two middle values; for an empty list, 0.0.";
+        let lossy = "The `median` function is a utility in the `textkit` package that calculates the middle value of a list of numbers. If the list has an even count, it returns the mean of the two middle values. If the list is empty, it returns 0.0.";
+        assert_eq!(summary(Some(author), lossy), author);
+        let kept = format!("{author} The values need not be sorted.");
+        assert_eq!(summary(Some(author), &kept), kept);
+        let criteria_before =
+            "- [ ] `median([])` returns `0.0`\n- [ ] a test in test_stats.py covers it";
+        let criteria_lossy =
+            "- [ ] `median([])` returns `0.0`\n- [ ] `median([1, 2])` returns `1.5`";
+        assert_eq!(
+            criteria(Some(criteria_before), criteria_lossy),
+            criteria_before
+        );
+        // Recorded (textkit `headline`): the example's value with a quote too many.
+        let headline = "- [ ] `headline(\"the quick brown fox\", 12)` returns `\"The Quick...\"`";
+        let broken = "- [ ] `headline(\"the quick brown fox\", 12)` returns `\"The Quick...\"\"`";
+        assert_eq!(criteria(Some(headline), broken), headline);
+        // Neither `0.0`, `e.g.` nor `str.title()` is a file.
+        assert!(
+            file_names("returns 0.0, e.g. `str.title()` of inventory/cart.py.")
+                .into_iter()
+                .eq(["inventory/cart.py".to_string()])
+        );
     }
 }
