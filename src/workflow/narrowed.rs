@@ -286,13 +286,19 @@ pub async fn narrow(
     let merged = code
         .as_deref()
         .and_then(|code| merge_definition(&source, task.class.as_deref(), &task.name, code));
-    let written =
-        merged.is_some_and(|merged| crate::atomic_file::write(&path, merged.as_bytes()).is_ok());
+    // An answer that would leave the file unparseable is not merged, as a write of it would be
+    // refused: a 1.5B model's second sample for `slugify` was the repository map's signature
+    // line, `def slugify(text)`, and every test round after failed on the file, not the story.
+    let unparseable = merged.as_deref().and_then(|merged| {
+        crate::agents::tools::unparseable_python(&task.file, Some(&source), merged)
+    });
+    let written = unparseable.is_none()
+        && merged.is_some_and(|merged| crate::atomic_file::write(&path, merged.as_bytes()).is_ok());
     transcript.record(
         "narrowed_task",
         serde_json::json!({"name": task.name, "file": task.file, "class": task.class,
                            "again": task.failing.is_some(), "merged": written,
-                           "sample": variant}),
+                           "sample": variant, "unparseable": unparseable.is_some()}),
     );
     code.filter(|_| written)
 }

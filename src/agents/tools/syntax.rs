@@ -22,7 +22,7 @@ const SYNTAX_ERROR: i32 = 3;
 
 /// Why the write of `after` to `path` is refused: Python source that does not parse, where the
 /// file was new or parsed before.
-pub(super) fn refusal(path: &str, before: Option<&str>, after: &str) -> Option<String> {
+pub(crate) fn refusal(path: &str, before: Option<&str>, after: &str) -> Option<String> {
     if Path::new(path).extension().is_none_or(|ext| ext != "py") {
         return None;
     }
@@ -34,6 +34,43 @@ pub(super) fn refusal(path: &str, before: Option<&str>, after: &str) -> Option<S
         "Nothing was written to '{path}': it would not be valid Python ({error}). Write it again \
          with that fixed, or leave the file as it is if the story does not change it."
     ))
+}
+
+/// `content` without the layout of the prompt's repository map around the code: a first line
+/// that is the file's path (or `# File: <path>`), and an indent every line shares. A 1.5B model
+/// wrote its tests so in every round (`test_x.py` on a line, then `  def test_…():`), and the
+/// code under it was sound. `None` when there is no such layout to take off.
+pub(crate) fn unwrapped(path: &str, content: &str) -> Option<String> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let mut lines: Vec<&str> = content.lines().collect();
+    let first = lines.iter().position(|line| !line.trim().is_empty())?;
+    let heading = lines[first]
+        .trim()
+        .trim_start_matches('#')
+        .trim()
+        .trim_start_matches("File:")
+        .trim()
+        .trim_matches('`');
+    let had_path = heading == path || heading == name;
+    if had_path {
+        lines.drain(..=first);
+    }
+    let indent = lines
+        .iter()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| line.len() - line.trim_start_matches(' ').len())
+        .min()
+        .unwrap_or(0);
+    if !had_path && indent == 0 {
+        return None;
+    }
+    let body: Vec<&str> = lines
+        .iter()
+        .map(|line| line.get(indent..).unwrap_or(""))
+        .collect();
+    let mut text = body.join("\n").trim_matches('\n').to_string();
+    text.push('\n');
+    Some(text)
 }
 
 /// The parser's complaint about `source`, if it has one.
@@ -80,5 +117,25 @@ mod tests {
         assert_eq!(refusal("a.py", None, "def f():\n    return 1\n"), None);
         assert_eq!(refusal("notes.md", None, broken), None);
         assert_eq!(refusal("a.py", Some("class A(:\n"), broken), None);
+    }
+
+    #[test]
+    fn code_under_its_path_line_and_an_indent_is_unwrapped() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, textkit `median`), shortened.
+        let written = "test_median.py\n  def test_median_empty():\n    from stats import median\n    assert median([]) == 0.0\n\n  def test_median_odd():\n    from stats import median\n    assert median([3, 1, 2]) == 2\n";
+        let plain = unwrapped("test_median.py", written).unwrap();
+        assert_eq!(
+            plain,
+            "def test_median_empty():\n  from stats import median\n  assert median([]) == 0.0\n\ndef test_median_odd():\n  from stats import median\n  assert median([3, 1, 2]) == 2\n"
+        );
+        if syntax_error("t.py", "x = 1\n").is_none() && syntax_error("t.py", "def f(\n").is_some() {
+            assert_eq!(syntax_error("test_median.py", &plain), None);
+        }
+        assert!(unwrapped(
+            "tests/test_median.py",
+            "# File: tests/test_median.py\nx = 1\n"
+        )
+        .is_some_and(|text| text == "x = 1\n"));
+        assert_eq!(unwrapped("a.py", "x = 1\n"), None, "nothing to take off");
     }
 }

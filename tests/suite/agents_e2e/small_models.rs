@@ -594,6 +594,11 @@ async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_test
         // Recorded behaviour of a 1.5B model asked twice the same way: the same wrong answer.
         .push("definition", Reply::text(wrong))
         .push("definition", Reply::text(wrong))
+        // Recorded (textkit, 2026-11-28): the map's signature line, with no colon.
+        .push(
+            "definition",
+            Reply::text("```python\ndef remove(self, sku)\n    del self.items[sku]\n```"),
+        )
         .push(
             "definition",
             Reply::text("```python\ndef remove(self, sku):\n    if sku in self.items:\n        del self.items[sku]\n```"),
@@ -602,11 +607,12 @@ async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_test
     p.step(&story, "implement").success();
 
     let asked = p.fake.requests_for("definition");
-    assert_eq!(asked.len(), 3, "samples until the tests pass");
+    assert_eq!(asked.len(), 4, "samples until the tests pass");
     let temperature = |at: usize| asked[at].body["temperature"].as_f64().unwrap();
     assert!((temperature(0) - 0.2).abs() < 1e-6, "{}", asked[0].body);
     assert!(temperature(1) > temperature(0), "{}", asked[1].body);
     assert!(temperature(2) > temperature(1), "{}", asked[2].body);
+    assert!(temperature(3) > temperature(2), "{}", asked[3].body);
     assert_ne!(asked[1].body["seed"], asked[2].body["seed"]);
     // The second sample hears that the first failed, and is not shown its code to copy: its
     // class comes without it.
@@ -630,9 +636,10 @@ async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_test
         .collect();
     assert_eq!(
         merged,
-        [true, false, true],
-        "the repeat is not written again"
+        [true, false, false, true],
+        "the repeat is not written again, nor what would not parse"
     );
+    assert_eq!(narrowed[2]["unparseable"], true, "{narrowed:#?}");
 }
 
 /// A cart.py whose Cart has no `remove`, a test command that passes once one deletes an item,

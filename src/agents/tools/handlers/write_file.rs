@@ -128,13 +128,25 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
         ));
     }
     let before = before.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
+    let mut unwrapped = false;
     if let Some(refused) = syntax::refusal(path, before.as_deref(), &content) {
-        return Err(refused.into());
+        match syntax::unwrapped(path, &content)
+            .filter(|plain| syntax::refusal(path, before.as_deref(), plain).is_none())
+        {
+            Some(plain) => {
+                content = plain;
+                unwrapped = true;
+            }
+            None => return Err(refused.into()),
+        }
     }
     write_atomic(&real, content.as_bytes())
         .map_err(|err| format!("cannot write '{path}': {err}"))?;
     tools.mark_seen(real);
     let mut result = format!("Wrote {} bytes to {path}", content.len());
+    if unwrapped {
+        result.push_str(" (without the path line and the indent around the code)");
+    }
     if !kept.is_empty() {
         result.push_str(&format!(
             "; kept {}, which your file left out, as they were",
