@@ -6,7 +6,7 @@ mod repo_map;
 
 use std::path::Path;
 
-pub use named_files::named_files;
+pub use named_files::{named_files, names_file};
 pub use repo_map::{backtick_spans, is_test_path, repository_map};
 
 use super::Revision;

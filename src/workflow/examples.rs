@@ -70,6 +70,35 @@ pub fn examples(text: &str) -> Vec<Example> {
     found
 }
 
+/// The class the story names for an object it calls methods on: `cart` → `Cart`,
+/// `price_list` → `PriceList`. `None` when the story names no such class.
+pub fn class_of(text: &str, object: &str) -> Option<String> {
+    let plain = object.replace('_', "");
+    if plain.is_empty() || !object.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+        return None;
+    }
+    mentioned_names(text).into_iter().find(|name| {
+        name.starts_with(|c: char| c.is_ascii_uppercase()) && name.to_ascii_lowercase() == plain
+    })
+}
+
+/// The calls on `object` the story's line holding `example` writes before it: "After
+/// `cart.add("apple", 3)` and `cart.remove("apple")`, `cart.quantity("apple")` returns `0`"
+/// gives the two calls a test of the example makes first. `None` when no line holds it.
+pub fn calls_before(text: &str, example: &Example, object: &str) -> Option<Vec<String>> {
+    let call = normalized(&example.call);
+    let line = text.lines().find(|line| normalized(line).contains(&call))?;
+    let on_object = format!("{object}.");
+    Some(
+        backtick_spans(line)
+            .into_iter()
+            .map(|(span, _)| span.trim().to_string())
+            .take_while(|span| !normalized(span).contains(&call))
+            .filter(|span| span.starts_with(&on_object) && is_call(span))
+            .collect(),
+    )
+}
+
 /// `f(x) == y` or `f(x) is True` in one span.
 fn split_comparison(span: &str) -> Option<Example> {
     let (call, expected, comparison) = if let Some((call, expected)) = span.split_once("==") {
@@ -191,6 +220,36 @@ pub fn missing_imports(tests: &str, named: &[(String, String)]) -> Vec<String> {
         }
     }
     lines
+}
+
+/// Adds to the Python test file `path` of the tree at `dir` the imports it lacks: the test
+/// framework, the story's functions (`homes`: each with the file the story names for it), and
+/// the tree's modules it calls through. Returns the lines added; `None` when none was needed
+/// or the file cannot be read or written.
+pub fn add_missing_imports(
+    dir: &Path,
+    path: &str,
+    homes: &[(String, String)],
+) -> Option<Vec<String>> {
+    let full = dir.join(path);
+    let text = std::fs::read_to_string(&full).ok()?;
+    let mut imports = missing_imports(&text, homes);
+    imports.extend(module_imports(dir, &text));
+    if imports.is_empty() {
+        return None;
+    }
+    let future = text
+        .lines()
+        .take_while(|line| line.starts_with("from __future__"))
+        .count();
+    let mut lines: Vec<&str> = text.lines().collect();
+    for (offset, import) in imports.iter().enumerate() {
+        lines.insert(future + offset, import);
+    }
+    let mut updated = lines.join("\n");
+    updated.push('\n');
+    crate::atomic_file::write(&full, updated.as_bytes()).ok()?;
+    Some(imports)
 }
 
 /// `import <module>` lines a Python test needs for the modules of the tree at `root` that it

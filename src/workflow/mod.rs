@@ -39,6 +39,7 @@ pub(crate) mod runner;
 mod scripted_tests;
 pub(crate) mod server_watch;
 pub(crate) mod story_ops;
+pub(crate) mod stray_changes;
 pub(crate) mod test_rounds;
 pub(crate) mod tests_run;
 pub(crate) mod unasked_tests;

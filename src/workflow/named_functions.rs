@@ -249,6 +249,35 @@ pub fn undefined(dir: &Path, named: &[NamedFunction], skip: &[PathBuf]) -> Vec<M
         .collect()
 }
 
+/// The story text its names, examples and files are read from: title, summary and criteria.
+pub fn story_text(story: &crate::board::Story) -> String {
+    let mut text = format!("{}\n", story.meta.title);
+    for section in ["Summary", "Acceptance Criteria"] {
+        if let Some(content) = story.section(section) {
+            text.push_str(content);
+            text.push('\n');
+        }
+    }
+    text
+}
+
+/// Each function the story names, with the file it belongs in: the one the story names for
+/// it, else the one of the tree at `dir` that defines it already (a bug in `mean`, whose story
+/// need not say where `mean` is). What a test's missing imports are read from.
+pub fn homes(dir: &Path, story: &crate::board::Story) -> Vec<(String, String)> {
+    named_functions(story)
+        .into_iter()
+        .filter_map(|f| {
+            let home = f
+                .files
+                .into_iter()
+                .next()
+                .or_else(|| python_file_defining(dir, &f.name))?;
+            Some((f.name, home))
+        })
+        .collect()
+}
+
 /// The first Python source file (not a test) under `dir` that defines `name` at its top level,
 /// relative to `dir`.
 pub fn python_file_defining(dir: &Path, name: &str) -> Option<String> {

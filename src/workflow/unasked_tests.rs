@@ -235,10 +235,32 @@ fn without_tests(text: &str, before: Option<&str>, names: &[&str]) -> Option<Str
     let mut kept: Vec<&str> = Vec::new();
     for (at, line) in lines.iter().enumerate() {
         if let Some((_, old)) = replaced.iter().find(|(start, _)| *start == at) {
-            kept.extend(old.split('\n'));
+            // Two blank lines after it, as after any top-level definition (the end of the file
+            // trims them).
+            kept.extend(old.trim_end().split('\n'));
+            kept.extend(["", ""]);
         }
         if !gone[at] {
             kept.push(line);
+        }
+    }
+    // A test put back needs what HEAD imported for it: a 1.5B model that rewrote
+    // `tests/test_pricing.py` around its own test dropped `apply_discount`'s import, and the
+    // project's `test_discount`, put back, failed on a `NameError`.
+    if let Some(before) = before.filter(|_| !replaced.is_empty()) {
+        let is_import = |line: &&str| line.starts_with("import ") || line.starts_with("from ");
+        let lacking: Vec<&str> = before
+            .lines()
+            .filter(is_import)
+            .filter(|import| !kept.contains(import))
+            .collect();
+        let at = kept.iter().position(is_import).unwrap_or_else(|| {
+            kept.iter()
+                .take_while(|line| line.starts_with("from __future__"))
+                .count()
+        });
+        for (offset, import) in lacking.into_iter().enumerate() {
+            kept.insert(at + offset, import);
         }
     }
     let any_test = kept.iter().any(|line| {
@@ -404,6 +426,26 @@ mod tests {
             base,
             "the project's test is back as it was, the new one gone"
         );
+        // Recorded (inventory, total-with-discount): the file rewritten around the model's own
+        // test, its import of the project's function gone; the project's test comes back with it.
+        let pricing = "from inventory.pricing import apply_discount\n\n\ndef test_discount():\n    assert apply_discount(1000, 10) == 900\n";
+        write(dir, "tests/test_pricing.py", pricing);
+        sh(dir, &["add", "-A"]);
+        sh(dir, &["commit", "-q", "-m", "pricing"]);
+        write(
+            dir,
+            "tests/test_pricing.py",
+            "from inventory.pricing import total_with_discount\n\n\ndef test_discount():\n    assert total_with_discount([1000, 500], 10) == 900\n\n\ndef test_total():\n    assert total_with_discount([], 25) == 0\n",
+        );
+        let output = "FAILED tests/test_pricing.py::test_discount - assert 1350.0 == 900";
+        let named_total = [named("total_with_discount")];
+        let unasked = unasked_failures(dir, output, &named_total, &fixed).expect("unasked");
+        take_out(dir, &unasked);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("tests/test_pricing.py")).unwrap(),
+            "from inventory.pricing import apply_discount\nfrom inventory.pricing import total_with_discount\n\n\ndef test_discount():\n    assert apply_discount(1000, 10) == 900\n\n\ndef test_total():\n    assert total_with_discount([], 25) == 0\n"
+        );
+
         // The same test failing as the project wrote it says the story broke it.
         let regression = "FAILED tests/test_cart.py::test_add_counts_quantities - ValueError";
         write(

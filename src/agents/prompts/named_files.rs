@@ -79,6 +79,12 @@ pub fn named_files(root: &Path, board_dir: &Path, story_text: &str) -> NamedFile
     }
 }
 
+/// Whether `text` names the file `path`: by its path, or by its file name.
+pub fn names_file(text: &str, path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    mention(text, path).is_some() || mention(text, name).is_some()
+}
+
 /// Where `needle` is named in `text` as a whole word (not inside a longer path or name).
 pub(super) fn mention(text: &str, needle: &str) -> Option<usize> {
     let is_part = |c: char| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.');

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::workflow::examples::{
-    examples, mentioned_names, missing_imports, module_imports, python_module, unknown_imports,
-    Example,
+    add_missing_imports, calls_before, class_of, examples, mentioned_names, python_module,
+    unknown_imports, Example,
 };
 
 use crate::agents::prompts::is_test_path;
@@ -235,7 +235,7 @@ impl<'a> AcceptanceCheck<'a> {
         before: TreeFingerprint,
         transcript: &Transcript,
     ) -> AcceptanceCheck<'a> {
-        let text = story_text(story);
+        let text = crate::workflow::named_functions::story_text(story);
         AcceptanceCheck {
             wf,
             story_id: story.id(),
@@ -249,17 +249,7 @@ impl<'a> AcceptanceCheck<'a> {
             base: story.meta.branch_base.clone(),
             examples: examples(&text),
             story_names: mentioned_names(&text),
-            homes: crate::workflow::named_functions::named_functions(story)
-                .into_iter()
-                .filter_map(|f| {
-                    // The file the story names for it, else the one that defines it already
-                    // (a bug in `mean`, whose story need not say where `mean` is).
-                    let home = f.files.into_iter().next().or_else(|| {
-                        crate::workflow::named_functions::python_file_defining(dir, &f.name)
-                    })?;
-                    Some((f.name, home))
-                })
-                .collect(),
+            homes: crate::workflow::named_functions::homes(dir, story),
             last: Mutex::new(None),
         }
     }
@@ -464,7 +454,9 @@ impl AcceptanceCheck<'_> {
 
     /// The story's examples as a Python test file of the tool's own, one test per example with
     /// the imports they need; `None` unless every example is a plain call of a function whose
-    /// file is known (a method needs the test's own setup), or the tests are not Python.
+    /// file is known, or a method call on an object of a class the story names (the object is
+    /// made first, with the calls the example's criterion writes before it), or the tests are not
+    /// Python.
     fn examples_file(&self) -> Option<String> {
         if !self.suggested.ends_with(".py") || self.examples.is_empty() {
             return None;
@@ -473,16 +465,30 @@ impl AcceptanceCheck<'_> {
         let mut tests: Vec<String> = Vec::new();
         for (at, example) in self.examples.iter().enumerate() {
             let callee = example.call.split('(').next()?.trim();
-            let (name, file) = self.homes.iter().find(|(name, _)| name == callee)?;
-            let import = format!("from {} import {name}", python_module(file)?);
+            let (name, file, setup) = match callee.split_once('.') {
+                None => {
+                    let (name, file) = self.homes.iter().find(|(name, _)| name == callee)?;
+                    (name.clone(), file.clone(), Vec::new())
+                }
+                Some((object, _)) => {
+                    let class = class_of(&self.story_text, object)?;
+                    let file =
+                        crate::workflow::named_functions::python_file_defining(&self.dir, &class)?;
+                    let mut setup = vec![format!("{object} = {class}()")];
+                    setup.extend(calls_before(&self.story_text, example, object)?);
+                    (class, file, setup)
+                }
+            };
+            let import = format!("from {} import {name}", python_module(&file)?);
             if !imports.contains(&import) {
                 imports.push(import);
             }
-            tests.push(format!(
-                "def test_{name}_example_{}():\n    {}\n",
-                at + 1,
-                example.assertion()
-            ));
+            let tested = callee.rsplit('.').next().unwrap_or(callee);
+            let mut body = String::new();
+            for statement in setup.iter().chain([&example.assertion()]) {
+                body.push_str(&format!("    {statement}\n"));
+            }
+            tests.push(format!("def test_{tested}_example_{}():\n{body}", at + 1));
         }
         Some(format!(
             "\"\"\"The story's examples, as it writes them (written by agentic-sdlc).\"\"\"\n\n{}\n\n\n{}",
@@ -537,24 +543,7 @@ impl AcceptanceCheck<'_> {
     /// (`inventory.pricing.total_with_discount(…)` with no `import inventory.pricing`); says
     /// what it added.
     fn add_imports(&self, path: &str) -> Option<String> {
-        let full = self.dir.join(path);
-        let text = std::fs::read_to_string(&full).ok()?;
-        let mut imports = missing_imports(&text, &self.homes);
-        imports.extend(module_imports(&self.dir, &text));
-        if imports.is_empty() {
-            return None;
-        }
-        let future = text
-            .lines()
-            .take_while(|line| line.starts_with("from __future__"))
-            .count();
-        let mut lines: Vec<&str> = text.lines().collect();
-        for (offset, import) in imports.iter().enumerate() {
-            lines.insert(future + offset, import);
-        }
-        let mut updated = lines.join("\n");
-        updated.push('\n');
-        crate::atomic_file::write(&full, updated.as_bytes()).ok()?;
+        let imports = add_missing_imports(&self.dir, path, &self.homes)?;
         Some(format!("added `{}` to `{path}`", imports.join("`, `")))
     }
 }
@@ -577,18 +566,6 @@ impl WorkCheck for AcceptanceCheck<'_> {
     fn describe(&self) -> String {
         self.wf.config.test_command_text()
     }
-}
-
-/// The story text the examples and names are read from: title, summary and criteria.
-fn story_text(story: &Story) -> String {
-    let mut text = format!("{}\n", story.meta.title);
-    for section in ["Summary", "Acceptance Criteria"] {
-        if let Some(content) = story.section(section) {
-            text.push_str(content);
-            text.push('\n');
-        }
-    }
-    text
 }
 
 fn backticked<'p>(paths: impl Iterator<Item = &'p str>) -> String {

@@ -318,6 +318,65 @@ async fn tests_the_model_cannot_write_give_way_to_the_story_examples_written_by_
 }
 
 #[tokio::test]
+async fn an_example_on_an_object_is_written_by_the_tool_with_the_calls_before_it() {
+    let p = Project::new().await;
+    p.env.write(
+        "inventory/cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n",
+    );
+    p.env.write("inventory/__init__.py", "");
+    p.env.write(
+        "tests/test_cart.py",
+        "from inventory.cart import Cart\n\n\ndef test_add():\n    cart = Cart()\n    cart.add('a')\n    assert cart.quantity('a') == 1\n",
+    );
+    p.env.write("run_tests.py", PY_RUNNER);
+    p.git_init(false);
+    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    let story = p.story(
+        "Remove an item from the cart",
+        "Add a method `remove(sku)` to the `Cart` class in inventory/cart.py.",
+        "- [ ] After `cart.add(\"apple\", 3)` and `cart.remove(\"apple\")`, `cart.quantity(\"apple\")` returns `0`.\n- [ ] `Cart().remove(\"kiwi\")` raises `KeyError`.",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory): tests that never carry the story's
+    // example, written again the same way in every round.
+    let invented = "from inventory.cart import Cart\n\n\ndef test_remove_removes_item():\n    cart = Cart()\n    cart.add(\"apple\", 2)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 1\n";
+    for _ in 0..3 {
+        p.fake
+            .push(
+                "acceptance",
+                write_call("tests/test_remove_an_item_from_the_cart.py", invented),
+            )
+            .push("acceptance", Reply::text("done"));
+    }
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    let written = p.git(&[
+        "show",
+        &format!("{branch}:tests/test_remove_an_item_from_the_cart.py"),
+    ]);
+    assert!(
+        written.contains(
+            "from inventory.cart import Cart\n\n\ndef test_quantity_example_1():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 0"
+        ),
+        "{written}"
+    );
+    let fallback = transcript_entries(&p, &story, "acceptance_examples_written");
+    assert!(
+        fallback[0]["refused"]
+            .as_str()
+            .unwrap()
+            .contains("assert cart.quantity(\"apple\") == 0"),
+        "{fallback:#?}"
+    );
+}
+
+#[tokio::test]
 async fn tests_written_again_after_the_code_must_fail_on_the_stories_base_not_its_tree() {
     let p = Project::new().await;
     let story = greeting_project(&p);

@@ -1,0 +1,131 @@
+//! Changes to files the story does not name, tried without when the tests fail (docs/design.md
+//! §21). A small model asked for a new module rewrites whole files beside it: Qwen2.5-Coder-1.5B,
+//! asked for `parse_quantity` in a new `inventory/parse.py`, rewrote `inventory/pricing.py` too,
+//! broke `apply_discount`, and the project's own `test_discount` failed every round after. The
+//! story's work was right; the stray rewrite was what failed.
+//!
+//! Such files are put back as HEAD has them and the tests run again. The change is kept without
+//! them only when the tests then pass; otherwise the files are written back as the model left
+//! them, and the failure stands as it was.
+
+use std::path::Path;
+
+use super::fixed_tests::{put_back, FixedTests};
+use crate::agents::prompts::{is_test_path, names_file};
+use crate::vcs;
+
+/// Files changed since HEAD that HEAD has, that are no tests, and that the story names neither
+/// by path nor by file name, nor as the home of a function it asks for.
+pub fn stray_files(
+    dir: &Path,
+    story_text: &str,
+    homes: &[(String, String)],
+    fixed: &FixedTests,
+) -> Vec<String> {
+    let Ok(changed) = vcs::worktree_changes(dir, "HEAD", &[]) else {
+        return Vec::new();
+    };
+    let Ok(at_head) = vcs::read_files(dir, "HEAD", &changed) else {
+        return Vec::new();
+    };
+    changed
+        .into_iter()
+        .filter(|path| at_head.contains_key(path))
+        .filter(|path| !is_test_path(Path::new(path)))
+        .filter(|path| !fixed.paths().any(|fixed| fixed == path.as_str()))
+        .filter(|path| !names_file(story_text, path))
+        .filter(|path| !homes.iter().any(|(_, home)| home == path))
+        .collect()
+}
+
+/// The files as the model left them, to be written back when the tests fail without its
+/// changes to them as well.
+pub struct Set {
+    files: Vec<(String, Option<Vec<u8>>)>,
+}
+
+/// Puts `files` back as HEAD has them; what it returns writes the model's versions back.
+pub fn set_aside(dir: &Path, files: &[String]) -> Set {
+    let saved = files
+        .iter()
+        .map(|path| (path.clone(), std::fs::read(dir.join(path)).ok()))
+        .collect();
+    put_back(dir, files);
+    Set { files: saved }
+}
+
+impl Set {
+    /// Writes the model's versions back.
+    pub fn restore(self, dir: &Path) {
+        for (path, bytes) in self.files {
+            let full = dir.join(&path);
+            let written = match bytes {
+                Some(bytes) => crate::atomic_file::write(&full, &bytes).is_ok(),
+                None => std::fs::remove_file(&full).is_ok(),
+            };
+            if !written {
+                tracing::warn!("cannot write {path} back as the agent left it");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vcs::test_support::{sh, unborn_repo, write};
+
+    #[test]
+    fn only_changed_files_the_story_does_not_name_are_stray_and_they_come_back() {
+        let repo = unborn_repo();
+        let dir = repo.path();
+        let pricing =
+            "def apply_discount(amount, percent):\n    return amount * (100 - percent) // 100\n";
+        write(dir, "inventory/pricing.py", pricing);
+        write(dir, "inventory/cart.py", "class Cart:\n    pass\n");
+        write(
+            dir,
+            "tests/test_pricing.py",
+            "def test_discount():\n    pass\n",
+        );
+        sh(dir, &["add", "-A"]);
+        sh(dir, &["commit", "-q", "-m", "base"]);
+        // Recorded (inventory, parse-quantity): the new module, and a rewrite of a file beside it.
+        let rewritten = "import math\n\ndef apply_discount(amount, percent):\n    return max(0, amount - math.floor(amount * percent / 100))\n";
+        write(dir, "inventory/pricing.py", rewritten);
+        write(
+            dir,
+            "inventory/parse.py",
+            "def parse_quantity(text):\n    return int(text)\n",
+        );
+        write(
+            dir,
+            "tests/test_pricing.py",
+            "def test_discount():\n    assert True\n",
+        );
+        write(dir, "inventory/cart.py", "class Cart:\n    items = {}\n");
+        let story = "Read a quantity\nAdd a new module inventory/parse.py with `parse_quantity(text)`.\nKeep `cart.py` as it is.\n";
+        let homes = [(
+            "parse_quantity".to_string(),
+            "inventory/parse.py".to_string(),
+        )];
+
+        let stray = stray_files(dir, story, &homes, &FixedTests::default());
+        assert_eq!(
+            stray,
+            ["inventory/pricing.py"],
+            "new, test and named files stay"
+        );
+
+        let set = set_aside(dir, &stray);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("inventory/pricing.py")).unwrap(),
+            pricing
+        );
+        set.restore(dir);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("inventory/pricing.py")).unwrap(),
+            rewritten
+        );
+    }
+}
