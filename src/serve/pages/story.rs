@@ -137,7 +137,13 @@ pub fn story_fragment(view: &StoryView) -> String {
         esc!(&mut out, reason);
         let _ = write!(out, " · <code>agentic-sdlc unblock ");
         esc!(&mut out, &story.slug);
-        out.push_str("</code></p>\n");
+        // The strip's button, here too: a person who opened the story to read why it is
+        // blocked unblocks it where they read it.
+        out.push_str("</code> <form method=\"post\" class=\"inline\" data-act action=\"/story/");
+        esc!(&mut out, story.id());
+        out.push_str(
+            "/unblock\"><button type=\"submit\" class=\"unblock\">Unblock</button></form></p>\n",
+        );
     }
     if let Some(reason) = &view.waiting {
         out.push_str("<p class=\"waiting\">");

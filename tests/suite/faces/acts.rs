@@ -202,6 +202,12 @@ async fn a_story_added_edited_and_moved_from_the_page_follows_the_command_lines_
         details(&env, &id)["blocked_reason"],
         "Moved to blocked by hand"
     );
+    // Its own page offers the button the strip has.
+    let (_, page) = super::serve::get(&served.at(&format!("/story/{id}"))).await;
+    assert!(
+        page.contains(&format!("action=\"/story/{id}/unblock\"")),
+        "{page}"
+    );
     let (status, unblocked) = act(&served, &format!("/story/{id}/unblock"), &[]).await;
     assert_eq!(status, 200, "{unblocked}");
     assert_ne!(column_of(&env, "export-the-report"), "blocked");
