@@ -252,6 +252,43 @@ pub fn add_missing_imports(
     Some(imports)
 }
 
+/// A Python test file whose assertions stand at the top level, outside any test function,
+/// with them gathered into one test function at its end (`def test_<name>():`): pytest runs
+/// none of them as a test, a failing one is a collection error no test is named in, and the
+/// 1.5B model wrote `format_price`'s examples so. `None` when there is no such assertion.
+pub fn loose_assertions_gathered(text: &str, name: &str) -> Option<String> {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut gathered: Vec<&str> = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        if !line.starts_with("assert ") {
+            kept.push(line);
+            continue;
+        }
+        gathered.push(line);
+        // Continuation lines of a long assertion are indented under it.
+        while let Some(next) = lines.peek() {
+            if next.starts_with(char::is_whitespace) && !next.trim().is_empty() {
+                gathered.push(next);
+                lines.next();
+            } else {
+                break;
+            }
+        }
+    }
+    if gathered.is_empty() {
+        return None;
+    }
+    let mut out = kept.join("\n").trim_end().to_string();
+    out.push_str(&format!("\n\n\ndef test_{name}():\n"));
+    for line in gathered {
+        out.push_str("    ");
+        out.push_str(line);
+        out.push('\n');
+    }
+    Some(out)
+}
+
 /// `import <module>` lines a Python test needs for the modules of the tree at `root` that it
 /// uses by their dotted name without importing them (`inventory.pricing.apply_discount(…)` →
 /// `import inventory.pricing`): the longest dotted prefix that is a module of the tree.
@@ -496,5 +533,17 @@ mod tests {
                 module_file: "stats.py".into()
             }]
         );
+    }
+
+    #[test]
+    fn assertions_at_the_top_level_are_gathered_into_a_test() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory `format_price`), shortened.
+        let loose = "from inventory.money import format_price\n# Test for format_price(123456)\nassert format_price(123456) == \"$1,234.56\"\n\nassert format_price(\n    5) == \"$0.05\"\n";
+        assert_eq!(
+            loose_assertions_gathered(loose, "story_examples").unwrap(),
+            "from inventory.money import format_price\n# Test for format_price(123456)\n\n\ndef test_story_examples():\n    assert format_price(123456) == \"$1,234.56\"\n    assert format_price(\n        5) == \"$0.05\"\n"
+        );
+        let proper = "def test_it():\n    assert 1 == 1\n";
+        assert_eq!(loose_assertions_gathered(proper, "x"), None);
     }
 }

@@ -11,8 +11,8 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::workflow::examples::{
-    add_missing_imports, calls_before, class_of, examples, mentioned_names, python_module,
-    unknown_imports, Example,
+    add_missing_imports, calls_before, class_of, examples, loose_assertions_gathered,
+    mentioned_names, python_module, unknown_imports, Example,
 };
 
 use crate::agents::prompts::is_test_path;
@@ -337,6 +337,9 @@ impl<'a> AcceptanceCheck<'a> {
             ));
         }
         for path in tests.iter().filter(|path| path.ends_with(".py")) {
+            if let Some(gathered) = self.gather_loose_assertions(path) {
+                notes.push(gathered);
+            }
             if let Some(added) = self.add_imports(path) {
                 notes.push(added);
             }
@@ -490,8 +493,11 @@ impl AcceptanceCheck<'_> {
             }
             tests.push(format!("def test_{tested}_example_{}():\n{body}", at + 1));
         }
+        // No docstring of the tool's: the 1.5B model copied "The story's examples, as it writes
+        // them (written by agentic-sdlc)." into every source file it rewrote, and gave it as its
+        // answer. The story's section and the commit say who wrote the file.
         Some(format!(
-            "\"\"\"The story's examples, as it writes them (written by agentic-sdlc).\"\"\"\n\n{}\n\n\n{}",
+            "{}\n\n\n{}",
             imports.join("\n"),
             tests.join("\n\n")
         ))
@@ -535,6 +541,19 @@ impl AcceptanceCheck<'_> {
         Some(format!(
             "took `{}` out of `{path}`: the story's own examples and values are what it asks",
             pruned.removed.join("`, `")
+        ))
+    }
+
+    /// Gathers the assertions a Python test file holds outside any test function into one
+    /// (`loose_assertions_gathered`); says so.
+    fn gather_loose_assertions(&self, path: &str) -> Option<String> {
+        let full = self.dir.join(path);
+        let text = std::fs::read_to_string(&full).ok()?;
+        let gathered = loose_assertions_gathered(&text, "story_examples")?;
+        crate::atomic_file::write(&full, gathered.as_bytes()).ok()?;
+        Some(format!(
+            "gathered the assertions of `{path}` that stood outside any test into \
+             `test_story_examples`"
         ))
     }
 
