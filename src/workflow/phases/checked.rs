@@ -65,6 +65,13 @@ impl PhaseRun<'_> {
                 );
                 output.text = written_notes(&output.text, &files);
             }
+            if let Some(reason) = unchanged_rework(phase, story, revision, changed) {
+                return Ok(Err(crate::workflow::no_progress::block(
+                    self.wf,
+                    self.story_id,
+                    &reason,
+                )?));
+            }
             let writes_text = writes_in_text(&self.wf.config);
             let refused = self
                 .refused_by_own_check(phase)
@@ -225,6 +232,40 @@ fn written_notes(text: &str, files: &[std::path::PathBuf]) -> String {
     } else {
         format!("{notes}\n\n{rest}")
     }
+}
+
+/// The no-progress reason (docs/design.md §14) for an implement sent back by a review that
+/// changed no file: the branch holds the code the review rejected, unchanged. Refusing it for
+/// changing nothing, as a first implement is, and failing the story after a retry, told the
+/// morning's reader about files, not about the review's blockers that still stand (measured:
+/// a right `total_with_discount` the 1.5B model wrote again unchanged after an invented
+/// blocker).
+fn unchanged_rework(
+    phase: Phase,
+    story: &Story,
+    revision: Option<&Revision>,
+    changed: Option<bool>,
+) -> Option<String> {
+    let rework = revision.is_some() && story.meta.refinement_count > 0;
+    if phase != Phase::Implement || changed != Some(false) || !rework {
+        return None;
+    }
+    let blockers = story
+        .review_history()
+        .ok()
+        .and_then(|history| history.last().map(|review| review.blockers.clone()))
+        .unwrap_or_default();
+    let mut reason = String::from(
+        "No progress: the implement re-run after the review changed no file, so the code the review rejected stands",
+    );
+    if !blockers.is_empty() {
+        let quoted: Vec<String> = blockers
+            .iter()
+            .map(|b| format!("\"{}\"", b.lines().next().unwrap_or("").trim()))
+            .collect();
+        reason.push_str(&format!(": {}", quoted.join("; ")));
+    }
+    Some(reason)
 }
 
 /// Whether implement is told to write its changes into its reply (whole files under their

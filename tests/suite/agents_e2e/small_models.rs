@@ -642,6 +642,42 @@ async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_test
     assert_eq!(narrowed[2]["unparseable"], true, "{narrowed:#?}");
 }
 
+#[tokio::test]
+async fn an_implement_sent_back_by_review_that_changes_nothing_is_no_progress() {
+    let p = Project::new().await;
+    let story = cart_without_remove(&p, &[]);
+    let right = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def remove(self, sku):\n        del self.items[sku]\n";
+    p.fake
+        .push("implement", write_call("cart.py", right))
+        .push("implement", Reply::text("Added `remove` to cart.py."))
+        // Recorded (inventory, 2026-11-28): a blocker against code whose tests passed.
+        .push(
+            "code-review",
+            Reply::verdict(
+                false,
+                json!([{"severity": "blocker", "category": "functionality",
+                        "description": "remove does not take the item out"}]),
+            ),
+        )
+        // Sent back, the model writes the same file again.
+        .push("implement", write_call("cart.py", right))
+        .push("implement", Reply::text("Checked `remove` again."));
+
+    p.run(&["run", "--auto"]).code(3);
+
+    let front = p.front(&story);
+    assert_eq!(front["refinement_count"], 1, "{front:?}");
+    assert_eq!(
+        front["blocked_reason"],
+        "No progress: the implement re-run after the review changed no file, so the code the review rejected stands: \"remove does not take the item out\""
+    );
+    assert_eq!(
+        p.fake.requests_for("implement").len(),
+        4,
+        "no retry after it"
+    );
+}
+
 /// A cart.py whose Cart has no `remove`, a test command that passes once one deletes an item,
 /// and a planned story that asks for it; `settings` are set too.
 fn cart_without_remove(p: &Project, settings: &[(&str, &str)]) -> Made {
