@@ -105,16 +105,21 @@ impl<'a> TestRounds<'a> {
         })
     }
 
+    /// The tool's own folders (the board, the worktrees) inside the tree checked, which is a
+    /// worktree for each of several attempts: the root's own worktrees folder holds that tree.
+    fn own_folders(&self) -> Vec<PathBuf> {
+        self.wf
+            .own_paths()
+            .iter()
+            .map(|own| self.dir.join(own))
+            .collect()
+    }
+
     /// Adds the imports the implementer's own Python test files lack, as the acceptance phase
     /// does for its tests: a 1.5B model's `pytest.raises` with no `import pytest` failed
     /// inventory's `add` story on a `NameError` in every round, with the code right.
     fn add_test_imports(&self) {
-        let own: Vec<PathBuf> = self
-            .wf
-            .own_paths()
-            .iter()
-            .map(|own| self.dir.join(own))
-            .collect();
+        let own = self.own_folders();
         let own: Vec<&Path> = own.iter().map(PathBuf::as_path).collect();
         let Ok(changed) = crate::vcs::dirty_paths(&self.dir, &own) else {
             return;
@@ -139,15 +144,8 @@ impl<'a> TestRounds<'a> {
         self.add_test_imports();
         let dir = self.dir.clone();
         let named = self.named.clone();
-        // The board holds the story's own text (and code quoted in notes): no definition. The
-        // folders are taken inside the tree checked, which is a worktree for each of several
-        // attempts: the root's own worktrees folder holds that tree itself.
-        let skip: Vec<PathBuf> = self
-            .wf
-            .own_paths()
-            .iter()
-            .map(|own| self.dir.join(own))
-            .collect();
+        // The board holds the story's own text (and code quoted in notes): no definition.
+        let skip = self.own_folders();
         let missing = tokio::task::spawn_blocking(move || undefined(&dir, &named, &skip))
             .await
             .unwrap_or_default();
