@@ -225,18 +225,32 @@ fn serve(cache: &Cache, model: &Model, port: Option<u16>, context: &Context) -> 
         port,
         load_seconds,
     };
-    let managed = Managed::start(cache, model, place, report.as_ref(), &stop_asked)?;
+    let mut managed = Managed::start(cache, model, place, report.as_ref(), &stop_asked)?;
     printer.out(format!(
         "Serving {} at {} as model `{}`; Ctrl-C stops it.",
         model.name(),
         managed.base_url(),
         model::SERVED_NAME
     ));
-    runtime.block_on(async {
-        let _ = listener.await;
+    // Until Ctrl-C, or until the server itself stops: a `model serve` left waiting on a dead
+    // server told every later run that the model was served.
+    let stopped = runtime.block_on(async {
+        loop {
+            if stop_asked() {
+                return None;
+            }
+            if let Some(why) = managed.stopped() {
+                return Some(why);
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+        }
     });
+    listener.abort();
     drop(managed);
-    Ok(ExitStatus::Interrupted)
+    match stopped {
+        Some(why) => Err(why.into()),
+        None => Ok(ExitStatus::Interrupted),
+    }
 }
 
 /// Shows a pull and a load as they go: a progress bar on a terminal, else a line per step

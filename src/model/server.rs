@@ -114,7 +114,21 @@ struct State {
 }
 
 fn alive(pid: i32) -> bool {
-    pid > 0 && kill(Pid::from_raw(pid), None).is_ok()
+    pid > 0 && kill(Pid::from_raw(pid), None).is_ok() && !exited_unreaped(pid)
+}
+
+/// Whether `pid` has exited but was never reaped (a zombie): signals still reach its entry, yet
+/// it serves nothing. Where nothing reaps orphans (a container whose first process does not),
+/// a server killed with its `model serve` stays so for good, and its state file would send
+/// every later run to a port nobody listens on.
+fn exited_unreaped(pid: i32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            stat.rsplit_once(')')
+                .map(|(_, rest)| rest.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
 }
 
 /// Where and how a server is started.
@@ -304,6 +318,22 @@ impl Managed {
     }
 }
 
+impl Managed {
+    /// Why the server this process started is gone, once it has exited by itself, with the
+    /// end of its log (a joined server is never this process's to watch).
+    pub fn stopped(&mut self) -> Option<ModelError> {
+        let exited = match &mut self.child {
+            Some(child) => child.try_wait().ok().flatten().is_some(),
+            None => false,
+        };
+        exited.then(|| ModelError::ServerStopped {
+            name: self.name.clone(),
+            log: self.log.clone(),
+            tail: tail(&self.log, 12),
+        })
+    }
+}
+
 impl Drop for Managed {
     fn drop(&mut self) {
         self.release();
@@ -466,5 +496,20 @@ mod tests {
         ] {
             assert!(joined.contains(expected), "{expected}: {joined}");
         }
+    }
+
+    #[test]
+    fn a_process_that_exited_unreaped_is_not_alive() {
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let pid = child.id() as i32;
+        // Not waited for: once it exits it stays a zombie until `wait` below.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while !exited_unreaped(pid) && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        assert!(exited_unreaped(pid), "`true` exited and was not reaped");
+        assert!(!alive(pid));
+        child.wait().unwrap();
+        assert!(alive(std::process::id() as i32));
     }
 }

@@ -328,3 +328,50 @@ fn ctrl_c_while_the_model_loads_ends_the_run_and_stops_the_server() {
         "no model call was made"
     );
 }
+
+#[test]
+fn model_serve_ends_when_its_server_dies_and_the_next_start_does_not_join_it() {
+    let local = Local::new();
+    let mut serve = std::process::Command::new(env!("CARGO_BIN_EXE_agentic-sdlc"))
+        .current_dir(local.env.root())
+        .args(["model", "serve", "tiny"])
+        .env("NO_COLOR", "1")
+        .env("PATH", path_with(local.bin.path()))
+        .env("AGENTIC_SDLC_MODEL_CACHE", local.cache.path())
+        .env("STUB_LOG", &local.log)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    wait_until("the server starts", || {
+        local.stub_log().contains("started ")
+    });
+    let server = local.server_pid();
+    let _ = nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(server),
+        nix::sys::signal::Signal::SIGKILL,
+    );
+
+    // `model serve` notices and ends with the server's failure, instead of serving nothing.
+    let mut ended = None;
+    for _ in 0..200 {
+        ended = serve.try_wait().unwrap();
+        if ended.is_some() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let Some(status) = ended else {
+        let _ = serve.kill();
+        panic!("model serve went on after its server died");
+    };
+    assert!(!status.success());
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(serve.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("stopped"), "{stderr}");
+
+    // A run after it starts a server of its own instead of joining the dead one.
+    local.env.add("Dark mode", &[]);
+    local.command(&["run", "--step", "refine"]).success();
+    assert_ne!(local.server_pid(), server);
+}
