@@ -53,16 +53,20 @@ pub fn put_back(dir: &Path, paths: &[String]) -> Vec<String> {
     };
     let mut restored = Vec::new();
     for path in paths {
-        let full = top.join(path);
-        let done = match committed.get(path) {
-            Some(bytes) => crate::atomic_file::write(&full, bytes).is_ok(),
-            None => std::fs::remove_file(&full).is_ok(),
-        };
-        if done {
+        if write_back(&top.join(path), committed.get(path).map(Vec::as_slice)) {
             restored.push(path.clone());
         }
     }
     restored
+}
+
+/// Writes `bytes` to `full` atomically, or removes the file when there were none; whether it
+/// was done.
+pub fn write_back(full: &Path, bytes: Option<&[u8]>) -> bool {
+    match bytes {
+        Some(bytes) => crate::atomic_file::write(full, bytes).is_ok(),
+        None => std::fs::remove_file(full).is_ok(),
+    }
 }
 
 /// The story's acceptance tests as they were when implement started, put back whenever a

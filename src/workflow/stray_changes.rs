@@ -10,7 +10,7 @@
 
 use std::path::Path;
 
-use super::fixed_tests::{put_back, FixedTests};
+use super::fixed_tests::{put_back, write_back, FixedTests};
 use crate::agents::prompts::{is_test_path, names_file};
 use crate::vcs;
 
@@ -58,12 +58,7 @@ impl Set {
     /// Writes the model's versions back.
     pub fn restore(self, dir: &Path) {
         for (path, bytes) in self.files {
-            let full = dir.join(&path);
-            let written = match bytes {
-                Some(bytes) => crate::atomic_file::write(&full, &bytes).is_ok(),
-                None => std::fs::remove_file(&full).is_ok(),
-            };
-            if !written {
+            if !write_back(&dir.join(&path), bytes.as_deref()) {
                 tracing::warn!("cannot write {path} back as the agent left it");
             }
         }
