@@ -27,8 +27,9 @@ pub struct Pruned {
 /// a plain call with literal arguments, of a function the story gives examples for, returns a
 /// value that no example of the story gives; and, where the story quotes calls at all (it is
 /// precise), ones that expect of anything else a number or string that `story` (its text)
-/// never writes. A test
-/// function left without any statement of its own goes too. `None` when nothing is invented.
+/// never writes; and test functions that make a call the story says raises without expecting
+/// the raise. A test function left without any statement of its own goes too. `None` when
+/// nothing is invented.
 pub fn without_invented_expectations(
     tests: &str,
     examples: &[Example],
@@ -47,15 +48,23 @@ pub fn without_invented_expectations(
         .iter()
         .map(|line| is_invented(line, examples, &pinned) || expects_unwritten(line, story))
         .collect();
-    if !removed_at.contains(&true) {
-        return None;
-    }
-    let removed = lines
+    let mut removed: Vec<String> = lines
         .iter()
         .zip(&removed_at)
         .filter(|(_, removed)| **removed)
         .map(|(line, _)| line.trim().to_string())
         .collect();
+    for test in contradicting_tests(&lines, &raising_calls(story)) {
+        if !removed_at[test.start] {
+            removed.push(lines[test.start].trim().to_string());
+        }
+        for flag in &mut removed_at[test] {
+            *flag = true;
+        }
+    }
+    if removed.is_empty() {
+        return None;
+    }
     remove_emptied_tests(&lines, &mut removed_at);
     let mut text = lines
         .iter()
@@ -63,7 +72,9 @@ pub fn without_invented_expectations(
         .filter(|(_, removed)| !**removed)
         .map(|(line, _)| *line)
         .collect::<Vec<_>>()
-        .join("\n");
+        .join("\n")
+        .trim_end()
+        .to_string();
     text.push('\n');
     Some(Pruned { text, removed })
 }
@@ -139,6 +150,87 @@ fn quoted(literal: &str) -> Option<&str> {
         let inner = literal.strip_prefix(quote)?.strip_suffix(quote)?;
         (!inner.contains(quote)).then_some(inner)
     })
+}
+
+/// The calls a story says raise (`` `cart.add("apple", 0)` raises `ValueError` ``), normalized.
+fn raising_calls(story: &str) -> Vec<String> {
+    let mut calls = Vec::new();
+    for line in story.lines() {
+        let pieces: Vec<&str> = line.split('`').collect();
+        // Odd pieces are inside backticks; the piece after one is the text that follows it.
+        for at in (1..pieces.len()).step_by(2) {
+            let code = pieces[at].trim();
+            let after = pieces
+                .get(at + 1)
+                .map(|text| text.trim_start().to_ascii_lowercase())
+                .unwrap_or_default();
+            let raises = ["raises", "should raise", "must raise"]
+                .iter()
+                .any(|words| after.starts_with(words));
+            if raises && code.contains('(') && code.ends_with(')') {
+                calls.push(normalized(code));
+            }
+        }
+    }
+    calls
+}
+
+/// The line ranges of the test functions that make a call the story says raises without
+/// expecting the raise: no right code passes them. Recorded (Qwen2.5-Coder-1.5B, 2026-11-28,
+/// inventory): beside `with raises(ValueError): cart.add("apple", 0)`, the same file's
+/// `test_refuse_zero_quantity_verify` called `cart.add("apple", 0)` and then checked the
+/// quantity, and implement's right `add` failed it for three rounds.
+fn contradicting_tests(lines: &[&str], raising: &[String]) -> Vec<std::ops::Range<usize>> {
+    if raising.is_empty() {
+        return Vec::new();
+    }
+    let mut tests: Vec<std::ops::Range<usize>> = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let code = normalized(line);
+        let calls = !line.trim_start().starts_with('#')
+            && raising.iter().any(|call| code.contains(call.as_str()));
+        if !calls || expects_raise(lines, at) {
+            continue;
+        }
+        let Some(start) = (0..at).rev().find(|&above| {
+            let head = lines[above].trim_start();
+            head.starts_with("def test") && indent(lines[above]) < indent(line)
+        }) else {
+            continue;
+        };
+        let block = definition_block(lines, start);
+        if !tests.contains(&block) {
+            tests.push(block);
+        }
+    }
+    tests
+}
+
+/// Whether the line at `at` expects a raise: it says so itself (`pytest.raises(…)`,
+/// `assertRaises`), or a `with` block it stands in does.
+fn expects_raise(lines: &[&str], at: usize) -> bool {
+    if lines[at].to_ascii_lowercase().contains("raises") {
+        return true;
+    }
+    let mut within = indent(lines[at]);
+    for above in lines[..at].iter().rev() {
+        if above.trim().is_empty() || indent(above) >= within {
+            continue;
+        }
+        let head = above.trim_start();
+        if head.starts_with("with ") && head.to_ascii_lowercase().contains("raises") {
+            return true;
+        }
+        if head.starts_with("def ") || head.starts_with("class ") {
+            return false;
+        }
+        within = indent(above);
+    }
+    false
+}
+
+fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
 }
 
 /// The numbers written in `text`.
@@ -235,6 +327,26 @@ mod tests {
         let negative = "def test_n():\n    assert cart.total() == -2\n";
         assert_eq!(
             without_invented_expectations(negative, &examples(story), story),
+            None
+        );
+    }
+
+    #[test]
+    fn a_test_that_makes_a_call_the_story_says_raises_without_expecting_it_goes() {
+        let story = "- [ ] `cart.add(\"apple\", 0)` raises `ValueError`\n- [ ] `cart.add(\"apple\", 2)` still adds two apples";
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory): the last test contradicts the
+        // first, and no right `add` passes both.
+        let tests = "from pytest import raises\n\nfrom inventory.cart import Cart\n\n\ndef test_refuse_zero_quantity():\n    cart = Cart()\n    with raises(ValueError):\n        cart.add(\"apple\", 0)\n\n\ndef test_one_line():\n    with raises(ValueError): Cart().add('apple', 0)\n\n\ndef test_refuse_zero_quantity_verify():\n    cart = Cart()\n    cart.add(\"apple\", 0)\n    assert cart.quantity(\"apple\") == 0\n";
+        let pruned = without_invented_expectations(tests, &examples(story), story).unwrap();
+        assert_eq!(pruned.removed, ["def test_refuse_zero_quantity_verify():"]);
+        assert_eq!(
+            pruned.text,
+            "from pytest import raises\n\nfrom inventory.cart import Cart\n\n\ndef test_refuse_zero_quantity():\n    cart = Cart()\n    with raises(ValueError):\n        cart.add(\"apple\", 0)\n\n\ndef test_one_line():\n    with raises(ValueError): Cart().add('apple', 0)\n"
+        );
+        // Calls the story does not say raise are left alone.
+        let adds = "def test_adds():\n    cart = Cart()\n    cart.add('apple', 2)\n    assert cart.quantity('apple') == 2\n";
+        assert_eq!(
+            without_invented_expectations(adds, &examples(story), story),
             None
         );
     }
