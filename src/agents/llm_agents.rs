@@ -16,8 +16,8 @@ use super::tools::{Sandbox, ToolAccess, ToolBox, ToolLimits};
 use super::transcript::Transcript;
 use super::verdict::{parse_verdict, PerspectiveVerdict};
 use super::{
-    prompts, AgentError, AgentOutput, Agents, DefinitionRequest, GateRequest, Perspective,
-    PhaseRequest, ReviewOutput, ReviewRequest, ToolExecutor, ToolResultText,
+    prompts, AgentError, AgentOutput, Agents, BlockerRequest, DefinitionRequest, GateRequest,
+    Perspective, PhaseRequest, ReviewOutput, ReviewRequest, ToolExecutor, ToolResultText,
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
@@ -232,6 +232,36 @@ impl LlmAgents {
             }),
             Err(ConversationError { error, usage }) => Err(AgentError::from((error, usage))),
         }
+    }
+
+    /// One short conversation whose answer is code in the reply, whatever the protocol: a
+    /// narrowed definition, an example that shows a blocker.
+    async fn ask_for_code(
+        &self,
+        asked: CodeAsk<'_>,
+        max_tokens: Option<u32>,
+        variant: u32,
+    ) -> Result<AgentOutput, AgentError> {
+        let tools = self.tools(asked.work_dir, ToolAccess::ReadOnly);
+        let transcript = asked.transcript.for_agent(asked.role);
+        let options = ConverseOptions {
+            max_tokens,
+            schema: None,
+            protocol: self.protocol(),
+            sampling: sampling_for(variant, self.temperature),
+            tools_untold: true,
+            max_turns: Some(2),
+            default_file: None,
+        };
+        let ask = Ask::new(
+            asked.story_id,
+            asked.system,
+            asked.user,
+            &tools,
+            &transcript,
+            options,
+        );
+        self.talk(ask).await
     }
 
     /// Asks one review perspective for its verdict, and once more when the answer was cut
@@ -455,28 +485,36 @@ impl Agents for LlmAgents {
         let story_text = prompts::story_context(request.story, Some(Phase::Implement));
         let map = prompts::repository_map(request.work_dir, &self.board_dir, &story_text);
         let user = format!("{map}\n## Task\n{}\n", request.task);
-        let system = prompts::definition_system();
-        let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
-        let transcript = request.transcript.for_agent("definition");
-        let options = ConverseOptions {
-            max_tokens: self.phases.max_tokens(Phase::Implement),
-            schema: None,
-            protocol: self.protocol(),
-            sampling: sampling_for(request.variant, self.temperature),
-            // The answer is code in the reply, whatever the protocol.
-            tools_untold: true,
-            max_turns: Some(2),
-            default_file: None,
+        let asked = CodeAsk {
+            story_id: request.story.id(),
+            role: "definition",
+            system: &prompts::definition_system(),
+            user: &user,
+            work_dir: request.work_dir,
+            transcript: request.transcript,
         };
-        let ask = Ask::new(
-            request.story.id(),
-            &system,
-            &user,
-            &tools,
-            &transcript,
-            options,
+        let cap = self.phases.max_tokens(Phase::Implement);
+        self.ask_for_code(asked, cap, request.variant).await
+    }
+
+    async fn show_blocker(&self, request: BlockerRequest<'_>) -> Result<AgentOutput, AgentError> {
+        let role = request.perspective.role();
+        let user = prompts::blocker_user(
+            request.story,
+            request.blocker,
+            request.acceptance_tests,
+            request.diff,
+            request.work_dir,
         );
-        self.talk(ask).await
+        let asked = CodeAsk {
+            story_id: request.story.id(),
+            role,
+            system: &prompts::blocker_system(role),
+            user: &user,
+            work_dir: request.work_dir,
+            transcript: request.transcript,
+        };
+        self.ask_for_code(asked, None, 0).await
     }
 
     fn endpoint(&self) -> Option<&crate::agents::llm::LlmSettings> {
@@ -486,6 +524,16 @@ impl Agents for LlmAgents {
     fn use_tool_protocol(&self, protocol: ToolProtocol) {
         let _ = self.probed_protocol.set(protocol);
     }
+}
+
+/// Who asks for code, and with what words.
+struct CodeAsk<'a> {
+    story_id: &'a StoryId,
+    role: &'a str,
+    system: &'a str,
+    user: &'a str,
+    work_dir: &'a Path,
+    transcript: &'a Transcript,
 }
 
 /// How a phase's reply is sampled: `llm.temperature` (else the server's defaults) on its first

@@ -230,6 +230,21 @@ pub struct DefinitionRequest<'a> {
     pub variant: u32,
 }
 
+/// A blocker raised against work whose acceptance tests pass, put back to the perspective that
+/// raised it: show it with an example that fails, or withdraw it (docs/design.md §10).
+pub struct BlockerRequest<'a> {
+    pub story: &'a Story,
+    pub perspective: Perspective,
+    /// The blocker as the perspective wrote it.
+    pub blocker: &'a str,
+    /// The acceptance tests that pass on the work, each under its path.
+    pub acceptance_tests: &'a str,
+    pub diff: &'a str,
+    /// The story's working tree, whose changed files the perspective sees whole.
+    pub work_dir: &'a Path,
+    pub transcript: &'a Transcript,
+}
+
 /// Everything the run loop needs from agents, whatever thinks behind it: the LLM agents in
 /// production, scripted ones in tests.
 #[async_trait]
@@ -250,6 +265,13 @@ pub trait Agents: Send + Sync {
         &self,
         request: DefinitionRequest<'_>,
     ) -> Result<AgentOutput, AgentError> {
+        let _ = request;
+        Err(AgentError::new("these agents write no code"))
+    }
+
+    /// A perspective's example that shows its blocker: test code ending in an assertion, or
+    /// words that withdraw it. Agents that write no code show nothing, and the blocker stands.
+    async fn show_blocker(&self, request: BlockerRequest<'_>) -> Result<AgentOutput, AgentError> {
         let _ = request;
         Err(AgentError::new("these agents write no code"))
     }

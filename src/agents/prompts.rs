@@ -313,6 +313,55 @@ pub fn review_user(
     )
 }
 
+/// A perspective's blocker against work whose acceptance tests pass is run, not believed
+/// (docs/design.md §10): the 1.5B reviewer wrote "`total_with_discount` does not return the
+/// correct sum" of a function whose tests, written from the story's examples, all passed.
+pub fn blocker_system(role: &str) -> String {
+    format!(
+        "{}\nThe blocker you reported is checked by running it. Answer with Python test code in one ```python block: import what you call from its module, call the changed code with an input the story's criteria speak of, and end with an assert of what the criteria say it must give, which fails on the code as it is now. If you cannot name such an input, answer WITHDRAWN.",
+        identity(role)
+    )
+}
+
+/// The blocker, the story's criteria, the acceptance tests that pass, and the code after the
+/// change.
+pub fn blocker_user(
+    story: &Story,
+    blocker: &str,
+    acceptance_tests: &str,
+    diff: &str,
+    work_dir: &Path,
+) -> String {
+    let mut context = format!("# Story: {}\n", story.meta.title);
+    if let Some(criteria) = story
+        .section("Acceptance Criteria")
+        .filter(|c| !c.is_empty())
+    {
+        context.push_str(&format!(
+            "\n## Acceptance Criteria\n{}\n",
+            head_tail(criteria, SECTION_BUDGET)
+        ));
+    }
+    context.push_str(&format!(
+        "\n# The acceptance tests, written from the criteria; they pass on the code below\n{}",
+        head_tail(acceptance_tests, SECTION_BUDGET)
+    ));
+    let changed = changed_files(work_dir, diff);
+    if !changed.is_empty() {
+        context.push_str(&format!(
+            "\n# The changed files after the change\n{changed}"
+        ));
+    }
+    assemble(
+        &context,
+        None,
+        &format!(
+            "You reported this blocker: \"{}\". Show it with a failing example, or answer WITHDRAWN.",
+            head_tail(blocker, 1_000)
+        ),
+    )
+}
+
 /// Changed files shown whole to the reviewers at most.
 const REVIEW_FILES: usize = 4;
 /// The largest changed file shown whole.

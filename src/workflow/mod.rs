@@ -38,6 +38,7 @@ pub(crate) mod runner;
 #[cfg(test)]
 mod scripted_tests;
 pub(crate) mod server_watch;
+pub(crate) mod shown_blockers;
 pub(crate) mod story_ops;
 pub(crate) mod stray_changes;
 pub(crate) mod test_rounds;

@@ -4,8 +4,9 @@
 use super::context::Workflow;
 use super::events::RunEvent;
 use super::outcome::{Outcome, Stop};
+use super::tests_run::TestRun;
 use super::workspace::Work;
-use super::{no_progress, rework, story_ops, tests_run, workspace};
+use super::{no_progress, rework, shown_blockers, story_ops, tests_run, workspace};
 use crate::agents::transcript::Transcript;
 use crate::agents::verdict::{decide, format_issues, PerspectiveVerdict};
 use crate::agents::{AgentError, AgentFailure, Perspective, ReviewRequest};
@@ -40,12 +41,11 @@ async fn review_work(
     work: &Work,
 ) -> Result<Outcome> {
     let story_id = story.id();
-    let failure = match run_test_command(wf, story_id, &work.dir, transcript).await {
-        TestVerdict::Passed => None,
-        TestVerdict::Failed(failure) => Some(failure),
-        TestVerdict::Refused(why) => return story_ops::fail(wf, story_id, why, Usage::default()),
-    };
-    if let Some(failure) = failure {
+    let tests = tests_run::run(wf, story_id, &work.dir, transcript).await;
+    if let Some(why) = tests.as_ref().and_then(TestRun::refusal) {
+        return story_ops::fail(wf, story_id, why, Usage::default());
+    }
+    if let Some(failure) = tests.as_ref().and_then(TestRun::failure) {
         let issue = ReviewIssue {
             severity: IssueSeverity::Blocker,
             category: "testing".into(),
@@ -88,17 +88,29 @@ async fn review_work(
                 );
                 return record_failed(wf, story_id, message, output.usage);
             }
-            let verdicts: Vec<(Perspective, PerspectiveVerdict)> = output
+            let mut verdicts: Vec<(Perspective, PerspectiveVerdict)> = output
                 .verdicts
                 .into_iter()
                 .filter_map(|(p, v)| v.map(|v| (p, v)))
                 .collect();
+            let mut usage = output.usage;
+            if let Some(passing) = &tests {
+                let evidence = shown_blockers::Evidence {
+                    wf,
+                    story,
+                    dir: &work.dir,
+                    diff: &diff,
+                    transcript,
+                    passing,
+                };
+                usage.add(&evidence.weigh(&mut verdicts).await);
+            }
             let issues: Vec<ReviewIssue> = verdicts
                 .iter()
                 .flat_map(|(_, v)| v.issues.clone())
                 .collect();
             let record = record_from(issues, &verdicts, earliest_target(&verdicts));
-            record_review(wf, story_id, record, output.usage)
+            record_review(wf, story_id, record, usage)
         }
     }
 }

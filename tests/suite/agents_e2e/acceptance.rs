@@ -1,7 +1,7 @@
 //! The acceptance phase (docs/design.md §21): the story's examples become tests before its code,
 //! checked by the tool, committed on the story's branch, and fixed for implement.
 
-use super::{section, tool_results, transcript_entries, write_call, Made, Project};
+use super::{section, tool_results, transcript_entries, write_call, Made, Project, PY_RUNNER};
 use crate::suite::fake_llm::Reply;
 
 /// Runs each `tests/test_*.sh`; a failing one is named the way pytest names it.
@@ -227,28 +227,6 @@ async fn best_of_three_stops_at_the_first_attempt_that_passes_the_acceptance_tes
     assert_eq!(stopped[0]["after"], 1, "{stopped:?}");
     assert_eq!(p.front(&story)["implementation_complete"], true);
 }
-
-/// Runs each `tests/test_*.py`'s test functions, as pytest would, with python3 alone: a failure
-/// or a module that does not import is named with its file.
-const PY_RUNNER: &str = r#"import glob, runpy, sys
-sys.path.insert(0, ".")
-failed = False
-for path in sorted(glob.glob("tests/test_*.py")):
-    try:
-        module = runpy.run_path(path)
-    except Exception as err:
-        print(f"ERROR {path} - {type(err).__name__}: {err}")
-        failed = True
-        continue
-    for name, test in module.items():
-        if name.startswith("test_") and callable(test):
-            try:
-                test()
-            except Exception as err:
-                print(f"FAILED {path}::{name} - {type(err).__name__}: {err}")
-                failed = True
-sys.exit(1 if failed else 0)
-"#;
 
 #[tokio::test]
 async fn tests_the_model_cannot_write_give_way_to_the_story_examples_written_by_the_tool() {

@@ -3,6 +3,7 @@
 
 mod acceptance;
 mod api;
+mod blockers;
 mod fail_closed;
 mod git;
 mod implement;
@@ -28,6 +29,31 @@ use super::fake_llm::{FakeLlm, Recorded, Reply};
 /// The config pair that turns the acceptance phase off, for a test with a test command that is
 /// about another phase.
 pub const OFF_ACCEPTANCE: (&str, &str) = ("phases.acceptance.enabled", "false");
+
+/// Runs each `tests/test_*.py`'s test functions, as pytest would, with python3 alone: a failure
+/// or a module that does not import is named with its file, and the passed are counted.
+pub const PY_RUNNER: &str = r#"import glob, runpy, sys
+sys.path.insert(0, ".")
+failed = False
+passed = 0
+for path in sorted(glob.glob("tests/test_*.py")):
+    try:
+        module = runpy.run_path(path)
+    except Exception as err:
+        print(f"ERROR {path} - {type(err).__name__}: {err}")
+        failed = True
+        continue
+    for name, test in module.items():
+        if name.startswith("test_") and callable(test):
+            try:
+                test()
+                passed += 1
+            except Exception as err:
+                print(f"FAILED {path}::{name} - {type(err).__name__}: {err}")
+                failed = True
+print(f"{passed} passed")
+sys.exit(1 if failed else 0)
+"#;
 
 pub struct Project {
     pub env: TestEnv,
