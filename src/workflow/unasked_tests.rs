@@ -17,11 +17,16 @@ pub struct FailedTest {
     pub name: String,
 }
 
-/// The failing tests a run's output names (pytest's summary lines), each once.
+/// The failing tests a run's output names (pytest's summary lines), each once: `FAILED` and
+/// `ERROR` lines that name a test (an error at a test's setup, such as a `self` parameter that
+/// pytest takes for a fixture, is that test's failure).
 pub fn failed_tests(output: &str) -> Vec<FailedTest> {
     let mut found: Vec<FailedTest> = Vec::new();
     for line in output.lines().map(str::trim) {
-        let Some(rest) = line.strip_prefix("FAILED ") else {
+        let Some(rest) = line
+            .strip_prefix("FAILED ")
+            .or_else(|| line.strip_prefix("ERROR "))
+        else {
             continue;
         };
         let id = rest.split_whitespace().next().unwrap_or("");
@@ -89,11 +94,13 @@ pub fn unasked_failures(
     if failed.is_empty() || !vcs::is_repo(dir) {
         return None;
     }
-    // A module that does not import (pytest's `ERROR file`) may be an acceptance test.
-    if output
-        .lines()
-        .any(|line| line.trim_start().starts_with("ERROR "))
-    {
+    // A module that does not import (pytest's `ERROR file`, with no test named) may be an
+    // acceptance test.
+    if output.lines().any(|line| {
+        line.trim_start()
+            .strip_prefix("ERROR ")
+            .is_some_and(|id| !id.contains("::"))
+    }) {
         return None;
     }
     let changed = vcs::worktree_changes(dir, "HEAD", &[]).ok()?;
@@ -283,7 +290,7 @@ mod tests {
 
     #[test]
     fn pytest_summary_lines_name_the_failing_tests() {
-        let output = "..F\nFAILED tests/test_stats.py::test_mean_empty - ZeroDivisionError\nFAILED tests/test_stats.py::TestMedian::test_even[1-2] - assert\nERROR x\n2 failed";
+        let output = "..F\nFAILED tests/test_stats.py::test_mean_empty - ZeroDivisionError\nFAILED tests/test_stats.py::TestMedian::test_even[1-2] - assert\nERROR x\nERROR test_textkit.py::test_truncate_equal_to_width\n2 failed";
         assert_eq!(
             failed_tests(output),
             vec![
@@ -294,6 +301,11 @@ mod tests {
                 FailedTest {
                     file: "tests/test_stats.py".into(),
                     name: "test_even".into()
+                },
+                // An error at a test's setup (pytest took `self` for a fixture).
+                FailedTest {
+                    file: "test_textkit.py".into(),
+                    name: "test_truncate_equal_to_width".into()
                 },
             ]
         );
