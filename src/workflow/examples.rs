@@ -289,6 +289,36 @@ pub fn loose_assertions_gathered(text: &str, name: &str) -> Option<String> {
     Some(out)
 }
 
+/// A Python test file whose top-level test functions take a `self` they never use, with it
+/// dropped: pytest takes it for a fixture and errors at the test's setup ("fixture 'self' not
+/// found"). The 1.5B model wrote `def test_truncate_longer_than_width(self):` outside any
+/// class beside a right `truncate`, and wrote it again in every round. `None` when there is
+/// no such test.
+pub fn unused_self_dropped(text: &str) -> Option<String> {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    let view: Vec<&str> = text.lines().collect();
+    let mut dropped = false;
+    for (at, line) in view.iter().enumerate() {
+        let takes_self =
+            line.starts_with("def test") && (line.contains("(self)") || line.contains("(self, "));
+        if !takes_self {
+            continue;
+        }
+        let body = super::unasked_tests::definition_block(&view, at);
+        let uses_self = view[at + 1..body.end].iter().any(|line| {
+            line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == "self")
+        });
+        if uses_self {
+            continue;
+        }
+        lines[at] = line.replacen("(self, ", "(", 1).replacen("(self)", "()", 1);
+        dropped = true;
+    }
+    let ending = if text.ends_with('\n') { "\n" } else { "" };
+    dropped.then(|| format!("{}{ending}", lines.join("\n")))
+}
+
 /// `import <module>` lines a Python test needs for the modules of the tree at `root` that it
 /// uses by their dotted name without importing them (`inventory.pricing.apply_discount(…)` →
 /// `import inventory.pricing`): the longest dotted prefix that is a module of the tree.
@@ -424,6 +454,17 @@ fn defines(source: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_self_a_top_level_test_never_uses_is_dropped() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, textkit).
+        let tests = "from textkit import truncate\n\ndef test_truncate_longer_than_width(self):\n    assert truncate(\"hello world\", 8) == \"hello...\"\n\ndef test_two(self, tmp_path):\n    assert truncate(\"a\", 1) == \"a\"\n\ndef test_uses(self):\n    self.assertEqual(1, 1)\n\nclass TestT:\n    def test_in_class(self):\n        assert True\n";
+        assert_eq!(
+            unused_self_dropped(tests).unwrap(),
+            "from textkit import truncate\n\ndef test_truncate_longer_than_width():\n    assert truncate(\"hello world\", 8) == \"hello...\"\n\ndef test_two(tmp_path):\n    assert truncate(\"a\", 1) == \"a\"\n\ndef test_uses(self):\n    self.assertEqual(1, 1)\n\nclass TestT:\n    def test_in_class(self):\n        assert True\n"
+        );
+        assert_eq!(unused_self_dropped("def test_a():\n    assert 1\n"), None);
+    }
 
     #[test]
     fn examples_are_found_in_the_forms_stories_write_them() {

@@ -115,10 +115,12 @@ impl<'a> TestRounds<'a> {
             .collect()
     }
 
-    /// Adds the imports the implementer's own Python test files lack, as the acceptance phase
-    /// does for its tests: a 1.5B model's `pytest.raises` with no `import pytest` failed
-    /// inventory's `add` story on a `NameError` in every round, with the code right.
-    fn add_test_imports(&self) {
+    /// Mends the implementer's own Python test files where a small model gets the form wrong
+    /// and the code right: adds the imports they lack, as the acceptance phase does for its
+    /// tests (a 1.5B model's `pytest.raises` with no `import pytest` failed inventory's `add`
+    /// story on a `NameError` in every round), and drops a `self` that a top-level test never
+    /// uses (`unused_self_dropped`).
+    fn mend_own_tests(&self) {
         let own = self.own_folders();
         let own: Vec<&Path> = own.iter().map(PathBuf::as_path).collect();
         let Ok(changed) = crate::vcs::dirty_paths(&self.dir, &own) else {
@@ -136,12 +138,22 @@ impl<'a> TestRounds<'a> {
                     serde_json::json!({"path": path, "imports": added}),
                 );
             }
+            let full = self.dir.join(path);
+            let mended = std::fs::read_to_string(&full)
+                .ok()
+                .and_then(|text| super::examples::unused_self_dropped(&text));
+            if let Some(text) = mended {
+                if crate::atomic_file::write(&full, text.as_bytes()).is_ok() {
+                    self.transcript
+                        .record("test_self_dropped", serde_json::json!({"path": path}));
+                }
+            }
         }
     }
 
     /// The run the check makes: the story's names first, then the test command.
     async fn check_now(&self) -> Option<TestRun> {
-        self.add_test_imports();
+        self.mend_own_tests();
         let dir = self.dir.clone();
         let named = self.named.clone();
         // The board holds the story's own text (and code quoted in notes): no definition.
