@@ -135,11 +135,17 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
         .or_else(|| announced_path(before))
         .or_else(|| {
             // A comment naming the file, or the path alone in a bare fence with the file in a
-            // fence of its own inside it (a bare path over other lines is a listing, no file).
+            // fence of its own inside it, or set apart from the code under it by a blank line
+            // (a bare path over more paths is a listing, no file).
             let nested = body.get(1).is_some_and(|line| fence(line).is_some());
-            let named = comment_path(first).or_else(|| path_like(first).filter(|_| nested))?;
+            let headed = body.get(1).is_some_and(|line| line.trim().is_empty())
+                && body[2..]
+                    .iter()
+                    .any(|line| !line.trim().is_empty() && path_like(line.trim()).is_none());
+            let named =
+                comment_path(first).or_else(|| path_like(first).filter(|_| nested || headed))?;
             content.remove(0);
-            if nested {
+            if nested || headed {
                 content.remove(0);
             }
             Some(named)
@@ -293,6 +299,25 @@ mod tests {
     /// story (2026-11-27), told to write `test_turn_a_title_into_a_url_slug.py`: a fence with a
     /// comment, then the tests in a fence without a path.
     const RECORDED_ACCEPTANCE: &str = "```python\n# /root/.cache/agentic-sdlc-bench/pytest-venv/bin/python -m pytest -q tests/test_turn_a_title_into_a_url_slug.py\n```\n\n```python\ndef test_turn_a_title_into_a_url_slug():\n    assert slugify(\"Hello, World!\") == \"hello-world\"\n    assert slugify(\"  Many   spaces  \") == \"many-spaces\"\n```";
+
+    #[test]
+    fn a_path_set_apart_over_the_code_in_its_fence_names_the_file_and_a_listing_does_not() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory), told to write the acceptance
+        // tests into that file: the path became the file's first line, a `NameError` on `tests`.
+        let recorded = "```\ntests/test_refuse_quantities_that_are_not_positive.py\n\nfrom inventory.cart import Cart\n\n\ndef test_add_counts_quantities():\n    cart = Cart()\n    assert cart.quantity(\"apple\") == 0\n```";
+        let written = edits(recorded);
+        assert_eq!(written.len(), 1, "{written:?}");
+        assert_eq!(
+            written[0].1["path"],
+            "tests/test_refuse_quantities_that_are_not_positive.py"
+        );
+        assert_eq!(
+            written[0].1["content"],
+            "from inventory.cart import Cart\n\n\ndef test_add_counts_quantities():\n    cart = Cart()\n    assert cart.quantity(\"apple\") == 0\n"
+        );
+        let listing = "```\ntextkit.py\n\ntest_textkit.py\nstats.py\n```";
+        assert!(edits(listing).is_empty());
+    }
 
     #[test]
     fn a_fence_without_a_path_goes_to_the_file_the_agent_was_told_to_write() {
