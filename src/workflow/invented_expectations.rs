@@ -66,17 +66,35 @@ pub fn without_invented_expectations(
         return None;
     }
     remove_emptied_tests(&lines, &mut removed_at);
-    let mut text = lines
-        .iter()
-        .zip(&removed_at)
-        .filter(|(_, removed)| !**removed)
-        .map(|(line, _)| *line)
-        .collect::<Vec<_>>()
-        .join("\n")
-        .trim_end()
-        .to_string();
+    let mut kept: Vec<String> = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        if !removed_at[at] {
+            kept.push(line.to_string());
+        } else if empties_its_block(&lines, &removed_at, at) {
+            kept.push(format!("{}pass", &line[..indent(line)]));
+        }
+    }
+    let mut text = kept.join("\n").trim_end().to_string();
     text.push('\n');
     Some(Pruned { text, removed })
+}
+
+/// Whether the removed line at `at` is the first of a block that is left with no statement
+/// (the one assertion under `except ValueError as e:`), so that a `pass` must stand in for it:
+/// the 1.5B model checked an error message the story never writes there, and taking the
+/// assertion out left a test file that did not parse.
+fn empties_its_block(lines: &[&str], removed_at: &[bool], at: usize) -> bool {
+    let kept = |i: &usize| !removed_at[*i] && !lines[*i].trim().is_empty();
+    let Some(header) = (0..at).rev().find(kept) else {
+        return false;
+    };
+    let opens =
+        lines[header].trim_end().ends_with(':') && indent(lines[header]) < indent(lines[at]);
+    let between_removed = (header + 1..at).all(|i| removed_at[i] || lines[i].trim().is_empty());
+    let next_outside = (at + 1..lines.len())
+        .find(kept)
+        .is_none_or(|next| indent(lines[next]) <= indent(lines[header]));
+    opens && between_removed && next_outside
 }
 
 /// What a call calls: `median` of `median([1])`, `cart.remove` of `cart.remove('a')`.
@@ -207,7 +225,7 @@ fn contradicting_tests(lines: &[&str], raising: &[String]) -> Vec<std::ops::Rang
 }
 
 /// Whether the line at `at` expects a raise: it says so itself (`pytest.raises(…)`,
-/// `assertRaises`), or a `with` block it stands in does.
+/// `assertRaises`), or it stands in a `with` block that does or in a `try` block.
 fn expects_raise(lines: &[&str], at: usize) -> bool {
     if lines[at].to_ascii_lowercase().contains("raises") {
         return true;
@@ -218,7 +236,9 @@ fn expects_raise(lines: &[&str], at: usize) -> bool {
             continue;
         }
         let head = above.trim_start();
-        if head.starts_with("with ") && head.to_ascii_lowercase().contains("raises") {
+        let expects = (head.starts_with("with ") && head.to_ascii_lowercase().contains("raises"))
+            || head.starts_with("try:");
+        if expects {
             return true;
         }
         if head.starts_with("def ") || head.starts_with("class ") {
@@ -348,6 +368,23 @@ mod tests {
         assert_eq!(
             without_invented_expectations(adds, &examples(story), story),
             None
+        );
+    }
+
+    #[test]
+    fn a_block_left_without_a_statement_gets_a_pass_and_the_file_still_parses() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory): a message the story never
+        // writes, as the only statement under `except`.
+        let story = "- [ ] `cart.add(\"apple\", 0)` raises `ValueError`";
+        let tests = "def test_add_fails_with_zero_quantity():\n    cart = Cart()\n    try:\n        cart.add(\"apple\", 0)\n        assert False  # This should raise a ValueError\n    except ValueError as e:\n        assert str(e) == \"Quantity must be positive\"\n\ndef test_next():\n    assert Cart().quantity(\"apple\") == 0\n";
+        let pruned = without_invented_expectations(tests, &examples(story), story).unwrap();
+        assert_eq!(
+            pruned.removed,
+            ["assert str(e) == \"Quantity must be positive\""]
+        );
+        assert_eq!(
+            pruned.text,
+            "def test_add_fails_with_zero_quantity():\n    cart = Cart()\n    try:\n        cart.add(\"apple\", 0)\n        assert False  # This should raise a ValueError\n    except ValueError as e:\n        pass\n\ndef test_next():\n    assert Cart().quantity(\"apple\") == 0\n"
         );
     }
 
