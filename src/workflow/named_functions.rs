@@ -123,6 +123,18 @@ pub fn named_functions(story: &crate::board::Story) -> Vec<NamedFunction> {
             }),
         }
     }
+    // "The feature `receipt_line` in `inventory/money.py` should return …": a function named
+    // bare, with no call, whose file its sentence gives (refine wrote the 1.5B model's summary
+    // so, and the criteria called it with no file).
+    for function in named.iter_mut().filter(|f| f.files.is_empty()) {
+        for (at, span) in spans.iter().enumerate().skip(1).step_by(2) {
+            if span.trim() == function.name {
+                function
+                    .files
+                    .extend(files_in_sentence(&spans[at + 1..].join("`")));
+            }
+        }
+    }
     named
 }
 
@@ -388,6 +400,15 @@ mod tests {
         let named = named_functions(&module_first);
         assert_eq!(named[0].files, ["inventory/money.py"]);
         assert!(named[1].files.is_empty(), "{named:?}");
+        // Recorded (Qwen2.5-Coder-1.5B's refinement, 2026-11-28, inventory): the function
+        // named bare in the sentence that gives its file, called only in the criteria.
+        let bare = story(
+            "The feature `receipt_line` in `inventory/money.py` should return the item's name, a colon and a space, and its price as `format_price` writes it.",
+            "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line` calls `format_price`",
+        );
+        let named = named_functions(&bare);
+        assert_eq!(names(&named), ["receipt_line"]);
+        assert_eq!(named[0].files, ["inventory/money.py"]);
     }
 
     #[test]
