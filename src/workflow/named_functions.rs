@@ -462,4 +462,21 @@ mod tests {
         ];
         assert!(undefined(&attempt, &named, &skip).is_empty());
     }
+
+    #[test]
+    fn an_existing_function_is_found_where_it_is_defined() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
+        std::fs::write(
+            dir.path().join("pkg/stats.py"),
+            "def mean(v):\n    return 0\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("test_stats.py"), "def mean(v):\n    pass\n").unwrap();
+        assert_eq!(
+            python_file_defining(dir.path(), "mean").as_deref(),
+            Some("pkg/stats.py")
+        );
+        assert_eq!(python_file_defining(dir.path(), "median"), None);
+    }
 }

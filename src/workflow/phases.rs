@@ -27,6 +27,7 @@ mod acceptance;
 mod attempts;
 mod checked;
 mod scratch;
+mod test_path;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outcome> {

@@ -161,48 +161,6 @@ pub async fn finish(
     .await
 }
 
-/// Where the tests go: beside the project's existing tests, named after the story, with their
-/// extension; `tests/test_<slug>.py` when the project has none yet.
-pub fn suggested_path(root: &Path, slug: &str) -> String {
-    let stem: String = slug
-        .chars()
-        .map(|c| if c.is_ascii_alphanumeric() { c } else { '_' })
-        .take(40)
-        .collect();
-    let stem = stem.trim_matches('_');
-    match first_test_file(root) {
-        Some(existing) => {
-            let dir = existing.parent().unwrap_or(Path::new(""));
-            let ext = existing
-                .extension()
-                .and_then(|e| e.to_str())
-                .unwrap_or("py");
-            let name = existing
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            let file = if name.starts_with("test_") || ext == "py" {
-                format!("test_{stem}.{ext}")
-            } else if name.contains(".test.") {
-                format!("{stem}.test.{ext}")
-            } else if name.contains(".spec.") {
-                format!("{stem}.spec.{ext}")
-            } else {
-                format!("{stem}_test.{ext}")
-            };
-            dir.join(file).to_string_lossy().into_owned()
-        }
-        None => format!("tests/test_{stem}.py"),
-    }
-}
-
-/// The first test file of the tree, by path.
-fn first_test_file(root: &Path) -> Option<PathBuf> {
-    crate::workflow::named_functions::tree_files(root)
-        .into_iter()
-        .find(|path| is_test_path(path))
-}
-
 /// The acceptance phase's work check: run when the model says its tests are written, and sent
 /// back to it while rounds are left (`implement.testRounds`).
 pub struct AcceptanceCheck<'a> {
@@ -243,7 +201,7 @@ impl<'a> AcceptanceCheck<'a> {
             ignore: ignore.to_vec(),
             before,
             transcript: transcript.clone(),
-            suggested: suggested_path(dir, &story.slug),
+            suggested: super::test_path::suggested_path(dir, &story.slug),
             is_bug: story.meta.story_type == StoryType::Bug,
             story_text: text.clone(),
             base: story.meta.branch_base.clone(),
@@ -592,50 +550,4 @@ fn backticked<'p>(paths: impl Iterator<Item = &'p str>) -> String {
         .map(|p| format!("`{p}`"))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_tests_go_beside_the_projects_own() {
-        let root = tempfile::tempdir().unwrap();
-        assert_eq!(
-            suggested_path(root.path(), "add-median"),
-            "tests/test_add_median.py"
-        );
-        std::fs::create_dir_all(root.path().join("tests")).unwrap();
-        std::fs::write(root.path().join("tests/test_stats.py"), "").unwrap();
-        assert_eq!(
-            suggested_path(root.path(), "add-median"),
-            "tests/test_add_median.py"
-        );
-        let js = tempfile::tempdir().unwrap();
-        std::fs::write(js.path().join("cart.test.js"), "").unwrap();
-        assert_eq!(
-            suggested_path(js.path(), "remove-item"),
-            "remove_item.test.js"
-        );
-    }
-
-    #[test]
-    fn an_existing_function_is_found_where_it_is_defined() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("pkg")).unwrap();
-        std::fs::write(
-            dir.path().join("pkg/stats.py"),
-            "def mean(v):\n    return 0\n",
-        )
-        .unwrap();
-        std::fs::write(dir.path().join("test_stats.py"), "def mean(v):\n    pass\n").unwrap();
-        assert_eq!(
-            crate::workflow::named_functions::python_file_defining(dir.path(), "mean").as_deref(),
-            Some("pkg/stats.py")
-        );
-        assert_eq!(
-            crate::workflow::named_functions::python_file_defining(dir.path(), "median"),
-            None
-        );
-    }
 }
