@@ -116,11 +116,19 @@ pub async fn write_tests(
     let mut output = desk.wf.agents.run_phase(request).await?;
     let mut verdict = check.verdict().await;
     if let Verdict::Refused(why) = &verdict {
-        if let Some(written) = check.fall_back_to_examples(why).await {
-            output.text = format!(
-                "The model's tests were refused ({why}), so the acceptance tests are the story's own examples, written by the tool."
-            );
-            verdict = written;
+        match check.fall_back_to_examples(why).await {
+            Some(written) => {
+                output.text = format!(
+                    "The model's tests were refused ({why}), so the acceptance tests are the story's own examples, written by the tool."
+                );
+                verdict = written;
+            }
+            // Refused tests are not left for the retry to build on: kept beside its answer,
+            // a refused attempt's gathered `assert inventory.cart.Cart.add("apple", 0) ==
+            // ValueError` went into the next one's file, a test no right code passes.
+            None => {
+                put_back(desk.work_dir, &check.changed_files().await);
+            }
         }
     }
     if let Verdict::Written(paths) = &verdict {

@@ -404,3 +404,43 @@ async fn tests_written_again_after_the_code_must_fail_on_the_stories_base_not_it
         "the scratch worktree is gone: {worktrees}"
     );
 }
+
+#[tokio::test]
+async fn a_retry_after_refused_tests_starts_without_them() {
+    let p = Project::new().await;
+    let story = greeting_project(&p);
+    // Every round of the first answer writes a test that checks nothing (it passes on the
+    // code as it is), and is refused; the retry writes the story's test in a file of its own.
+    for _ in 0..3 {
+        p.fake
+            .push(
+                "acceptance",
+                write_call("tests/test_greet_people.sh", "true\n"),
+            )
+            .push("acceptance", Reply::text("done"));
+    }
+    p.fake
+        .push(
+            "acceptance",
+            write_call("tests/test_greeting.sh", GOOD_TEST),
+        )
+        .push("acceptance", Reply::text("done"));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    assert_eq!(
+        front["acceptance_tests"].as_sequence().unwrap().len(),
+        1,
+        "{front:?}"
+    );
+    assert_eq!(
+        front["acceptance_tests"][0].as_str(),
+        Some("tests/test_greeting.sh")
+    );
+    let branch = front["branch"].as_str().unwrap().to_string();
+    let files = p.git(&["ls-tree", "-r", "--name-only", &branch]);
+    assert!(!files.contains("test_greet_people"), "{files}");
+    assert!(!p.env.root().join("tests/test_greet_people.sh").exists());
+}
