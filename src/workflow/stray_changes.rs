@@ -1,12 +1,13 @@
-//! Changes to files the story does not name, tried without when the tests fail (docs/design.md
+//! Changes to files the story does not name, tried without after the tests ran (docs/design.md
 //! §21). A small model asked for a new module rewrites whole files beside it: Qwen2.5-Coder-1.5B,
 //! asked for `parse_quantity` in a new `inventory/parse.py`, rewrote `inventory/pricing.py` too,
 //! broke `apply_discount`, and the project's own `test_discount` failed every round after. The
 //! story's work was right; the stray rewrite was what failed.
 //!
 //! Such files are put back as HEAD has them and the tests run again. The change is kept without
-//! them only when the tests then pass; otherwise the files are written back as the model left
-//! them, and the failure stands as it was.
+//! them when the tests then pass, whether they passed with them or not: what the story did not
+//! ask goes neither to the reviewers nor to the base branch. Otherwise the files are written
+//! back as the model left them, and the run stands as it was.
 
 use std::path::Path;
 

@@ -211,15 +211,20 @@ impl<'a> TestRounds<'a> {
         runs.last().cloned().map(|last| (last, runs.len()))
     }
 
-    /// When the last run failed, the files the story does not name that the agent changed are
-    /// put back and the tests run once more; the change is kept without them only if that run
-    /// passes (`stray_changes`).
+    /// When the last run passed or failed, the files the story does not name that the agent
+    /// changed are put back and the tests run once more; the change is kept without them when
+    /// that run passes (`stray_changes`). A passing change loses them too: asked for
+    /// `truncate`, the 1.5B model also rewrote the 14 KB README.md, which would have gone to
+    /// every reviewer whole (11k tokens a perspective, three of them queued on one slot) and
+    /// then into the base branch.
     async fn without_stray_changes(&self) {
-        let failed = self
-            .runs()
-            .last()
-            .is_some_and(|last| matches!(last.outcome, TestOutcome::Failed { .. }));
-        if !failed {
+        let ran = self.runs().last().is_some_and(|last| {
+            matches!(
+                last.outcome,
+                TestOutcome::Failed { .. } | TestOutcome::Passed
+            )
+        });
+        if !ran {
             return;
         }
         let story_text = super::named_functions::story_text(self.story);

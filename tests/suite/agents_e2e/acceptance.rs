@@ -444,3 +444,36 @@ async fn a_retry_after_refused_tests_starts_without_them() {
     assert!(!files.contains("test_greet_people"), "{files}");
     assert!(!p.env.root().join("tests/test_greet_people.sh").exists());
 }
+
+#[tokio::test]
+async fn a_file_the_story_does_not_name_is_put_back_when_the_tests_pass_without_it() {
+    let p = Project::new().await;
+    p.env.write("README.md", "# Greetings\n");
+    let story = greeting_project(&p);
+    p.fake
+        .push(
+            "acceptance",
+            write_call("tests/test_greet_people.sh", GOOD_TEST),
+        )
+        .push("acceptance", Reply::text("done"));
+    p.run(&["run", "--story", &story.id]).success();
+    // Recorded in kind (Qwen2.5-Coder-1.5B, 2026-11-28, textkit): asked for one function, the
+    // model also rewrote the README, which nothing needs.
+    p.fake
+        .push("implement", write_call("greet.sh", GREET))
+        .push(
+            "implement",
+            write_call("README.md", "# Greetings\n\nNow with greet.sh!\n"),
+        )
+        .push("implement", Reply::text("greet.sh greets by name."));
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["implementation_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    let on_branch = |path: &str| p.git(&["show", &format!("{branch}:{path}")]);
+    assert_eq!(on_branch("greet.sh"), GREET.trim_end());
+    assert_eq!(on_branch("README.md"), "# Greetings");
+    let put_back = transcript_entries(&p, &story, "stray_changes_put_back");
+    assert_eq!(put_back[0]["files"][0], "README.md", "{put_back:?}");
+}
