@@ -39,7 +39,7 @@ use request::{context_length_message, tokens_of_chars, TokenField, CHARS_PER_TOK
 pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema, Sampling};
 /// The HTTP client every outgoing request of the tool uses (TLS set up once, no redirect to
 /// another origin); notification webhooks go through it too.
-pub use settings::LlmSettings;
+pub use settings::{is_local, LlmSettings};
 pub(crate) use transport::{http_client, install_tls_provider};
 
 const SCHEMA_BOUNDED: u8 = 0;

@@ -406,7 +406,19 @@ impl Agents for LlmAgents {
         let tools = self.tools(request.work_dir, ToolAccess::ReadOnly);
         let asks = Perspective::ALL
             .map(|p| self.perspective(request.story.id(), p, &user, &tools, request.transcript));
-        let results = futures::future::join_all(asks).await;
+        // A server on this machine answers one request at a time (llama.cpp with one slot):
+        // asked together, the second and third perspectives wait in its queue, and on 2 cores
+        // three 11k-token prompts waited past the read timeout. One after another, each is
+        // timed on its own answer. A remote API answers them side by side.
+        let results = if crate::agents::llm::is_local(&self.client.settings().base_url) {
+            let mut results = Vec::new();
+            for ask in asks {
+                results.push(ask.await);
+            }
+            results
+        } else {
+            futures::future::join_all(asks).await
+        };
         let mut usage = Usage::default();
         let mut verdicts = Vec::new();
         let mut failure: Option<AgentError> = None;

@@ -85,6 +85,8 @@ pub struct Recorded {
     pub role: String,
     pub body: Value,
     pub authorization: Option<String>,
+    /// When it arrived: which requests waited for an answer before them.
+    pub received: std::time::Instant,
 }
 
 impl Recorded {
@@ -271,6 +273,7 @@ impl Respond for Responder {
                 .get("authorization")
                 .and_then(|v| v.to_str().ok())
                 .map(String::from),
+            received: std::time::Instant::now(),
         });
         let user = user_message_of(&body);
         let targeted = script

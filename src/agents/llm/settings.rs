@@ -94,7 +94,7 @@ impl LlmSettings {
 
 /// Whether the URL's host is this machine, where a model server needs no key: `localhost`
 /// or a loopback address, parsed as a URL so that `127.example.com` is not taken for one.
-pub(super) fn is_local(url: &str) -> bool {
+pub fn is_local(url: &str) -> bool {
     match url::Url::parse(url).ok().as_ref().and_then(url::Url::host) {
         Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
         Some(url::Host::Ipv4(address)) => address.is_loopback(),

@@ -272,3 +272,27 @@ async fn decision_and_severity_follow_the_issue_counts() {
         assert_eq!(p.front(&story)["reviews_complete"], decision == "APPROVED");
     }
 }
+
+#[tokio::test]
+async fn a_server_on_this_machine_is_asked_one_perspective_at_a_time() {
+    let p = Project::new().await;
+    p.config(&[OFF_ACCEPTANCE]);
+    let story = p.implemented("One at a time");
+    let answer = std::time::Duration::from_millis(800);
+    p.fake.push(
+        "code-review",
+        Reply::delayed(answer, Reply::verdict(true, json!([]))),
+    );
+
+    p.step(&story, "review").success();
+
+    // The fake listens on 127.0.0.1: the next perspective is asked only once the one before
+    // it has answered.
+    let arrived = |role: &str| p.fake.requests_for(role)[0].received;
+    assert!(
+        arrived("security-review").duration_since(arrived("code-review")) >= answer,
+        "security-review was asked before code-review answered"
+    );
+    assert!(arrived("po-review") >= arrived("security-review"));
+    assert_eq!(p.last_review(&story)["decision"], "APPROVED");
+}
