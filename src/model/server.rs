@@ -175,6 +175,15 @@ impl Managed {
         let lock = CacheLock::wait(&lock_file)?;
         let mut state = read_state(&state_file);
         state.users.retain(|pid| alive(*pid) && *pid != me);
+        let running = alive(state.pid) && state.port != 0;
+        // A `model serve --port 18090` beside a server on 8090 is refused (it once waited on
+        // its own lock for ever, dropping `managed` with the lock held).
+        if running && at.port.is_some_and(|port| port != state.port) {
+            return Err(ModelError::ServedElsewhere {
+                name: model.name().into(),
+                port: state.port,
+            });
+        }
         let mut managed = Managed {
             name: model.name().into(),
             port: state.port,
@@ -183,64 +192,65 @@ impl Managed {
             child: None,
             log: state.log.clone(),
         };
-        if alive(state.pid) && state.port != 0 {
-            if at.port.is_some_and(|port| port != state.port) {
-                return Err(ModelError::ServedElsewhere {
-                    name: model.name().into(),
-                    port: state.port,
-                });
+        // Every way out of here lets go of the lock before `managed` can drop: its release
+        // takes the lock again, and a process waits on its own lock for ever.
+        let registered = (|| -> Result<(), ModelError> {
+            if running {
+                report(Progress::Step(format!(
+                    "using the {} server another run started (port {})",
+                    model.name(),
+                    state.port
+                )));
+            } else {
+                let launcher = Launcher::find(cache, report)?;
+                let port = match at.port {
+                    Some(port) => port,
+                    None => free_port().map_err(|err| ModelError::io("127.0.0.1:0", err))?,
+                };
+                fs_err::create_dir_all(at.log_dir)
+                    .map_err(|err| ModelError::io(at.log_dir, err))?;
+                let log = at
+                    .log_dir
+                    .join(format!("model-server-{}.log", model.name()));
+                let out = fs_err::File::create(&log).map_err(|err| ModelError::io(&log, err))?;
+                let err_out = out
+                    .file()
+                    .try_clone()
+                    .map_err(|err| ModelError::io(&log, err))?;
+                report(Progress::Step(format!(
+                    "starting the {} server on 127.0.0.1:{port} (log: {})",
+                    model.name(),
+                    log.display()
+                )));
+                let mut command = launcher.command(&gguf, port);
+                // A process group of its own: a Ctrl-C at the terminal reaches the run, which
+                // stops the server when its last user is done, not the server in the middle of
+                // an answer.
+                std::os::unix::process::CommandExt::process_group(&mut command, 0);
+                let child = command
+                    .stdin(Stdio::null())
+                    .stdout(out.into_parts().0)
+                    .stderr(err_out)
+                    .spawn()
+                    .map_err(|err| ModelError::Command {
+                        command: format!("{launcher:?}"),
+                        detail: err.to_string(),
+                    })?;
+                state = State {
+                    pid: child.id() as i32,
+                    port,
+                    users: Vec::new(),
+                    log: log.clone(),
+                };
+                managed.port = port;
+                managed.log = log;
+                managed.child = Some(child);
             }
-            report(Progress::Step(format!(
-                "using the {} server another run started (port {})",
-                model.name(),
-                state.port
-            )));
-        } else {
-            let launcher = Launcher::find(cache, report)?;
-            let port = match at.port {
-                Some(port) => port,
-                None => free_port().map_err(|err| ModelError::io("127.0.0.1:0", err))?,
-            };
-            fs_err::create_dir_all(at.log_dir).map_err(|err| ModelError::io(at.log_dir, err))?;
-            let log = at
-                .log_dir
-                .join(format!("model-server-{}.log", model.name()));
-            let out = fs_err::File::create(&log).map_err(|err| ModelError::io(&log, err))?;
-            let err_out = out
-                .file()
-                .try_clone()
-                .map_err(|err| ModelError::io(&log, err))?;
-            report(Progress::Step(format!(
-                "starting the {} server on 127.0.0.1:{port} (log: {})",
-                model.name(),
-                log.display()
-            )));
-            let mut command = launcher.command(&gguf, port);
-            // A process group of its own: a Ctrl-C at the terminal reaches the run, which stops
-            // the server when its last user is done, not the server in the middle of an answer.
-            std::os::unix::process::CommandExt::process_group(&mut command, 0);
-            let child = command
-                .stdin(Stdio::null())
-                .stdout(out.into_parts().0)
-                .stderr(err_out)
-                .spawn()
-                .map_err(|err| ModelError::Command {
-                    command: format!("{launcher:?}"),
-                    detail: err.to_string(),
-                })?;
-            state = State {
-                pid: child.id() as i32,
-                port,
-                users: Vec::new(),
-                log: log.clone(),
-            };
-            managed.port = port;
-            managed.log = log;
-            managed.child = Some(child);
-        }
-        state.users.push(me);
-        write_state(&managed.state_file, &state)?;
+            state.users.push(me);
+            write_state(&managed.state_file, &state)
+        })();
         drop(lock);
+        registered?;
         managed.wait_loaded(state.pid, at.load_seconds, report, stop_asked)?;
         Ok(managed)
     }
@@ -443,6 +453,41 @@ fn tail(path: &Path, lines: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_port_other_than_the_running_servers_is_refused_at_once_and_the_lock_let_go() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::at(dir.path());
+        let model = Model::Own("mine".into());
+        std::fs::write(cache.gguf(&model), b"gguf").unwrap();
+        std::fs::create_dir_all(cache.servers()).unwrap();
+        // A live server of another run on 8090 (this test's own process stands in for it).
+        let state = State {
+            pid: std::process::id() as i32,
+            port: 8090,
+            users: Vec::new(),
+            log: dir.path().join("server.log"),
+        };
+        write_state(&cache.servers().join("mine.json"), &state).unwrap();
+        let (sent, answer) = std::sync::mpsc::channel();
+        let logs = dir.path().join("logs");
+        std::thread::spawn(move || {
+            let place = Place {
+                log_dir: &logs,
+                port: Some(18090),
+                load_seconds: 1,
+            };
+            let started = Managed::start(&cache, &model, place, &|_| {}, &|| false);
+            let _ = sent.send(started.err().map(|err| err.to_string()));
+        });
+        // It once waited on its own lock for ever.
+        let refused = answer
+            .recv_timeout(Duration::from_secs(20))
+            .expect("no answer: the start waits on its own lock");
+        assert!(refused.unwrap().contains("8090"));
+        let lock = CacheLock::wait(&dir.path().join("servers/mine.lock"));
+        assert!(lock.is_ok());
+    }
 
     #[test]
     fn health_reads_the_status_and_nothing_listening_is_none() {
