@@ -12,7 +12,7 @@
 //! apples" the 1.5B model expected `cart.total_items() == 1`, and a right `add` could never pass.
 
 use super::examples::{is_literal_call, normalized, Example};
-use super::unasked_tests::definition_block;
+use super::unasked_tests::{definition_block, indent};
 use crate::agents::tools::defined_name;
 
 /// A test file with the invented expectations taken out.
@@ -247,10 +247,6 @@ fn expects_raise(lines: &[&str], at: usize) -> bool {
         within = indent(above);
     }
     false
-}
-
-fn indent(line: &str) -> usize {
-    line.len() - line.trim_start().len()
 }
 
 /// The numbers written in `text`.

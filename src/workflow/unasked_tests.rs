@@ -208,20 +208,24 @@ pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
 /// The lines of the definition whose `def` line is `lines[start]`: its decorators, its body
 /// and the blank lines after it.
 pub(super) fn definition_block(lines: &[&str], start: usize) -> std::ops::Range<usize> {
-    let depth = |line: &str| line.len() - line.trim_start().len();
-    let level = depth(lines[start]);
+    let level = indent(lines[start]);
     let mut first = start;
     while first > 0
-        && depth(lines[first - 1]) == level
+        && indent(lines[first - 1]) == level
         && lines[first - 1].trim_start().starts_with('@')
     {
         first -= 1;
     }
     let mut end = start + 1;
-    while end < lines.len() && (lines[end].trim().is_empty() || depth(lines[end]) > level) {
+    while end < lines.len() && (lines[end].trim().is_empty() || indent(lines[end]) > level) {
         end += 1;
     }
     first..end
+}
+
+/// How far a line is indented.
+pub(super) fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
 }
 
 /// `text` without the test functions `names`, each replaced by its version in `before` (the
