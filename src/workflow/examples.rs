@@ -7,26 +7,46 @@ use std::path::Path;
 use crate::agents::prompts::backtick_spans;
 
 /// An example the story writes out: a call with literal arguments and, when the story gives it,
-/// the value it must produce.
+/// the value it must produce, or the exception it must raise.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Example {
     pub call: String,
+    /// The value, or for [`RAISES`] the exception's name.
     pub expected: String,
-    /// How the two are compared: `==` or `is` (`is True`, `is None`).
+    /// How the two are compared: `==`, `is` (`is True`, `is None`) or [`RAISES`].
     pub comparison: &'static str,
 }
 
+/// The comparison of an example whose call must raise: "`cart.add("apple", 0)` raises
+/// `ValueError`".
+pub const RAISES: &str = "raises";
+
 impl Example {
-    /// The example as one assertion, the form the tests are asked to carry it in.
+    /// Whether the call must raise [`Example::expected`].
+    pub fn raises(&self) -> bool {
+        self.comparison == RAISES
+    }
+
+    /// The example as one Python statement, the form the tests are asked to carry it in.
     pub fn assertion(&self) -> String {
+        if self.raises() {
+            return format!("with pytest.raises({}): {}", self.expected, self.call);
+        }
         format!("assert {} {} {}", self.call, self.comparison, self.expected)
     }
 
     /// Whether `tests` hold the call and the value, as written (spacing and the kind of quote
-    /// aside: `f("a")` and `f('a')` are the same example).
+    /// aside: `f("a")` and `f('a')` are the same example). A raising method call on a new
+    /// object (`Cart().remove("kiwi")`) may be made on an object the test made before it
+    /// (`cart.remove("kiwi")`).
     pub fn carried_by(&self, tests: &str) -> bool {
         let tests = normalized(tests);
-        tests.contains(&normalized(&self.call)) && tests.contains(&normalized(&self.expected))
+        let call = normalized(&self.call);
+        let called = match call.rsplit_once(").") {
+            Some((_, method)) if self.raises() => tests.contains(&format!(".{method}")),
+            _ => tests.contains(&call),
+        };
+        called && tests.contains(&normalized(&self.expected))
     }
 }
 
@@ -42,6 +62,26 @@ const RETURNS: [&str; 8] = [
     "→",
 ];
 
+/// Words between an example's call and the exception it raises: "`f(0)` raises `ValueError`".
+const RAISE_VERBS: [&str; 6] = [
+    "raises",
+    "should raise",
+    "must raise",
+    "raises a",
+    "raises an",
+    "throws",
+];
+
+/// A class name as an exception is written: `ValueError`, `ledger.UnknownAccount`.
+fn is_exception_name(text: &str) -> bool {
+    let last = text.trim().rsplit('.').next().unwrap_or("");
+    last.starts_with(|c: char| c.is_ascii_uppercase())
+        && text
+            .trim()
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+}
+
 /// The examples in `text` (a story's summary and criteria), in order, without repeats.
 pub fn examples(text: &str) -> Vec<Example> {
     let spans = backtick_spans(text);
@@ -52,13 +92,18 @@ pub fn examples(text: &str) -> Vec<Example> {
             let (next, next_start) = spans.get(index + 1).map(|(s, e)| (s, e - s.len() - 1))?;
             let between = text.get(*end + 1..next_start)?.trim();
             let between = between.trim_end_matches(':').trim();
-            let is_verb = RETURNS
-                .iter()
-                .any(|verb| between.eq_ignore_ascii_case(verb));
-            (is_verb && is_literal_call(span)).then(|| Example {
+            let is_verb = |verbs: &[&str]| verbs.iter().any(|v| between.eq_ignore_ascii_case(v));
+            let comparison = if is_verb(&RETURNS) {
+                "=="
+            } else if is_verb(&RAISE_VERBS) && is_exception_name(next) {
+                RAISES
+            } else {
+                return None;
+            };
+            is_literal_call(span).then(|| Example {
                 call: span.trim().to_string(),
                 expected: next.trim().to_string(),
-                comparison: "==",
+                comparison,
             })
         });
         if let Some(example) = example {
@@ -488,6 +533,7 @@ mod tests {
                     "is",
                     "True"
                 ),
+                ("median([])", "raises", "ValueError"),
                 ("format_price(123456)", "==", "'$1,234.56'"),
             ]
         );
@@ -495,6 +541,29 @@ mod tests {
             found[0].assertion(),
             "assert slugify('Hello, World!') == 'hello-world'"
         );
+        assert_eq!(
+            found[3].assertion(),
+            "with pytest.raises(ValueError): median([])"
+        );
+        // A signature, a prose error and a lower-case word are no raising examples.
+        assert!(examples(
+            "`median(values)` raises `ValueError`; `f(1)` raises an error; `g(2)` raises `oops`"
+        )
+        .is_empty());
+    }
+
+    #[test]
+    fn a_raising_example_is_carried_by_its_call_and_its_exception() {
+        let found = examples(
+            "- [ ] `cart.add(\"apple\", 0)` raises `ValueError`\n- [ ] `Cart().remove(\"kiwi\")` raises `KeyError`",
+        );
+        assert_eq!(found.len(), 2, "{found:?}");
+        let tests = "def test_zero():\n    cart = Cart()\n    with pytest.raises(ValueError):\n        cart.add('apple', 0)\n\ndef test_kiwi():\n    cart = Cart()\n    with raises(KeyError):\n        cart.remove('kiwi')\n";
+        assert!(found[0].carried_by(tests));
+        assert!(found[1].carried_by(tests), "on an object made before");
+        let compared = "def test_story_examples():\n    assert Cart.add(\"apple\", 0) == pytest.raises(TypeError)\n";
+        assert!(!found[0].carried_by(compared));
+        assert!(!found[1].carried_by(compared));
     }
 
     #[test]

@@ -25,11 +25,13 @@ use crate::error::Result;
 use crate::vcs;
 use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::context::Workflow;
+use crate::workflow::copied_code;
 use crate::workflow::fixed_tests::{listing, put_back};
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::outcome::Outcome;
 use crate::workflow::phase_output::TreeFingerprint;
 use crate::workflow::tests_run::{self, TestOutcome, TestRun};
+use crate::workflow::unknown_methods;
 use crate::workflow::workspace::Work;
 
 /// What the acceptance check concluded about the tests as they are now.
@@ -306,10 +308,16 @@ impl<'a> AcceptanceCheck<'a> {
             if let Some(gathered) = self.gather_loose_assertions(path) {
                 notes.push(gathered);
             }
+            if let Some(taken) = copied_code::take_out(&self.dir, path, &self.homes) {
+                notes.push(taken.note(path));
+            }
             if let Some(added) = self.add_imports(path) {
                 notes.push(added);
             }
             if let Some(pruned) = self.take_out_invented(path) {
+                notes.push(pruned);
+            }
+            if let Some(pruned) = unknown_methods::take_out(&self.dir, path, &self.story_names) {
                 notes.push(pruned);
             }
         }
@@ -390,9 +398,10 @@ impl<'a> AcceptanceCheck<'a> {
         }
         if fails_now && !mentioned {
             return Verdict::Refused(format!(
-                "`{}` fails, but not in {}: the tests were not collected, or something else fails; name the file and its tests as the test framework expects",
+                "`{}` fails, but not in {} (it says `{}`): the tests were not collected, or something else fails; name the file and its tests as the test framework expects",
                 run.command,
-                backticked(tests.iter().map(String::as_str))
+                backticked(tests.iter().map(String::as_str)),
+                run.first_failing_line()
             ));
         }
         if !notes.is_empty() {
@@ -435,9 +444,20 @@ impl AcceptanceCheck<'_> {
         for (at, example) in self.examples.iter().enumerate() {
             let callee = example.call.split('(').next()?.trim();
             let (name, file, setup) = match callee.split_once('.') {
+                // A function, or a class the tree defines made on the spot
+                // (`Cart().remove("kiwi")`).
                 None => {
-                    let (name, file) = self.homes.iter().find(|(name, _)| name == callee)?;
-                    (name.clone(), file.clone(), Vec::new())
+                    let file = self
+                        .homes
+                        .iter()
+                        .find(|(name, _)| name == callee)
+                        .map(|(_, file)| file.clone())
+                        .or_else(|| {
+                            crate::workflow::named_functions::python_file_defining(
+                                &self.dir, callee,
+                            )
+                        })?;
+                    (callee.to_string(), file, Vec::new())
                 }
                 Some((object, _)) => {
                     let class = class_of(&self.story_text, object)?;
@@ -452,7 +472,10 @@ impl AcceptanceCheck<'_> {
             if !imports.contains(&import) {
                 imports.push(import);
             }
-            let tested = callee.rsplit('.').next().unwrap_or(callee);
+            if example.raises() && !imports.iter().any(|line| line == "import pytest") {
+                imports.insert(0, "import pytest".to_string());
+            }
+            let tested = callee.rsplit('.').next().unwrap_or(callee).to_lowercase();
             let mut body = String::new();
             for statement in setup.iter().chain([&example.assertion()]) {
                 body.push_str(&format!("    {statement}\n"));

@@ -14,6 +14,9 @@ const GOOD_TEST: &str =
 /// The story's code: a function `greet`, as the story names it.
 const GREET: &str = "function greet() { echo \"Hello, $1!\"; }\ngreet \"$@\"\n";
 
+/// pytest's `raises`, for a machine without pytest: the project's own `pytest.py`.
+const PYTEST_RAISES: &str = "import contextlib\n\n\n@contextlib.contextmanager\ndef raises(kind):\n    try:\n        yield\n    except kind:\n        return\n    raise AssertionError(f'DID NOT RAISE {kind.__name__}')\n";
+
 /// A git project with one passing test, and a planned story with one literal example.
 fn greeting_project(p: &Project) -> Made {
     p.env.write("tests/test_base.sh", "true\n");
@@ -147,6 +150,71 @@ async fn tests_that_pass_before_the_code_or_drop_the_example_go_back_with_the_re
     assert_eq!(p.front(&story)["acceptance_complete"], true);
     let checks = transcript_entries(&p, &story, "acceptance_check");
     assert_eq!(checks.len(), 3, "{checks:#?}");
+}
+
+#[tokio::test]
+async fn a_test_command_that_fails_before_the_tests_is_quoted_in_the_refusal() {
+    let p = Project::new().await;
+    let story = greeting_project(&p);
+    // A test command whose runner is missing fails before it collects anything.
+    p.config(&[(
+        "review.testCommand",
+        "echo '/usr/bin/python3: No module named pytest' >&2; exit 1",
+    )]);
+    for _ in 0..3 {
+        p.fake
+            .push(
+                "acceptance",
+                write_call("tests/test_greet_people.sh", GOOD_TEST),
+            )
+            .push("acceptance", Reply::text("done"));
+    }
+
+    p.run(&["run", "--story", &story.id]);
+
+    let asks = p.fake.requests_for("acceptance");
+    let feedback = asks[2].last_message();
+    assert!(
+        feedback.contains("but not in `tests/test_greet_people.sh`")
+            && feedback.contains("No module named pytest"),
+        "the refusal says what the run said: {feedback}"
+    );
+}
+
+#[tokio::test]
+async fn a_copy_of_the_asked_function_in_the_tests_is_taken_out_for_the_real_one() {
+    let p = Project::new().await;
+    p.env.write(
+        "textkit.py",
+        "def shout(text):\n    return text.upper() + '!'\n",
+    );
+    p.env.write("run_tests.py", PY_RUNNER);
+    p.git_init(false);
+    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    let story = p.story(
+        "Whisper",
+        "Add `whisper(text)` to textkit.py.",
+        "- [ ] `whisper('A!') == 'a'`",
+        "ready",
+        &["research", "plan"],
+    );
+    // The function written into the test file above its test: it passes before the story's
+    // code exists, and would have been refused for it.
+    let copied = "def whisper(text):\n    return text.lower().rstrip('!')\n\n\ndef test_whisper():\n    assert whisper('A!') == 'a'\n";
+    p.fake
+        .push("acceptance", write_call("tests/test_whisper.py", copied))
+        .push("acceptance", Reply::text("done"));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:tests/test_whisper.py")]),
+        "from textkit import whisper\n\ndef test_whisper():\n    assert whisper('A!') == 'a'"
+    );
+    assert_eq!(p.fake.requests_for("acceptance").len(), 2, "taken at once");
 }
 
 #[tokio::test]
@@ -308,6 +376,7 @@ async fn an_example_on_an_object_is_written_by_the_tool_with_the_calls_before_it
         "from inventory.cart import Cart\n\n\ndef test_add():\n    cart = Cart()\n    cart.add('a')\n    assert cart.quantity('a') == 1\n",
     );
     p.env.write("run_tests.py", PY_RUNNER);
+    p.env.write("pytest.py", PYTEST_RAISES);
     p.git_init(false);
     p.config(&[("review.testCommand", "python3 run_tests.py")]);
     let story = p.story(
@@ -338,11 +407,10 @@ async fn an_example_on_an_object_is_written_by_the_tool_with_the_calls_before_it
         "show",
         &format!("{branch}:tests/test_remove_an_item_from_the_cart.py"),
     ]);
-    assert!(
-        written.contains(
-            "from inventory.cart import Cart\n\n\ndef test_quantity_example_1():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 0"
-        ),
-        "{written}"
+    // The raising example too, in pytest's words (the project's `pytest.py` stands in for it).
+    assert_eq!(
+        written,
+        "import pytest\nfrom inventory.cart import Cart\n\n\ndef test_quantity_example_1():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 0\n\n\ndef test_cart_example_2():\n    with pytest.raises(KeyError): Cart().remove(\"kiwi\")"
     );
     let fallback = transcript_entries(&p, &story, "acceptance_examples_written");
     assert!(
