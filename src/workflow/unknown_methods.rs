@@ -1,7 +1,8 @@
-//! Acceptance tests that call a method nobody asked for (docs/design.md §21). Asked to test
-//! `Cart.remove`, the 1.5B model also tested a `cart.total_items()` that `Cart` does not have
-//! and the story never names: a test that holds implement to code the story does not ask for.
-//! Such a test function is taken out, as an invented expectation is.
+//! Acceptance tests that make a call nobody asked for (docs/design.md §21). Asked to test
+//! `Cart.remove(sku)`, the 1.5B model also tested a `cart.total_items()` that `Cart` does not
+//! have and the story never names, and a `cart.remove("apple", 1)` with an argument the
+//! story's signature does not take: tests that hold implement to code the story does not ask
+//! for. Such a test function is taken out, as an invented expectation is.
 
 use std::path::Path;
 
@@ -15,16 +16,26 @@ pub struct UnknownCall {
     pub call: String,
 }
 
+/// What a story says of the calls its tests may make: the names it mentions, and the
+/// signatures it writes out (`remove(sku)`).
+pub struct StoryCalls<'a> {
+    pub names: &'a [String],
+    pub story_text: &'a str,
+}
+
 /// `tests` (a Python test file) without its top-level test functions that call, on an object
 /// made from a class of the tree at `dir` (`cart = Cart()`), a method that class does not
-/// define and `story_names` (the names the story mentions) do not hold. A class with a base
-/// class or a `__getattr__` is left alone: its methods are not all in its own body. `None`
-/// when there is no such test.
+/// define and the story's names do not hold, or that call a function or method with more
+/// arguments than every signature the story writes for it takes. A class with a base class or
+/// a `__getattr__` is left alone: its methods are not all in its own body. `None` when there
+/// is no such test.
 pub fn without_unknown_calls(
     dir: &Path,
     tests: &str,
-    story_names: &[String],
+    story: &StoryCalls,
 ) -> Option<(String, Vec<UnknownCall>)> {
+    let story_names = story.names;
+    let signatures = signatures(story.story_text);
     let lines: Vec<&str> = tests.lines().collect();
     let mut gone = vec![false; lines.len()];
     let mut taken = Vec::new();
@@ -37,17 +48,22 @@ pub fn without_unknown_calls(
         };
         let block = definition_block(&lines, at);
         let body = &lines[block.clone()];
-        let unknown = body.iter().find_map(|line| {
-            objects_made(line).into_iter().find_map(|(object, class)| {
-                let methods = methods_of(dir, &class)?;
-                body.iter()
-                    .flat_map(|line| methods_called(line, &object))
-                    .find(|method| {
-                        !method.starts_with("__")
-                            && !methods.contains(method)
-                            && !story_names.contains(method)
-                    })
-                    .map(|method| format!("{object}.{method}()"))
+        let too_many = body
+            .iter()
+            .find_map(|line| call_with_too_many_arguments(line, &signatures));
+        let unknown = too_many.or_else(|| {
+            body.iter().find_map(|line| {
+                objects_made(line).into_iter().find_map(|(object, class)| {
+                    let methods = methods_of(dir, &class)?;
+                    body.iter()
+                        .flat_map(|line| methods_called(line, &object))
+                        .find(|method| {
+                            !method.starts_with("__")
+                                && !methods.contains(method)
+                                && !story_names.contains(method)
+                        })
+                        .map(|method| format!("{object}.{method}()"))
+                })
             })
         });
         if let Some(call) = unknown {
@@ -71,19 +87,131 @@ pub fn without_unknown_calls(
 
 /// Takes those test functions out of the Python test file `path` of the tree at `dir` (see
 /// [`without_unknown_calls`]); says what it took out, or `None` when nothing was.
-pub fn take_out(dir: &Path, path: &str, story_names: &[String]) -> Option<String> {
+pub fn take_out(dir: &Path, path: &str, story: &StoryCalls) -> Option<String> {
     let full = dir.join(path);
     let text = std::fs::read_to_string(&full).ok()?;
-    let (kept, taken) = without_unknown_calls(dir, &text, story_names)?;
+    let (kept, taken) = without_unknown_calls(dir, &text, story)?;
     crate::atomic_file::write(&full, kept.as_bytes()).ok()?;
     let each: Vec<String> = taken
         .iter()
         .map(|unknown| format!("`{}` (it calls `{}`)", unknown.test, unknown.call))
         .collect();
     Some(format!(
-        "took {} out of `{path}`: a method its class does not have and the story does not ask for",
+        "took {} out of `{path}`: a method its class does not have, or arguments the story's signature does not take",
         each.join(", ")
     ))
+}
+
+/// The most arguments each function or method the story writes a signature for takes
+/// (`remove(sku)` → 1, `self` aside); `None` for one with `*args` or `**kwargs`. Literal calls
+/// (`remove("apple")`) are examples, not signatures; classes and empty lists are left out.
+fn signatures(story_text: &str) -> Vec<(String, Option<usize>)> {
+    let mut found: Vec<(String, Option<usize>)> = Vec::new();
+    for (span, _) in crate::agents::prompts::backtick_spans(story_text) {
+        let span = span.trim();
+        let Some(open) = span.find('(') else { continue };
+        let name = span[..open].rsplit('.').next().unwrap_or("");
+        let plain = |c: char| c.is_alphanumeric() || c == '_';
+        // A class's arguments are its `__init__`'s, which a story writes loosely (`Cart()`).
+        let is_class = name.starts_with(|c: char| c.is_ascii_uppercase());
+        if name.is_empty() || !name.chars().all(plain) || !span.ends_with(')') || is_class {
+            continue;
+        }
+        let Some(params) = arguments(&span[open..]) else {
+            continue;
+        };
+        let is_signature = params.iter().all(|param| {
+            let bare = param.split(['=', ':']).next().unwrap_or("").trim();
+            let bare = bare.trim_start_matches('*');
+            !bare.is_empty() && bare.chars().all(plain) && !bare.starts_with(char::is_numeric)
+        });
+        // `word_count()` often only says "a function": no parameters written, none counted.
+        if !is_signature || params.is_empty() {
+            continue;
+        }
+        let most = (!params.iter().any(|p| p.starts_with('*')))
+            .then(|| params.iter().filter(|p| p.as_str() != "self").count());
+        match found.iter_mut().find(|(known, _)| known == name) {
+            Some((_, known)) => *known = known.zip(most).map(|(a, b)| a.max(b)),
+            None => found.push((name.to_string(), most)),
+        }
+    }
+    found
+}
+
+/// The first call on `line` of a function or method in `signatures` with more arguments than
+/// its signature takes, as written.
+fn call_with_too_many_arguments(
+    line: &str,
+    signatures: &[(String, Option<usize>)],
+) -> Option<String> {
+    signatures.iter().find_map(|(name, most)| {
+        let most = (*most)?;
+        let call = format!("{name}(");
+        line.match_indices(&call).find_map(|(at, _)| {
+            let before = line[..at].chars().next_back();
+            if before.is_some_and(|c| c.is_alphanumeric() || c == '_') {
+                return None;
+            }
+            let rest = &line[at + name.len()..];
+            let args = arguments(rest)?;
+            let written = &rest[..closing(rest)];
+            (args.len() > most).then(|| format!("{name}{written}"))
+        })
+    })
+}
+
+/// The arguments of the parenthesised list `text` starts with, split at its top-level commas;
+/// `None` when it does not close on the line.
+fn arguments(text: &str) -> Option<Vec<String>> {
+    let end = closing(text);
+    if end > text.len() || !text.starts_with('(') {
+        return None;
+    }
+    let inner = &text[1..end - 1];
+    let mut args = Vec::new();
+    let (mut depth, mut quote, mut start) = (0i32, None::<char>, 0);
+    for (at, c) in inner.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => depth -= 1,
+            (None, ',') if depth == 0 => {
+                args.push(inner[start..at].trim().to_string());
+                start = at + 1;
+            }
+            _ => {}
+        }
+    }
+    let last = inner[start..].trim();
+    if !last.is_empty() {
+        args.push(last.to_string());
+    }
+    Some(args)
+}
+
+/// Where the parenthesised list `text` starts with ends: the index after its `)`, or past the
+/// end when it does not close.
+fn closing(text: &str) -> usize {
+    let (mut depth, mut quote) = (0i32, None::<char>);
+    for (at, c) in text.char_indices() {
+        match (quote, c) {
+            (Some(q), c) if c == q => quote = None,
+            (Some(_), _) => {}
+            (None, '\'' | '"') => quote = Some(c),
+            (None, '(' | '[' | '{') => depth += 1,
+            (None, ')' | ']' | '}') => {
+                depth -= 1;
+                if depth == 0 {
+                    return at + 1;
+                }
+            }
+            _ => {}
+        }
+    }
+    text.len() + 1
 }
 
 /// `cart = Cart(…)` on a line: the object's name and its class (a name that starts upper-case).
@@ -179,12 +307,16 @@ mod tests {
         dir
     }
 
+    fn story<'a>(names: &'a [String], story_text: &'a str) -> StoryCalls<'a> {
+        StoryCalls { names, story_text }
+    }
+
     #[test]
     fn a_test_calling_a_method_neither_the_class_nor_the_story_has_goes() {
         let dir = tree();
         let names = vec!["remove".to_string(), "Cart".to_string()];
 
-        let (kept, taken) = without_unknown_calls(dir.path(), TESTS, &names).unwrap();
+        let (kept, taken) = without_unknown_calls(dir.path(), TESTS, &story(&names, "")).unwrap();
 
         assert_eq!(
             taken,
@@ -203,10 +335,13 @@ mod tests {
     fn methods_the_story_names_the_class_has_or_may_inherit_stay() {
         let dir = tree();
         let names = vec!["remove".to_string(), "total_items".to_string()];
-        assert_eq!(without_unknown_calls(dir.path(), TESTS, &names), None);
+        assert_eq!(
+            without_unknown_calls(dir.path(), TESTS, &story(&names, "")),
+            None
+        );
         // A helper nested in a method is no method.
         let nested = "def test_h():\n    cart = Cart()\n    cart.helper()\n";
-        assert!(without_unknown_calls(dir.path(), nested, &[]).is_some());
+        assert!(without_unknown_calls(dir.path(), nested, &story(&[], "")).is_some());
         // A class with a base may have the method from it; one the tree lacks is unknown.
         std::fs::write(
             dir.path().join("inventory/cart.py"),
@@ -216,8 +351,49 @@ mod tests {
             ),
         )
         .unwrap();
-        assert_eq!(without_unknown_calls(dir.path(), TESTS, &[]), None);
+        assert_eq!(
+            without_unknown_calls(dir.path(), TESTS, &story(&[], "")),
+            None
+        );
         let elsewhere = "def test_x():\n    thing = Widget()\n    thing.spin()\n";
-        assert_eq!(without_unknown_calls(dir.path(), elsewhere, &[]), None);
+        assert_eq!(
+            without_unknown_calls(dir.path(), elsewhere, &story(&[], "")),
+            None
+        );
+    }
+
+    #[test]
+    fn a_call_with_more_arguments_than_the_story_signature_takes_goes() {
+        let dir = tree();
+        let names = vec!["remove".to_string(), "sku".to_string()];
+        let text = "Add a method `remove(sku)` to the `Cart` class; `cart.remove(\"kiwi\")` raises `KeyError`.";
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory `cart-remove`), shortened.
+        let tests = "def test_remove_one():\n    cart = Cart()\n    cart.remove(\"apple, pear\")\n\ndef test_remove_multiple_items_decreases_quantity():\n    cart = Cart()\n    cart.add(\"apple\", 2)\n    cart.remove(\"apple\", 1)\n";
+
+        let (kept, taken) = without_unknown_calls(dir.path(), tests, &story(&names, text)).unwrap();
+
+        assert_eq!(
+            taken,
+            vec![UnknownCall {
+                test: "test_remove_multiple_items_decreases_quantity".into(),
+                call: "remove(\"apple\", 1)".into()
+            }]
+        );
+        assert_eq!(
+            kept,
+            "def test_remove_one():\n    cart = Cart()\n    cart.remove(\"apple, pear\")\n\n"
+        );
+        // Defaults, `*args` and a second signature with more parameters take more.
+        for signature in [
+            "`remove(self, sku, count=1)`",
+            "`remove(*skus)`",
+            "`remove(sku)` or `remove(sku, count)`",
+        ] {
+            assert_eq!(
+                without_unknown_calls(dir.path(), tests, &story(&names, signature)),
+                None,
+                "{signature}"
+            );
+        }
     }
 }

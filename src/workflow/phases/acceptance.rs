@@ -317,7 +317,11 @@ impl<'a> AcceptanceCheck<'a> {
             if let Some(pruned) = self.take_out_invented(path) {
                 notes.push(pruned);
             }
-            if let Some(pruned) = unknown_methods::take_out(&self.dir, path, &self.story_names) {
+            let story = unknown_methods::StoryCalls {
+                names: &self.story_names,
+                story_text: &self.story_text,
+            };
+            if let Some(pruned) = unknown_methods::take_out(&self.dir, path, &story) {
                 notes.push(pruned);
             }
         }
@@ -358,10 +362,15 @@ impl<'a> AcceptanceCheck<'a> {
         });
         let fails_now = match &run.outcome {
             TestOutcome::Passed => {
-                return Verdict::Refused(if self.is_bug {
+                let why = if self.is_bug {
                     format!("the tests pass on the code as it is, so they do not reproduce the bug: `{}` must fail until the bug is fixed", run.command)
                 } else {
                     format!("the tests pass before the story's code exists, so they check nothing the story adds: each test must call what the story asks for (`{}` passed)", run.command)
+                };
+                // What the tool took out may be why they pass; the model must know it.
+                return Verdict::Refused(match notes.is_empty() {
+                    true => why,
+                    false => format!("{why}; the tool {}", notes.join("; ")),
                 });
             }
             TestOutcome::Failed { .. } => true,

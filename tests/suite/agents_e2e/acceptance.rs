@@ -218,6 +218,68 @@ async fn a_copy_of_the_asked_function_in_the_tests_is_taken_out_for_the_real_one
 }
 
 #[tokio::test]
+async fn a_test_of_a_method_the_class_lacks_and_the_story_never_names_is_taken_out() {
+    let p = Project::new().await;
+    p.env.write(
+        "inventory/cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n",
+    );
+    p.env.write("inventory/__init__.py", "");
+    p.env.write("run_tests.py", PY_RUNNER);
+    p.git_init(false);
+    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    let story = p.story(
+        "Empty the cart",
+        "Add a method `clear()` to the `Cart` class in inventory/cart.py.",
+        "- [ ] after `cart.clear()`, `cart.quantity(\"apple\")` returns `0`",
+        "ready",
+        &["research", "plan"],
+    );
+    // As the 1.5B model wrote them for `Cart.remove` (inventory, 2026-11-28): a test of a
+    // `total_items` that `Cart` lacks and the story never names, beside one of the story's.
+    let tests = "from inventory.cart import Cart\n\ndef test_clear_empties():\n    cart = Cart()\n    cart.clear()\n    assert cart.quantity('apple') == 0\n\ndef test_clear_total():\n    cart = Cart()\n    cart.clear()\n    assert cart.total_items() == 0\n";
+    // First the example on a new cart and the test of `total_items`: with that taken out, the
+    // tests pass before the code exists, and the refusal must say what was taken out.
+    let only_invented = "from inventory.cart import Cart\n\ndef test_new_cart():\n    cart = Cart()\n    assert cart.quantity('apple') == 0\n\ndef test_clear_total():\n    cart = Cart()\n    cart.clear()\n    assert cart.total_items() == 0\n";
+    p.fake
+        .push(
+            "acceptance",
+            write_call("tests/test_empty_the_cart.py", only_invented),
+        )
+        .push("acceptance", Reply::text("done"))
+        .push(
+            "acceptance",
+            write_call("tests/test_empty_the_cart.py", tests),
+        )
+        .push("acceptance", Reply::text("done"));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let refused = p.fake.requests_for("acceptance")[2].last_message();
+    assert!(
+        refused.contains("pass before the story's code exists")
+            && refused.contains("(it calls `cart.total_items()`)"),
+        "{refused}"
+    );
+
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:tests/test_empty_the_cart.py")]),
+        "from inventory.cart import Cart\n\ndef test_clear_empties():\n    cart = Cart()\n    cart.clear()\n    assert cart.quantity('apple') == 0"
+    );
+    let notes = transcript_entries(&p, &story, "acceptance_notes");
+    assert!(
+        notes[0]["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("`test_clear_total` (it calls `cart.total_items()`)"),
+        "{notes:#?}"
+    );
+}
+
+#[tokio::test]
 async fn code_written_in_the_acceptance_phase_is_put_back() {
     let p = Project::new().await;
     let story = greeting_project(&p);
