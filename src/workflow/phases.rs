@@ -26,6 +26,7 @@ use crate::protocol::TranscriptEntry;
 mod acceptance;
 mod attempts;
 mod checked;
+mod examples_file;
 mod scratch;
 mod test_path;
 

@@ -11,10 +11,11 @@ use std::sync::Mutex;
 use async_trait::async_trait;
 
 use crate::workflow::examples::{
-    add_missing_imports, calls_before, class_of, examples, loose_assertions_gathered,
-    mentioned_names, python_module, unknown_imports, Example,
+    add_missing_imports, examples, loose_assertions_gathered, mentioned_names, unknown_imports,
+    Example,
 };
 
+use super::examples_file;
 use crate::agents::prompts::is_test_path;
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
@@ -439,66 +440,17 @@ impl AcceptanceCheck<'_> {
         }
     }
 
-    /// The story's examples as a Python test file of the tool's own, one test per example with
-    /// the imports they need; `None` unless every example is a plain call of a function whose
-    /// file is known, or a method call on an object of a class the story names (the object is
-    /// made first, with the calls the example's criterion writes before it), or the tests are not
-    /// Python.
+    /// The story's examples as a Python test file of the tool's own ([`examples_file::write`]).
     fn examples_file(&self) -> Option<String> {
-        if !self.suggested.ends_with(".py") || self.examples.is_empty() {
+        if !self.suggested.ends_with(".py") {
             return None;
         }
-        let mut imports: Vec<String> = Vec::new();
-        let mut tests: Vec<String> = Vec::new();
-        for (at, example) in self.examples.iter().enumerate() {
-            let callee = example.call.split('(').next()?.trim();
-            let (name, file, setup) = match callee.split_once('.') {
-                // A function, or a class the tree defines made on the spot
-                // (`Cart().remove("kiwi")`).
-                None => {
-                    let file = self
-                        .homes
-                        .iter()
-                        .find(|(name, _)| name == callee)
-                        .map(|(_, file)| file.clone())
-                        .or_else(|| {
-                            crate::workflow::named_functions::python_file_defining(
-                                &self.dir, callee,
-                            )
-                        })?;
-                    (callee.to_string(), file, Vec::new())
-                }
-                Some((object, _)) => {
-                    let class = class_of(&self.story_text, object)?;
-                    let file =
-                        crate::workflow::named_functions::python_file_defining(&self.dir, &class)?;
-                    let mut setup = vec![format!("{object} = {class}()")];
-                    setup.extend(calls_before(&self.story_text, example, object)?);
-                    (class, file, setup)
-                }
-            };
-            let import = format!("from {} import {name}", python_module(&file)?);
-            if !imports.contains(&import) {
-                imports.push(import);
-            }
-            if example.raises() && !imports.iter().any(|line| line == "import pytest") {
-                imports.insert(0, "import pytest".to_string());
-            }
-            let tested = callee.rsplit('.').next().unwrap_or(callee).to_lowercase();
-            let mut body = String::new();
-            for statement in setup.iter().chain([&example.assertion()]) {
-                body.push_str(&format!("    {statement}\n"));
-            }
-            tests.push(format!("def test_{tested}_example_{}():\n{body}", at + 1));
-        }
-        // No docstring of the tool's: the 1.5B model copied "The story's examples, as it writes
-        // them (written by agentic-sdlc)." into every source file it rewrote, and gave it as its
-        // answer. The story's section and the commit say who wrote the file.
-        Some(format!(
-            "{}\n\n\n{}",
-            imports.join("\n"),
-            tests.join("\n\n")
-        ))
+        examples_file::write(&examples_file::Story {
+            dir: &self.dir,
+            text: &self.story_text,
+            examples: &self.examples,
+            homes: &self.homes,
+        })
     }
 
     /// When the model's tests are refused and the story's examples can be tests of their own,
