@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use super::examples::python_module;
+use super::examples::{python_module, with_imports_on_top};
 use super::named_functions::python_file_defining;
-use super::unasked_tests::definition_block;
+use super::unasked_tests::{definition_block, kept_lines};
 
 /// What came out of a test file: each name with the module it is now imported from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -60,23 +60,7 @@ pub fn take_out(dir: &Path, path: &str, homes: &[(String, String)]) -> Option<Co
         }
         names.push(name);
     }
-    let future = kept
-        .lines()
-        .take_while(|line| line.starts_with("from __future__"))
-        .count();
-    let mut lines: Vec<&str> = kept.lines().collect();
-    for (offset, import) in imports.iter().enumerate() {
-        lines.insert(future + offset, import);
-    }
-    let after = future + imports.len();
-    let code_follows = lines.get(after).is_some_and(|line| {
-        !line.trim().is_empty() && !line.starts_with("import ") && !line.starts_with("from ")
-    });
-    if !imports.is_empty() && code_follows {
-        lines.insert(after, "");
-    }
-    let mut updated = lines.join("\n");
-    updated.push('\n');
+    let updated = with_imports_on_top(&kept, &imports, true);
     crate::atomic_file::write(&full, updated.as_bytes()).ok()?;
     Some(CopiesTakenOut { names, imports })
 }
@@ -119,13 +103,7 @@ fn without_copies(
     if taken.is_empty() {
         return None;
     }
-    let kept: Vec<&str> = lines
-        .iter()
-        .zip(&gone)
-        .filter(|(_, gone)| !**gone)
-        .map(|(line, _)| *line)
-        .collect();
-    Some((kept.join("\n"), taken))
+    Some((kept_lines(&lines, &gone), taken))
 }
 
 #[cfg(test)]

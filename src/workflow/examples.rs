@@ -283,18 +283,31 @@ pub fn add_missing_imports(
     if imports.is_empty() {
         return None;
     }
+    let updated = with_imports_on_top(&text, &imports, false);
+    crate::atomic_file::write(&full, updated.as_bytes()).ok()?;
+    Some(imports)
+}
+
+/// Python source `text` with `imports` at its top, below any `from __future__` line, ending
+/// with a newline; with `set_apart`, a blank line between them and code that follows at once.
+pub fn with_imports_on_top(text: &str, imports: &[String], set_apart: bool) -> String {
     let future = text
         .lines()
         .take_while(|line| line.starts_with("from __future__"))
         .count();
     let mut lines: Vec<&str> = text.lines().collect();
+    let code_follows = lines.get(future).is_some_and(|line| {
+        !line.trim().is_empty() && !line.starts_with("import ") && !line.starts_with("from ")
+    });
+    if set_apart && code_follows && !imports.is_empty() {
+        lines.insert(future, "");
+    }
     for (offset, import) in imports.iter().enumerate() {
         lines.insert(future + offset, import);
     }
     let mut updated = lines.join("\n");
     updated.push('\n');
-    crate::atomic_file::write(&full, updated.as_bytes()).ok()?;
-    Some(imports)
+    updated
 }
 
 /// A Python test file whose assertions stand at the top level, outside any test function,

@@ -223,6 +223,17 @@ pub(super) fn definition_block(lines: &[&str], start: usize) -> std::ops::Range<
     first..end
 }
 
+/// `lines` without those `gone` marks, joined again.
+pub(super) fn kept_lines(lines: &[&str], gone: &[bool]) -> String {
+    lines
+        .iter()
+        .zip(gone)
+        .filter(|(_, gone)| !**gone)
+        .map(|(line, _)| *line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// How far a line is indented.
 pub(super) fn indent(line: &str) -> usize {
     line.len() - line.trim_start().len()

@@ -7,7 +7,7 @@
 use std::path::Path;
 
 use super::named_functions::python_file_defining;
-use super::unasked_tests::{definition_block, indent};
+use super::unasked_tests::{definition_block, indent, kept_lines};
 
 /// A test function taken out, with the call that took it out.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -74,13 +74,7 @@ pub fn without_unknown_calls(
     if taken.is_empty() {
         return None;
     }
-    let kept: Vec<&str> = lines
-        .iter()
-        .zip(&gone)
-        .filter(|(_, gone)| !**gone)
-        .map(|(line, _)| *line)
-        .collect();
-    let mut text = kept.join("\n");
+    let mut text = kept_lines(&lines, &gone);
     text.push('\n');
     Some((text, taken))
 }
