@@ -42,6 +42,7 @@ pub(crate) mod server_watch;
 pub(crate) mod shown_blockers;
 pub(crate) mod story_ops;
 pub(crate) mod stray_changes;
+pub(crate) mod stray_definitions;
 pub(crate) mod test_rounds;
 pub(crate) mod tests_run;
 pub(crate) mod unasked_tests;

@@ -261,6 +261,53 @@ pub fn undefined(dir: &Path, named: &[NamedFunction], skip: &[PathBuf]) -> Vec<M
         .collect()
 }
 
+/// The methods a failing run says a class of the tree lacks, where the story names both the
+/// class and the method: pytest's "AttributeError: 'Cart' object has no attribute 'remove'".
+/// A story asks for a method by calling it on an object (`cart.remove("apple")`), which
+/// [`named_functions`] leaves alone as it leaves `str.title()`; the run tells the two apart.
+/// Each comes with the file that defines its class. Without them the 1.5B model's tests of
+/// `remove` failed three rounds while the tool asked for `Cart` itself, and merged the whole
+/// class into its own body (inventory `cart-remove`, 2026-11-28).
+pub fn methods_missing(dir: &Path, output: &str, story_text: &str) -> Vec<NamedFunction> {
+    let mut found: Vec<NamedFunction> = Vec::new();
+    for (class, method) in output.lines().filter_map(missing_attribute) {
+        let named = mentions_word(story_text, class) && mentions_word(story_text, method);
+        if !named || found.iter().any(|known| known.name == method) {
+            continue;
+        }
+        if let Some(file) = python_file_defining(dir, class) {
+            found.push(NamedFunction {
+                name: method.to_string(),
+                files: vec![file],
+            });
+        }
+    }
+    found
+}
+
+/// The class and the attribute of a line saying `'Cart' object has no attribute 'remove'`
+/// (an instance) or `type object 'Cart' has no attribute 'remove'` (the class).
+fn missing_attribute(line: &str) -> Option<(&str, &str)> {
+    let (before, after) = line.split_once(" has no attribute '")?;
+    let attribute = after.split('\'').next()?;
+    let class = before
+        .strip_suffix("' object")
+        .or_else(|| before.strip_suffix('\''))?
+        .rsplit('\'')
+        .next()?;
+    let identifier = |word: &str| {
+        word.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && word.starts_with(|c: char| c.is_alphabetic() || c == '_')
+    };
+    (identifier(class) && identifier(attribute)).then_some((class, attribute))
+}
+
+/// Whether `word` stands as a whole word in `text`.
+pub fn mentions_word(text: &str, word: &str) -> bool {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(|part| part == word)
+}
+
 /// The story text its names, examples and files are read from: title, summary and criteria.
 pub fn story_text(story: &crate::board::Story) -> String {
     let mut text = format!("{}\n", story.meta.title);
@@ -409,6 +456,38 @@ mod tests {
         let named = named_functions(&bare);
         assert_eq!(names(&named), ["receipt_line"]);
         assert_eq!(named[0].files, ["inventory/money.py"]);
+    }
+
+    #[test]
+    fn a_method_the_run_says_a_named_class_lacks_is_missing_in_the_file_of_its_class() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("inventory")).unwrap();
+        std::fs::write(
+            dir.path().join("inventory/cart.py"),
+            "class Cart:\n    def add(self, sku):\n        pass\n",
+        )
+        .unwrap();
+        // Recorded (Qwen2.5-Coder-1.5B's implement, inventory `cart-remove`, 2026-11-28),
+        // shortened.
+        let output = "..FF\n    def test_quantity_example_1():\n        cart = Cart()\n>       cart.remove(\"apple\")\nE       AttributeError: 'Cart' object has no attribute 'remove'\n\ntests/test_remove_an_item_from_the_cart.py:8: AttributeError\n>       with pytest.raises(KeyError): Cart().remove(\"kiwi\")\nE       AttributeError: 'Cart' object has no attribute 'remove'\nFAILED tests/test_remove_an_item_from_the_cart.py::test_quantity_example_1 - ...\nE   AttributeError: type object 'Cart' has no attribute 'empty'\nE   AttributeError: 'str' object has no attribute 'title_case'\n2 failed, 2 passed in 0.03s\n";
+        let story = "Remove an item\nAdd a method `remove` to the `Cart` class in `inventory/cart.py`. `Cart.empty()` makes one. `\"a\".title_case()` is not asked.";
+
+        let found = methods_missing(dir.path(), output, story);
+
+        assert_eq!(
+            found,
+            vec![
+                NamedFunction {
+                    name: "remove".into(),
+                    files: vec!["inventory/cart.py".into()]
+                },
+                NamedFunction {
+                    name: "empty".into(),
+                    files: vec!["inventory/cart.py".into()]
+                }
+            ]
+        );
+        assert!(methods_missing(dir.path(), output, "Add `remove` to the basket.").is_empty());
     }
 
     #[test]

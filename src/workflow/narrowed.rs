@@ -9,7 +9,7 @@ use std::path::Path;
 use super::context::Workflow;
 use super::examples::calls;
 use super::fixed_tests::FixedTests;
-use super::named_functions::{Missing, NamedFunction};
+use super::named_functions::{mentions_word, Missing, NamedFunction};
 use super::story_ops;
 use crate::agents::prompts::backtick_spans;
 use crate::agents::tools::{defined_name, source_of};
@@ -119,25 +119,11 @@ pub fn narrowed_task(
 ) -> Option<NarrowedTask> {
     let file = missing.file.clone()?;
     let source = std::fs::read_to_string(dir.join(&file)).unwrap_or_default();
-    let signature = backtick_spans(story_text)
-        .into_iter()
-        .map(|(span, _)| span)
-        .find(|span| {
-            span.split('(')
-                .next()
-                .is_some_and(|callee| callee.trim().rsplit('.').next() == Some(&missing.name))
-        })
-        .map(|span| {
-            let (callee, rest) = span.split_once('(').unwrap_or((&span, ")"));
-            format!(
-                "{}({rest}",
-                callee.trim().rsplit('.').next().unwrap_or(callee)
-            )
-        })
-        .unwrap_or_else(|| format!("{}(…)", missing.name));
+    let signature = signature(story_text, &missing.name);
+    // The class the definition goes in; a class asked for is not a method of itself.
     let class = classes(&source)
         .into_iter()
-        .find(|class| mentions_word(story_text, class));
+        .find(|class| *class != missing.name && mentions_word(story_text, class));
     let calls = fixed
         .paths()
         .filter_map(|path| std::fs::read_to_string(dir.join(path)).ok())
@@ -175,6 +161,27 @@ pub fn narrowed_task(
         calls,
         failing,
     })
+}
+
+/// How the story writes the call of `name` with parameters (`remove(sku)`), else `name(…)`:
+/// an example call such as `cart.remove("apple")` gives arguments, not the signature, and a
+/// bare `remove` gives neither.
+fn signature(story_text: &str, name: &str) -> String {
+    let parameter = |arg: &str| {
+        let arg = arg.trim().trim_start_matches('*');
+        let arg = arg.split(['=', ':']).next().unwrap_or(arg).trim();
+        !arg.is_empty() && arg.chars().all(|c| c.is_alphanumeric() || c == '_')
+    };
+    backtick_spans(story_text)
+        .into_iter()
+        .find_map(|(span, _)| {
+            let (callee, rest) = span.split_once('(')?;
+            let args = rest.strip_suffix(')')?;
+            let named_so = callee.trim().rsplit('.').next() == Some(name);
+            (named_so && (args.trim().is_empty() || args.split(',').all(parameter)))
+                .then(|| format!("{name}({args})"))
+        })
+        .unwrap_or_else(|| format!("{name}(…)"))
 }
 
 /// The test functions of `text` that call `name`, whole; lines calling it outside any.
@@ -282,7 +289,9 @@ pub async fn narrow(
     let _ = story_ops::add_usage(wf, story.id(), usage);
     let path = dir.join(&task.file);
     let source = std::fs::read_to_string(&path).unwrap_or_default();
-    let code = answer_code(&text).filter(|code| !tried.contains(code));
+    let code = answer_code(&text)
+        .map(|code| without_imports_of_itself(&code, &task.file))
+        .filter(|code| !tried.contains(code));
     let merged = code
         .as_deref()
         .and_then(|code| merge_definition(&source, task.class.as_deref(), &task.name, code));
@@ -303,6 +312,36 @@ pub async fn narrow(
     code.filter(|_| written)
 }
 
+/// `code` without the lines that import from `file`'s own module: asked for `receipt_line` in
+/// `inventory/money.py`, the 1.5B model began its answer with `from inventory.money import
+/// format_price`, which merged in made the module import itself, and no test could load it.
+fn without_imports_of_itself(code: &str, file: &str) -> String {
+    let Some(stem) = file.strip_suffix(".py") else {
+        return code.to_string();
+    };
+    let module = stem.replace('/', ".");
+    let last = module.rsplit('.').next().unwrap_or(&module).to_string();
+    let mut own = vec![module.clone(), format!(".{last}")];
+    if let Some(inside_src) = module.strip_prefix("src.") {
+        own.push(inside_src.to_string());
+    }
+    let imports_itself = |line: &str| {
+        let from = line
+            .strip_prefix("from ")
+            .and_then(|rest| rest.split_once(" import "))
+            .map(|(source, _)| source.trim());
+        let plain = line.strip_prefix("import ").map(str::trim);
+        from.or(plain)
+            .is_some_and(|source| own.iter().any(|m| m == source))
+    };
+    let kept: Vec<&str> = code.lines().filter(|line| !imports_itself(line)).collect();
+    let mut out = kept.join("\n");
+    if code.ends_with('\n') {
+        out.push('\n');
+    }
+    out.trim_start_matches('\n').to_string()
+}
+
 /// The story text the names come from: its summary and criteria.
 fn named_text(story: &Story) -> String {
     ["Summary", "Acceptance Criteria"]
@@ -319,11 +358,6 @@ fn classes(source: &str) -> Vec<String> {
         .filter(|line| line.starts_with("class ") || line.starts_with("export class "))
         .filter_map(defined_name)
         .collect()
-}
-
-fn mentions_word(text: &str, word: &str) -> bool {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|part| part == word)
 }
 
 /// The code of the model's answer: its first fenced block, else the answer from its first
@@ -600,6 +634,49 @@ mod tests {
             ),
             None
         );
+    }
+
+    #[test]
+    fn an_answer_importing_its_own_module_loses_that_import() {
+        // Recorded (Qwen2.5-Coder-1.5B, inventory `receipt-line`, 2026-11-28).
+        let answer = "from inventory.money import format_price\n\ndef receipt_line(name, cents):\n    return f\"{name}: ${format_price(cents)}\"\n";
+        assert_eq!(
+            without_imports_of_itself(answer, "inventory/money.py"),
+            "def receipt_line(name, cents):\n    return f\"{name}: ${format_price(cents)}\"\n"
+        );
+        let other =
+            "import math\nfrom inventory.pricing import apply_discount\nfrom .money import x\n";
+        assert_eq!(
+            without_imports_of_itself(other, "inventory/money.py"),
+            "import math\nfrom inventory.pricing import apply_discount\n"
+        );
+        assert_eq!(without_imports_of_itself(other, "pricing.rs"), other);
+    }
+
+    #[test]
+    fn the_signature_is_a_call_with_parameters_not_an_example() {
+        // As refine wrote inventory `cart-remove` (2026-11-28).
+        let story = "Add a method `remove` to the `Cart` class. After `cart.remove(\"apple\")`, `cart.quantity(\"apple\")` returns `0`.";
+        assert_eq!(signature(story, "remove"), "remove(…)");
+        let story = "`Cart().remove(\"kiwi\")` raises; add `remove(self, sku, count=1)`.";
+        assert_eq!(signature(story, "remove"), "remove(self, sku, count=1)");
+        assert_eq!(signature("`remove(*skus)`", "remove"), "remove(*skus)");
+        assert_eq!(signature("`stats.mean()`", "mean"), "mean()");
+    }
+
+    #[test]
+    fn a_class_asked_for_is_not_a_method_of_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("inventory")).unwrap();
+        std::fs::write(dir.path().join("inventory/cart.py"), CART).unwrap();
+        let missing = Missing {
+            name: "Cart".into(),
+            file: Some("inventory/cart.py".into()),
+        };
+        let story = "`Cart().remove(\"kiwi\")` raises `KeyError`.";
+        let task =
+            narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
+        assert_eq!(task.class, None);
     }
 
     #[test]

@@ -47,12 +47,19 @@ pub struct Set {
 
 /// Puts `files` back as HEAD has them; what it returns writes the model's versions back.
 pub fn set_aside(dir: &Path, files: &[String]) -> Set {
-    let saved = files
-        .iter()
-        .map(|path| (path.clone(), std::fs::read(dir.join(path)).ok()))
-        .collect();
+    let set = keep_aside(dir, files);
     put_back(dir, files);
-    Set { files: saved }
+    set
+}
+
+/// The model's versions of `files`, to be written back after the tool changes them.
+pub fn keep_aside(dir: &Path, files: &[String]) -> Set {
+    Set {
+        files: files
+            .iter()
+            .map(|path| (path.clone(), std::fs::read(dir.join(path)).ok()))
+            .collect(),
+    }
 }
 
 impl Set {

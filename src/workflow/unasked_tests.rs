@@ -291,6 +291,21 @@ fn without_tests(text: &str, before: Option<&str>, names: &[&str]) -> Option<Str
     any_test.then(|| format!("{}\n", kept.join("\n").trim_end()))
 }
 
+/// The failing tests (pytest's `FAILED file::test - …` lines) whose names hold one of the
+/// functions the story names: tests of what the story adds, which the model itself may have
+/// written wrong. The story's acceptance tests are not among them: they are fixed.
+pub fn failing_tests_of(output: &str, named: &[NamedFunction], fixed: &FixedTests) -> Vec<String> {
+    let mut found: Vec<String> = Vec::new();
+    for test in failed_tests(output) {
+        let of_the_story = named.iter().any(|f| test.name.contains(f.name.as_str()));
+        let acceptance = fixed.paths().any(|path| path == test.file);
+        if of_the_story && !acceptance && !found.contains(&test.name) {
+            found.push(test.name);
+        }
+    }
+    found
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -483,6 +498,19 @@ mod tests {
         assert_eq!(
             unasked_failures(dir, regression, &[named("add")], &fixed),
             None
+        );
+    }
+
+    #[test]
+    fn failing_tests_of_what_the_story_adds_are_found_by_its_names() {
+        let output = "..F.F\n=== short test summary info ===\nFAILED test_textkit.py::test_word_count - AssertionError: assert 2 == 1\nFAILED test_textkit.py::test_word_count_spaces[a  b] - x\nFAILED test_textkit.py::test_shout - y\n3 failed";
+        assert_eq!(
+            failing_tests_of(output, &[named("word_count")], &FixedTests::default()),
+            ["test_word_count", "test_word_count_spaces"]
+        );
+        assert!(failing_tests_of(output, &[named("median")], &FixedTests::default()).is_empty());
+        assert!(
+            failing_tests_of("error[E0425]: x", &[named("x")], &FixedTests::default()).is_empty()
         );
     }
 }

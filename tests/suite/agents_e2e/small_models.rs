@@ -584,6 +584,54 @@ async fn a_method_missing_after_two_rounds_is_asked_for_alone_and_merged_into_it
 }
 
 #[tokio::test]
+async fn a_method_the_tests_find_missing_is_asked_for_alone_though_the_story_only_calls_it() {
+    let p = Project::new().await;
+    p.env.write(
+        "cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n",
+    );
+    p.git_init(false);
+    p.config(&[
+        (
+            "review.testCommand",
+            "grep -q 'del self.items' cart.py || { echo \"E   AttributeError: 'Cart' object has no attribute 'remove'\"; exit 1; }",
+        ),
+        OFF_ACCEPTANCE,
+    ]);
+    // As refine wrote inventory `cart-remove` (2026-11-28): the method named bare, and called
+    // only on objects.
+    let story = p.story(
+        "Remove an item",
+        "Add a method `remove` to the `Cart` class in `cart.py`.",
+        "- [ ] After `cart.remove(\"apple\")`, `cart.quantity(\"apple\")` returns `0`.\n- [ ] `Cart().remove(\"kiwi\")` raises `KeyError`.",
+        "ready",
+        &["research", "plan"],
+    );
+    p.fake
+        .push("implement", Reply::text("Added it."))
+        .push("implement", Reply::text("Added it again."))
+        .push(
+            "definition",
+            Reply::text("```python\ndef remove(self, sku):\n    del self.items[sku]\n```"),
+        );
+
+    p.step(&story, "implement").success();
+
+    let asked = p.fake.requests_for("definition");
+    assert_eq!(asked.len(), 1, "asked once, after the second round");
+    let task = asked[0].last_message();
+    assert!(
+        task.contains("Write the method `remove(…)` of the class `Cart` in cart.py"),
+        "{task}"
+    );
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:cart.py")]),
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def remove(self, sku):\n        del self.items[sku]"
+    );
+}
+
+#[tokio::test]
 async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_tests_pass() {
     let p = Project::new().await;
     let story = cart_without_remove(&p, &[("llm.temperature", "0.2")]);
@@ -640,6 +688,51 @@ async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_test
         "the repeat is not written again, nor what would not parse"
     );
     assert_eq!(narrowed[2]["unparseable"], true, "{narrowed:#?}");
+}
+
+#[tokio::test]
+async fn stray_rewrites_of_a_file_and_of_a_function_go_back_when_the_tests_then_do_better() {
+    let p = Project::new().await;
+    let price = "def format_price(cents):\n    return \"$%d.%02d\" % divmod(cents, 100)\n";
+    p.env.write("money.py", price);
+    p.env.write("cart.py", "class Cart:\n    pass\n");
+    p.git_init(false);
+    // A pytest-like summary: one FAILED line a broken file, none once all is right.
+    let check = "f=0; grep -q 'class Cart' cart.py || { echo 'FAILED tests/test_cart.py::test_cart - NameError'; f=1; }; grep -q '%02d' money.py || { echo 'FAILED tests/test_money.py::test_format_price - NameError'; f=1; }; grep -q 'def receipt_line' money.py || f=1; exit $f";
+    p.config(&[("review.testCommand", check), OFF_ACCEPTANCE]);
+    let story = p.story(
+        "A receipt line",
+        "Add a function `receipt_line(name, cents)` to `money.py` that calls `format_price`.",
+        "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded behaviour (inventory, 2026-11-28): the function asked for, the delivered one
+    // beside it given another body, and a file the story never names rewritten.
+    let rewritten = "def format_price(cents):\n    return f\"{name}: {cents}\"\n\n\ndef receipt_line(name, cents):\n    return f\"{name}: {format_price(cents)}\"\n";
+    p.fake
+        .push("implement", write_call("money.py", rewritten))
+        .push("implement", write_call("cart.py", "cart = {}\n"))
+        .push("implement", Reply::text("Added `receipt_line`."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("implement").len(), 3, "no second round");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let show = |path: &str| p.git(&["show", &format!("{branch}:{path}")]);
+    assert_eq!(show("cart.py"), "class Cart:\n    pass");
+    assert_eq!(
+        show("money.py"),
+        "def format_price(cents):\n    return \"$%d.%02d\" % divmod(cents, 100)\n\n\ndef receipt_line(name, cents):\n    return f\"{name}: {format_price(cents)}\""
+    );
+    let files = transcript_entries(&p, &story, "stray_changes_put_back");
+    assert_eq!(files[0]["files"], json!(["cart.py"]), "{files:?}");
+    let functions = transcript_entries(&p, &story, "stray_definitions_put_back");
+    assert_eq!(
+        functions[0]["definitions"],
+        json!(["money.py::format_price"]),
+        "{functions:?}"
+    );
 }
 
 #[tokio::test]

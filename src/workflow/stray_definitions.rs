@@ -1,0 +1,224 @@
+//! Top-level functions the story does not ask for, put back as HEAD has them when the tests do
+//! better without the model's change to them (docs/design.md §21). A small model asked for one
+//! function writes its file whole, and rewrites the functions beside it: Qwen2.5-Coder-1.5B,
+//! asked for `receipt_line` in `inventory/money.py`, gave the delivered `format_price` the body
+//! it meant for `receipt_line` (a `NameError`), and the project's own test of `format_price`
+//! failed every round after, with a right `receipt_line` merged in.
+//!
+//! This is [`super::stray_changes`] one level down: a file the story names may be the model's
+//! to change, the functions in it the story never mentions are not. They are put back one file
+//! at a time as a whole set, and the tests decide: the set stays put back when the tests then
+//! pass, or fail only some of the tests that failed before; otherwise the files are written
+//! back as the model left them.
+
+use std::path::Path;
+
+use super::fixed_tests::FixedTests;
+use super::named_functions::NamedFunction;
+use super::narrowed::merge_definition;
+use super::stray_changes::{keep_aside, Set};
+use super::tests_run::TestRun;
+use super::unasked_tests::failed_tests;
+use crate::agents::prompts::is_test_path;
+use crate::agents::tools::source_of;
+use crate::vcs;
+
+/// A top-level function HEAD defines that the model changed or dropped, and the story does not
+/// ask for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StrayDefinition {
+    pub path: String,
+    pub name: String,
+    /// Its source at HEAD.
+    pub at_head: String,
+}
+
+impl std::fmt::Display for StrayDefinition {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}::{}", self.path, self.name)
+    }
+}
+
+/// The top-level Python functions of the files changed since HEAD (no tests) that HEAD
+/// defines, that the model changed or dropped, and that are none of `asked`.
+pub fn stray_definitions(
+    dir: &Path,
+    asked: &[NamedFunction],
+    fixed: &FixedTests,
+) -> Vec<StrayDefinition> {
+    let Ok(changed) = vcs::worktree_changes(dir, "HEAD", &[]) else {
+        return Vec::new();
+    };
+    let changed: Vec<String> = changed
+        .into_iter()
+        .filter(|path| path.ends_with(".py") && !is_test_path(Path::new(path)))
+        .filter(|path| !fixed.paths().any(|fixed| fixed == path.as_str()))
+        .collect();
+    let Ok(at_head) = vcs::read_files(dir, "HEAD", &changed) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for path in &changed {
+        let Some(head) = at_head
+            .get(path)
+            .and_then(|b| String::from_utf8(b.clone()).ok())
+        else {
+            continue;
+        };
+        let now = std::fs::read_to_string(dir.join(path)).unwrap_or_default();
+        for name in top_level_functions(&head) {
+            if asked.iter().any(|function| function.name == name) {
+                continue;
+            }
+            let Some(before) = top_level_source(&head, &name) else {
+                continue;
+            };
+            if top_level_source(&now, &name).as_deref() != Some(before.as_str()) {
+                found.push(StrayDefinition {
+                    path: path.clone(),
+                    name,
+                    at_head: before,
+                });
+            }
+        }
+    }
+    found
+}
+
+/// Puts each of `strays` back in its file as HEAD has it; what it returns writes the model's
+/// files back.
+pub fn put_back(dir: &Path, strays: &[StrayDefinition]) -> Set {
+    let mut paths: Vec<String> = strays.iter().map(|stray| stray.path.clone()).collect();
+    paths.dedup();
+    let set = keep_aside(dir, &paths);
+    for path in &paths {
+        let full = dir.join(path);
+        let mut text = std::fs::read_to_string(&full).unwrap_or_default();
+        for stray in strays.iter().filter(|stray| &stray.path == path) {
+            if let Some(merged) = merge_definition(&text, None, &stray.name, &stray.at_head) {
+                text = merged;
+            }
+        }
+        if crate::atomic_file::write(&full, text.as_bytes()).is_err() {
+            tracing::warn!("cannot put the functions of {path} back as HEAD has them");
+        }
+    }
+    set
+}
+
+/// Whether `after` is a better run than `before`: it passes, or it fails some of the tests
+/// `before` failed and no other (a run that errs before naming any test is no better).
+pub fn does_better(after: &TestRun, before: &TestRun) -> bool {
+    if after.passed() {
+        return true;
+    }
+    let now = failed_tests(&after.output);
+    let then = failed_tests(&before.output);
+    !now.is_empty() && now.len() < then.len() && now.iter().all(|test| then.contains(test))
+}
+
+/// The functions a Python file defines at its top level.
+fn top_level_functions(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|line| line.starts_with("def ") || line.starts_with("async def "))
+        .filter_map(crate::agents::tools::defined_name)
+        .collect()
+}
+
+/// The source of the top-level function `name` in `text`, with the decorators above it.
+fn top_level_source(text: &str, name: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|line| {
+        (line.starts_with("def ") || line.starts_with("async def "))
+            && crate::agents::tools::defined_name(line).as_deref() == Some(name)
+    })?;
+    let mut first = start;
+    while first > 0 && lines[first - 1].starts_with('@') {
+        first -= 1;
+    }
+    let body = source_of(&lines[start..].join("\n"), name)?;
+    let decorators = lines[first..start].iter().map(|line| format!("{line}\n"));
+    Some(decorators.collect::<String>() + &body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::vcs::test_support::{sh, unborn_repo, write};
+    use crate::workflow::tests_run::TestOutcome;
+
+    const MONEY: &str = "def format_price(cents):\n    dollars, cents = divmod(cents, 100)\n    return f\"${dollars:,}.{cents:02d}\"\n\n\ndef cents_of(text):\n    return int(text)\n";
+
+    #[test]
+    fn functions_the_story_does_not_ask_for_that_the_model_changed_go_back_as_head_has_them() {
+        let repo = unborn_repo();
+        let dir = repo.path();
+        write(dir, "inventory/money.py", MONEY);
+        write(dir, "tests/test_money.py", "def test_x():\n    pass\n");
+        sh(dir, &["add", "-A"]);
+        sh(dir, &["commit", "-q", "-m", "base"]);
+        // Recorded (Qwen2.5-Coder-1.5B, inventory `receipt-line`, 2026-11-28), shortened: the
+        // delivered `format_price` given the body meant for `receipt_line`, `cents_of` dropped.
+        let rewritten = "def format_price(cents):\n    dollars, cents = divmod(cents, 100)\n    formatted_price = f\"${dollars:,}.{cents:02d}\"\n    return f\"{name}: {formatted_price}\"\n\ndef receipt_line(name, cents):\n    return f\"{name}: {format_price(cents)}\"\n";
+        write(dir, "inventory/money.py", rewritten);
+        write(dir, "tests/test_money.py", "def test_x():\n    assert 1\n");
+        let asked = [NamedFunction {
+            name: "receipt_line".into(),
+            files: vec!["inventory/money.py".into()],
+        }];
+
+        let strays = stray_definitions(dir, &asked, &FixedTests::default());
+        let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            names,
+            [
+                "inventory/money.py::format_price",
+                "inventory/money.py::cents_of"
+            ]
+        );
+
+        let set = put_back(dir, &strays);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("inventory/money.py")).unwrap(),
+            "def format_price(cents):\n    dollars, cents = divmod(cents, 100)\n    return f\"${dollars:,}.{cents:02d}\"\n\ndef receipt_line(name, cents):\n    return f\"{name}: {format_price(cents)}\"\n\n\ndef cents_of(text):\n    return int(text)\n"
+        );
+        set.restore(dir);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("inventory/money.py")).unwrap(),
+            rewritten
+        );
+        assert!(
+            stray_definitions(dir, &[], &FixedTests::default())
+                .iter()
+                .all(|stray| stray.name != "receipt_line"),
+            "a function HEAD lacks is the model's"
+        );
+    }
+
+    #[test]
+    fn a_run_does_better_when_it_passes_or_fails_fewer_of_the_same_tests() {
+        let run = |failed: &[&str]| TestRun {
+            command: "pytest".into(),
+            outcome: if failed.is_empty() {
+                TestOutcome::Passed
+            } else {
+                TestOutcome::Failed { exit_code: Some(1) }
+            },
+            output: failed
+                .iter()
+                .map(|test| format!("FAILED tests/test_money.py::{test} - NameError\n"))
+                .collect(),
+        };
+        let before = run(&["test_format_price", "test_receipt_line"]);
+
+        assert!(does_better(&run(&[]), &before));
+        assert!(does_better(&run(&["test_receipt_line"]), &before));
+        assert!(!does_better(&run(&["test_other"]), &before));
+        assert!(!does_better(&before.clone(), &before));
+        let erred = TestRun {
+            output: "ERROR collecting tests/test_money.py\n".into(),
+            ..run(&["x"])
+        };
+        assert!(!does_better(&erred, &before));
+    }
+}
