@@ -736,6 +736,66 @@ async fn stray_rewrites_of_a_file_and_of_a_function_go_back_when_the_tests_then_
 }
 
 #[tokio::test]
+async fn a_stray_rewrite_goes_back_with_the_project_test_the_model_rewrote_to_match_it() {
+    let p = Project::new().await;
+    let cart = "class Cart:\n    def add(self, sku, quantity=1):\n        if quantity <= 0:\n            raise ValueError(quantity)\n";
+    let cart_test = "def test_add_zero_quantity():  # expects_raise\n    pass\n";
+    p.env.write("cart.py", cart);
+    p.env.write("tests/test_cart.py", cart_test);
+    p.env.write(
+        "pricing.py",
+        "def apply_discount(amount, percent):\n    return amount\n",
+    );
+    p.git_init(false);
+    // The project's test holds while cart.py and it agree on raising.
+    let check = "f=0; grep -q 'raise ValueError' cart.py; c=$?; grep -q 'expects_raise' tests/test_cart.py; t=$?; if [ $c -ne $t ]; then echo 'FAILED tests/test_cart.py::test_add_zero_quantity - Failed: DID NOT RAISE'; f=1; fi; grep -q 'def total_with_discount' pricing.py || f=1; exit $f";
+    p.config(&[("review.testCommand", check), OFF_ACCEPTANCE]);
+    let story = p.story(
+        "Total with a discount",
+        "Add a function `total_with_discount(prices, percent)` to `pricing.py`.",
+        "- [ ] `total_with_discount([1000, 500], 10)` returns `1350`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded behaviour (inventory `total-with-discount`, 2026-11-28): cart.py, which the
+    // story never names, rewritten without the check, and the project's test rewritten to
+    // expect what the rewrite does; together they pass.
+    p.fake
+        .push(
+            "implement",
+            write_call(
+                "pricing.py",
+                "def apply_discount(amount, percent):\n    return amount\n\n\ndef total_with_discount(prices, percent):\n    return apply_discount(sum(prices), percent)\n",
+            ),
+        )
+        .push(
+            "implement",
+            write_call("cart.py", "class Cart:\n    def add(self, sku, quantity=1):\n        pass\n"),
+        )
+        .push(
+            "implement",
+            write_call("tests/test_cart.py", "def test_add_zero_quantity():\n    pass\n"),
+        )
+        .push("implement", Reply::text("Added `total_with_discount`."));
+
+    p.step(&story, "implement").success();
+
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let show = |path: &str| p.git(&["show", &format!("{branch}:{path}")]) + "\n";
+    assert_eq!(show("cart.py"), cart);
+    assert_eq!(show("tests/test_cart.py"), cart_test);
+    assert!(show("pricing.py").contains("def total_with_discount"));
+    let put_back = transcript_entries(&p, &story, "stray_changes_put_back");
+    assert_eq!(put_back[0]["files"], json!(["cart.py"]), "{put_back:?}");
+    let unasked = transcript_entries(&p, &story, "unasked_tests_removed");
+    assert_eq!(
+        unasked[0]["tests"],
+        json!(["test_add_zero_quantity"]),
+        "{unasked:?}"
+    );
+}
+
+#[tokio::test]
 async fn an_implement_sent_back_by_review_that_changes_nothing_is_no_progress() {
     let p = Project::new().await;
     let story = cart_without_remove(&p, &[]);
