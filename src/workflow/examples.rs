@@ -238,9 +238,14 @@ pub fn missing_imports(tests: &str, named: &[(String, String)]) -> Vec<String> {
     let mut lines = Vec::new();
     // The test framework itself: `pytest.raises` without `import pytest` (measured: the 1.5B
     // model's test of a ValueError).
+    // Only a module-level `import pytest` binds the name for every test: `from pytest import
+    // raises` and an import inside one test function do not.
     let imports_pytest = tests.lines().any(|line| {
-        let line = line.trim_start();
-        line.starts_with("import pytest") || line.starts_with("from pytest ")
+        line.strip_prefix("import ").is_some_and(|modules| {
+            modules
+                .split(',')
+                .any(|module| module.split('#').next().unwrap_or("").trim() == "pytest")
+        })
     });
     if tests.contains("pytest.") && !imports_pytest {
         lines.push("import pytest".to_string());
@@ -611,6 +616,18 @@ mod tests {
             vec!["import pytest".to_string()]
         );
         assert!(missing_imports(&format!("import pytest\n{raises}"), &named).is_empty());
+        assert!(missing_imports(&format!("import os, pytest\n{raises}"), &named).is_empty());
+        // Neither binds `pytest` for the test that calls `pytest.raises`.
+        for not_binding in [
+            "from pytest import raises\n",
+            "def helper():\n    import pytest\n",
+        ] {
+            assert_eq!(
+                missing_imports(&format!("{not_binding}{raises}"), &named),
+                vec!["import pytest".to_string()],
+                "{not_binding}"
+            );
+        }
         assert_eq!(
             python_module("inventory/__init__.py").as_deref(),
             Some("inventory")

@@ -46,5 +46,6 @@ pub(crate) mod stray_definitions;
 pub(crate) mod test_rounds;
 pub(crate) mod tests_run;
 pub(crate) mod unasked_tests;
+pub(crate) mod undefined_names;
 pub(crate) mod unknown_methods;
 pub(crate) mod workspace;

@@ -32,6 +32,7 @@ use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::outcome::Outcome;
 use crate::workflow::phase_output::TreeFingerprint;
 use crate::workflow::tests_run::{self, TestOutcome, TestRun};
+use crate::workflow::undefined_names;
 use crate::workflow::unknown_methods;
 use crate::workflow::workspace::Work;
 
@@ -351,9 +352,29 @@ impl<'a> AcceptanceCheck<'a> {
                 first.name, first.module_file
             ));
         }
-        let Some(run) = self.run_before_the_code(&tests).await else {
+        let Some(mut run) = self.run_before_the_code(&tests).await else {
             return Verdict::Refused("no test command is set (review.testCommand)".into());
         };
+        // Each pass imports one standard name the run found undefined (`pytest`, `Decimal`),
+        // and runs the tests again; a name of the story's stays the model's to import.
+        for _ in 0..3 {
+            let Some(name) = undefined_names::undefined_name(&run.output) else {
+                break;
+            };
+            let Some((import, files)) =
+                undefined_names::import_where_used(&self.dir, &tests, &name)
+            else {
+                break;
+            };
+            notes.push(format!(
+                "added `{import}` to {}",
+                backticked(files.iter().map(String::as_str))
+            ));
+            let Some(again) = self.run_before_the_code(&tests).await else {
+                break;
+            };
+            run = again;
+        }
         let mentioned = tests.iter().any(|path| {
             let name = Path::new(path)
                 .file_name()
@@ -382,16 +403,7 @@ impl<'a> AcceptanceCheck<'a> {
                 ))
             }
         };
-        if let Some(line) = run
-            .output
-            .lines()
-            .find(|line| line.contains("NameError: name '"))
-        {
-            let name = line
-                .split("NameError: name '")
-                .nth(1)
-                .and_then(|rest| rest.split('\'').next())
-                .unwrap_or("?");
+        if let Some(name) = undefined_names::undefined_name(&run.output) {
             return Verdict::Refused(format!(
                 "the tests use `{name}` without importing or defining it: add its import at the top of the test file (a name the story asks for comes from the file the story names)"
             ));

@@ -607,3 +607,39 @@ async fn a_file_the_story_does_not_name_is_put_back_when_the_tests_pass_without_
     let put_back = transcript_entries(&p, &story, "stray_changes_put_back");
     assert_eq!(put_back[0]["files"][0], "README.md", "{put_back:?}");
 }
+
+#[tokio::test]
+async fn a_standard_name_the_tests_use_without_importing_is_imported_by_the_tool() {
+    let p = Project::new().await;
+    p.env.write(
+        "ledger.py",
+        "def total(entries):\n    return sum(entries)\n",
+    );
+    p.env.write("run_tests.py", PY_RUNNER);
+    p.git_init(false);
+    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    let story = p.story(
+        "Exact totals",
+        "Make `total(entries)` in ledger.py add amounts given as text exactly.",
+        "- [ ] `total(['0.10', '0.20']) == Decimal('0.30')`",
+        "ready",
+        &["research", "plan"],
+    );
+    // The right test with no `from decimal import Decimal`: before the code it fails on a
+    // `NameError`, which once refused the tests of a held-out story (there for `pytest`).
+    let tests = "from ledger import total\n\n\ndef test_total_is_exact():\n    assert isinstance(total([]), Decimal)\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n";
+    p.fake
+        .push("acceptance", write_call("tests/test_total.py", tests))
+        .push("acceptance", Reply::text("done"));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:tests/test_total.py")]),
+        format!("from decimal import Decimal\n{}", tests.trim_end())
+    );
+    assert_eq!(p.fake.requests_for("acceptance").len(), 2, "taken at once");
+}
