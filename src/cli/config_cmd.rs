@@ -19,10 +19,33 @@ pub struct ConfigArgs {
     /// A new value: JSON (`5`, `true`, `null`, `["a"]`) or plain text.
     #[arg(allow_negative_numbers = true)]
     pub value: Option<String>,
+    /// The value of `config set KEY VALUE` ([`ConfigArgs::without_verb`]).
+    #[arg(hide = true, allow_negative_numbers = true)]
+    pub set_value: Option<String>,
     /// List every setting as `key = value  # origin` (default, the file, or an environment
     /// variable); with --json, a list of {key, value, origin}.
     #[arg(long, conflicts_with = "value")]
     pub show_origin: bool,
+}
+
+impl ConfigArgs {
+    /// The key and value asked for, read also in the form git and npm use, `config set KEY
+    /// VALUE` and `config get KEY`: no config key is called `set` or `get`, so the word is the
+    /// form and not a key.
+    fn without_verb(self) -> Result<(Option<String>, Option<String>)> {
+        match (self.key.as_deref(), self.value, self.set_value) {
+            (Some("set"), Some(key), Some(value)) => Ok((Some(key), Some(value))),
+            (Some("set"), _, None) => Err(Error::Usage(
+                "`config set` takes a key and a value, e.g. `config set llm.model qwen2.5-coder`"
+                    .into(),
+            )),
+            (Some("get"), Some(key), None) => Ok((Some(key), None)),
+            (_, _, Some(extra)) => Err(Error::Usage(format!(
+                "unexpected argument `{extra}`: `config KEY VALUE` sets a key (a value with spaces is quoted)"
+            ))),
+            (_, value, None) => Ok((self.key, value)),
+        }
+    }
 }
 
 /// `config <key> --json`.
@@ -50,8 +73,9 @@ pub fn run(args: ConfigArgs, context: &Context) -> Result<ExitStatus> {
     let project = context.project()?;
     let layers = Layers::read(&project.root)?;
     let printer = &context.printer;
-    match (args.key, args.value) {
-        (key, None) if args.show_origin => {
+    let show_origin = args.show_origin;
+    match args.without_verb()? {
+        (key, None) if show_origin => {
             show_origins(printer, &layers, key.as_deref(), &project)?;
             Ok(ExitStatus::Success)
         }

@@ -79,6 +79,34 @@ fn config_set_persists_only_that_key() {
 }
 
 #[test]
+fn config_set_and_get_read_as_git_and_npm_spell_them() {
+    let env = TestEnv::init();
+    env.run(&["config", "set", "llm.model", "qwen2.5-coder"])
+        .success();
+    assert_eq!(config_file(&env)["llm"]["model"], "qwen2.5-coder");
+    let out = env.run(&["config", "get", "llm.model"]);
+    out.success();
+    assert_eq!(out.stdout, "qwen2.5-coder\n");
+
+    let before = env.read(".agentic-sdlc.json");
+    let half = env.run(&["config", "set", "llm.model"]);
+    assert_eq!(half.code, 2);
+    assert!(
+        half.stderr.contains("`config set` takes a key and a value"),
+        "{}",
+        half.stderr
+    );
+    let extra = env.run(&["config", "llm.model", "a", "b"]);
+    assert_eq!(extra.code, 2);
+    assert!(
+        extra.stderr.contains("unexpected argument `b`"),
+        "{}",
+        extra.stderr
+    );
+    assert_eq!(env.read(".agentic-sdlc.json"), before, "nothing written");
+}
+
+#[test]
 fn config_set_json_reports_the_key_and_value() {
     let env = TestEnv::init();
     let out = env.run_json(&["config", "concurrency", "4"]);
