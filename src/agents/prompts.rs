@@ -22,6 +22,15 @@ pub const DIFF_BUDGET: usize = 60_000;
 const LISTING_LIMIT: usize = 200;
 const MANIFEST_BUDGET: usize = 4_000;
 
+/// Names or paths as the prompts list them: each in backticks, joined by commas.
+pub fn backticked<S: AsRef<str>>(items: impl IntoIterator<Item = S>) -> String {
+    items
+        .into_iter()
+        .map(|item| format!("`{}`", item.as_ref()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// The first line of every system message (docs/design.md §10).
 pub fn identity(role: &str) -> String {
     format!("You are the agentic-sdlc {role} agent.")

@@ -16,6 +16,8 @@ use super::stray_changes::{set_aside, stray_files};
 use super::stray_definitions::{does_better, stray_definitions};
 use super::tests_run::{run, TestOutcome, TestRun};
 use super::unasked_tests::{failing_tests_of, unasked_failures};
+use super::undefined_names::import_into_frame;
+use crate::agents::prompts::backticked;
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
 use crate::board::StoryId;
@@ -58,20 +60,12 @@ impl<'a> TestRounds<'a> {
         }
         let mut note = format!(
             "The story's acceptance tests ({}) are fixed: make the code pass them.",
-            paths
-                .iter()
-                .map(|p| format!("`{p}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
+            backticked(&paths)
         );
         if !restored.is_empty() {
             note.push_str(&format!(
                 " Your change to {} was put back.",
-                restored
-                    .iter()
-                    .map(|p| format!("`{p}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
+                backticked(restored)
             ));
         }
         Some(note)
@@ -391,7 +385,7 @@ impl<'a> TestRounds<'a> {
             .await;
             let Some(code) = written else { continue };
             tried.push(code);
-            result = self.without_strays(self.check_now().await?).await;
+            result = self.checked_and_mended().await?;
             if !self.still_fails_on(&result, &missing.name) {
                 break;
             }
@@ -431,6 +425,33 @@ impl<'a> TestRounds<'a> {
             result = self
                 .kept_if_better(result, set, "stray_definitions", what)
                 .await;
+        }
+        result
+    }
+
+    /// A test run on the model's work, and again on what the tool mends when it fails: a
+    /// standard import the code lacks, then the stray rewrites.
+    async fn checked_and_mended(&self) -> Option<TestRun> {
+        let run = self.with_standard_imports(self.check_now().await?).await;
+        Some(self.without_strays(run).await)
+    }
+
+    /// While `result` fails on a standard name the model's code uses without importing it
+    /// (`Decimal`), the import goes into that file and the tests run again (`undefined_names`).
+    async fn with_standard_imports(&self, mut result: TestRun) -> TestRun {
+        for _ in 0..3 {
+            let fixed = |path: &str| self.fixed.paths().any(|fixed| fixed == path);
+            let Some((import, files)) = import_into_frame(&self.dir, &result.output, fixed) else {
+                break;
+            };
+            self.transcript.record(
+                "standard_import_added",
+                serde_json::json!({"import": import, "paths": files}),
+            );
+            match self.check_now().await {
+                Some(again) => result = again,
+                None => break,
+            }
         }
         result
     }
@@ -502,7 +523,7 @@ impl WorkCheck for TestRounds<'_> {
                 serde_json::json!({"paths": restored}),
             );
         }
-        let mut result = self.without_strays(self.check_now().await?).await;
+        let mut result = self.checked_and_mended().await?;
         // A definition missing or failing for rounds is asked for alone (docs/design.md §21);
         // the tests then run on whatever it gave.
         let narrowed = match self.missing_long_enough(&result) {
@@ -573,12 +594,4 @@ impl WorkCheck for TestRounds<'_> {
     fn describe(&self) -> String {
         self.wf.config.test_command_text()
     }
-}
-
-fn backticked(names: &[String]) -> String {
-    names
-        .iter()
-        .map(|name| format!("`{name}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

@@ -1,7 +1,8 @@
-//! Names a Python test uses without importing, which the test run names in a `NameError`, and
+//! Names Python code uses without importing, which the test run names in a `NameError`, and
 //! the standard import that defines them (docs/design.md §21). A 1.5B model writes
-//! `pytest.raises` or `Decimal("1.50")` and forgets the import line; its test is right and the
-//! import is not a matter of judgement, so the tool adds it rather than refuse the tests.
+//! `pytest.raises` or `Decimal("1.50")` and forgets the import line; the test or the code is
+//! right and the import is not a matter of judgement, so the tool adds it rather than refuse
+//! the tests or spend a round of the implementer on it.
 
 use std::path::Path;
 
@@ -93,6 +94,44 @@ pub fn import_where_used(
     (!changed.is_empty()).then_some((import, changed))
 }
 
+/// The undefined name of a test run's `output` and the file of the tree it is used in, read
+/// from the frame pytest names for the `NameError` (`ledger.py:7: NameError`). `None` when
+/// no frame is named, or the file lies outside the tree (an absolute path or one with `..`).
+pub fn undefined_in_file(output: &str) -> Option<(String, String)> {
+    let name = undefined_name(output)?;
+    let path = output.lines().find_map(|line| {
+        let (place, kind) = line.trim().rsplit_once(": ")?;
+        let (path, number) = place.rsplit_once(':')?;
+        let inside = Path::new(path).is_relative()
+            && !Path::new(path)
+                .components()
+                .any(|part| part == std::path::Component::ParentDir);
+        (kind == "NameError"
+            && path.ends_with(".py")
+            && !number.is_empty()
+            && number.chars().all(|c| c.is_ascii_digit())
+            && inside)
+            .then(|| path.to_string())
+    })?;
+    Some((name, path))
+}
+
+/// Adds the standard import of the name a test run found undefined ([`undefined_in_file`]) to
+/// the file of the tree that uses it, unless `may_not_change` says the file is not to be
+/// changed (the fixed acceptance tests). Returns the import and the file, as
+/// [`import_where_used`].
+pub fn import_into_frame(
+    dir: &Path,
+    output: &str,
+    may_not_change: impl Fn(&str) -> bool,
+) -> Option<(String, Vec<String>)> {
+    let (name, path) = undefined_in_file(output)?;
+    if may_not_change(&path) {
+        return None;
+    }
+    import_where_used(dir, &[path], &name)
+}
+
 fn is_identifier(name: &str) -> bool {
     name.chars()
         .next()
@@ -115,6 +154,40 @@ mod tests {
                       FAILED tests/test_ledger.py::test_unknown - NameError: name 'pytest' is not defined\n";
         assert_eq!(undefined_name(output).as_deref(), Some("pytest"));
         assert_eq!(undefined_name("1 failed\nAssertionError"), None);
+    }
+
+    #[test]
+    fn the_file_a_name_is_undefined_in_is_read_from_pytests_frame() {
+        let output = "____ test_withdraw ____\n\n    def withdraw(amount):\n>       return Decimal(amount)\nE       NameError: name 'Decimal' is not defined\n\nledger/accounts.py:7: NameError\n1 failed\n";
+        assert_eq!(
+            undefined_in_file(output),
+            Some(("Decimal".to_string(), "ledger/accounts.py".to_string()))
+        );
+        for outside in [
+            "/usr/lib/python3/x.py:3: NameError",
+            "../other/x.py:3: NameError",
+        ] {
+            let output = format!("E       NameError: name 'Decimal' is not defined\n{outside}\n");
+            assert_eq!(undefined_in_file(&output), None, "{outside}");
+        }
+
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("ledger")).unwrap();
+        let code = "def withdraw(amount):\n    return Decimal(amount)\n";
+        std::fs::write(dir.path().join("ledger/accounts.py"), code).unwrap();
+        assert_eq!(
+            import_into_frame(dir.path(), output, |path| path == "ledger/accounts.py"),
+            None
+        );
+        assert_eq!(
+            import_into_frame(dir.path(), output, |_| false),
+            Some((
+                "from decimal import Decimal".to_string(),
+                vec!["ledger/accounts.py".to_string()]
+            ))
+        );
+        let text = std::fs::read_to_string(dir.path().join("ledger/accounts.py")).unwrap();
+        assert_eq!(text, format!("from decimal import Decimal\n{code}"));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::workflow::examples::{
 };
 
 use super::examples_file;
-use crate::agents::prompts::is_test_path;
+use crate::agents::prompts::{backticked, is_test_path};
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
 use crate::agents::{AgentError, AgentOutput, PhaseRequest, Revision};
@@ -547,11 +547,4 @@ impl WorkCheck for AcceptanceCheck<'_> {
     fn describe(&self) -> String {
         self.wf.config.test_command_text()
     }
-}
-
-fn backticked<'p>(paths: impl Iterator<Item = &'p str>) -> String {
-    paths
-        .map(|p| format!("`{p}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }

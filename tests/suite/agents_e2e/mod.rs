@@ -31,8 +31,9 @@ use super::fake_llm::{FakeLlm, Recorded, Reply};
 pub const OFF_ACCEPTANCE: (&str, &str) = ("phases.acceptance.enabled", "false");
 
 /// Runs each `tests/test_*.py`'s test functions, as pytest would, with python3 alone: a failure
-/// or a module that does not import is named with its file, and the passed are counted.
-pub const PY_RUNNER: &str = r#"import glob, runpy, sys
+/// or a module that does not import is named with its file, and the failure's frame as pytest
+/// names it (`ledger.py:2: NameError`); the passed are counted.
+pub const PY_RUNNER: &str = r#"import glob, os, runpy, sys, traceback
 sys.path.insert(0, ".")
 failed = False
 passed = 0
@@ -50,6 +51,8 @@ for path in sorted(glob.glob("tests/test_*.py")):
                 passed += 1
             except Exception as err:
                 print(f"FAILED {path}::{name} - {type(err).__name__}: {err}")
+                frame = traceback.extract_tb(err.__traceback__)[-1]
+                print(f"{os.path.relpath(frame.filename)}:{frame.lineno}: {type(err).__name__}")
                 failed = True
 print(f"{passed} passed")
 sys.exit(1 if failed else 0)

@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::{section, transcript_entries, write_call, Made, Project, OFF_ACCEPTANCE};
+use super::{section, transcript_entries, write_call, Made, Project, OFF_ACCEPTANCE, PY_RUNNER};
 use crate::suite::fake_llm::Reply;
 
 #[tokio::test]
@@ -733,6 +733,51 @@ async fn stray_rewrites_of_a_file_and_of_a_function_go_back_when_the_tests_then_
         json!(["money.py::format_price"]),
         "{functions:?}"
     );
+}
+
+#[tokio::test]
+async fn a_standard_name_the_code_uses_without_importing_is_imported_before_another_round() {
+    let p = Project::new().await;
+    p.env.write("run_tests.py", PY_RUNNER);
+    p.env
+        .write("ledger.py", "def total(entries):\n    return 0\n");
+    p.env.write(
+        "tests/test_ledger.py",
+        "from decimal import Decimal\nfrom ledger import total\n\n\ndef test_total():\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n",
+    );
+    p.git_init(false);
+    p.config(&[
+        ("review.testCommand", "python3 run_tests.py"),
+        OFF_ACCEPTANCE,
+    ]);
+    let story = p.story(
+        "Exact totals",
+        "Make `total(entries)` in ledger.py add amounts given as text exactly.",
+        "- [ ] `total(['0.10', '0.20']) == Decimal('0.30')`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Right but for its import line: a `NameError` in ledger.py, not a round of the model.
+    let code =
+        "def total(entries):\n    return sum((Decimal(entry) for entry in entries), Decimal(0))\n";
+    p.fake
+        .push("implement", write_call("ledger.py", code))
+        .push("implement", Reply::text("Made `total` exact."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("implement").len(), 2, "no second round");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:ledger.py")]),
+        format!("from decimal import Decimal\n{}", code.trim_end())
+    );
+    let added = transcript_entries(&p, &story, "standard_import_added");
+    assert_eq!(
+        added[0]["import"], "from decimal import Decimal",
+        "{added:?}"
+    );
+    assert_eq!(added[0]["paths"], json!(["ledger.py"]));
 }
 
 #[tokio::test]
