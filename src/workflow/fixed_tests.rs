@@ -3,6 +3,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::agents::prompts::backticked;
 use crate::vcs;
 
 /// The line that starts the tool's listing of the tests in the `## Acceptance Tests` section.
@@ -79,6 +80,26 @@ pub struct FixedTests {
 }
 
 impl FixedTests {
+    /// What the implementer is told about the acceptance tests: that they are fixed, and which
+    /// of them it changed were put back (`restored`).
+    pub fn note(&self, restored: &[String]) -> Option<String> {
+        let paths: Vec<&str> = self.paths().collect();
+        if paths.is_empty() {
+            return None;
+        }
+        let mut note = format!(
+            "The story's acceptance tests ({}) are fixed: make the code pass them.",
+            backticked(&paths)
+        );
+        if !restored.is_empty() {
+            note.push_str(&format!(
+                " Your change to {} was put back.",
+                backticked(restored)
+            ));
+        }
+        Some(note)
+    }
+
     pub fn take(dir: &Path, paths: &[String]) -> FixedTests {
         FixedTests {
             dir: dir.to_path_buf(),

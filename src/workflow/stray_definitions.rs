@@ -24,7 +24,8 @@ use crate::agents::tools::source_of;
 use crate::vcs;
 
 /// A top-level function HEAD defines that the model changed or dropped, and the story does not
-/// ask for.
+/// ask for; or one the story names that the model dropped (a story names a delivered function
+/// to use it: a rewrite of its file without it fails every test that imports it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StrayDefinition {
     pub path: String,
@@ -40,7 +41,8 @@ impl std::fmt::Display for StrayDefinition {
 }
 
 /// The top-level Python functions of the files changed since HEAD (no tests) that HEAD
-/// defines, that the model changed or dropped, and that are none of `asked`.
+/// defines, that the model changed or dropped and that are none of `asked`, or that the model
+/// dropped though `asked` names them.
 pub fn stray_definitions(
     dir: &Path,
     asked: &[NamedFunction],
@@ -67,13 +69,15 @@ pub fn stray_definitions(
         };
         let now = std::fs::read_to_string(dir.join(path)).unwrap_or_default();
         for name in top_level_functions(&head) {
-            if asked.iter().any(|function| function.name == name) {
-                continue;
-            }
             let Some(before) = top_level_source(&head, &name) else {
                 continue;
             };
-            if top_level_source(&now, &name).as_deref() != Some(before.as_str()) {
+            let current = top_level_source(&now, &name);
+            let asked_for = asked.iter().any(|function| function.name == name);
+            if asked_for && current.is_some() {
+                continue;
+            }
+            if current.as_deref() != Some(before.as_str()) {
                 found.push(StrayDefinition {
                     path: path.clone(),
                     name,
@@ -107,14 +111,19 @@ pub fn put_back(dir: &Path, strays: &[StrayDefinition]) -> Set {
 }
 
 /// Whether `after` is a better run than `before`: it passes, or it fails some of the tests
-/// `before` failed and no other (a run that errs before naming any test is no better).
+/// `before` failed and no other, or it names failing tests where `before` erred before naming
+/// any (an `ImportError` while collecting hides every test of the file). A run that errs
+/// before naming any test is no better than one that names them.
 pub fn does_better(after: &TestRun, before: &TestRun) -> bool {
     if after.passed() {
         return true;
     }
     let now = failed_tests(&after.output);
     let then = failed_tests(&before.output);
-    !now.is_empty() && now.len() < then.len() && now.iter().all(|test| then.contains(test))
+    if now.is_empty() {
+        return false;
+    }
+    then.is_empty() || (now.len() < then.len() && now.iter().all(|test| then.contains(test)))
 }
 
 /// The functions a Python file defines at its top level.
@@ -193,6 +202,18 @@ mod tests {
                 .all(|stray| stray.name != "receipt_line"),
             "a function HEAD lacks is the model's"
         );
+
+        // A story that names the delivered functions to use them: changed, they are the
+        // model's to change; dropped, they go back (held-out ledger, by its summary line: the
+        // tests could not import a delivered function from the file the model rewrote).
+        let uses = |name: &str| NamedFunction {
+            name: name.into(),
+            files: vec!["inventory/money.py".into()],
+        };
+        let asked = [uses("receipt_line"), uses("format_price"), uses("cents_of")];
+        let strays = stray_definitions(dir, &asked, &FixedTests::default());
+        let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
+        assert_eq!(names, ["inventory/money.py::cents_of"]);
     }
 
     #[test]
@@ -220,5 +241,7 @@ mod tests {
             ..run(&["x"])
         };
         assert!(!does_better(&erred, &before));
+        assert!(does_better(&before, &erred), "past the collection at last");
+        assert!(!does_better(&erred, &erred));
     }
 }

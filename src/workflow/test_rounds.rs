@@ -51,26 +51,6 @@ pub struct TestRounds<'a> {
 }
 
 impl<'a> TestRounds<'a> {
-    /// What the model is told about the acceptance tests: that they are fixed, and which it
-    /// changed were put back.
-    fn fixed_note(&self, restored: &[String]) -> Option<String> {
-        let paths: Vec<&str> = self.fixed.paths().collect();
-        if paths.is_empty() {
-            return None;
-        }
-        let mut note = format!(
-            "The story's acceptance tests ({}) are fixed: make the code pass them.",
-            backticked(&paths)
-        );
-        if !restored.is_empty() {
-            note.push_str(&format!(
-                " Your change to {} was put back.",
-                backticked(restored)
-            ));
-        }
-        Some(note)
-    }
-
     /// `None` when no test command is set, or `implement.testRounds` is 0.
     pub fn new(
         wf: &'a Workflow,
@@ -400,7 +380,13 @@ impl<'a> TestRounds<'a> {
     /// not name in the files it does (`stray_definitions`). A stray rewrite fails the project's
     /// own tests in every round after, and the model chases them instead of the story.
     async fn without_strays(&self, mut result: TestRun) -> TestRun {
-        let failed = |run: &TestRun| matches!(run.outcome, TestOutcome::Failed { .. });
+        // A named function missing may be one the model dropped (`stray_definitions`).
+        let failed = |run: &TestRun| {
+            matches!(
+                run.outcome,
+                TestOutcome::Failed { .. } | TestOutcome::NotDefined { .. }
+            )
+        };
         if !failed(&result) {
             return result;
         }
@@ -555,7 +541,7 @@ impl WorkCheck for TestRounds<'_> {
                  will run again"
             }
         };
-        let fixed_note = self.fixed_note(&restored);
+        let fixed_note = self.fixed.note(&restored);
         let unasked = self.unasked(&result);
         let feedback = result.failure().map(|failure| {
             if let Some(unasked) = &unasked {

@@ -781,6 +781,58 @@ async fn a_standard_name_the_code_uses_without_importing_is_imported_before_anot
 }
 
 #[tokio::test]
+async fn a_delivered_function_the_story_uses_and_the_model_dropped_goes_back() {
+    let p = Project::new().await;
+    p.env.write("run_tests.py", PY_RUNNER);
+    let format_cents =
+        "def format_cents(cents):\n    return f\"${cents // 100}.{cents % 100:02d}\"\n";
+    p.env.write("money.py", format_cents);
+    p.env.write(
+        "tests/test_money.py",
+        "from money import format_cents\n\n\ndef test_format_cents():\n    assert format_cents(150) == '$1.50'\n",
+    );
+    p.git_init(false);
+    p.config(&[
+        ("review.testCommand", "python3 run_tests.py"),
+        OFF_ACCEPTANCE,
+    ]);
+    let story = p.story(
+        "A statement",
+        "Add `statement(balances)` to money.py: `name: amount` with the amount shown by `format_cents(cents)`.",
+        "- [ ] `statement({'ann': 150}) == 'ann: $1.50'`",
+        "ready",
+        &["research", "plan"],
+    );
+    // The file written whole with the new function only: the one it calls is gone.
+    let statement = "def statement(balances):\n    return '\\n'.join(f'{name}: {format_cents(cents)}' for name, cents in balances.items())\n";
+    p.fake
+        .push("implement", write_call("money.py", statement))
+        .push(
+            "implement",
+            write_call(
+                "tests/test_statement.py",
+                "from money import statement\n\n\ndef test_statement():\n    assert statement({'ann': 150}) == 'ann: $1.50'\n",
+            ),
+        )
+        .push("implement", Reply::text("Added `statement`."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("implement").len(), 3, "no second round");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let money = p.git(&["show", &format!("{branch}:money.py")]);
+    assert!(
+        money.contains(format_cents.trim_end()) && money.contains("def statement(balances):"),
+        "{money}"
+    );
+    let put_back = transcript_entries(&p, &story, "stray_definitions_put_back");
+    assert_eq!(
+        put_back[0]["definitions"],
+        json!(["money.py::format_cents"])
+    );
+}
+
+#[tokio::test]
 async fn a_stray_rewrite_goes_back_with_the_project_test_the_model_rewrote_to_match_it() {
     let p = Project::new().await;
     let cart = "class Cart:\n    def add(self, sku, quantity=1):\n        if quantity <= 0:\n            raise ValueError(quantity)\n";
