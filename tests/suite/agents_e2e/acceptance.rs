@@ -1,7 +1,7 @@
 //! The acceptance phase (docs/design.md §21): the story's examples become tests before its code,
 //! checked by the tool, committed on the story's branch, and fixed for implement.
 
-use super::{section, tool_results, transcript_entries, write_call, Made, Project, PY_RUNNER};
+use super::{section, tool_results, transcript_entries, write_call, Made, Project};
 use crate::suite::fake_llm::Reply;
 
 /// Runs each `tests/test_*.sh`; a failing one is named the way pytest names it.
@@ -188,9 +188,7 @@ async fn a_copy_of_the_asked_function_in_the_tests_is_taken_out_for_the_real_one
         "textkit.py",
         "def shout(text):\n    return text.upper() + '!'\n",
     );
-    p.env.write("run_tests.py", PY_RUNNER);
-    p.git_init(false);
-    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    p.python_git_project(&[]);
     let story = p.story(
         "Whisper",
         "Add `whisper(text)` to textkit.py.",
@@ -225,9 +223,7 @@ async fn a_test_of_a_method_the_class_lacks_and_the_story_never_names_is_taken_o
         "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n",
     );
     p.env.write("inventory/__init__.py", "");
-    p.env.write("run_tests.py", PY_RUNNER);
-    p.git_init(false);
-    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    p.python_git_project(&[]);
     let story = p.story(
         "Empty the cart",
         "Add a method `clear()` to the `Cart` class in inventory/cart.py.",
@@ -369,9 +365,7 @@ async fn tests_the_model_cannot_write_give_way_to_the_story_examples_written_by_
         "tests/test_textkit.py",
         "from textkit import shout\n\n\ndef test_shout():\n    assert shout('a') == 'A!'\n",
     );
-    p.env.write("run_tests.py", PY_RUNNER);
-    p.git_init(false);
-    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    p.python_git_project(&[]);
     let story = p.story(
         "Slugs",
         "Add `slugify(text)` to textkit.py.",
@@ -437,10 +431,8 @@ async fn an_example_on_an_object_is_written_by_the_tool_with_the_calls_before_it
         "tests/test_cart.py",
         "from inventory.cart import Cart\n\n\ndef test_add():\n    cart = Cart()\n    cart.add('a')\n    assert cart.quantity('a') == 1\n",
     );
-    p.env.write("run_tests.py", PY_RUNNER);
     p.env.write("pytest.py", PYTEST_RAISES);
-    p.git_init(false);
-    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    p.python_git_project(&[]);
     let story = p.story(
         "Remove an item from the cart",
         "Add a method `remove(sku)` to the `Cart` class in inventory/cart.py.",
@@ -615,9 +607,7 @@ async fn a_standard_name_the_tests_use_without_importing_is_imported_by_the_tool
         "ledger.py",
         "def total(entries):\n    return sum(entries)\n",
     );
-    p.env.write("run_tests.py", PY_RUNNER);
-    p.git_init(false);
-    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    p.python_git_project(&[]);
     let story = p.story(
         "Exact totals",
         "Make `total(entries)` in ledger.py add amounts given as text exactly.",

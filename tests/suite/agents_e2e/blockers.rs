@@ -3,7 +3,7 @@
 
 use serde_json::json;
 
-use super::{write_call, Made, Project, PY_RUNNER};
+use super::{write_call, Made, Project};
 use crate::suite::fake_llm::Reply;
 
 const ACCEPTANCE_TEST: &str =
@@ -19,9 +19,7 @@ async fn implemented_greeting() -> (Project, Made) {
     let p = Project::new().await;
     p.env
         .write("greet.py", "def shout(text):\n    return text.upper()\n");
-    p.env.write("run_tests.py", PY_RUNNER);
-    p.git_init(false);
-    p.config(&[("review.testCommand", "python3 run_tests.py")]);
+    p.python_git_project(&[]);
     let story = p.story(
         "Greet people",
         "Add `greet(name)` to greet.py.",

@@ -93,6 +93,15 @@ impl Project {
         self.run(&["run", "--story", &story.id, "--step", step])
     }
 
+    /// Commits the files written so far as a git project whose tests [`PY_RUNNER`] runs
+    /// (`python3 run_tests.py`), and sets `settings` too.
+    pub fn python_git_project(&self, settings: &[(&str, &str)]) {
+        self.env.write("run_tests.py", PY_RUNNER);
+        self.git_init(false);
+        self.config(&[("review.testCommand", "python3 run_tests.py")]);
+        self.config(settings);
+    }
+
     /// Sets config keys through the `config` command, so they are validated.
     pub fn config(&self, pairs: &[(&str, &str)]) {
         for (key, value) in pairs {

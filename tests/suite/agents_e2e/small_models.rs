@@ -3,7 +3,7 @@
 
 use serde_json::{json, Value as Json};
 
-use super::{section, transcript_entries, write_call, Made, Project, OFF_ACCEPTANCE, PY_RUNNER};
+use super::{section, transcript_entries, write_call, Made, Project, OFF_ACCEPTANCE};
 use crate::suite::fake_llm::Reply;
 
 #[tokio::test]
@@ -738,18 +738,13 @@ async fn stray_rewrites_of_a_file_and_of_a_function_go_back_when_the_tests_then_
 #[tokio::test]
 async fn a_standard_name_the_code_uses_without_importing_is_imported_before_another_round() {
     let p = Project::new().await;
-    p.env.write("run_tests.py", PY_RUNNER);
     p.env
         .write("ledger.py", "def total(entries):\n    return 0\n");
     p.env.write(
         "tests/test_ledger.py",
         "from decimal import Decimal\nfrom ledger import total\n\n\ndef test_total():\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n",
     );
-    p.git_init(false);
-    p.config(&[
-        ("review.testCommand", "python3 run_tests.py"),
-        OFF_ACCEPTANCE,
-    ]);
+    p.python_git_project(&[OFF_ACCEPTANCE]);
     let story = p.story(
         "Exact totals",
         "Make `total(entries)` in ledger.py add amounts given as text exactly.",
@@ -783,7 +778,6 @@ async fn a_standard_name_the_code_uses_without_importing_is_imported_before_anot
 #[tokio::test]
 async fn a_delivered_function_the_story_uses_and_the_model_dropped_goes_back() {
     let p = Project::new().await;
-    p.env.write("run_tests.py", PY_RUNNER);
     let format_cents =
         "def format_cents(cents):\n    return f\"${cents // 100}.{cents % 100:02d}\"\n";
     p.env.write("money.py", format_cents);
@@ -791,11 +785,7 @@ async fn a_delivered_function_the_story_uses_and_the_model_dropped_goes_back() {
         "tests/test_money.py",
         "from money import format_cents\n\n\ndef test_format_cents():\n    assert format_cents(150) == '$1.50'\n",
     );
-    p.git_init(false);
-    p.config(&[
-        ("review.testCommand", "python3 run_tests.py"),
-        OFF_ACCEPTANCE,
-    ]);
+    p.python_git_project(&[OFF_ACCEPTANCE]);
     let story = p.story(
         "A statement",
         "Add `statement(balances)` to money.py: `name: amount` with the amount shown by `format_cents(cents)`.",
