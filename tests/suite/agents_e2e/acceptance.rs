@@ -199,20 +199,28 @@ async fn a_copy_of_the_asked_function_in_the_tests_is_taken_out_for_the_real_one
     // The function written into the test file above its test: it passes before the story's
     // code exists, and would have been refused for it.
     let copied = "def whisper(text):\n    return text.lower().rstrip('!')\n\n\ndef test_whisper():\n    assert whisper('A!') == 'a'\n";
+    assert_eq!(
+        taken_at_once(&p, &story, "tests/test_whisper.py", copied),
+        "from textkit import whisper\n\ndef test_whisper():\n    assert whisper('A!') == 'a'"
+    );
+}
+
+/// Runs the acceptance phase of `story` with the model writing `tests` into `path`, then
+/// saying it is done; asserts the phase took them in that one round, and returns the file as
+/// the story's branch has it.
+#[track_caller]
+fn taken_at_once(p: &Project, story: &Made, path: &str, tests: &str) -> String {
     p.fake
-        .push("acceptance", write_call("tests/test_whisper.py", copied))
+        .push("acceptance", write_call(path, tests))
         .push("acceptance", Reply::text("done"));
 
     p.run(&["run", "--story", &story.id]).success();
 
-    let front = p.front(&story);
+    let front = p.front(story);
     assert_eq!(front["acceptance_complete"], true, "{front:?}");
-    let branch = front["branch"].as_str().unwrap().to_string();
-    assert_eq!(
-        p.git(&["show", &format!("{branch}:tests/test_whisper.py")]),
-        "from textkit import whisper\n\ndef test_whisper():\n    assert whisper('A!') == 'a'"
-    );
     assert_eq!(p.fake.requests_for("acceptance").len(), 2, "taken at once");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    p.git(&["show", &format!("{branch}:{path}")])
 }
 
 #[tokio::test]
@@ -618,18 +626,8 @@ async fn a_standard_name_the_tests_use_without_importing_is_imported_by_the_tool
     // The right test with no `from decimal import Decimal`: before the code it fails on a
     // `NameError`, which once refused the tests of a held-out story (there for `pytest`).
     let tests = "from ledger import total\n\n\ndef test_total_is_exact():\n    assert isinstance(total([]), Decimal)\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n";
-    p.fake
-        .push("acceptance", write_call("tests/test_total.py", tests))
-        .push("acceptance", Reply::text("done"));
-
-    p.run(&["run", "--story", &story.id]).success();
-
-    let front = p.front(&story);
-    assert_eq!(front["acceptance_complete"], true, "{front:?}");
-    let branch = front["branch"].as_str().unwrap().to_string();
     assert_eq!(
-        p.git(&["show", &format!("{branch}:tests/test_total.py")]),
+        taken_at_once(&p, &story, "tests/test_total.py", tests),
         format!("from decimal import Decimal\n{}", tests.trim_end())
     );
-    assert_eq!(p.fake.requests_for("acceptance").len(), 2, "taken at once");
 }
