@@ -616,13 +616,7 @@ async fn a_standard_name_the_tests_use_without_importing_is_imported_by_the_tool
         "def total(entries):\n    return sum(entries)\n",
     );
     p.python_git_project(&[]);
-    let story = p.story(
-        "Exact totals",
-        "Make `total(entries)` in ledger.py add amounts given as text exactly.",
-        "- [ ] `total(['0.10', '0.20']) == Decimal('0.30')`",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.exact_totals_story();
     // The right test with no `from decimal import Decimal`: before the code it fails on a
     // `NameError`, which once refused the tests of a held-out story (there for `pytest`).
     let tests = "from ledger import total\n\n\ndef test_total_is_exact():\n    assert isinstance(total([]), Decimal)\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n";

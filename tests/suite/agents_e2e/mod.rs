@@ -102,6 +102,18 @@ impl Project {
         self.config(settings);
     }
 
+    /// A planned story that asks `total(entries)` in ledger.py to add amounts exactly, its
+    /// example compared with a `Decimal`.
+    pub fn exact_totals_story(&self) -> Made {
+        self.story(
+            "Exact totals",
+            "Make `total(entries)` in ledger.py add amounts given as text exactly.",
+            "- [ ] `total(['0.10', '0.20']) == Decimal('0.30')`",
+            "ready",
+            &["research", "plan"],
+        )
+    }
+
     /// Sets config keys through the `config` command, so they are validated.
     pub fn config(&self, pairs: &[(&str, &str)]) {
         for (key, value) in pairs {

@@ -745,13 +745,7 @@ async fn a_standard_name_the_code_uses_without_importing_is_imported_before_anot
         "from decimal import Decimal\nfrom ledger import total\n\n\ndef test_total():\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n",
     );
     p.python_git_project(&[OFF_ACCEPTANCE]);
-    let story = p.story(
-        "Exact totals",
-        "Make `total(entries)` in ledger.py add amounts given as text exactly.",
-        "- [ ] `total(['0.10', '0.20']) == Decimal('0.30')`",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = p.exact_totals_story();
     // Right but for its import line: a `NameError` in ledger.py, not a round of the model.
     let code =
         "def total(entries):\n    return sum((Decimal(entry) for entry in entries), Decimal(0))\n";
