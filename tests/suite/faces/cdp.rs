@@ -124,6 +124,17 @@ impl Browser {
     }
 
     fn send(&mut self, session: Option<&str>, method: &str, params: Json) -> Json {
+        self.try_send(session, method, params)
+            .unwrap_or_else(|error| panic!("{method} failed: {error}"))
+    }
+
+    /// The browser's answer to `method`, or the error it answered with.
+    fn try_send(
+        &mut self,
+        session: Option<&str>,
+        method: &str,
+        params: Json,
+    ) -> Result<Json, Json> {
         self.next_id += 1;
         let id = self.next_id;
         let (reply, answer) = channel();
@@ -141,10 +152,10 @@ impl Browser {
         let response = answer
             .recv_timeout(COMMAND_TIMEOUT)
             .unwrap_or_else(|_| panic!("{method}: no answer from the browser"));
-        if let Some(error) = response.get("error") {
-            panic!("{method} failed: {error}");
+        match response.get("error") {
+            Some(error) => Err(error.clone()),
+            None => Ok(response["result"].clone()),
         }
-        response["result"].clone()
     }
 
     /// A command to the page.
@@ -175,12 +186,31 @@ impl Browser {
         result["result"]["value"].clone()
     }
 
-    /// Polls `condition` (a JavaScript expression) until it is true; how long that took.
+    /// Polls `condition` (a JavaScript expression) until it is true; how long that took. A
+    /// poll made while the page navigates (a form posted, a reload) counts as not yet: on a
+    /// busy machine the browser answers it with "Inspected target navigated or closed".
     pub fn wait_for(&mut self, condition: &str, limit: Duration) -> Option<Duration> {
         let start = std::time::Instant::now();
+        let session = self.session.clone();
         loop {
-            if self.eval(&format!("Boolean({condition})")) == json!(true) {
-                return Some(start.elapsed());
+            let answer = self.try_send(
+                Some(&session),
+                "Runtime.evaluate",
+                json!({"expression": format!("Boolean({condition})"), "returnByValue": true}),
+            );
+            let navigating = |error: &Json| {
+                let message = error["message"].as_str().unwrap_or("");
+                message.contains("navigated or closed") || message.contains("context")
+            };
+            match answer {
+                Ok(result) if result["result"]["value"] == json!(true) => {
+                    return Some(start.elapsed())
+                }
+                Ok(result) if result.get("exceptionDetails").is_some() => {
+                    panic!("`{condition}` threw: {}", result["exceptionDetails"])
+                }
+                Err(error) if !navigating(&error) => panic!("Runtime.evaluate failed: {error}"),
+                _ => {}
             }
             if start.elapsed() >= limit {
                 return None;
