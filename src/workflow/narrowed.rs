@@ -10,6 +10,7 @@ use super::context::Workflow;
 use super::examples::calls;
 use super::fixed_tests::FixedTests;
 use super::named_functions::{mentions_word, Missing, NamedFunction};
+use super::python_imports::without_imports_of_itself;
 use super::story_ops;
 use crate::agents::prompts::backtick_spans;
 use crate::agents::tools::{defined_name, source_of};
@@ -312,36 +313,6 @@ pub async fn narrow(
     code.filter(|_| written)
 }
 
-/// `code` without the lines that import from `file`'s own module: asked for `receipt_line` in
-/// `inventory/money.py`, the 1.5B model began its answer with `from inventory.money import
-/// format_price`, which merged in made the module import itself, and no test could load it.
-fn without_imports_of_itself(code: &str, file: &str) -> String {
-    let Some(stem) = file.strip_suffix(".py") else {
-        return code.to_string();
-    };
-    let module = stem.replace('/', ".");
-    let last = module.rsplit('.').next().unwrap_or(&module).to_string();
-    let mut own = vec![module.clone(), format!(".{last}")];
-    if let Some(inside_src) = module.strip_prefix("src.") {
-        own.push(inside_src.to_string());
-    }
-    let imports_itself = |line: &str| {
-        let from = line
-            .strip_prefix("from ")
-            .and_then(|rest| rest.split_once(" import "))
-            .map(|(source, _)| source.trim());
-        let plain = line.strip_prefix("import ").map(str::trim);
-        from.or(plain)
-            .is_some_and(|source| own.iter().any(|m| m == source))
-    };
-    let kept: Vec<&str> = code.lines().filter(|line| !imports_itself(line)).collect();
-    let mut out = kept.join("\n");
-    if code.ends_with('\n') {
-        out.push('\n');
-    }
-    out.trim_start_matches('\n').to_string()
-}
-
 /// The story text the names come from: its summary and criteria.
 fn named_text(story: &Story) -> String {
     ["Summary", "Acceptance Criteria"]
@@ -634,23 +605,6 @@ mod tests {
             ),
             None
         );
-    }
-
-    #[test]
-    fn an_answer_importing_its_own_module_loses_that_import() {
-        // Recorded (Qwen2.5-Coder-1.5B, inventory `receipt-line`, 2026-11-28).
-        let answer = "from inventory.money import format_price\n\ndef receipt_line(name, cents):\n    return f\"{name}: ${format_price(cents)}\"\n";
-        assert_eq!(
-            without_imports_of_itself(answer, "inventory/money.py"),
-            "def receipt_line(name, cents):\n    return f\"{name}: ${format_price(cents)}\"\n"
-        );
-        let other =
-            "import math\nfrom inventory.pricing import apply_discount\nfrom .money import x\n";
-        assert_eq!(
-            without_imports_of_itself(other, "inventory/money.py"),
-            "import math\nfrom inventory.pricing import apply_discount\n"
-        );
-        assert_eq!(without_imports_of_itself(other, "pricing.rs"), other);
     }
 
     #[test]

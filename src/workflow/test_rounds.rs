@@ -12,11 +12,11 @@ use async_trait::async_trait;
 use super::context::Workflow;
 use super::fixed_tests::FixedTests;
 use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
+use super::python_imports::{import_into_frame, without_imports_of_itself};
 use super::stray_changes::{set_aside, stray_files};
 use super::stray_definitions::{does_better, stray_definitions};
 use super::tests_run::{run, TestOutcome, TestRun};
 use super::unasked_tests::{failing_tests_of, unasked_failures};
-use super::undefined_names::import_into_frame;
 use crate::agents::prompts::backticked;
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
@@ -94,23 +94,35 @@ impl<'a> TestRounds<'a> {
             .collect()
     }
 
-    /// Mends the implementer's own Python test files where a small model gets the form wrong
-    /// and the code right: adds the imports they lack, as the acceptance phase does for its
-    /// tests (a 1.5B model's `pytest.raises` with no `import pytest` failed inventory's `add`
-    /// story on a `NameError` in every round), and drops a `self` that a top-level test never
-    /// uses (`unused_self_dropped`).
-    fn mend_own_tests(&self) {
+    /// Mends the implementer's own Python files where a small model gets the form wrong and
+    /// the code right. Its code loses an import of its own module (`from calendar_utils import
+    /// days_in_month` atop calendar_utils.py: a circular import no test could load). Its tests
+    /// get the imports they lack, as the acceptance phase's do (a 1.5B model's `pytest.raises`
+    /// with no `import pytest` failed inventory's `add` story on a `NameError` in every round),
+    /// and lose a `self` that a top-level test never uses (`unused_self_dropped`).
+    fn mend_own_files(&self) {
         let own = self.own_folders();
         let own: Vec<&Path> = own.iter().map(PathBuf::as_path).collect();
         let Ok(changed) = crate::vcs::dirty_paths(&self.dir, &own) else {
             return;
         };
         let homes = super::named_functions::homes(&self.dir, self.story);
-        for path in changed.iter().filter(|path| {
-            path.ends_with(".py")
-                && crate::agents::prompts::is_test_path(Path::new(path))
-                && !self.fixed.paths().any(|fixed| fixed == path.as_str())
-        }) {
+        let mine = |path: &&String| {
+            path.ends_with(".py") && !self.fixed.paths().any(|fixed| fixed == path.as_str())
+        };
+        for path in changed.iter().filter(mine) {
+            if !crate::agents::prompts::is_test_path(Path::new(path)) {
+                let full = self.dir.join(path);
+                let Ok(text) = std::fs::read_to_string(&full) else {
+                    continue;
+                };
+                let mended = without_imports_of_itself(&text, path);
+                if mended != text && crate::atomic_file::write(&full, mended.as_bytes()).is_ok() {
+                    self.transcript
+                        .record("self_import_dropped", serde_json::json!({"path": path}));
+                }
+                continue;
+            }
             if let Some(added) = super::examples::add_missing_imports(&self.dir, path, &homes) {
                 self.transcript.record(
                     "test_imports_added",
@@ -132,7 +144,7 @@ impl<'a> TestRounds<'a> {
 
     /// The run the check makes: the story's names first, then the test command.
     async fn check_now(&self) -> Option<TestRun> {
-        self.mend_own_tests();
+        self.mend_own_files();
         let dir = self.dir.clone();
         let named = self.named.clone();
         // The board holds the story's own text (and code quoted in notes): no definition.
@@ -423,7 +435,7 @@ impl<'a> TestRounds<'a> {
     }
 
     /// While `result` fails on a standard name the model's code uses without importing it
-    /// (`Decimal`), the import goes into that file and the tests run again (`undefined_names`).
+    /// (`Decimal`), the import goes into that file and the tests run again (`python_imports`).
     async fn with_standard_imports(&self, mut result: TestRun) -> TestRun {
         for _ in 0..3 {
             let fixed = |path: &str| self.fixed.paths().any(|fixed| fixed == path);

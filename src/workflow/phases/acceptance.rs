@@ -31,8 +31,8 @@ use crate::workflow::fixed_tests::{listing, put_back};
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::outcome::Outcome;
 use crate::workflow::phase_output::TreeFingerprint;
+use crate::workflow::python_imports;
 use crate::workflow::tests_run::{self, TestOutcome, TestRun};
-use crate::workflow::undefined_names;
 use crate::workflow::unknown_methods;
 use crate::workflow::workspace::Work;
 
@@ -358,11 +358,10 @@ impl<'a> AcceptanceCheck<'a> {
         // Each pass imports one standard name the run found undefined (`pytest`, `Decimal`),
         // and runs the tests again; a name of the story's stays the model's to import.
         for _ in 0..3 {
-            let Some(name) = undefined_names::undefined_name(&run.output) else {
+            let Some(name) = python_imports::undefined_name(&run.output) else {
                 break;
             };
-            let Some((import, files)) =
-                undefined_names::import_where_used(&self.dir, &tests, &name)
+            let Some((import, files)) = python_imports::import_where_used(&self.dir, &tests, &name)
             else {
                 break;
             };
@@ -403,7 +402,7 @@ impl<'a> AcceptanceCheck<'a> {
                 ))
             }
         };
-        if let Some(name) = undefined_names::undefined_name(&run.output) {
+        if let Some(name) = python_imports::undefined_name(&run.output) {
             return Verdict::Refused(format!(
                 "the tests use `{name}` without importing or defining it: add its import at the top of the test file (a name the story asks for comes from the file the story names)"
             ));

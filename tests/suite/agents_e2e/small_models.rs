@@ -817,6 +817,43 @@ async fn a_delivered_function_the_story_uses_and_the_model_dropped_goes_back() {
 }
 
 #[tokio::test]
+async fn a_module_the_model_makes_import_itself_loses_that_import() {
+    let p = Project::new().await;
+    let days = "def days_in_month(month):\n    return 28 if month == 2 else 31\n";
+    p.env.write("calendar_utils.py", days);
+    p.env.write(
+        "tests/test_calendar_utils.py",
+        "from calendar_utils import days_in_month\n\n\ndef test_days():\n    assert days_in_month(2) == 28\n",
+    );
+    p.python_git_project(&[OFF_ACCEPTANCE]);
+    let story = p.story(
+        "Tell leap years",
+        "Add `is_leap_year(year)` to calendar_utils.py.",
+        "- [ ] `is_leap_year(2000) is True`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded (driving this story with Qwen2.5-Coder-1.5B, 2026-11-29), the function added:
+    // the file written whole under an import of itself, a circular import in every round.
+    let leap = "def is_leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n";
+    let written = format!("from calendar_utils import days_in_month\n\n\n{days}\n\n{leap}");
+    p.fake
+        .push("implement", write_call("calendar_utils.py", &written))
+        .push("implement", Reply::text("Added `is_leap_year`."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("implement").len(), 2, "no second round");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:calendar_utils.py")]),
+        format!("{days}\n\n{leap}").trim_end()
+    );
+    let dropped = transcript_entries(&p, &story, "self_import_dropped");
+    assert_eq!(dropped[0]["path"], "calendar_utils.py", "{dropped:?}");
+}
+
+#[tokio::test]
 async fn a_stray_rewrite_goes_back_with_the_project_test_the_model_rewrote_to_match_it() {
     let p = Project::new().await;
     let cart = "class Cart:\n    def add(self, sku, quantity=1):\n        if quantity <= 0:\n            raise ValueError(quantity)\n";

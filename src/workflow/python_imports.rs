@@ -1,5 +1,6 @@
-//! Names Python code uses without importing, which the test run names in a `NameError`, and
-//! the standard import that defines them (docs/design.md §21). A 1.5B model writes
+//! The import lines a small model gets wrong and the tool mends, the code being right
+//! (docs/design.md §21): names Python code uses without importing, which the test run names in
+//! a `NameError`, and the standard import that defines them; and a module's import of itself. A 1.5B model writes
 //! `pytest.raises` or `Decimal("1.50")` and forgets the import line; the test or the code is
 //! right and the import is not a matter of judgement, so the tool adds it rather than refuse
 //! the tests or spend a round of the implementer on it.
@@ -132,6 +133,39 @@ pub fn import_into_frame(
     import_where_used(dir, &[path], &name)
 }
 
+/// `code` without the lines that import from `file`'s own module: asked for `receipt_line` in
+/// `inventory/money.py`, the 1.5B model began its answer with `from inventory.money import
+/// format_price`, which merged in made the module import itself, and no test could load it.
+pub fn without_imports_of_itself(code: &str, file: &str) -> String {
+    let Some(stem) = file.strip_suffix(".py") else {
+        return code.to_string();
+    };
+    let module = stem.replace('/', ".");
+    let last = module.rsplit('.').next().unwrap_or(&module).to_string();
+    let mut own = vec![module.clone(), format!(".{last}")];
+    if let Some(inside_src) = module.strip_prefix("src.") {
+        own.push(inside_src.to_string());
+    }
+    let imports_itself = |line: &str| {
+        let from = line
+            .strip_prefix("from ")
+            .and_then(|rest| rest.split_once(" import "))
+            .map(|(source, _)| source.trim());
+        let plain = line.strip_prefix("import ").map(str::trim);
+        from.or(plain)
+            .is_some_and(|source| own.iter().any(|m| m == source))
+    };
+    let kept: Vec<&str> = code.lines().filter(|line| !imports_itself(line)).collect();
+    if kept.len() == code.lines().count() {
+        return code.to_string();
+    }
+    let mut out = kept.join("\n");
+    if code.ends_with('\n') {
+        out.push('\n');
+    }
+    out.trim_start_matches('\n').to_string()
+}
+
 fn is_identifier(name: &str) -> bool {
     name.chars()
         .next()
@@ -227,5 +261,33 @@ mod tests {
         // A second pass finds the import there and adds nothing.
         assert_eq!(import_where_used(dir.path(), &paths, "pytest"), None);
         assert_eq!(import_where_used(dir.path(), &paths, "withdraw"), None);
+    }
+
+    #[test]
+    fn an_answer_importing_its_own_module_loses_that_import() {
+        // Recorded (Qwen2.5-Coder-1.5B, inventory `receipt-line`, 2026-11-28).
+        let answer = "from inventory.money import format_price\n\ndef receipt_line(name, cents):\n    return f\"{name}: ${format_price(cents)}\"\n";
+        assert_eq!(
+            without_imports_of_itself(answer, "inventory/money.py"),
+            "def receipt_line(name, cents):\n    return f\"{name}: ${format_price(cents)}\"\n"
+        );
+        let other =
+            "import math\nfrom inventory.pricing import apply_discount\nfrom .money import x\n";
+        assert_eq!(
+            without_imports_of_itself(other, "inventory/money.py"),
+            "import math\nfrom inventory.pricing import apply_discount\n"
+        );
+        assert_eq!(without_imports_of_itself(other, "pricing.rs"), other);
+        // Recorded (driving a leap-year story, 2026-11-29): the model's whole file, with the
+        // import of itself atop it; a file that imports nothing of itself is left as it is.
+        let own = "\"\"\"Small helpers.\"\"\"\nfrom calendar_utils import days_in_month\n\n\ndef days_in_month(month):\n    return 30\n";
+        assert_eq!(
+            without_imports_of_itself(own, "calendar_utils.py"),
+            "\"\"\"Small helpers.\"\"\"\n\n\ndef days_in_month(month):\n    return 30\n"
+        );
+        assert_eq!(
+            without_imports_of_itself("\nx = 1\n", "calendar_utils.py"),
+            "\nx = 1\n"
+        );
     }
 }
