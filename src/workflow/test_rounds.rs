@@ -95,17 +95,10 @@ impl<'a> TestRounds<'a> {
     }
 
     /// Mends the implementer's own Python files where a small model gets the form wrong and
-    /// the code right. Its code loses an import of its own module (`from calendar_utils import
-    /// days_in_month` atop calendar_utils.py: a circular import no test could load). Its tests
-    /// get the imports they lack, as the acceptance phase's do (a 1.5B model's `pytest.raises`
-    /// with no `import pytest` failed inventory's `add` story on a `NameError` in every round),
-    /// and lose a `self` that a top-level test never uses (`unused_self_dropped`).
+    /// the code right (docs/design.md §21): its code loses an import of its own module, its
+    /// tests get the imports they lack and lose a `self` a top-level test never uses.
     fn mend_own_files(&self) {
-        let own = self.own_folders();
-        let own: Vec<&Path> = own.iter().map(PathBuf::as_path).collect();
-        let Ok(changed) = crate::vcs::dirty_paths(&self.dir, &own) else {
-            return;
-        };
+        let changed = self.changed_by_the_story();
         let homes = super::named_functions::homes(&self.dir, self.story);
         let mine = |path: &&String| {
             path.ends_with(".py") && !self.fixed.paths().any(|fixed| fixed == path.as_str())
@@ -142,6 +135,21 @@ impl<'a> TestRounds<'a> {
         }
     }
 
+    /// The files the story's work changed, the tool's own folders left out: since the story's
+    /// base commit, as a failed implement commits its partial work on the branch (a self-import
+    /// committed so failed the next run, in HEAD and no change of the tree), else since HEAD.
+    fn changed_by_the_story(&self) -> Vec<String> {
+        let own = self.wf.own_paths();
+        let base = self.story.meta.branch_base.as_deref().unwrap_or("HEAD");
+        let changed = crate::vcs::worktree_changes(&self.dir, base, &[])
+            .or_else(|_| crate::vcs::worktree_changes(&self.dir, "HEAD", &[]))
+            .unwrap_or_default();
+        changed
+            .into_iter()
+            .filter(|path| !own.iter().any(|own| Path::new(path).starts_with(own)))
+            .collect()
+    }
+
     /// The run the check makes: the story's names first, then the test command.
     async fn check_now(&self) -> Option<TestRun> {
         self.mend_own_files();
@@ -156,13 +164,7 @@ impl<'a> TestRounds<'a> {
             self.transcript
                 .record("named_check", serde_json::json!({"missing": missing}));
             return Some(TestRun {
-                command: self
-                    .wf
-                    .config
-                    .review
-                    .test_command
-                    .clone()
-                    .unwrap_or_default(),
+                command: self.wf.config.test_command_text(),
                 outcome: TestOutcome::NotDefined { missing },
                 output: String::new(),
             });

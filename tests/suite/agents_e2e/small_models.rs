@@ -854,6 +854,47 @@ async fn a_module_the_model_makes_import_itself_loses_that_import() {
 }
 
 #[tokio::test]
+async fn a_self_import_a_failed_run_committed_on_the_branch_is_dropped_in_the_next() {
+    let p = Project::new().await;
+    let days = "def days_in_month(month):\n    return 28 if month == 2 else 31\n";
+    p.env.write("calendar_utils.py", days);
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Tell leap years",
+        "Add `is_leap_year(year)` to calendar_utils.py.",
+        "- [ ] `is_leap_year(2000) is True`",
+        "ready",
+        &["research", "plan"],
+    );
+    let tests = "from calendar_utils import is_leap_year\n\n\ndef test_2000():\n    assert is_leap_year(2000) is True\n";
+    p.fake
+        .push("acceptance", write_call("tests/test_leap.py", tests))
+        .push("acceptance", Reply::text("done"));
+    p.run(&["run", "--story", &story.id]).success();
+    // What a failed implement leaves: its partial work committed on the story's branch.
+    let leap = "def is_leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n";
+    let written = format!("from calendar_utils import days_in_month\n\n\n{days}\n\n{leap}");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    p.git(&["checkout", "-q", &branch]);
+    p.env.write("calendar_utils.py", &written);
+    p.git(&["commit", "-q", "-am", "partial implementation"]);
+    p.git(&["checkout", "-q", "main"]);
+    // Recorded (driving this story, 2026-11-29): the model writes the same file again.
+    p.fake
+        .push("implement", write_call("calendar_utils.py", &written))
+        .push("implement", Reply::text("Added `is_leap_year`."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:calendar_utils.py")]),
+        format!("{days}\n\n{leap}").trim_end()
+    );
+    let dropped = transcript_entries(&p, &story, "self_import_dropped");
+    assert_eq!(dropped[0]["path"], "calendar_utils.py", "{dropped:?}");
+}
+
+#[tokio::test]
 async fn a_stray_rewrite_goes_back_with_the_project_test_the_model_rewrote_to_match_it() {
     let p = Project::new().await;
     let cart = "class Cart:\n    def add(self, sku, quantity=1):\n        if quantity <= 0:\n            raise ValueError(quantity)\n";
