@@ -816,82 +816,70 @@ async fn a_delivered_function_the_story_uses_and_the_model_dropped_goes_back() {
     );
 }
 
-#[tokio::test]
-async fn a_module_the_model_makes_import_itself_loses_that_import() {
-    let p = Project::new().await;
-    let days = "def days_in_month(month):\n    return 28 if month == 2 else 31\n";
-    p.env.write("calendar_utils.py", days);
-    p.env.write(
-        "tests/test_calendar_utils.py",
-        "from calendar_utils import days_in_month\n\n\ndef test_days():\n    assert days_in_month(2) == 28\n",
-    );
-    p.python_git_project(&[OFF_ACCEPTANCE]);
-    let story = p.story(
+/// calendar_utils.py as the project has it, and with the story's `is_leap_year` added.
+const DAYS: &str = "def days_in_month(month):\n    return 28 if month == 2 else 31\n";
+const WITH_LEAP: &str = "def days_in_month(month):\n    return 28 if month == 2 else 31\n\n\ndef is_leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)";
+/// Recorded (driving this story with Qwen2.5-Coder-1.5B, 2026-11-29), the function added: the
+/// file written whole under an import of itself, a circular import in every round.
+const SELF_IMPORTING: &str = "from calendar_utils import days_in_month\n\n\ndef days_in_month(month):\n    return 28 if month == 2 else 31\n\n\ndef is_leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n";
+
+/// A Python project with calendar_utils.py and a planned story that asks it for `is_leap_year`.
+fn leap_year_story(p: &Project, settings: &[(&str, &str)]) -> Made {
+    p.env.write("calendar_utils.py", DAYS);
+    p.python_git_project(settings);
+    p.story(
         "Tell leap years",
         "Add `is_leap_year(year)` to calendar_utils.py.",
         "- [ ] `is_leap_year(2000) is True`",
         "ready",
         &["research", "plan"],
-    );
-    // Recorded (driving this story with Qwen2.5-Coder-1.5B, 2026-11-29), the function added:
-    // the file written whole under an import of itself, a circular import in every round.
-    let leap = "def is_leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n";
-    let written = format!("from calendar_utils import days_in_month\n\n\n{days}\n\n{leap}");
+    )
+}
+
+/// Implements `story` with the model writing [`SELF_IMPORTING`], and checks that the branch
+/// holds it without the import, which the tool says it dropped.
+fn implemented_without_the_self_import(p: &Project, story: &Made) {
     p.fake
-        .push("implement", write_call("calendar_utils.py", &written))
+        .push("implement", write_call("calendar_utils.py", SELF_IMPORTING))
         .push("implement", Reply::text("Added `is_leap_year`."));
 
-    p.step(&story, "implement").success();
+    p.step(story, "implement").success();
 
     assert_eq!(p.fake.requests_for("implement").len(), 2, "no second round");
-    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let branch = p.front(story)["branch"].as_str().unwrap().to_string();
     assert_eq!(
         p.git(&["show", &format!("{branch}:calendar_utils.py")]),
-        format!("{days}\n\n{leap}").trim_end()
+        WITH_LEAP
     );
-    let dropped = transcript_entries(&p, &story, "self_import_dropped");
+    let dropped = transcript_entries(p, story, "self_import_dropped");
     assert_eq!(dropped[0]["path"], "calendar_utils.py", "{dropped:?}");
+}
+
+#[tokio::test]
+async fn a_module_the_model_makes_import_itself_loses_that_import() {
+    let p = Project::new().await;
+    let story = leap_year_story(&p, &[OFF_ACCEPTANCE]);
+    implemented_without_the_self_import(&p, &story);
 }
 
 #[tokio::test]
 async fn a_self_import_a_failed_run_committed_on_the_branch_is_dropped_in_the_next() {
     let p = Project::new().await;
-    let days = "def days_in_month(month):\n    return 28 if month == 2 else 31\n";
-    p.env.write("calendar_utils.py", days);
-    p.python_git_project(&[]);
-    let story = p.story(
-        "Tell leap years",
-        "Add `is_leap_year(year)` to calendar_utils.py.",
-        "- [ ] `is_leap_year(2000) is True`",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = leap_year_story(&p, &[]);
     let tests = "from calendar_utils import is_leap_year\n\n\ndef test_2000():\n    assert is_leap_year(2000) is True\n";
     p.fake
         .push("acceptance", write_call("tests/test_leap.py", tests))
         .push("acceptance", Reply::text("done"));
     p.run(&["run", "--story", &story.id]).success();
-    // What a failed implement leaves: its partial work committed on the story's branch.
-    let leap = "def is_leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)\n";
-    let written = format!("from calendar_utils import days_in_month\n\n\n{days}\n\n{leap}");
+    // What a failed implement leaves: its partial work committed on the story's branch; the
+    // model then writes the same file again (as it did, driving this story).
     let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
     p.git(&["checkout", "-q", &branch]);
-    p.env.write("calendar_utils.py", &written);
+    p.env.write("calendar_utils.py", SELF_IMPORTING);
     p.git(&["commit", "-q", "-am", "partial implementation"]);
     p.git(&["checkout", "-q", "main"]);
-    // Recorded (driving this story, 2026-11-29): the model writes the same file again.
-    p.fake
-        .push("implement", write_call("calendar_utils.py", &written))
-        .push("implement", Reply::text("Added `is_leap_year`."));
 
-    p.step(&story, "implement").success();
-
-    assert_eq!(
-        p.git(&["show", &format!("{branch}:calendar_utils.py")]),
-        format!("{days}\n\n{leap}").trim_end()
-    );
-    let dropped = transcript_entries(&p, &story, "self_import_dropped");
-    assert_eq!(dropped[0]["path"], "calendar_utils.py", "{dropped:?}");
+    implemented_without_the_self_import(&p, &story);
 }
 
 #[tokio::test]
