@@ -1,9 +1,9 @@
-//! The import lines a small model gets wrong and the tool mends, the code being right
-//! (docs/design.md §21): names Python code uses without importing, which the test run names in
-//! a `NameError`, and the standard import that defines them; and a module's import of itself. A 1.5B model writes
-//! `pytest.raises` or `Decimal("1.50")` and forgets the import line; the test or the code is
-//! right and the import is not a matter of judgement, so the tool adds it rather than refuse
-//! the tests or spend a round of the implementer on it.
+//! The import lines a small model gets wrong while the code is right, mended by the tool
+//! (docs/design.md §21): a name Python code uses without importing it, which the test run names
+//! in a `NameError`, gets its standard import; a module's import of itself is dropped. A 1.5B
+//! model writes `pytest.raises` or `Decimal("1.50")` and forgets the import line; the import is
+//! not a matter of judgement, so the tool adds it rather than refuse the tests or spend a round
+//! of the implementer on it.
 
 use std::path::Path;
 
