@@ -7,6 +7,8 @@
 
 use std::path::Path;
 
+use super::named_functions::mentions_word;
+
 /// The name the first `NameError: name 'X' is not defined` of a test run's `output` names.
 pub fn undefined_name(output: &str) -> Option<String> {
     output.lines().find_map(|line| {
@@ -83,7 +85,7 @@ pub fn import_where_used(
         let Ok(text) = std::fs::read_to_string(&full) else {
             continue;
         };
-        if !uses_word(&text, name) || text.lines().any(|line| line == import) {
+        if !mentions_word(&text, name) || text.lines().any(|line| line == import) {
             continue;
         }
         let updated =
@@ -171,11 +173,6 @@ fn is_identifier(name: &str) -> bool {
         .next()
         .is_some_and(|c| c.is_alphabetic() || c == '_')
         && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-}
-
-fn uses_word(text: &str, name: &str) -> bool {
-    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .any(|word| word == name)
 }
 
 #[cfg(test)]
