@@ -105,7 +105,7 @@ fn file_sections(patch: &[u8]) -> Vec<&[u8]> {
 }
 
 /// The commit (or, in a repository without commits, the empty tree) the diff starts from.
-pub(super) fn review_base(dir: &Path, branch: Option<&str>) -> Result<String, GitError> {
+pub fn review_base(dir: &Path, branch: Option<&str>) -> Result<String, GitError> {
     if let Some(branch) = branch {
         if let Some(base) = recorded_base(dir, branch)? {
             // A base lost to history rewriting falls back to HEAD rather than failing.

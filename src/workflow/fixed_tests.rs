@@ -43,13 +43,18 @@ pub fn listed_paths(section: &str) -> Vec<String> {
 /// Puts `paths` (relative to the repository of `dir`) back as the checkout's HEAD has them; a
 /// path HEAD lacks is removed. Returns the paths put back. Outside git nothing can be put back.
 pub fn put_back(dir: &Path, paths: &[String]) -> Vec<String> {
+    put_back_as_of(dir, "HEAD", paths)
+}
+
+/// Puts `paths` back as commit `rev` has them, as [`put_back`] does for HEAD.
+pub fn put_back_as_of(dir: &Path, rev: &str, paths: &[String]) -> Vec<String> {
     if paths.is_empty() || !vcs::is_repo(dir) {
         return Vec::new();
     }
     let Ok(top) = vcs::toplevel(dir) else {
         return Vec::new();
     };
-    let Ok(committed) = vcs::read_files(dir, "HEAD", paths) else {
+    let Ok(committed) = vcs::read_files(dir, rev, paths) else {
         return Vec::new();
     };
     let mut restored = Vec::new();

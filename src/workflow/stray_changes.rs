@@ -4,34 +4,36 @@
 //! broke `apply_discount`, and the project's own `test_discount` failed every round after. The
 //! story's work was right; the stray rewrite was what failed.
 //!
-//! Such files are put back as HEAD has them and the tests run again. The change is kept without
+//! Such files are put back as the story's base has them and the tests run again. The change is kept without
 //! them when the tests then pass, whether they passed with them or not: what the story did not
 //! ask goes neither to the reviewers nor to the base branch. Otherwise the files are written
 //! back as the model left them, and the run stands as it was.
 
 use std::path::Path;
 
-use super::fixed_tests::{put_back, write_back, FixedTests};
+use super::fixed_tests::{put_back_as_of, write_back, FixedTests};
 use crate::agents::prompts::{is_test_path, names_file};
 use crate::vcs;
 
-/// Files changed since HEAD that HEAD has, that are no tests, and that the story names neither
-/// by path nor by file name, nor as the home of a function it asks for.
+/// Files changed since commit `since` (the story's base) that it has, that are no tests, and
+/// that the story names neither by path nor by file name, nor as the home of a function it
+/// asks for.
 pub fn stray_files(
     dir: &Path,
+    since: &str,
     story_text: &str,
     homes: &[(String, String)],
     fixed: &FixedTests,
 ) -> Vec<String> {
-    let Ok(changed) = vcs::worktree_changes(dir, "HEAD", &[]) else {
+    let Ok(changed) = vcs::worktree_changes(dir, since, &[]) else {
         return Vec::new();
     };
-    let Ok(at_head) = vcs::read_files(dir, "HEAD", &changed) else {
+    let Ok(at_base) = vcs::read_files(dir, since, &changed) else {
         return Vec::new();
     };
     changed
         .into_iter()
-        .filter(|path| at_head.contains_key(path))
+        .filter(|path| at_base.contains_key(path))
         .filter(|path| !is_test_path(Path::new(path)))
         .filter(|path| !fixed.paths().any(|fixed| fixed == path.as_str()))
         .filter(|path| !names_file(story_text, path))
@@ -45,10 +47,11 @@ pub struct Set {
     files: Vec<(String, Option<Vec<u8>>)>,
 }
 
-/// Puts `files` back as HEAD has them; what it returns writes the model's versions back.
-pub fn set_aside(dir: &Path, files: &[String]) -> Set {
+/// Puts `files` back as commit `since` has them; what it returns writes the model's versions
+/// back.
+pub fn set_aside(dir: &Path, since: &str, files: &[String]) -> Set {
     let set = keep_aside(dir, files);
-    put_back(dir, files);
+    put_back_as_of(dir, since, files);
     set
 }
 
@@ -93,9 +96,12 @@ mod tests {
         );
         sh(dir, &["add", "-A"]);
         sh(dir, &["commit", "-q", "-m", "base"]);
-        // Recorded (inventory, parse-quantity): the new module, and a rewrite of a file beside it.
+        let base = sh(dir, &["rev-parse", "HEAD"]).trim().to_string();
+        // Recorded (inventory, parse-quantity): the new module, and a rewrite of a file beside it,
+        // committed by a failed implement as its partial work.
         let rewritten = "import math\n\ndef apply_discount(amount, percent):\n    return max(0, amount - math.floor(amount * percent / 100))\n";
         write(dir, "inventory/pricing.py", rewritten);
+        sh(dir, &["commit", "-q", "-am", "partial implementation"]);
         write(
             dir,
             "inventory/parse.py",
@@ -113,14 +119,14 @@ mod tests {
             "inventory/parse.py".to_string(),
         )];
 
-        let stray = stray_files(dir, story, &homes, &FixedTests::default());
+        let stray = stray_files(dir, &base, story, &homes, &FixedTests::default());
         assert_eq!(
             stray,
             ["inventory/pricing.py"],
             "new, test and named files stay"
         );
 
-        let set = set_aside(dir, &stray);
+        let set = set_aside(dir, &base, &stray);
         assert_eq!(
             std::fs::read_to_string(dir.join("inventory/pricing.py")).unwrap(),
             pricing

@@ -1,9 +1,9 @@
-//! Top-level functions the story does not ask for, put back as HEAD has them when the tests do
-//! better without the model's change to them (docs/design.md §21). A small model asked for one
-//! function writes its file whole, and rewrites the functions beside it: Qwen2.5-Coder-1.5B,
-//! asked for `receipt_line` in `inventory/money.py`, gave the delivered `format_price` the body
-//! it meant for `receipt_line` (a `NameError`), and the project's own test of `format_price`
-//! failed every round after, with a right `receipt_line` merged in.
+//! Top-level functions the story does not ask for, put back as the story's base has them when
+//! the tests do better without the model's change to them (docs/design.md §21). A small model
+//! asked for one function writes its file whole, and rewrites the functions beside it:
+//! Qwen2.5-Coder-1.5B, asked for `receipt_line` in `inventory/money.py`, gave the delivered
+//! `format_price` the body it meant for `receipt_line` (a `NameError`), and the project's own
+//! test of `format_price` failed every round after, with a right `receipt_line` merged in.
 //!
 //! This is [`super::stray_changes`] one level down: a file the story names may be the model's
 //! to change, the functions in it the story never mentions are not. They are put back one file
@@ -23,15 +23,15 @@ use crate::agents::prompts::is_test_path;
 use crate::agents::tools::source_of;
 use crate::vcs;
 
-/// A top-level function HEAD defines that the model changed or dropped, and the story does not
+/// A top-level function the story's base defines that the model changed or dropped, and the story does not
 /// ask for; or one the story names that the model dropped (a story names a delivered function
 /// to use it: a rewrite of its file without it fails every test that imports it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StrayDefinition {
     pub path: String,
     pub name: String,
-    /// Its source at HEAD.
-    pub at_head: String,
+    /// Its source at the story's base.
+    pub at_base: String,
 }
 
 impl std::fmt::Display for StrayDefinition {
@@ -40,15 +40,16 @@ impl std::fmt::Display for StrayDefinition {
     }
 }
 
-/// The top-level Python functions of the files changed since HEAD (no tests) that HEAD
-/// defines, that the model changed or dropped and that are none of `asked`, or that the model
-/// dropped though `asked` names them.
+/// The top-level Python functions of the files changed since commit `since` (the story's base;
+/// no tests) that it defines, that the model changed or dropped and that are none of `asked`, or
+/// that the model dropped though `asked` names them.
 pub fn stray_definitions(
     dir: &Path,
+    since: &str,
     asked: &[NamedFunction],
     fixed: &FixedTests,
 ) -> Vec<StrayDefinition> {
-    let Ok(changed) = vcs::worktree_changes(dir, "HEAD", &[]) else {
+    let Ok(changed) = vcs::worktree_changes(dir, since, &[]) else {
         return Vec::new();
     };
     let changed: Vec<String> = changed
@@ -56,20 +57,20 @@ pub fn stray_definitions(
         .filter(|path| path.ends_with(".py") && !is_test_path(Path::new(path)))
         .filter(|path| !fixed.paths().any(|fixed| fixed == path.as_str()))
         .collect();
-    let Ok(at_head) = vcs::read_files(dir, "HEAD", &changed) else {
+    let Ok(at_base) = vcs::read_files(dir, since, &changed) else {
         return Vec::new();
     };
     let mut found = Vec::new();
     for path in &changed {
-        let Some(head) = at_head
+        let Some(base) = at_base
             .get(path)
             .and_then(|b| String::from_utf8(b.clone()).ok())
         else {
             continue;
         };
         let now = std::fs::read_to_string(dir.join(path)).unwrap_or_default();
-        for name in top_level_functions(&head) {
-            let Some(before) = top_level_source(&head, &name) else {
+        for name in top_level_functions(&base) {
+            let Some(before) = top_level_source(&base, &name) else {
                 continue;
             };
             let current = top_level_source(&now, &name);
@@ -81,7 +82,7 @@ pub fn stray_definitions(
                 found.push(StrayDefinition {
                     path: path.clone(),
                     name,
-                    at_head: before,
+                    at_base: before,
                 });
             }
         }
@@ -89,7 +90,7 @@ pub fn stray_definitions(
     found
 }
 
-/// Puts each of `strays` back in its file as HEAD has it; what it returns writes the model's
+/// Puts each of `strays` back in its file as the story's base has it; what it returns writes the model's
 /// files back.
 pub fn put_back(dir: &Path, strays: &[StrayDefinition]) -> Set {
     let mut paths: Vec<String> = strays.iter().map(|stray| stray.path.clone()).collect();
@@ -99,12 +100,12 @@ pub fn put_back(dir: &Path, strays: &[StrayDefinition]) -> Set {
         let full = dir.join(path);
         let mut text = std::fs::read_to_string(&full).unwrap_or_default();
         for stray in strays.iter().filter(|stray| &stray.path == path) {
-            if let Some(merged) = merge_definition(&text, None, &stray.name, &stray.at_head) {
+            if let Some(merged) = merge_definition(&text, None, &stray.name, &stray.at_base) {
                 text = merged;
             }
         }
         if crate::atomic_file::write(&full, text.as_bytes()).is_err() {
-            tracing::warn!("cannot put the functions of {path} back as HEAD has them");
+            tracing::warn!("cannot put the functions of {path} back as the story's base has them");
         }
     }
     set
@@ -159,24 +160,28 @@ mod tests {
     const MONEY: &str = "def format_price(cents):\n    dollars, cents = divmod(cents, 100)\n    return f\"${dollars:,}.{cents:02d}\"\n\n\ndef cents_of(text):\n    return int(text)\n";
 
     #[test]
-    fn functions_the_story_does_not_ask_for_that_the_model_changed_go_back_as_head_has_them() {
+    fn functions_the_story_does_not_ask_for_that_the_model_changed_go_back_as_the_base_has_them() {
         let repo = unborn_repo();
         let dir = repo.path();
         write(dir, "inventory/money.py", MONEY);
         write(dir, "tests/test_money.py", "def test_x():\n    pass\n");
         sh(dir, &["add", "-A"]);
         sh(dir, &["commit", "-q", "-m", "base"]);
+        let base = sh(dir, &["rev-parse", "HEAD"]).trim().to_string();
         // Recorded (Qwen2.5-Coder-1.5B, inventory `receipt-line`, 2026-11-28), shortened: the
         // delivered `format_price` given the body meant for `receipt_line`, `cents_of` dropped.
         let rewritten = "def format_price(cents):\n    dollars, cents = divmod(cents, 100)\n    formatted_price = f\"${dollars:,}.{cents:02d}\"\n    return f\"{name}: {formatted_price}\"\n\ndef receipt_line(name, cents):\n    return f\"{name}: {format_price(cents)}\"\n";
         write(dir, "inventory/money.py", rewritten);
+        // A failed implement commits its partial work on the story's branch: the next run
+        // starts from it, and still sees the rewrite as the story's.
+        sh(dir, &["commit", "-q", "-am", "partial implementation"]);
         write(dir, "tests/test_money.py", "def test_x():\n    assert 1\n");
         let asked = [NamedFunction {
             name: "receipt_line".into(),
             files: vec!["inventory/money.py".into()],
         }];
 
-        let strays = stray_definitions(dir, &asked, &FixedTests::default());
+        let strays = stray_definitions(dir, &base, &asked, &FixedTests::default());
         let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
         assert_eq!(
             names,
@@ -197,10 +202,10 @@ mod tests {
             rewritten
         );
         assert!(
-            stray_definitions(dir, &[], &FixedTests::default())
+            stray_definitions(dir, &base, &[], &FixedTests::default())
                 .iter()
                 .all(|stray| stray.name != "receipt_line"),
-            "a function HEAD lacks is the model's"
+            "a function the base lacks is the model's"
         );
 
         // A story that names the delivered functions to use them: changed, they are the
@@ -211,7 +216,7 @@ mod tests {
             files: vec!["inventory/money.py".into()],
         };
         let asked = [uses("receipt_line"), uses("format_price"), uses("cents_of")];
-        let strays = stray_definitions(dir, &asked, &FixedTests::default());
+        let strays = stray_definitions(dir, &base, &asked, &FixedTests::default());
         let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
         assert_eq!(names, ["inventory/money.py::cents_of"]);
     }

@@ -31,6 +31,9 @@ pub struct TestRounds<'a> {
     story: &'a crate::board::Story,
     story_id: &'a StoryId,
     dir: PathBuf,
+    /// The commit the story's own work starts from (`vcs::review_base`): a failed implement
+    /// commits its partial work on the branch, so HEAD may hold some of the model's changes.
+    base: String,
     transcript: Transcript,
     rounds: u32,
     /// Functions the story asks for by name; each must be defined before the tests run.
@@ -68,6 +71,8 @@ impl<'a> TestRounds<'a> {
             story,
             story_id,
             dir: dir.to_path_buf(),
+            base: crate::vcs::review_base(dir, story.meta.branch.as_deref())
+                .unwrap_or_else(|_| "HEAD".into()),
             transcript: transcript.clone(),
             rounds: wf.config.implement.test_rounds,
             named: named_functions(story),
@@ -135,15 +140,12 @@ impl<'a> TestRounds<'a> {
         }
     }
 
-    /// The files the story's work changed, the tool's own folders left out: since the story's
-    /// base commit, as a failed implement commits its partial work on the branch (a self-import
-    /// committed so failed the next run, in HEAD and no change of the tree), else since HEAD.
+    /// The files the story's work changed since its base, the tool's own folders left out (a
+    /// self-import committed with a failed implement's partial work failed the next run, in
+    /// HEAD and no change of the tree).
     fn changed_by_the_story(&self) -> Vec<String> {
         let own = self.wf.own_paths();
-        let base = self.story.meta.branch_base.as_deref().unwrap_or("HEAD");
-        let changed = crate::vcs::worktree_changes(&self.dir, base, &[])
-            .or_else(|_| crate::vcs::worktree_changes(&self.dir, "HEAD", &[]))
-            .unwrap_or_default();
+        let changed = crate::vcs::worktree_changes(&self.dir, &self.base, &[]).unwrap_or_default();
         changed
             .into_iter()
             .filter(|path| !own.iter().any(|own| Path::new(path).starts_with(own)))
@@ -227,11 +229,11 @@ impl<'a> TestRounds<'a> {
         }
         let story_text = super::named_functions::story_text(self.story);
         let homes = super::named_functions::homes(&self.dir, self.story);
-        let stray = stray_files(&self.dir, &story_text, &homes, &self.fixed);
+        let stray = stray_files(&self.dir, &self.base, &story_text, &homes, &self.fixed);
         if stray.is_empty() {
             return;
         }
-        let set = set_aside(&self.dir, &stray);
+        let set = set_aside(&self.dir, &self.base, &stray);
         let mut again = self.check_now().await;
         // Without the stray rewrite, what still fails may be only the implementer's own
         // rewrite of a project test, written to the stray code: asked for
@@ -406,9 +408,9 @@ impl<'a> TestRounds<'a> {
         }
         let story_text = super::named_functions::story_text(self.story);
         let homes = super::named_functions::homes(&self.dir, self.story);
-        let files = stray_files(&self.dir, &story_text, &homes, &self.fixed);
+        let files = stray_files(&self.dir, &self.base, &story_text, &homes, &self.fixed);
         if !files.is_empty() {
-            let set = set_aside(&self.dir, &files);
+            let set = set_aside(&self.dir, &self.base, &files);
             let what = serde_json::json!({"files": files});
             result = self
                 .kept_if_better(result, set, "stray_changes", what)
@@ -417,7 +419,7 @@ impl<'a> TestRounds<'a> {
         if !failed(&result) {
             return result;
         }
-        let strays = stray_definitions(&self.dir, &self.named(), &self.fixed);
+        let strays = stray_definitions(&self.dir, &self.base, &self.named(), &self.fixed);
         if !strays.is_empty() {
             let set = super::stray_definitions::put_back(&self.dir, &strays);
             let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
@@ -503,7 +505,13 @@ impl<'a> TestRounds<'a> {
         if !matches!(run.outcome, TestOutcome::Failed { .. }) {
             return None;
         }
-        unasked_failures(&self.dir, &run.output, &self.named(), &self.fixed)
+        unasked_failures(
+            &self.dir,
+            &self.base,
+            &run.output,
+            &self.named(),
+            &self.fixed,
+        )
     }
 
     fn runs(&self) -> std::sync::MutexGuard<'_, Vec<TestRun>> {

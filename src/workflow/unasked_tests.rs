@@ -55,6 +55,9 @@ pub struct Unasked {
     /// Some of them test what the story adds, while its acceptance tests pass: they expect
     /// something the story's own tests do not.
     pub outvoted: bool,
+    /// The commit the story's work started from, which tells the project's tests from the
+    /// implementer's.
+    pub base: String,
 }
 
 impl Unasked {
@@ -84,8 +87,10 @@ impl Unasked {
 /// of the story's functions count too: the acceptance tests are the story's word (a 1.5B
 /// model's own `median([1, 2, 4, 5]) == 2.5` failed a right `median` whose acceptance tests
 /// passed). `None` when anything else fails, a test module errors, or nothing can be told.
+/// What changed since commit `since` (the story's base) is the implementer's.
 pub fn unasked_failures(
     dir: &Path,
+    since: &str,
     output: &str,
     named: &[NamedFunction],
     fixed: &FixedTests,
@@ -103,9 +108,9 @@ pub fn unasked_failures(
     }) {
         return None;
     }
-    let changed = vcs::worktree_changes(dir, "HEAD", &[]).ok()?;
+    let changed = vcs::worktree_changes(dir, since, &[]).ok()?;
     let has_acceptance = fixed.paths().next().is_some();
-    let committed = committed_tests(dir, &failed);
+    let committed = committed_tests(dir, since, &failed);
     let mut outvoted = false;
     let unasked = failed.iter().all(|test| {
         let of_the_story = named.iter().any(|f| test.name.contains(f.name.as_str()));
@@ -114,7 +119,7 @@ pub fn unasked_failures(
             && is_test_path(Path::new(&test.file))
             && !fixed.paths().any(|path| path == test.file)
             && (has_acceptance || !of_the_story)
-            && !unchanged_since_head(dir, &committed, test)
+            && !unchanged_since_base(dir, &committed, test)
     });
     if !unasked {
         return None;
@@ -126,14 +131,19 @@ pub fn unasked_failures(
         tests: failed,
         files,
         outvoted,
+        base: since.to_string(),
     })
 }
 
-/// The files of `failed` as HEAD has them, by path; a file HEAD lacks is not there.
-fn committed_tests(dir: &Path, failed: &[FailedTest]) -> std::collections::HashMap<String, String> {
+/// The files of `failed` as commit `base` has them, by path; a file it lacks is not there.
+fn committed_tests(
+    dir: &Path,
+    base: &str,
+    failed: &[FailedTest],
+) -> std::collections::HashMap<String, String> {
     let mut paths: Vec<String> = failed.iter().map(|test| test.file.clone()).collect();
     paths.dedup();
-    vcs::read_files(dir, "HEAD", &paths)
+    vcs::read_files(dir, base, &paths)
         .unwrap_or_default()
         .into_iter()
         .map(|(path, bytes)| (path, String::from_utf8_lossy(&bytes).into_owned()))
@@ -142,7 +152,7 @@ fn committed_tests(dir: &Path, failed: &[FailedTest]) -> std::collections::HashM
 
 /// A test the project had before the story, which the implementer left as it was: failing, it
 /// says the story's work broke something, whatever else changed in its file.
-fn unchanged_since_head(
+fn unchanged_since_base(
     dir: &Path,
     committed: &std::collections::HashMap<String, String>,
     test: &FailedTest,
@@ -174,14 +184,14 @@ fn test_line(lines: &[&str], name: &str) -> Option<usize> {
 
 /// Takes the failing tests out of their files in `dir` (each test function with its
 /// decorators), so the implementer's passing tests stay. A test the project had before the
-/// story (at HEAD) is put back as it was instead: a 1.5B model rewrote an existing
+/// story (at its base) is put back as it was instead: a 1.5B model rewrote an existing
 /// `test_add_counts_quantities` to expect what the story forbids, and taking it out would have
 /// lost the project's own test. A file left without a test, or one whose tests cannot be found,
-/// is put back as HEAD has it. Returns the files changed.
+/// is put back as the base has it. Returns the files changed.
 pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
     let mut changed = Vec::new();
     let mut put_back = Vec::new();
-    let committed = committed_tests(dir, &unasked.tests);
+    let committed = committed_tests(dir, &unasked.base, &unasked.tests);
     for file in &unasked.files {
         let names: Vec<&str> = unasked
             .tests
@@ -201,7 +211,11 @@ pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
             _ => put_back.push(file.clone()),
         }
     }
-    changed.extend(super::fixed_tests::put_back(dir, &put_back));
+    changed.extend(super::fixed_tests::put_back_as_of(
+        dir,
+        &unasked.base,
+        &put_back,
+    ));
     changed
 }
 
@@ -240,7 +254,7 @@ pub(super) fn indent(line: &str) -> usize {
 }
 
 /// `text` without the test functions `names`, each replaced by its version in `before` (the
-/// file at HEAD) where that has one; `None` when one is not found or no test is left.
+/// file at the story's base) where that has one; `None` when one is not found or no test is left.
 fn without_tests(text: &str, before: Option<&str>, names: &[&str]) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     // Each line kept, or the replacement that goes where the test's first line was.
@@ -266,7 +280,7 @@ fn without_tests(text: &str, before: Option<&str>, names: &[&str]) -> Option<Str
             kept.push(line);
         }
     }
-    // A test put back needs what HEAD imported for it: a 1.5B model that rewrote
+    // A test put back needs what the base imported for it: a 1.5B model that rewrote
     // `tests/test_pricing.py` around its own test dropped `apply_discount`'s import, and the
     // project's `test_discount`, put back, failed on a `NameError`.
     if let Some(before) = before.filter(|_| !replaced.is_empty()) {
@@ -366,7 +380,7 @@ mod tests {
         let named = [named("median")];
 
         let mean = "FAILED tests/test_stats.py::test_mean_empty - ZeroDivisionError";
-        let found = unasked_failures(dir, mean, &named, &fixed).expect("unasked");
+        let found = unasked_failures(dir, "HEAD", mean, &named, &fixed).expect("unasked");
         assert_eq!(found.files, vec!["tests/test_stats.py".to_string()]);
         assert!(found
             .feedback()
@@ -374,13 +388,13 @@ mod tests {
 
         // A test of the story's own function is outvoted by the acceptance tests, which pass.
         let median = "FAILED tests/test_stats.py::test_median_even - assert";
-        let outvoted = unasked_failures(dir, median, &named, &fixed).expect("outvoted");
+        let outvoted = unasked_failures(dir, "HEAD", median, &named, &fixed).expect("outvoted");
         assert!(outvoted.outvoted);
         assert!(outvoted.feedback().contains("acceptance tests pass"));
         // Without acceptance tests it is the story's own work; an old test, an acceptance test,
         // a module that does not import: not unasked.
         assert_eq!(
-            unasked_failures(dir, median, &named, &FixedTests::default()),
+            unasked_failures(dir, "HEAD", median, &named, &FixedTests::default()),
             None
         );
         for output in [
@@ -390,7 +404,7 @@ mod tests {
             &format!("{mean}\nFAILED tests/test_old.py::test_old - assert"),
         ] {
             assert_eq!(
-                unasked_failures(dir, output, &named, &fixed),
+                unasked_failures(dir, "HEAD", output, &named, &fixed),
                 None,
                 "{output}"
             );
@@ -432,6 +446,7 @@ mod tests {
             ],
             files: vec!["tests/test_base.py".into(), "tests/test_other.py".into()],
             outvoted: true,
+            base: "HEAD".into(),
         };
         let changed = take_out(dir, &unasked);
         assert_eq!(changed, ["tests/test_base.py", "tests/test_other.py"]);
@@ -453,13 +468,17 @@ mod tests {
         write(dir, "tests/test_cart.py", base);
         sh(dir, &["add", "-A"]);
         sh(dir, &["commit", "-q", "-m", "base"]);
+        let story_base = sh(dir, &["rev-parse", "HEAD"]).trim().to_string();
         // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory): the existing test rewritten to
-        // add 0 of an item, which the story makes an error, and a new test without its import.
+        // add 0 of an item, which the story makes an error, and a new test without its import;
+        // committed by a failed implement as its partial work.
         let rewritten = "from inventory.cart import Cart\n\n\ndef test_add_counts_quantities():\n    cart = Cart()\n    cart.add(\"apple\", 0)\n    assert cart.quantity(\"apple\") == 0\n\n\ndef test_total():\n    assert Cart().total_items() == 0\n\n\ndef test_add_handles_negative_quantities():\n    with pytest.raises(ValueError):\n        Cart().add(\"apple\", -1)\n";
         write(dir, "tests/test_cart.py", rewritten);
+        sh(dir, &["commit", "-q", "-am", "partial implementation"]);
         let fixed = FixedTests::take(dir, &["tests/test_refuse.py".to_string()]);
         let output = "FAILED tests/test_cart.py::test_add_counts_quantities - ValueError\nFAILED tests/test_cart.py::test_add_handles_negative_quantities - NameError";
-        let unasked = unasked_failures(dir, output, &[named("add")], &fixed).expect("unasked");
+        let unasked =
+            unasked_failures(dir, &story_base, output, &[named("add")], &fixed).expect("unasked");
 
         take_out(dir, &unasked);
 
@@ -481,7 +500,7 @@ mod tests {
         );
         let output = "FAILED tests/test_pricing.py::test_discount - assert 1350.0 == 900";
         let named_total = [named("total_with_discount")];
-        let unasked = unasked_failures(dir, output, &named_total, &fixed).expect("unasked");
+        let unasked = unasked_failures(dir, "HEAD", output, &named_total, &fixed).expect("unasked");
         take_out(dir, &unasked);
         assert_eq!(
             std::fs::read_to_string(dir.join("tests/test_pricing.py")).unwrap(),
@@ -496,7 +515,7 @@ mod tests {
             &format!("{base}\n\ndef test_new():\n    assert True\n"),
         );
         assert_eq!(
-            unasked_failures(dir, regression, &[named("add")], &fixed),
+            unasked_failures(dir, "HEAD", regression, &[named("add")], &fixed),
             None
         );
     }
