@@ -24,6 +24,7 @@ pub(crate) mod named_functions;
 pub(crate) mod narrowed;
 pub(crate) mod no_progress;
 pub(crate) mod outcome;
+pub(crate) mod own_files;
 pub(crate) mod own_folders;
 pub(crate) mod person_decides;
 pub(crate) mod phase_output;

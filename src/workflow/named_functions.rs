@@ -285,6 +285,56 @@ pub fn methods_missing(dir: &Path, output: &str, story_text: &str) -> Vec<NamedF
     found
 }
 
+/// The names a failing run could not import from a module of the tree, where the story
+/// mentions them: pytest's "ImportError: cannot import name 'UnknownAccount' from
+/// 'ledger.book' (…)". A story asks for a class, or a function it never writes as a call, which
+/// [`named_functions`] does not see; the tests' import says the module that must define it.
+/// Each comes with that module's file. Without them the held-out ledger's `statement` and
+/// `unknown-account` ended three rounds on such an import, by their summary lines
+/// (2026-11-29), with no definition ever asked for alone.
+pub fn names_not_importable(dir: &Path, output: &str, story_text: &str) -> Vec<NamedFunction> {
+    let mut found: Vec<NamedFunction> = Vec::new();
+    for (name, module) in output.lines().filter_map(unimportable_name) {
+        if !mentions_word(story_text, name) || found.iter().any(|known| known.name == name) {
+            continue;
+        }
+        let path = module.replace('.', "/");
+        let file = [format!("{path}.py"), format!("{path}/__init__.py")]
+            .into_iter()
+            .find(|file| dir.join(file).is_file());
+        if let Some(file) = file {
+            found.push(NamedFunction {
+                name: name.to_string(),
+                files: vec![file],
+            });
+        }
+    }
+    found
+}
+
+/// The definitions a failing run says the tree lacks, of those the story mentions: methods of
+/// its classes ([`methods_missing`]) and names its modules do not have
+/// ([`names_not_importable`]).
+pub fn found_missing(dir: &Path, output: &str, story_text: &str) -> Vec<NamedFunction> {
+    let mut found = methods_missing(dir, output, story_text);
+    for name in names_not_importable(dir, output, story_text) {
+        if !found.iter().any(|known| known.name == name.name) {
+            found.push(name);
+        }
+    }
+    found
+}
+
+/// The name and the module of a line saying `cannot import name 'statement' from
+/// 'ledger.display' (…)`. A circular import ("from partially initialized module") is no
+/// missing name.
+fn unimportable_name(line: &str) -> Option<(&str, &str)> {
+    let (_, after) = line.split_once("cannot import name '")?;
+    let (name, rest) = after.split_once('\'')?;
+    let module = rest.strip_prefix(" from '")?.split('\'').next()?;
+    (is_identifier(name) && module.split('.').all(is_identifier)).then_some((name, module))
+}
+
 /// The class and the attribute of a line saying `'Cart' object has no attribute 'remove'`
 /// (an instance) or `type object 'Cart' has no attribute 'remove'` (the class).
 fn missing_attribute(line: &str) -> Option<(&str, &str)> {
@@ -295,11 +345,12 @@ fn missing_attribute(line: &str) -> Option<(&str, &str)> {
         .or_else(|| before.strip_suffix('\''))?
         .rsplit('\'')
         .next()?;
-    let identifier = |word: &str| {
-        word.chars().all(|c| c.is_alphanumeric() || c == '_')
-            && word.starts_with(|c: char| c.is_alphabetic() || c == '_')
-    };
-    (identifier(class) && identifier(attribute)).then_some((class, attribute))
+    (is_identifier(class) && is_identifier(attribute)).then_some((class, attribute))
+}
+
+fn is_identifier(word: &str) -> bool {
+    word.chars().all(|c| c.is_alphanumeric() || c == '_')
+        && word.starts_with(|c: char| c.is_alphabetic() || c == '_')
 }
 
 /// Whether `word` stands as a whole word in `text`.
@@ -488,6 +539,44 @@ mod tests {
             ]
         );
         assert!(methods_missing(dir.path(), output, "Add `remove` to the basket.").is_empty());
+    }
+
+    #[test]
+    fn a_name_the_tests_cannot_import_from_a_module_of_the_tree_is_missing_in_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("inventory/money")).unwrap();
+        std::fs::write(
+            dir.path().join("inventory/cart.py"),
+            "class Cart:\n    pass\n",
+        )
+        .unwrap();
+        std::fs::write(dir.path().join("inventory/money/__init__.py"), "").unwrap();
+        // As pytest writes a collection error; the ledger's own lines are not read (held out).
+        let output = "_ ERROR collecting tests/test_stock.py _\nImportError while importing test module '/tmp/x/tests/test_stock.py'.\nE   ImportError: cannot import name 'OutOfStock' from 'inventory.cart' (/tmp/x/inventory/cart.py)\nE   ImportError: cannot import name 'format_price' from 'inventory.money' (/tmp/x/inventory/money/__init__.py)\nE   ImportError: cannot import name 'Cart' from partially initialized module 'inventory.cart' (most likely due to a circular import)\nE   ImportError: cannot import name 'parse' from 'inventory.parse' (/tmp/x/inventory/parse.py)\nE   ImportError: cannot import name 'helper' from 'inventory.cart' (/tmp/x/inventory/cart.py)\n";
+        let story = "Out of stock\n`Cart().take(sku)` raises `OutOfStock`; `format_price` shows it, `parse` reads it.";
+
+        let found = names_not_importable(dir.path(), output, story);
+
+        let at = |name: &str, file: &str| NamedFunction {
+            name: name.into(),
+            files: vec![file.into()],
+        };
+        assert_eq!(
+            found,
+            [
+                at("OutOfStock", "inventory/cart.py"),
+                at("format_price", "inventory/money/__init__.py")
+            ],
+            "a circular import, a module the tree lacks and a name the story never mentions are none"
+        );
+        let both = "E   AttributeError: 'Cart' object has no attribute 'take'\nE   ImportError: cannot import name 'OutOfStock' from 'inventory.cart' (/x)\n";
+        assert_eq!(
+            found_missing(dir.path(), both, story),
+            [
+                at("take", "inventory/cart.py"),
+                at("OutOfStock", "inventory/cart.py")
+            ]
+        );
     }
 
     #[test]

@@ -69,6 +69,11 @@ impl NarrowedTask {
             ""
         };
         let mut out = match &self.class {
+            // An exception the story raises (`UnknownAccount`), which the tests import.
+            None if names_a_class(&self.name) => format!(
+                "Write the class `{}` in {}{again} and nothing else: only the class, starting with its `class` line.",
+                self.name, self.file
+            ),
             Some(class) => format!(
                 "Write the method `{}` of the class `{class}` in {}{again} and nothing else: only the method, starting with its `def` line, without the class around it.",
                 self.signature, self.file
@@ -121,10 +126,10 @@ pub fn narrowed_task(
     let file = missing.file.clone()?;
     let source = std::fs::read_to_string(dir.join(&file)).unwrap_or_default();
     let signature = signature(story_text, &missing.name);
-    // The class the definition goes in; a class asked for is not a method of itself.
+    // The class the definition goes in; a class asked for is in none.
     let class = classes(&source)
         .into_iter()
-        .find(|class| *class != missing.name && mentions_word(story_text, class));
+        .find(|class| !names_a_class(&missing.name) && mentions_word(story_text, class));
     let calls = fixed
         .paths()
         .filter_map(|path| std::fs::read_to_string(dir.join(path)).ok())
@@ -164,6 +169,11 @@ pub fn narrowed_task(
     })
 }
 
+/// Whether `name` is a class's: capitalised, as Python names classes.
+fn names_a_class(name: &str) -> bool {
+    name.starts_with(|c: char| c.is_uppercase())
+}
+
 /// How the story writes the call of `name` with parameters (`remove(sku)`), else `name(…)`:
 /// an example call such as `cart.remove("apple")` gives arguments, not the signature, and a
 /// bare `remove` gives neither.
@@ -185,10 +195,20 @@ fn signature(story_text: &str, name: &str) -> String {
         .unwrap_or_else(|| format!("{name}(…)"))
 }
 
-/// The test functions of `text` that call `name`, whole; lines calling it outside any.
+/// The test functions of `text` that call `name`, whole; lines calling it outside any. A
+/// class is used without a call too (`pytest.raises(UnknownAccount)`), but not by an import.
 fn calling_tests(text: &str, name: &str) -> Vec<String> {
+    let uses = |line: &str| match names_a_class(name) {
+        true => {
+            mentions_word(line, name)
+                && !["from ", "import "]
+                    .iter()
+                    .any(|w| line.trim_start().starts_with(w))
+        }
+        false => calls(line, name),
+    };
     let mut found: Vec<String> = Vec::new();
-    for line in text.lines().filter(|line| calls(line, name)) {
+    for line in text.lines().filter(|line| uses(line)) {
         let owner = text
             .lines()
             .take_while(|other| !std::ptr::eq(*other, line))
@@ -196,7 +216,7 @@ fn calling_tests(text: &str, name: &str) -> Vec<String> {
             .last();
         let shown = owner
             .and_then(|name| source_of(text, &name))
-            .filter(|source| source.lines().any(|l| calls(l, name)))
+            .filter(|source| source.lines().any(uses))
             .unwrap_or_else(|| line.trim().to_string());
         if !found.contains(&shown) {
             found.push(shown);
@@ -631,6 +651,43 @@ mod tests {
         let task =
             narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
         assert_eq!(task.class, None);
+
+        // An exception the story raises, which the tests import from the class's file: a
+        // class of its own, not a method of the class the story names beside it.
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_stock.py"),
+            "import pytest\nfrom inventory.cart import Cart, OutOfStock\n\n\ndef test_out_of_stock():\n    with pytest.raises(OutOfStock):\n        Cart().take(\"kiwi\")\n",
+        )
+        .unwrap();
+        let fixed = FixedTests::take(dir.path(), &["tests/test_stock.py".to_string()]);
+        let missing = Missing {
+            name: "OutOfStock".into(),
+            file: Some("inventory/cart.py".into()),
+        };
+        let story = "`Cart().take(sku)` raises `OutOfStock` for an item the cart lacks.";
+        let task = narrowed_task(dir.path(), story, &missing, &fixed, None).unwrap();
+        assert_eq!(task.class, None);
+        assert_eq!(
+            task.calls,
+            ["def test_out_of_stock():\n    with pytest.raises(OutOfStock):\n        Cart().take(\"kiwi\")"]
+        );
+        let ask = task.ask();
+        assert!(
+            ask.starts_with("Write the class `OutOfStock` in inventory/cart.py and nothing else"),
+            "{ask}"
+        );
+        let merged = merge_definition(
+            CART,
+            task.class.as_deref(),
+            "OutOfStock",
+            "class OutOfStock(KeyError):\n    pass\n",
+        )
+        .unwrap();
+        assert!(
+            merged.ends_with("    return Cart()\n\n\nclass OutOfStock(KeyError):\n    pass\n"),
+            "{merged}"
+        );
     }
 
     #[test]

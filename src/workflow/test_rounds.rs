@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use super::context::Workflow;
 use super::fixed_tests::FixedTests;
 use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
-use super::python_imports::{import_into_frame, without_imports_of_itself};
+use super::python_imports::import_into_frame;
 use super::stray_changes::{set_aside, stray_files};
 use super::stray_definitions::{does_better, stray_definitions};
 use super::tests_run::{run, TestOutcome, TestRun};
@@ -38,9 +38,9 @@ pub struct TestRounds<'a> {
     rounds: u32,
     /// Functions the story asks for by name; each must be defined before the tests run.
     named: Vec<NamedFunction>,
-    /// Methods of the story's classes a run found missing (`methods_missing`): from then on a
-    /// failing acceptance test that calls one counts as its.
-    methods: Mutex<Vec<NamedFunction>>,
+    /// Definitions a run found missing (`found_missing`: a method, a name the tests cannot
+    /// import): from then on a failing acceptance test that calls one counts as its.
+    learned: Mutex<Vec<NamedFunction>>,
     /// The story's acceptance criteria, to settle a failing test of what the story adds.
     criteria: Option<String>,
     /// The story's acceptance tests, put back before each run if the agent changed them.
@@ -76,7 +76,7 @@ impl<'a> TestRounds<'a> {
             transcript: transcript.clone(),
             rounds: wf.config.implement.test_rounds,
             named: named_functions(story),
-            methods: Mutex::new(Vec::new()),
+            learned: Mutex::new(Vec::new()),
             criteria: story
                 .section("Acceptance Criteria")
                 .map(str::trim)
@@ -99,47 +99,6 @@ impl<'a> TestRounds<'a> {
             .collect()
     }
 
-    /// Mends the implementer's own Python files where a small model gets the form wrong and
-    /// the code right (docs/design.md §21): its code loses an import of its own module, its
-    /// tests get the imports they lack and lose a `self` a top-level test never uses.
-    fn mend_own_files(&self) {
-        let changed = self.changed_by_the_story();
-        let homes = super::named_functions::homes(&self.dir, self.story);
-        let mine = |path: &&String| {
-            path.ends_with(".py") && !self.fixed.paths().any(|fixed| fixed == path.as_str())
-        };
-        for path in changed.iter().filter(mine) {
-            if !crate::agents::prompts::is_test_path(Path::new(path)) {
-                let full = self.dir.join(path);
-                let Ok(text) = std::fs::read_to_string(&full) else {
-                    continue;
-                };
-                let mended = without_imports_of_itself(&text, path);
-                if mended != text && crate::atomic_file::write(&full, mended.as_bytes()).is_ok() {
-                    self.transcript
-                        .record("self_import_dropped", serde_json::json!({"path": path}));
-                }
-                continue;
-            }
-            if let Some(added) = super::examples::add_missing_imports(&self.dir, path, &homes) {
-                self.transcript.record(
-                    "test_imports_added",
-                    serde_json::json!({"path": path, "imports": added}),
-                );
-            }
-            let full = self.dir.join(path);
-            let mended = std::fs::read_to_string(&full)
-                .ok()
-                .and_then(|text| super::examples::unused_self_dropped(&text));
-            if let Some(text) = mended {
-                if crate::atomic_file::write(&full, text.as_bytes()).is_ok() {
-                    self.transcript
-                        .record("test_self_dropped", serde_json::json!({"path": path}));
-                }
-            }
-        }
-    }
-
     /// The files the story's work changed since its base, the tool's own folders left out (a
     /// self-import committed with a failed implement's partial work failed the next run, in
     /// HEAD and no change of the tree).
@@ -154,7 +113,9 @@ impl<'a> TestRounds<'a> {
 
     /// The run the check makes: the story's names first, then the test command.
     async fn check_now(&self) -> Option<TestRun> {
-        self.mend_own_files();
+        let homes = super::named_functions::homes(&self.dir, self.story);
+        let changed = self.changed_by_the_story();
+        super::own_files::mend(&self.dir, &changed, &self.fixed, &homes, &self.transcript);
         let dir = self.dir.clone();
         let named = self.named.clone();
         // The board holds the story's own text (and code quoted in notes): no definition.
@@ -267,7 +228,7 @@ impl<'a> TestRounds<'a> {
         let missing: Vec<Missing> = match &run.outcome {
             TestOutcome::NotDefined { missing } => missing.clone(),
             TestOutcome::Failed { .. } => self
-                .learn_missing_methods(run)
+                .learn_missing(run)
                 .into_iter()
                 .map(|method| Missing {
                     file: method.files.first().cloned(),
@@ -291,32 +252,32 @@ impl<'a> TestRounds<'a> {
         due
     }
 
-    /// The methods of the story's classes `run` says are missing, remembered among
+    /// The definitions the story mentions that `run` says are missing, remembered among
     /// [`Self::named`] for the rounds after.
-    fn learn_missing_methods(&self, run: &TestRun) -> Vec<NamedFunction> {
+    fn learn_missing(&self, run: &TestRun) -> Vec<NamedFunction> {
         let story_text = super::named_functions::story_text(self.story);
-        let found = super::named_functions::methods_missing(&self.dir, &run.output, &story_text);
-        let mut methods = self
-            .methods
+        let found = super::named_functions::found_missing(&self.dir, &run.output, &story_text);
+        let mut learned = self
+            .learned
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        for method in &found {
-            let known = self.named.iter().chain(methods.iter());
-            if !known.map(|k| &k.name).any(|name| *name == method.name) {
-                methods.push(method.clone());
+        for definition in &found {
+            let known = self.named.iter().chain(learned.iter());
+            if !known.map(|k| &k.name).any(|name| *name == definition.name) {
+                learned.push(definition.clone());
             }
         }
         found
     }
 
-    /// The definitions the story asks for: the functions it names, and the methods found
+    /// The definitions the story asks for: the functions it names, and the definitions found
     /// missing so far.
     fn named(&self) -> Vec<NamedFunction> {
-        let methods = self
-            .methods
+        let learned = self
+            .learned
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        self.named.iter().chain(methods.iter()).cloned().collect()
+        self.named.iter().chain(learned.iter()).cloned().collect()
     }
 
     /// A named definition that is written but whose acceptance tests failed in this run and

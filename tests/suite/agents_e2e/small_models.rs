@@ -632,6 +632,51 @@ async fn a_method_the_tests_find_missing_is_asked_for_alone_though_the_story_onl
 }
 
 #[tokio::test]
+async fn a_class_the_tests_cannot_import_is_asked_for_alone_as_a_class() {
+    let p = Project::new().await;
+    p.env.write("cart.py", "class Cart:\n    pass\n");
+    p.git_init(false);
+    p.config(&[
+        (
+            "review.testCommand",
+            "grep -q 'class OutOfStock' cart.py || { echo \"E   ImportError: cannot import name 'OutOfStock' from 'cart' (/x/cart.py)\"; exit 1; }",
+        ),
+        OFF_ACCEPTANCE,
+    ]);
+    // An exception the story raises, never written as a call: no named function is missing,
+    // and only the tests' import says what is.
+    let story = p.story(
+        "Say an item is out of stock",
+        "Add an exception `OutOfStock` to `cart.py`.",
+        "- [ ] Taking an item the cart lacks raises `OutOfStock`.",
+        "ready",
+        &["research", "plan"],
+    );
+    p.fake
+        .push("implement", Reply::text("Added it."))
+        .push("implement", Reply::text("Added it again."))
+        .push(
+            "definition",
+            Reply::text("```python\nclass OutOfStock(KeyError):\n    pass\n```"),
+        );
+
+    p.step(&story, "implement").success();
+
+    let asked = p.fake.requests_for("definition");
+    assert_eq!(asked.len(), 1, "asked once, after the second round");
+    let task = asked[0].last_message();
+    assert!(
+        task.contains("Write the class `OutOfStock` in cart.py"),
+        "{task}"
+    );
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:cart.py")]),
+        "class Cart:\n    pass\n\n\nclass OutOfStock(KeyError):\n    pass"
+    );
+}
+
+#[tokio::test]
 async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_tests_pass() {
     let p = Project::new().await;
     let story = cart_without_remove(&p, &[("llm.temperature", "0.2")]);
