@@ -583,95 +583,87 @@ async fn a_method_missing_after_two_rounds_is_asked_for_alone_and_merged_into_it
     assert_eq!(narrowed[0]["merged"], true, "{narrowed:?}");
 }
 
-#[tokio::test]
-async fn a_method_the_tests_find_missing_is_asked_for_alone_though_the_story_only_calls_it() {
+/// Implement on a project whose only file is `cart` (cart.py): its tests print `failure` and
+/// fail until cart.py holds `fixed_by`. The model says twice it is done without writing a file,
+/// then answers the narrowed task with `definition`. Returns the one task asked, and cart.py
+/// as the story's branch has it.
+async fn narrowed_once(
+    cart: &str,
+    fixed_by: &str,
+    failure: &str,
+    [title, summary, criteria]: [&str; 3],
+    definition: &str,
+) -> (String, String) {
     let p = Project::new().await;
-    p.env.write(
-        "cart.py",
-        "class Cart:\n    def __init__(self):\n        self.items = {}\n",
-    );
+    p.env.write("cart.py", cart);
     p.git_init(false);
-    p.config(&[
-        (
-            "review.testCommand",
-            "grep -q 'del self.items' cart.py || { echo \"E   AttributeError: 'Cart' object has no attribute 'remove'\"; exit 1; }",
-        ),
-        OFF_ACCEPTANCE,
-    ]);
-    // As refine wrote inventory `cart-remove` (2026-11-28): the method named bare, and called
-    // only on objects.
-    let story = p.story(
-        "Remove an item",
-        "Add a method `remove` to the `Cart` class in `cart.py`.",
-        "- [ ] After `cart.remove(\"apple\")`, `cart.quantity(\"apple\")` returns `0`.\n- [ ] `Cart().remove(\"kiwi\")` raises `KeyError`.",
-        "ready",
-        &["research", "plan"],
-    );
+    let command = format!("grep -q '{fixed_by}' cart.py || {{ echo \"{failure}\"; exit 1; }}");
+    p.config(&[("review.testCommand", command.as_str()), OFF_ACCEPTANCE]);
+    let story = p.story(title, summary, criteria, "ready", &["research", "plan"]);
     p.fake
         .push("implement", Reply::text("Added it."))
         .push("implement", Reply::text("Added it again."))
-        .push(
-            "definition",
-            Reply::text("```python\ndef remove(self, sku):\n    del self.items[sku]\n```"),
-        );
+        .push("definition", Reply::text(definition));
 
     p.step(&story, "implement").success();
 
     let asked = p.fake.requests_for("definition");
     assert_eq!(asked.len(), 1, "asked once, after the second round");
-    let task = asked[0].last_message();
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let merged = p.git(&["show", &format!("{branch}:cart.py")]);
+    (asked[0].last_message(), merged)
+}
+
+#[tokio::test]
+async fn a_method_the_tests_find_missing_is_asked_for_alone_though_the_story_only_calls_it() {
+    // As refine wrote inventory `cart-remove` (2026-11-28): the method named bare, and called
+    // only on objects.
+    let (task, cart) = narrowed_once(
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n",
+        "del self.items",
+        "E   AttributeError: 'Cart' object has no attribute 'remove'",
+        [
+            "Remove an item",
+            "Add a method `remove` to the `Cart` class in `cart.py`.",
+            "- [ ] After `cart.remove(\"apple\")`, `cart.quantity(\"apple\")` returns `0`.\n- [ ] `Cart().remove(\"kiwi\")` raises `KeyError`.",
+        ],
+        "```python\ndef remove(self, sku):\n    del self.items[sku]\n```",
+    )
+    .await;
+
     assert!(
         task.contains("Write the method `remove(…)` of the class `Cart` in cart.py"),
         "{task}"
     );
-    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
     assert_eq!(
-        p.git(&["show", &format!("{branch}:cart.py")]),
+        cart,
         "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def remove(self, sku):\n        del self.items[sku]"
     );
 }
 
 #[tokio::test]
 async fn a_class_the_tests_cannot_import_is_asked_for_alone_as_a_class() {
-    let p = Project::new().await;
-    p.env.write("cart.py", "class Cart:\n    pass\n");
-    p.git_init(false);
-    p.config(&[
-        (
-            "review.testCommand",
-            "grep -q 'class OutOfStock' cart.py || { echo \"E   ImportError: cannot import name 'OutOfStock' from 'cart' (/x/cart.py)\"; exit 1; }",
-        ),
-        OFF_ACCEPTANCE,
-    ]);
     // An exception the story raises, never written as a call: no named function is missing,
     // and only the tests' import says what is.
-    let story = p.story(
-        "Say an item is out of stock",
-        "Add an exception `OutOfStock` to `cart.py`.",
-        "- [ ] Taking an item the cart lacks raises `OutOfStock`.",
-        "ready",
-        &["research", "plan"],
-    );
-    p.fake
-        .push("implement", Reply::text("Added it."))
-        .push("implement", Reply::text("Added it again."))
-        .push(
-            "definition",
-            Reply::text("```python\nclass OutOfStock(KeyError):\n    pass\n```"),
-        );
+    let (task, cart) = narrowed_once(
+        "class Cart:\n    pass\n",
+        "class OutOfStock",
+        "E   ImportError: cannot import name 'OutOfStock' from 'cart' (/x/cart.py)",
+        [
+            "Say an item is out of stock",
+            "Add an exception `OutOfStock` to `cart.py`.",
+            "- [ ] Taking an item the cart lacks raises `OutOfStock`.",
+        ],
+        "```python\nclass OutOfStock(KeyError):\n    pass\n```",
+    )
+    .await;
 
-    p.step(&story, "implement").success();
-
-    let asked = p.fake.requests_for("definition");
-    assert_eq!(asked.len(), 1, "asked once, after the second round");
-    let task = asked[0].last_message();
     assert!(
         task.contains("Write the class `OutOfStock` in cart.py"),
         "{task}"
     );
-    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
     assert_eq!(
-        p.git(&["show", &format!("{branch}:cart.py")]),
+        cart,
         "class Cart:\n    pass\n\n\nclass OutOfStock(KeyError):\n    pass"
     );
 }
