@@ -296,7 +296,7 @@ async fn run_turns(
                     last_failed = None;
                     continue;
                 }
-                return end_repeating(reply, transcript, done);
+                return end_repeating(reply, &reading, transcript, done);
             }
             if answered.any_failed() {
                 last_failed = Some(answered);
@@ -375,7 +375,7 @@ async fn run_turns(
         )
         .await?;
         if answered.repeats(last_failed.as_ref()) {
-            return end_repeating(reply, transcript, done);
+            return end_repeating(reply, &reading, transcript, done);
         }
         only_repeats = if stutters {
             // A reply that repeats one call until its cap is done reading, as surely as two
@@ -450,7 +450,22 @@ async fn last_call(
         .await?;
     }
     finish(last, transcript, done);
+    leave_out_calls(reading, transcript, done);
     Ok(())
+}
+
+/// The answer that ends a conversation on calls (its turns spent, or the same calls again)
+/// without those calls: they were not run, and a phase that writes its answer into the story
+/// would hand them to the next agent as an example to copy.
+fn leave_out_calls(reading: &Reading, transcript: &Transcript, done: &mut Conversation) {
+    let answer = reading.answer_without_calls(&done.final_text);
+    if answer != done.final_text {
+        transcript.record(
+            "calls_left_out",
+            json!({"turn": done.turns, "kept_chars": answer.len()}),
+        );
+        done.final_text = answer;
+    }
 }
 
 /// Ends a conversation whose model sent the same calls again after reading their results: the
@@ -458,6 +473,7 @@ async fn last_call(
 /// differently).
 fn end_repeating(
     reply: ChatReply,
+    reading: &Reading,
     transcript: &Transcript,
     done: &mut Conversation,
 ) -> Result<(), LlmError> {
@@ -466,6 +482,7 @@ fn end_repeating(
         json!({"turn": done.turns, "action": "ended the conversation"}),
     );
     finish(reply, transcript, done);
+    leave_out_calls(reading, transcript, done);
     Ok(())
 }
 

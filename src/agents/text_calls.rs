@@ -10,6 +10,7 @@
 
 use serde_json::{Map, Value};
 
+pub use answer::without_calls;
 pub use form::{CallForm, TextCall};
 
 /// What a reply's text holds.
@@ -118,21 +119,12 @@ fn fenced_calls(text: &str, expect: Expect<'_>, found: &mut Extraction) -> Strin
         };
         let mut body = String::new();
         for inner in lines.by_ref() {
-            if inner.trim_start().starts_with(marker)
-                && inner
-                    .trim()
-                    .trim_matches(marker.chars().next().unwrap_or('`'))
-                    .is_empty()
-            {
+            if closes_fence(inner, marker) {
                 break;
             }
             body.push_str(inner);
         }
-        let language = info
-            .split_whitespace()
-            .next()
-            .unwrap_or("")
-            .to_ascii_lowercase();
+        let language = fence_language(info);
         match language.as_str() {
             "bash" | "sh" | "shell" | "console" | "zsh" if expect.bash => {
                 let command = shell_command(&body);
@@ -146,13 +138,38 @@ fn fenced_calls(text: &str, expect: Expect<'_>, found: &mut Extraction) -> Strin
                     });
                 }
             }
-            "" | "json" | "json5" | "jsonc" | "tool_call" | "tool" | "javascript" | "js" => {
+            language if holds_json(language) => {
                 read_block(body.trim(), CallForm::JsonFence, expect, found);
             }
             _ => {}
         }
     }
     outside
+}
+
+/// The language a fence's info string names, lower-cased ("" for none).
+fn fence_language(info: &str) -> String {
+    info.split_whitespace()
+        .next()
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// Whether a fence of this language is where a model writes its JSON calls.
+fn holds_json(language: &str) -> bool {
+    matches!(
+        language,
+        "" | "json" | "json5" | "jsonc" | "tool_call" | "tool" | "javascript" | "js"
+    )
+}
+
+/// Whether `line` closes a fence opened with `marker`.
+fn closes_fence(line: &str, marker: &str) -> bool {
+    line.trim_start().starts_with(marker)
+        && line
+            .trim()
+            .trim_matches(marker.chars().next().unwrap_or('`'))
+            .is_empty()
 }
 
 /// A fence's opening line: its marker and info string.
@@ -509,6 +526,7 @@ fn without_trailing_commas(text: &str) -> String {
     out
 }
 
+mod answer;
 mod edits;
 mod form;
 #[cfg(test)]

@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::agents::llm::{generated_call_id, ChatMessage, ChatReply, ToolCall};
 use crate::agents::prompts;
-use crate::agents::text_calls::{extract, CallForm, Expect, TextCall};
+use crate::agents::text_calls::{extract, without_calls, CallForm, Expect, TextCall};
 use crate::config::ToolProtocol;
 
 /// The tool that runs a shell command, which a ```bash fence stands for under `text`.
@@ -116,6 +116,24 @@ impl Reading {
             left_out,
             stutters,
         }
+    }
+}
+
+impl Reading {
+    /// An answer without the calls to this agent's tools written into it, which were not run
+    /// (see `text_calls::without_calls`).
+    pub(super) fn answer_without_calls(&self, answer: &str) -> String {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        without_calls(
+            answer,
+            Expect {
+                tools: &names,
+                any_name: false,
+                bash: false,
+                edits: false,
+                default_file: None,
+            },
+        )
     }
 }
 

@@ -1019,3 +1019,42 @@ async fn a_change_cut_off_at_the_cap_hears_so_and_the_conversation_goes_on() {
         "the check runs on the finished change"
     );
 }
+
+#[tokio::test]
+async fn calls_written_into_the_answer_after_the_budget_are_left_out_of_it() {
+    let server = MockServer::start().await;
+    // Recorded shape (Qwen2.5-Coder-1.5B, 2026-11-29, research of `is_low_stock`): asked for its
+    // answer with the tools withdrawn, it wrote its steps and then the calls it would make.
+    let read = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"stock.py\"}}\n```";
+    answer(&server, ok(completion(Some(read), &[])), 1).await;
+    let answered = format!(
+        "1. Define `is_low_stock` in `stock.py`.\n2. Raise `StockError` if necessary.\n\n\
+         The final answer is:\n{read}"
+    );
+    answer(&server, ok(completion(Some(&answered), &[])), 1).await;
+    let board = tempfile::tempdir().unwrap();
+    let transcript =
+        Transcript::create(board.path(), &StoryId::from("story-1"), "research").unwrap();
+    let tools = FakeTools::default();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Text,
+        None,
+        1,
+        &transcript,
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(
+        done.final_text,
+        "1. Define `is_low_stock` in `stock.py`.\n2. Raise `StockError` if necessary."
+    );
+    assert_eq!(entries(&transcript, "calls_left_out").len(), 1);
+    assert!(
+        tools.calls.lock().unwrap().is_empty(),
+        "no call of the last turn ran"
+    );
+}
