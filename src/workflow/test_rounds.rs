@@ -20,6 +20,7 @@ use super::unasked_tests::{failing_tests_of, unasked_failures};
 use crate::agents::prompts::backticked;
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
+use crate::atomic_file;
 use crate::board::StoryId;
 use crate::config::EditFormat;
 
@@ -319,7 +320,9 @@ impl<'a> TestRounds<'a> {
     /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
     /// no longer fail on it or [`super::narrowed::SAMPLES`] are spent: the tests choose, as in
     /// best-of-n. A 1.5B model asked the same way twice answered with the same wrong `truncate`
-    /// twice. An answer already tried is not tested again. The last run is returned.
+    /// twice. An answer already tried is not tested again. The last run is returned, unless an
+    /// earlier state of the file did better: then that state is put back (a 1.5B model's third
+    /// and fourth `is_low_stock` took a `self` and failed six tests where its first failed one).
     async fn narrow_by_samples(
         &self,
         missing: &Missing,
@@ -327,6 +330,12 @@ impl<'a> TestRounds<'a> {
         mut result: TestRun,
     ) -> Option<TestRun> {
         let mut tried: Vec<String> = Vec::new();
+        let path = missing.file.as_ref().map(|file| self.dir.join(file));
+        let text_now = || {
+            path.as_ref()
+                .and_then(|path| std::fs::read_to_string(path).ok())
+        };
+        let mut best = (result.clone(), text_now());
         for variant in 0..super::narrowed::SAMPLES {
             let written = super::narrowed::narrow(
                 self.wf,
@@ -344,9 +353,21 @@ impl<'a> TestRounds<'a> {
             tried.push(code);
             result = self.checked_and_mended().await?;
             if !self.still_fails_on(&result, &missing.name) {
-                break;
+                return Some(result);
+            }
+            if does_better(&result, &best.0) {
+                best = (result.clone(), text_now());
             }
             failure = Some(result.output.clone());
+        }
+        if let (Some(path), (kept, Some(text))) = (&path, &best) {
+            if does_better(kept, &result) && atomic_file::write(path, text.as_bytes()).is_ok() {
+                self.transcript.record(
+                    "narrowed_best_kept",
+                    serde_json::json!({"name": missing.name, "file": missing.file}),
+                );
+                result = self.check_now().await?;
+            }
         }
         Some(result)
     }

@@ -728,6 +728,52 @@ async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_test
 }
 
 #[tokio::test]
+async fn the_best_narrowed_sample_stays_when_the_later_ones_do_worse() {
+    let p = Project::new().await;
+    let story = cart_without_remove(&p, &[]);
+    // Each missing behaviour is a failing test of its own, as pytest names them.
+    let check = "f=0\n\
+        grep -q 'def remove(self, sku)' cart.py || { echo 'FAILED test_cart.py::test_signature'; f=1; }\n\
+        grep -q 'del self.items' cart.py || { echo 'FAILED test_cart.py::test_removes'; f=1; }\n\
+        grep -q KeyError cart.py || { echo 'FAILED test_cart.py::test_missing_raises'; f=1; }\n\
+        exit $f\n";
+    p.env.write("check.sh", check);
+    p.config(&[("review.testCommand", "sh check.sh")]);
+    let best = "```python\ndef remove(self, sku):\n    del self.items[sku]\n```";
+    p.fake
+        .push("implement", Reply::text("Added it."))
+        .push("implement", Reply::text("Added it again."))
+        .push("definition", Reply::text(best))
+        // As the 1.5B model's later samples of `is_low_stock` did (2026-11-29): a `self`
+        // too many, failing more than the first.
+        .push(
+            "definition",
+            Reply::text("```python\ndef remove(self, cart, sku):\n    pass\n```"),
+        )
+        .push(
+            "definition",
+            Reply::text("```python\ndef remove(self, cart, sku):\n    return None\n```"),
+        )
+        .push(
+            "definition",
+            Reply::text("```python\ndef remove(self, cart, sku):\n    return 0\n```"),
+        );
+
+    p.step(&story, "implement").code(1);
+
+    assert_eq!(p.fake.requests_for("definition").len(), 4);
+    let kept = transcript_entries(&p, &story, "narrowed_best_kept");
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(kept[0]["name"], "remove");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let cart = p.git(&["show", &format!("{branch}:cart.py")]);
+    assert!(cart.contains("del self.items[sku]"), "{cart}");
+    assert!(!cart.contains("cart, sku"), "{cart}");
+    let error = p.front(&story)["last_error"].as_str().unwrap().to_string();
+    assert!(error.contains("test_missing_raises"), "{error}");
+}
+
+#[tokio::test]
 async fn stray_rewrites_of_a_file_and_of_a_function_go_back_when_the_tests_then_do_better() {
     let p = Project::new().await;
     let price = "def format_price(cents):\n    return \"$%d.%02d\" % divmod(cents, 100)\n";
