@@ -178,10 +178,13 @@ fn names_a_class(name: &str) -> bool {
 /// an example call such as `cart.remove("apple")` gives arguments, not the signature, and a
 /// bare `remove` gives neither.
 fn signature(story_text: &str, name: &str) -> String {
+    // A call with values (`is_low_stock(3, 5)`, `f(None)`) is an example, not the signature.
     let parameter = |arg: &str| {
         let arg = arg.trim().trim_start_matches('*');
         let arg = arg.split(['=', ':']).next().unwrap_or(arg).trim();
-        !arg.is_empty() && arg.chars().all(|c| c.is_alphanumeric() || c == '_')
+        arg.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && arg.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !["True", "False", "None"].contains(&arg)
     };
     backtick_spans(story_text)
         .into_iter()
@@ -636,6 +639,14 @@ mod tests {
         assert_eq!(signature(story, "remove"), "remove(self, sku, count=1)");
         assert_eq!(signature("`remove(*skus)`", "remove"), "remove(*skus)");
         assert_eq!(signature("`stats.mean()`", "mean"), "mean()");
+        // As refine wrote the drive's `is_low_stock` (2026-11-29): numbers and constants are
+        // values of an example.
+        let story = "`is_low_stock(3, 5)` should return `True`; `is_low_stock(count, threshold)`.";
+        assert_eq!(
+            signature(story, "is_low_stock"),
+            "is_low_stock(count, threshold)"
+        );
+        assert_eq!(signature("`f(None)` and `f(x1)`", "f"), "f(x1)");
     }
 
     #[test]
