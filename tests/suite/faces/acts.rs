@@ -312,7 +312,9 @@ async fn the_board_is_searched_and_filtered_on_the_server() {
             shown.sort();
             let mut wanted: Vec<String> = listed.iter().map(|id| id.to_string()).collect();
             wanted.sort();
-            assert_eq!(shown, wanted, "{page}{query}");
+            // Whole page on failure: this failed once under load, and the message alone did
+            // not say why.
+            assert_eq!(shown, wanted, "{page}{query}:\n{html}");
         }
     }
     // The counts say how many of each column the filter lists.
