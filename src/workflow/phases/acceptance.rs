@@ -505,8 +505,8 @@ impl AcceptanceCheck<'_> {
         ))
     }
 
-    /// Gathers the assertions a Python test file holds outside any test function into one
-    /// (`loose_assertions_gathered`); says so.
+    /// Gathers the assertions and `pytest.raises` blocks a Python test file holds outside any
+    /// test function into tests (`loose_assertions_gathered`); says so.
     fn gather_loose_assertions(&self, path: &str) -> Option<String> {
         let full = self.dir.join(path);
         let text = std::fs::read_to_string(&full).ok()?;
@@ -514,7 +514,7 @@ impl AcceptanceCheck<'_> {
         crate::atomic_file::write(&full, gathered.as_bytes()).ok()?;
         Some(format!(
             "gathered the assertions of `{path}` that stood outside any test into \
-             `test_story_examples`"
+             `test_story_examples` (each `pytest.raises` block into a test of its own)"
         ))
     }
 
