@@ -177,14 +177,10 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
     }
     out.push('\n');
     // The story's own description (refine's sections), then each earlier phase's section; the
-    // review (no phase) sees them all. Acceptance sees none: its tests check what the story
-    // asks, not how research and plan mean to build it, and a small model copies what they
-    // hold (a 1.5B model's research ended in twelve tool calls, which acceptance wrote back
-    // twice instead of a test file).
+    // review (no phase) sees them all.
     let earlier = Phase::ALL
         .iter()
         .filter(|p| **p != Phase::Refine && phase.is_none_or(|phase| **p < phase))
-        .filter(|_| phase != Some(Phase::Acceptance))
         .map(|p| p.section());
     let names = ["Summary", "Acceptance Criteria"]
         .into_iter()
@@ -591,30 +587,6 @@ pub fn unreadable_call(why: &str, text_only: bool) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn acceptance_sees_what_the_story_asks_and_implement_sees_the_phases_before_it() {
-        let story = Story::parse(
-            "---\nid: s-1\ntitle: Add median\nstatus: ready\ntype: feature\n---\n\
-             ## Summary\nAdd median to stats.py.\n\n## Acceptance Criteria\n- median([1, 3]) == 2\n\n\
-             ## Research\nstats.py holds mean.\n\n## Implementation Plan\nAdd the function.\n",
-            std::path::PathBuf::from("ready/s-1.md"),
-            crate::board::Column::Ready,
-        )
-        .unwrap();
-        let acceptance = story_context(&story, Some(Phase::Acceptance));
-        assert!(acceptance.contains("## Acceptance Criteria\n- median([1, 3]) == 2"));
-        assert!(
-            !acceptance.contains("Research") && !acceptance.contains("Plan"),
-            "{acceptance}"
-        );
-        let implement = story_context(&story, Some(Phase::Implement));
-        assert!(
-            implement.contains("## Research\nstats.py holds mean."),
-            "{implement}"
-        );
-        assert!(implement.contains("## Implementation Plan\nAdd the function."));
-    }
 
     #[test]
     fn the_same_result_in_a_row_is_said_once_with_how_often() {
