@@ -261,7 +261,11 @@ fn numbers(text: &str) -> Vec<f64> {
 }
 
 /// Marks as removed each test function (`def test…`) whose body has no line left but removed
-/// ones, blank lines, comments and its docstring; its decorators go with it.
+/// ones, blank lines, comments and its docstring, or that lost lines and kept no check (an
+/// `assert`, a `raises`): its setup alone tests nothing, and fails on what it never imported
+/// (the 1.5B model's tests of `receipt_line` held three tests of `Cart`, whose assertions were
+/// taken out; `cart = Cart()` was then a `NameError` no change of `receipt_line` could fix).
+/// Its decorators go with it.
 fn remove_emptied_tests(lines: &[&str], removed_at: &mut [bool]) {
     for start in 0..lines.len() {
         let head = lines[start];
@@ -279,7 +283,12 @@ fn remove_emptied_tests(lines: &[&str], removed_at: &mut [bool]) {
                 && !line.starts_with("\"\"\"")
                 && !line.starts_with("'''")
         });
-        if has_own {
+        let pruned = (start + 1..block.end).any(|at| removed_at[at]);
+        let checks = (start + 1..block.end).any(|at| {
+            let line = lines[at].trim();
+            !removed_at[at] && (line.starts_with("assert") || line.contains("raises("))
+        });
+        if has_own && (checks || !pruned) {
             continue;
         }
         for flag in &mut removed_at[block] {
@@ -395,6 +404,26 @@ mod tests {
         assert_eq!(
             pruned.text,
             "import pytest\n\n\ndef test_two():\n    values = [7]\n    assert median(values) == 2\n"
+        );
+    }
+
+    #[test]
+    fn a_test_left_with_setup_and_no_check_goes_with_its_assertions() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-29, inventory `receipt-line`), shortened: tests
+        // of `Cart` beside the story's, with `Cart` never imported.
+        let story = "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n\
+                     - [ ] `receipt_line(\"TV\", 129900)` returns `\"TV: $1,299.00\"`";
+        let tests = "from inventory.money import receipt_line\n\n\
+            def test_receipt_line_apples():\n    assert receipt_line(\"Apple\", 250) == \"Apple: $2.50\"\n\n\
+            def test_add_counts_quantities():\n    cart = Cart()\n    cart.add(\"Apple\", 2)\n    assert cart.total_items() == 2\n\n\
+            def test_kept_setup():\n    line = receipt_line(\"TV\", 129900)\n    assert line == \"TV: $1,299.00\"\n";
+        let pruned = without_invented_expectations(tests, &examples(story), story).unwrap();
+        assert_eq!(pruned.removed, ["assert cart.total_items() == 2"]);
+        assert_eq!(
+            pruned.text,
+            "from inventory.money import receipt_line\n\n\
+             def test_receipt_line_apples():\n    assert receipt_line(\"Apple\", 250) == \"Apple: $2.50\"\n\n\
+             def test_kept_setup():\n    line = receipt_line(\"TV\", 129900)\n    assert line == \"TV: $1,299.00\"\n"
         );
     }
 }
