@@ -350,8 +350,20 @@ fn classes(source: &str) -> Vec<String> {
     source
         .lines()
         .filter(|line| line.starts_with("class ") || line.starts_with("export class "))
+        .filter(|line| !is_exception_class(line))
         .filter_map(defined_name)
         .collect()
+}
+
+/// Whether a class line defines an exception (`class StockError(Exception):`): no home for the
+/// functions a story asks for. Refine wrote "raise a `StockError`" into a story asking for
+/// `is_low_stock(count, threshold)`, and the 1.5B model's function was merged into
+/// `StockError` as a method, where the tests' `from stock import is_low_stock` never found it.
+fn is_exception_class(line: &str) -> bool {
+    let head = line.split(':').next().unwrap_or(line);
+    let exceptional = |word: &str| word.ends_with("Error") || word.ends_with("Exception");
+    head.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .any(exceptional)
 }
 
 /// The code of the model's answer: its first fenced block, else the answer from its first
@@ -647,6 +659,29 @@ mod tests {
             "is_low_stock(count, threshold)"
         );
         assert_eq!(signature("`f(None)` and `f(x1)`", "f"), "f(x1)");
+    }
+
+    #[test]
+    fn a_function_is_no_method_of_an_exception_the_story_raises() {
+        // The drive of 2026-11-29: refine's "raise a `StockError`" beside `is_low_stock`.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("stock.py"),
+            "class StockError(Exception):\n    pass\n\n\nclass Shelf:\n    pass\n",
+        )
+        .unwrap();
+        let missing = Missing {
+            name: "is_low_stock".into(),
+            file: Some("stock.py".into()),
+        };
+        let story = "Add `is_low_stock(count, threshold)`; raise a `StockError` on bad input.";
+        let task =
+            narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
+        assert_eq!(task.class, None);
+        let story = "Add a method `is_low_stock(count, threshold)` to `Shelf`.";
+        let task =
+            narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
+        assert_eq!(task.class.as_deref(), Some("Shelf"));
     }
 
     #[test]
