@@ -117,9 +117,7 @@ impl Reading {
             stutters,
         }
     }
-}
 
-impl Reading {
     /// An answer without the calls to this agent's tools written into it, which were not run
     /// (see `text_calls::without_calls`).
     pub(super) fn answer_without_calls(&self, answer: &str) -> String {
