@@ -307,7 +307,9 @@ pub fn write_into(story: &mut Story, phase: Phase, output: &str) {
             if summary.is_none() && criteria.is_none() {
                 story.set_section("Summary", &sections::nest(output, "Summary"));
             } else {
-                // A rewrite that loses the given words or examples leaves them as they were.
+                // A rewrite that loses the given words or examples leaves them as they were,
+                // and one that invents examples loses those.
+                let given = super::named_functions::story_text(story);
                 if let Some(summary) = summary {
                     let summary = super::refined::summary(story.section("Summary"), summary);
                     let summary = sections::nest(summary, "Summary");
@@ -315,9 +317,12 @@ pub fn write_into(story: &mut Story, phase: Phase, output: &str) {
                 }
                 if let Some(criteria) = criteria {
                     let existing = story.section("Acceptance Criteria");
-                    let criteria = super::refined::criteria(existing, criteria);
-                    let criteria = sections::nest(criteria, "Acceptance Criteria");
-                    story.set_section("Acceptance Criteria", &criteria);
+                    let criteria = super::refined::criteria(existing, criteria, &given);
+                    // Criteria that were only invented examples leave the story's as they were.
+                    if !criteria.trim().is_empty() {
+                        let criteria = sections::nest(&criteria, "Acceptance Criteria");
+                        story.set_section("Acceptance Criteria", &criteria);
+                    }
                 }
             }
             if story.column == Column::Backlog {

@@ -55,6 +55,48 @@ async fn refine_rewrites_summary_and_criteria_and_moves_the_story_to_ready() {
     assert!(!body.contains("FIRST-"), "{body}");
 }
 
+#[tokio::test]
+async fn examples_refine_invents_do_not_become_the_story_s_criteria() {
+    let p = Project::new().await;
+    let story = p.story(
+        "Add is_low_stock(count, threshold) to stock.py",
+        "True when the count is below the threshold; `is_low_stock(3, 5)` returns `True`.",
+        "- [ ] it works",
+        "backlog",
+        &[],
+    );
+    p.fake.push(
+        "refine",
+        Reply::text("## Summary\nAdd `is_low_stock(count, threshold)` to stock.py: it returns True when count is below threshold, as `is_low_stock(3, 5)` returns `True` shows.\n\n## Acceptance Criteria\n- [ ] `is_low_stock(3, 5)` returns `True`\n- [ ] `is_low_stock(10, 0)` returns `True`\n- [ ] it returns False when count is at or above threshold"),
+    );
+
+    p.step(&story, "refine").success();
+
+    assert_eq!(
+        section(&p.body(&story), "Acceptance Criteria"),
+        "- [ ] `is_low_stock(3, 5)` returns `True`\n- [ ] it returns False when count is at or above threshold",
+        "the example the story gave stays; the one refine made up goes"
+    );
+
+    // A rewrite of nothing but made-up examples leaves the criteria as they were.
+    let sketch = p.story(
+        "Add is_high_stock(count, limit) to stock.py",
+        "",
+        "- [ ] it works",
+        "backlog",
+        &[],
+    );
+    p.fake.push(
+        "refine",
+        Reply::text("## Summary\nAdd `is_high_stock(count, limit)` to stock.py, which returns True when count is above limit.\n\n## Acceptance Criteria\n- [ ] `is_high_stock(0, 10)` returns `True`"),
+    );
+    p.step(&sketch, "refine").success();
+    assert_eq!(
+        section(&p.body(&sketch), "Acceptance Criteria"),
+        "- [ ] it works"
+    );
+}
+
 /// Runs `step` twice with a hand reset of `flag` between; the second answer starts with its own
 /// heading, which must not end up as a second section.
 async fn rerun_replaces(step: &str, role: &str, flag: &str, heading: &str, done: &[&str]) {
