@@ -327,6 +327,9 @@ impl<'a> AcceptanceCheck<'a> {
                 notes.push(pruned);
             }
         }
+        if let Some(added) = self.complete_examples(&tests) {
+            notes.push(added);
+        }
         let text: String = tests
             .iter()
             .filter_map(|path| std::fs::read_to_string(self.dir.join(path)).ok())
@@ -456,12 +459,17 @@ impl AcceptanceCheck<'_> {
         if !self.suggested.ends_with(".py") {
             return None;
         }
-        examples_file::write(&examples_file::Story {
+        examples_file::write(&self.examples_story())
+    }
+
+    /// What the tool writes the story's examples as tests from.
+    fn examples_story(&self) -> examples_file::Story<'_> {
+        examples_file::Story {
             dir: &self.dir,
             text: &self.story_text,
             examples: &self.examples,
             homes: &self.homes,
-        })
+        }
     }
 
     /// When the model's tests are refused and the story's examples can be tests of their own,
@@ -490,6 +498,41 @@ impl AcceptanceCheck<'_> {
                 None
             }
         }
+    }
+
+    /// Adds a test of each example of the story that `tests` do not carry to one of them, the
+    /// suggested file if it is among them ([`examples_file::completed`]); says what it added.
+    /// `None` when nothing is missing, or a missing example cannot be written as a test.
+    fn complete_examples(&self, tests: &[String]) -> Option<String> {
+        let text: String = tests
+            .iter()
+            .filter_map(|path| std::fs::read_to_string(self.dir.join(path)).ok())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let missing: Vec<Example> = self
+            .examples
+            .iter()
+            .filter(|example| !example.carried_by(&text))
+            .cloned()
+            .collect();
+        if missing.is_empty() {
+            return None;
+        }
+        let python = |path: &&String| path.ends_with(".py");
+        let path = tests
+            .iter()
+            .filter(python)
+            .find(|path| **path == self.suggested)
+            .or_else(|| tests.iter().find(python))?;
+        let full = self.dir.join(path);
+        let current = std::fs::read_to_string(&full).ok()?;
+        let completed = examples_file::completed(&self.examples_story(), &current, &missing)?;
+        crate::atomic_file::write(&full, completed.as_bytes()).ok()?;
+        let added: Vec<String> = missing.iter().map(Example::assertion).collect();
+        Some(format!(
+            "added the story's `{}` to `{path}` as tests of their own",
+            added.join("`, `")
+        ))
     }
 
     /// Takes the expectations the story does not give out of a Python test file where the story

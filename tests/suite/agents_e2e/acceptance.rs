@@ -428,7 +428,7 @@ async fn tests_the_model_cannot_write_give_way_to_the_story_examples_written_by_
 }
 
 #[tokio::test]
-async fn an_example_on_an_object_is_written_by_the_tool_with_the_calls_before_it() {
+async fn examples_the_model_s_tests_lack_are_added_to_them_with_the_calls_before_them() {
     let p = Project::new().await;
     p.env.write(
         "inventory/cart.py",
@@ -444,13 +444,13 @@ async fn an_example_on_an_object_is_written_by_the_tool_with_the_calls_before_it
     let story = p.story(
         "Remove an item from the cart",
         "Add a method `remove(sku)` to the `Cart` class in inventory/cart.py.",
-        "- [ ] After `cart.add(\"apple\", 3)` and `cart.remove(\"apple\")`, `cart.quantity(\"apple\")` returns `0`.\n- [ ] `Cart().remove(\"kiwi\")` raises `KeyError`.",
+        "- [ ] After `cart.add(\"apple\", 3)` and `cart.remove(\"apple\")`, `cart.quantity(\"apple\")` returns `0`.\n- [ ] `Cart().remove(\"kiwi\")` raises `NotInCart`, a new exception.",
         "ready",
         &["research", "plan"],
     );
     // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory): tests that never carry the story's
-    // example, written again the same way in every round.
-    let invented = "from inventory.cart import Cart\n\n\ndef test_remove_removes_item():\n    cart = Cart()\n    cart.add(\"apple\", 2)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 1\n";
+    // example, written again the same way in every round; the second stays as the model's own.
+    let invented = "from inventory.cart import Cart\n\n\ndef test_remove_removes_item():\n    cart = Cart()\n    cart.add(\"apple\", 2)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 1\n\n\ndef test_remove_leaves_others():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.add(\"pear\")\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 0\n";
     for _ in 0..3 {
         p.fake
             .push(
@@ -469,19 +469,36 @@ async fn an_example_on_an_object_is_written_by_the_tool_with_the_calls_before_it
         "show",
         &format!("{branch}:tests/test_remove_an_item_from_the_cart.py"),
     ]);
-    // The raising example too, in pytest's words (the project's `pytest.py` stands in for it).
-    assert_eq!(
-        written,
-        "import pytest\nfrom inventory.cart import Cart\n\n\ndef test_quantity_example_1():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 0\n\n\ndef test_cart_example_2():\n    with pytest.raises(KeyError): Cart().remove(\"kiwi\")"
-    );
-    let fallback = transcript_entries(&p, &story, "acceptance_examples_written");
+    // The model's test that keeps to the story stays; the raising example comes in pytest's
+    // words (the project's `pytest.py` stands in for it), its new exception from the file
+    // of the class that raises it.
     assert!(
-        fallback[0]["refused"]
-            .as_str()
-            .unwrap()
-            .contains("assert cart.quantity(\"apple\") == 0"),
-        "{fallback:#?}"
+        written.starts_with("import pytest\nfrom inventory.cart import NotInCart\nfrom inventory.cart import Cart\n"),
+        "{written}"
     );
+    assert!(
+        written.contains("def test_remove_leaves_others():"),
+        "{written}"
+    );
+    assert!(!written.contains("== 1"), "{written}");
+    assert!(
+        written.ends_with("def test_cart_example_2():\n    with pytest.raises(NotInCart): Cart().remove(\"kiwi\")"),
+        "{written}"
+    );
+    assert!(
+        !written.contains("test_quantity_example_1"),
+        "the first example is the model's test already: {written}"
+    );
+    let notes = transcript_entries(&p, &story, "acceptance_notes");
+    assert!(
+        notes[0]
+            .to_string()
+            .contains("added the story's `with pytest.raises(NotInCart)"),
+        "{notes:#?}"
+    );
+    // Added in the first round: the model was not asked again, and nothing fell back.
+    assert_eq!(p.fake.requests_for("acceptance").len(), 2);
+    assert!(transcript_entries(&p, &story, "acceptance_examples_written").is_empty());
 }
 
 #[tokio::test]
