@@ -203,6 +203,8 @@ async fn run_turns(
     let mut answered_since_change = AnsweredCalls::default();
     // Turns in a row whose calls were all answered "already done".
     let mut only_repeats = 0;
+    // Writes tried by an agent that is given no tool to write with.
+    let mut writes_refused = 0;
     loop {
         done.turns += 1;
         let sent = send(
@@ -364,6 +366,7 @@ async fn run_turns(
             .await;
         }
         let stutters = turn.stutters;
+        writes_refused += reading.writes_not_offered(&turn.calls);
         let answered = answer_calls(
             tools,
             turn,
@@ -394,6 +397,16 @@ async fn run_turns(
                 json!({"turn": done.turns, "action": "the next reply is the last with tools"}),
             );
             max_turns = done.turns + 1;
+        } else if writes_refused >= WRITES_BEFORE_ANSWER && max_turns > done.turns + 1 {
+            // A read-only agent that tries again to write the change knows what it would
+            // change: the 1.5B model's plan of `format_price` wrote the file in every other
+            // turn, 40 seconds each, until its 12 turns were spent (5.5 of a story's 10
+            // minutes, inventory, 2026-11-29).
+            transcript.record(
+                "writes_refused",
+                json!({"turn": done.turns, "writes": writes_refused, "action": "the next reply is the last with tools"}),
+            );
+            max_turns = done.turns + 1;
         }
         last_failed = Some(answered);
     }
@@ -402,6 +415,10 @@ async fn run_turns(
 /// Turns in a row of nothing but calls answered "already done" after which the model is asked
 /// for its answer.
 const REPEATS_BEFORE_ANSWER: u32 = 2;
+
+/// Writes a read-only agent tries after which its next reply is its last with tools: the
+/// first is answered that it may not, and may be a slip.
+const WRITES_BEFORE_ANSWER: usize = 2;
 
 /// The turn budget is spent and the model still calls tools: its calls are not run, the tools
 /// are withdrawn, and it is asked once for its answer with what it has read. That reply ends

@@ -49,6 +49,17 @@ impl Reading {
         }
     }
 
+    /// How many of `calls` write files with a tool this agent is not given: a read-only agent
+    /// that tries to make the change it was to find or plan.
+    pub(super) fn writes_not_offered(&self, calls: &[(ToolCall, CallForm)]) -> usize {
+        calls
+            .iter()
+            .filter(|(call, _)| {
+                EDIT_TOOLS.contains(&call.name.as_str()) && !self.names.contains(&call.name)
+            })
+            .count()
+    }
+
     /// The tools are described in the prompt instead of sent, and one action per reply runs.
     pub(super) fn text_only(&self) -> bool {
         self.protocol == ToolProtocol::Text && !self.names.is_empty()
