@@ -8,6 +8,7 @@
 
 mod answers;
 mod calls;
+mod done_reading;
 mod trim;
 
 use answers::{answer_calls, record_error, Answered, AnsweredCalls};
@@ -23,6 +24,7 @@ use super::{ToolExecutor, WorkCheck};
 pub use crate::config::ToolProtocol;
 use crate::protocol::{RequestedCall, TranscriptEntry};
 use calls::Reading;
+use done_reading::DoneReading;
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
@@ -201,10 +203,7 @@ async fn run_turns(
     let mut last_unreadable: Option<String> = None;
     let mut last_failed: Option<Answered> = None;
     let mut answered_since_change = AnsweredCalls::default();
-    // Turns in a row whose calls were all answered "already done".
-    let mut only_repeats = 0;
-    // Writes tried by an agent that is given no tool to write with.
-    let mut writes_refused = 0;
+    let mut done_reading = DoneReading::default();
     loop {
         done.turns += 1;
         let sent = send(
@@ -366,7 +365,7 @@ async fn run_turns(
             .await;
         }
         let stutters = turn.stutters;
-        writes_refused += reading.writes_not_offered(&turn.calls);
+        let writes_refused = reading.writes_not_offered(&turn.calls);
         let answered = answer_calls(
             tools,
             turn,
@@ -380,45 +379,16 @@ async fn run_turns(
         if answered.repeats(last_failed.as_ref()) {
             return end_repeating(reply, &reading, transcript, done);
         }
-        only_repeats = if stutters {
-            // A reply that repeats one call until its cap is done reading, as surely as two
-            // replies of repeats are.
-            REPEATS_BEFORE_ANSWER
-        } else if answered.only_already_done() {
-            only_repeats + 1
-        } else {
-            0
-        };
-        if only_repeats >= REPEATS_BEFORE_ANSWER && max_turns > done.turns + 1 {
-            // A model that only asks again for what it has read is done reading: its next
-            // reply is its budget's last (docs/design.md §21, "Every phase ends").
-            transcript.record(
-                "only_repeats",
-                json!({"turn": done.turns, "action": "the next reply is the last with tools"}),
-            );
-            max_turns = done.turns + 1;
-        } else if writes_refused >= WRITES_BEFORE_ANSWER && max_turns > done.turns + 1 {
-            // A read-only agent that tries again to write the change knows what it would
-            // change: the 1.5B model's plan of `format_price` wrote the file in every other
-            // turn, 40 seconds each, until its 12 turns were spent (5.5 of a story's 10
-            // minutes, inventory, 2026-11-29).
-            transcript.record(
-                "writes_refused",
-                json!({"turn": done.turns, "writes": writes_refused, "action": "the next reply is the last with tools"}),
-            );
+        let reason =
+            done_reading.after_turn(stutters, answered.only_already_done(), writes_refused);
+        if let Some(reason) = reason.filter(|_| max_turns > done.turns + 1) {
+            // The model is done reading: its next reply is its budget's last.
+            reason.record(transcript, done.turns);
             max_turns = done.turns + 1;
         }
         last_failed = Some(answered);
     }
 }
-
-/// Turns in a row of nothing but calls answered "already done" after which the model is asked
-/// for its answer.
-const REPEATS_BEFORE_ANSWER: u32 = 2;
-
-/// Writes a read-only agent tries after which its next reply is its last with tools: the
-/// first is answered that it may not, and may be a slip.
-const WRITES_BEFORE_ANSWER: usize = 2;
 
 /// The turn budget is spent and the model still calls tools: its calls are not run, the tools
 /// are withdrawn, and it is asked once for its answer with what it has read. That reply ends

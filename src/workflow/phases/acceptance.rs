@@ -330,15 +330,9 @@ impl<'a> AcceptanceCheck<'a> {
         if let Some(added) = self.complete_examples(&tests) {
             notes.push(added);
         }
-        let text: String = tests
-            .iter()
-            .filter_map(|path| std::fs::read_to_string(self.dir.join(path)).ok())
-            .collect::<Vec<_>>()
-            .join("\n");
         let missing: Vec<String> = self
-            .examples
+            .examples_missing_from(&tests)
             .iter()
-            .filter(|example| !example.carried_by(&text))
             .map(|example| format!("`{}`", example.assertion()))
             .collect();
         if !missing.is_empty() {
@@ -348,7 +342,7 @@ impl<'a> AcceptanceCheck<'a> {
                 missing.join(", ")
             ));
         }
-        let unknown = unknown_imports(&self.dir, &text, &self.story_names);
+        let unknown = unknown_imports(&self.dir, &self.text_of(&tests), &self.story_names);
         if let Some(first) = unknown.first() {
             return Verdict::Refused(format!(
                 "the tests import `{}` from {}, which does not define it, and the story does not ask for it: test only what the story names or what exists",
@@ -500,21 +494,30 @@ impl AcceptanceCheck<'_> {
         }
     }
 
+    /// The files `tests`, one after the other.
+    fn text_of(&self, tests: &[String]) -> String {
+        tests
+            .iter()
+            .filter_map(|path| std::fs::read_to_string(self.dir.join(path)).ok())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// The story's examples that the files `tests` do not carry.
+    fn examples_missing_from(&self, tests: &[String]) -> Vec<Example> {
+        let text = self.text_of(tests);
+        self.examples
+            .iter()
+            .filter(|example| !example.carried_by(&text))
+            .cloned()
+            .collect()
+    }
+
     /// Adds a test of each example of the story that `tests` do not carry to one of them, the
     /// suggested file if it is among them ([`examples_file::completed`]); says what it added.
     /// `None` when nothing is missing, or a missing example cannot be written as a test.
     fn complete_examples(&self, tests: &[String]) -> Option<String> {
-        let text: String = tests
-            .iter()
-            .filter_map(|path| std::fs::read_to_string(self.dir.join(path)).ok())
-            .collect::<Vec<_>>()
-            .join("\n");
-        let missing: Vec<Example> = self
-            .examples
-            .iter()
-            .filter(|example| !example.carried_by(&text))
-            .cloned()
-            .collect();
+        let missing = self.examples_missing_from(tests);
         if missing.is_empty() {
             return None;
         }
