@@ -379,6 +379,30 @@ fn is_raising_block(line: &str) -> bool {
         && line.trim_end().ends_with(':')
 }
 
+/// A Python test file without the lines at its top level that hold nothing but a file's name
+/// (`test_temperature.py`): the 1.5B model copied its own test file's name under its imports
+/// (a drive, 2026-11-29), which Python reads as an attribute of a module, and the file failed
+/// at its collection whatever the code did. `None` when there is no such line.
+pub fn file_names_dropped(text: &str) -> Option<String> {
+    let is_file_name = |line: &str| {
+        let line = line.trim_end();
+        !line.starts_with(char::is_whitespace)
+            && line.rsplit_once('.').is_some_and(|(stem, extension)| {
+                !stem.is_empty()
+                    && stem
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
+                    && matches!(extension, "py" | "md" | "txt" | "toml" | "cfg" | "ini")
+            })
+    };
+    if !text.lines().any(is_file_name) {
+        return None;
+    }
+    let kept: Vec<&str> = text.lines().filter(|line| !is_file_name(line)).collect();
+    let ending = if text.ends_with('\n') { "\n" } else { "" };
+    Some(format!("{}{ending}", kept.join("\n")))
+}
+
 /// A Python test file whose top-level test functions take a `self` they never use, with it
 /// dropped: pytest takes it for a fixture and errors at the test's setup ("fixture 'self' not
 /// found"). The 1.5B model wrote `def test_truncate_longer_than_width(self):` outside any
@@ -544,6 +568,20 @@ fn defines(source: &str, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_file_s_name_alone_on_a_line_of_a_test_file_is_dropped() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-29, a drive).
+        let recorded = "import temperature\ntest_add_to_celsius.py\n\n\ndef test_story_examples():\n    assert temperature.to_celsius(32) == 0\n";
+        assert_eq!(
+            file_names_dropped(recorded).unwrap(),
+            "import temperature\n\n\ndef test_story_examples():\n    assert temperature.to_celsius(32) == 0\n"
+        );
+        // Code that merely ends like a name is kept: a call, an attribute read in a test.
+        let code =
+            "import inventory.cart\nx = inventory.cart\n\n\ndef test_a():\n    inventory.cart.py\n";
+        assert_eq!(file_names_dropped(code), None);
+    }
 
     #[test]
     fn a_self_a_top_level_test_never_uses_is_dropped() {

@@ -28,6 +28,7 @@ mod attempts;
 mod checked;
 mod examples_file;
 mod scratch;
+mod test_mends;
 mod test_path;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.

@@ -10,12 +10,9 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::workflow::examples::{
-    add_missing_imports, examples, loose_assertions_gathered, mentioned_names, unknown_imports,
-    Example,
-};
+use crate::workflow::examples::{examples, mentioned_names, unknown_imports, Example};
 
-use super::examples_file;
+use super::{examples_file, test_mends};
 use crate::agents::prompts::{backticked, is_test_path};
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
@@ -26,14 +23,11 @@ use crate::error::Result;
 use crate::vcs;
 use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::context::Workflow;
-use crate::workflow::copied_code;
 use crate::workflow::fixed_tests::{listing, put_back};
-use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::outcome::Outcome;
 use crate::workflow::phase_output::TreeFingerprint;
 use crate::workflow::python_imports;
 use crate::workflow::tests_run::{self, TestOutcome, TestRun};
-use crate::workflow::unknown_methods;
 use crate::workflow::workspace::Work;
 
 /// What the acceptance check concluded about the tests as they are now.
@@ -306,26 +300,15 @@ impl<'a> AcceptanceCheck<'a> {
                 self.suggested
             ));
         }
+        let mends = test_mends::Mends {
+            dir: &self.dir,
+            story_text: &self.story_text,
+            examples: &self.examples,
+            story_names: &self.story_names,
+            homes: &self.homes,
+        };
         for path in tests.iter().filter(|path| path.ends_with(".py")) {
-            if let Some(gathered) = self.gather_loose_assertions(path) {
-                notes.push(gathered);
-            }
-            if let Some(taken) = copied_code::take_out(&self.dir, path, &self.homes) {
-                notes.push(taken.note(path));
-            }
-            if let Some(added) = self.add_imports(path) {
-                notes.push(added);
-            }
-            if let Some(pruned) = self.take_out_invented(path) {
-                notes.push(pruned);
-            }
-            let story = unknown_methods::StoryCalls {
-                names: &self.story_names,
-                story_text: &self.story_text,
-            };
-            if let Some(pruned) = unknown_methods::take_out(&self.dir, path, &story) {
-                notes.push(pruned);
-            }
+            notes.extend(mends.mend(path));
         }
         if let Some(added) = self.complete_examples(&tests) {
             notes.push(added);
@@ -536,41 +519,6 @@ impl AcceptanceCheck<'_> {
             "added the story's `{}` to `{path}` as tests of their own",
             added.join("`, `")
         ))
-    }
-
-    /// Takes the expectations the story does not give out of a Python test file where the story
-    /// pins the function down with examples (docs/design.md §21); says what it took out.
-    fn take_out_invented(&self, path: &str) -> Option<String> {
-        let full = self.dir.join(path);
-        let text = std::fs::read_to_string(&full).ok()?;
-        let pruned = without_invented_expectations(&text, &self.examples, &self.story_text)?;
-        crate::atomic_file::write(&full, pruned.text.as_bytes()).ok()?;
-        Some(format!(
-            "took `{}` out of `{path}`: the story's own examples and values are what it asks",
-            pruned.removed.join("`, `")
-        ))
-    }
-
-    /// Gathers the assertions and `pytest.raises` blocks a Python test file holds outside any
-    /// test function into tests (`loose_assertions_gathered`); says so.
-    fn gather_loose_assertions(&self, path: &str) -> Option<String> {
-        let full = self.dir.join(path);
-        let text = std::fs::read_to_string(&full).ok()?;
-        let gathered = loose_assertions_gathered(&text, "story_examples")?;
-        crate::atomic_file::write(&full, gathered.as_bytes()).ok()?;
-        Some(format!(
-            "gathered the assertions of `{path}` that stood outside any test into \
-             `test_story_examples` (each `pytest.raises` block into a test of its own)"
-        ))
-    }
-
-    /// Adds the imports a Python test file lacks for the story's functions (a small model
-    /// calls `slugify` without importing it) and for the modules of the tree it calls through
-    /// (`inventory.pricing.total_with_discount(…)` with no `import inventory.pricing`); says
-    /// what it added.
-    fn add_imports(&self, path: &str) -> Option<String> {
-        let imports = add_missing_imports(&self.dir, path, &self.homes)?;
-        Some(format!("added `{}` to `{path}`", imports.join("`, `")))
     }
 }
 

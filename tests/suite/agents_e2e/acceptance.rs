@@ -642,3 +642,21 @@ async fn a_standard_name_the_tests_use_without_importing_is_imported_by_the_tool
         format!("from decimal import Decimal\n{}", tests.trim_end())
     );
 }
+
+#[tokio::test]
+async fn a_line_of_a_file_s_name_alone_is_taken_out_of_the_tests() {
+    let p = Project::new().await;
+    p.env.write(
+        "ledger.py",
+        "def total(entries):\n    return sum(entries)\n",
+    );
+    p.python_git_project(&[]);
+    let story = p.exact_totals_story();
+    // Recorded in kind (Qwen2.5-Coder-1.5B, 2026-11-29, a drive): the test file's own name
+    // under its imports, an attribute error at collection whatever the code did.
+    let tests = "from decimal import Decimal\nfrom ledger import total\ntests/test_total.py\n\n\ndef test_total_is_exact():\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n";
+    assert_eq!(
+        taken_at_once(&p, &story, "tests/test_total.py", tests),
+        tests.replace("tests/test_total.py\n", "").trim_end()
+    );
+}

@@ -1,0 +1,97 @@
+//! What the acceptance check mends in a Python test file the model wrote before it judges the
+//! file (docs/design.md §21): the small model's slips that no code could pass, or that test
+//! something the story does not ask, taken out or set right, each said in a note.
+
+use std::path::Path;
+
+use crate::workflow::copied_code;
+use crate::workflow::examples::{
+    add_missing_imports, file_names_dropped, loose_assertions_gathered, Example,
+};
+use crate::workflow::invented_expectations::without_invented_expectations;
+use crate::workflow::unknown_methods;
+
+/// The story a test file is mended for.
+pub struct Mends<'a> {
+    /// The story's tree.
+    pub dir: &'a Path,
+    /// Its title, summary and criteria.
+    pub story_text: &'a str,
+    pub examples: &'a [Example],
+    /// The names it mentions.
+    pub story_names: &'a [String],
+    /// The functions it names, each with its file.
+    pub homes: &'a [(String, String)],
+}
+
+impl Mends<'_> {
+    /// Mends the Python test file `path`; one note for each thing done.
+    pub fn mend(&self, path: &str) -> Vec<String> {
+        let mut notes = Vec::new();
+        notes.extend(self.drop_file_names(path));
+        notes.extend(self.gather_loose_assertions(path));
+        if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
+            notes.push(taken.note(path));
+        }
+        notes.extend(self.add_imports(path));
+        notes.extend(self.take_out_invented(path));
+        let story = unknown_methods::StoryCalls {
+            names: self.story_names,
+            story_text: self.story_text,
+        };
+        notes.extend(unknown_methods::take_out(self.dir, path, &story));
+        notes
+    }
+
+    /// Rewrites `path` with `mended` of its text, when that gives a new text.
+    fn rewrite(&self, path: &str, mended: impl FnOnce(&str) -> Option<String>) -> Option<()> {
+        let full = self.dir.join(path);
+        let text = std::fs::read_to_string(&full).ok()?;
+        let new = mended(&text)?;
+        crate::atomic_file::write(&full, new.as_bytes()).ok()
+    }
+
+    /// Drops the lines that hold nothing but a file's name ([`file_names_dropped`]).
+    fn drop_file_names(&self, path: &str) -> Option<String> {
+        self.rewrite(path, file_names_dropped)?;
+        Some(format!(
+            "took the lines of `{path}` that held only a file's name out: Python reads them as code"
+        ))
+    }
+
+    /// Gathers the assertions and `pytest.raises` blocks a Python test file holds outside any
+    /// test function into tests (`loose_assertions_gathered`); says so.
+    fn gather_loose_assertions(&self, path: &str) -> Option<String> {
+        self.rewrite(path, |text| {
+            loose_assertions_gathered(text, "story_examples")
+        })?;
+        Some(format!(
+            "gathered the assertions of `{path}` that stood outside any test into \
+             `test_story_examples` (each `pytest.raises` block into a test of its own)"
+        ))
+    }
+
+    /// Takes the expectations the story does not give out of a Python test file where the story
+    /// pins the function down with examples (docs/design.md §21); says what it took out.
+    fn take_out_invented(&self, path: &str) -> Option<String> {
+        let mut removed = Vec::new();
+        self.rewrite(path, |text| {
+            let pruned = without_invented_expectations(text, self.examples, self.story_text)?;
+            removed = pruned.removed;
+            Some(pruned.text)
+        })?;
+        Some(format!(
+            "took `{}` out of `{path}`: the story's own examples and values are what it asks",
+            removed.join("`, `")
+        ))
+    }
+
+    /// Adds the imports a Python test file lacks for the story's functions (a small model
+    /// calls `slugify` without importing it) and for the modules of the tree it calls through
+    /// (`inventory.pricing.total_with_discount(…)` with no `import inventory.pricing`); says
+    /// what it added.
+    fn add_imports(&self, path: &str) -> Option<String> {
+        let imports = add_missing_imports(self.dir, path, self.homes)?;
+        Some(format!("added `{}` to `{path}`", imports.join("`, `")))
+    }
+}
