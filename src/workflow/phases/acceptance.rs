@@ -313,6 +313,24 @@ impl<'a> AcceptanceCheck<'a> {
         if let Some(added) = self.complete_examples(&tests) {
             notes.push(added);
         }
+        // A Python file of no test checks nothing, though its import fails before the code:
+        // the tool's mends left only an import of a 1.5B model's one invented assertion (a
+        // drive, 2026-11-29), and implement had nothing to pass.
+        let empty = tests.iter().find(|path| {
+            path.ends_with(".py")
+                && std::fs::read_to_string(self.dir.join(path)).is_ok_and(|text| {
+                    !text
+                        .lines()
+                        .any(|line| line.trim_start().starts_with("def test"))
+                })
+        });
+        if let Some(path) = empty {
+            let why = format!("`{path}` holds no test: each criterion of the story must be a `def test_…` function that calls what the story asks for");
+            return Verdict::Refused(match notes.is_empty() {
+                true => why,
+                false => format!("{why}; the tool {}", notes.join("; ")),
+            });
+        }
         let missing: Vec<String> = self
             .examples_missing_from(&tests)
             .iter()

@@ -660,3 +660,38 @@ async fn a_line_of_a_file_s_name_alone_is_taken_out_of_the_tests() {
         tests.replace("tests/test_total.py\n", "").trim_end()
     );
 }
+
+#[tokio::test]
+async fn a_test_file_without_a_test_is_refused() {
+    let p = Project::new().await;
+    p.env.write(
+        "ledger.py",
+        "def total(entries):\n    return sum(entries)\n",
+    );
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Exact totals",
+        "Make `total(entries)` in ledger.py add amounts given as text exactly.",
+        "- [ ] text amounts add up exactly",
+        "ready",
+        &["research", "plan"],
+    );
+    // As a drive left it (Qwen2.5-Coder-1.5B, 2026-11-29): the tool's mends took the one
+    // invented assertion out, and an import was all that stayed.
+    p.fake
+        .push(
+            "acceptance",
+            write_call("tests/test_total.py", "from ledger import total\n"),
+        )
+        .push("acceptance", Reply::text("done"));
+
+    p.run(&["run", "--story", &story.id]).code(1);
+
+    let checks = transcript_entries(&p, &story, "acceptance_check");
+    let refused = checks[0]["refused"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("`tests/test_total.py` holds no test"),
+        "{checks:#?}"
+    );
+    assert_ne!(p.front(&story)["acceptance_complete"], true);
+}
