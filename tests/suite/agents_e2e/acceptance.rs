@@ -205,6 +205,15 @@ async fn a_copy_of_the_asked_function_in_the_tests_is_taken_out_for_the_real_one
     );
 }
 
+/// A git project of `ledger.py` with a `total` that adds numbers.
+fn ledger_project(p: &Project) {
+    p.env.write(
+        "ledger.py",
+        "def total(entries):\n    return sum(entries)\n",
+    );
+    p.python_git_project(&[]);
+}
+
 /// Runs the acceptance phase of `story` with the model writing `tests` into `path`, then
 /// saying it is done; asserts the phase took them in that one round, and returns the file as
 /// the story's branch has it.
@@ -628,11 +637,7 @@ async fn a_file_the_story_does_not_name_is_put_back_when_the_tests_pass_without_
 #[tokio::test]
 async fn a_standard_name_the_tests_use_without_importing_is_imported_by_the_tool() {
     let p = Project::new().await;
-    p.env.write(
-        "ledger.py",
-        "def total(entries):\n    return sum(entries)\n",
-    );
-    p.python_git_project(&[]);
+    ledger_project(&p);
     let story = p.exact_totals_story();
     // The right test with no `from decimal import Decimal`: before the code it fails on a
     // `NameError`, which once refused the tests of a held-out story (there for `pytest`).
@@ -646,11 +651,7 @@ async fn a_standard_name_the_tests_use_without_importing_is_imported_by_the_tool
 #[tokio::test]
 async fn a_line_of_a_file_s_name_alone_is_taken_out_of_the_tests() {
     let p = Project::new().await;
-    p.env.write(
-        "ledger.py",
-        "def total(entries):\n    return sum(entries)\n",
-    );
-    p.python_git_project(&[]);
+    ledger_project(&p);
     let story = p.exact_totals_story();
     // Recorded in kind (Qwen2.5-Coder-1.5B, 2026-11-29, a drive): the test file's own name
     // under its imports, an attribute error at collection whatever the code did.
@@ -664,11 +665,7 @@ async fn a_line_of_a_file_s_name_alone_is_taken_out_of_the_tests() {
 #[tokio::test]
 async fn a_test_file_without_a_test_is_refused() {
     let p = Project::new().await;
-    p.env.write(
-        "ledger.py",
-        "def total(entries):\n    return sum(entries)\n",
-    );
-    p.python_git_project(&[]);
+    ledger_project(&p);
     let story = p.story(
         "Exact totals",
         "Make `total(entries)` in ledger.py add amounts given as text exactly.",
