@@ -363,6 +363,34 @@ pub fn mentions_word(text: &str, word: &str) -> bool {
         .any(|part| part == word)
 }
 
+/// Extensions of the files a story may name.
+const FILE_EXTENSIONS: &[&str] = &[
+    "py", "rs", "js", "mjs", "ts", "tsx", "jsx", "go", "rb", "java", "kt", "c", "h", "cpp", "cs",
+    "php", "swift", "sh", "md", "json", "toml", "yaml", "yml", "txt", "html", "css", "ini", "cfg",
+];
+
+/// The file names `text` holds (`stats.py`, `inventory/cart.py`), in order, each once; a word
+/// ending a sentence ("of cart.py.") and one in quotes or backticks count.
+pub fn file_names(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    let words = text
+        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | ';' | '(' | ')'))
+        .map(|word| word.trim_end_matches([':', '.', '!', '?']));
+    for word in words {
+        let is_file = word.rsplit_once('.').is_some_and(|(stem, extension)| {
+            stem.chars().count() >= 2
+                && stem
+                    .chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
+                && FILE_EXTENSIONS.contains(&extension)
+        });
+        if is_file && !names.iter().any(|name| name == word) {
+            names.push(word.to_string());
+        }
+    }
+    names
+}
+
 /// The story text its names, examples and files are read from: title, summary and criteria.
 pub fn story_text(story: &crate::board::Story) -> String {
     let mut text = format!("{}\n", story.meta.title);

@@ -7,6 +7,8 @@
 
 use std::collections::BTreeSet;
 
+use super::named_functions::file_names;
+
 /// The share of the existing summary's words a rewrite must keep to replace it.
 const KEPT_SHARE: f64 = 0.7;
 
@@ -80,33 +82,10 @@ fn without_invented_examples(criteria: &str, given: &str) -> String {
     kept
 }
 
-/// Extensions of the files a story may name.
-const FILE_EXTENSIONS: &[&str] = &[
-    "py", "rs", "js", "mjs", "ts", "tsx", "jsx", "go", "rb", "java", "kt", "c", "h", "cpp", "cs",
-    "php", "swift", "sh", "md", "json", "toml", "yaml", "yml", "txt", "html", "css", "ini", "cfg",
-];
-
 /// Whether `refined` leaves out a file name `existing` holds (`stats.py`, `inventory/cart.py`).
 fn drops_a_file(existing: &str, refined: &str) -> bool {
-    file_names(existing)
-        .iter()
-        .any(|name| !file_names(refined).contains(name))
-}
-
-fn file_names(text: &str) -> BTreeSet<String> {
-    text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | ';' | '(' | ')'))
-        .map(|word| word.trim_end_matches([':', '.', '!', '?']))
-        .filter(|word| {
-            word.rsplit_once('.').is_some_and(|(stem, extension)| {
-                stem.chars().count() >= 2
-                    && stem
-                        .chars()
-                        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '-' | '/' | '.'))
-                    && FILE_EXTENSIONS.contains(&extension)
-            })
-        })
-        .map(str::to_string)
-        .collect()
+    let kept = file_names(refined);
+    file_names(existing).iter().any(|name| !kept.contains(name))
 }
 
 fn keeps_words(existing: &str, refined: &str) -> bool {

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::workflow::examples::{calls_before, class_of, python_module, Example};
-use crate::workflow::named_functions::python_file_defining;
+use crate::workflow::named_functions::{file_names, mentions_word, python_file_defining};
 
 /// What the file is written from.
 pub struct Story<'a> {
@@ -226,18 +226,12 @@ fn exception_home(story: &Story, name: &str, callee_file: &str, text: &str) -> O
     let named_beside = story
         .text
         .lines()
-        .filter(|line| {
-            line.split(|c: char| !c.is_alphanumeric() && c != '_')
-                .any(|word| word == name)
+        .filter(|line| mentions_word(line, name))
+        .flat_map(file_names)
+        .find(|file| {
+            file.ends_with(".py") && !crate::agents::prompts::is_test_path(Path::new(file))
         })
-        .flat_map(|line| {
-            line.split(|c: char| c.is_whitespace() || matches!(c, '`' | ',' | '(' | ')'))
-        })
-        .map(|word| word.trim_end_matches(['.', ':', ';']))
-        .find(|word| {
-            word.ends_with(".py") && !crate::agents::prompts::is_test_path(Path::new(word))
-        })
-        .and_then(python_module);
+        .and_then(|file| python_module(&file));
     named_beside.or_else(|| python_module(callee_file))
 }
 
