@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use crate::agents::prompts::backtick_spans;
+use crate::workflow::named_functions::mentions_word;
 
 /// An example the story writes out: a call with literal arguments and, when the story gives it,
 /// the value it must produce, or the exception it must raise.
@@ -62,15 +63,28 @@ const RETURNS: [&str; 8] = [
     "→",
 ];
 
-/// Words between an example's call and the exception it raises: "`f(0)` raises `ValueError`".
-const RAISE_VERBS: [&str; 6] = [
+/// Words between an example's call and the exception it raises: "`f(0)` raises `ValueError`",
+/// each also with an article after it ("should raise a `ValueError`").
+const RAISE_VERBS: [&str; 7] = [
     "raises",
     "should raise",
     "must raise",
-    "raises a",
-    "raises an",
+    "will raise",
     "throws",
+    "should throw",
+    "must throw",
 ];
+
+/// `between` without an article at its end: "raises a" → "raises".
+fn without_article(between: &str) -> &str {
+    let lower = between.to_ascii_lowercase();
+    [" an", " a"]
+        .iter()
+        .find(|article| lower.ends_with(*article))
+        .map_or(between, |article| {
+            between[..between.len() - article.len()].trim_end()
+        })
+}
 
 /// A class name as an exception is written: `ValueError`, `ledger.UnknownAccount`.
 fn is_exception_name(text: &str) -> bool {
@@ -92,10 +106,12 @@ pub fn examples(text: &str) -> Vec<Example> {
             let (next, next_start) = spans.get(index + 1).map(|(s, e)| (s, e - s.len() - 1))?;
             let between = text.get(*end + 1..next_start)?.trim();
             let between = between.trim_end_matches(':').trim();
-            let is_verb = |verbs: &[&str]| verbs.iter().any(|v| between.eq_ignore_ascii_case(v));
-            let comparison = if is_verb(&RETURNS) {
+            let is_verb = |verbs: &[&str], between: &str| {
+                verbs.iter().any(|v| between.eq_ignore_ascii_case(v))
+            };
+            let comparison = if is_verb(&RETURNS, between) {
                 "=="
-            } else if is_verb(&RAISE_VERBS) && is_exception_name(next) {
+            } else if is_verb(&RAISE_VERBS, without_article(between)) && is_exception_name(next) {
                 RAISES
             } else {
                 return None;
@@ -440,15 +456,17 @@ pub fn module_imports(root: &Path, tests: &str) -> Vec<String> {
     let bound = |name: &str| {
         tests.lines().any(|line| {
             let line = line.trim_start();
-            let words = || line.split(|c: char| !(c.is_alphanumeric() || c == '_'));
-            ((line.starts_with("import ") || line.starts_with("from "))
-                && words().any(|w| w == name))
+            bound_by_import(line).contains(&name)
                 || line.starts_with(&format!("{name} ="))
                 || line.starts_with(&format!("{name}="))
         })
     };
     let mut imports: Vec<String> = Vec::new();
-    let chains = tests.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.'));
+    // An import line names modules; it does not use them.
+    let chains = tests
+        .lines()
+        .filter(|line| bound_by_import(line.trim_start()).is_empty())
+        .flat_map(|line| line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')));
     for chain in chains.filter(|chain| chain.contains('.')) {
         let parts: Vec<&str> = chain.split('.').collect();
         let first = parts[0];
@@ -472,6 +490,39 @@ pub fn module_imports(root: &Path, tests: &str) -> Vec<String> {
     imports
 }
 
+/// The names a Python import `line` binds: `import a.b, c as d` binds `a` and `d`; `from m
+/// import (x, y as z)` binds `x` and `z`, and not `m`, which a test that calls `m.f()` after
+/// it still needs to import (a 1.5B model's `from temperature import to_celsius`, then
+/// `temperature.to_fahrenheit(…)`, 2026-11-29).
+fn bound_by_import(line: &str) -> Vec<&str> {
+    let (names, from) = if let Some(modules) = line.strip_prefix("import ") {
+        (modules, false)
+    } else if let Some((_, names)) = line
+        .strip_prefix("from ")
+        .and_then(|rest| rest.split_once(" import "))
+    {
+        (names, true)
+    } else {
+        return Vec::new();
+    };
+    names
+        .split('#')
+        .next()
+        .unwrap_or("")
+        .trim_matches(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '\\')
+        .split(',')
+        .filter_map(|item| {
+            let mut words = item.split_whitespace();
+            let name = words.next()?;
+            match (words.next(), words.next()) {
+                (Some("as"), Some(alias)) => Some(alias),
+                _ if from => Some(name),
+                _ => name.split('.').next(),
+            }
+        })
+        .collect()
+}
+
 /// The module a Python file is imported as: `inventory/cart.py` → `inventory.cart` (a `src/`
 /// folder is a source root, not a package).
 pub(crate) fn python_module(file: &str) -> Option<String> {
@@ -493,8 +544,9 @@ pub struct UnknownName {
 }
 
 /// The names Python tests import (`from stats import mean, median`) from a module of the tree at
-/// `root` that does not define them, leaving out the names the story mentions.
-pub fn unknown_imports(root: &Path, tests: &str, story_names: &[String]) -> Vec<UnknownName> {
+/// `root` that does not define them, leaving out the names the story's text mentions, in
+/// backticks or not ("Add to_celsius(fahrenheit) to temperature.py").
+pub fn unknown_imports(root: &Path, tests: &str, story_text: &str) -> Vec<UnknownName> {
     let mut unknown = Vec::new();
     for line in tests.lines() {
         let Some(rest) = line.trim().strip_prefix("from ") else {
@@ -512,7 +564,7 @@ pub fn unknown_imports(root: &Path, tests: &str, story_names: &[String]) -> Vec<
         };
         for name in names.trim_matches(|c| c == '(' || c == ')').split(',') {
             let name = name.split(" as ").next().unwrap_or("").trim();
-            if name.is_empty() || name == "*" || story_names.iter().any(|known| known == name) {
+            if name.is_empty() || name == "*" || mentions_word(story_text, name) {
                 continue;
             }
             if !defines(&source, name) {
@@ -600,7 +652,8 @@ mod tests {
                      - [ ] `mean([1, 2])` returns `1.5`\n\
                      - [ ] `is_palindrome('A man, a plan, a canal: Panama') is True`\n\
                      - [ ] Add `median(values)` to stats.py; `median([])` raises `ValueError`\n\
-                     - [ ] `format_price(123456)` → `'$1,234.56'`";
+                     - [ ] `format_price(123456)` → `'$1,234.56'`\n\
+                     - [ ] `to_celsius(-500)` should raise a `ValueError`";
         let found = examples(story);
         let calls: Vec<(&str, &str, &str)> = found
             .iter()
@@ -618,6 +671,7 @@ mod tests {
                 ),
                 ("median([])", "raises", "ValueError"),
                 ("format_price(123456)", "==", "'$1,234.56'"),
+                ("to_celsius(-500)", "raises", "ValueError"),
             ]
         );
         assert_eq!(
@@ -721,6 +775,32 @@ mod tests {
     }
 
     #[test]
+    fn importing_a_name_from_a_module_does_not_bind_the_module() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("temperature.py"),
+            "def to_fahrenheit(c):\n    pass\n",
+        )
+        .unwrap();
+        // Recorded: Qwen2.5-Coder-1.5B's acceptance test for to_celsius (a drive, 2026-11-29).
+        let tests = "from temperature import to_celsius\n\ndef test_below_zero():\n    try:\n        temperature.to_fahrenheit(-459.68)\n    except ValueError as e:\n        pass\n";
+        assert_eq!(module_imports(root.path(), tests), ["import temperature"]);
+        for bound in [
+            "import temperature",
+            "import temperature as temperature",
+            "from x import (a, temperature)",
+        ] {
+            assert!(
+                module_imports(root.path(), &format!("{bound}\n{tests}")).is_empty(),
+                "{bound}"
+            );
+        }
+        assert_eq!(bound_by_import("import a.b, c as d  # both"), ["a", "d"]);
+        assert_eq!(bound_by_import("from m import (x, y as z)"), ["x", "z"]);
+        assert!(bound_by_import("x = 1").is_empty());
+    }
+
+    #[test]
     fn imports_of_names_a_module_lacks_are_named_unless_the_story_asks_for_them() {
         let root = tempfile::tempdir().unwrap();
         std::fs::write(
@@ -729,8 +809,7 @@ mod tests {
         )
         .unwrap();
         let tests = "import pytest\nfrom stats import mean, median, Summary, PI\nfrom stats import variance as var\nfrom collections import Counter\n";
-        let story_names = mentioned_names("Add `median(values)` to `stats.py`");
-        let unknown = unknown_imports(root.path(), tests, &story_names);
+        let unknown = unknown_imports(root.path(), tests, "Add median(values) to stats.py");
         assert_eq!(
             unknown,
             vec![UnknownName {

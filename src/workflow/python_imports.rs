@@ -168,6 +168,64 @@ pub fn without_imports_of_itself(code: &str, file: &str) -> String {
     out.trim_start_matches('\n').to_string()
 }
 
+/// A test file pytest could not even collect: the error its module's own code raised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CollectionError {
+    /// The test file, as pytest names it.
+    pub file: String,
+    /// `TypeError: f() takes 0 positional arguments but 1 was given`.
+    pub error: String,
+}
+
+impl CollectionError {
+    /// Whether the error is the absence of what the story adds: an import or an attribute that
+    /// names a word of `story_text` (`cannot import name 'to_celsius'`, `No module named
+    /// 'ledger.accounts'`, `module 'ledger' has no attribute 'Account'`). Such a file fails
+    /// before the code and passes after it; any other error at import stays whatever the code.
+    pub fn is_what_the_story_adds(&self, story_text: &str) -> bool {
+        let mut quoted = self.error.split('\'').skip(1).step_by(2);
+        // The name that is absent: the import's or the module's first, the attribute's last
+        // (`module 'ledger' has no attribute 'Account'`).
+        let absent = if self.error.starts_with("ImportError:")
+            || self.error.starts_with("ModuleNotFoundError:")
+        {
+            quoted.next()
+        } else if self.error.starts_with("AttributeError:") {
+            quoted.last()
+        } else {
+            None
+        };
+        absent.is_some_and(|name| name.split('.').any(|part| mentions_word(story_text, part)))
+    }
+}
+
+/// The first test file of pytest's `output` that failed to collect, with its error: the `E   `
+/// line of its `ERROR collecting` section, or else a summary line `ERROR <file>.py - <error>`
+/// (pytest's short summary, which leaves an import's error out). `None` when every file was
+/// collected.
+pub fn collection_error(output: &str) -> Option<CollectionError> {
+    let mut lines = output.lines();
+    let section = lines.find_map(|line| {
+        let after = line.split("ERROR collecting ").nth(1)?;
+        Some(after.trim_end_matches(['_', ' ']).trim().to_string())
+    });
+    if let Some(file) = section {
+        let error = lines
+            .take_while(|line| !line.contains("ERROR collecting ") && !line.starts_with("=="))
+            .find_map(|line| line.strip_prefix("E "))?
+            .trim()
+            .to_string();
+        return Some(CollectionError { file, error });
+    }
+    output.lines().find_map(|line| {
+        let (file, error) = line.strip_prefix("ERROR ")?.split_once(" - ")?;
+        (file.ends_with(".py") && !file.contains(' ')).then(|| CollectionError {
+            file: file.to_string(),
+            error: error.trim().to_string(),
+        })
+    })
+}
+
 fn is_identifier(name: &str) -> bool {
     name.chars()
         .next()
@@ -178,6 +236,66 @@ fn is_identifier(name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pytest 8's output for a file whose module-level code raised, and one whose import of the
+    /// story's name failed.
+    const COLLECTION_ERRORS: &str = "
+==================================== ERRORS ====================================
+__________________________ ERROR collecting test_a.py __________________________
+test_a.py:2: in <module>
+    X = m.f(2)
+        ^^^^^^
+E   TypeError: f() takes 0 positional arguments but 1 was given
+__________________________ ERROR collecting test_b.py __________________________
+ImportError while importing test module '/tmp/coll/test_b.py'.
+Traceback:
+test_b.py:1: in <module>
+    from m import g
+E   ImportError: cannot import name 'g' from 'm' (/tmp/coll/m.py)
+=========================== short test summary info ============================
+ERROR test_a.py - TypeError: f() takes 0 positional arguments but 1 was given
+ERROR test_b.py
+!!!!!!!!!!!!!!!!!!! Interrupted: 2 errors during collection !!!!!!!!!!!!!!!!!!!!
+";
+
+    #[test]
+    fn a_collection_error_is_what_the_story_adds_only_when_it_names_it() {
+        let first = collection_error(COLLECTION_ERRORS).expect("an error");
+        assert_eq!(first.file, "test_a.py");
+        assert_eq!(
+            first.error,
+            "TypeError: f() takes 0 positional arguments but 1 was given"
+        );
+        let story = "Add g() to m.py, beside f()";
+        assert!(!first.is_what_the_story_adds(story));
+        let second =
+            collection_error(&COLLECTION_ERRORS[COLLECTION_ERRORS.find("test_b").unwrap() - 30..])
+                .expect("the second");
+        assert_eq!(second.file, "test_b.py");
+        assert!(second.is_what_the_story_adds(story));
+        assert!(!second.is_what_the_story_adds("Add h() to m.py"));
+        let attribute = CollectionError {
+            file: "test_d.py".into(),
+            error: "AttributeError: module 'temperature' has no attribute 'kelvin'".into(),
+        };
+        assert!(!attribute.is_what_the_story_adds("Add to_celsius to temperature.py"));
+        assert!(attribute.is_what_the_story_adds("Add kelvin to temperature.py"));
+        let module = CollectionError {
+            file: "test_c.py".into(),
+            error: "ModuleNotFoundError: No module named 'ledger.accounts'".into(),
+        };
+        assert!(module.is_what_the_story_adds("A new module ledger/accounts.py"));
+        assert_eq!(collection_error("1 failed, 2 passed in 0.1s"), None);
+        let summary = "ERROR tests/test_a.py - TypeError: f() takes 0 positional arguments\nERROR tests/test_b.py::test_x - ValueError: setup\n";
+        assert_eq!(
+            collection_error(summary).map(|error| error.error),
+            Some("TypeError: f() takes 0 positional arguments".to_string())
+        );
+        assert_eq!(
+            collection_error(&summary[summary.find("ERROR tests/test_b").unwrap()..]),
+            None
+        );
+    }
 
     #[test]
     fn the_undefined_name_is_read_from_a_pytest_run() {

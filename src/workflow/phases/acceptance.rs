@@ -343,7 +343,7 @@ impl<'a> AcceptanceCheck<'a> {
                 missing.join(", ")
             ));
         }
-        let unknown = unknown_imports(&self.dir, &self.text_of(&tests), &self.story_names);
+        let unknown = unknown_imports(&self.dir, &self.text_of(&tests), &self.story_text);
         if let Some(first) = unknown.first() {
             return Verdict::Refused(format!(
                 "the tests import `{}` from {}, which does not define it, and the story does not ask for it: test only what the story names or what exists",
@@ -413,6 +413,16 @@ impl<'a> AcceptanceCheck<'a> {
             return Verdict::Refused(format!(
                 "a test file does not parse ({}): write it out again, whole and valid",
                 line.trim()
+            ));
+        }
+        // A file that cannot even be collected fails whatever the code, unless what it lacks
+        // is what the story adds.
+        let uncollected = python_imports::collection_error(&run.output)
+            .filter(|error| !error.is_what_the_story_adds(&self.story_text));
+        if let Some(error) = uncollected {
+            return Verdict::Refused(format!(
+                "`{}` fails before any of its tests runs, with `{}`, and the story's code cannot change that: call the code only inside `def test_…` functions, with the arguments the story gives",
+                error.file, error.error
             ));
         }
         if fails_now && !mentioned {

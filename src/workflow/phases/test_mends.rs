@@ -9,6 +9,7 @@ use crate::workflow::examples::{
     add_missing_imports, file_names_dropped, loose_assertions_gathered, Example,
 };
 use crate::workflow::invented_expectations::without_invented_expectations;
+use crate::workflow::python_imports::without_imports_of_itself;
 use crate::workflow::unknown_methods;
 
 /// The story a test file is mended for.
@@ -29,6 +30,7 @@ impl Mends<'_> {
     pub fn mend(&self, path: &str) -> Vec<String> {
         let mut notes = Vec::new();
         notes.extend(self.drop_file_names(path));
+        notes.extend(self.drop_imports_of_itself(path));
         notes.extend(self.gather_loose_assertions(path));
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
             notes.push(taken.note(path));
@@ -57,6 +59,20 @@ impl Mends<'_> {
         Some(format!(
             "took the lines of `{path}` that held only a file's name out: Python reads them as code"
         ))
+    }
+
+    /// Drops the file's imports of its own module ([`without_imports_of_itself`]): a 1.5B
+    /// model began its test file `test_add_to_celsius.py` with `import test_add_to_celsius`
+    /// (a drive, 2026-11-29).
+    fn drop_imports_of_itself(&self, path: &str) -> Option<String> {
+        // pytest imports `tests/test_x.py` as `test_x` too.
+        let file_name = Path::new(path).file_name()?.to_string_lossy().into_owned();
+        self.rewrite(path, |text| {
+            let kept = without_imports_of_itself(text, path);
+            let kept = without_imports_of_itself(&kept, &file_name);
+            (kept != text).then_some(kept)
+        })?;
+        Some(format!("took `{path}`'s import of itself out"))
     }
 
     /// Gathers the assertions and `pytest.raises` blocks a Python test file holds outside any

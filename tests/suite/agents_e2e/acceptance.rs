@@ -227,7 +227,12 @@ fn taken_at_once(p: &Project, story: &Made, path: &str, tests: &str) -> String {
 
     let front = p.front(story);
     assert_eq!(front["acceptance_complete"], true, "{front:?}");
-    assert_eq!(p.fake.requests_for("acceptance").len(), 2, "taken at once");
+    assert_eq!(
+        p.fake.requests_for("acceptance").len(),
+        2,
+        "taken at once: {:#?}",
+        transcript_entries(p, story, "acceptance_check")
+    );
     let branch = front["branch"].as_str().unwrap().to_string();
     p.git(&["show", &format!("{branch}:{path}")])
 }
@@ -691,4 +696,48 @@ async fn a_test_file_without_a_test_is_refused() {
         "{checks:#?}"
     );
     assert_ne!(p.front(&story)["acceptance_complete"], true);
+}
+
+#[tokio::test]
+async fn a_test_s_import_of_itself_goes_and_a_module_it_calls_through_comes() {
+    let p = Project::new().await;
+    ledger_project(&p);
+    let story = p.exact_totals_story();
+    // In kind as a drive left it (Qwen2.5-Coder-1.5B, 2026-11-29): the file imports itself,
+    // and imports a name from the module it then calls through, unimported.
+    let tests = "import test_total\nfrom decimal import Decimal\nfrom ledger import total\n\n\ndef test_total_is_exact():\n    assert ledger.total(['0.10', '0.20']) == Decimal('0.30')\n";
+    assert_eq!(
+        taken_at_once(&p, &story, "tests/test_total.py", tests),
+        format!(
+            "import ledger\n{}",
+            tests.replace("import test_total\n", "").trim_end()
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_test_file_that_fails_at_collection_whatever_the_code_is_refused() {
+    let p = Project::new().await;
+    ledger_project(&p);
+    let story = p.exact_totals_story();
+    // The module's own code calls the existing `total` wrongly: no code the story adds can
+    // make the file load.
+    let tests = "from decimal import Decimal\nfrom ledger import total\n\nEXPECTED = total(['0.10'], 2)\n\n\ndef test_total_is_exact():\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n";
+    p.fake
+        .push("acceptance", write_call("tests/test_total.py", tests))
+        .push("acceptance", Reply::text("done"));
+
+    p.run(&["run", "--story", &story.id]);
+
+    let checks = transcript_entries(&p, &story, "acceptance_check");
+    let refused = checks[0]["refused"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("fails before any of its tests runs, with `TypeError: total() takes 1 positional argument but 2 were given`"),
+        "{checks:#?}"
+    );
+    // The tool's own test of the story's example stands in for the refused file.
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let listed = p.git(&["ls-tree", "-r", "--name-only", &branch]);
+    let kept: Vec<&str> = listed.lines().filter(|f| f.starts_with("tests/")).collect();
+    assert_eq!(kept, ["tests/test_exact_totals.py"], "{listed}");
 }
