@@ -310,8 +310,10 @@ pub fn write_into(story: &mut Story, phase: Phase, output: &str) {
                 // A rewrite that loses the given words or examples leaves them as they were,
                 // and one that invents examples loses those.
                 let given = super::named_functions::story_text(story);
+                let summary = summary.and_then(|summary| {
+                    super::refined::summary(story.section("Summary"), summary, &given)
+                });
                 if let Some(summary) = summary {
-                    let summary = super::refined::summary(story.section("Summary"), summary);
                     let summary = sections::nest(summary, "Summary");
                     story.set_section("Summary", &summary);
                 }

@@ -23,13 +23,18 @@ const WORD_LEN: usize = 4;
 /// wrote) was already precise and the rewrite drops more than a few of its words, or drops a
 /// file it names: "Add `median(values)` to stats.py" came back as "a utility in the `textkit`
 /// package" (Qwen2.5-Coder-1.5B, 2026-11-28), and no later phase knew where `median` goes.
-pub fn summary<'t>(existing: Option<&'t str>, refined: &'t str) -> &'t str {
-    match existing {
+/// Nor may the rewrite turn around a conversion `given` (the story as it stood) states
+/// ([`directions`]). `None`: the story has no summary, and gets none.
+pub fn summary<'t>(existing: Option<&'t str>, refined: &'t str, given: &str) -> Option<&'t str> {
+    if reverses_a_direction(refined, given) {
+        return existing;
+    }
+    Some(match existing {
         Some(existing) if !keeps_words(existing, refined) || drops_a_file(existing, refined) => {
             existing
         }
         _ => refined,
-    }
+    })
 }
 
 /// The criteria to write: `refined`, unless it leaves out code the existing criteria quote
@@ -74,12 +79,63 @@ fn without_invented_examples(criteria: &str, given: &str) -> String {
         super::examples::examples(item)
             .iter()
             .all(|example| example.carried_by(given))
+            && !reverses_a_direction(item, given)
     });
     let mut kept = items.join("\n");
     if criteria.ends_with('\n') && !kept.is_empty() {
         kept.push('\n');
     }
     kept
+}
+
+/// Whether `text` states a conversion the other way round from one `given` states, and `given`
+/// does not state it both ways.
+fn reverses_a_direction(text: &str, given: &str) -> bool {
+    let given = directions(given);
+    directions(text).into_iter().any(|(from, to)| {
+        let turned = (to, from);
+        given.contains(&turned)
+            && !given
+                .iter()
+                .any(|pair| pair.0 == turned.1 && pair.1 == turned.0)
+    })
+}
+
+/// The conversions `text` states, each as the (from, to) pair of words, lower-cased:
+/// `to_celsius(fahrenheit)` and `fahrenheit_to_celsius` give (fahrenheit, celsius), as does
+/// "from degrees Fahrenheit to Celsius". Refine's criterion for "Add to_celsius(fahrenheit),
+/// the inverse of to_fahrenheit" read "convert temperatures from Celsius to Fahrenheit"
+/// (Qwen2.5-Coder-1.5B, a drive, 2026-11-29), and acceptance made tests of it.
+fn directions(text: &str) -> Vec<(String, String)> {
+    const FILLERS: [&str; 4] = ["degrees", "a", "an", "the"];
+    let lower = text.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| !word.is_empty())
+        .collect();
+    let mut found = Vec::new();
+    for (index, word) in words.iter().enumerate() {
+        if let Some(to) = word.strip_prefix("to_") {
+            // `to_celsius(fahrenheit)`: the argument is what it converts from.
+            let called = lower.contains(&format!("{word}("));
+            if let (true, Some(from)) = (called, words.get(index + 1)) {
+                found.push((from.to_string(), to.to_string()));
+            }
+        } else if let Some((from, to)) = word.split_once("_to_") {
+            found.push((from.to_string(), to.to_string()));
+        } else if *word == "from" {
+            let rest: Vec<&str> = words[index + 1..]
+                .iter()
+                .copied()
+                .filter(|word| !FILLERS.contains(word))
+                .take(3)
+                .collect();
+            if let [from, "to", to] = rest.as_slice() {
+                found.push((from.to_string(), to.to_string()));
+            }
+        }
+    }
+    found
 }
 
 /// Whether `refined` leaves out a file name `existing` holds (`stats.py`, `inventory/cart.py`).
@@ -125,12 +181,15 @@ mod tests {
     fn a_rewrite_that_loses_the_authors_rule_leaves_the_summary_as_it_was() {
         // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, textkit `slugify`).
         let lossy = "Add a function `slugify(text)` to the `textkit.py` module. The function should convert a string to a slug, which is a URL-friendly string that is created by replacing spaces with hyphens and converting all characters to lowercase.";
-        assert_eq!(summary(Some(AUTHOR), lossy), AUTHOR);
+        assert_eq!(summary(Some(AUTHOR), lossy, AUTHOR), Some(AUTHOR));
         let fuller = format!("{AUTHOR} An empty text gives an empty slug.");
-        assert_eq!(summary(Some(AUTHOR), &fuller), fuller);
+        assert_eq!(
+            summary(Some(AUTHOR), &fuller, AUTHOR),
+            Some(fuller.as_str())
+        );
         // A short or missing summary is the refine's to write.
-        assert_eq!(summary(Some("Add slugify"), lossy), lossy);
-        assert_eq!(summary(None, lossy), lossy);
+        assert_eq!(summary(Some("Add slugify"), lossy, ""), Some(lossy));
+        assert_eq!(summary(None, lossy, ""), Some(lossy));
     }
 
     #[test]
@@ -175,14 +234,39 @@ mod tests {
     }
 
     #[test]
+    fn a_criterion_that_turns_the_story_s_conversion_around_is_left_out() {
+        let title = "Add to_celsius(fahrenheit) to temperature.py, the inverse of to_fahrenheit; temperatures below absolute zero (-459.67 F) raise ValueError";
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-11-29).
+        let refined = "- [ ] `to_celsius` should correctly convert temperatures from Celsius to Fahrenheit.\n- [ ] The `to_celsius` function should raise a `ValueError` if the input temperature is below absolute zero (-459.67°F).\n";
+        assert_eq!(
+            criteria(None, refined, title),
+            "- [ ] The `to_celsius` function should raise a `ValueError` if the input temperature is below absolute zero (-459.67°F).\n"
+        );
+        let right = "- [ ] converts from degrees Fahrenheit to Celsius\n";
+        assert_eq!(criteria(None, right, title), right);
+        assert_eq!(
+            directions("fahrenheit_to_celsius, and from the Celsius to Kelvin"),
+            [
+                ("fahrenheit".to_string(), "celsius".to_string()),
+                ("celsius".to_string(), "kelvin".to_string())
+            ]
+        );
+        let turned = "Converts a temperature from Celsius to Fahrenheit.";
+        assert_eq!(summary(None, turned, title), None);
+        assert_eq!(summary(Some("Was"), turned, title), Some("Was"));
+        // A function named `to_…` without a call states no direction.
+        assert!(directions("the inverse of to_fahrenheit").is_empty());
+    }
+
+    #[test]
     fn a_rewrite_that_loses_a_file_the_story_names_leaves_it_as_it_was() {
         // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, textkit `median`): most words kept, the file
         // gone, and the criteria's test file with it.
         let author = "Add a function `median(values)` to stats.py that returns the middle value of the sorted numbers; for an even count, the mean of the two middle values; for an empty list, 0.0.";
         let lossy = "The `median` function is a utility in the `textkit` package that calculates the middle value of a list of numbers. If the list has an even count, it returns the mean of the two middle values. If the list is empty, it returns 0.0.";
-        assert_eq!(summary(Some(author), lossy), author);
+        assert_eq!(summary(Some(author), lossy, author), Some(author));
         let kept = format!("{author} The values need not be sorted.");
-        assert_eq!(summary(Some(author), &kept), kept);
+        assert_eq!(summary(Some(author), &kept, author), Some(kept.as_str()));
         let criteria_before =
             "- [ ] `median([])` returns `0.0`\n- [ ] a test in test_stats.py covers it";
         let criteria_lossy =

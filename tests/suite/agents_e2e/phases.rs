@@ -97,6 +97,40 @@ async fn examples_refine_invents_do_not_become_the_story_s_criteria() {
     );
 }
 
+#[tokio::test]
+async fn a_refine_that_turns_the_story_s_conversion_around_changes_nothing_of_it() {
+    let p = Project::new().await;
+    let story = p.story(
+        "Add to_celsius(fahrenheit) to temperature.py, the inverse of to_fahrenheit",
+        "",
+        "- [ ] it works",
+        "backlog",
+        &[],
+    );
+    // Recorded in kind (Qwen2.5-Coder-1.5B, a drive, 2026-11-29): acceptance made tests of
+    // the turned criterion, and no right code could pass them.
+    p.fake.push(
+        "refine",
+        Reply::text(
+            "## Summary
+Converts a temperature from Celsius to Fahrenheit.
+
+## Acceptance Criteria
+- [ ] `to_celsius` converts temperatures from Celsius to Fahrenheit
+- [ ] `to_celsius` is defined in `temperature.py`",
+        ),
+    );
+
+    p.step(&story, "refine").success();
+
+    let body = p.body(&story);
+    assert_eq!(section(&body, "Summary"), "", "{body}");
+    assert_eq!(
+        section(&body, "Acceptance Criteria"),
+        "- [ ] `to_celsius` is defined in `temperature.py`"
+    );
+}
+
 /// Runs `step` twice with a hand reset of `flag` between; the second answer starts with its own
 /// heading, which must not end up as a second section.
 async fn rerun_replaces(step: &str, role: &str, flag: &str, heading: &str, done: &[&str]) {
