@@ -75,7 +75,10 @@ pub(super) fn file_edits(text: &str, default_file: Option<&str>) -> Vec<TextCall
     edits
 }
 
-/// Whether a fence without a path holds code a file could be: not a call, a command or output.
+/// Whether a fence without a path holds code a file could be: not a call, a command or output,
+/// nor paths alone (recorded from Qwen2.5-Coder-1.5B, told to give a test file's path and then
+/// its content, 2026-11-29: "```\ntest_add_to_celsius.py\n```" and nothing more, which
+/// written to that file as its content was a test file of no test).
 fn is_code(info: &str, body: &[&str]) -> bool {
     let language = info
         .split_whitespace()
@@ -83,8 +86,14 @@ fn is_code(info: &str, body: &[&str]) -> bool {
         .unwrap_or("")
         .to_ascii_lowercase();
     let first = body.first().map(|l| l.trim()).unwrap_or("");
+    let paths_alone = body
+        .iter()
+        .map(|line| line.trim())
+        .filter(|line| !line.is_empty())
+        .all(|line| path_like(line).is_some());
     !NOT_FILES.contains(&language.as_str())
         && !first.starts_with('{')
+        && !paths_alone
         && body
             .iter()
             .any(|line| !line.trim().is_empty() && !line.trim_start().starts_with('#'))
@@ -330,6 +339,9 @@ mod tests {
             .as_str()
             .unwrap()
             .starts_with("def test_turn_a_title_into_a_url_slug():\n    assert slugify("));
+        // A fence of the path alone is no file's content.
+        let path_alone = "```\ntest_add_to_celsius.py\n```";
+        assert!(file_edits(path_alone, Some("test_add_to_celsius.py")).is_empty());
         // A fence that names its file wins over the default.
         let named = file_edits(
             "tests/test_a.py\n```python\ndef test_a():\n    pass\n```",
