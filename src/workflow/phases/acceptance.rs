@@ -80,6 +80,9 @@ pub struct Desk<'a> {
     pub transcript: &'a Transcript,
 }
 
+/// The note over the tests of a story that gives no example: nothing they expect is a person's.
+const NO_EXAMPLE: &str = "The story gives no example (`f(x) == y`, \"`f(x)` returns `y`\"), so every value these tests expect is the model's own: check them, or write examples into the criteria, which the tests must then carry as written.";
+
 /// Asks for the tests once, under the acceptance check; the tests it kept are listed above what
 /// the model said, and the check's verdict comes back for the output check.
 pub async fn write_tests(
@@ -130,6 +133,12 @@ pub async fn write_tests(
         }
     }
     if let Verdict::Written(paths) = &verdict {
+        // What a person reading the story in the morning must know of tests that pass: a
+        // 1.5B model's own `to_celsius(100) == 212` was fixed as the story's word, and the
+        // story was merged wrong (a drive, 2026-11-29).
+        if check.examples.is_empty() {
+            output.text = format!("{NO_EXAMPLE}\n\n{}", output.text);
+        }
         output.text = listing(paths, &output.text);
     }
     Ok((output, verdict))

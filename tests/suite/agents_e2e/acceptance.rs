@@ -65,6 +65,7 @@ async fn the_examples_become_tests_on_the_branch_and_implement_cannot_change_the
         listed.contains("test_greet_people: greets Ann."),
         "{listed}"
     );
+    assert!(!listed.contains("gives no example"), "{listed}");
     // Committed on the story's branch, not on main.
     let branch = front["branch"].as_str().unwrap().to_string();
     assert_eq!(
@@ -740,4 +741,29 @@ async fn a_test_file_that_fails_at_collection_whatever_the_code_is_refused() {
     let listed = p.git(&["ls-tree", "-r", "--name-only", &branch]);
     let kept: Vec<&str> = listed.lines().filter(|f| f.starts_with("tests/")).collect();
     assert_eq!(kept, ["tests/test_exact_totals.py"], "{listed}");
+}
+
+#[tokio::test]
+async fn tests_of_a_story_without_an_example_say_their_values_are_the_model_s() {
+    let p = Project::new().await;
+    ledger_project(&p);
+    let story = p.story(
+        "Blank entries",
+        "Make `total(entries)` in ledger.py count a blank entry as nothing.",
+        "- [ ] blank entries add nothing",
+        "ready",
+        &["research", "plan"],
+    );
+    let tests =
+        "from ledger import total\n\n\ndef test_blank():\n    assert total(['1', '']) == 1\n";
+
+    taken_at_once(&p, &story, "tests/test_blank.py", tests);
+
+    let listed = section(&p.body(&story), "Acceptance Tests");
+    assert!(
+        listed.contains("- `tests/test_blank.py`")
+            && listed.contains("The story gives no example")
+            && listed.contains("every value these tests expect is the model's own"),
+        "{listed}"
+    );
 }
