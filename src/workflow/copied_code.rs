@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
-use super::examples::{python_module, with_imports_on_top};
 use super::named_functions::python_file_defining;
+use super::python_imports::{python_module, with_imports_on_top};
 use super::unasked_tests::{definition_block, kept_lines};
 
 /// What came out of a test file: each name with the module it is now imported from.

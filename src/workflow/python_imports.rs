@@ -3,7 +3,11 @@
 //! in a `NameError`, gets its standard import; a module's import of itself is dropped. A 1.5B
 //! model writes `pytest.raises` or `Decimal("1.50")` and forgets the import line; the import is
 //! not a matter of judgement, so the tool adds it rather than refuse the tests or spend a round
-//! of the implementer on it.
+//! of the implementer on it. A module of the tree a test calls through gets its import too.
+//!
+//! What no import can mend is named instead: a name imported from a module of the tree that
+//! does not define it, and a test file whose collection fails for another reason than the
+//! absence of what the story adds.
 
 use std::path::Path;
 
@@ -88,8 +92,7 @@ pub fn import_where_used(
         if !mentions_word(&text, name) || text.lines().any(|line| line == import) {
             continue;
         }
-        let updated =
-            super::examples::with_imports_on_top(&text, std::slice::from_ref(&import), false);
+        let updated = with_imports_on_top(&text, std::slice::from_ref(&import), false);
         if crate::atomic_file::write(&full, updated.as_bytes()).is_ok() {
             changed.push(path.clone());
         }
@@ -233,9 +236,264 @@ fn is_identifier(name: &str) -> bool {
         && name.chars().all(|c| c.is_alphanumeric() || c == '_')
 }
 
+/// `import <module>` lines a Python test needs for the modules of the tree at `root` that it
+/// uses by their dotted name without importing them (`inventory.pricing.apply_discount(…)` →
+/// `import inventory.pricing`): the longest dotted prefix that is a module of the tree.
+pub fn module_imports(root: &Path, tests: &str) -> Vec<String> {
+    let bound = |name: &str| {
+        tests.lines().any(|line| {
+            let line = line.trim_start();
+            bound_by_import(line).contains(&name)
+                || line.starts_with(&format!("{name} ="))
+                || line.starts_with(&format!("{name}="))
+        })
+    };
+    let mut imports: Vec<String> = Vec::new();
+    // An import line names modules; it does not use them.
+    let chains = tests
+        .lines()
+        .filter(|line| bound_by_import(line.trim_start()).is_empty())
+        .flat_map(|line| line.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '.')));
+    for chain in chains.filter(|chain| chain.contains('.')) {
+        let parts: Vec<&str> = chain.split('.').collect();
+        let first = parts[0];
+        let starts_well = first
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphabetic() || c == '_');
+        if !starts_well || bound(first) || module_source(root, first).is_none() {
+            continue;
+        }
+        let module = (1..=parts.len())
+            .rev()
+            .map(|count| parts[..count].join("."))
+            .find(|module| module_source(root, module).is_some())
+            .unwrap_or_else(|| first.to_string());
+        let import = format!("import {module}");
+        if !imports.contains(&import) {
+            imports.push(import);
+        }
+    }
+    imports
+}
+
+/// The names a Python import `line` binds: `import a.b, c as d` binds `a` and `d`; `from m
+/// import (x, y as z)` binds `x` and `z`, and not `m`, which a test that calls `m.f()` after
+/// it still needs to import (a 1.5B model's `from temperature import to_celsius`, then
+/// `temperature.to_fahrenheit(…)`, 2026-11-29).
+fn bound_by_import(line: &str) -> Vec<&str> {
+    let (names, from) = if let Some(modules) = line.strip_prefix("import ") {
+        (modules, false)
+    } else if let Some((_, names)) = line
+        .strip_prefix("from ")
+        .and_then(|rest| rest.split_once(" import "))
+    {
+        (names, true)
+    } else {
+        return Vec::new();
+    };
+    names
+        .split('#')
+        .next()
+        .unwrap_or("")
+        .trim_matches(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '\\')
+        .split(',')
+        .filter_map(|item| {
+            let mut words = item.split_whitespace();
+            let name = words.next()?;
+            match (words.next(), words.next()) {
+                (Some("as"), Some(alias)) => Some(alias),
+                _ if from => Some(name),
+                _ => name.split('.').next(),
+            }
+        })
+        .collect()
+}
+
+/// The module a Python file is imported as: `inventory/cart.py` → `inventory.cart` (a `src/`
+/// folder is a source root, not a package).
+pub(crate) fn python_module(file: &str) -> Option<String> {
+    let stem = file.strip_suffix(".py")?;
+    let stem = stem.strip_prefix("src/").unwrap_or(stem);
+    let module = stem.trim_end_matches("/__init__").replace('/', ".");
+    module
+        .split('.')
+        .all(|part| !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_'))
+        .then_some(module)
+}
+
+/// A name a test imports from a module of the repository that neither defines it nor is asked
+/// by the story to get it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownName {
+    pub name: String,
+    pub module_file: String,
+}
+
+/// The names Python tests import (`from stats import mean, median`) from a module of the tree at
+/// `root` that does not define them, leaving out the names the story's text mentions, in
+/// backticks or not ("Add to_celsius(fahrenheit) to temperature.py").
+pub fn unknown_imports(root: &Path, tests: &str, story_text: &str) -> Vec<UnknownName> {
+    let mut unknown = Vec::new();
+    for line in tests.lines() {
+        let Some(rest) = line.trim().strip_prefix("from ") else {
+            continue;
+        };
+        let Some((module, names)) = rest.split_once(" import ") else {
+            continue;
+        };
+        let module = module.trim();
+        if module.starts_with('.') {
+            continue;
+        }
+        let Some((module_file, source)) = module_source(root, module) else {
+            continue;
+        };
+        for name in names.trim_matches(|c| c == '(' || c == ')').split(',') {
+            let name = name.split(" as ").next().unwrap_or("").trim();
+            if name.is_empty() || name == "*" || mentions_word(story_text, name) {
+                continue;
+            }
+            if !defines(&source, name) {
+                unknown.push(UnknownName {
+                    name: name.to_string(),
+                    module_file: module_file.clone(),
+                });
+            }
+        }
+    }
+    unknown
+}
+
+/// The file a dotted module name resolves to in the tree (at the root or under `src/`), and
+/// its text.
+fn module_source(root: &Path, module: &str) -> Option<(String, String)> {
+    let relative = module.replace('.', "/");
+    for prefix in ["", "src/"] {
+        for candidate in [
+            format!("{prefix}{relative}.py"),
+            format!("{prefix}{relative}/__init__.py"),
+        ] {
+            if let Ok(text) = std::fs::read_to_string(root.join(&candidate)) {
+                return Some((candidate, text));
+            }
+        }
+    }
+    None
+}
+
+/// Whether Python source defines (`def`, `class`), assigns or imports `name` at its top level.
+fn defines(source: &str, name: &str) -> bool {
+    if crate::agents::tools::defined_names(source)
+        .iter()
+        .any(|defined| defined == name)
+    {
+        return true;
+    }
+    source.lines().any(|line| {
+        if line.starts_with(char::is_whitespace) {
+            return false;
+        }
+        if line.starts_with("from ") || line.starts_with("import ") {
+            return line
+                .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .any(|word| word == name);
+        }
+        line.split_once('=')
+            .is_some_and(|(target, _)| target.split([',', ':']).any(|part| part.trim() == name))
+    })
+}
+
+/// Python source `text` with `imports` at its top, below any `from __future__` line, ending
+/// with a newline; with `set_apart`, a blank line between them and code that follows at once.
+pub fn with_imports_on_top(text: &str, imports: &[String], set_apart: bool) -> String {
+    let future = text
+        .lines()
+        .take_while(|line| line.starts_with("from __future__"))
+        .count();
+    let mut lines: Vec<&str> = text.lines().collect();
+    let code_follows = lines.get(future).is_some_and(|line| {
+        !line.trim().is_empty() && !line.starts_with("import ") && !line.starts_with("from ")
+    });
+    if set_apart && code_follows && !imports.is_empty() {
+        lines.insert(future, "");
+    }
+    for (offset, import) in imports.iter().enumerate() {
+        lines.insert(future + offset, import);
+    }
+    let mut updated = lines.join("\n");
+    updated.push('\n');
+    updated
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_module_of_the_tree_used_by_its_dotted_name_gets_its_import() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("inventory")).unwrap();
+        std::fs::write(root.path().join("inventory/__init__.py"), "").unwrap();
+        std::fs::write(
+            root.path().join("inventory/pricing.py"),
+            "def apply_discount(c, p):\n    pass\n",
+        )
+        .unwrap();
+        // Recorded: Qwen2.5-Coder-1.5B's acceptance test for total_with_discount (2026-11-27).
+        let tests = "def test_total_with_discount_one():\n    assert inventory.pricing.total_with_discount([1000, 500], 10) == 1350\n\ndef test_discount():\n    assert inventory.pricing.apply_discount(1000, 10) == 900\n    assert 'a.b'.upper() == os.sep\n";
+        assert_eq!(
+            module_imports(root.path(), tests),
+            ["import inventory.pricing"]
+        );
+        let imported = format!("import inventory.pricing\n{tests}");
+        assert!(module_imports(root.path(), &imported).is_empty());
+    }
+
+    #[test]
+    fn importing_a_name_from_a_module_does_not_bind_the_module() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("temperature.py"),
+            "def to_fahrenheit(c):\n    pass\n",
+        )
+        .unwrap();
+        // Recorded: Qwen2.5-Coder-1.5B's acceptance test for to_celsius (a drive, 2026-11-29).
+        let tests = "from temperature import to_celsius\n\ndef test_below_zero():\n    try:\n        temperature.to_fahrenheit(-459.68)\n    except ValueError as e:\n        pass\n";
+        assert_eq!(module_imports(root.path(), tests), ["import temperature"]);
+        for bound in [
+            "import temperature",
+            "import temperature as temperature",
+            "from x import (a, temperature)",
+        ] {
+            assert!(
+                module_imports(root.path(), &format!("{bound}\n{tests}")).is_empty(),
+                "{bound}"
+            );
+        }
+        assert_eq!(bound_by_import("import a.b, c as d  # both"), ["a", "d"]);
+        assert_eq!(bound_by_import("from m import (x, y as z)"), ["x", "z"]);
+        assert!(bound_by_import("x = 1").is_empty());
+    }
+
+    #[test]
+    fn imports_of_names_a_module_lacks_are_named_unless_the_story_asks_for_them() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("stats.py"),
+            "import math\nfrom typing import List\n\nPI = 3.14\n\ndef mean(values):\n    return sum(values) / len(values)\n\nclass Summary:\n    pass\n",
+        )
+        .unwrap();
+        let tests = "import pytest\nfrom stats import mean, median, Summary, PI\nfrom stats import variance as var\nfrom collections import Counter\n";
+        let unknown = unknown_imports(root.path(), tests, "Add median(values) to stats.py");
+        assert_eq!(
+            unknown,
+            vec![UnknownName {
+                name: "variance".into(),
+                module_file: "stats.py".into()
+            }]
+        );
+    }
 
     /// pytest 8's output for a file whose module-level code raised, and one whose import of the
     /// story's name failed.

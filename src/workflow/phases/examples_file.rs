@@ -3,8 +3,9 @@
 
 use std::path::Path;
 
-use crate::workflow::examples::{calls_before, class_of, python_module, Example};
+use crate::workflow::examples::{calls_before, class_of, Example};
 use crate::workflow::named_functions::{file_names, mentions_word, python_file_defining};
+use crate::workflow::python_imports::python_module;
 
 /// What the file is written from.
 pub struct Story<'a> {
@@ -91,7 +92,7 @@ pub fn completed(story: &Story, text: &str, missing: &[Example]) -> Option<Strin
         return None;
     }
     let body = format!("{}\n\n\n{}", text.trim_end(), tests.join("\n\n"));
-    Some(crate::workflow::examples::with_imports_on_top(
+    Some(crate::workflow::python_imports::with_imports_on_top(
         &body, &imports, true,
     ))
 }

@@ -668,6 +668,21 @@ async fn a_line_of_a_file_s_name_alone_is_taken_out_of_the_tests() {
     );
 }
 
+/// Runs the acceptance phase of `story` with the model writing `tests` into
+/// `tests/test_total.py` and saying it is done, once; returns the first check's refusal.
+#[track_caller]
+fn first_refusal(p: &Project, story: &Made, tests: &str) -> String {
+    p.fake
+        .push("acceptance", write_call("tests/test_total.py", tests))
+        .push("acceptance", Reply::text("done"));
+    p.run(&["run", "--story", &story.id]);
+    let checks = transcript_entries(p, story, "acceptance_check");
+    let refused = checks[0]["refused"].as_str();
+    refused
+        .unwrap_or_else(|| panic!("the first check refused nothing: {checks:#?}"))
+        .to_string()
+}
+
 #[tokio::test]
 async fn a_test_file_without_a_test_is_refused() {
     let p = Project::new().await;
@@ -681,21 +696,8 @@ async fn a_test_file_without_a_test_is_refused() {
     );
     // As a drive left it (Qwen2.5-Coder-1.5B, 2026-11-29): the tool's mends took the one
     // invented assertion out, and an import was all that stayed.
-    p.fake
-        .push(
-            "acceptance",
-            write_call("tests/test_total.py", "from ledger import total\n"),
-        )
-        .push("acceptance", Reply::text("done"));
-
-    p.run(&["run", "--story", &story.id]).code(1);
-
-    let checks = transcript_entries(&p, &story, "acceptance_check");
-    let refused = checks[0]["refused"].as_str().unwrap_or_default();
-    assert!(
-        refused.contains("`tests/test_total.py` holds no test"),
-        "{checks:#?}"
-    );
+    let refused = first_refusal(&p, &story, "from ledger import total\n");
+    assert!(refused.contains("`tests/test_total.py` holds no test"));
     assert_ne!(p.front(&story)["acceptance_complete"], true);
 }
 
@@ -724,18 +726,8 @@ async fn a_test_file_that_fails_at_collection_whatever_the_code_is_refused() {
     // The module's own code calls the existing `total` wrongly: no code the story adds can
     // make the file load.
     let tests = "from decimal import Decimal\nfrom ledger import total\n\nEXPECTED = total(['0.10'], 2)\n\n\ndef test_total_is_exact():\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n";
-    p.fake
-        .push("acceptance", write_call("tests/test_total.py", tests))
-        .push("acceptance", Reply::text("done"));
-
-    p.run(&["run", "--story", &story.id]);
-
-    let checks = transcript_entries(&p, &story, "acceptance_check");
-    let refused = checks[0]["refused"].as_str().unwrap_or_default();
-    assert!(
-        refused.contains("fails before any of its tests runs, with `TypeError: total() takes 1 positional argument but 2 were given`"),
-        "{checks:#?}"
-    );
+    let refused = first_refusal(&p, &story, tests);
+    assert!(refused.contains("fails before any of its tests runs, with `TypeError: total() takes 1 positional argument but 2 were given`"));
     // The tool's own test of the story's example stands in for the refused file.
     let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
     let listed = p.git(&["ls-tree", "-r", "--name-only", &branch]);

@@ -1,7 +1,7 @@
 //! refine, research and plan write their sections, and a re-run replaces what an earlier run
 //! wrote instead of adding to it.
 
-use super::{heading_count, section, Project};
+use super::{heading_count, section, Made, Project};
 use crate::suite::fake_llm::Reply;
 
 #[tokio::test]
@@ -79,49 +79,36 @@ async fn examples_refine_invents_do_not_become_the_story_s_criteria() {
     );
 
     // A rewrite of nothing but made-up examples leaves the criteria as they were.
-    let sketch = p.story(
+    let sketch = refined_sketch(
+        &p,
         "Add is_high_stock(count, limit) to stock.py",
-        "",
-        "- [ ] it works",
-        "backlog",
-        &[],
+        "## Summary\nAdd `is_high_stock(count, limit)` to stock.py, which returns True when count is above limit.\n\n## Acceptance Criteria\n- [ ] `is_high_stock(0, 10)` returns `True`",
     );
-    p.fake.push(
-        "refine",
-        Reply::text("## Summary\nAdd `is_high_stock(count, limit)` to stock.py, which returns True when count is above limit.\n\n## Acceptance Criteria\n- [ ] `is_high_stock(0, 10)` returns `True`"),
-    );
-    p.step(&sketch, "refine").success();
     assert_eq!(
         section(&p.body(&sketch), "Acceptance Criteria"),
         "- [ ] it works"
     );
 }
 
+/// A backlog story of `title` alone (an empty summary, one vague criterion), refined by the
+/// model's `reply`.
+fn refined_sketch(p: &Project, title: &str, reply: &str) -> Made {
+    let story = p.story(title, "", "- [ ] it works", "backlog", &[]);
+    p.fake.push("refine", Reply::text(reply));
+    p.step(&story, "refine").success();
+    story
+}
+
 #[tokio::test]
 async fn a_refine_that_turns_the_story_s_conversion_around_changes_nothing_of_it() {
     let p = Project::new().await;
-    let story = p.story(
-        "Add to_celsius(fahrenheit) to temperature.py, the inverse of to_fahrenheit",
-        "",
-        "- [ ] it works",
-        "backlog",
-        &[],
-    );
     // Recorded in kind (Qwen2.5-Coder-1.5B, a drive, 2026-11-29): acceptance made tests of
     // the turned criterion, and no right code could pass them.
-    p.fake.push(
-        "refine",
-        Reply::text(
-            "## Summary
-Converts a temperature from Celsius to Fahrenheit.
-
-## Acceptance Criteria
-- [ ] `to_celsius` converts temperatures from Celsius to Fahrenheit
-- [ ] `to_celsius` is defined in `temperature.py`",
-        ),
+    let story = refined_sketch(
+        &p,
+        "Add to_celsius(fahrenheit) to temperature.py, the inverse of to_fahrenheit",
+        "## Summary\nConverts a temperature from Celsius to Fahrenheit.\n\n## Acceptance Criteria\n- [ ] `to_celsius` converts temperatures from Celsius to Fahrenheit\n- [ ] `to_celsius` is defined in `temperature.py`",
     );
-
-    p.step(&story, "refine").success();
 
     let body = p.body(&story);
     assert_eq!(section(&body, "Summary"), "", "{body}");
