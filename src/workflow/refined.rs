@@ -93,11 +93,7 @@ fn without_invented_examples(criteria: &str, given: &str) -> String {
 fn reverses_a_direction(text: &str, given: &str) -> bool {
     let given = directions(given);
     directions(text).into_iter().any(|(from, to)| {
-        let turned = (to, from);
-        given.contains(&turned)
-            && !given
-                .iter()
-                .any(|pair| pair.0 == turned.1 && pair.1 == turned.0)
+        given.contains(&(to.clone(), from.clone())) && !given.contains(&(from, to))
     })
 }
 
@@ -116,9 +112,17 @@ fn directions(text: &str) -> Vec<(String, String)> {
     let mut found = Vec::new();
     for (index, word) in words.iter().enumerate() {
         if let Some(to) = word.strip_prefix("to_") {
-            // `to_celsius(fahrenheit)`: the argument is what it converts from.
-            let called = lower.contains(&format!("{word}("));
-            if let (true, Some(from)) = (called, words.get(index + 1)) {
+            // `to_celsius(fahrenheit)`: the first argument is what it converts from.
+            let argument = lower
+                .split(&format!("{word}("))
+                .nth(1)
+                .and_then(|rest| rest.split([',', ')']).next())
+                .map(str::trim)
+                .filter(|argument| {
+                    !argument.is_empty()
+                        && argument.chars().all(|c| c.is_alphanumeric() || c == '_')
+                });
+            if let Some(from) = argument {
                 found.push((from.to_string(), to.to_string()));
             }
         } else if let Some((from, to)) = word.split_once("_to_") {
@@ -254,8 +258,9 @@ mod tests {
         let turned = "Converts a temperature from Celsius to Fahrenheit.";
         assert_eq!(summary(None, turned, title), None);
         assert_eq!(summary(Some("Was"), turned, title), Some("Was"));
-        // A function named `to_…` without a call states no direction.
+        // A function named `to_…` without a call or an argument states no direction.
         assert!(directions("the inverse of to_fahrenheit").is_empty());
+        assert!(directions("Add to_celsius() to temperature.py").is_empty());
     }
 
     #[test]
