@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use super::python_imports::{module_imports, python_module, with_imports_on_top};
+use super::python_imports::{module_imports, python_module, standard_imports, with_imports_on_top};
 use crate::agents::prompts::backtick_spans;
 
 /// An example the story writes out: a call with literal arguments and, when the story gives it,
@@ -301,6 +301,11 @@ pub fn add_missing_imports(
     let text = std::fs::read_to_string(&full).ok()?;
     let mut imports = missing_imports(&text, homes);
     imports.extend(module_imports(dir, &text));
+    for import in standard_imports(&text) {
+        if !imports.contains(&import) {
+            imports.push(import);
+        }
+    }
     if imports.is_empty() {
         return None;
     }

@@ -26,52 +26,133 @@ pub fn undefined_name(output: &str) -> Option<String> {
 /// a module (`pytest`, `math`, `re`) or a name commonly imported from one (`Decimal`,
 /// `defaultdict`). `None` for any other name: that one is the story's, or a mistake.
 pub fn import_of(name: &str) -> Option<String> {
-    const MODULES: &[&str] = &[
-        "pytest",
-        "math",
-        "re",
-        "json",
-        "decimal",
-        "fractions",
-        "datetime",
-        "collections",
-        "itertools",
-        "functools",
-        "string",
-        "random",
-        "statistics",
-        "os",
-        "sys",
-        "io",
-        "csv",
-        "time",
-        "typing",
-        "dataclasses",
-        "enum",
-        "operator",
-    ];
-    const FROM: &[(&str, &str)] = &[
-        ("Decimal", "decimal"),
-        ("InvalidOperation", "decimal"),
-        ("ROUND_HALF_UP", "decimal"),
-        ("ROUND_HALF_EVEN", "decimal"),
-        ("Fraction", "fractions"),
-        ("date", "datetime"),
-        ("timedelta", "datetime"),
-        ("defaultdict", "collections"),
-        ("Counter", "collections"),
-        ("OrderedDict", "collections"),
-        ("namedtuple", "collections"),
-        ("dataclass", "dataclasses"),
-        ("StringIO", "io"),
-        ("reduce", "functools"),
-    ];
-    if MODULES.contains(&name) {
+    if STANDARD_MODULES.contains(&name) {
         return Some(format!("import {name}"));
     }
-    FROM.iter()
+    STANDARD_NAMES
+        .iter()
         .find(|(known, _)| *known == name)
         .map(|(_, module)| format!("from {module} import {name}"))
+}
+
+/// The test framework and the modules of Python's standard library tests use most.
+const STANDARD_MODULES: &[&str] = &[
+    "pytest",
+    "math",
+    "re",
+    "json",
+    "decimal",
+    "fractions",
+    "datetime",
+    "collections",
+    "itertools",
+    "functools",
+    "string",
+    "random",
+    "statistics",
+    "os",
+    "sys",
+    "io",
+    "csv",
+    "time",
+    "typing",
+    "dataclasses",
+    "enum",
+    "operator",
+];
+
+/// Names commonly imported from a standard module, each with its module.
+const STANDARD_NAMES: &[(&str, &str)] = &[
+    ("Decimal", "decimal"),
+    ("InvalidOperation", "decimal"),
+    ("ROUND_HALF_UP", "decimal"),
+    ("ROUND_HALF_EVEN", "decimal"),
+    ("Fraction", "fractions"),
+    ("date", "datetime"),
+    ("timedelta", "datetime"),
+    ("defaultdict", "collections"),
+    ("Counter", "collections"),
+    ("OrderedDict", "collections"),
+    ("namedtuple", "collections"),
+    ("dataclass", "dataclasses"),
+    ("StringIO", "io"),
+    ("reduce", "functools"),
+];
+
+/// Whether a `def` line takes `name` as a parameter.
+fn is_parameter(line: &str, name: &str) -> bool {
+    let Some(signature) = line
+        .strip_prefix("def ")
+        .or_else(|| line.strip_prefix("async def "))
+    else {
+        return false;
+    };
+    signature
+        .split_once('(')
+        .and_then(|(_, rest)| rest.rsplit_once(')'))
+        .is_some_and(|(parameters, _)| {
+            parameters.split(',').any(|parameter| {
+                let parameter = parameter.trim().trim_start_matches('*');
+                parameter.split([':', '=']).next().unwrap_or("").trim() == name
+            })
+        })
+}
+
+/// The standard imports ([`import_of`]) Python `code` lacks for what it uses and never binds:
+/// a standard module it reads an attribute of (`math.isclose(…)`) and a capitalised standard
+/// name (`Decimal('0.30')`). Found before any test runs, unlike a `NameError`, which a test
+/// whose first failure is another hides: a 1.5B model's acceptance test
+/// `assert total(['0.10', '0.20']) == Decimal('0.30')` failed on the base with a `TypeError`,
+/// and after the code on the `NameError` of a file implement may not change. Lower-case names
+/// (`date`, `reduce`) are left to the `NameError`: they are often a test's own variables.
+pub fn standard_imports(code: &str) -> Vec<String> {
+    let bound = |name: &str| {
+        code.lines().any(|line| {
+            let line = line.trim_start();
+            bound_by_import(line).contains(&name)
+                || crate::agents::tools::defined_name(line).as_deref() == Some(name)
+                || line
+                    .split_once('=')
+                    .is_some_and(|(target, _)| target.trim() == name)
+                || is_parameter(line, name)
+        })
+    };
+    // An import line names modules; it does not use them.
+    let words: Vec<(&str, bool)> = code
+        .lines()
+        .filter(|line| bound_by_import(line.trim_start()).is_empty())
+        .flat_map(|line| {
+            let mut found = Vec::new();
+            let mut rest = line;
+            while let Some(start) = rest.find(|c: char| c.is_alphabetic() || c == '_') {
+                let before = rest[..start].chars().next_back();
+                let tail = &rest[start..];
+                let end = tail
+                    .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+                    .unwrap_or(tail.len());
+                let after_dot = before == Some('.');
+                if !after_dot && !before.is_some_and(|c| c.is_alphanumeric()) {
+                    found.push((&tail[..end], tail[end..].starts_with('.')));
+                }
+                rest = &tail[end..];
+            }
+            found
+        })
+        .collect();
+    let mut imports: Vec<String> = Vec::new();
+    for (word, read_through) in words {
+        let standard = (read_through && STANDARD_MODULES.contains(&word))
+            || STANDARD_NAMES.iter().any(|(name, _)| {
+                *name == word && name.starts_with(|c: char| c.is_ascii_uppercase())
+            });
+        if !standard || bound(word) {
+            continue;
+        }
+        if let Some(import) = import_of(word).filter(|import| !imports.contains(import)) {
+            imports.push(import);
+        }
+    }
+    imports
 }
 
 /// Adds the import of `name` ([`import_of`]) to the top of each Python file of `paths` (relative
@@ -605,6 +686,23 @@ ERROR test_b.py
             Some("from decimal import Decimal")
         );
         assert_eq!(import_of("withdraw"), None);
+    }
+
+    #[test]
+    fn standard_names_used_and_never_bound_get_their_imports() {
+        let used = "from ledger import total\n\ndef test_exact():\n    assert total(['0.10']) == Decimal('0.10')\n    assert math.isclose(1.0, 1.0)\n    with pytest.raises(ValueError):\n        total(['x'])\n";
+        assert_eq!(
+            standard_imports(used),
+            [
+                "from decimal import Decimal",
+                "import math",
+                "import pytest"
+            ]
+        );
+        // Bound already, by an import, a definition or an assignment; a module's name not read
+        // through; an attribute of something else; a lower-case name.
+        let bound = "import math\nfrom decimal import Decimal as Decimal\nclass Fraction:\n    pass\nCounter = dict\n\ndef test_x(re, date):\n    assert math.pi > 3 and Decimal(1) and Fraction() and Counter()\n    assert json and x.Decimal and re.compile and date\n";
+        assert_eq!(standard_imports(bound), Vec::<String>::new());
     }
 
     #[test]

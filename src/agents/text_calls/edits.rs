@@ -70,9 +70,47 @@ pub(super) fn file_edits(text: &str, default_file: Option<&str>) -> Vec<TextCall
     if let (true, Some(path)) = (edits.is_empty(), default_file) {
         if let Some(body) = pathless.into_iter().max_by_key(|body| body.len()) {
             edits.push(write_call(path, body));
+        } else if !lines.iter().any(|line| fence(line).is_some()) {
+            let loose = loose_python(&lines);
+            if !loose.is_empty() {
+                edits.push(write_call(path, &loose));
+            }
         }
     }
     edits
+}
+
+/// The Python statements of an answer with no fence at all, prose left out: the lines that
+/// begin an assertion, an import, a definition or a `with` block, and the indented lines under
+/// them. Recorded from Qwen2.5-Coder-1.5B, told to give its test file's path and the file in
+/// a code block (a drive, 2026-11-29): the file's stem on one line, then bare
+/// `assert to_kelvin(0) == 273.15` lines, six answers in a row.
+fn loose_python<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+    const OPENINGS: [&str; 6] = ["assert ", "from ", "import ", "def ", "class ", "with "];
+    let mut kept = Vec::new();
+    // Blank lines are kept only between statements, so a test's body may have some.
+    let mut blanks = Vec::new();
+    let mut in_block = false;
+    for line in lines {
+        if line.trim().is_empty() {
+            blanks.push(*line);
+            continue;
+        }
+        let starts_statement = !line.starts_with([' ', '\t'])
+            && OPENINGS.iter().any(|opening| line.starts_with(opening));
+        let continues = in_block && line.starts_with([' ', '\t']);
+        if starts_statement || continues {
+            if !kept.is_empty() {
+                kept.append(&mut blanks);
+            }
+            kept.push(*line);
+            in_block = line.trim_end().ends_with(':') || continues;
+        } else {
+            in_block = false;
+        }
+        blanks.clear();
+    }
+    kept
 }
 
 /// Whether a fence without a path holds code a file could be: not a call, a command or output,
@@ -349,6 +387,33 @@ mod tests {
         );
         let args: Value = serde_json::from_str(&named[0].arguments).unwrap();
         assert_eq!(args["path"], "tests/test_a.py");
+    }
+
+    #[test]
+    fn unfenced_statements_go_to_the_file_the_agent_was_told_to_write() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-11-29): the stem, then bare assertions.
+        let recorded =
+            "test_add_to_kelvin\nassert to_kelvin(0) == 273.15\nassert to_kelvin(-10) == 263.15";
+        assert!(file_edits(recorded, None).is_empty());
+        let told = file_edits(recorded, Some("test_add_to_kelvin.py"));
+        assert_eq!(told.len(), 1, "{told:?}");
+        let args: Value = serde_json::from_str(&told[0].arguments).unwrap();
+        assert_eq!(args["path"], "test_add_to_kelvin.py");
+        assert_eq!(
+            args["content"],
+            "assert to_kelvin(0) == 273.15\nassert to_kelvin(-10) == 263.15\n"
+        );
+        // A test function keeps its body; the prose around it stays out.
+        let with_prose = "Here are the tests:\nfrom temperature import to_kelvin\n\ndef test_zero():\n    x = to_kelvin(0)\n\n    assert x == 273.15\n\nThese check the criteria.";
+        let args: Value =
+            serde_json::from_str(&file_edits(with_prose, Some("t.py"))[0].arguments).unwrap();
+        assert_eq!(
+            args["content"],
+            "from temperature import to_kelvin\n\ndef test_zero():\n    x = to_kelvin(0)\n\n    assert x == 273.15\n"
+        );
+        // Prose alone, or an answer with a fence, writes no loose lines.
+        assert!(file_edits("I will write the tests now.", Some("t.py")).is_empty());
+        assert!(file_edits("```json\n{}\n```\nassert f(1) == 2", Some("t.py")).is_empty());
     }
 
     #[test]

@@ -759,3 +759,38 @@ async fn tests_of_a_story_without_an_example_say_their_values_are_the_model_s() 
         "{listed}"
     );
 }
+
+#[tokio::test]
+async fn assertions_written_without_a_code_block_become_the_suggested_test_file() {
+    let p = Project::new().await;
+    ledger_project(&p);
+    p.config(&[("llm.toolProtocol", "text")]);
+    let story = p.exact_totals_story();
+    // In kind as a drive left it (Qwen2.5-Coder-1.5B, 2026-11-29, six answers in a row): the
+    // file's stem, then bare assertions, no code block; nothing was written.
+    p.fake
+        .push(
+            "acceptance",
+            Reply::text(
+                "test_exact_totals\nassert total(['0.10', '0.20']) == Decimal('0.30')\nassert total([]) == 0",
+            ),
+        )
+        .push("acceptance", Reply::text("done"));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    let path = front["acceptance_tests"][0].as_str().unwrap().to_string();
+    let branch = front["branch"].as_str().unwrap().to_string();
+    let written = p.git(&["show", &format!("{branch}:{path}")]);
+    assert!(
+        written.contains("from ledger import total")
+            && written.contains("from decimal import Decimal")
+            && written.contains(
+                "def test_story_examples():\n    assert total(['0.10', '0.20']) == Decimal('0.30')"
+            ),
+        "{path}:\n{written}"
+    );
+    assert!(!written.contains("test_exact_totals\n"), "{written}");
+}
