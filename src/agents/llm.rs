@@ -10,6 +10,7 @@ mod error;
 mod messages;
 mod models;
 pub mod protocol_probe;
+mod repetition;
 mod request;
 mod settings;
 mod stream;
@@ -405,6 +406,7 @@ impl LlmClient {
                 .await
                 .map_err(|err| context.classify(err))?;
             return messages::parse_reply(&response)
+                .map(without_loop)
                 .map_err(|why| LlmError::InvalidResponse(context.describe(&why)).into());
         }
         let mut events = chat
@@ -429,8 +431,24 @@ impl LlmClient {
             }
             accumulator.push(&chunk);
         }
-        accumulator.finish().ok_or_else(|| {
+        accumulator.finish().map(without_loop).ok_or_else(|| {
             LlmError::InvalidResponse(context.describe("the stream ended without any event")).into()
         })
     }
+}
+
+/// A reply cut off at the cap with what it repeated at its end kept once
+/// ([`repetition::without_repeated_tail`]): the loop is no part of the answer, and the rest may
+/// well be (a test file, then the same assertion until the cap).
+fn without_loop(mut reply: ChatReply) -> ChatReply {
+    if reply.finish_reason.as_deref() == Some("length") {
+        if let Some(kept) = reply
+            .content
+            .as_deref()
+            .and_then(repetition::without_repeated_tail)
+        {
+            reply.content = Some(kept);
+        }
+    }
+    reply
 }

@@ -367,9 +367,14 @@ fn render(reply: Reply, call: u64, body: &Value, report: UsageReport) -> Respons
         answer["usage"] = usage;
         answer
     };
+    // Whole, or as server-sent events when the request asks for a stream, as servers answer.
+    let answered = |answer: Value| match body["stream"].as_bool() {
+        Some(true) => streamed(&answer),
+        _ => ResponseTemplate::new(200).set_body_json(answer),
+    };
     match reply {
         // `{call}` becomes the request's number, for a model that says something new each time.
-        Reply::Text(content) => ResponseTemplate::new(200).set_body_json(completion(
+        Reply::Text(content) => answered(completion(
             json!({"role": "assistant", "content": content.replace("{call}", &call.to_string())}),
             "stop",
         )),
@@ -382,7 +387,7 @@ fn render(reply: Reply, call: u64, body: &Value, report: UsageReport) -> Respons
                            "function": {"name": name, "arguments": args.to_string()}})
                 })
                 .collect();
-            ResponseTemplate::new(200).set_body_json(completion(
+            answered(completion(
                 json!({"role": "assistant", "content": null, "tool_calls": tool_calls}),
                 "tool_calls",
             ))
@@ -399,12 +404,43 @@ fn render(reply: Reply, call: u64, body: &Value, report: UsageReport) -> Respons
             }
         }
         Reply::Raw(body) => ResponseTemplate::new(200).set_body_raw(body, "application/json"),
-        Reply::Truncated(content) => ResponseTemplate::new(200).set_body_json(completion(
+        Reply::Truncated(content) => answered(completion(
             json!({"role": "assistant", "content": content}),
             "length",
         )),
         Reply::Delayed(delay, reply) => render(*reply, call, body, report).set_delay(delay),
     }
+}
+
+/// A whole chat completion as the events of a stream: the message as one delta (its calls
+/// numbered), the finish reason, the usage in an event of its own, then `[DONE]`.
+fn streamed(answer: &Value) -> ResponseTemplate {
+    let choice = &answer["choices"][0];
+    let mut delta = choice["message"].clone();
+    if let Some(calls) = delta["tool_calls"].as_array_mut() {
+        for (index, call) in calls.iter_mut().enumerate() {
+            call["index"] = json!(index);
+        }
+    }
+    let event = |choices: Value| {
+        json!({"id": answer["id"], "object": "chat.completion.chunk", "created": 0,
+               "model": answer["model"], "choices": choices})
+    };
+    let mut events = vec![
+        event(json!([{"index": 0, "delta": delta, "finish_reason": null}])),
+        event(json!([{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}])),
+    ];
+    if answer.get("usage").is_some() {
+        let mut usage = event(json!([]));
+        usage["usage"] = answer["usage"].clone();
+        events.push(usage);
+    }
+    let mut text: String = events
+        .iter()
+        .map(|event| format!("data: {event}\n\n"))
+        .collect();
+    text.push_str("data: [DONE]\n\n");
+    ResponseTemplate::new(200).set_body_raw(text, "text/event-stream")
 }
 
 pub struct FakeLlm {

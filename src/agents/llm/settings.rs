@@ -52,7 +52,7 @@ impl LlmSettings {
     }
 
     /// Reads `llm.*` with the environment overrides of docs/design.md §4, plus
-    /// `AGENTIC_SDLC_STREAM`.
+    /// `AGENTIC_SDLC_STREAM` (`1`/`true` or `0`/`false`; unset, a local server streams).
     pub fn from_config(config: &Config) -> crate::Result<LlmSettings> {
         Self::from_config_with_env(config, |name| std::env::var(name).ok())
     }
@@ -75,8 +75,15 @@ impl LlmSettings {
                 endpoint: base_url,
             });
         }
-        let stream = env("AGENTIC_SDLC_STREAM")
-            .is_some_and(|v| v.trim() == "1" || v.trim().eq_ignore_ascii_case("true"));
+        // A local server streams by default: a reply that loops is then stopped as it loops
+        // (see `repetition`), where a whole reply would run on to the cap or the timeout.
+        let stream = match env("AGENTIC_SDLC_STREAM").as_deref().map(str::trim) {
+            Some("1") => true,
+            Some("0") => false,
+            Some(value) if value.eq_ignore_ascii_case("true") => true,
+            Some(value) if value.eq_ignore_ascii_case("false") => false,
+            _ => is_local(&base_url),
+        };
         Ok(LlmSettings {
             base_url,
             model: config.model(),

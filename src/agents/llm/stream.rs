@@ -130,6 +130,151 @@ impl StreamAccumulator {
     }
 }
 
+/// The bytes of a streamed reply (server-sent events) as they arrive, watched for a loop
+/// ([`super::repetition`]): the transport reads with it, and stops reading once the text the
+/// events carry ends in repetition.
+#[derive(Default)]
+pub(crate) struct StreamWatch {
+    body: Vec<u8>,
+    /// The bytes read into lines so far.
+    scanned: usize,
+    /// The end of the last whole event: an event ends with a blank line.
+    event_end: usize,
+    /// The content and call arguments the events carried.
+    text: String,
+    /// The text's length when it was last looked at for a loop.
+    checked: usize,
+    /// The last event, whose `id` and `model` the closing event repeats.
+    last_event: Option<Value>,
+    /// Whether the server ended the stream (`data: [DONE]`): a whole reply is not cut.
+    ended: bool,
+}
+
+/// How much new text is read before the text is looked at again.
+const CHECK_EVERY: usize = 64;
+
+impl StreamWatch {
+    pub(crate) fn len(&self) -> usize {
+        self.body.len()
+    }
+
+    /// Takes in the next bytes; `true` when the reply has fallen into a loop.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> bool {
+        self.body.extend_from_slice(bytes);
+        while let Some(newline) = self.body[self.scanned..].iter().position(|&b| b == b'\n') {
+            let line = &self.body[self.scanned..self.scanned + newline];
+            let line = String::from_utf8_lossy(line)
+                .trim_end_matches('\r')
+                .to_string();
+            self.scanned += newline + 1;
+            if line.is_empty() {
+                self.event_end = self.scanned;
+                continue;
+            }
+            let Some(data) = line.strip_prefix("data:").map(str::trim) else {
+                continue;
+            };
+            if data == "[DONE]" {
+                self.ended = true;
+            } else if let Ok(event) = serde_json::from_str::<Value>(data) {
+                self.text.push_str(&carried_text(&event));
+                self.last_event = Some(event);
+            }
+        }
+        if self.ended || self.text.len() < self.checked + CHECK_EVERY {
+            return false;
+        }
+        self.checked = self.text.len();
+        super::repetition::repeated_tail(&self.text).is_some()
+    }
+
+    /// The body read, whole.
+    pub(crate) fn into_body(self) -> Vec<u8> {
+        self.body
+    }
+
+    /// The whole events read, then an event that ends the reply as cut off at the cap
+    /// (`finish_reason: "length"`), then the stream's end.
+    pub(crate) fn cut_off(mut self) -> Vec<u8> {
+        self.body.truncate(self.event_end);
+        let mut closing = serde_json::json!({
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}],
+        });
+        for key in ["id", "created", "model"] {
+            if let Some(value) = self.last_event.as_ref().and_then(|event| event.get(key)) {
+                closing[key] = value.clone();
+            }
+        }
+        self.body
+            .extend_from_slice(format!("data: {closing}\n\ndata: [DONE]\n\n").as_bytes());
+        self.body
+    }
+}
+
+/// A whole chat completion as the events of a stream, for a server that answers a request for
+/// a stream with the whole reply (as a stand-in or a proxy may): the message as one delta, its
+/// calls numbered, then the finish reason, the usage, and the end.
+pub(crate) fn as_events(completion: &Value) -> Vec<u8> {
+    let choice = &completion["choices"][0];
+    let mut delta = choice
+        .get("message")
+        .cloned()
+        .unwrap_or_else(|| serde_json::json!({}));
+    if let Some(calls) = delta.get_mut("tool_calls").and_then(Value::as_array_mut) {
+        for (index, call) in calls.iter_mut().enumerate() {
+            call["index"] = serde_json::json!(index);
+        }
+    }
+    let finish = choice.get("finish_reason").cloned().unwrap_or(Value::Null);
+    let mut events = vec![
+        serde_json::json!({"choices": [{"index": 0, "delta": delta, "finish_reason": null}]}),
+        serde_json::json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}),
+    ];
+    if let Some(usage) = completion.get("usage").filter(|usage| usage.is_object()) {
+        events.push(serde_json::json!({"choices": [], "usage": usage}));
+    }
+    let mut body = String::new();
+    for event in &mut events {
+        for key in ["id", "created", "model"] {
+            if let Some(value) = completion.get(key) {
+                event[key] = value.clone();
+            }
+        }
+        body.push_str(&format!("data: {event}\n\n"));
+    }
+    body.push_str("data: [DONE]\n\n");
+    body.into_bytes()
+}
+
+/// The content and call arguments one event of a stream carries.
+fn carried_text(event: &Value) -> String {
+    let Some(delta) = event
+        .get("choices")
+        .and_then(Value::as_array)
+        .and_then(|choices| choices.first())
+        .and_then(|choice| choice.get("delta").or_else(|| choice.get("message")))
+    else {
+        return String::new();
+    };
+    let mut text = content_text(delta.get("content")).unwrap_or_default();
+    for call in delta
+        .get("tool_calls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        if let Some(piece) = call
+            .get("function")
+            .and_then(|function| function.get("arguments"))
+            .and_then(Value::as_str)
+        {
+            text.push_str(piece);
+        }
+    }
+    text
+}
+
 #[cfg(test)]
 mod tests {
     use serde_json::json;
@@ -163,6 +308,97 @@ mod tests {
         );
         assert_eq!(reply.usage.requests, 1);
         assert_eq!(reply.content, None);
+    }
+
+    /// A server-sent event carrying `content`.
+    fn event(content: &str) -> String {
+        let chunk = json!({"id": "c1", "model": "local", "created": 5,
+                           "choices": [{"index": 0, "delta": {"content": content}}]});
+        format!("data: {chunk}\n\n")
+    }
+
+    #[test]
+    fn a_stream_that_loops_is_cut_at_a_whole_event_and_ends_as_cut_off() {
+        let mut watch = StreamWatch::default();
+        assert!(!watch.push(event("def test_a():\n").as_bytes()));
+        let line = "    assert f(1) == 2\n";
+        let mut looped = false;
+        for _ in 0..40 {
+            // Each event arrives in two pieces, split inside its JSON.
+            let bytes = event(line).into_bytes();
+            let (first, second) = bytes.split_at(bytes.len() / 2);
+            looped |= watch.push(first);
+            if looped {
+                break;
+            }
+            looped |= watch.push(second);
+            if looped {
+                break;
+            }
+        }
+        assert!(looped, "forty copies of one line are a loop");
+        let body = String::from_utf8(watch.cut_off()).unwrap();
+        let mut accumulator = StreamAccumulator::default();
+        let data: Vec<&str> = body
+            .split("\n\n")
+            .filter_map(|event| event.strip_prefix("data: "))
+            .collect();
+        assert_eq!(data.last(), Some(&"[DONE]"));
+        for chunk in &data[..data.len() - 1] {
+            accumulator.push(&serde_json::from_str(chunk).expect("whole events only"));
+        }
+        let reply = accumulator.finish().unwrap();
+        assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+        assert!(reply
+            .content
+            .unwrap()
+            .starts_with("def test_a():\n    assert f(1) == 2\n"));
+        let closing: Value = serde_json::from_str(data[data.len() - 2]).unwrap();
+        assert_eq!(
+            (closing["id"].as_str(), closing["model"].as_str()),
+            (Some("c1"), Some("local"))
+        );
+    }
+
+    #[test]
+    fn a_stream_that_varies_is_read_whole() {
+        let mut watch = StreamWatch::default();
+        let mut sent = String::new();
+        for n in 0..60 {
+            let piece = event(&format!("    assert double({n}) == {}\n", 2 * n));
+            assert!(!watch.push(piece.as_bytes()));
+            sent.push_str(&piece);
+        }
+        assert_eq!(watch.len(), sent.len());
+        assert_eq!(watch.into_body(), sent.into_bytes());
+    }
+
+    #[test]
+    fn a_whole_completion_read_as_events_gives_the_same_reply() {
+        let whole = json!({"id": "c", "model": "local", "choices": [{"index": 0,
+            "finish_reason": "tool_calls", "message": {"role": "assistant", "content": "On it.",
+            "tool_calls": [{"id": "a", "type": "function",
+                            "function": {"name": "read_file", "arguments": "{}"}}]}}],
+            "usage": {"prompt_tokens": 9, "completion_tokens": 4}});
+        let events = String::from_utf8(as_events(&whole)).unwrap();
+        let mut accumulator = StreamAccumulator::default();
+        for data in events
+            .split("\n\n")
+            .filter_map(|e| e.strip_prefix("data: "))
+        {
+            if data != "[DONE]" {
+                accumulator.push(&serde_json::from_str(data).unwrap());
+            }
+        }
+        let reply = accumulator.finish().unwrap();
+        assert_eq!(reply.content.as_deref(), Some("On it."));
+        assert_eq!(reply.tool_calls[0].name, "read_file");
+        assert_eq!(reply.finish_reason.as_deref(), Some("tool_calls"));
+        assert_eq!(
+            (reply.usage.prompt_tokens, reply.usage.completion_tokens),
+            (9, 4)
+        );
+        assert!(events.ends_with("data: [DONE]\n\n"));
     }
 
     #[test]

@@ -134,6 +134,61 @@ async fn streaming_reply_aggregates_content_tool_calls_and_usage() {
 }
 
 #[tokio::test]
+async fn a_reply_that_loops_keeps_one_copy_of_the_loop_and_counts_as_cut_off() {
+    let server = MockServer::start().await;
+    let head = "test_a.py\n```python\ndef test_a():\n";
+    let line = "    assert double(2) == 4\n";
+    let delta = |content: &str| json!({"choices": [{"index": 0, "delta": {"content": content}}]});
+    let mut chunks = vec![delta(head)];
+    chunks.extend((0..40).map(|_| delta(line)));
+    // The loop goes on: no last event and no `[DONE]` yet.
+    let body: String = chunks.iter().map(|c| format!("data: {c}\n\n")).collect();
+    let looping = ResponseTemplate::new(200).set_body_raw(body, "text/event-stream");
+    answer(&server, looping, 1).await;
+    let streaming = LlmClient::new(LlmSettings {
+        stream: true,
+        ..settings(&server)
+    })
+    .unwrap();
+
+    let reply = streaming.chat(&user("hi"), &[]).await.unwrap();
+
+    assert_eq!(reply.content, Some(format!("{head}{line}")));
+    assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+    // Not streamed: a whole reply cut at the cap keeps one copy too; one that stopped keeps all.
+    let looped = format!("{head}{}", line.repeat(40));
+    for (finish, kept) in [
+        ("length", format!("{head}{line}")),
+        ("stop", looped.clone()),
+    ] {
+        let server = MockServer::start().await;
+        let mut whole = completion(Some(&looped), &[]);
+        whole["choices"][0]["finish_reason"] = json!(finish);
+        answer(&server, ResponseTemplate::new(200).set_body_json(whole), 1).await;
+        let reply = client(&server).chat(&user("hi"), &[]).await.unwrap();
+        assert_eq!(reply.content, Some(kept), "{finish}");
+    }
+}
+
+#[tokio::test]
+async fn a_whole_reply_to_a_request_for_a_stream_is_read() {
+    let server = MockServer::start().await;
+    let whole = completion(Some("Whole."), &[("call_1", "read_file", "{}")]);
+    answer(&server, ResponseTemplate::new(200).set_body_json(whole), 1).await;
+    let streaming = LlmClient::new(LlmSettings {
+        stream: true,
+        ..settings(&server)
+    })
+    .unwrap();
+
+    let reply = streaming.chat(&user("hi"), &[]).await.unwrap();
+
+    assert_eq!(reply.content.as_deref(), Some("Whole."));
+    assert_eq!(reply.tool_calls[0].name, "read_file");
+    assert_eq!(request_bodies(&server).await[0]["stream"], true);
+}
+
+#[tokio::test]
 async fn error_inside_a_stream_is_classified_and_retried() {
     let server = MockServer::start().await;
     let failed = json!({"error": {"message": "Provider returned error", "code": 502}});
@@ -283,6 +338,14 @@ async fn unreadable_reply_is_invalid_response() {
     assert_eq!(request_bodies(&server).await.len(), 1);
 }
 
+/// Whether a remote endpoint streams with only its key set.
+fn settings_of_remote_without_stream_set(remote: &Config) -> bool {
+    let with_key = |name: &str| (name == "MY_KEY").then(|| "sk-x".to_string());
+    LlmSettings::from_config_with_env(remote, with_key)
+        .unwrap()
+        .stream
+}
+
 fn config(llm: Value) -> Config {
     Config::from_value(
         crate::config::merged_value(&json!({"llm": llm})),
@@ -318,13 +381,30 @@ fn settings_need_a_key_only_for_remote_endpoints() {
     assert!(settings.api_key.is_none());
     assert_eq!(settings.read_timeout, Duration::from_secs(42));
     assert_eq!(settings.max_retries, 5);
-    assert!(!settings.stream);
-    let streaming = |name: &str| (name == "AGENTIC_SDLC_STREAM").then(|| "true".to_string());
-    assert!(
-        LlmSettings::from_config_with_env(&local, streaming)
-            .unwrap()
-            .stream
-    );
+    // A local server streams unless told not to; a remote one only when told to.
+    assert!(settings.stream);
+    let stream_set = |value: &'static str| {
+        move |name: &str| match name {
+            "AGENTIC_SDLC_STREAM" => Some(value.to_string()),
+            "MY_KEY" => Some("sk-x".to_string()),
+            _ => None,
+        }
+    };
+    assert!(!settings_of_remote_without_stream_set(&remote));
+    for (value, local_streams, remote_streams) in [
+        ("0", false, false),
+        ("false", false, false),
+        ("1", true, true),
+        ("true", true, true),
+    ] {
+        let streams = |config: &Config| {
+            LlmSettings::from_config_with_env(config, stream_set(value))
+                .unwrap()
+                .stream
+        };
+        assert_eq!(streams(&local), local_streams, "local, {value}");
+        assert_eq!(streams(&remote), remote_streams, "remote, {value}");
+    }
 }
 
 #[test]

@@ -30,6 +30,9 @@ use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use reqwest::header::HeaderMap;
 
+use super::repetition::MIN_SPAN;
+use super::stream::StreamWatch;
+
 /// The largest reply body read; anything larger is refused as it arrives.
 pub(crate) const REPLY_CAP: usize = 16 * 1024 * 1024;
 /// The part of an error body kept for the message.
@@ -161,6 +164,11 @@ async fn exchange(
     factory: HttpRequestFactory,
 ) -> Result<reqwest::Response, OpenAIError> {
     let request = factory.build().await?;
+    let wants_stream = request
+        .body()
+        .and_then(reqwest::Body::as_bytes)
+        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
+        .is_some_and(|body| body["stream"] == true);
     let mut response = http.execute(request).await?;
     let status = response.status();
     if !status.is_success() {
@@ -179,18 +187,64 @@ async fn exchange(
     {
         return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
     }
-    let (body, complete) = read_capped(&mut response, REPLY_CAP).await?;
-    if !complete {
-        return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
-    }
+    let streamed = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|value| value.to_str().ok())
+        .is_some_and(|kind| kind.starts_with("text/event-stream"));
+    let body = if streamed {
+        read_stream(&mut response).await?
+    } else {
+        let (body, complete) = read_capped(&mut response, REPLY_CAP).await?;
+        if !complete {
+            return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
+        }
+        body
+    };
+    // A stream asked for and a whole reply given is read as the events it would have been.
+    let whole = (wants_stream && !streamed)
+        .then(|| serde_json::from_slice::<serde_json::Value>(&body).ok())
+        .flatten()
+        .filter(|reply| reply.get("choices").is_some());
+    let body = match &whole {
+        Some(reply) => super::stream::as_events(reply),
+        None => body,
+    };
     let mut rebuilt = http::Response::builder().status(status);
     if let Some(headers) = rebuilt.headers_mut() {
         *headers = response.headers().clone();
+        if whole.is_some() {
+            headers.remove(reqwest::header::CONTENT_LENGTH);
+            headers.insert(
+                reqwest::header::CONTENT_TYPE,
+                reqwest::header::HeaderValue::from_static("text/event-stream"),
+            );
+        }
     }
     let rebuilt = rebuilt
         .body(reqwest::Body::from(body))
         .map_err(|err| OpenAIError::InvalidArgument(err.to_string()))?;
     Ok(reqwest::Response::from(rebuilt))
+}
+
+/// Reads a streamed body up to [`REPLY_CAP`], and stops at a loop ([`StreamWatch`]): the
+/// connection is dropped, which stops the server's generation too (llama.cpp's server cancels
+/// the task of a client gone), and the events read so far end as a reply cut off at the cap.
+async fn read_stream(response: &mut reqwest::Response) -> Result<Vec<u8>, OpenAIError> {
+    let mut watch = StreamWatch::default();
+    while let Some(chunk) = response.chunk().await? {
+        if watch.len() + chunk.len() > REPLY_CAP {
+            return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
+        }
+        if watch.push(&chunk) {
+            tracing::warn!(
+                "the model repeated itself word for word for {MIN_SPAN}+ characters; its reply \
+                 was stopped there and counts as cut off"
+            );
+            return Ok(watch.cut_off());
+        }
+    }
+    Ok(watch.into_body())
 }
 
 /// Reads the body up to `cap` bytes; `false` when there was more, which is left unread.
