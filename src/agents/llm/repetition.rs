@@ -47,6 +47,58 @@ pub(crate) fn repeated_tail(text: &str) -> Option<(usize, usize)> {
     })
 }
 
+/// The shortest block whose repetition with other numbers is a loop: longer than a line.
+const MIN_NUMBERED_PERIOD: usize = 80;
+/// How many times a block with numbers must follow itself, over how many bytes.
+const MIN_NUMBERED_COPIES: usize = 4;
+const MIN_NUMBERED_SPAN: usize = 800;
+
+/// Whether `text` ends in a loop: a block repeated word for word ([`repeated_tail`]), or a
+/// longer block repeated with only its numbers changed, longer still. Recorded from
+/// Qwen2.5-Coder-1.5B, a research retry (a drive, 2026-11-29): list items "24. **Update the
+/// `temperature.py` file**: …", "25. **Update the `test_temperature.py` file**: …", "26.
+/// **Review …", "27. **Review …", then the same four numbered 28 to 31, and on until the
+/// 1,536-token cap, 170 seconds in all. Numbers alone differing in a short line is no loop: a
+/// test file says `assert is_prime(2)`, `assert is_prime(3)` and on.
+pub(crate) fn loops(text: &str) -> bool {
+    if repeated_tail(text).is_some() {
+        return true;
+    }
+    let numbered = text.contains(|c: char| c.is_ascii_digit());
+    numbered && {
+        let shape = without_numbers(text);
+        let bytes = shape.as_bytes();
+        // The shortest block that repeats: a short line said with other numbers is no loop,
+        // and neither are two or three of them taken together.
+        let shortest = (1..=MAX_PERIOD).find(|&period| {
+            let span = MIN_NUMBERED_SPAN.max(MIN_NUMBERED_COPIES * period);
+            span <= bytes.len() && {
+                let from = bytes.len() - span;
+                bytes[from..bytes.len() - period] == bytes[from + period..]
+            }
+        });
+        shortest.is_some_and(|period| period >= MIN_NUMBERED_PERIOD)
+    }
+}
+
+/// `text` with every run of digits written as one `0`.
+fn without_numbers(text: &str) -> String {
+    let mut shape = String::with_capacity(text.len());
+    let mut in_number = false;
+    for c in text.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                shape.push('0');
+            }
+            in_number = true;
+        } else {
+            shape.push(c);
+            in_number = false;
+        }
+    }
+    shape
+}
+
 /// `text` with what it repeats at its end kept once ([`repeated_tail`]); `None` when it does
 /// not end in repetition.
 pub(crate) fn without_repeated_tail(text: &str) -> Option<String> {
@@ -78,6 +130,36 @@ mod tests {
         assert!(repeated_tail(&" ".repeat(MIN_SPAN)).is_some());
         let block = "x = 1\ny = 2\nprint(x + y)\n";
         assert!(repeated_tail(&format!("start\n{}", block.repeat(20))).is_some());
+    }
+
+    #[test]
+    fn a_numbered_list_that_goes_round_is_a_loop_and_short_numbered_lines_are_not() {
+        let items = [
+            "**Update the `temperature.py` file**: Update the `temperature.py` file to include the `to_kelvin` function.",
+            "**Update the `test_temperature.py` file**: Update the `test_temperature.py` file to include the `to_kelvin` function.",
+            "**Review the `temperature.py` file**: Review the `temperature.py` file to ensure that the `to_kelvin` function is correctly implemented.",
+        ];
+        let list: String = (1..=12)
+            .map(|n| format!("{n}. {}\n", items[(n - 1) % 3]))
+            .collect();
+        assert!(repeated_tail(&list).is_none());
+        assert!(loops(&format!("### Steps\n{list}")));
+        let tests: String = (2..200)
+            .map(|n| format!("    assert is_prime({n})\n"))
+            .collect();
+        assert!(!loops(&tests));
+        let cases: String = (2..60)
+            .map(|n| {
+                format!(
+                    "def test_case_{n}():\n    assert double({n}) == {}\n\n",
+                    2 * n
+                )
+            })
+            .collect();
+        assert!(!loops(&cases));
+        assert!(!loops(
+            "1. Add `to_kelvin` to temperature.py.\n2. Test it.\n"
+        ));
     }
 
     #[test]

@@ -185,7 +185,7 @@ impl StreamWatch {
             return false;
         }
         self.checked = self.text.len();
-        super::repetition::repeated_tail(&self.text).is_some()
+        super::repetition::loops(&self.text)
     }
 
     /// The body read, whole.
