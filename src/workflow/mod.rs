@@ -11,6 +11,7 @@ pub(crate) mod context;
 pub(crate) mod copied_code;
 pub(crate) mod decision;
 pub(crate) mod delivery;
+pub(crate) mod done_claims;
 pub mod events;
 pub(crate) mod examples;
 pub(crate) mod fixed_tests;

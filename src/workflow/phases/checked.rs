@@ -2,13 +2,18 @@
 //! before anything sees it; output that fails the check is produced once more with feedback naming
 //! what was missing, and a second failure ends the action with the story as it was.
 
+use std::path::PathBuf;
+
 use super::{Outcome, PhaseRun};
+use crate::agents::prompts::backticked;
 use crate::agents::{AgentOutput, Revision};
 use crate::board::records::Usage;
 use crate::board::{Phase, Story, StoryType};
 use crate::config::{Config, EditFormat, ToolProtocol};
 use crate::error::Result;
 use crate::exec::head_tail;
+use crate::workflow::done_claims;
+use crate::workflow::named_functions::{mentions_word, named_functions, undefined};
 use crate::workflow::phase_output::{check_text, mark_truncated, TreeFingerprint};
 use crate::workflow::story_ops;
 use crate::workflow::tests_run::notes_line;
@@ -65,6 +70,13 @@ impl PhaseRun<'_> {
                 );
                 output.text = written_notes(&output.text, &files);
             }
+            // The functions the output claimed done that are not: a refusal says so.
+            let mut claimed_done = Vec::new();
+            if matches!(phase, Phase::Research | Phase::Plan) {
+                let (text, names) = self.without_done_claims(story, output.text).await;
+                output.text = text;
+                claimed_done = names;
+            }
             if let Some(reason) = unchanged_rework(phase, story, revision, changed) {
                 return Ok(Err(crate::workflow::no_progress::block(
                     self.wf,
@@ -75,7 +87,15 @@ impl PhaseRun<'_> {
             let writes_text = writes_in_text(&self.wf.config);
             let refused = self
                 .refused_by_own_check(phase)
-                .or_else(|| refusal(phase, story, &output, changed, writes_text));
+                .or_else(|| refusal(phase, story, &output, changed, writes_text))
+                .map(|why| match claimed_done.is_empty() {
+                    true => why,
+                    false => format!(
+                        "{why}; it said {} done, which the repository does not define yet: \
+                         say what to add, where",
+                        backticked(&claimed_done)
+                    ),
+                });
             let why = match refused {
                 None => match self.red_tests(phase) {
                     // Red code is not reviewed: no reviewer tokens are spent on it.
@@ -97,7 +117,7 @@ impl PhaseRun<'_> {
             );
             if retry.is_some()
                 && matches!(phase, Phase::Research | Phase::Plan)
-                && output.tool_calls > 0
+                && (output.tool_calls > 0 || !claimed_done.is_empty())
             {
                 // A read-only phase that has read anything completes with what it has instead
                 // of failing the story (docs/design.md §21): the phases after it have the story
@@ -129,6 +149,39 @@ impl PhaseRun<'_> {
                     .map(|text| head_tail(text.trim(), REFUSED_QUOTE)),
             });
         }
+    }
+
+    /// A research's or plan's `text` without the sentences that claim done a function the
+    /// story names and the tree does not define yet ([`done_claims`]); said in the transcript.
+    /// Returns the text and the names it claimed done.
+    async fn without_done_claims(&self, story: &Story, text: String) -> (String, Vec<String>) {
+        let named = named_functions(story);
+        if named.is_empty() {
+            return (text, Vec::new());
+        }
+        let dir = self.work_dir.clone();
+        let skip: Vec<PathBuf> = self
+            .wf
+            .own_paths()
+            .iter()
+            .map(|own| dir.join(own))
+            .collect();
+        let missing = tokio::task::spawn_blocking(move || undefined(&dir, &named, &skip))
+            .await
+            .unwrap_or_default();
+        let names: Vec<String> = missing.into_iter().map(|m| m.name).collect();
+        let Some((kept, taken)) = done_claims::without_done_claims(&text, &names) else {
+            return (text, Vec::new());
+        };
+        self.transcript.record(
+            "done_claims_dropped",
+            serde_json::json!({"missing": names, "sentences": taken}),
+        );
+        let claimed = names
+            .into_iter()
+            .filter(|name| taken.iter().any(|sentence| mentions_word(sentence, name)))
+            .collect();
+        (kept, claimed)
     }
 
     /// Why an implement whose tests still fail after its last round cannot be kept: the first

@@ -307,3 +307,54 @@ async fn a_research_that_read_files_but_answers_no_prose_twice_completes_with_wh
         "{research}"
     );
 }
+
+#[tokio::test]
+async fn a_research_or_plan_that_claims_the_story_done_loses_those_sentences() {
+    let p = Project::new().await;
+    p.env.write(
+        "temperature.py",
+        "def to_fahrenheit(celsius):\n    return celsius * 9 / 5 + 32\n",
+    );
+    p.git_init(false);
+    let story = p.story(
+        "Kelvin",
+        "Add `to_kelvin(celsius)` to temperature.py.",
+        "- [ ] `to_kelvin(0) == 273.15`",
+        "ready",
+        &[],
+    );
+    // Recorded in kind (Qwen2.5-Coder-1.5B, a drive, 2026-11-29): the research's risk, and a
+    // plan of nothing but the claim, which its retry makes again.
+    p.fake
+        .push(
+            "research",
+            Reply::text("- temperature.py holds `to_fahrenheit`.\n- **Risk**: The `to_kelvin` function is already implemented in the repository, so no risks remain."),
+        )
+        .push(
+            "plan",
+            Reply::text("The `to_kelvin` function is correctly implemented in `temperature.py` and passes the tests."),
+        )
+        .push(
+            "plan",
+            Reply::text("The `to_kelvin` function is correctly implemented in `temperature.py`."),
+        );
+
+    p.step(&story, "research").success();
+    p.step(&story, "plan").success();
+
+    let research = section(&p.body(&story), "Research");
+    assert_eq!(research.trim(), "- temperature.py holds `to_fahrenheit`.");
+    // The plan's retry heard why; its second claim leaves the tool's fallback, not the claim.
+    let asks = p.fake.requests_for("plan");
+    assert_eq!(asks.len(), 2);
+    assert!(
+        asks[1]
+            .last_message()
+            .contains("it said `to_kelvin` done, which the repository does not define yet"),
+        "{}",
+        asks[1].last_message()
+    );
+    let plan = section(&p.body(&story), "Implementation Plan");
+    assert!(!plan.contains("correctly implemented"), "{plan}");
+    assert_eq!(p.front(&story)["plan_complete"], true);
+}
