@@ -11,99 +11,120 @@
 pub(crate) const MIN_SPAN: usize = 400;
 /// The longest block whose repetition is looked for.
 const MAX_PERIOD: usize = 1000;
-/// How many times a block must follow itself before it is a loop.
-const MIN_COPIES: usize = 3;
 
-/// Where the repetition at the end of `text` begins and the length of the block repeated:
-/// `Some((start, period))` when the text ends with a block repeated back to back at least
-/// [`MIN_COPIES`] times over at least [`MIN_SPAN`] bytes (the shortest such block).
-pub(crate) fn repeated_tail(text: &str) -> Option<(usize, usize)> {
-    let bytes = text.as_bytes();
+/// What makes a repeated end a loop.
+struct LoopShape {
+    /// How many times the block must follow itself.
+    copies: usize,
+    /// Over how many bytes at least.
+    span: usize,
+    /// How long the shortest repeated block must be.
+    min_period: usize,
+}
+
+/// A block said word for word three times over [`MIN_SPAN`] bytes.
+const WORD_FOR_WORD: LoopShape = LoopShape {
+    copies: 3,
+    span: MIN_SPAN,
+    min_period: 1,
+};
+
+/// A block longer than a line said three times over 800 bytes with only its numbers changed.
+/// Recorded from Qwen2.5-Coder-1.5B, a research retry and then its plan (a drive, 2026-11-29):
+/// list items "24. **Update the `temperature.py` file**: …", "25. **Update the
+/// `test_temperature.py` file**: …", "26. **Review …", "27. **Review …", then the same four
+/// numbered 28 to 31, and on until the cap: 170 and 277 seconds. A short line said with other
+/// numbers is no loop: a test file says `assert is_prime(2)`, `assert is_prime(3)` and on.
+const NUMBERS_CHANGED: LoopShape = LoopShape {
+    copies: 3,
+    span: 800,
+    min_period: 80,
+};
+
+/// Where the repetition at the end of `bytes` begins and the length of the block repeated
+/// (the shortest that repeats), when it makes a loop of `shape`.
+fn periodic_tail(bytes: &[u8], shape: &LoopShape) -> Option<(usize, usize)> {
     let length = bytes.len();
-    (1..=MAX_PERIOD).find_map(|period| {
-        let span = MIN_SPAN.max(MIN_COPIES * period);
-        if span > length {
-            return None;
+    let period = (1..=MAX_PERIOD).find(|&period| {
+        let span = shape.span.max(shape.copies * period);
+        span <= length && {
+            let from = length - span;
+            bytes[from..length - period] == bytes[from + period..]
         }
-        let from = length - span;
-        if bytes[from..length - period] != bytes[from + period..] {
-            return None;
+    })?;
+    if period < shape.min_period {
+        return None;
+    }
+    // As far back as the block goes on repeating.
+    let mut start = length - shape.span.max(shape.copies * period);
+    while start > 0 && bytes[start - 1] == bytes[start - 1 + period] {
+        start -= 1;
+    }
+    // A repeated line is one from its start, not from the newline before it.
+    if start > 0 && bytes[start - 1] != b'\n' {
+        if let Some(newline) = bytes[start..start + period]
+            .iter()
+            .position(|&b| b == b'\n')
+        {
+            start += newline + 1;
         }
-        // As far back as the block goes on repeating.
-        let mut start = from;
-        while start > 0 && bytes[start - 1] == bytes[start - 1 + period] {
-            start -= 1;
-        }
-        // A repeated line is one from its start, not from the newline before it.
-        if start > 0 && bytes[start - 1] != b'\n' {
-            if let Some(newline) = bytes[start..start + period]
-                .iter()
-                .position(|&b| b == b'\n')
-            {
-                start += newline + 1;
-            }
-        }
-        Some((start, period))
-    })
+    }
+    Some((start, period))
 }
 
-/// The shortest block whose repetition with other numbers is a loop: longer than a line.
-const MIN_NUMBERED_PERIOD: usize = 80;
-/// How many times a block with numbers must follow itself, over how many bytes.
-const MIN_NUMBERED_COPIES: usize = 4;
-const MIN_NUMBERED_SPAN: usize = 800;
+/// Where the word-for-word repetition at the end of `text` begins, and the length of the block
+/// repeated.
+pub(crate) fn repeated_tail(text: &str) -> Option<(usize, usize)> {
+    periodic_tail(text.as_bytes(), &WORD_FOR_WORD)
+}
 
-/// Whether `text` ends in a loop: a block repeated word for word ([`repeated_tail`]), or a
-/// longer block repeated with only its numbers changed, longer still. Recorded from
-/// Qwen2.5-Coder-1.5B, a research retry (a drive, 2026-11-29): list items "24. **Update the
-/// `temperature.py` file**: …", "25. **Update the `test_temperature.py` file**: …", "26.
-/// **Review …", "27. **Review …", then the same four numbered 28 to 31, and on until the
-/// 1,536-token cap, 170 seconds in all. Numbers alone differing in a short line is no loop: a
-/// test file says `assert is_prime(2)`, `assert is_prime(3)` and on.
+/// Where a repetition with only numbers changed at the end of `text` begins, and where its
+/// first copy ends, as byte offsets of `text`.
+fn renumbered_tail(text: &str) -> Option<(usize, usize)> {
+    if !text.contains(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let (shape, offsets) = without_numbers(text);
+    let (start, period) = periodic_tail(shape.as_bytes(), &NUMBERS_CHANGED)?;
+    Some((offsets[start], offsets[start + period]))
+}
+
+/// Whether `text` ends in a loop: a block repeated word for word, or a longer one repeated
+/// with only its numbers changed.
 pub(crate) fn loops(text: &str) -> bool {
-    if repeated_tail(text).is_some() {
-        return true;
-    }
-    let numbered = text.contains(|c: char| c.is_ascii_digit());
-    numbered && {
-        let shape = without_numbers(text);
-        let bytes = shape.as_bytes();
-        // The shortest block that repeats: a short line said with other numbers is no loop,
-        // and neither are two or three of them taken together.
-        let shortest = (1..=MAX_PERIOD).find(|&period| {
-            let span = MIN_NUMBERED_SPAN.max(MIN_NUMBERED_COPIES * period);
-            span <= bytes.len() && {
-                let from = bytes.len() - span;
-                bytes[from..bytes.len() - period] == bytes[from + period..]
-            }
-        });
-        shortest.is_some_and(|period| period >= MIN_NUMBERED_PERIOD)
-    }
+    repeated_tail(text).is_some() || renumbered_tail(text).is_some()
 }
 
-/// `text` with every run of digits written as one `0`.
-fn without_numbers(text: &str) -> String {
+/// `text` with every run of digits written as one `0`, and for each byte of that (and its end)
+/// the offset in `text` it comes from.
+fn without_numbers(text: &str) -> (String, Vec<usize>) {
     let mut shape = String::with_capacity(text.len());
+    let mut offsets = Vec::with_capacity(text.len() + 1);
     let mut in_number = false;
-    for c in text.chars() {
-        if c.is_ascii_digit() {
-            if !in_number {
-                shape.push('0');
-            }
-            in_number = true;
-        } else {
-            shape.push(c);
-            in_number = false;
+    for (at, c) in text.char_indices() {
+        let digit = c.is_ascii_digit();
+        if digit && in_number {
+            continue;
         }
+        in_number = digit;
+        let c = if digit { '0' } else { c };
+        for _ in 0..c.len_utf8() {
+            offsets.push(at);
+        }
+        shape.push(c);
     }
-    shape
+    offsets.push(text.len());
+    (shape, offsets)
 }
 
-/// `text` with what it repeats at its end kept once ([`repeated_tail`]); `None` when it does
-/// not end in repetition.
+/// `text` with what it repeats at its end kept once (the first copy of the loop); `None`
+/// when it does not end in a loop.
 pub(crate) fn without_repeated_tail(text: &str) -> Option<String> {
-    let (start, period) = repeated_tail(text)?;
-    let mut end = start + period;
+    let (start, end) = match repeated_tail(text) {
+        Some((start, period)) => (start, start + period),
+        None => renumbered_tail(text)?,
+    };
+    let mut end = end.max(start);
     while !text.is_char_boundary(end) {
         end += 1;
     }
@@ -143,7 +164,12 @@ mod tests {
             .map(|n| format!("{n}. {}\n", items[(n - 1) % 3]))
             .collect();
         assert!(repeated_tail(&list).is_none());
-        assert!(loops(&format!("### Steps\n{list}")));
+        let looping = format!("### Steps\n{list}");
+        assert!(loops(&looping));
+        // The first round of the list is kept.
+        let kept = without_repeated_tail(&looping).unwrap();
+        assert!(kept.starts_with("### Steps\n1. **Update"), "{kept}");
+        assert!(kept.ends_with("3. **Review the `temperature.py` file**: Review the `temperature.py` file to ensure that the `to_kelvin` function is correctly implemented.\n"), "{kept}");
         let tests: String = (2..200)
             .map(|n| format!("    assert is_prime({n})\n"))
             .collect();
