@@ -73,6 +73,7 @@ pub(super) fn file_edits(text: &str, default_file: Option<&str>) -> Vec<TextCall
         } else if !lines.iter().any(|line| fence(line).is_some()) {
             let loose = loose_python(&lines);
             if !loose.is_empty() {
+                let loose: Vec<&str> = loose.iter().map(String::as_str).collect();
                 edits.push(write_call(path, &loose));
             }
         }
@@ -84,33 +85,61 @@ pub(super) fn file_edits(text: &str, default_file: Option<&str>) -> Vec<TextCall
 /// begin an assertion, an import, a definition or a `with` block, and the indented lines under
 /// them. Recorded from Qwen2.5-Coder-1.5B, told to give its test file's path and the file in
 /// a code block (a drive, 2026-11-29): the file's stem on one line, then bare
-/// `assert to_kelvin(0) == 273.15` lines, six answers in a row.
-fn loose_python<'a>(lines: &[&'a str]) -> Vec<&'a str> {
+/// `assert to_kelvin(0) == 273.15` lines, six answers in a row. A list item that quotes an
+/// assertion in backticks is one too, under the test name it gives: "- `test_zero`: `assert
+/// to_kelvin(0) == 273.15`" (the same drive, the answer after).
+fn loose_python(lines: &[&str]) -> Vec<String> {
     const OPENINGS: [&str; 6] = ["assert ", "from ", "import ", "def ", "class ", "with "];
-    let mut kept = Vec::new();
+    let mut kept: Vec<String> = Vec::new();
     // Blank lines are kept only between statements, so a test's body may have some.
-    let mut blanks = Vec::new();
+    let mut blanks = 0;
     let mut in_block = false;
+    let mut named_tests: Vec<String> = Vec::new();
     for line in lines {
         if line.trim().is_empty() {
-            blanks.push(*line);
+            blanks += 1;
             continue;
         }
         let starts_statement = !line.starts_with([' ', '\t'])
             && OPENINGS.iter().any(|opening| line.starts_with(opening));
         let continues = in_block && line.starts_with([' ', '\t']);
-        if starts_statement || continues {
+        let quoted = (!starts_statement && !continues)
+            .then(|| quoted_assertion(line))
+            .flatten();
+        if starts_statement || continues || quoted.is_some() {
             if !kept.is_empty() {
-                kept.append(&mut blanks);
+                kept.extend(std::iter::repeat_n(String::new(), blanks));
             }
-            kept.push(*line);
+            match quoted {
+                Some((Some(name), assertion)) => {
+                    let mut name = name.to_string();
+                    while named_tests.contains(&name) {
+                        name.push('_');
+                    }
+                    kept.push(format!("def {name}():\n    {assertion}\n"));
+                    named_tests.push(name);
+                }
+                Some((None, assertion)) => kept.push(assertion.to_string()),
+                None => kept.push(line.to_string()),
+            }
             in_block = line.trim_end().ends_with(':') || continues;
         } else {
             in_block = false;
         }
-        blanks.clear();
+        blanks = 0;
     }
     kept
+}
+
+/// The assertion a prose line quotes in backticks, with the test name quoted before it, if
+/// any: "- `test_zero`: `assert to_kelvin(0) == 273.15`".
+fn quoted_assertion(line: &str) -> Option<(Option<&str>, &str)> {
+    let spans: Vec<&str> = line.split('`').skip(1).step_by(2).collect();
+    let at = spans.iter().position(|span| span.starts_with("assert "))?;
+    let name = spans[..at].iter().rev().find(|span| {
+        span.starts_with("test") && span.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+    });
+    Some((name.copied(), spans[at].trim()))
 }
 
 /// Whether a fence without a path holds code a file could be: not a call, a command or output,
@@ -410,6 +439,14 @@ mod tests {
         assert_eq!(
             args["content"],
             "from temperature import to_kelvin\n\ndef test_zero():\n    x = to_kelvin(0)\n\n    assert x == 273.15\n"
+        );
+        // Assertions quoted in list items, under the names given; one without a name is loose.
+        let listed = "Write the tests now.\n\n- `test_zero`: `assert to_kelvin(0) == 273.15`\n- `test_zero`: `assert to_kelvin(-10) == 263.15`\n- the boiling point: `assert to_kelvin(100) == 373.15`";
+        let args: Value =
+            serde_json::from_str(&file_edits(listed, Some("t.py"))[0].arguments).unwrap();
+        assert_eq!(
+            args["content"],
+            "def test_zero():\n    assert to_kelvin(0) == 273.15\n\ndef test_zero_():\n    assert to_kelvin(-10) == 263.15\n\nassert to_kelvin(100) == 373.15\n"
         );
         // Prose alone, or an answer with a fence, writes no loose lines.
         assert!(file_edits("I will write the tests now.", Some("t.py")).is_empty());
