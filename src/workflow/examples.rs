@@ -306,6 +306,18 @@ pub fn add_missing_imports(
             imports.push(import);
         }
     }
+    // A test file that calls through its own module's name (`test_textkit.slugify(…)`) does
+    // not import itself: the 1.5B model's test file got `import test_textkit` so (the textkit
+    // benchmark, 2026-11-29), which pytest then imported twice.
+    let stem = Path::new(path)
+        .file_stem()
+        .map(|stem| stem.to_string_lossy());
+    let own = [python_module(path), stem.map(|stem| stem.into_owned())];
+    imports.retain(|import| {
+        !own.iter()
+            .flatten()
+            .any(|module| *import == format!("import {module}"))
+    });
     if imports.is_empty() {
         return None;
     }
@@ -435,6 +447,23 @@ pub fn unused_self_dropped(text: &str) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_test_file_calling_through_its_own_name_does_not_import_itself() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("textkit.py"),
+            "def title(s):\n    return s\n",
+        )
+        .unwrap();
+        let tests = "def test_slug():\n    assert slugify('A B') == 'a-b'\n    assert test_textkit.test_slug\n";
+        std::fs::write(dir.path().join("test_textkit.py"), tests).unwrap();
+        let homes = [("slugify".to_string(), "textkit.py".to_string())];
+
+        let added = add_missing_imports(dir.path(), "test_textkit.py", &homes);
+
+        assert_eq!(added, Some(vec!["from textkit import slugify".to_string()]));
+    }
 
     #[test]
     fn a_file_s_name_alone_on_a_line_of_a_test_file_is_dropped() {
