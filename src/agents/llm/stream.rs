@@ -158,6 +158,11 @@ impl StreamWatch {
         self.body.len()
     }
 
+    /// Whether the events read so far carried any text.
+    pub(crate) fn has_text(&self) -> bool {
+        !self.text.is_empty()
+    }
+
     /// Takes in the next bytes; `true` when the reply has fallen into a loop.
     pub(crate) fn push(&mut self, bytes: &[u8]) -> bool {
         self.body.extend_from_slice(bytes);

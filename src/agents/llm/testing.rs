@@ -13,8 +13,13 @@ pub(crate) const KEY: &str = "sk-test-very-secret-key";
 pub(crate) const CHAT_PATH: &str = "/v1/chat/completions";
 
 pub(crate) fn settings(server: &MockServer) -> LlmSettings {
+    settings_for(&format!("{}/v1", server.uri()))
+}
+
+/// The settings of a client of the server at `base_url`.
+pub(crate) fn settings_for(base_url: &str) -> LlmSettings {
     LlmSettings {
-        base_url: format!("{}/v1", server.uri()),
+        base_url: base_url.to_string(),
         model: "test-model".to_string(),
         api_key: Some(KEY.into()),
         read_timeout: Duration::from_secs(5),

@@ -519,3 +519,64 @@ async fn a_timeout_is_retried_once_whatever_max_retries_says() {
         .all(|a| matches!(a.outcome, AttemptOutcome::TimedOut { .. })));
     assert_eq!(exchange.usage().requests, 2);
 }
+
+#[tokio::test]
+async fn a_streamed_reply_still_going_at_the_deadline_is_kept_as_cut_off() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    // A server that streams a new line every 50 ms and never ends.
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let requests = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&requests);
+    let server = tokio::spawn(async move {
+        loop {
+            let (mut socket, _) = listener.accept().await.unwrap();
+            counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(async move {
+                let mut request = vec![0u8; 64 * 1024];
+                let _ = socket.read(&mut request).await;
+                let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n";
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                for n in 0.. {
+                    let chunk = json!({"choices": [{"index": 0, "delta": {"content": format!("line {n}\n")}}]});
+                    let event = format!("data: {chunk}\n\n");
+                    let framed = format!("{:x}\r\n{event}\r\n", event.len());
+                    if socket.write_all(framed.as_bytes()).await.is_err() {
+                        return;
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            });
+        }
+    });
+    let client = LlmClient::new(LlmSettings {
+        read_timeout: Duration::from_millis(600),
+        stream: true,
+        ..super::testing::settings_for(&format!("http://{address}/v1"))
+    })
+    .unwrap();
+    let messages = user("hi");
+
+    let started = Instant::now();
+    let exchange = client.exchange(&ChatRequest::new(&messages, &[])).await;
+
+    let reply = exchange.result.expect("the reply so far");
+    assert!(
+        reply
+            .content
+            .as_deref()
+            .unwrap_or("")
+            .starts_with("line 0\nline 1\n"),
+        "{reply:?}"
+    );
+    assert_eq!(reply.finish_reason.as_deref(), Some("length"));
+    assert_eq!(
+        requests.load(std::sync::atomic::Ordering::SeqCst),
+        1,
+        "not asked again"
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    server.abort();
+}

@@ -149,32 +149,34 @@ impl tower_service::Service<HttpRequestFactory> for Transport {
     fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
         let http = self.http.clone();
         let deadline = self.deadline;
-        Box::pin(async move {
-            match tokio::time::timeout(deadline, exchange(http, factory)).await {
-                Ok(result) => result,
-                Err(_) => Err(OpenAIError::Boxed(Box::new(ReplyLimit::Deadline(deadline)))),
-            }
-        })
+        Box::pin(async move { exchange(http, factory, deadline).await })
     }
 }
 
-/// Sends one request and reads its answer within the caps.
+/// Sends one request and reads its answer within the caps, all of it within `deadline`.
 async fn exchange(
     http: reqwest::Client,
     factory: HttpRequestFactory,
+    deadline: Duration,
 ) -> Result<reqwest::Response, OpenAIError> {
+    let until = tokio::time::Instant::now() + deadline;
+    let late = || OpenAIError::Boxed(Box::new(ReplyLimit::Deadline(deadline)));
     let request = factory.build().await?;
     let wants_stream = request
         .body()
         .and_then(reqwest::Body::as_bytes)
         .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
         .is_some_and(|body| body["stream"] == true);
-    let mut response = http.execute(request).await?;
+    let mut response = tokio::time::timeout_at(until, http.execute(request))
+        .await
+        .map_err(|_| late())??;
     let status = response.status();
     if !status.is_success() {
         let retry_after = retry_after(response.headers(), chrono::Utc::now());
         // A body that cannot be read is a dropped connection, which the loop retries.
-        let (body, _) = read_capped(&mut response, ERROR_BODY_CAP).await?;
+        let (body, _) = tokio::time::timeout_at(until, read_capped(&mut response, ERROR_BODY_CAP))
+            .await
+            .map_err(|_| late())??;
         return Err(OpenAIError::Boxed(Box::new(HttpFailure {
             status: status.as_u16(),
             body: String::from_utf8_lossy(&body).into_owned(),
@@ -193,9 +195,12 @@ async fn exchange(
         .and_then(|value| value.to_str().ok())
         .is_some_and(|kind| kind.starts_with("text/event-stream"));
     let body = if streamed {
-        read_stream(&mut response).await?
+        read_stream(&mut response, until).await?.ok_or_else(late)?
     } else {
-        let (body, complete) = read_capped(&mut response, REPLY_CAP).await?;
+        let (body, complete) =
+            tokio::time::timeout_at(until, read_capped(&mut response, REPLY_CAP))
+                .await
+                .map_err(|_| late())??;
         if !complete {
             return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
         }
@@ -227,24 +232,44 @@ async fn exchange(
     Ok(reqwest::Response::from(rebuilt))
 }
 
-/// Reads a streamed body up to [`REPLY_CAP`], and stops at a loop ([`StreamWatch`]): the
-/// connection is dropped, which stops the server's generation too (llama.cpp's server cancels
-/// the task of a client gone), and the events read so far end as a reply cut off at the cap.
-async fn read_stream(response: &mut reqwest::Response) -> Result<Vec<u8>, OpenAIError> {
+/// Reads a streamed body up to [`REPLY_CAP`], and stops at a loop ([`StreamWatch`]) or at
+/// `until`: the connection is dropped, which stops the server's generation too (llama.cpp's
+/// server cancels the task of a client gone), and the events read so far end as a reply cut
+/// off at the cap. A reply still going at the deadline is kept so too, rather than lost and
+/// asked for again: a 1.5B model's implement reply ran 300 seconds, 4,000 tokens, and was
+/// asked for once more (the textkit benchmark, 2026-11-29). `None`: the deadline came before
+/// any event.
+async fn read_stream(
+    response: &mut reqwest::Response,
+    until: tokio::time::Instant,
+) -> Result<Option<Vec<u8>>, OpenAIError> {
     let mut watch = StreamWatch::default();
-    while let Some(chunk) = response.chunk().await? {
+    loop {
+        let chunk = match tokio::time::timeout_at(until, response.chunk()).await {
+            Ok(chunk) => chunk?,
+            Err(_) if watch.has_text() => {
+                tracing::warn!(
+                    "the model's reply was still going at llm.timeoutSeconds; it was stopped \
+                     there and counts as cut off"
+                );
+                return Ok(Some(watch.cut_off()));
+            }
+            Err(_) => return Ok(None),
+        };
+        let Some(chunk) = chunk else {
+            return Ok(Some(watch.into_body()));
+        };
         if watch.len() + chunk.len() > REPLY_CAP {
             return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
         }
         if watch.push(&chunk) {
             tracing::warn!(
-                "the model repeated itself word for word for {MIN_SPAN}+ characters; its reply \
-                 was stopped there and counts as cut off"
+                "the model repeated itself for {MIN_SPAN}+ characters; its reply was stopped \
+                 there and counts as cut off"
             );
-            return Ok(watch.cut_off());
+            return Ok(Some(watch.cut_off()));
         }
     }
-    Ok(watch.into_body())
 }
 
 /// Reads the body up to `cap` bytes; `false` when there was more, which is left unread.
