@@ -199,9 +199,18 @@ def start_proxy(upstream, recorder):
             connection = connection_type(target.netloc, timeout=3600)
             headers = {k: v for k, v in self.headers.items() if k.lower() not in ("host", "content-length", "connection")}
             started = time.time()
+            is_chat = method == "POST" and path.endswith("/chat/completions")
             try:
                 connection.request(method, path, body=body, headers=headers)
                 response = connection.getresponse()
+                if (response.getheader("Content-Type") or "").startswith("text/event-stream"):
+                    if is_chat:
+                        recorder.count_sent(body)
+                    try:
+                        self.stream(response, started)
+                    finally:
+                        connection.close()
+                    return
                 data = response.read()
             except OSError as err:
                 if method == "POST" and path.endswith("/chat/completions"):
@@ -211,7 +220,6 @@ def start_proxy(upstream, recorder):
             finally:
                 connection.close()
             wall_ms = (time.time() - started) * 1000
-            is_chat = method == "POST" and path.endswith("/chat/completions")
             if is_chat:
                 recorder.count_sent(body)
             if is_chat and response.status == 200:
@@ -223,6 +231,48 @@ def start_proxy(upstream, recorder):
             self.send_header("Content-Length", str(len(data)))
             self.end_headers()
             self.wfile.write(data)
+
+        def stream(self, response, started):
+            """Passes a streamed reply on as it comes, so that the tool sees it as the server
+            sends it (and can stop it); a client that goes away closes the upstream connection,
+            which stops the server's generation. The usage is read from the stream's events: the
+            last event's, or for a reply cut short, one completion token per content event."""
+            self.send_response(response.status)
+            for key, value in response.getheaders():
+                if key.lower() not in ("transfer-encoding", "connection", "content-length"):
+                    self.send_header(key, value)
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            pending, last, events = b"", {}, 0
+            try:
+                while True:
+                    chunk = response.read1(65536)
+                    if not chunk:
+                        break
+                    pending += chunk
+                    *lines, pending = pending.split(b"\n")
+                    for line in lines:
+                        line = line.strip()
+                        if not line.startswith(b"data:") or line.endswith(b"[DONE]"):
+                            continue
+                        try:
+                            event = json.loads(line[5:])
+                        except ValueError:
+                            continue
+                        if event.get("usage") or event.get("timings"):
+                            last = event
+                        if any((choice.get("delta") or {}).get("content") or (choice.get("delta") or {}).get("tool_calls")
+                               for choice in event.get("choices") or []):
+                            events += 1
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                    self.wfile.flush()
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+            except OSError:
+                self.close_connection = True
+            if not last:
+                last = {"usage": {"completion_tokens": events}}
+            self.record(json.dumps(last).encode(), (time.time() - started) * 1000)
 
         def record(self, data, wall_ms):
             try:
