@@ -9,8 +9,10 @@
 /// The shortest stretch of repetition that stops a reply: about a hundred tokens. Code repeats
 /// lines, but not one line or block over and over for this long.
 pub(crate) const MIN_SPAN: usize = 400;
-/// The longest block whose repetition is looked for.
-const MAX_PERIOD: usize = 1000;
+/// The longest block whose repetition is looked for: a 1.5B model's implement reply went
+/// round its prompt's repository map and the file it quoted, 1,100 characters a round, until
+/// the 300-second deadline (the inventory benchmark, 2026-11-29).
+const MAX_PERIOD: usize = 4000;
 
 /// What makes a repeated end a loop.
 struct LoopShape {
@@ -147,6 +149,13 @@ mod tests {
             without_repeated_tail(&looping).unwrap(),
             format!("{head}{line}")
         );
+        // A long block, a file quoted again and again, loops too.
+        let quoted: String = (0..30)
+            .map(|n| format!("    def method_{n}(self):\n        return {n}\n"))
+            .collect();
+        assert!(quoted.len() > 1000);
+        assert!(repeated_tail(&format!("Here:\n{}", quoted.repeat(3))).is_some());
+        assert!(repeated_tail(&format!("Here:\n{}", quoted.repeat(2))).is_none());
         // Blanks, and a block of several lines, loop too.
         assert!(repeated_tail(&" ".repeat(MIN_SPAN)).is_some());
         let block = "x = 1\ny = 2\nprint(x + y)\n";
