@@ -4,6 +4,7 @@
 //! alone (`narrowed`), a failing test of the implementer's own that the story does not ask for
 //! is named as such (`unasked_tests`), and acceptance tests a command changed are put back.
 
+use super::unchanged_rounds::{nothing_changed, RoundTrees};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -52,6 +53,8 @@ pub struct TestRounds<'a> {
     /// narrowed task that asks for it again.
     failing_rounds: Mutex<std::collections::HashMap<String, u32>>,
     runs: Mutex<Vec<TestRun>>,
+    /// The tree as the last round left it, to tell a reply that changed nothing.
+    trees: RoundTrees,
 }
 
 impl<'a> TestRounds<'a> {
@@ -87,6 +90,7 @@ impl<'a> TestRounds<'a> {
             missing_rounds: Mutex::new(Default::default()),
             failing_rounds: Mutex::new(Default::default()),
             runs: Mutex::new(Vec::new()),
+            trees: RoundTrees::new(dir, wf.own_paths()),
         })
     }
 
@@ -506,6 +510,7 @@ impl<'a> TestRounds<'a> {
 #[async_trait]
 impl WorkCheck for TestRounds<'_> {
     async fn run(&self) -> Option<String> {
+        let unchanged = self.trees.unchanged();
         let restored = self.fixed.restore();
         if !restored.is_empty() {
             self.transcript.record(
@@ -571,6 +576,11 @@ impl WorkCheck for TestRounds<'_> {
             }
         });
         self.runs().push(result);
+        self.trees.settle();
+        let feedback = match unchanged {
+            true => feedback.map(|feedback| format!("{}\n\n{feedback}", nothing_changed(how))),
+            false => feedback,
+        };
         match (feedback, fixed_note) {
             (Some(feedback), Some(note)) => Some(format!("{note}\n\n{feedback}")),
             (feedback, _) => feedback,

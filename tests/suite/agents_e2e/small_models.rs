@@ -99,6 +99,38 @@ async fn failing_tests_go_back_to_the_model_and_the_last_run_is_in_the_notes() {
 }
 
 #[tokio::test]
+async fn a_round_whose_reply_changed_no_file_hears_so_first() {
+    let p = Project::new().await;
+    p.config(&[(
+        "review.testCommand",
+        "grep -q 42 answer.txt || { echo 'FAILED test_answer - expected 42'; exit 1; }",
+    )]);
+    p.config(&[OFF_ACCEPTANCE]);
+    p.env.write("answer.txt", "41\n");
+    let story = p.planned("Answer");
+    // In kind as the 1.5B model answered three rounds in a row (inventory, 2026-11-29): the
+    // change named, no file written.
+    p.fake
+        .push("implement", write_call("answer.txt", "40\n"))
+        .push("implement", Reply::text("Changed: `answer.txt`, now 42."))
+        .push("implement", Reply::text("Changed: `answer.txt`, now 42."))
+        .push("implement", write_call("answer.txt", "42\n"))
+        .push("implement", Reply::text("Wrote 42."));
+
+    p.step(&story, "implement").success();
+
+    let asks = p.fake.requests_for("implement");
+    let said = |ask: usize| asks[ask].last_message();
+    // After a round that wrote a file: the failure alone; after one that wrote none: that first.
+    assert!(!said(2).contains("changed no file"), "{}", said(2));
+    assert!(
+        said(3).starts_with("Your last reply changed no file"),
+        "{}",
+        said(3)
+    );
+}
+
+#[tokio::test]
 async fn tests_still_failing_after_the_last_round_fail_implement_before_any_review() {
     let p = Project::new().await;
     p.config(&[
