@@ -113,8 +113,9 @@ impl LlmClient {
         let config = OpenAIConfig::new()
             .with_api_base(&settings.base_url)
             .with_api_key(key);
-        let client = Client::build(http.clone(), config)
-            .with_http_service(transport::Transport::new(http, settings.read_timeout));
+        let client = Client::build(http.clone(), config).with_http_service(
+            transport::Transport::new(http, settings.read_timeout, settings.stream),
+        );
         Ok(LlmClient {
             inner: Arc::new(Inner {
                 client,

@@ -129,11 +129,18 @@ pub(crate) struct Transport {
     http: reqwest::Client,
     /// How long one exchange may take, from sending to the last byte of the answer.
     deadline: Duration,
+    /// Whether the requests ask for a stream (`LlmSettings::stream`, which every request body
+    /// carries).
+    stream: bool,
 }
 
 impl Transport {
-    pub(crate) fn new(http: reqwest::Client, deadline: Duration) -> Self {
-        Transport { http, deadline }
+    pub(crate) fn new(http: reqwest::Client, deadline: Duration, stream: bool) -> Self {
+        Transport {
+            http,
+            deadline,
+            stream,
+        }
     }
 }
 
@@ -148,25 +155,22 @@ impl tower_service::Service<HttpRequestFactory> for Transport {
 
     fn call(&mut self, factory: HttpRequestFactory) -> Self::Future {
         let http = self.http.clone();
-        let deadline = self.deadline;
-        Box::pin(async move { exchange(http, factory, deadline).await })
+        let (deadline, stream) = (self.deadline, self.stream);
+        Box::pin(async move { exchange(http, factory, deadline, stream).await })
     }
 }
 
-/// Sends one request and reads its answer within the caps, all of it within `deadline`.
+/// Sends one request and reads its answer within the caps, all of it within `deadline`;
+/// `wants_stream`: the request asked for a stream.
 async fn exchange(
     http: reqwest::Client,
     factory: HttpRequestFactory,
     deadline: Duration,
+    wants_stream: bool,
 ) -> Result<reqwest::Response, OpenAIError> {
     let until = tokio::time::Instant::now() + deadline;
     let late = || OpenAIError::Boxed(Box::new(ReplyLimit::Deadline(deadline)));
     let request = factory.build().await?;
-    let wants_stream = request
-        .body()
-        .and_then(reqwest::Body::as_bytes)
-        .and_then(|bytes| serde_json::from_slice::<serde_json::Value>(bytes).ok())
-        .is_some_and(|body| body["stream"] == true);
     let mut response = tokio::time::timeout_at(until, http.execute(request))
         .await
         .map_err(|_| late())??;
