@@ -180,7 +180,7 @@ struct PhaseRun<'a> {
     /// differently (see [`PhaseRun::variant`]).
     tries: u32,
     /// The last test run over implement's latest output, and how many runs it took.
-    tests: Option<(crate::workflow::tests_run::TestRun, usize)>,
+    tests: Option<crate::workflow::tests_run::LastRun>,
     /// An attempt best-of-n kept is applied to the story's tree and not committed yet: another
     /// try commits it first and makes its attempts on top, instead of giving up attempts for a
     /// tree "with uncommitted changes" (docs/design.md §21, "Passing work is kept").

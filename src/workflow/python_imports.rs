@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use super::named_functions::mentions_word;
+use super::unloaded_tests::unloaded_files;
 
 /// The name the first `NameError: name 'X' is not defined` of a test run's `output` names.
 pub fn undefined_name(output: &str) -> Option<String> {
@@ -288,24 +289,10 @@ impl CollectionError {
 /// (pytest's short summary, which leaves an import's error out). `None` when every file was
 /// collected.
 pub fn collection_error(output: &str) -> Option<CollectionError> {
-    let mut lines = output.lines();
-    let section = lines.find_map(|line| {
-        let after = line.split("ERROR collecting ").nth(1)?;
-        Some(after.trim_end_matches(['_', ' ']).trim().to_string())
-    });
-    if let Some(file) = section {
-        let error = lines
-            .take_while(|line| !line.contains("ERROR collecting ") && !line.starts_with("=="))
-            .find_map(|line| line.strip_prefix("E "))?
-            .trim()
-            .to_string();
-        return Some(CollectionError { file, error });
-    }
-    output.lines().find_map(|line| {
-        let (file, error) = line.strip_prefix("ERROR ")?.split_once(" - ")?;
-        (file.ends_with(".py") && !file.contains(' ')).then(|| CollectionError {
-            file: file.to_string(),
-            error: error.trim().to_string(),
+    unloaded_files(output).into_iter().find_map(|unloaded| {
+        Some(CollectionError {
+            error: unloaded.errors.first()?.clone(),
+            file: unloaded.file,
         })
     })
 }

@@ -19,6 +19,7 @@ use super::narrowed::merge_definition;
 use super::stray_changes::{keep_aside, Set};
 use super::tests_run::TestRun;
 use super::unasked_tests::failed_tests;
+use super::unloaded_tests::unloaded_files;
 use crate::agents::prompts::is_test_path;
 use crate::agents::tools::source_of;
 use crate::vcs;
@@ -113,8 +114,10 @@ pub fn put_back(dir: &Path, strays: &[StrayDefinition]) -> Set {
 
 /// Whether `after` is a better run than `before`: it passes, or it fails some of the tests
 /// `before` failed and no other, or it names failing tests where `before` erred before naming
-/// any (an `ImportError` while collecting hides every test of the file). A run that errs
-/// before naming any test is no better than one that names them.
+/// any (an `ImportError` while collecting hides every test of the file), or it fails no other
+/// tests while fewer of the files `before` could not load fail to load (a runner that goes on
+/// past such a file). A run that errs before naming any test is no better than one that names
+/// them.
 pub fn does_better(after: &TestRun, before: &TestRun) -> bool {
     if after.passed() {
         return true;
@@ -124,7 +127,18 @@ pub fn does_better(after: &TestRun, before: &TestRun) -> bool {
     if now.is_empty() {
         return false;
     }
-    then.is_empty() || (now.len() < then.len() && now.iter().all(|test| then.contains(test)))
+    let files = |run: &TestRun| -> Vec<String> {
+        unloaded_files(&run.output)
+            .into_iter()
+            .map(|unloaded| unloaded.file)
+            .collect()
+    };
+    let (unloaded_now, unloaded_then) = (files(after), files(before));
+    let fewer_unloaded = unloaded_now.len() < unloaded_then.len()
+        && unloaded_now.iter().all(|file| unloaded_then.contains(file));
+    then.is_empty()
+        || (now.iter().all(|test| then.contains(test))
+            && (now.len() < then.len() || fewer_unloaded))
 }
 
 /// The functions a Python file defines at its top level.
@@ -248,5 +262,12 @@ mod tests {
         assert!(!does_better(&erred, &before));
         assert!(does_better(&before, &erred), "past the collection at last");
         assert!(!does_better(&erred, &erred));
+        // A runner that goes on past a file it cannot load: the same failures without it.
+        let unloaded = TestRun {
+            output: format!("ERROR tests/test_mine.py - SyntaxError\n{}", before.output),
+            ..before.clone()
+        };
+        assert!(does_better(&before, &unloaded));
+        assert!(!does_better(&unloaded, &before));
     }
 }

@@ -3,8 +3,10 @@
 //! to it with what to do: a definition the story names still missing or failing is asked for
 //! alone (`narrowed`), a failing test of the implementer's own that the story does not ask for
 //! is named as such (`unasked_tests`), and acceptance tests a command changed are put back.
+//! Before a failure goes back, the tool mends what the model got wrong in form (`mends`).
 
-use super::unchanged_rounds::{nothing_changed, RoundTrees};
+mod mends;
+
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
@@ -13,12 +15,13 @@ use async_trait::async_trait;
 use super::context::Workflow;
 use super::fixed_tests::FixedTests;
 use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
-use super::python_imports::import_into_frame;
+use super::outvoted_acceptance::{note as outvoted_note, outvoted_acceptance_tests};
+use super::round_feedback::RoundFailure;
 use super::stray_changes::{set_aside, stray_files};
-use super::stray_definitions::{does_better, stray_definitions};
-use super::tests_run::{run, TestOutcome, TestRun};
-use super::unasked_tests::{failing_tests_of, unasked_failures};
-use crate::agents::prompts::backticked;
+use super::stray_definitions::does_better;
+use super::tests_run::{run, LastRun, TestOutcome, TestRun};
+use super::unasked_tests::{failing_tests_of, take_out_tests, unasked_failures};
+use super::unchanged_rounds::{nothing_changed, RoundTrees};
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
 use crate::atomic_file;
@@ -55,6 +58,8 @@ pub struct TestRounds<'a> {
     runs: Mutex<Vec<TestRun>>,
     /// The tree as the last round left it, to tell a reply that changed nothing.
     trees: RoundTrees,
+    /// What the tool's mends since the last feedback tell the model (its test files put back).
+    notes: Mutex<Vec<String>>,
 }
 
 impl<'a> TestRounds<'a> {
@@ -91,6 +96,7 @@ impl<'a> TestRounds<'a> {
             failing_rounds: Mutex::new(Default::default()),
             runs: Mutex::new(Vec::new()),
             trees: RoundTrees::new(dir, wf.own_paths()),
+            notes: Mutex::new(Vec::new()),
         })
     }
 
@@ -143,21 +149,57 @@ impl<'a> TestRounds<'a> {
     /// The last run and how many runs there were; runs the tests now if the agent never did
     /// (an agent that does not call the check, or one that failed before it could).
     ///
-    /// When the last run failed only on tests the implementer added for what the story does not
-    /// ask, those test files are put back as the story's branch has them and the tests run once
-    /// more: such tests never block the story (docs/design.md §21).
-    pub async fn last_run(&self) -> Option<(TestRun, usize)> {
+    /// When the last run failed only on acceptance tests that the story's examples outvote,
+    /// those are taken out (`outvoted_acceptance`). When it failed only on tests the implementer
+    /// added for what the story does not ask, those test files are put back as the story's
+    /// branch has them. Either way the tests run once more: such tests never block the story
+    /// (docs/design.md §21).
+    pub async fn last_run(&self) -> Option<LastRun> {
         if self.runs().is_empty() {
             let run = self.check_now().await?;
             self.runs().push(run);
         }
-        let last = self.runs().last().cloned()?;
+        let mut last = self.runs().last().cloned()?;
+        let mut notes = Vec::new();
+        if let Some((run, note)) = self.without_outvoted_acceptance_tests(&last).await {
+            self.runs().push(run.clone());
+            notes.push(note);
+            last = run;
+        }
         if let Some(run) = self.without_unasked_tests(&last).await {
             self.runs().push(run);
         }
         self.without_stray_changes().await;
         let runs = self.runs();
-        runs.last().cloned().map(|last| (last, runs.len()))
+        runs.last().cloned().map(|run| LastRun {
+            run,
+            runs: runs.len(),
+            notes,
+        })
+    }
+
+    /// When only acceptance tests that the story's examples outvote fail in `run`, they are
+    /// taken out of their files (`acceptance_tests_outvoted`) and the tests run again: that run,
+    /// with the note for the Implementation Notes.
+    async fn without_outvoted_acceptance_tests(&self, run: &TestRun) -> Option<(TestRun, String)> {
+        if !matches!(run.outcome, TestOutcome::Failed { .. }) {
+            return None;
+        }
+        let examples = super::examples::examples(&super::named_functions::story_text(self.story));
+        let outvoted = outvoted_acceptance_tests(&self.dir, &run.output, &examples, &self.fixed);
+        if outvoted.is_empty() {
+            return None;
+        }
+        let files = take_out_tests(&self.dir, &outvoted);
+        self.transcript.record(
+            "acceptance_tests_outvoted",
+            serde_json::json!({"files": files,
+                               "tests": outvoted.iter().map(|t| &t.name).collect::<Vec<_>>()}),
+        );
+        if files.is_empty() {
+            return None;
+        }
+        Some((self.check_now().await?, outvoted_note(&outvoted)))
     }
 
     /// When only the implementer's unasked tests account for `run`'s failures, their files are
@@ -376,97 +418,6 @@ impl<'a> TestRounds<'a> {
         Some(result)
     }
 
-    /// When `result` failed, what the model changed that the story does not ask for is put
-    /// back as HEAD has it, and kept so when the tests then do better (`does_better`): first
-    /// the files the story does not name (`stray_files`), then the top-level functions it does
-    /// not name in the files it does (`stray_definitions`). A stray rewrite fails the project's
-    /// own tests in every round after, and the model chases them instead of the story.
-    async fn without_strays(&self, mut result: TestRun) -> TestRun {
-        // A named function missing may be one the model dropped (`stray_definitions`).
-        let failed = |run: &TestRun| {
-            matches!(
-                run.outcome,
-                TestOutcome::Failed { .. } | TestOutcome::NotDefined { .. }
-            )
-        };
-        if !failed(&result) {
-            return result;
-        }
-        let story_text = super::named_functions::story_text(self.story);
-        let homes = super::named_functions::homes(&self.dir, self.story);
-        let files = stray_files(&self.dir, &self.base, &story_text, &homes, &self.fixed);
-        if !files.is_empty() {
-            let set = set_aside(&self.dir, &self.base, &files);
-            let what = serde_json::json!({"files": files});
-            result = self
-                .kept_if_better(result, set, "stray_changes", what)
-                .await;
-        }
-        if !failed(&result) {
-            return result;
-        }
-        let strays = stray_definitions(&self.dir, &self.base, &self.named(), &self.fixed);
-        if !strays.is_empty() {
-            let set = super::stray_definitions::put_back(&self.dir, &strays);
-            let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
-            let what = serde_json::json!({"definitions": names});
-            result = self
-                .kept_if_better(result, set, "stray_definitions", what)
-                .await;
-        }
-        result
-    }
-
-    /// A test run on the model's work, and again on what the tool mends when it fails: a
-    /// standard import the code lacks, then the stray rewrites.
-    async fn checked_and_mended(&self) -> Option<TestRun> {
-        let run = self.with_standard_imports(self.check_now().await?).await;
-        Some(self.without_strays(run).await)
-    }
-
-    /// While `result` fails on a standard name the model's code uses without importing it
-    /// (`Decimal`), the import goes into that file and the tests run again (`python_imports`).
-    async fn with_standard_imports(&self, mut result: TestRun) -> TestRun {
-        for _ in 0..3 {
-            let fixed = |path: &str| self.fixed.paths().any(|fixed| fixed == path);
-            let Some((import, files)) = import_into_frame(&self.dir, &result.output, fixed) else {
-                break;
-            };
-            self.transcript.record(
-                "standard_import_added",
-                serde_json::json!({"import": import, "paths": files}),
-            );
-            match self.check_now().await {
-                Some(again) => result = again,
-                None => break,
-            }
-        }
-        result
-    }
-
-    /// Runs the tests on what the tool put back (`set` holds the model's versions): the new run
-    /// when it does better than `before`, else the model's files written back and `before`.
-    /// The transcript records `<event>_put_back` or `<event>_kept` with `what`.
-    async fn kept_if_better(
-        &self,
-        before: TestRun,
-        set: super::stray_changes::Set,
-        event: &str,
-        what: serde_json::Value,
-    ) -> TestRun {
-        match self.check_now().await {
-            Some(after) if does_better(&after, &before) => {
-                self.transcript.record(&format!("{event}_put_back"), what);
-                after
-            }
-            _ => {
-                set.restore(&self.dir);
-                self.transcript.record(&format!("{event}_kept"), what);
-                before
-            }
-        }
-    }
-
     /// Whether `run` still fails for want of `name` or on an acceptance test that calls it.
     fn still_fails_on(&self, run: &TestRun, name: &str) -> bool {
         match &run.outcome {
@@ -498,6 +449,17 @@ impl<'a> TestRounds<'a> {
             &self.named(),
             &self.fixed,
         )
+    }
+
+    fn notes_mut(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.notes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The notes gathered since the last feedback, which now goes out with them.
+    fn notes(&self) -> Vec<String> {
+        std::mem::take(&mut *self.notes_mut())
     }
 
     fn runs(&self) -> std::sync::MutexGuard<'_, Vec<TestRun>> {
@@ -550,41 +512,25 @@ impl WorkCheck for TestRounds<'_> {
                  will run again"
             }
         };
-        let fixed_note = self.fixed.note(&restored);
+        let mut notes: Vec<String> = self.fixed.note(&restored).into_iter().collect();
+        if unchanged {
+            notes.push(nothing_changed(how));
+        }
+        notes.append(&mut self.notes());
         let unasked = self.unasked(&result);
         let feedback = result.failure().map(|failure| {
-            if let Some(unasked) = &unasked {
-                return format!(
-                    "The tests fail.\n{failure}\n\n{} Then {how}.",
-                    unasked.feedback()
-                );
+            RoundFailure {
+                failure: &failure,
+                how,
+                unasked: unasked.as_ref(),
+                own: failing_tests_of(&result.output, &self.named(), &self.fixed),
+                criteria: self.criteria.as_deref(),
             }
-            let own = failing_tests_of(&result.output, &self.named(), &self.fixed);
-            match (own.is_empty(), &self.criteria) {
-                (false, Some(criteria)) => format!(
-                    "The tests fail, so the work is not done yet.\n{failure}\n\n{} {} what \
-                     this story adds, and a test written for it can be wrong too. The story's \
-                     acceptance criteria:\n{criteria}\n\nMake the code do what they say, and \
-                     correct a test that expects something else: {how}.",
-                    backticked(&own),
-                    if own.len() == 1 { "tests" } else { "test" },
-                ),
-                _ => format!(
-                    "The tests fail, so the work is not done yet.\n{failure}\n\nFix the code \
-                     (not the tests, unless a test itself is wrong): {how}."
-                ),
-            }
+            .told(&notes)
         });
         self.runs().push(result);
         self.trees.settle();
-        let feedback = match unchanged {
-            true => feedback.map(|feedback| format!("{}\n\n{feedback}", nothing_changed(how))),
-            false => feedback,
-        };
-        match (feedback, fixed_note) {
-            (Some(feedback), Some(note)) => Some(format!("{note}\n\n{feedback}")),
-            (feedback, _) => feedback,
-        }
+        feedback
     }
 
     fn feedback_rounds(&self) -> u32 {

@@ -23,6 +23,16 @@ pub struct TestRun {
     pub output: String,
 }
 
+/// Implement's last test run over its work.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LastRun {
+    pub run: TestRun,
+    /// How many runs implement made.
+    pub runs: usize,
+    /// What the tool changed of the tests at the end, for the Implementation Notes.
+    pub notes: Vec<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum TestOutcome {
     Passed,

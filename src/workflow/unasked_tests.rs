@@ -193,22 +193,10 @@ pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
     let mut put_back = Vec::new();
     let committed = committed_tests(dir, &unasked.base, &unasked.tests);
     for file in &unasked.files {
-        let names: Vec<&str> = unasked
-            .tests
-            .iter()
-            .filter(|test| &test.file == file)
-            .map(|test| test.name.as_str())
-            .collect();
-        let path = dir.join(file);
         let before = committed.get(file).map(String::as_str);
-        let kept = std::fs::read_to_string(&path)
-            .ok()
-            .and_then(|text| without_tests(&text, before, &names));
-        match kept {
-            Some(text) if crate::atomic_file::write(&path, text.as_bytes()).is_ok() => {
-                changed.push(file.clone())
-            }
-            _ => put_back.push(file.clone()),
+        match without_tests_of_file(dir, file, &unasked.tests, before) {
+            true => changed.push(file.clone()),
+            false => put_back.push(file.clone()),
         }
     }
     changed.extend(super::fixed_tests::put_back_as_of(
@@ -217,6 +205,38 @@ pub fn take_out(dir: &Path, unasked: &Unasked) -> Vec<String> {
         &put_back,
     ));
     changed
+}
+
+/// Takes `tests` out of their files in `dir`, each test function with its decorators; a file
+/// that would be left without a test is left as it is. Returns the files changed.
+pub fn take_out_tests(dir: &Path, tests: &[FailedTest]) -> Vec<String> {
+    let mut files: Vec<String> = tests.iter().map(|test| test.file.clone()).collect();
+    files.sort();
+    files.dedup();
+    files
+        .into_iter()
+        .filter(|file| without_tests_of_file(dir, file, tests, None))
+        .collect()
+}
+
+/// Writes `file` of `dir` without those of `tests` that are in it, each put back as `before`
+/// (the file at the story's base) has it where that has one; whether it was written.
+fn without_tests_of_file(
+    dir: &Path,
+    file: &str,
+    tests: &[FailedTest],
+    before: Option<&str>,
+) -> bool {
+    let names: Vec<&str> = tests
+        .iter()
+        .filter(|test| test.file == file)
+        .map(|test| test.name.as_str())
+        .collect();
+    let path = dir.join(file);
+    let kept = std::fs::read_to_string(&path)
+        .ok()
+        .and_then(|text| without_tests(&text, before, &names));
+    kept.is_some_and(|text| crate::atomic_file::write(&path, text.as_bytes()).is_ok())
 }
 
 /// The lines of the definition whose `def` line is `lines[start]`: its decorators, its body

@@ -19,12 +19,12 @@ use crate::board::{Phase, Story};
 use crate::vcs as git;
 use crate::workflow::blocking::off_the_runtime;
 use crate::workflow::test_rounds::TestRounds;
-use crate::workflow::tests_run::TestRun;
+use crate::workflow::tests_run::LastRun;
 
 /// What an implement produced, with the last test run over its work and how many runs it took.
 pub(super) struct Produced {
     pub(super) output: AgentOutput,
-    pub(super) tests: Option<(TestRun, usize)>,
+    pub(super) tests: Option<LastRun>,
 }
 
 /// One finished attempt in a worktree of its own.
@@ -48,7 +48,7 @@ impl Attempt {
 
     fn tests_passed(&self) -> bool {
         match &self.produced {
-            Ok(produced) => produced.tests.as_ref().is_none_or(|(run, _)| run.passed()),
+            Ok(produced) => produced.tests.as_ref().is_none_or(|last| last.run.passed()),
             Err(_) => false,
         }
     }
@@ -123,7 +123,7 @@ impl PhaseRun<'_> {
             Some(check) => check.last_run().await,
             None => None,
         };
-        if let Some(why) = tests.as_ref().and_then(|(run, _)| run.refusal()) {
+        if let Some(why) = tests.as_ref().and_then(|last| last.run.refusal()) {
             return Err(AgentError {
                 usage: output.usage,
                 ..AgentError::new(why)

@@ -187,7 +187,8 @@ impl PhaseRun<'_> {
     /// Why an implement whose tests still fail after its last round cannot be kept: the first
     /// failing line of the last run, for `last_error`.
     fn red_tests(&self, phase: Phase) -> Option<String> {
-        let (run, runs) = self.tests.as_ref().filter(|_| phase == Phase::Implement)?;
+        let last = self.tests.as_ref().filter(|_| phase == Phase::Implement)?;
+        let (run, runs) = (&last.run, last.runs);
         if run.passed() {
             return None;
         }
@@ -225,13 +226,20 @@ impl PhaseRun<'_> {
                 story.meta.story_type
             );
         }
-        if let Some((run, runs)) = self.tests.as_ref().filter(|_| phase == Phase::Implement) {
+        if let Some(last) = self.tests.as_ref().filter(|_| phase == Phase::Implement) {
             self.transcript.record(
                 "tests_result",
-                serde_json::json!({"passed": run.passed(), "runs": runs,
+                serde_json::json!({"passed": last.run.passed(), "runs": last.runs,
                                    "check_rounds": output.check_rounds}),
             );
-            text = format!("{}\n\n{}", text.trim_end(), notes_line(run, *runs));
+            for note in &last.notes {
+                text = format!("{}\n\n{note}", text.trim_end());
+            }
+            text = format!(
+                "{}\n\n{}",
+                text.trim_end(),
+                notes_line(&last.run, last.runs)
+            );
         }
         if output.truncated {
             let config = &self.wf.config;

@@ -3,6 +3,7 @@
 
 use super::{section, tool_results, transcript_entries, write_call, Made, Project};
 use crate::suite::fake_llm::Reply;
+use serde_json::json;
 
 /// Runs each `tests/test_*.sh`; a failing one is named the way pytest names it.
 const TEST_COMMAND: &str =
@@ -793,4 +794,61 @@ async fn assertions_written_without_a_code_block_become_the_suggested_test_file(
         "{path}:\n{written}"
     );
     assert!(!written.contains("test_exact_totals\n"), "{written}");
+}
+
+#[tokio::test]
+async fn an_acceptance_test_the_story_examples_outvote_is_taken_out_at_the_end_of_implement() {
+    let p = Project::new().await;
+    p.env.write(
+        "cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n\n    def total_items(self):\n        return sum(self.items.values())\n",
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, 2026-11-29, inventory `cart-remove`): beside the test that
+    // carries the story's example, the model's own expects three items left after the apples
+    // went, which no `remove` of the story's passes.
+    let wrong = "def test_remove_counts_quantities():\n    cart = Cart()\n    cart.add('apple', 2)\n    cart.add('apple')\n    cart.add('pear')\n    cart.remove('apple')\n    assert cart.total_items() == 3\n\n\n";
+    let example = "def test_quantity_example_1():\n    cart = Cart()\n    cart.add('apple', 3)\n    cart.remove('apple')\n    assert cart.quantity('apple') == 0\n";
+    p.env.write(
+        "tests/test_remove.py",
+        &format!("from cart import Cart\n\n\n{wrong}{example}"),
+    );
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Remove items",
+        "Add a method `remove(sku)` to the `Cart` class in cart.py, whatever its quantity.",
+        "- [ ] after `cart.add('apple', 3)` and `cart.remove('apple')`, `cart.quantity('apple')` returns `0`",
+        "ready",
+        &["research", "plan"],
+    );
+    p.env.edit(
+        &p.path_of(&story),
+        "plan_complete: true",
+        "plan_complete: true\nacceptance_complete: true\nacceptance_tests:\n- tests/test_remove.py",
+    );
+    let right = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def remove(self, sku):\n        del self.items[sku]\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n\n    def total_items(self):\n        return sum(self.items.values())\n";
+    p.fake
+        .push("implement", write_call("cart.py", right))
+        .push("implement", Reply::text("Added `remove` to cart.py."));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["implementation_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:tests/test_remove.py")]),
+        format!("from cart import Cart\n\n\n{}", example.trim_end()),
+        "the outvoted test is out, the example's test stays"
+    );
+    let outvoted = transcript_entries(&p, &story, "acceptance_tests_outvoted");
+    assert_eq!(
+        outvoted[0]["tests"],
+        json!(["test_remove_counts_quantities"]),
+        "{outvoted:?}"
+    );
+    assert!(
+        p.body(&story).contains("Taken out of the acceptance tests by the tool: `test_remove_counts_quantities` (tests/test_remove.py)."),
+        "{}",
+        p.body(&story)
+    );
 }

@@ -1114,3 +1114,74 @@ fn cart_without_remove(p: &Project, settings: &[(&str, &str)]) -> Made {
         &["research", "plan"],
     )
 }
+
+#[tokio::test]
+async fn a_test_file_of_the_models_own_that_does_not_load_is_put_back_and_the_model_told() {
+    let p = Project::new().await;
+    p.env.write(
+        "money.py",
+        "def format_price(cents):\n    return f'${cents / 100:.2f}'\n",
+    );
+    p.env.write(
+        "tests/test_money.py",
+        "from money import format_price\n\n\ndef test_format_price():\n    assert format_price(5) == '$0.05'\n",
+    );
+    // The story's example as a project test, so that the wrong code's round goes back.
+    p.env.write(
+        "tests/test_story.py",
+        "from money import receipt_line\n\n\ndef test_example():\n    assert receipt_line('Apple', 250) == 'Apple: $2.50'\n",
+    );
+    p.python_git_project(&[OFF_ACCEPTANCE]);
+    let story = p.story(
+        "Receipt line",
+        "Add a function `receipt_line(name, cents)` to money.py.",
+        "- [ ] `receipt_line('Apple', 250)` returns `'Apple: $2.50'`",
+        "ready",
+        &["research", "plan"],
+    );
+    // As the 1.5B model wrote one (inventory `parse-quantity`, 2026-11-29): a function imported
+    // as a module, which fails the file's import, so that none of its tests runs (pytest runs
+    // no test at all then).
+    let broken = "import money.receipt_line\n\n\ndef test_receipt_line():\n    assert money.receipt_line('Apple', 250) == 'Apple: $2.50'\n";
+    let code = "def format_price(cents):\n    return f'${cents / 100:.2f}'\n\n\ndef receipt_line(name, cents):\n    return f'{name}: {format_price(cents)}'\n";
+    let wrong = code.replace("{name}: ", "{name} ");
+    p.fake
+        .push("implement", write_call("money.py", &wrong))
+        .push("implement", write_call("tests/test_money.py", broken))
+        .push("implement", Reply::text("Added receipt_line and its test."))
+        .push("implement", write_call("money.py", code))
+        .push("implement", Reply::text("Fixed the colon."));
+
+    p.step(&story, "implement").success();
+
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert!(
+        !p.git(&["show", &format!("{branch}:tests/test_money.py")])
+            .contains("import money.receipt_line"),
+        "the file that did not load is back as the base had it"
+    );
+    let put_back = transcript_entries(&p, &story, "unloaded_tests_put_back");
+    assert_eq!(
+        put_back[0]["files"],
+        json!(["tests/test_money.py"]),
+        "{put_back:?}"
+    );
+    // The round after it starts with the file, its error and that it was put back.
+    let feedback = p.fake.requests_for("implement")[3].body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user" || m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_string())
+        .unwrap_or_default();
+    assert!(
+        feedback
+            .contains("Your test file did not load, so no test could run: `tests/test_money.py`:"),
+        "{feedback}"
+    );
+    assert!(
+        feedback.contains("No module named 'money.receipt_line'"),
+        "{feedback}"
+    );
+}

@@ -1,0 +1,130 @@
+//! The tool's mends of a failing test round (docs/design.md §21): what the model got wrong in
+//! form, put right or put back, each kept only when the tests then do better.
+
+use super::TestRounds;
+use crate::workflow::python_imports::import_into_frame;
+use crate::workflow::stray_changes::{set_aside, stray_files};
+use crate::workflow::stray_definitions::{does_better, stray_definitions};
+use crate::workflow::tests_run::{TestOutcome, TestRun};
+use crate::workflow::unloaded_tests::{own_unloaded_tests, put_back_note};
+
+impl TestRounds<'_> {
+    /// When `result` failed, what the model changed that the story does not ask for is put
+    /// back as HEAD has it, and kept so when the tests then do better (`does_better`): first
+    /// the files the story does not name (`stray_files`), then the top-level functions it does
+    /// not name in the files it does (`stray_definitions`). A stray rewrite fails the project's
+    /// own tests in every round after, and the model chases them instead of the story.
+    async fn without_strays(&self, mut result: TestRun) -> TestRun {
+        // A named function missing may be one the model dropped (`stray_definitions`).
+        let failed = |run: &TestRun| {
+            matches!(
+                run.outcome,
+                TestOutcome::Failed { .. } | TestOutcome::NotDefined { .. }
+            )
+        };
+        if !failed(&result) {
+            return result;
+        }
+        let story_text = crate::workflow::named_functions::story_text(self.story);
+        let homes = crate::workflow::named_functions::homes(&self.dir, self.story);
+        let files = stray_files(&self.dir, &self.base, &story_text, &homes, &self.fixed);
+        if !files.is_empty() {
+            let set = set_aside(&self.dir, &self.base, &files);
+            let what = serde_json::json!({"files": files});
+            result = self
+                .kept_if_better(result, set, "stray_changes", what)
+                .await
+                .0;
+        }
+        if !failed(&result) {
+            return result;
+        }
+        let strays = stray_definitions(&self.dir, &self.base, &self.named(), &self.fixed);
+        if !strays.is_empty() {
+            let set = crate::workflow::stray_definitions::put_back(&self.dir, &strays);
+            let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
+            let what = serde_json::json!({"definitions": names});
+            result = self
+                .kept_if_better(result, set, "stray_definitions", what)
+                .await
+                .0;
+        }
+        result
+    }
+
+    /// A test run on the model's work, and again on what the tool mends when it fails: a
+    /// standard import the code lacks, its own test files that do not load, then the stray
+    /// rewrites.
+    pub(super) async fn checked_and_mended(&self) -> Option<TestRun> {
+        let run = self.with_standard_imports(self.check_now().await?).await;
+        let run = self.without_unloaded_tests(run).await;
+        Some(self.without_strays(run).await)
+    }
+
+    /// When `result` stopped on test files of the implementer's own that do not load, they are
+    /// put back as the story's base has them and kept so when the tests then do better (they
+    /// run at all); the model hears of it in the next feedback (`unloaded_tests`).
+    async fn without_unloaded_tests(&self, result: TestRun) -> TestRun {
+        if !matches!(result.outcome, TestOutcome::Failed { .. }) {
+            return result;
+        }
+        let unloaded = own_unloaded_tests(&self.dir, &self.base, &result.output, &self.fixed);
+        if unloaded.is_empty() {
+            return result;
+        }
+        let files: Vec<String> = unloaded.iter().map(|one| one.file.clone()).collect();
+        let set = set_aside(&self.dir, &self.base, &files);
+        let what = serde_json::json!({"files": files});
+        let (result, put_back) = self
+            .kept_if_better(result, set, "unloaded_tests", what)
+            .await;
+        if put_back {
+            self.notes_mut().push(put_back_note(&unloaded));
+        }
+        result
+    }
+
+    /// While `result` fails on a standard name the model's code uses without importing it
+    /// (`Decimal`), the import goes into that file and the tests run again (`python_imports`).
+    async fn with_standard_imports(&self, mut result: TestRun) -> TestRun {
+        for _ in 0..3 {
+            let fixed = |path: &str| self.fixed.paths().any(|fixed| fixed == path);
+            let Some((import, files)) = import_into_frame(&self.dir, &result.output, fixed) else {
+                break;
+            };
+            self.transcript.record(
+                "standard_import_added",
+                serde_json::json!({"import": import, "paths": files}),
+            );
+            match self.check_now().await {
+                Some(again) => result = again,
+                None => break,
+            }
+        }
+        result
+    }
+
+    /// Runs the tests on what the tool put back (`set` holds the model's versions): the new run
+    /// when it does better than `before`, else the model's files written back and `before`;
+    /// with whether what was put back stays so. The transcript records `<event>_put_back` or
+    /// `<event>_kept` with `what`.
+    async fn kept_if_better(
+        &self,
+        before: TestRun,
+        set: crate::workflow::stray_changes::Set,
+        event: &str,
+        what: serde_json::Value,
+    ) -> (TestRun, bool) {
+        match self.check_now().await {
+            Some(after) if does_better(&after, &before) => {
+                self.transcript.record(&format!("{event}_put_back"), what);
+                (after, true)
+            }
+            _ => {
+                set.restore(&self.dir);
+                self.transcript.record(&format!("{event}_kept"), what);
+                (before, false)
+            }
+        }
+    }
+}
