@@ -821,7 +821,7 @@ async fn an_acceptance_test_the_story_examples_outvote_is_taken_out_at_the_end_o
         &["research", "plan"],
     );
     p.env.edit(
-        &p.path_of(&story),
+        p.path_of(&story),
         "plan_complete: true",
         "plan_complete: true\nacceptance_complete: true\nacceptance_tests:\n- tests/test_remove.py",
     );
