@@ -390,6 +390,85 @@ pub(crate) fn python_module(file: &str) -> Option<String> {
         .then_some(module)
 }
 
+/// `text` (a Python test file) with each function the story names imported from its home (its
+/// file, by `homes`) where a `from <module> import …` line takes it from a module of `root`
+/// that does not define it: the 1.5B model's acceptance test for `total_with_discount` in
+/// inventory/pricing.py began `from tests.test_pricing import total_with_discount`, and the
+/// right function, in its file, failed every round on the import (inventory, 2026-11-29). The
+/// line keeps any other names. Returns the new text and the lines replaced; `None` when none is.
+pub fn imports_from_homes(
+    root: &Path,
+    text: &str,
+    homes: &[(String, String)],
+) -> Option<(String, Vec<String>)> {
+    let mut out: Vec<String> = Vec::new();
+    let mut replaced = Vec::new();
+    for line in text.lines() {
+        let Some((module, names)) = line
+            .strip_prefix("from ")
+            .and_then(|rest| rest.split_once(" import "))
+            .filter(|(_, names)| !names.contains(['(', '\\', '#']))
+        else {
+            out.push(line.to_string());
+            continue;
+        };
+        let module = module.trim();
+        let (mut kept, mut moved): (Vec<&str>, Vec<(String, &str)>) = (Vec::new(), Vec::new());
+        for item in names
+            .split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+        {
+            let name = item.split_whitespace().next().unwrap_or(item);
+            let home = homes
+                .iter()
+                .find(|(named, _)| named == name)
+                .and_then(|(_, file)| python_module(file))
+                .filter(|home| home != module && !module_defines(root, module, name));
+            match home {
+                Some(home) => moved.push((home, item)),
+                None => kept.push(item),
+            }
+        }
+        if moved.is_empty() {
+            out.push(line.to_string());
+            continue;
+        }
+        replaced.push(line.to_string());
+        if !kept.is_empty() {
+            out.push(format!("from {module} import {}", kept.join(", ")));
+        }
+        out.extend(
+            moved
+                .into_iter()
+                .map(|(home, item)| format!("from {home} import {item}")),
+        );
+    }
+    if replaced.is_empty() {
+        return None;
+    }
+    let ending = if text.ends_with('\n') { "\n" } else { "" };
+    Some((format!("{}{ending}", out.join("\n")), replaced))
+}
+
+/// Whether the module `module` of the tree at `root` binds `name` at its top level: defines it,
+/// assigns it, or imports it.
+fn module_defines(root: &Path, module: &str, name: &str) -> bool {
+    let base = module.replace('.', "/");
+    [format!("{base}.py"), format!("{base}/__init__.py")]
+        .iter()
+        .filter_map(|file| std::fs::read_to_string(root.join(file)).ok())
+        .any(|text| {
+            text.lines().any(|line| {
+                !line.starts_with(char::is_whitespace)
+                    && (crate::agents::tools::defined_name(line).as_deref() == Some(name)
+                        || bound_by_import(line).contains(&name)
+                        || line.starts_with(&format!("{name} ="))
+                        || line.starts_with(&format!("{name}=")))
+            })
+        })
+}
+
 /// A name a test imports from a module of the repository that neither defines it nor is asked
 /// by the story to get it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -497,6 +576,42 @@ pub fn with_imports_on_top(text: &str, imports: &[String], set_apart: bool) -> S
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_function_imported_from_a_module_without_it_comes_from_its_home() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tests")).unwrap();
+        std::fs::write(
+            root.path().join("tests/test_pricing.py"),
+            "from inventory.pricing import apply_discount\n",
+        )
+        .unwrap();
+        let homes = [(
+            "total_with_discount".to_string(),
+            "inventory/pricing.py".to_string(),
+        )];
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-29, inventory `total-with-discount`).
+        let tests = "from tests.test_pricing import total_with_discount, apply_discount\n\ndef test_total():\n    assert total_with_discount([], 25) == 0\n";
+        let (mended, replaced) = imports_from_homes(root.path(), tests, &homes).unwrap();
+        assert_eq!(
+            mended,
+            "from tests.test_pricing import apply_discount\nfrom inventory.pricing import total_with_discount\n\ndef test_total():\n    assert total_with_discount([], 25) == 0\n"
+        );
+        assert_eq!(
+            replaced,
+            ["from tests.test_pricing import total_with_discount, apply_discount"]
+        );
+        // From its home, or from a module that has it, it stays.
+        let right = "from inventory.pricing import total_with_discount\n";
+        assert_eq!(imports_from_homes(root.path(), right, &homes), None);
+        std::fs::write(
+            root.path().join("tests/helpers.py"),
+            "from inventory.pricing import total_with_discount\n",
+        )
+        .unwrap();
+        let via = "from tests.helpers import total_with_discount\n";
+        assert_eq!(imports_from_homes(root.path(), via, &homes), None);
+    }
 
     #[test]
     fn a_module_of_the_tree_used_by_its_dotted_name_gets_its_import() {

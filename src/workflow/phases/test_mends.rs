@@ -9,7 +9,7 @@ use crate::workflow::examples::{
     add_missing_imports, file_names_dropped, loose_assertions_gathered, Example,
 };
 use crate::workflow::invented_expectations::without_invented_expectations;
-use crate::workflow::python_imports::without_imports_of_itself;
+use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
 use crate::workflow::unknown_methods;
 
 /// The story a test file is mended for.
@@ -35,6 +35,7 @@ impl Mends<'_> {
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
             notes.push(taken.note(path));
         }
+        notes.extend(self.import_from_homes(path));
         notes.extend(self.add_imports(path));
         notes.extend(self.take_out_invented(path));
         let story = unknown_methods::StoryCalls {
@@ -106,6 +107,21 @@ impl Mends<'_> {
     /// calls `slugify` without importing it) and for the modules of the tree it calls through
     /// (`inventory.pricing.total_with_discount(…)` with no `import inventory.pricing`); says
     /// what it added.
+    /// Imports each function the story names from its file where the tests take it from a
+    /// module that does not define it ([`imports_from_homes`]).
+    fn import_from_homes(&self, path: &str) -> Option<String> {
+        let mut replaced = Vec::new();
+        self.rewrite(path, |text| {
+            let (mended, lines) = imports_from_homes(self.dir, text, self.homes)?;
+            replaced = lines;
+            Some(mended)
+        })?;
+        Some(format!(
+            "`{}` in `{path}` now imports from the file the story names instead",
+            replaced.join("`, `")
+        ))
+    }
+
     fn add_imports(&self, path: &str) -> Option<String> {
         let imports = add_missing_imports(self.dir, path, self.homes)?;
         Some(format!("added `{}` to `{path}`", imports.join("`, `")))
