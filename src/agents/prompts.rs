@@ -272,6 +272,10 @@ pub fn review_system(role: &str) -> String {
 /// Small reviewers report the bug a story describes as a flaw of the change that fixes it: the
 /// Summary is labelled as written before the change, the code after the change is shown whole,
 /// and the task is to check each acceptance criterion against that code.
+///
+/// The work is judged against the story, not against the way to it: the Research and the
+/// Implementation Plan are left out (docs/design.md §10). On 2 cores they were 40% of a
+/// 2,500-token review prompt, read three times, at about 70 s a perspective.
 pub fn review_user(
     story: &Story,
     diff: &str,
@@ -286,8 +290,6 @@ pub fn review_user(
             "What the story asked for (written before the change)",
         ),
         ("Acceptance Criteria", "Acceptance Criteria"),
-        ("Research", "Research"),
-        ("Implementation Plan", "Implementation Plan"),
         ("Implementation Notes", "Implementation Notes"),
     ];
     for (name, heading) in sections {
@@ -304,15 +306,16 @@ pub fn review_user(
         ));
     }
     let changed = changed_files(work_dir, diff);
-    if !changed.is_empty() {
+    if !changed.text.is_empty() {
         context.push_str(&format!(
-            "\n# The changed files after the change\n{changed}"
+            "\n# The changed files after the change\n{}",
+            changed.text
         ));
     }
     let diff = if diff.trim().is_empty() {
         "(no changes found in the working tree)".to_string()
     } else {
-        head_tail(diff, DIFF_BUDGET)
+        head_tail(&without_new_bodies(diff, &changed.paths), DIFF_BUDGET)
     };
     context.push_str(&format!("\n# Diff of the work\n```diff\n{diff}\n```\n"));
     assemble(
@@ -355,7 +358,7 @@ pub fn blocker_user(
         "\n# The acceptance tests, written from the criteria; they pass on the code below\n{}",
         head_tail(acceptance_tests, SECTION_BUDGET)
     ));
-    let changed = changed_files(work_dir, diff);
+    let changed = changed_files(work_dir, diff).text;
     if !changed.is_empty() {
         context.push_str(&format!(
             "\n# The changed files after the change\n{changed}"
@@ -378,8 +381,8 @@ const REVIEW_FILE_BYTES: u64 = 16 * 1024;
 
 /// The text files the diff changes, as they are in `work_dir` now, each in a fence under its
 /// path; deleted, binary and large files are left to the diff.
-fn changed_files(work_dir: &Path, diff: &str) -> String {
-    let mut out = String::new();
+fn changed_files(work_dir: &Path, diff: &str) -> ShownFiles {
+    let mut shown = ShownFiles::default();
     let paths = diff
         .lines()
         .filter_map(|line| line.strip_prefix("+++ b/"))
@@ -393,7 +396,45 @@ fn changed_files(work_dir: &Path, diff: &str) -> String {
         };
         let fence = if text.contains("```") { "~~~~" } else { "```" };
         let newline = if text.ends_with('\n') { "" } else { "\n" };
-        out.push_str(&format!("## {path}\n{fence}\n{text}{newline}{fence}\n"));
+        shown
+            .text
+            .push_str(&format!("## {path}\n{fence}\n{text}{newline}{fence}\n"));
+        shown.paths.push(path.to_string());
+    }
+    shown
+}
+
+/// The changed files shown whole to the reviewers, and their paths.
+#[derive(Default)]
+struct ShownFiles {
+    text: String,
+    paths: Vec<String>,
+}
+
+/// `diff` with the lines of each file it adds whole and that `shown` lists replaced by one note:
+/// the reviewers read that file once, above, rather than twice.
+fn without_new_bodies(diff: &str, shown: &[String]) -> String {
+    let mut out = String::new();
+    let mut new_file = false;
+    let mut skipping = false;
+    for line in diff.lines() {
+        if line.starts_with("diff --git ") {
+            new_file = false;
+            skipping = false;
+        } else if line == "--- /dev/null" {
+            new_file = true;
+        } else if let Some(path) = line.strip_prefix("+++ b/") {
+            if new_file && shown.iter().any(|shown| shown == path) {
+                out.push_str(line);
+                out.push_str("\n(a new file, shown whole above)\n");
+                skipping = true;
+                continue;
+            }
+        }
+        if !skipping {
+            out.push_str(line);
+            out.push('\n');
+        }
     }
     out
 }
@@ -602,6 +643,42 @@ mod tests {
             "{text}"
         );
         assert!(text.starts_with(&wrote), "{text}");
+    }
+
+    #[test]
+    fn the_reviewers_read_the_story_and_each_new_file_once_without_the_research_and_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tests")).unwrap();
+        std::fs::write(dir.path().join("cart.py"), "def remove(sku):\n    pass\n").unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_cart.py"),
+            "def test_remove():\n    NEW-TEST-BODY\n",
+        )
+        .unwrap();
+        let text = "---\nid: story-a\ntitle: Remove\n---\n# Remove\n\n## Summary\nSUMMARY-MARK\n\n## Acceptance Criteria\n- [ ] CRITERION-MARK\n\n## Research\nRESEARCH-MARK\n\n## Implementation Plan\nPLAN-MARK\n\n## Implementation Notes\nNOTES-MARK\n";
+        let story = Story::parse(
+            text,
+            std::path::PathBuf::from("in-progress/remove.md"),
+            crate::board::Column::InProgress,
+        )
+        .unwrap();
+        let diff = "diff --git a/cart.py b/cart.py\nindex 1..2 100644\n--- a/cart.py\n+++ b/cart.py\n@@ -1 +1,2 @@\n+def remove(sku):\n+    pass\ndiff --git a/tests/test_cart.py b/tests/test_cart.py\nnew file mode 100644\nindex 0..3\n--- /dev/null\n+++ b/tests/test_cart.py\n@@ -0,0 +1,2 @@\n+def test_remove():\n+    NEW-TEST-BODY\n";
+        let prompt = review_user(&story, diff, None, dir.path());
+        for kept in [
+            "SUMMARY-MARK",
+            "CRITERION-MARK",
+            "NOTES-MARK",
+            "+def remove(sku):",
+        ] {
+            assert!(prompt.contains(kept), "{kept} missing:\n{prompt}");
+        }
+        for left_out in ["RESEARCH-MARK", "PLAN-MARK"] {
+            assert!(!prompt.contains(left_out), "{left_out} shown:\n{prompt}");
+        }
+        assert_eq!(prompt.matches("NEW-TEST-BODY").count(), 1, "{prompt}");
+        assert!(prompt.contains("+++ b/tests/test_cart.py\n(a new file, shown whole above)\n"));
+        // The modified file is in the diff and shown whole: its body twice.
+        assert_eq!(prompt.matches("def remove(sku):").count(), 2, "{prompt}");
     }
 
     #[test]

@@ -62,6 +62,7 @@ pub(super) fn file_edits(text: &str, default_file: Option<&str>) -> Vec<TextCall
         }
         match whole_file(&lines[..at], info, body) {
             Some(edit) => edits.push(edit),
+            None if label_above(&lines[..at]) == Some(Shown::Before) => {}
             None if is_code(info, body) => pathless.push(body),
             None => {}
         }
@@ -209,6 +210,7 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
     let path = path_like(&language)
         .or_else(|| words.find_map(path_like))
         .or_else(|| announced_path(before))
+        .or_else(|| after_change_path(before))
         .or_else(|| {
             // A comment naming the file, or the path alone in a bare fence with the file in a
             // fence of its own inside it, or set apart from the code under it by a blank line
@@ -227,6 +229,73 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
             Some(named)
         })?;
     Some(write_call(&path, &content))
+}
+
+/// What a short label line over a fence says it shows, in an answer that shows a file before and
+/// after its change. Recorded from Qwen2.5-Coder-1.5B, asked to make a change whole-file (the
+/// inventory benchmark, 2026-11-29): "### inventory/cart.py", then "**Before Change:**" over the
+/// file as it is, then "**After Change:**" over the right change, twice in a row; read as no
+/// file, both rounds changed nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shown {
+    Before,
+    After,
+}
+
+fn shown(line: &str) -> Option<Shown> {
+    const BEFORE: [&str; 4] = ["before", "original", "old", "current"];
+    const AFTER: [&str; 6] = ["after", "updated", "new", "modified", "changed", "fixed"];
+    let words: Vec<String> = line
+        .split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                .to_ascii_lowercase()
+        })
+        .filter(|word| !word.is_empty())
+        .collect();
+    let has = |set: &[&str]| words.iter().any(|word| set.contains(&word.as_str()));
+    match words.len() {
+        1..=6 if has(&BEFORE) => Some(Shown::Before),
+        1..=6 if has(&AFTER) => Some(Shown::After),
+        _ => None,
+    }
+}
+
+/// The label on the nearest non-empty line above a fence, if that line is one.
+fn label_above(before: &[&str]) -> Option<Shown> {
+    let line = *before.iter().rev().find(|line| !line.trim().is_empty())?;
+    announced_path(&[line])
+        .is_none()
+        .then(|| shown(line))
+        .flatten()
+}
+
+/// The path over a fence labelled as the file after its change: on one of the two lines above
+/// the label, or above the file before its change and its label when that stands between. Any
+/// other fence between is another file's, and its path is not this one's.
+fn after_change_path(before: &[&str]) -> Option<String> {
+    if label_above(before) != Some(Shown::After) {
+        return None;
+    }
+    let lines: Vec<&str> = before
+        .iter()
+        .copied()
+        .filter(|line| !line.trim().is_empty())
+        .collect();
+    let mut label = lines.len() - 1;
+    if label > 0 && fence(lines[label - 1]).is_some() {
+        let opening = (0..label - 1).rev().find(|&i| fence(lines[i]).is_some())?;
+        if label_above(&lines[..opening]) != Some(Shown::Before) {
+            return None;
+        }
+        label = opening - 1;
+    }
+    lines[..label]
+        .iter()
+        .rev()
+        .take(2)
+        .take_while(|line| fence(line).is_none())
+        .find_map(|line| announced_path(&[line]))
 }
 
 /// The lines without the indentation they all share: a fence nested in a list item indents the
@@ -523,6 +592,28 @@ mod tests {
                 ),
             ]
         );
+    }
+
+    #[test]
+    fn the_file_after_its_change_is_written_under_the_heading_and_the_file_before_is_not() {
+        let answer = "I apologize, but as an AI language model, I cannot physically change files.\n\n### inventory/cart.py\n\n**Before Change:**\n```python\nclass Cart:\n    OLD\n```\n\n**After Change:**\n```python\nclass Cart:\n    NEW\n```\n\n### Tests to Verify the Implementation\n\n**Before Change:**\n```python\ndef test_a():\n    OLD\n```\n\n**After Change:**\n```python\ndef test_a():\n    NEW\n```\n";
+        let written = edits(answer);
+        assert_eq!(written.len(), 1, "{written:?}");
+        assert_eq!(written[0].1["path"], "inventory/cart.py");
+        assert_eq!(written[0].1["content"], "class Cart:\n    NEW\n");
+        // Nor is a file before its change the acceptance file a fence without a path is.
+        let before_only = "**Before Change:**\n```python\ndef test_a():\n    OLD\n```\n";
+        assert!(file_edits(before_only, Some("tests/test_a.py")).is_empty());
+    }
+
+    #[test]
+    fn an_updated_file_under_a_heading_is_written_but_not_under_another_files_fence() {
+        let headed = "### stats.py\nHere is the updated code:\n```python\nX = 1\n```\n";
+        assert_eq!(edits(headed)[0].1["path"], "stats.py");
+        let after_another = "### stats.py\n```python\nX = 1\n```\nHere is the new test file:\n```python\ndef test_x():\n    pass\n```\n";
+        let written = edits(after_another);
+        assert_eq!(written.len(), 1, "{written:?}");
+        assert_eq!(written[0].1["content"], "X = 1\n");
     }
 
     #[test]
