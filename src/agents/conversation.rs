@@ -265,6 +265,12 @@ async fn run_turns(
         recorded = messages.len();
         record_response(transcript, done.turns, &reply);
         let mut turn = reading.read(&reply, !definitions.is_empty());
+        if reading.steps_of_an_answer(&turn, reply.content.as_deref().unwrap_or_default()) {
+            transcript.record("calls_as_steps", json!({"turn": done.turns}));
+            finish(reply, transcript, done);
+            done.final_text = reading.answer_without_calls(&done.final_text);
+            return Ok(());
+        }
         let edits = std::mem::take(&mut turn.edits);
         if turn.calls.is_empty() && !edits.is_empty() {
             // The reply is the model's change: its edits are made, and unless one failed the

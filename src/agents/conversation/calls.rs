@@ -60,6 +60,22 @@ impl Reading {
             .count()
     }
 
+    /// Whether the calls `turn` read from `content` are the steps of a written answer rather
+    /// than actions: an agent that only reads, under `text`, writing two calls or more amid at
+    /// least [`STEPS_PROSE`] characters of its own. Asked for a plan, the 1.5B model wrote it
+    /// whole in its first reply, each step with the call it would make (in a fence, or quoted
+    /// in a sentence); run as actions, the first ran, and it went on reading for nine turns and
+    /// wrote its plan again, 80 s more in five of six plans (textkit, 2026-11-29).
+    pub(super) fn steps_of_an_answer(&self, turn: &TurnCalls, content: &str) -> bool {
+        let reads_only = !EDIT_TOOLS
+            .iter()
+            .any(|tool| self.names.iter().any(|n| n == tool));
+        reads_only
+            && self.text_only()
+            && turn.calls.len() + turn.left_out >= 2
+            && self.answer_without_calls(content).chars().count() >= STEPS_PROSE
+    }
+
     /// The tools are described in the prompt instead of sent, and one action per reply runs.
     pub(super) fn text_only(&self) -> bool {
         self.protocol == ToolProtocol::Text && !self.names.is_empty()
@@ -145,6 +161,11 @@ impl Reading {
         )
     }
 }
+
+/// The prose, calls left out, of a reply whose calls are the steps of its answer: the 1.5B
+/// model's plans with calls as steps had 300 to 2,700 characters of their own; its replies that
+/// act are a call and a line.
+const STEPS_PROSE: usize = 250;
 
 /// Times one call may appear in a reply before the reply is a model repeating itself.
 const STUTTER_CALLS: usize = 3;

@@ -1096,3 +1096,63 @@ async fn calls_written_into_the_answer_after_the_budget_are_left_out_of_it() {
         "no call of the last turn ran"
     );
 }
+
+#[tokio::test]
+async fn a_plan_written_whole_with_its_steps_as_calls_is_the_answer() {
+    let server = MockServer::start().await;
+    // Recorded (Qwen2.5-Coder-1.5B, textkit, 2026-11-29): the plan's first reply, whose steps
+    // quote seven calls in backticks. It is the answer; no call runs, no second request.
+    let recording: Value = serde_json::from_str(include_str!(
+        "../text_calls/recorded/plan_quoting_actions.json"
+    ))
+    .unwrap();
+    let plan = recording["response"]["choices"][0]["message"]["content"]
+        .as_str()
+        .unwrap();
+    answer(&server, ok(completion(Some(plan), &[])), 1).await;
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), &StoryId::from("story-1"), "plan").unwrap();
+    let tools = FakeTools::default();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Text,
+        None,
+        12,
+        &transcript,
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(done.usage.requests, 1);
+    assert!(tools.calls.lock().unwrap().is_empty(), "no step ran");
+    assert!(done
+        .final_text
+        .starts_with("### Plan\n\n1. **Read the File**"));
+    assert!(done.final_text.contains("4. **Add a Test**"));
+    assert_eq!(entries(&transcript, "calls_as_steps").len(), 1);
+}
+
+#[tokio::test]
+async fn one_call_with_a_line_of_prose_is_still_an_action() {
+    let server = MockServer::start().await;
+    let read = "I will read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"stock.py\"}}\n```\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n```";
+    answer(&server, ok(completion(Some(read), &[])), 1).await;
+    answer(&server, ok(completion(Some("The plan."), &[])), 1).await;
+    let tools = FakeTools::default();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Text,
+        None,
+        12,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(done.final_text, "The plan.");
+    assert_eq!(tools.calls.lock().unwrap().len(), 1, "the first action ran");
+}
