@@ -73,7 +73,23 @@ impl Reading {
         reads_only
             && self.text_only()
             && turn.calls.len() + turn.left_out >= 2
-            && self.answer_without_calls(content).chars().count() >= STEPS_PROSE
+            && self.without_any_calls(content).chars().count() >= STEPS_PROSE
+    }
+
+    /// `text` without anything written as a call, to a tool of this agent's or not: the prose
+    /// of a reply (a fence of `add_file` and `run_tests` calls is no plan).
+    fn without_any_calls(&self, text: &str) -> String {
+        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
+        without_calls(
+            text,
+            Expect {
+                tools: &names,
+                any_name: true,
+                bash: false,
+                edits: false,
+                default_file: None,
+            },
+        )
     }
 
     /// The tools are described in the prompt instead of sent, and one action per reply runs.

@@ -1156,3 +1156,31 @@ async fn one_call_with_a_line_of_prose_is_still_an_action() {
     assert_eq!(done.final_text, "The plan.");
     assert_eq!(tools.calls.lock().unwrap().len(), 1, "the first action ran");
 }
+
+#[tokio::test]
+async fn a_fence_of_calls_to_tools_the_agent_lacks_is_no_written_answer() {
+    let server = MockServer::start().await;
+    // Recorded shape (Qwen2.5-Coder-1.5B, inventory plan, 2026-11-29): four calls in one JSON
+    // fence, to tools no agent has; their code is long, but it is no plan.
+    let content = "x = 1\\n".repeat(60);
+    let calls = format!(
+        "```json\n{{\"name\": \"add_file\", \"arguments\": {{\"path\": \"cart.py\", \"content\": \"{content}\"}}}}\n{{\"name\": \"run_tests\", \"arguments\": {{\"path\": \"tests\"}}}}\n```"
+    );
+    answer(&server, ok(completion(Some(&calls), &[])), 1).await;
+    answer(&server, ok(completion(Some("The plan."), &[])), 1).await;
+    let tools = FakeTools::default();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Text,
+        None,
+        12,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(done.final_text, "The plan.");
+    assert_eq!(done.usage.requests, 2);
+}
