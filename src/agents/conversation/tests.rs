@@ -1097,6 +1097,24 @@ async fn calls_written_into_the_answer_after_the_budget_are_left_out_of_it() {
     );
 }
 
+/// A read-only agent's conversation under the text protocol, with a plan's 12 turns.
+async fn reading_agent(
+    server: &MockServer,
+    tools: &FakeTools,
+    transcript: &Transcript,
+) -> Conversation {
+    converse_as(
+        server,
+        Some(tools),
+        ToolProtocol::Text,
+        None,
+        12,
+        transcript,
+    )
+    .await
+    .unwrap()
+}
+
 #[tokio::test]
 async fn a_plan_written_whole_with_its_steps_as_calls_is_the_answer() {
     let server = MockServer::start().await;
@@ -1114,16 +1132,7 @@ async fn a_plan_written_whole_with_its_steps_as_calls_is_the_answer() {
     let transcript = Transcript::create(board.path(), &StoryId::from("story-1"), "plan").unwrap();
     let tools = FakeTools::default();
 
-    let done = converse_as(
-        &server,
-        Some(&tools),
-        ToolProtocol::Text,
-        None,
-        12,
-        &transcript,
-    )
-    .await
-    .unwrap();
+    let done = reading_agent(&server, &tools, &transcript).await;
 
     assert_eq!(done.usage.requests, 1);
     assert!(tools.calls.lock().unwrap().is_empty(), "no step ran");
@@ -1142,16 +1151,7 @@ async fn one_call_with_a_line_of_prose_is_still_an_action() {
     answer(&server, ok(completion(Some("The plan."), &[])), 1).await;
     let tools = FakeTools::default();
 
-    let done = converse_as(
-        &server,
-        Some(&tools),
-        ToolProtocol::Text,
-        None,
-        12,
-        &Transcript::disabled(),
-    )
-    .await
-    .unwrap();
+    let done = reading_agent(&server, &tools, &Transcript::disabled()).await;
 
     assert_eq!(done.final_text, "The plan.");
     assert_eq!(tools.calls.lock().unwrap().len(), 1, "the first action ran");
@@ -1170,16 +1170,7 @@ async fn a_fence_of_calls_to_tools_the_agent_lacks_is_no_written_answer() {
     answer(&server, ok(completion(Some("The plan."), &[])), 1).await;
     let tools = FakeTools::default();
 
-    let done = converse_as(
-        &server,
-        Some(&tools),
-        ToolProtocol::Text,
-        None,
-        12,
-        &Transcript::disabled(),
-    )
-    .await
-    .unwrap();
+    let done = reading_agent(&server, &tools, &Transcript::disabled()).await;
 
     assert_eq!(done.final_text, "The plan.");
     assert_eq!(done.usage.requests, 2);
