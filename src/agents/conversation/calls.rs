@@ -73,23 +73,7 @@ impl Reading {
         reads_only
             && self.text_only()
             && turn.calls.len() + turn.left_out >= 2
-            && self.without_any_calls(content).chars().count() >= STEPS_PROSE
-    }
-
-    /// `text` without anything written as a call, to a tool of this agent's or not: the prose
-    /// of a reply (a fence of `add_file` and `run_tests` calls is no plan).
-    fn without_any_calls(&self, text: &str) -> String {
-        let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
-        without_calls(
-            text,
-            Expect {
-                tools: &names,
-                any_name: true,
-                bash: false,
-                edits: false,
-                default_file: None,
-            },
-        )
+            && self.text_without_calls(content, true).chars().count() >= STEPS_PROSE
     }
 
     /// The tools are described in the prompt instead of sent, and one action per reply runs.
@@ -164,12 +148,19 @@ impl Reading {
     /// An answer without the calls to this agent's tools written into it, which were not run
     /// (see `text_calls::without_calls`).
     pub(super) fn answer_without_calls(&self, answer: &str) -> String {
+        self.text_without_calls(answer, false)
+    }
+
+    /// `text` without the calls to this agent's tools written into it, and with `any_name`
+    /// without calls to any tool name too: the prose of a reply (a fence of `add_file` and
+    /// `run_tests` calls is no plan).
+    fn text_without_calls(&self, text: &str, any_name: bool) -> String {
         let names: Vec<&str> = self.names.iter().map(String::as_str).collect();
         without_calls(
-            answer,
+            text,
             Expect {
                 tools: &names,
-                any_name: false,
+                any_name,
                 bash: false,
                 edits: false,
                 default_file: None,
