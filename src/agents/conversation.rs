@@ -294,16 +294,15 @@ async fn run_turns(
                 return Ok(());
             }
             if answered.repeats(last_failed.as_ref()) {
-                // The same failing change again: the work check may say what the failure
-                // messages did not (a function still missing), and its rounds are bounded.
-                if let Some(feedback) =
-                    failed_check(prompt.check, &reply, max_turns, transcript, done).await
-                {
-                    with_results(&mut messages, feedback);
-                    last_failed = None;
-                    continue;
-                }
-                return end_repeating(reply, &reading, transcript, done);
+                let check = prompt.check;
+                let Some(feedback) =
+                    after_repeat(check, reply, max_turns, &reading, transcript, done).await
+                else {
+                    return Ok(());
+                };
+                with_results(&mut messages, feedback);
+                last_failed = None;
+                continue;
             }
             if answered.any_failed() {
                 last_failed = Some(answered);
@@ -383,7 +382,15 @@ async fn run_turns(
         )
         .await?;
         if answered.repeats(last_failed.as_ref()) {
-            return end_repeating(reply, &reading, transcript, done);
+            let check = prompt.check;
+            let Some(feedback) =
+                after_repeat(check, reply, max_turns, &reading, transcript, done).await
+            else {
+                return Ok(());
+            };
+            with_results(&mut messages, feedback);
+            last_failed = None;
+            continue;
         }
         let reason =
             done_reading.after_turn(stutters, answered.only_already_done(), writes_refused);
@@ -461,22 +468,33 @@ fn leave_out_calls(reading: &Reading, transcript: &Transcript, done: &mut Conver
     }
 }
 
-/// Ends a conversation whose model sent the same calls again after reading their results: the
-/// reply is its answer, which the phase's output check will judge (and a retry can then ask
-/// differently).
-fn end_repeating(
+/// The model sent the same failing calls again after reading their results. The work check
+/// may say what the failure messages did not (a function still missing, an acceptance test
+/// red), and its rounds are bounded: its feedback is returned to send back. Without it the
+/// reply ends the conversation as its answer, which the phase's output check will judge (and
+/// a retry can then ask differently), and `None` is returned.
+///
+/// Ending at once lost a story in a recorded run: the model wrote the fixed acceptance file
+/// twice, both writes were refused, and the conversation ended before any test round could
+/// say what was still red.
+async fn after_repeat(
+    check: Option<&dyn WorkCheck>,
     reply: ChatReply,
+    max_turns: u32,
     reading: &Reading,
     transcript: &Transcript,
     done: &mut Conversation,
-) -> Result<(), LlmError> {
+) -> Option<String> {
+    if let Some(feedback) = failed_check(check, &reply, max_turns, transcript, done).await {
+        return Some(feedback);
+    }
     transcript.record(
         "repeated_calls",
         json!({"turn": done.turns, "action": "ended the conversation"}),
     );
     finish(reply, transcript, done);
     leave_out_calls(reading, transcript, done);
-    Ok(())
+    None
 }
 
 /// Runs the work check once the model says it is done; a failure, while rounds are left, is

@@ -975,6 +975,47 @@ async fn the_same_failing_change_again_hears_from_the_check_before_it_ends() {
 }
 
 #[tokio::test]
+async fn the_same_failing_call_again_hears_from_the_check_before_it_ends() {
+    let server = MockServer::start().await;
+    // Recorded shape (Qwen2.5-Coder-1.5B, 2026-11-29, inventory `receipt-line`): the same
+    // refused write twice, and the conversation ended before a test round said what was red.
+    let refused = [("c1", "edit_file", r#"{"path":"missing.py"}"#)];
+    answer(&server, ok(completion(None, &refused)), 2).await;
+    answer(&server, ok(completion(Some("fixed"), &[])), 1).await;
+    let check = FlakyCheck::failing(1);
+    let tools = EditTools::default();
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        8,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+
+    let bodies = request_bodies(&server).await;
+    assert_eq!(bodies.len(), 3);
+    let last = bodies[2]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["role"], "user");
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("FAILED test_x - boom"),
+        "{last}"
+    );
+    assert_eq!((done.final_text.as_str(), done.check_rounds), ("fixed", 1));
+}
+
+#[tokio::test]
 async fn a_reply_that_repeats_one_call_over_and_over_is_the_last_with_tools() {
     let server = MockServer::start().await;
     // Recorded shape (Qwen2.5-Coder-1.5B, 2026-11-28, plan): one read written again and again
