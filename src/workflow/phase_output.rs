@@ -310,21 +310,23 @@ pub fn write_into(story: &mut Story, phase: Phase, output: &str) {
                 // A rewrite that loses the given words or examples leaves them as they were,
                 // and one that invents examples loses those.
                 let given = super::named_functions::story_text(story);
+                let existing = story.section("Acceptance Criteria");
+                let criteria = criteria
+                    .map(|criteria| super::refined::criteria(existing, criteria, &given))
+                    // Criteria that were only invented examples leave the story's as they were.
+                    .filter(|criteria| !criteria.trim().is_empty());
+                let kept_criteria = criteria.as_deref().or(existing).unwrap_or_default();
                 let summary = summary.and_then(|summary| {
-                    super::refined::summary(story.section("Summary"), summary, &given)
+                    let existing = story.section("Summary");
+                    super::refined::summary(existing, summary, &given, kept_criteria)
                 });
+                let summary = summary.map(|summary| sections::nest(summary, "Summary"));
                 if let Some(summary) = summary {
-                    let summary = sections::nest(summary, "Summary");
                     story.set_section("Summary", &summary);
                 }
                 if let Some(criteria) = criteria {
-                    let existing = story.section("Acceptance Criteria");
-                    let criteria = super::refined::criteria(existing, criteria, &given);
-                    // Criteria that were only invented examples leave the story's as they were.
-                    if !criteria.trim().is_empty() {
-                        let criteria = sections::nest(&criteria, "Acceptance Criteria");
-                        story.set_section("Acceptance Criteria", &criteria);
-                    }
+                    let criteria = sections::nest(&criteria, "Acceptance Criteria");
+                    story.set_section("Acceptance Criteria", &criteria);
                 }
             }
             if story.column == Column::Backlog {

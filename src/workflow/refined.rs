@@ -24,13 +24,31 @@ const WORD_LEN: usize = 4;
 /// file it names: "Add `median(values)` to stats.py" came back as "a utility in the `textkit`
 /// package" (Qwen2.5-Coder-1.5B, 2026-11-28), and no later phase knew where `median` goes.
 /// Nor may the rewrite turn around a conversion `given` (the story as it stood) states
-/// ([`directions`]). `None`: the story has no summary, and gets none.
-pub fn summary<'t>(existing: Option<&'t str>, refined: &'t str, given: &str) -> Option<&'t str> {
+/// ([`directions`]), nor drop an example of the existing summary that `criteria` (the
+/// criteria the story will hold) do not carry either: "`whisper(\"\")` returns `\"...\"`", a
+/// list item of the summary, came back as a criterion with its value broken (`"...""`), which
+/// [`criteria`] rightly left out, and the rewritten summary had no list (a drive, 2026-11-30).
+/// `None`: the story has no summary, and gets none.
+pub fn summary<'t>(
+    existing: Option<&'t str>,
+    refined: &'t str,
+    given: &str,
+    criteria: &str,
+) -> Option<&'t str> {
     if reverses_a_direction(refined, given) {
         return existing;
     }
+    let drops_an_example = |existing: &str| {
+        super::examples::examples(existing)
+            .iter()
+            .any(|example| !example.carried_by(refined) && !example.carried_by(criteria))
+    };
     Some(match existing {
-        Some(existing) if !keeps_words(existing, refined) || drops_a_file(existing, refined) => {
+        Some(existing)
+            if !keeps_words(existing, refined)
+                || drops_a_file(existing, refined)
+                || drops_an_example(existing) =>
+        {
             existing
         }
         _ => refined,
@@ -185,15 +203,30 @@ mod tests {
     fn a_rewrite_that_loses_the_authors_rule_leaves_the_summary_as_it_was() {
         // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, textkit `slugify`).
         let lossy = "Add a function `slugify(text)` to the `textkit.py` module. The function should convert a string to a slug, which is a URL-friendly string that is created by replacing spaces with hyphens and converting all characters to lowercase.";
-        assert_eq!(summary(Some(AUTHOR), lossy, AUTHOR), Some(AUTHOR));
+        assert_eq!(summary(Some(AUTHOR), lossy, AUTHOR, ""), Some(AUTHOR));
         let fuller = format!("{AUTHOR} An empty text gives an empty slug.");
         assert_eq!(
-            summary(Some(AUTHOR), &fuller, AUTHOR),
+            summary(Some(AUTHOR), &fuller, AUTHOR, ""),
             Some(fuller.as_str())
         );
         // A short or missing summary is the refine's to write.
-        assert_eq!(summary(Some("Add slugify"), lossy, ""), Some(lossy));
-        assert_eq!(summary(None, lossy, ""), Some(lossy));
+        assert_eq!(summary(Some("Add slugify"), lossy, "", ""), Some(lossy));
+        assert_eq!(summary(None, lossy, "", ""), Some(lossy));
+    }
+
+    #[test]
+    fn a_summary_that_drops_an_example_the_criteria_do_not_carry_stays_as_it_was() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-11-30): the examples were list items of
+        // the summary; the rewrite moved one to the criteria and broke the other.
+        let author = "Add a function `whisper(text)` to greet.py that returns the text in lower case, followed by three dots.\n\n- `whisper(\"Hi\")` returns `\"hi...\"`\n- `whisper(\"\")` returns `\"...\"`";
+        let rewrite = "Add a function `whisper(text)` to greet.py that returns the text in lower case, followed by three dots.";
+        let given = format!("Add whisper(text) to greet.py\n{author}");
+        let kept = criteria(None, "- [ ] `whisper(\"Hi\")` returns `\"hi...\"`\n- [ ] `whisper(\"\")` returns `\"...\"\"`", &given);
+        assert_eq!(kept, "- [ ] `whisper(\"Hi\")` returns `\"hi...\"`");
+        assert_eq!(summary(Some(author), rewrite, &given, &kept), Some(author));
+        // Carried by the criteria, the example may leave the summary.
+        let both = format!("{kept}\n- [ ] `whisper(\"\")` returns `\"...\"`");
+        assert_eq!(summary(Some(author), rewrite, &given, &both), Some(rewrite));
     }
 
     #[test]
@@ -256,8 +289,8 @@ mod tests {
             ]
         );
         let turned = "Converts a temperature from Celsius to Fahrenheit.";
-        assert_eq!(summary(None, turned, title), None);
-        assert_eq!(summary(Some("Was"), turned, title), Some("Was"));
+        assert_eq!(summary(None, turned, title, ""), None);
+        assert_eq!(summary(Some("Was"), turned, title, ""), Some("Was"));
         // A function named `to_…` without a call or an argument states no direction.
         assert!(directions("the inverse of to_fahrenheit").is_empty());
         assert!(directions("Add to_celsius() to temperature.py").is_empty());
@@ -269,9 +302,12 @@ mod tests {
         // gone, and the criteria's test file with it.
         let author = "Add a function `median(values)` to stats.py that returns the middle value of the sorted numbers; for an even count, the mean of the two middle values; for an empty list, 0.0.";
         let lossy = "The `median` function is a utility in the `textkit` package that calculates the middle value of a list of numbers. If the list has an even count, it returns the mean of the two middle values. If the list is empty, it returns 0.0.";
-        assert_eq!(summary(Some(author), lossy, author), Some(author));
+        assert_eq!(summary(Some(author), lossy, author, ""), Some(author));
         let kept = format!("{author} The values need not be sorted.");
-        assert_eq!(summary(Some(author), &kept, author), Some(kept.as_str()));
+        assert_eq!(
+            summary(Some(author), &kept, author, ""),
+            Some(kept.as_str())
+        );
         let criteria_before =
             "- [ ] `median([])` returns `0.0`\n- [ ] a test in test_stats.py covers it";
         let criteria_lossy =
