@@ -436,9 +436,13 @@ pub fn story_text(story: &crate::board::Story) -> String {
 
 /// Each function the story names, with the file it belongs in: the one the story names for
 /// it, else the one of the tree at `dir` that defines it already (a bug in `mean`, whose story
-/// need not say where `mean` is). What a test's missing imports are read from.
+/// need not say where `mean` is). Then each other name the story quotes that the tree defines:
+/// "returns its price as `format_price` writes it" names no call, and the 1.5B model's test of
+/// `receipt_line` called `format_price` without importing it (the inventory benchmark,
+/// 2026-11-29), a `NameError` in a test implement could not change. What a test's missing
+/// imports are read from.
 pub fn homes(dir: &Path, story: &crate::board::Story) -> Vec<(String, String)> {
-    named_functions(story)
+    let mut homes: Vec<(String, String)> = named_functions(story)
         .into_iter()
         .filter_map(|f| {
             let home = f
@@ -448,7 +452,42 @@ pub fn homes(dir: &Path, story: &crate::board::Story) -> Vec<(String, String)> {
                 .or_else(|| python_file_defining(dir, &f.name))?;
             Some((f.name, home))
         })
-        .collect()
+        .collect();
+    let quoted = super::examples::mentioned_names(&story_text(story));
+    let unplaced: Vec<String> = quoted
+        .into_iter()
+        .filter(|name| !homes.iter().any(|(known, _)| known == name))
+        .collect();
+    if !unplaced.is_empty() {
+        homes.extend(python_files_defining(dir, &unplaced));
+    }
+    homes
+}
+
+/// Each of `names` that a Python source file (not a test) of the tree at `dir` defines at its
+/// top level, with the first such file, relative to `dir`: one walk for them all.
+fn python_files_defining(dir: &Path, names: &[String]) -> Vec<(String, String)> {
+    let mut found: Vec<(String, String)> = Vec::new();
+    let sources = tree_files(dir).into_iter().filter(|path| {
+        path.extension().is_some_and(|e| e == "py") && !crate::agents::prompts::is_test_path(path)
+    });
+    for path in sources.take(DEFINITION_SCAN) {
+        let Ok(text) = std::fs::read_to_string(dir.join(&path)) else {
+            continue;
+        };
+        for line in text
+            .lines()
+            .filter(|line| !line.starts_with(char::is_whitespace))
+        {
+            let Some(name) = crate::agents::tools::defined_name(line) else {
+                continue;
+            };
+            if names.contains(&name) && !found.iter().any(|(known, _)| *known == name) {
+                found.push((name, path.to_string_lossy().into_owned()));
+            }
+        }
+    }
+    found
 }
 
 /// The first Python source file (not a test) under `dir` that defines `name` at its top level,
@@ -530,6 +569,34 @@ mod tests {
             .iter()
             .map(|function| function.name.as_str())
             .collect()
+    }
+
+    #[test]
+    fn a_quoted_name_the_tree_defines_has_a_home_too() {
+        // Recorded story (the inventory benchmark, `receipt-line`, refined by the 1.5B model).
+        let receipt = story(
+            "Add a function `receipt_line(name, cents)` to inventory/money.py that returns the item's name, a colon and a space, and its price as `format_price` writes it.",
+            "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line` calls `format_price`",
+        );
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tree.path().join("inventory")).unwrap();
+        std::fs::create_dir_all(tree.path().join("tests")).unwrap();
+        let money = "def format_price(cents):\n    name = 1\n    return f\"${cents / 100:,.2f}\"\n";
+        std::fs::write(tree.path().join("inventory/money.py"), money).unwrap();
+        let test = "from inventory.money import format_price\ndef cents():\n    pass\n";
+        std::fs::write(tree.path().join("tests/test_money.py"), test).unwrap();
+
+        let homes = homes(tree.path(), &receipt);
+
+        // `name` is only an argument and a local, and a test's definitions are no home.
+        let money = "inventory/money.py".to_string();
+        assert_eq!(
+            homes,
+            [
+                ("receipt_line".to_string(), money.clone()),
+                ("format_price".to_string(), money)
+            ]
+        );
     }
 
     #[test]
