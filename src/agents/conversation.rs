@@ -353,6 +353,11 @@ async fn run_turns(
                 continue;
             }
             finish(reply, transcript, done);
+            if reading.text_only() {
+                // Calls written where none is read (a fence opened at the end of a plan's
+                // step) were not run either. Under `native`, text is only text.
+                leave_out_calls(&reading, transcript, done);
+            }
             return Ok(());
         }
         if done.turns >= max_turns {

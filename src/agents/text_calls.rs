@@ -113,9 +113,19 @@ fn fenced_calls(text: &str, expect: Expect<'_>, found: &mut Extraction) -> Strin
     let mut outside = String::new();
     let mut lines = text.split_inclusive('\n');
     while let Some(line) = lines.next() {
-        let Some((marker, info)) = fence_open(line) else {
-            outside.push_str(line);
-            continue;
+        let (marker, info) = match fence_open(line) {
+            Some(opened) => opened,
+            None => match fence_opened_at_end(line) {
+                Some((lead_in, marker, info)) => {
+                    outside.push_str(lead_in);
+                    outside.push('\n');
+                    (marker, info)
+                }
+                None => {
+                    outside.push_str(line);
+                    continue;
+                }
+            },
         };
         let mut body = String::new();
         for inner in lines.by_ref() {
@@ -184,6 +194,17 @@ fn fence_open(line: &str) -> Option<(&'static str, &str)> {
             )
         })
     })
+}
+
+/// A fence opened at the end of a line of prose, as the 1.5B model wrote its plans' steps
+/// (the inventory benchmark, 2026-11-29): "- **Action**: ```json", then a call or nothing, then
+/// the closing marker on a line of its own. The prose before the marker, the marker and the
+/// info string.
+fn fence_opened_at_end(line: &str) -> Option<(&str, &'static str, &str)> {
+    let (lead_in, info) = line.trim_end().rsplit_once("```")?;
+    let one_word = info.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    (!lead_in.trim().is_empty() && !lead_in.contains('`') && one_word)
+        .then_some((lead_in, "```", info))
 }
 
 fn strip_fence(body: &str) -> &str {

@@ -145,10 +145,13 @@ impl Reading {
         }
     }
 
-    /// An answer without the calls to this agent's tools written into it, which were not run
-    /// (see `text_calls::without_calls`).
+    /// An answer without the calls written into it, which were not run (see
+    /// `text_calls::without_calls`): calls to this agent's tools, and calls to any other tool
+    /// name too. A plan's steps of `write_file` calls, a tool the plan agent does not have,
+    /// taught the implement agent that read them to answer in JSON calls (the inventory
+    /// benchmark, 2026-11-29).
     pub(super) fn answer_without_calls(&self, answer: &str) -> String {
-        self.text_without_calls(answer, false)
+        self.text_without_calls(answer, true)
     }
 
     /// `text` without the calls to this agent's tools written into it, and with `any_name`

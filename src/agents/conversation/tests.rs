@@ -1185,6 +1185,28 @@ async fn a_plan_written_whole_with_its_steps_as_calls_is_the_answer() {
 }
 
 #[tokio::test]
+async fn a_plans_calls_fenced_at_the_ends_of_its_steps_are_left_out_of_the_answer() {
+    let server = MockServer::start().await;
+    // Recorded shape (Qwen2.5-Coder-1.5B, the inventory benchmark, 2026-11-29, `receipt-line`):
+    // each step's call in a fence opened at the end of its line, one of them empty.
+    let plan = "### Step 1: Read the File\n- **Action**: ```json\n  {\"name\": \"read_file\", \"arguments\": {\"path\": \"inventory/money.py\"}}\n  ```\n- **Result**: The code of `inventory/money.py`, where `format_price` is defined and where the new function goes.\n\n### Step 2: Add the `receipt_line` Function\n- **Action**: ```json\n  {\"name\": \"write_file\", \"arguments\": {\"path\": \"inventory/money.py\", \"content\": \"x\"}}\n  ```\n- **Result**: `receipt_line(name, cents)` is defined in `inventory/money.py` and returns the name, a colon, a space and the price.\n\n### Step 3: Test it\n- **Action**: ```json\n  ```\n- **Result**: A test in `tests/test_money.py`.";
+    answer(&server, ok(completion(Some(plan), &[])), 1).await;
+    let board = tempfile::tempdir().unwrap();
+    let transcript = Transcript::create(board.path(), &StoryId::from("story-1"), "plan").unwrap();
+    let tools = FakeTools::default();
+
+    let done = reading_agent(&server, &tools, &transcript).await;
+
+    assert_eq!(done.usage.requests, 1);
+    assert!(!done.final_text.contains("```"), "{}", done.final_text);
+    assert!(!done.final_text.contains("Action"), "{}", done.final_text);
+    assert!(done
+        .final_text
+        .contains("### Step 3: Test it\n- **Result**: A test"));
+    assert_eq!(entries(&transcript, "calls_as_steps").len(), 1);
+}
+
+#[tokio::test]
 async fn one_call_with_a_line_of_prose_is_still_an_action() {
     let server = MockServer::start().await;
     let read = "I will read the file first.\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"stock.py\"}}\n```\n```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"README.md\"}}\n```";

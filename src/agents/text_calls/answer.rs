@@ -7,8 +7,8 @@
 //! §21, "Every phase ends"). A call that was not run is no part of an answer.
 
 use super::{
-    closes_fence, fence_language, fence_open, holds_json, lenient_value, push_calls, read_block,
-    tagged_calls, CallForm, Expect, Extraction,
+    closes_fence, fence_language, fence_open, fence_opened_at_end, holds_json, lenient_value,
+    push_calls, read_block, tagged_calls, CallForm, Expect, Extraction,
 };
 
 /// `text` without its `<tool_call>` blocks, its fences that hold only calls, and its lines that
@@ -21,13 +21,19 @@ pub fn without_calls(text: &str, expect: Expect<'_>) -> String {
     let mut kept = String::with_capacity(outside_tags.len());
     let mut lines = outside_tags.split_inclusive('\n');
     while let Some(line) = lines.next() {
-        let Some((marker, info)) = fence_open(line) else {
-            if is_bare_call(line, expect) {
-                removed = true;
-            } else {
-                kept.push_str(line);
-            }
-            continue;
+        let (lead_in, marker, info) = match fence_open(line) {
+            Some((marker, info)) => ("", marker, info),
+            None => match fence_opened_at_end(line) {
+                Some(opened) => opened,
+                None => {
+                    if is_bare_call(line, expect) {
+                        removed = true;
+                    } else {
+                        kept.push_str(line);
+                    }
+                    continue;
+                }
+            },
         };
         let mut fence = line.to_string();
         let mut body = String::new();
@@ -38,8 +44,13 @@ pub fn without_calls(text: &str, expect: Expect<'_>) -> String {
             }
             body.push_str(inner);
         }
-        if holds_json(&fence_language(info)) && only_calls(&body, expect) {
+        let no_code = body.trim().is_empty() || only_calls(&body, expect);
+        if holds_json(&fence_language(info)) && no_code {
             removed = true;
+            if !is_label(lead_in) {
+                kept.push_str(lead_in.trim_end());
+                kept.push('\n');
+            }
         } else {
             kept.push_str(&fence);
         }
@@ -54,6 +65,14 @@ pub fn without_calls(text: &str, expect: Expect<'_>) -> String {
         kept.pop();
     }
     kept.join("\n").trim().to_string()
+}
+
+/// Whether a lead-in is a label and nothing else ("- **Action**:", "Result:"), with nothing
+/// to say once its fence is gone.
+fn is_label(lead_in: &str) -> bool {
+    let bare = lead_in.trim().trim_start_matches(['-', '*', ' ']);
+    let bare = bare.trim_end_matches(['*', ' ']);
+    bare.is_empty() || (bare.ends_with(':') && bare.split_whitespace().count() <= 2)
 }
 
 /// Whether a fence's body reads as calls and nothing else.
@@ -125,6 +144,28 @@ mod tests {
         assert_eq!(without_calls(answer, READING), answer);
         let ends_on_a_colon = "Open questions:";
         assert_eq!(without_calls(ends_on_a_colon, READING), ends_on_a_colon);
+    }
+
+    #[test]
+    fn a_plans_steps_lose_the_calls_fenced_at_their_ends_and_their_empty_fences() {
+        // Recorded (Qwen2.5-Coder-1.5B, the inventory benchmark, 2026-11-29, `receipt-line`
+        // plan, shortened): the implement agent read these steps and answered in JSON calls.
+        let plan = "### Step 1: Read the File\n- **Action**: ```json\n  ```\n\
+            - **Result**: The code in `inventory/money.py`.\n\n\
+            ### Step 2: Add the `receipt_line` Function\n- **Action**: ```json\n  \
+            {\"name\": \"write_file\", \"arguments\": {\"path\": \"inventory/money.py\", \"content\": \"x\"}}\n  ```\n\
+            - **Result**: `receipt_line` is defined.\n\
+            Then run it: ```python\n  print(1)\n  ```";
+        let any = Expect {
+            any_name: true,
+            ..READING
+        };
+        assert_eq!(
+            without_calls(plan, any),
+            "### Step 1: Read the File\n- **Result**: The code in `inventory/money.py`.\n\n\
+             ### Step 2: Add the `receipt_line` Function\n- **Result**: `receipt_line` is defined.\n\
+             Then run it: ```python\n  print(1)\n  ```"
+        );
     }
 
     #[test]
