@@ -225,10 +225,13 @@ pub fn project_context(root: &Path, board_dir: &Path) -> String {
     let mut entries: Vec<String> = std::fs::read_dir(root)
         .map(|dir| {
             dir.filter_map(|e| e.ok())
-                // The tool's own files are no part of the project the agent works on.
+                // The tool's own files are no part of the project the agent works on: listed,
+                // the story worktrees' folder drew the 1.5B model's writes of `textkit/…` under
+                // it, refused eight times in one implement (textkit, 2026-11-30).
                 .filter(|e| {
                     e.file_name() != ".git"
                         && e.file_name() != crate::config::CONFIG_FILE
+                        && e.file_name() != crate::config::WORKTREES_DIR
                         && e.path() != board_dir
                 })
                 .map(|e| {
@@ -423,6 +426,28 @@ mod tests {
             "{text}"
         );
         assert!(text.starts_with(&wrote), "{text}");
+    }
+
+    #[test]
+    fn the_tools_own_folders_are_not_listed_as_the_projects() {
+        let root = tempfile::tempdir().unwrap();
+        for dir in [
+            ".git",
+            ".agentic-sdlc",
+            crate::config::WORKTREES_DIR,
+            "textkit",
+        ] {
+            std::fs::create_dir(root.path().join(dir)).unwrap();
+        }
+        std::fs::write(root.path().join(crate::config::CONFIG_FILE), "{}").unwrap();
+        std::fs::write(root.path().join("README.md"), "# t").unwrap();
+
+        let context = project_context(root.path(), &root.path().join(".agentic-sdlc"));
+
+        assert!(
+            context.ends_with("## Top-level files\n- README.md\n- textkit/\n"),
+            "{context}"
+        );
     }
 
     #[test]
