@@ -364,7 +364,7 @@ async fn run_turns(
             return last_call(
                 client,
                 &mut messages,
-                &reply,
+                WhyNoTools::BudgetSpent(&reply),
                 &reading,
                 options,
                 transcript,
@@ -399,6 +399,24 @@ async fn run_turns(
         }
         let reason =
             done_reading.after_turn(stutters, answered.only_already_done(), writes_refused);
+        if let Some(reason @ done_reading::Reason::WritesRefused(_)) = &reason {
+            // It knows what it would change, and another reply with tools was another write
+            // of a whole file: three of them, about 90 s each, in one research of inventory's
+            // `format-price` (2026-11-30). It answers now, without tools.
+            reason.record(transcript, done.turns);
+            return last_call(
+                client,
+                &mut messages,
+                WhyNoTools::WritesRefused,
+                &reading,
+                options,
+                transcript,
+                done,
+                tools,
+                &mut answered_since_change,
+            )
+            .await;
+        }
         if let Some(reason) = reason.filter(|_| max_turns > done.turns + 1) {
             // The model is done reading: its next reply is its budget's last.
             reason.record(transcript, done.turns);
@@ -408,16 +426,24 @@ async fn run_turns(
     }
 }
 
-/// The turn budget is spent and the model still calls tools: its calls are not run, the tools
-/// are withdrawn, and it is asked once for its answer with what it has read. That reply ends
-/// the conversation, whatever it holds: its text is the answer (a read-only phase finishes with
+/// Why the model is asked for its answer without tools.
+enum WhyNoTools<'r> {
+    /// The turn budget is spent, and this reply's calls are not run.
+    BudgetSpent(&'r ChatReply),
+    /// A read-only agent tried again to write; its calls were answered already.
+    WritesRefused,
+}
+
+/// The model still calls tools, but its turns are spent or it is done reading: the tools are
+/// withdrawn, and it is asked once for its answer with what it has read. That reply ends the
+/// conversation, whatever it holds: its text is the answer (a read-only phase finishes with
 /// what it found), and a change it writes in full is made. Only a server that does not answer
 /// fails it.
 #[allow(clippy::too_many_arguments)]
 async fn last_call(
     client: &LlmClient,
     messages: &mut Vec<ChatMessage>,
-    reply: &ChatReply,
+    why: WhyNoTools<'_>,
     reading: &Reading,
     options: ConverseOptions<'_>,
     transcript: &Transcript,
@@ -425,15 +451,26 @@ async fn last_call(
     tools: Option<&dyn ToolExecutor>,
     answered: &mut AnsweredCalls,
 ) -> Result<(), LlmError> {
-    transcript.record(
-        "turn_budget_spent",
-        json!({"turn": done.turns, "action": "tools withdrawn; asked for the answer"}),
-    );
-    messages.push(reply_as_text(reply));
-    messages.push(ChatMessage::User(
-        super::prompts::turn_budget_spent(done.turns).to_string(),
-    ));
-    let recorded = messages.len() - 2;
+    let recorded = match why {
+        WhyNoTools::BudgetSpent(reply) => {
+            transcript.record(
+                "turn_budget_spent",
+                json!({"turn": done.turns, "action": "tools withdrawn; asked for the answer"}),
+            );
+            messages.push(reply_as_text(reply));
+            messages.push(ChatMessage::User(
+                super::prompts::turn_budget_spent(done.turns).to_string(),
+            ));
+            messages.len() - 2
+        }
+        WhyNoTools::WritesRefused => {
+            with_results(
+                messages,
+                super::prompts::writes_refused_answer_now().to_string(),
+            );
+            messages.len() - 1
+        }
+    };
     done.turns += 1;
     let last = send(client, messages, recorded, &[], options, transcript, done)
         .await

@@ -396,6 +396,13 @@ pub fn turn_budget_spent(turns: u32) -> String {
     )
 }
 
+/// Told to a read-only agent that tried again to write files, with its tools withdrawn.
+pub fn writes_refused_answer_now() -> &'static str {
+    "This phase may not change files: the change is made in a later phase, from your answer. \
+     No more tool calls will run. Give your final answer now, from what you have read so far, \
+     in the form the task asks for, without any tool call."
+}
+
 /// Sent back when a reply held a call that could not be read.
 pub fn unreadable_call(why: &str, text_only: bool) -> String {
     let form = if text_only {

@@ -26,10 +26,10 @@ pub(super) struct DoneReading {
 pub(super) enum Reason {
     /// It only asks again for what it has read.
     OnlyRepeats,
-    /// A read-only agent tried again to write the change: it knows what it would change. The
-    /// 1.5B model's plan of `format_price` wrote the file in every other turn, 40 seconds
-    /// each, until its 12 turns were spent (5.5 of a story's 10 minutes, inventory,
-    /// 2026-11-29).
+    /// A read-only agent tried again to write the change: it knows what it would change, and
+    /// answers without tools. The 1.5B model's plan of `format_price` wrote the file in every
+    /// other turn, 40 seconds each, until its 12 turns were spent (5.5 of a story's 10
+    /// minutes, inventory, 2026-11-29).
     WritesRefused(usize),
 }
 
@@ -66,14 +66,14 @@ impl DoneReading {
 impl Reason {
     /// Records in `transcript` that the reply after `turn` is the last with tools, and why.
     pub(super) fn record(&self, transcript: &Transcript, turn: u32) {
-        let action = "the next reply is the last with tools";
         match self {
-            Reason::OnlyRepeats => {
-                transcript.record("only_repeats", json!({"turn": turn, "action": action}))
-            }
+            Reason::OnlyRepeats => transcript.record(
+                "only_repeats",
+                json!({"turn": turn, "action": "the next reply is the last with tools"}),
+            ),
             Reason::WritesRefused(writes) => transcript.record(
                 "writes_refused",
-                json!({"turn": turn, "writes": writes, "action": action}),
+                json!({"turn": turn, "writes": writes, "action": "tools withdrawn; asked for the answer"}),
             ),
         }
     }
