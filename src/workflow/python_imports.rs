@@ -78,6 +78,19 @@ const STANDARD_NAMES: &[(&str, &str)] = &[
     ("dataclass", "dataclasses"),
     ("StringIO", "io"),
     ("reduce", "functools"),
+    // Annotations: the 1.5B model's fixed test of `total_with_discount` took `prices:
+    // List[int]` without importing `List`, and no test of the file was ever collected
+    // (the inventory benchmark, 2026-11-30).
+    ("List", "typing"),
+    ("Dict", "typing"),
+    ("Tuple", "typing"),
+    ("Set", "typing"),
+    ("Optional", "typing"),
+    ("Union", "typing"),
+    ("Any", "typing"),
+    ("Callable", "typing"),
+    ("Iterable", "typing"),
+    ("Sequence", "typing"),
 ];
 
 /// Whether a `def` line takes `name` as a parameter.
@@ -792,10 +805,11 @@ ERROR test_b.py
 
     #[test]
     fn standard_names_used_and_never_bound_get_their_imports() {
-        let used = "from ledger import total\n\ndef test_exact():\n    assert total(['0.10']) == Decimal('0.10')\n    assert math.isclose(1.0, 1.0)\n    with pytest.raises(ValueError):\n        total(['x'])\n";
+        let used = "from ledger import total\n\ndef test_exact(prices: List[int]):\n    assert total(['0.10']) == Decimal('0.10')\n    assert math.isclose(1.0, 1.0)\n    with pytest.raises(ValueError):\n        total(['x'])\n";
         assert_eq!(
             standard_imports(used),
             [
+                "from typing import List",
                 "from decimal import Decimal",
                 "import math",
                 "import pytest"
