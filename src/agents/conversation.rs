@@ -9,6 +9,7 @@
 mod answers;
 mod calls;
 mod done_reading;
+mod history;
 mod trim;
 
 use answers::{answer_calls, record_error, Answered, AnsweredCalls};
@@ -22,9 +23,10 @@ use super::llm::{
 use super::transcript::Transcript;
 use super::{ToolExecutor, WorkCheck};
 pub use crate::config::ToolProtocol;
-use crate::protocol::{RequestedCall, TranscriptEntry};
+use crate::protocol::TranscriptEntry;
 use calls::Reading;
 use done_reading::DoneReading;
+use history::{record_request, record_response, reply_as_text, with_results};
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Conversation {
@@ -580,64 +582,6 @@ fn finish(reply: ChatReply, transcript: &Transcript, done: &mut Conversation) {
         truncated: done.truncated,
         structured: done.structured,
         check_rounds: done.check_rounds,
-    });
-}
-
-/// One message with what the edits did and what the check found: a history of two user
-/// messages in a row breaks some servers' chat templates.
-fn with_results(messages: &mut Vec<ChatMessage>, feedback: String) {
-    let made = match messages.pop() {
-        Some(ChatMessage::User(made)) => made,
-        other => {
-            messages.extend(other);
-            String::new()
-        }
-    };
-    messages.push(ChatMessage::User(format!("{made}\n\n{feedback}")));
-}
-
-/// The reply as a plain assistant message, for a history that goes on after it.
-fn reply_as_text(reply: &ChatReply) -> ChatMessage {
-    ChatMessage::Assistant {
-        content: reply.content.clone(),
-        tool_calls: Vec::new(),
-    }
-}
-
-fn record_request(
-    transcript: &Transcript,
-    turn: u32,
-    new: &[ChatMessage],
-    total: usize,
-    tools: &[Value],
-) {
-    transcript.entry(TranscriptEntry::Request {
-        turn,
-        message_count: total,
-        messages: new.iter().map(ChatMessage::to_json).collect(),
-        tools: tools
-            .iter()
-            .filter_map(calls::tool_name)
-            .map(str::to_string)
-            .collect(),
-    });
-}
-
-fn record_response(transcript: &Transcript, turn: u32, reply: &ChatReply) {
-    transcript.entry(TranscriptEntry::Response {
-        turn,
-        content: reply.content.clone(),
-        tool_calls: reply
-            .tool_calls
-            .iter()
-            .map(|call| RequestedCall {
-                id: call.id.clone(),
-                name: call.name.clone(),
-                arguments: call.arguments.clone(),
-            })
-            .collect(),
-        usage: reply.usage,
-        finish_reason: reply.finish_reason.clone(),
     });
 }
 
