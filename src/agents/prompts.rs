@@ -8,7 +8,7 @@ mod review;
 use std::path::Path;
 
 pub use named_files::{named_files, names_file};
-pub use repo_map::{backtick_spans, is_test_path, repository_map};
+pub use repo_map::{backtick_spans, is_test_path, mentioned_names, repository_map};
 pub use review::{
     blocker_system, blocker_user, issues_reminder, review_system, review_user, truncated_reminder,
     verdict_reminder,

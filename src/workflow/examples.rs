@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use super::python_imports::{module_imports, python_module, standard_imports, with_imports_on_top};
-use crate::agents::prompts::backtick_spans;
+use crate::agents::prompts::{backtick_spans, mentioned_names};
 
 /// An example the story writes out: a call with literal arguments and, when the story gives it,
 /// the value it must produce, or the exception it must raise.
@@ -228,23 +228,6 @@ pub(super) fn normalized(text: &str) -> String {
         .filter(|c| !c.is_whitespace())
         .map(|c| if c == '"' { '\'' } else { c })
         .collect()
-}
-
-/// The identifiers inside the story's backtick spans: the names the story mentions.
-pub fn mentioned_names(text: &str) -> Vec<String> {
-    let mut names: Vec<String> = Vec::new();
-    for (span, _) in backtick_spans(text) {
-        for word in span.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
-            let starts_well = word
-                .chars()
-                .next()
-                .is_some_and(|c| c.is_alphabetic() || c == '_');
-            if starts_well && !names.iter().any(|known| known == word) {
-                names.push(word.to_string());
-            }
-        }
-    }
-    names
 }
 
 /// `from <module> import <name>` lines a Python test needs for the story's functions it calls

@@ -453,7 +453,7 @@ pub fn homes(dir: &Path, story: &crate::board::Story) -> Vec<(String, String)> {
             Some((f.name, home))
         })
         .collect();
-    let quoted = super::examples::mentioned_names(&story_text(story));
+    let quoted = crate::agents::prompts::mentioned_names(&story_text(story));
     let unplaced: Vec<String> = quoted
         .into_iter()
         .filter(|name| !homes.iter().any(|(known, _)| known == name))

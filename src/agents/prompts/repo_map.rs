@@ -124,6 +124,23 @@ fn called_name(span: &str) -> Option<&str> {
     is_identifier.then_some(name)
 }
 
+/// The identifiers inside the story's backtick spans: the names the story mentions.
+pub fn mentioned_names(text: &str) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for (span, _) in backtick_spans(text) {
+        for word in span.split(|c: char| !(c.is_alphanumeric() || c == '_')) {
+            let starts_well = word
+                .chars()
+                .next()
+                .is_some_and(|c| c.is_alphabetic() || c == '_');
+            if starts_well && !names.iter().any(|known| known == word) {
+                names.push(word.to_string());
+            }
+        }
+    }
+    names
+}
+
 /// Each single-backtick span of `text` with the byte offset of its closing backtick.
 pub fn backtick_spans(text: &str) -> Vec<(String, usize)> {
     let mut spans = Vec::new();

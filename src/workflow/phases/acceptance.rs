@@ -10,7 +10,8 @@ use std::sync::Mutex;
 
 use async_trait::async_trait;
 
-use crate::workflow::examples::{examples, mentioned_names, Example};
+use crate::agents::prompts::mentioned_names;
+use crate::workflow::examples::{examples, Example};
 use crate::workflow::python_imports::unknown_imports;
 
 use super::{examples_file, test_mends};
