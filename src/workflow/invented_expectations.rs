@@ -268,16 +268,7 @@ fn contradicting_tests(lines: &[&str], raising: &[String]) -> Vec<std::ops::Rang
         if !calls || expects_raise(lines, at) {
             continue;
         }
-        let Some(start) = (0..at).rev().find(|&above| {
-            let head = lines[above].trim_start();
-            head.starts_with("def test") && indent(lines[above]) < indent(line)
-        }) else {
-            continue;
-        };
-        let block = definition_block(lines, start);
-        if !tests.contains(&block) {
-            tests.push(block);
-        }
+        add_enclosing_test(lines, at, &mut tests);
     }
     tests
 }
@@ -312,18 +303,24 @@ fn unwritten_raises(lines: &[&str], story: &str) -> Vec<std::ops::Range<usize>> 
         if names.is_empty() || names.iter().any(|name| named(name)) {
             continue;
         }
-        let Some(start) = (0..=at).rev().find(|&above| {
-            let head = lines[above].trim_start();
-            head.starts_with("def test") && indent(lines[above]) < indent(line)
-        }) else {
-            continue;
-        };
-        let block = definition_block(lines, start);
-        if !tests.contains(&block) {
-            tests.push(block);
-        }
+        add_enclosing_test(lines, at, &mut tests);
     }
     tests
+}
+
+/// Adds to `tests` the line range of the test function (`def test…`) the line at `at` stands
+/// in, unless it is there already or the line stands in none.
+fn add_enclosing_test(lines: &[&str], at: usize, tests: &mut Vec<std::ops::Range<usize>>) {
+    let Some(start) = (0..at).rev().find(|&above| {
+        let head = lines[above].trim_start();
+        head.starts_with("def test") && indent(lines[above]) < indent(lines[at])
+    }) else {
+        return;
+    };
+    let block = definition_block(lines, start);
+    if !tests.contains(&block) {
+        tests.push(block);
+    }
 }
 
 /// Whether the line at `at` expects a raise: it says so itself (`pytest.raises(…)`,
