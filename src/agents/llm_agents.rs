@@ -276,7 +276,8 @@ impl LlmAgents {
         transcript: &Transcript,
     ) -> Result<(Option<PerspectiveVerdict>, Usage), AgentError> {
         let transcript = transcript.for_agent(perspective.role());
-        let system = prompts::review_system(perspective.role());
+        let system = prompts::review_system();
+        let user = format!("{user}{}", prompts::review_focus(perspective.role()));
         let options = ConverseOptions {
             max_tokens: None,
             schema: Some(verdict_schema()),
@@ -286,7 +287,7 @@ impl LlmAgents {
             max_turns: None,
             default_file: None,
         };
-        let ask = Ask::new(story_id, &system, user, tools, &transcript, options);
+        let ask = Ask::new(story_id, &system, &user, tools, &transcript, options);
         let first = self.talk(ask).await?;
         let mut usage = first.usage;
         let reason = match judge(&first) {

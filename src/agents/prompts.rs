@@ -10,8 +10,8 @@ use std::path::Path;
 pub use named_files::{named_files, names_file};
 pub use repo_map::{backtick_spans, is_test_path, mentioned_names, repository_map};
 pub use review::{
-    blocker_system, blocker_user, issues_reminder, review_system, review_user, truncated_reminder,
-    verdict_reminder,
+    blocker_system, blocker_user, issues_reminder, review_focus, review_system, review_user,
+    truncated_reminder, verdict_reminder,
 };
 
 use super::Revision;

@@ -2,7 +2,8 @@
 //! (async-openai over HTTP) without a network or a paid API.
 //!
 //! Replies are scripted per agent role, read from the first line of the system message
-//! (`You are the agentic-sdlc <role> agent.`): replies queued for one story first (matched by a
+//! (`You are the agentic-sdlc <role> agent.`; a review perspective names itself at the end of
+//! the first user message): replies queued for one story first (matched by a
 //! text in the user message, such as its title), then replies queued for the role, then the
 //! first standing rule whose text appears in the user message, then the role's default. Every
 //! request is recorded so tests can assert what the agents sent.
@@ -236,11 +237,22 @@ struct Responder {
 
 fn role_of(body: &Value) -> String {
     let system = body["messages"][0]["content"].as_str().unwrap_or_default();
-    system
+    let role = system
         .split("You are the agentic-sdlc ")
         .nth(1)
         .and_then(|rest| rest.split(" agent.").next())
-        .unwrap_or("unknown")
+        .unwrap_or("unknown");
+    if role != "review" {
+        return role.to_string();
+    }
+    // The three review perspectives share their system message; each names itself at the end
+    // of its first user message.
+    let user = body["messages"][1]["content"].as_str().unwrap_or_default();
+    user.rsplit("## Your perspective (")
+        .next()
+        .filter(|_| user.contains("## Your perspective ("))
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or(role)
         .to_string()
 }
 

@@ -8,20 +8,30 @@ use super::{assemble, identity, DIFF_BUDGET, SECTION_BUDGET};
 use crate::board::Story;
 use crate::exec::head_tail;
 
-pub fn review_system(role: &str) -> String {
-    let focus = match role {
-        "code-review" => "You review the change as a senior engineer: correctness, tests, error handling, readability and fit with the codebase.",
-        "security-review" => "You review the change for security: injection, path traversal, secrets, unsafe input handling, authentication and authorisation, dependency risks.",
-        _ => "You review the change as the product owner: does it meet every acceptance criterion of the story, and nothing it should not do?",
-    };
+/// What every perspective is told first. It names no perspective: the three share the system
+/// message and the story and change after it, and only the last lines of the ask
+/// ([`review_focus`]) differ, so a local server's prompt cache answers the second and third
+/// from the first's prefix. With the role first, each of the three read its 1,500 tokens anew,
+/// about 21 s of 22 on 2 cores (measured 2026-12-05).
+pub fn review_system() -> String {
     format!(
-        "{}\n{focus}\nAnswer with one JSON object and nothing else:\n{{\"passed\": true|false, \"issues\": [{{\"severity\": \"blocker|critical|major|minor\", \"category\": \"…\", \"description\": \"…\", \"file\": \"…\", \"line\": 1, \"suggestedFix\": \"…\"}}], \"target_phase\": \"{targets}\"}}\nUse target_phase only when the work must go back to an earlier phase (missing research, a wrong plan).",
-        identity(role),
+        "{}\nYou review a change from the perspective named at the end of the task.\nAnswer with one JSON object and nothing else:\n{{\"passed\": true|false, \"issues\": [{{\"severity\": \"blocker|critical|major|minor\", \"category\": \"…\", \"description\": \"…\", \"file\": \"…\", \"line\": 1, \"suggestedFix\": \"…\"}}], \"target_phase\": \"{targets}\"}}\nUse target_phase only when the work must go back to an earlier phase (missing research, a wrong plan).",
+        identity("review"),
         targets = crate::board::Phase::flagged()
             .map(|phase| phase.name())
             .collect::<Vec<_>>()
             .join("|"),
     )
+}
+
+/// The perspective's own part of the ask, last: small models weigh the end of a prompt most.
+pub fn review_focus(role: &str) -> String {
+    let focus = match role {
+        "code-review" => "a senior engineer: correctness, tests, error handling, readability and fit with the codebase.",
+        "security-review" => "security: injection, path traversal, secrets, unsafe input handling, authentication and authorisation, dependency risks.",
+        _ => "the product owner: does it meet every acceptance criterion of the story, and nothing it should not do?",
+    };
+    format!("\n## Your perspective ({role})\nYou review the change as {focus}\n")
 }
 
 /// What the reviewers read: the story, whether the project's tests passed on the work, the

@@ -48,11 +48,38 @@ async fn every_agent_names_its_role_in_the_first_line_of_its_system_message() {
             .next()
             .unwrap_or_default()
             .to_string();
-        assert_eq!(
-            first_line,
-            format!("You are the agentic-sdlc {} agent.", request.role)
-        );
+        let perspective = request.role.ends_with("-review") && request.role != "phase-review";
+        if perspective {
+            // The three perspectives share one system message, for the server's prompt cache,
+            // and each names itself last.
+            assert_eq!(first_line, "You are the agentic-sdlc review agent.");
+            let user = request.user_message();
+            assert!(
+                user.trim_end()
+                    .rsplit('\n')
+                    .nth(1)
+                    .is_some_and(|line| line == format!("## Your perspective ({})", request.role)),
+                "{user}"
+            );
+        } else {
+            assert_eq!(
+                first_line,
+                format!("You are the agentic-sdlc {} agent.", request.role)
+            );
+        }
     }
+    let systems: std::collections::BTreeSet<String> = p
+        .fake
+        .requests()
+        .iter()
+        .filter(|r| r.role.ends_with("-review") && r.role != "phase-review")
+        .map(|r| r.system_message().to_string())
+        .collect();
+    assert_eq!(
+        systems.len(),
+        1,
+        "one system message for the three: {systems:?}"
+    );
     // One request per agent, the phases in their order, then the three perspectives.
     let roles = p.fake.roles();
     assert_eq!(
