@@ -9,18 +9,70 @@ use crate::vcs;
 /// The line that starts the tool's listing of the tests in the `## Acceptance Tests` section.
 const LISTING_HEAD: &str = "Acceptance tests, fixed for implement:";
 
-/// The section the phase writes: the tool's listing of the tests, then what the model said.
-pub fn listing(paths: &[String], notes: &str) -> String {
+/// The longest test file the section shows whole.
+const SHOWN_CHARS: usize = 4_000;
+
+/// The section the phase writes: the tool's listing of the tests, then what the model said,
+/// then each test as it is fixed in `dir`.
+///
+/// The model's own code is left out of what it said: the tool changes the files after the
+/// model wrote them (imports added, invented expectations taken out), and the section showed
+/// implement the model's `assert cart.quantity("apple") == 2` beside the file's fixed `== 0`
+/// (2026-12-05, inventory `cart-remove`).
+pub fn listing(dir: &Path, paths: &[String], model_text: &str) -> String {
     let mut out = format!("{LISTING_HEAD}\n");
     for path in paths {
         out.push_str(&format!("- `{path}`\n"));
     }
-    let notes = notes.trim();
-    if !notes.is_empty() {
+    let said = prose_of(model_text);
+    if !said.is_empty() {
         out.push('\n');
-        out.push_str(notes);
+        out.push_str(&said);
+        out.push('\n');
     }
-    out
+    for path in paths {
+        let Ok(text) = std::fs::read_to_string(dir.join(path)) else {
+            continue;
+        };
+        let language = match path.rsplit_once('.') {
+            Some((_, "py")) => "python",
+            _ => "",
+        };
+        out.push_str(&format!(
+            "\n{path}\n```{language}\n{}\n```\n",
+            crate::exec::head_tail(text.trim_end(), SHOWN_CHARS)
+        ));
+    }
+    out.trim_end().to_string()
+}
+
+/// `text` without its fenced code blocks and the path written above each.
+fn prose_of(text: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            if !fenced && kept.last().is_some_and(|above| is_path_label(above)) {
+                kept.pop();
+            }
+            fenced = !fenced;
+            continue;
+        }
+        if !fenced {
+            kept.push(line);
+        }
+    }
+    kept.join("\n").trim().to_string()
+}
+
+/// Whether a line names a file alone (`tests/test_cart.py`, `# tests/test_cart.py:`,
+/// `**tests/test_cart.py**`), as a model writes it above the file's block.
+fn is_path_label(line: &str) -> bool {
+    let label = line
+        .trim()
+        .trim_start_matches(['#', ' '])
+        .trim_matches(['*', '`', ':', ' ']);
+    !label.is_empty() && !label.contains(' ') && (label.contains('.') || label.contains('/'))
 }
 
 /// The paths of a [`listing`], read back when the phase's output is written into the story.
@@ -141,11 +193,27 @@ mod tests {
 
     #[test]
     fn the_listing_reads_back_its_paths() {
+        let dir = tempfile::tempdir().unwrap();
         let paths = vec!["tests/test_a.py".to_string(), "tests/test_b.py".to_string()];
-        let section = listing(&paths, "test_median_odd: the middle value");
+        let section = listing(dir.path(), &paths, "test_median_odd: the middle value");
         assert!(section.ends_with("test_median_odd: the middle value"));
         assert_eq!(listed_paths(&section), paths);
         assert!(listed_paths("what the model said").is_empty());
+    }
+
+    #[test]
+    fn the_listing_shows_the_tests_as_fixed_not_as_the_model_wrote_them() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("tests")).unwrap();
+        let fixed = "import pytest\nfrom inventory.cart import Cart\n\n\ndef test_example():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 0\n";
+        std::fs::write(dir.path().join("tests/test_remove.py"), fixed).unwrap();
+        let answer = "tests/test_remove.py\n```python\ndef test_example():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 2\n```\nOne test, from the first criterion.";
+        let section = listing(dir.path(), &["tests/test_remove.py".to_string()], answer);
+        assert_eq!(
+            section,
+            format!("Acceptance tests, fixed for implement:\n- `tests/test_remove.py`\n\nOne test, from the first criterion.\n\ntests/test_remove.py\n```python\n{}\n```", fixed.trim_end())
+        );
+        assert!(!section.contains("== 2"));
     }
 
     #[test]

@@ -141,7 +141,7 @@ pub async fn write_tests(
         if check.examples.is_empty() {
             output.text = format!("{NO_EXAMPLE}\n\n{}", output.text);
         }
-        output.text = listing(paths, &output.text);
+        output.text = listing(desk.work_dir, paths, &output.text);
     }
     Ok((output, verdict))
 }

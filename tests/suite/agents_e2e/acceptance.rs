@@ -67,6 +67,14 @@ async fn the_examples_become_tests_on_the_branch_and_implement_cannot_change_the
         "{listed}"
     );
     assert!(!listed.contains("gives no example"), "{listed}");
+    // The tests themselves, as fixed, for the person who reads the story and for implement.
+    assert!(
+        listed.contains(&format!(
+            "tests/test_greet_people.sh\n```\n{}\n```",
+            GOOD_TEST.trim_end()
+        )),
+        "{listed}"
+    );
     // Committed on the story's branch, not on main.
     let branch = front["branch"].as_str().unwrap().to_string();
     assert_eq!(
