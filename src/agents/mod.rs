@@ -223,6 +223,9 @@ pub struct DefinitionRequest<'a> {
     pub story: &'a Story,
     /// The whole ask: the signature, the class, the file, the tests that call it.
     pub task: &'a str,
+    /// The name of the definition asked for: the map leaves out its line, which shows an
+    /// earlier answer that failed.
+    pub name: &'a str,
     /// The tree the map is made of.
     pub work_dir: &'a Path,
     pub transcript: &'a Transcript,

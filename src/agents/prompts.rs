@@ -7,8 +7,10 @@ mod review;
 
 use std::path::Path;
 
-pub use named_files::{named_files, names_file};
-pub use repo_map::{backtick_spans, is_test_path, mentioned_names, repository_map};
+pub use named_files::{named_files, names_a_path, names_file};
+pub use repo_map::{
+    backtick_spans, is_test_path, mentioned_names, repository_map, without_definition_of,
+};
 pub use review::{
     blocker_system, blocker_user, issues_reminder, review_focus, review_system, review_user,
     truncated_reminder, verdict_reminder,
@@ -175,22 +177,33 @@ fn one_paragraph(text: &str) -> String {
 
 /// The story as a phase sees it: its description and the sections of the phases before it.
 pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
+    // The story's own description (refine's sections), then each earlier phase's section; the
+    // review (no phase) sees them all. The acceptance tests are written from the criteria
+    // alone, as the reviewers judge by them (docs/design.md §21): the 1.5B model's research
+    // warned of "negative quantities" for a `remove` that takes an item out "whatever its
+    // quantity", its plan said to take one away, and its tests then expected both.
+    let earlier = Phase::ALL
+        .iter()
+        .filter(|p| **p != Phase::Refine && phase.is_none_or(|phase| **p < phase))
+        .filter(|_| phase != Some(Phase::Acceptance))
+        .map(|p| p.section());
+    with_sections(story, earlier)
+}
+
+/// The story in its own words: its title, summary and criteria, without what the phases wrote.
+pub fn story_own_words(story: &Story) -> String {
+    with_sections(story, std::iter::empty())
+}
+
+/// The story's head, its Summary and Acceptance Criteria, then the sections `more` names.
+fn with_sections<'a>(story: &Story, more: impl Iterator<Item = &'a str>) -> String {
     let meta = &story.meta;
     let mut out = format!("# Story: {}\n\nType: {}", meta.title, meta.story_type);
     if !meta.labels.is_empty() {
         out.push_str(&format!(" · Labels: {}", meta.labels.join(", ")));
     }
     out.push('\n');
-    // The story's own description (refine's sections), then each earlier phase's section; the
-    // review (no phase) sees them all.
-    let earlier = Phase::ALL
-        .iter()
-        .filter(|p| **p != Phase::Refine && phase.is_none_or(|phase| **p < phase))
-        .map(|p| p.section());
-    let names = ["Summary", "Acceptance Criteria"]
-        .into_iter()
-        .chain(earlier);
-    for name in names {
+    for name in ["Summary", "Acceptance Criteria"].into_iter().chain(more) {
         if let Some(content) = story.section(name).filter(|c| !c.is_empty()) {
             out.push_str(&format!(
                 "\n## {name}\n{}\n",
@@ -433,6 +446,29 @@ mod tests {
             "{text}"
         );
         assert!(text.starts_with(&wrote), "{text}");
+    }
+
+    #[test]
+    fn the_acceptance_tests_are_written_from_the_criteria_not_the_plan() {
+        let text = "---\nid: story-a\ntitle: Remove\n---\n# Remove\n\n## Summary\nSUMMARY-MARK\n\n## Acceptance Criteria\n- [ ] CRITERION-MARK\n\n## Research\nRESEARCH-MARK\n\n## Implementation Plan\nPLAN-MARK\n";
+        let story = Story::parse(
+            text,
+            std::path::PathBuf::from("ready/remove.md"),
+            crate::board::Column::Ready,
+        )
+        .unwrap();
+        let tests = story_context(&story, Some(Phase::Acceptance));
+        assert!(tests.contains("SUMMARY-MARK") && tests.contains("CRITERION-MARK"));
+        assert!(
+            !tests.contains("RESEARCH-MARK") && !tests.contains("PLAN-MARK"),
+            "{tests}"
+        );
+        // The code is written from the plan.
+        let code = story_context(&story, Some(Phase::Implement));
+        assert!(
+            code.contains("RESEARCH-MARK") && code.contains("PLAN-MARK"),
+            "{code}"
+        );
     }
 
     #[test]

@@ -301,6 +301,7 @@ pub async fn narrow(
     let request = DefinitionRequest {
         story,
         task: &ask,
+        name: &task.name,
         work_dir: dir,
         transcript,
         variant,

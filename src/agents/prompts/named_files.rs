@@ -79,6 +79,28 @@ pub fn named_files(root: &Path, board_dir: &Path, story_text: &str) -> NamedFile
     }
 }
 
+/// Extensions of source files, whose definitions the repository map shows.
+pub(super) const SOURCE_EXTENSIONS: &[&str] = &[
+    "py", "rs", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "rb", "java", "kt", "swift", "php",
+    "sh", "c", "h", "cc", "cpp", "hpp", "cs", "scala", "lua",
+];
+
+/// Whether `text` names any file, existing or not, by a path or a name with a known extension
+/// (`inventory/money.py`, `README.md`), not a method (`Cart.add`).
+pub fn names_a_path(text: &str) -> bool {
+    const OTHER: &[&str] = &[
+        "md", "toml", "json", "yaml", "yml", "txt", "cfg", "ini", "html",
+    ];
+    text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '(' | ')' | ',' | ';' | '"' | '\''))
+        .map(|word| word.trim_end_matches(['.', ':']))
+        .any(|word| {
+            word.rsplit_once('.').is_some_and(|(stem, extension)| {
+                !stem.is_empty()
+                    && (SOURCE_EXTENSIONS.contains(&extension) || OTHER.contains(&extension))
+            })
+        })
+}
+
 /// Whether `text` names the file `path`: by its path, or by its file name.
 pub fn names_file(text: &str, path: &str) -> bool {
     let name = path.rsplit('/').next().unwrap_or(path);
@@ -152,6 +174,16 @@ fn language(path: &str) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_is_told_from_a_method() {
+        assert!(names_a_path("Add `format_price` to inventory/money.py."));
+        assert!(names_a_path("See README.md: it says so"));
+        assert!(!names_a_path(
+            "`Cart.add(sku)` refuses 0, e.g. for a person."
+        ));
+        assert!(!names_a_path("no file at all"));
+    }
 
     #[test]
     fn files_the_story_names_are_shown_in_the_order_named() {

@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
-use super::named_files::{mention, repository_files};
+use super::named_files::{mention, repository_files, SOURCE_EXTENSIONS};
 use crate::agents::tools::defined_name;
 
 /// The most characters the map takes in a prompt.
@@ -22,12 +22,6 @@ const PARSED_FILE_BYTES: u64 = 256 * 1024;
 const SIGNATURE_CHARS: usize = 120;
 /// The longest doc line shown.
 const DOC_CHARS: usize = 100;
-
-/// Extensions of the source files whose definitions the map shows.
-const SOURCE: &[&str] = &[
-    "py", "rs", "js", "mjs", "cjs", "ts", "tsx", "jsx", "go", "rb", "java", "kt", "swift", "php",
-    "sh", "c", "h", "cc", "cpp", "hpp", "cs", "scala", "lua",
-];
 
 /// Whether a path names a test file: in a `tests`/`test`/`spec`/`__tests__` folder, or named
 /// like one (`test_x.py`, `x_test.go`, `x.test.ts`, `x.spec.js`, `XTest.java`).
@@ -77,6 +71,23 @@ pub fn repository_map(root: &Path, board_dir: &Path, story_text: &str) -> String
         .collect();
     let mentions = story_mentions(&paths, &entries, story_text);
     render(&paths, entries, &mentions, MAP_BUDGET)
+}
+
+/// `map` without the lines that show a definition of `name` (`  def remove(self, sku)  # …`):
+/// for a definition asked for anew, the map would show the earlier answer, which failed. The
+/// 1.5B model's first `remove` took `add`'s docstring, "Removes `quantity` of the item"; the
+/// map showed that doc line to each further sample, and all four removed one item, not all
+/// (2026-12-05, inventory `cart-remove`).
+pub fn without_definition_of(map: &str, name: &str) -> String {
+    let mut kept: String = map
+        .lines()
+        .filter(|line| defined_name(line).as_deref() != Some(name))
+        .collect::<Vec<_>>()
+        .join("\n");
+    if map.ends_with('\n') {
+        kept.push('\n');
+    }
+    kept
 }
 
 /// The files the story names, then the names it mentions with where each is defined.
@@ -235,7 +246,7 @@ fn compose(paths: &[String], entries: &[(String, FileEntry)], mentions: &[String
 /// One file's entry, from the cache when its content was seen before.
 fn entry_for(root: &Path, path: &str) -> FileEntry {
     let ext = path.rsplit('.').next().unwrap_or("");
-    if !SOURCE.contains(&ext) {
+    if !SOURCE_EXTENSIONS.contains(&ext) {
         return FileEntry::default();
     }
     let full = root.join(path);
@@ -440,6 +451,25 @@ mod tests {
         - `remove`: not defined yet (the story asks for it)
         - `add`: defined in inventory/cart.py
         "#);
+    }
+
+    #[test]
+    fn a_definition_asked_for_anew_is_left_out_of_the_map() {
+        let root = inventory();
+        let board = root.path().join(".agentic-sdlc");
+        let map = repository_map(root.path(), &board, "`Cart.add(sku)` stays.");
+        let without = without_definition_of(&map, "add");
+        assert!(map.contains("def add(self, sku, quantity=1)"));
+        assert!(!without.contains("def add("), "{without}");
+        // The rest stays, the mention of the name too.
+        assert_eq!(
+            without.lines().count() + 1,
+            map.lines().count(),
+            "{without}"
+        );
+        assert!(without.contains("- `add`: defined in inventory/cart.py"));
+        assert!(without.contains("def total(self, prices)"));
+        assert!(without.ends_with('\n'));
     }
 
     #[test]
