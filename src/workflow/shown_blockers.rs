@@ -12,6 +12,11 @@
 //! rework reads it; one whose example passes, does not run, or that is withdrawn is recorded as
 //! a major issue that says so. The rule that any blocker rejects stands: what the tool weighs is
 //! whether the blocker is one.
+//!
+//! A critical issue is weighed the same way: two of them reject as one blocker does. Of a
+//! `format_price` whose acceptance tests passed, the 1.5B code reviewer wrote that it "returns
+//! `$1,234.55`" and the security reviewer that it invites SQL injection, and the right work
+//! went back to research (the inventory benchmark, 2026-12-05).
 
 use std::path::{Path, PathBuf};
 
@@ -56,8 +61,8 @@ pub struct Evidence<'a> {
 }
 
 impl Evidence<'_> {
-    /// Asks each perspective to show its blockers (the first few of the review), runs the
-    /// examples, and turns each blocker not shown into a major issue. Returns what the asks
+    /// Asks each perspective to show its blockers and criticals (the first few of the review),
+    /// runs the examples, and turns each one not shown into a major issue. Returns what the asks
     /// spent.
     pub async fn weigh(&self, verdicts: &mut [(Perspective, PerspectiveVerdict)]) -> Usage {
         let mut usage = Usage::default();
@@ -67,7 +72,11 @@ impl Evidence<'_> {
         let mut checked = 0;
         for (perspective, verdict) in verdicts.iter_mut() {
             for issue in verdict.issues.iter_mut() {
-                if issue.severity != IssueSeverity::Blocker || checked == BLOCKERS_CHECKED {
+                let rejects = matches!(
+                    issue.severity,
+                    IssueSeverity::Blocker | IssueSeverity::Critical
+                );
+                if !rejects || checked == BLOCKERS_CHECKED {
                     continue;
                 }
                 checked += 1;

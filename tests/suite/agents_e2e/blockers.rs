@@ -16,6 +16,20 @@ const VAGUE_BLOCKER: &str = "The `greet` function does not return the correct gr
 /// A Python project whose story has passed its acceptance tests and been implemented, with the
 /// code-review perspective about to raise a blocker.
 async fn implemented_greeting() -> (Project, Made) {
+    let (p, story) = implemented().await;
+    p.fake.push(
+        "code-review",
+        Reply::verdict(
+            false,
+            json!([{"severity": "blocker", "category": "functionality",
+                    "description": VAGUE_BLOCKER, "file": "greet.py"}]),
+        ),
+    );
+    (p, story)
+}
+
+/// A Python project whose story has passed its acceptance tests and been implemented.
+async fn implemented() -> (Project, Made) {
     let p = Project::new().await;
     p.env
         .write("greet.py", "def shout(text):\n    return text.upper()\n");
@@ -38,14 +52,6 @@ async fn implemented_greeting() -> (Project, Made) {
     p.run(&["run", "--story", &story.id]).success();
     p.run(&["run", "--story", &story.id]).success();
     assert_eq!(p.front(&story)["implementation_complete"], true);
-    p.fake.push(
-        "code-review",
-        Reply::verdict(
-            false,
-            json!([{"severity": "blocker", "category": "functionality",
-                    "description": VAGUE_BLOCKER, "file": "greet.py"}]),
-        ),
-    );
     (p, story)
 }
 
@@ -139,4 +145,54 @@ async fn a_withdrawn_blocker_or_an_example_that_does_not_run_is_no_blocker() {
         let description = review["issues"][0]["description"].as_str().unwrap();
         assert!(description.contains(why), "{answer}: {description}");
     }
+}
+
+#[tokio::test]
+async fn two_criticals_are_weighed_as_a_blocker_is_and_unshown_reject_nothing() {
+    let (p, story) = implemented().await;
+    // Recorded shape (Qwen2.5-Coder-1.5B, the inventory benchmark, 2026-12-05): two criticals
+    // against a `format_price` whose tests, the story's examples, passed; the right work went
+    // back to research.
+    p.fake
+        .push(
+            "code-review",
+            Reply::verdict(
+                false,
+                json!([{"severity": "critical", "category": "functionality",
+                        "description": "`greet('Ann')` returns `Hello Ann` without the comma.",
+                        "file": "greet.py"}]),
+            ),
+        )
+        .push(
+            "code-review",
+            Reply::text("```python\nassert greet('Ann') == 'Hello, Ann!'\n```"),
+        )
+        .push(
+            "security-review",
+            Reply::verdict(
+                false,
+                json!([{"severity": "critical", "category": "security",
+                        "description": "`greet` does not sanitize its input: SQL injection.",
+                        "file": "greet.py"}]),
+            ),
+        )
+        .push("security-review", Reply::text("WITHDRAWN"));
+
+    p.step(&story, "review").success();
+
+    let review = p.last_review(&story);
+    assert_eq!(review["decision"], "APPROVED", "{review}");
+    let issues = review["issues"].as_array().unwrap();
+    assert_eq!(issues.len(), 2, "{review}");
+    for issue in issues {
+        assert_eq!(issue["severity"], "major", "{review}");
+        assert!(
+            issue["description"]
+                .as_str()
+                .unwrap()
+                .contains("and the acceptance tests pass"),
+            "{review}"
+        );
+    }
+    assert_eq!(p.fake.requests_for("security-review").len(), 2);
 }
