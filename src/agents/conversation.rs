@@ -218,7 +218,7 @@ async fn run_turns(
             done,
         )
         .await;
-        let reply = match sent {
+        let mut reply = match sent {
             Ok(reply) => reply,
             Err(err) => {
                 // Two failures are worth one more request; it records the messages from here.
@@ -275,6 +275,13 @@ async fn run_turns(
         }
         let edits = std::mem::take(&mut turn.edits);
         if turn.calls.is_empty() && !edits.is_empty() {
+            let cut_off = reply.finish_reason.as_deref() == Some("length");
+            if cut_off && calls::writes_a_path_twice(&edits) {
+                // Cut off going round files it had written whole, not inside one: the files
+                // are whole, and the change is checked as a finished one (docs/design.md §15).
+                transcript.record("went_round_files", json!({"turn": done.turns}));
+                reply.finish_reason = Some("stop".to_string());
+            }
             // The reply is the model's change: its edits are made, and unless one failed the
             // reply counts as its answer, checked like any other.
             turn.calls = edits;

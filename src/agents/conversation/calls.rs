@@ -267,6 +267,27 @@ impl TurnCalls {
     }
 }
 
+/// Whether a reply's whole files write one path twice: cut off after that, the reply was going
+/// round files it had written whole, not cut short inside one.
+pub(super) fn writes_a_path_twice(edits: &[(ToolCall, CallForm)]) -> bool {
+    let mut written: Vec<String> = Vec::new();
+    for (call, form) in edits {
+        if *form != CallForm::FileFence {
+            continue;
+        }
+        let path = serde_json::from_str::<Value>(&call.arguments)
+            .ok()
+            .and_then(|arguments| arguments.get("path")?.as_str().map(str::to_string));
+        if let Some(path) = path {
+            if written.contains(&path) {
+                return true;
+            }
+            written.push(path);
+        }
+    }
+    false
+}
+
 /// The name of an OpenAI function definition.
 pub(super) fn tool_name(definition: &Value) -> Option<&str> {
     definition

@@ -1108,6 +1108,34 @@ async fn a_change_cut_off_at_the_cap_hears_so_and_the_conversation_goes_on() {
 }
 
 #[tokio::test]
+async fn a_reply_cut_off_going_round_its_whole_files_is_checked_not_told_it_was_cut() {
+    // Recorded shape (Qwen2.5-Coder-1.5B, inventory `cart-remove`, 2026-12-05): `cart.py`, its
+    // test file, `cart.py` again, until the loop watch cut the reply. Told it was cut short,
+    // the model went round the same files in the next two replies, 155 s each, and no test
+    // ever ran.
+    let server = MockServer::start().await;
+    let looping = "calc.py\n```python\nx = 1\n```\n\ntest_calc.py\n```python\ndef test_x():\n    assert True\n```\n\ncalc.py\n```python\nx = 1\n```\n";
+    let cut = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant",
+        "content": looping}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 800, "total_tokens": 810}});
+    answer(&server, ok(cut), 1).await;
+    let check = FlakyCheck::failing(0);
+    let tools = EditTools::default();
+    let prompt = whole_files(&tools, &check);
+
+    converse_with(&client(&server), prompt, 8, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    assert_eq!(
+        request_bodies(&server).await.len(),
+        1,
+        "the tests passed on the files the reply wrote"
+    );
+    assert_eq!(*check.runs.lock().unwrap(), 1);
+}
+
+#[tokio::test]
 async fn calls_written_into_the_answer_after_the_budget_are_left_out_of_it() {
     let server = MockServer::start().await;
     // Recorded shape (Qwen2.5-Coder-1.5B, 2026-11-29, research of `is_low_stock`): asked for its
