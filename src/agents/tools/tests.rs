@@ -686,6 +686,30 @@ async fn a_write_that_drops_most_definitions_is_refused_unless_meant() {
 }
 
 #[tokio::test]
+async fn a_write_of_a_new_definition_alone_keeps_the_files_others() {
+    let fx = rw();
+    let before = "def shout(text):\n    \"\"\"Upper case.\"\"\"\n    return text.upper() + \"!\"\n";
+    fs::write(fx.root.join("textkit.py"), before).unwrap();
+    assert_ok(&fx.call("read_file", json!({"path": "textkit.py"})).await);
+    // The 1.5B model's call, as recorded (textkit `word-count`, 2026-12-05).
+    let call = json!({"path": "textkit.py", "content": "def word_count(text):\n    return len(text.split())\n"});
+    let out = fx.call("write_file", call).await;
+    assert_eq!(
+        assert_ok(&out),
+        format!(
+            "Wrote {} bytes to textkit.py; kept shout, which your file left out, as they were",
+            fs::metadata(fx.root.join("textkit.py")).unwrap().len()
+        )
+    );
+    let after = fs::read_to_string(fx.root.join("textkit.py")).unwrap();
+    assert!(after.starts_with(before), "{after}");
+    assert!(
+        after.ends_with("def word_count(text):\n    return len(text.split())\n"),
+        "{after}"
+    );
+}
+
+#[tokio::test]
 async fn argument_names_models_use_instead_are_accepted() {
     let fx = rw();
     let out = fx

@@ -302,8 +302,8 @@ async fn a_file_written_in_the_reply_with_only_the_new_function_keeps_the_rest_o
         "{result}"
     );
 
-    // Called as a tool, the same write is refused: only a file written out in the reply is
-    // read as the definitions it changes.
+    // Called as a tool, the same write keeps the file's others too: it adds a definition, so
+    // it is the new one. A call that only leaves definitions out is refused.
     let p = Project::new().await;
     p.env.write("calc.py", "def add(a, b):\n    return a + b\n");
     let story = p.planned("Subtract by tool");
@@ -319,19 +319,37 @@ async fn a_file_written_in_the_reply_with_only_the_new_function_keeps_the_rest_o
                 json!({"path": "calc.py", "content": "def sub(a, b):\n    return a - b\n"}),
             ),
         )
-        .push("implement", Reply::text("Gave up."));
+        .push(
+            "implement",
+            Reply::tool(
+                "write_file",
+                json!({"path": "calc.py", "content": "# emptied\n"}),
+            ),
+        )
+        .push("implement", Reply::text("Done."));
 
     p.step(&story, "implement");
 
-    assert_eq!(p.env.read("calc.py"), "def add(a, b):\n    return a + b\n");
+    assert_eq!(
+        p.env.read("calc.py"),
+        "def add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n"
+    );
     let calls = transcript_entries(&p, &story, "tool_call");
+    let results: Vec<&str> = calls
+        .iter()
+        .filter(|call| call["name"] == "write_file")
+        .map(|call| call["result"].as_str().unwrap())
+        .collect();
+    assert_eq!(results.len(), 2, "{calls:?}");
     assert!(
-        calls.iter().any(|call| call["is_error"] == true
-            && call["result"]
-                .as_str()
-                .unwrap()
-                .contains("drop 1 of its 1 definitions: add")),
-        "{calls:?}"
+        results[0].contains("kept add, which your file left out"),
+        "{}",
+        results[0]
+    );
+    assert!(
+        results[1].contains("drop 2 of its 2 definitions: add, sub"),
+        "{}",
+        results[1]
     );
 }
 

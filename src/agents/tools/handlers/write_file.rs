@@ -1,7 +1,8 @@
 //! write_file: a whole file, created or replaced; a replacement that would drop most of an
 //! existing file's definitions is refused unless the call says it means to replace the file.
-//! A file the model wrote out whole in its reply (not a tool call) is merged instead: what it
-//! leaves out of the existing file is kept (`merge_definitions`).
+//! A file the model wrote out whole in its reply (not a tool call), and a write that adds a
+//! definition, are merged instead: what they leave out of the existing file is kept
+//! (`merge_definitions`).
 
 use async_trait::async_trait;
 use serde::Deserialize;
@@ -100,7 +101,7 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     if !args.overwrite {
         // A file that cannot be read as text has no definitions to lose.
         if let Ok(Some(before)) = read_for_edit(&real, path) {
-            let merged = match args.merge {
+            let merged = match args.merge || adds_a_definition(&before, &content) {
                 true => keep_left_out(&before, &content),
                 false => None,
             };
@@ -154,6 +155,15 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
         ));
     }
     Ok(result)
+}
+
+/// Whether `content` defines a name that `before` does not: a write that adds a function and
+/// leaves the file's others out is the new function, as a small model writes it (`textkit.py`
+/// as `def word_count` alone, refused three times in a row), so the rest is kept rather than
+/// the write refused. A write that only leaves definitions out still needs `overwrite`.
+fn adds_a_definition(before: &str, content: &str) -> bool {
+    let old = names(before);
+    names(content).iter().any(|name| !old.contains(name))
 }
 
 /// Files looked at to find the file a misplaced write rewrites.
