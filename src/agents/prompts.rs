@@ -228,8 +228,11 @@ pub fn project_context(root: &Path, board_dir: &Path) -> String {
         "composer.json",
     ] {
         if let Ok(text) = std::fs::read_to_string(root.join(manifest)) {
+            // Not `## pyproject.toml` over the fence: that is how a reply writes a file whole,
+            // and the 1.5B model copies this section into its replies (textkit `word-count`,
+            // 2026-12-05: the echo bumped the version twice).
             out.push_str(&format!(
-                "\n## {manifest}\n```\n{}\n```\n",
+                "\n## {manifest}, the project's manifest\n```\n{}\n```\n",
                 head_tail(text.trim(), MANIFEST_BUDGET)
             ));
             break;
@@ -491,6 +494,31 @@ mod tests {
             context.ends_with("## Top-level files\n- README.md\n- textkit/\n"),
             "{context}"
         );
+    }
+
+    #[test]
+    fn a_reply_that_copies_the_repository_section_writes_no_manifest() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::write(
+            root.path().join("pyproject.toml"),
+            "[project]\nname = \"textkit\"\nversion = \"0.1.1\"\n",
+        )
+        .unwrap();
+        let context = project_context(root.path(), &root.path().join(".agentic-sdlc"));
+        assert!(context.contains("version = \"0.1.1\""), "{context}");
+
+        let echo = context.replace("0.1.1", "0.1.6");
+        let reply = crate::agents::text_calls::extract(
+            &echo,
+            crate::agents::text_calls::Expect {
+                tools: &["write_file"],
+                any_name: true,
+                bash: false,
+                edits: true,
+                default_file: None,
+            },
+        );
+        assert!(reply.edits.is_empty(), "{:?}", reply.edits);
     }
 
     #[test]

@@ -379,7 +379,16 @@ fn announced_path(before: &[&str]) -> Option<String> {
         true => plain.trim_end_matches(':'),
         false => plain.strip_suffix(':')?,
     };
-    path_like(ending.split_whitespace().next_back()?)
+    let last_word = |text: &str| path_like(text.split_whitespace().next_back()?);
+    // A note after the path: `### stats.py (exists)`, the map's words for a file, over the
+    // right `median` in a recorded reply (textkit, 2026-12-05) that was read as no file.
+    last_word(ending).or_else(|| last_word(without_note(ending)?))
+}
+
+/// `text` without a parenthesised note at its end: `stats.py` for `stats.py (exists)`.
+fn without_note(text: &str) -> Option<&str> {
+    let open = text.strip_suffix(')')?.rfind(" (")?;
+    Some(text[..open].trim_end())
 }
 
 /// A line without the number of a numbered list item (`1. `, `2) `).
@@ -547,6 +556,9 @@ mod tests {
             // Recorded too (2026-11-27, inventory): a bold line or a heading, the colon inside.
             "**Changed `stats.py`:**\n\n```python\ndef mean(v):\n    return 0.0\n```",
             "## Changed `stats.py`:**\n\n```python\ndef mean(v):\n    return 0.0\n```",
+            // Recorded too (2026-12-05, textkit): the map's note on a file after its path.
+            "### stats.py (exists)\n```python\ndef mean(v):\n    return 0.0\n```",
+            "Here is stats.py (changed):\n```python\ndef mean(v):\n    return 0.0\n```",
         ];
         for text in rows {
             assert_eq!(
