@@ -14,6 +14,7 @@ pub(crate) mod delivery;
 pub(crate) mod done_claims;
 pub mod events;
 pub(crate) mod examples;
+pub(crate) mod failure_digest;
 pub(crate) mod fixed_tests;
 pub(crate) mod gate;
 pub mod guard;

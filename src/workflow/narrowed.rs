@@ -287,10 +287,14 @@ pub async fn narrow(
         name: missing.name.clone(),
         file: missing.file.clone().or_else(named_file),
     };
-    let mut task = narrowed_task(dir, &story_text, &missing, fixed, failure)?;
+    // A further sample is not shown the failing code it would copy: only what the tests said
+    // of it (without the traceback's quote of the code), and the story's words.
+    let failure = match variant {
+        0 => failure.map(str::to_string),
+        _ => failure.map(super::failure_digest::without_code_frames),
+    };
+    let mut task = narrowed_task(dir, &story_text, &missing, fixed, failure.as_deref())?;
     if variant > 0 {
-        // A further sample is not shown the failing code it would copy: only what the tests
-        // said of it, and the story's words.
         if let Some(failing) = task.failing.as_mut() {
             failing.current.clear();
             let name = task.name.clone();
