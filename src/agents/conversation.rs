@@ -276,10 +276,11 @@ async fn run_turns(
         let edits = std::mem::take(&mut turn.edits);
         if turn.calls.is_empty() && !edits.is_empty() {
             let cut_off = reply.finish_reason.as_deref() == Some("length");
-            if cut_off && calls::writes_a_path_twice(&edits) {
-                // Cut off going round files it had written whole, not inside one: the files
-                // are whole, and the change is checked as a finished one (docs/design.md §15).
-                transcript.record("went_round_files", json!({"turn": done.turns}));
+            let text = reply.content.as_deref().unwrap_or_default();
+            if let Some(why) = calls::whole_files_cut_off(&edits, text).filter(|_| cut_off) {
+                // Cut off after its files, not inside one: the change is checked as a finished
+                // one (docs/design.md §15).
+                transcript.record(why, json!({"turn": done.turns}));
                 reply.finish_reason = Some("stop".to_string());
             }
             // The reply is the model's change: its edits are made, and unless one failed the

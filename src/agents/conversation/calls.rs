@@ -267,9 +267,57 @@ impl TurnCalls {
     }
 }
 
-/// Whether a reply's whole files write one path twice: cut off after that, the reply was going
-/// round files it had written whole, not cut short inside one.
-pub(super) fn writes_a_path_twice(edits: &[(ToolCall, CallForm)]) -> bool {
+/// Why a reply cut off (at the cap or by the loop watch) still holds its files whole, as the
+/// transcript names it: it wrote one path twice (it was going round files it had written), or
+/// it ended outside any fence (it was going round its prose after them). Either way nothing
+/// was cut short, and the change is checked as a finished one; "write again what was cut
+/// short" brought back the same reply. Recorded from the 1.5B model (textkit `mean-empty`,
+/// 2026-12-05): the files, then "Expected Output", "Fix", "Verify" round and round, cut four
+/// times in 4.5 minutes before the tests ran.
+pub(super) fn whole_files_cut_off(
+    edits: &[(ToolCall, CallForm)],
+    text: &str,
+) -> Option<&'static str> {
+    if writes_a_path_twice(edits) {
+        Some("went_round_files")
+    } else if ends_inside_a_fence(text) == Some(false) {
+        Some("cut_after_files")
+    } else {
+        None
+    }
+}
+
+/// Whether `text` ends inside a code fence it opened (a file cut short); `None` when it has
+/// no fence at all (its statements may be a file cut short all the same).
+fn ends_inside_a_fence(text: &str) -> Option<bool> {
+    let mut fenced = false;
+    let mut open: Option<String> = None;
+    for line in text.lines() {
+        let line = line.trim();
+        let marker: String = line
+            .chars()
+            .take_while(|c| *c == '`' || *c == '~')
+            .collect();
+        let same_char = marker.chars().all(|c| marker.starts_with(c));
+        if marker.len() < 3 || !same_char {
+            continue;
+        }
+        fenced = true;
+        open = match open {
+            None => Some(marker),
+            Some(opened) => {
+                let closes = marker.starts_with(&opened[..1])
+                    && marker.len() >= opened.len()
+                    && line[marker.len()..].trim().is_empty();
+                (!closes).then_some(opened)
+            }
+        };
+    }
+    fenced.then_some(open.is_some())
+}
+
+/// Whether a reply's whole files write one path twice.
+fn writes_a_path_twice(edits: &[(ToolCall, CallForm)]) -> bool {
     let mut written: Vec<String> = Vec::new();
     for (call, form) in edits {
         if *form != CallForm::FileFence {

@@ -1079,7 +1079,7 @@ async fn a_reply_that_repeats_one_call_over_and_over_is_the_last_with_tools() {
 async fn a_change_cut_off_at_the_cap_hears_so_and_the_conversation_goes_on() {
     let server = MockServer::start().await;
     let cut = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant",
-        "content": "calc.py\n```python\nx = 1\n```\n\n- changed calc.py\n- changed calc.py\n- changed"}}],
+        "content": "calc.py\n```python\nx = 1\n```\n\ntest_calc.py\n```python\ndef test_x():\n    assert x =="}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 4096, "total_tokens": 4106}});
     answer(&server, ok(cut), 1).await;
     answer(&server, ok(completion(Some("Changed calc.py."), &[])), 1).await;
@@ -1132,6 +1132,29 @@ async fn a_reply_cut_off_going_round_its_whole_files_is_checked_not_told_it_was_
         1,
         "the tests passed on the files the reply wrote"
     );
+    assert_eq!(*check.runs.lock().unwrap(), 1);
+}
+
+#[tokio::test]
+async fn a_reply_cut_off_in_its_prose_after_whole_files_is_checked_not_told_it_was_cut() {
+    // Recorded shape (Qwen2.5-Coder-1.5B, textkit `mean-empty`, 2026-12-05): the files, then
+    // "Expected Output", "Fix", "Verify" round and round until the loop watch cut the reply;
+    // told it was cut short, the model sent the same reply three times more.
+    let server = MockServer::start().await;
+    let looping = "### Changed Files\n\n1. **calc.py**:\n   ```python\n   x = 1\n   ```\n\n### Verification\n\n1. **Run the tests**:\n   ```sh\n   python -m pytest -q\n   ```\n\n2. **Expected Output**:\n";
+    let cut = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant",
+        "content": looping}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 800, "total_tokens": 810}});
+    answer(&server, ok(cut), 1).await;
+    let check = FlakyCheck::failing(0);
+    let tools = EditTools::default();
+    let prompt = whole_files(&tools, &check);
+
+    converse_with(&client(&server), prompt, 8, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    assert_eq!(request_bodies(&server).await.len(), 1);
     assert_eq!(*check.runs.lock().unwrap(), 1);
 }
 
