@@ -31,6 +31,7 @@ impl Mends<'_> {
         let mut notes = Vec::new();
         notes.extend(self.drop_file_names(path));
         notes.extend(self.drop_imports_of_itself(path));
+        notes.extend(self.drop_calls_of_tests(path));
         notes.extend(self.gather_loose_assertions(path));
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
             notes.push(taken.note(path));
@@ -74,6 +75,14 @@ impl Mends<'_> {
             (kept != text).then_some(kept)
         })?;
         Some(format!("took `{path}`'s import of itself out"))
+    }
+
+    /// Drops the statements outside any function that call a test ([`without_calls_of_tests`]).
+    fn drop_calls_of_tests(&self, path: &str) -> Option<String> {
+        self.rewrite(path, without_calls_of_tests)?;
+        Some(format!(
+            "took the calls of tests out of the top of `{path}`: pytest calls the tests itself"
+        ))
     }
 
     /// Gathers the assertions and `pytest.raises` blocks a Python test file holds outside any
@@ -125,5 +134,54 @@ impl Mends<'_> {
     fn add_imports(&self, path: &str) -> Option<String> {
         let imports = add_missing_imports(self.dir, path, self.homes)?;
         Some(format!("added `{}` to `{path}`", imports.join("`, `")))
+    }
+}
+
+/// `text` without the statements at its top level that call a test (`test_x(…)`, with the
+/// lines a call's open brackets carry on); `None` when it has none. Recorded from the 1.5B
+/// model (textkit `word-count`, 2026-12-05): `test_word_count_empty_string('assert
+/// word_count("") == 0')` under an import of the file itself, four times. Its import of the
+/// missing `word_count` failed first on the base, as a feature's test should; once the code
+/// was there, the file failed on `NameError` in every round.
+fn without_calls_of_tests(text: &str) -> Option<String> {
+    let mut kept = Vec::new();
+    let mut open_brackets = 0i32;
+    let mut dropped = false;
+    for line in text.lines() {
+        let calls_a_test = line.starts_with("test")
+            && line
+                .split_once('(')
+                .is_some_and(|(name, _)| name.chars().all(|c| c.is_alphanumeric() || c == '_'));
+        if open_brackets > 0 || calls_a_test {
+            open_brackets += line.matches(['(', '[', '{']).count() as i32
+                - line.matches([')', ']', '}']).count() as i32;
+            open_brackets = open_brackets.max(0);
+            dropped = true;
+            continue;
+        }
+        kept.push(line);
+    }
+    dropped.then(|| {
+        let mut out = kept.join("\n");
+        out.push('\n');
+        out
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::without_calls_of_tests;
+
+    #[test]
+    fn calls_of_tests_at_the_top_of_the_file_are_taken_out() {
+        let recorded = "from textkit import word_count\ntest_word_count_empty_string('assert word_count(\"\") == 0')\n\ntest_word_count_multiple_words(\n    'assert word_count(\"  a   b \") == 2')\n\ndef test_story_examples():\n    assert word_count(\"hello big world\") == 3\n    test_helper = 1\n";
+        assert_eq!(
+            without_calls_of_tests(recorded).unwrap(),
+            "from textkit import word_count\n\n\ndef test_story_examples():\n    assert word_count(\"hello big world\") == 3\n    test_helper = 1\n"
+        );
+        assert_eq!(
+            without_calls_of_tests("def test_a():\n    test_b()\ntesting = (1)\n"),
+            None
+        );
     }
 }
