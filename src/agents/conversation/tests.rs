@@ -1107,16 +1107,12 @@ async fn a_change_cut_off_at_the_cap_hears_so_and_the_conversation_goes_on() {
     );
 }
 
-#[tokio::test]
-async fn a_reply_cut_off_going_round_its_whole_files_is_checked_not_told_it_was_cut() {
-    // Recorded shape (Qwen2.5-Coder-1.5B, inventory `cart-remove`, 2026-12-05): `cart.py`, its
-    // test file, `cart.py` again, until the loop watch cut the reply. Told it was cut short,
-    // the model went round the same files in the next two replies, 155 s each, and no test
-    // ever ran.
+/// Sends `content` as a reply cut off at the cap, and checks that the change it holds was
+/// checked at once, with no further request.
+async fn a_cut_reply_is_checked_as_finished(content: &str) {
     let server = MockServer::start().await;
-    let looping = "calc.py\n```python\nx = 1\n```\n\ntest_calc.py\n```python\ndef test_x():\n    assert True\n```\n\ncalc.py\n```python\nx = 1\n```\n";
     let cut = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant",
-        "content": looping}}],
+        "content": content}}],
         "usage": {"prompt_tokens": 10, "completion_tokens": 800, "total_tokens": 810}});
     answer(&server, ok(cut), 1).await;
     let check = FlakyCheck::failing(0);
@@ -1136,26 +1132,20 @@ async fn a_reply_cut_off_going_round_its_whole_files_is_checked_not_told_it_was_
 }
 
 #[tokio::test]
+async fn a_reply_cut_off_going_round_its_whole_files_is_checked_not_told_it_was_cut() {
+    // Recorded shape (Qwen2.5-Coder-1.5B, inventory `cart-remove`, 2026-12-05): `cart.py`, its
+    // test file, `cart.py` again, until the loop watch cut the reply. Told it was cut short,
+    // the model went round the same files in the next two replies, 155 s each, and no test
+    // ever ran.
+    a_cut_reply_is_checked_as_finished("calc.py\n```python\nx = 1\n```\n\ntest_calc.py\n```python\ndef test_x():\n    assert True\n```\n\ncalc.py\n```python\nx = 1\n```\n").await;
+}
+
+#[tokio::test]
 async fn a_reply_cut_off_in_its_prose_after_whole_files_is_checked_not_told_it_was_cut() {
     // Recorded shape (Qwen2.5-Coder-1.5B, textkit `mean-empty`, 2026-12-05): the files, then
     // "Expected Output", "Fix", "Verify" round and round until the loop watch cut the reply;
     // told it was cut short, the model sent the same reply three times more.
-    let server = MockServer::start().await;
-    let looping = "### Changed Files\n\n1. **calc.py**:\n   ```python\n   x = 1\n   ```\n\n### Verification\n\n1. **Run the tests**:\n   ```sh\n   python -m pytest -q\n   ```\n\n2. **Expected Output**:\n";
-    let cut = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant",
-        "content": looping}}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 800, "total_tokens": 810}});
-    answer(&server, ok(cut), 1).await;
-    let check = FlakyCheck::failing(0);
-    let tools = EditTools::default();
-    let prompt = whole_files(&tools, &check);
-
-    converse_with(&client(&server), prompt, 8, &Transcript::disabled())
-        .await
-        .unwrap();
-
-    assert_eq!(request_bodies(&server).await.len(), 1);
-    assert_eq!(*check.runs.lock().unwrap(), 1);
+    a_cut_reply_is_checked_as_finished("### Changed Files\n\n1. **calc.py**:\n   ```python\n   x = 1\n   ```\n\n### Verification\n\n1. **Run the tests**:\n   ```sh\n   python -m pytest -q\n   ```\n\n2. **Expected Output**:\n").await;
 }
 
 #[tokio::test]

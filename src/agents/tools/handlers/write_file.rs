@@ -159,7 +159,7 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
 
 /// Whether `content` defines a name that `before` does not: a write that adds a function and
 /// leaves the file's others out is the new function, as a small model writes it (`textkit.py`
-/// as `def word_count` alone, refused three times in a row), so the rest is kept rather than
+/// as `def word_count` alone, refused in six replies in a row), so the rest is kept rather than
 /// the write refused. A write that only leaves definitions out still needs `overwrite`.
 fn adds_a_definition(before: &str, content: &str) -> bool {
     let old = names(before);
