@@ -17,7 +17,7 @@ use super::transcript::Transcript;
 use super::verdict::{parse_verdict, PerspectiveVerdict};
 use super::{
     prompts, AgentError, AgentOutput, Agents, BlockerRequest, DefinitionRequest, GateRequest,
-    Perspective, PhaseRequest, ReviewOutput, ReviewRequest, ToolExecutor, ToolResultText,
+    Perspective, PhaseRequest, ReviewOutput, ReviewRequest, ToolExecutor, ToolOutcome,
 };
 use crate::board::records::Usage;
 use crate::board::Phase;
@@ -328,13 +328,8 @@ impl ToolExecutor for ToolBox {
         super::tools::writes(name)
     }
 
-    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
-        let outcome = ToolBox::call(self, name, arguments).await;
-        ToolResultText {
-            content: outcome.content,
-            is_error: outcome.is_error,
-            fatal: outcome.fatal,
-        }
+    async fn call(&self, name: &str, arguments: &str) -> ToolOutcome {
+        ToolBox::call(self, name, arguments).await
     }
 }
 

@@ -24,21 +24,16 @@ use transcript::Transcript;
 use verdict::PerspectiveVerdict;
 
 /// The result of one tool call as the model will read it. An error here (a bad argument, a
-/// refused path) is for the model to handle, not a reason to end the action; only a `fatal` one
+/// refused path) is for the model to handle, not a reason to end the action; only a fatal one
 /// (the tool itself broke) ends it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ToolResultText {
-    pub content: String,
-    pub is_error: bool,
-    pub fatal: bool,
-}
+pub use tools::{CallFailure, ToolOutcome};
 
 /// The tools one agent may use.
 #[async_trait]
 pub trait ToolExecutor: Send + Sync {
     /// OpenAI function definitions (`{"type": "function", "function": {"name", …}}`).
     fn definitions(&self) -> Vec<Value>;
-    async fn call(&self, name: &str, arguments: &str) -> ToolResultText;
+    async fn call(&self, name: &str, arguments: &str) -> ToolOutcome;
     /// Whether the tool can change the files (a later read may then read something else).
     fn writes(&self, name: &str) -> bool {
         let _ = name;

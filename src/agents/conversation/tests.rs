@@ -7,7 +7,7 @@ use wiremock::{MockServer, ResponseTemplate};
 
 use super::*;
 use crate::agents::llm::testing::{answer, client, completion, request_bodies};
-use crate::agents::ToolResultText;
+use crate::agents::{CallFailure, ToolOutcome};
 use crate::board::StoryId;
 use async_trait::async_trait;
 
@@ -25,16 +25,12 @@ impl ToolExecutor for FakeTools {
         ]
     }
 
-    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+    async fn call(&self, name: &str, arguments: &str) -> ToolOutcome {
         self.calls
             .lock()
             .unwrap()
             .push((name.to_string(), arguments.to_string()));
-        ToolResultText {
-            content: format!("result of {name} {arguments}"),
-            is_error: false,
-            fatal: false,
-        }
+        ToolOutcome::done(format!("result of {name} {arguments}"))
     }
 }
 
@@ -281,12 +277,11 @@ impl ToolExecutor for BrokenTools {
         FakeTools::default().definitions()
     }
 
-    async fn call(&self, _name: &str, _arguments: &str) -> ToolResultText {
-        ToolResultText {
-            content: "Error: cannot start sh: No such file or directory".into(),
-            is_error: true,
-            fatal: true,
-        }
+    async fn call(&self, _name: &str, _arguments: &str) -> ToolOutcome {
+        ToolOutcome::failed(
+            "Error: cannot start sh: No such file or directory",
+            CallFailure::Fatal,
+        )
     }
 }
 
@@ -506,7 +501,7 @@ impl ToolExecutor for ShellTools {
         ]
     }
 
-    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+    async fn call(&self, name: &str, arguments: &str) -> ToolOutcome {
         self.0.call(name, arguments).await
     }
 }
@@ -656,11 +651,15 @@ impl ToolExecutor for EditTools {
             .to_vec()
     }
 
-    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+    async fn call(&self, name: &str, arguments: &str) -> ToolOutcome {
         let mut result = self.0.call(name, arguments).await;
         if arguments.contains("missing.py") {
-            result.content = "Error: 'missing.py' does not exist".into();
-            result.is_error = true;
+            result =
+                ToolOutcome::failed("Error: 'missing.py' does not exist", CallFailure::ForModel);
+        }
+        if arguments.contains("test_story.py") {
+            let refusal = "Error: path 'test_story.py' is one of the story's acceptance tests";
+            result = ToolOutcome::failed(refusal, CallFailure::FixedTest);
         }
         result
     }
@@ -748,6 +747,52 @@ async fn an_edit_that_fails_goes_back_to_the_model_and_a_failed_check_after_edit
 }
 
 #[tokio::test]
+async fn a_refused_write_to_a_fixed_test_keeps_the_rest_of_the_reply_from_its_check() {
+    // `median` (textkit, 2026-12-05): eight whole-file replies each wrote the fixed test file
+    // beside the code, and each was sent back on the refusal alone, without a test run.
+    let server = MockServer::start().await;
+    let reply = "stats.py\n```python\ndef median(v):\n    return 0\n```\n\n\
+        test_story.py\n```python\ndef test_median():\n    assert True\n```";
+    answer(&server, ok(completion(Some(reply), &[])), 1).await;
+    answer(&server, ok(completion(Some("Done."), &[])), 1).await;
+    let tools = EditTools::default();
+    let check = FlakyCheck::failing(1);
+
+    let done = converse_as(
+        &server,
+        Some(&tools),
+        ToolProtocol::Auto,
+        Some(&check),
+        6,
+        &Transcript::disabled(),
+    )
+    .await
+    .unwrap();
+
+    assert_eq!(*check.runs.lock().unwrap(), 2, "each reply is checked");
+    assert_eq!((done.turns, done.check_rounds), (2, 1));
+    let written: Vec<String> = tools
+        .0
+        .calls
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|c| c.1.clone())
+        .collect();
+    assert!(written[0].contains("stats.py"), "{written:?}");
+    let bodies = request_bodies(&server).await;
+    let told = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(
+        told.contains("one of the story's acceptance tests"),
+        "{told}"
+    );
+    assert!(told.ends_with("FAILED test_x - boom"), "{told}");
+}
+
+#[tokio::test]
 async fn the_same_unreadable_call_twice_ends_the_conversation() {
     let server = MockServer::start().await;
     let broken = "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": }}\n```";
@@ -782,7 +827,7 @@ impl ToolExecutor for ReadingTools {
         self.0.definitions()
     }
 
-    async fn call(&self, name: &str, arguments: &str) -> ToolResultText {
+    async fn call(&self, name: &str, arguments: &str) -> ToolOutcome {
         self.0.call(name, arguments).await
     }
 

@@ -6,7 +6,7 @@ use std::io;
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::{Component, Path, PathBuf};
 
-use super::toolbox::ToolBox;
+use super::toolbox::{ToolBox, ToolError};
 use crate::config::CONFIG_FILE;
 
 impl ToolBox {
@@ -87,7 +87,7 @@ impl ToolBox {
     /// Refuses a write to a file the tool owns: `.agentic-sdlc.json` decides where the key is
     /// sent and which commands run, so an agent that could change it could take both over.
     /// `real` is the resolved path, so a link to the config is refused too.
-    pub(super) fn check_writable(&self, shown: &str, real: &Path) -> Result<(), String> {
+    pub(super) fn check_writable(&self, shown: &str, real: &Path) -> Result<(), ToolError> {
         let real_text = real.to_string_lossy().to_lowercase();
         // Any file of that name, at any depth: a config planted in a subfolder would take over
         // a run started there.
@@ -102,12 +102,13 @@ impl ToolBox {
         {
             return Err(format!(
                 "path '{shown}' is the agentic-sdlc config ({CONFIG_FILE}), which agents may read but not change"
-            ));
+            )
+            .into());
         }
         if self.fixed.iter().any(|file| file == real) {
-            return Err(format!(
+            return Err(ToolError::FixedTest(format!(
                 "path '{shown}' is one of the story's acceptance tests, which are fixed: change the code so that they pass, not the tests"
-            ));
+            )));
         }
         Ok(())
     }

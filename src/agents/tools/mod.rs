@@ -28,7 +28,7 @@ use serde_json::Value;
 pub use crate::exec::Sandbox;
 pub(crate) use definitions::{defined_name, names as defined_names, source_of};
 pub(crate) use syntax::refusal as unparseable_python;
-pub use toolbox::{ToolAccess, ToolBox, ToolError, ToolLimits, ToolOutcome};
+pub use toolbox::{CallFailure, ToolAccess, ToolBox, ToolError, ToolLimits, ToolOutcome};
 
 /// Whether the tool `name` can change the repository (an unknown name counts as one that can).
 pub(crate) fn writes(name: &str) -> bool {
@@ -110,7 +110,7 @@ impl ToolBox {
                 outcome.content = outcome.content.replace(secret.as_str(), "[redacted]");
             }
         }
-        tracing::debug!(tool = name, is_error = outcome.is_error, "tool call");
+        tracing::debug!(tool = name, failure = ?outcome.failure, "tool call");
         outcome
     }
 

@@ -78,7 +78,7 @@ fn rw() -> Fixture {
 
 #[track_caller]
 fn assert_error(outcome: &ToolOutcome, needle: &str) {
-    assert!(outcome.is_error, "expected an error, got {outcome:?}");
+    assert!(outcome.is_error(), "expected an error, got {outcome:?}");
     assert!(outcome.content.starts_with("Error: "), "{outcome:?}");
     assert!(
         outcome.content.contains(needle),
@@ -88,7 +88,7 @@ fn assert_error(outcome: &ToolOutcome, needle: &str) {
 
 #[track_caller]
 fn assert_ok(outcome: &ToolOutcome) -> &str {
-    assert!(!outcome.is_error, "expected success, got {outcome:?}");
+    assert!(!outcome.is_error(), "expected success, got {outcome:?}");
     &outcome.content
 }
 
@@ -524,12 +524,12 @@ async fn a_failure_of_the_tool_itself_is_fatal_and_a_refusal_is_not() {
         )
         .await;
     assert_error(&refused, "agentic-sdlc config");
-    assert!(!refused.fatal);
+    assert!(!refused.is_fatal());
     // With its folder gone, no command can start: nothing the model can fix.
     fs::remove_dir_all(&fx.root).unwrap();
     let broken = fx.call("run_command", json!({"command": "true"})).await;
     assert_error(&broken, "cannot start sh");
-    assert!(broken.fatal, "{broken:?}");
+    assert!(broken.is_fatal(), "{broken:?}");
 }
 
 #[tokio::test]

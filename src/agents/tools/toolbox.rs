@@ -38,9 +38,25 @@ pub enum ToolError {
     /// For the model to act on: a bad argument, a refused path, a missing file, a timeout.
     #[error("{0}")]
     ForModel(String),
+    /// A write to one of the story's fixed acceptance tests: refused, like any for the model,
+    /// but the rest of a change stands and is checked (docs/design.md §15).
+    #[error("{0}")]
+    FixedTest(String),
     /// A failure on the tool's side (the runtime, the command runner): it ends the action.
     #[error("{0}")]
     Fatal(String),
+}
+
+/// How a tool call failed, as far as the conversation cares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CallFailure {
+    /// For the model to act on: a bad argument, a refused path, a missing file, a timeout.
+    ForModel,
+    /// A refused write to a fixed acceptance test; nothing else of the reply is kept from its
+    /// check for it.
+    FixedTest,
+    /// The tool itself broke: the action ends.
+    Fatal,
 }
 
 impl From<String> for ToolError {
@@ -53,23 +69,44 @@ impl From<String> for ToolError {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolOutcome {
     pub content: String,
-    pub is_error: bool,
-    /// The call failed on the tool's side; the action should end with this message.
-    pub fatal: bool,
+    /// `None` when the call did what was asked.
+    pub failure: Option<CallFailure>,
 }
 
 impl ToolOutcome {
-    pub(super) fn from_result(result: Result<String, ToolError>) -> Self {
-        let (content, is_error, fatal) = match result {
-            Ok(content) => (content, false, false),
-            Err(ToolError::ForModel(message)) => (format!("Error: {message}"), true, false),
-            Err(ToolError::Fatal(message)) => (format!("Error: {message}"), true, true),
-        };
+    /// A call that did what was asked.
+    pub fn done(content: impl Into<String>) -> Self {
         Self {
-            content,
-            is_error,
-            fatal,
+            content: content.into(),
+            failure: None,
         }
+    }
+
+    /// A call that failed, with what the model reads of it.
+    pub fn failed(content: impl Into<String>, failure: CallFailure) -> Self {
+        Self {
+            content: content.into(),
+            failure: Some(failure),
+        }
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.failure.is_some()
+    }
+
+    /// The call failed on the tool's side; the action ends with this message.
+    pub fn is_fatal(&self) -> bool {
+        self.failure == Some(CallFailure::Fatal)
+    }
+
+    pub(super) fn from_result(result: Result<String, ToolError>) -> Self {
+        let (message, failure) = match result {
+            Ok(content) => return Self::done(content),
+            Err(ToolError::ForModel(message)) => (message, CallFailure::ForModel),
+            Err(ToolError::FixedTest(message)) => (message, CallFailure::FixedTest),
+            Err(ToolError::Fatal(message)) => (message, CallFailure::Fatal),
+        };
+        Self::failed(format!("Error: {message}"), failure)
     }
 }
 
