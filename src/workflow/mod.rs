@@ -6,6 +6,7 @@ pub(crate) mod assessor;
 pub(crate) mod attention;
 pub(crate) mod blocking;
 pub mod budget;
+pub(crate) mod call_criteria;
 pub mod checkpoint;
 pub(crate) mod context;
 pub(crate) mod copied_code;

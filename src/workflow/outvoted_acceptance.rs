@@ -15,6 +15,7 @@
 
 use std::path::Path;
 
+use super::call_criteria::tests_a_criterion;
 use super::examples::Example;
 use super::fixed_tests::FixedTests;
 use super::unasked_tests::{failed_tests, FailedTest};
@@ -41,8 +42,11 @@ pub fn outvoted_acceptance_tests(
             continue;
         };
         let tests = tests_of(&text);
+        // A test of a criterion the tool wrote ("`f` calls `g`") is the story's word as well.
         let carries = |name: &str| {
-            source_of(&text, name).is_some_and(|body| examples.iter().any(|e| e.carried_by(&body)))
+            source_of(&text, name).is_some_and(|body| {
+                examples.iter().any(|e| e.carried_by(&body)) || tests_a_criterion(name, &body)
+            })
         };
         let failing: Vec<&String> = tests
             .iter()
@@ -131,6 +135,20 @@ mod tests {
             note(&outvoted),
             "Taken out of the acceptance tests by the tool: `test_remove_counts_quantities` (tests/test_remove.py). It failed while every test carrying the story's own examples passed, so it expected what the story's examples contradict."
         );
+    }
+
+    #[test]
+    fn a_failing_test_of_a_calls_criterion_is_the_story_word_and_is_not_outvoted() {
+        // As the tool writes it (call_criteria), beside a test of the story's example.
+        let spy = "\n\ndef test_quantity_calls_lookup(monkeypatch):\n    import inventory.cart as callee_home\n    import inventory.cart as caller_home\n    called = []\n    real = callee_home.lookup\n\n    def spy(*args, **kwargs):\n        called.append(args)\n        return real(*args, **kwargs)\n\n    monkeypatch.setattr(callee_home, \"lookup\", spy)\n    caller_home.quantity(\"apple\")\n    assert called\n";
+        let (dir, fixed) = acceptance(&format!("{TESTS}{spy}"));
+        let examples = examples(STORY);
+        let output = "FAILED tests/test_remove.py::test_quantity_calls_lookup - AssertionError\nFAILED tests/test_remove.py::test_remove_counts_quantities - assert 1 == 3\n2 failed, 2 passed";
+        assert!(outvoted_acceptance_tests(dir.path(), output, &examples, &fixed).is_empty());
+        let passing = "FAILED tests/test_remove.py::test_remove_counts_quantities - assert 1 == 3\n1 failed, 3 passed";
+        let outvoted = outvoted_acceptance_tests(dir.path(), passing, &examples, &fixed);
+        assert_eq!(outvoted.len(), 1, "{outvoted:?}");
+        assert_eq!(outvoted[0].name, "test_remove_counts_quantities");
     }
 
     #[test]

@@ -24,6 +24,7 @@ use crate::board::{Phase, Story, StoryType};
 use crate::error::Result;
 use crate::vcs;
 use crate::workflow::blocking::off_the_runtime;
+use crate::workflow::call_criteria;
 use crate::workflow::context::Workflow;
 use crate::workflow::fixed_tests::{listing, put_back};
 use crate::workflow::outcome::Outcome;
@@ -324,6 +325,11 @@ impl<'a> AcceptanceCheck<'a> {
         if let Some(added) = self.complete_examples(&tests) {
             notes.push(added);
         }
+        let calls = call_criteria::Calls::of(&self.story_text, &self.examples, &self.homes);
+        let to_complete = self.file_to_complete(&tests);
+        notes.extend(
+            to_complete.and_then(|path| call_criteria::complete_file(&self.dir, path, &calls)),
+        );
         // A Python file of no test checks nothing, though its import fails before the code:
         // the tool's mends left only an import of a 1.5B model's one invented assertion (a
         // drive, 2026-11-29), and implement had nothing to pass.
@@ -543,12 +549,7 @@ impl AcceptanceCheck<'_> {
         if missing.is_empty() {
             return None;
         }
-        let python = |path: &&String| path.ends_with(".py");
-        let path = tests
-            .iter()
-            .filter(python)
-            .find(|path| **path == self.suggested)
-            .or_else(|| tests.iter().find(python))?;
+        let path = self.file_to_complete(tests)?;
         let full = self.dir.join(path);
         let current = std::fs::read_to_string(&full).ok()?;
         let completed = examples_file::completed(&self.examples_story(), &current, &missing)?;
@@ -558,6 +559,16 @@ impl AcceptanceCheck<'_> {
             "added the story's `{}` to `{path}` as tests of their own",
             added.join("`, `")
         ))
+    }
+
+    /// The Python test file the tool adds tests to: the suggested one if it is among `tests`.
+    fn file_to_complete<'t>(&self, tests: &'t [String]) -> Option<&'t String> {
+        let python = |path: &&String| path.ends_with(".py");
+        tests
+            .iter()
+            .filter(python)
+            .find(|path| **path == self.suggested)
+            .or_else(|| tests.iter().find(python))
     }
 }
 

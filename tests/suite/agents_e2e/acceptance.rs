@@ -526,6 +526,44 @@ async fn examples_the_model_s_tests_lack_are_added_to_them_with_the_calls_before
 }
 
 #[tokio::test]
+async fn a_criterion_that_one_function_calls_another_becomes_a_test_of_the_tool() {
+    let p = Project::new().await;
+    p.env.write(
+        "textkit.py",
+        "def truncate(text, width):\n    return text if len(text) <= width else text[: width - 3] + '...'\n",
+    );
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Headline",
+        "Add a function `headline(text, width)` to textkit.py that title-cases the text and truncates it with `truncate`.",
+        "- [ ] `headline(\"the quick brown fox\", 12)` returns `\"The Quick...\"`\n- [ ] `headline` calls `truncate` instead of repeating its logic",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, 2026-12-05, textkit): the example, never the criterion.
+    let tests = "from textkit import headline\n\n\ndef test_headline():\n    assert headline(\"the quick brown fox\", 12) == \"The Quick...\"\n";
+
+    let written = taken_at_once(&p, &story, "tests/test_headline.py", tests);
+
+    assert!(written.starts_with(tests), "{written}");
+    assert!(
+        written.contains("def test_headline_calls_truncate(monkeypatch):\n    import textkit as callee_home\n    import textkit as caller_home\n"),
+        "{written}"
+    );
+    assert!(
+        written.contains("    monkeypatch.setattr(callee_home, \"truncate\", spy)\n    caller_home.headline(\"the quick brown fox\", 12)\n"),
+        "{written}"
+    );
+    let notes = transcript_entries(&p, &story, "acceptance_notes");
+    assert!(
+        notes[0]
+            .to_string()
+            .contains("added a test that `headline` calls `truncate` to `tests/test_headline.py`"),
+        "{notes:#?}"
+    );
+}
+
+#[tokio::test]
 async fn tests_written_again_after_the_code_must_fail_on_the_stories_base_not_its_tree() {
     let p = Project::new().await;
     let story = greeting_project(&p);
