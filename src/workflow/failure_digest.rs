@@ -33,6 +33,74 @@ pub fn without_code_frames(output: &str) -> String {
     digest
 }
 
+/// `output` with only the failures whose report calls `name` (`name(` in the test's quoted
+/// source or its error lines), and a line that says how many others were left out; `None` when
+/// every failure or none calls it, or the output is not pytest's. A narrowed task for one
+/// function is shown what the tests say of it: inventory's `format-price` (2026-12-05) failed
+/// 15 tests after the model had also rewritten `cart.py`, and the narrowed `format_price` was
+/// shown the cart's failures, cut to fit, while the three of its own were cut out.
+pub fn failures_that_call(output: &str, name: &str) -> Option<String> {
+    let call = format!("{name}(");
+    // The report cut into parts: each failure's section (its test and lines), and the lines
+    // between them.
+    let mut parts: Vec<(Option<&str>, Vec<&str>)> = vec![(None, Vec::new())];
+    for line in output.lines() {
+        if let Some(test) = failure_header(line) {
+            parts.push((Some(test), Vec::new()));
+        } else if line.starts_with("===") {
+            parts.push((None, Vec::new()));
+        }
+        if let Some((_, lines)) = parts.last_mut() {
+            lines.push(line);
+        }
+    }
+    let calls_it = |lines: &Vec<&str>| lines.iter().any(|line| line.contains(&call));
+    let kept_tests: Vec<&str> = parts
+        .iter()
+        .filter(|(_, lines)| calls_it(lines))
+        .filter_map(|(test, _)| *test)
+        .collect();
+    let left_out = parts
+        .iter()
+        .filter(|(test, lines)| test.is_some() && !calls_it(lines))
+        .count();
+    if kept_tests.is_empty() || left_out == 0 {
+        return None;
+    }
+    let summary_of_another =
+        |line: &str| summary_test(line).is_some_and(|test| !kept_tests.contains(&test));
+    let mut digest: Vec<&str> = parts
+        .iter()
+        .filter(|(test, lines)| test.is_none() || calls_it(lines))
+        .flat_map(|(_, lines)| lines.iter().copied())
+        .filter(|line| !summary_of_another(line))
+        .collect();
+    let note = format!(
+        "({left_out} other failing test{} not calling `{name}` left out here)",
+        if left_out == 1 { "" } else { "s" }
+    );
+    digest.push(&note);
+    Some(digest.join("\n"))
+}
+
+/// The test a failure's header names: `____ test_median ____` → `test_median`,
+/// `____ TestCart.test_add ____` → `test_add`.
+fn failure_header(line: &str) -> Option<&str> {
+    let inner = line.strip_prefix("___")?.trim_matches('_').trim();
+    let test = inner.rsplit('.').next()?;
+    (!test.is_empty() && !test.contains(' ')).then_some(test)
+}
+
+/// The test a summary line names: `FAILED tests/test_x.py::test_y - …` → `test_y`.
+fn summary_test(line: &str) -> Option<&str> {
+    let rest = line
+        .strip_prefix("FAILED ")
+        .or_else(|| line.strip_prefix("ERROR "))?;
+    let id = rest.split_whitespace().next()?;
+    id.contains("::")
+        .then(|| id.rsplit("::").next().unwrap_or(id))
+}
+
 /// `_ _ _ _ _`: pytest's line between two frames of one traceback.
 fn is_frame_separator(line: &str) -> bool {
     let line = line.trim();
@@ -61,6 +129,59 @@ fn is_location(line: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A shortened recorded report (inventory `format-price`, 2026-12-05): a failure of the
+    /// cart the model's stray rewrite broke, and one of the story's own.
+    const TWO_STORIES: &str = "\
+..FF                                                                     [100%]
+=================================== FAILURES ===================================
+_____________________ test_add_quantity_zero_raises_error ______________________
+
+    def test_add_quantity_zero_raises_error():
+        cart = Cart()
+>       with pytest.raises(ValueError):
+E       Failed: DID NOT RAISE <class 'ValueError'>
+
+tests/test_cart.py:17: Failed
+___________________________ test_format_price_123456 ___________________________
+
+    def test_format_price_123456():
+>       assert format_price(123456) == \"$1,234.56\"
+E       AssertionError: assert '$12.56' == '$1,234.56'
+
+tests/test_format_a_price_for_people.py:5: AssertionError
+=========================== short test summary info ============================
+FAILED tests/test_cart.py::test_add_quantity_zero_raises_error - Failed: DID ...
+FAILED tests/test_format_a_price_for_people.py::test_format_price_123456 - As...
+2 failed, 2 passed in 0.07s";
+
+    #[test]
+    fn a_narrowed_function_is_shown_only_the_failures_that_call_it() {
+        let digest = failures_that_call(TWO_STORIES, "format_price").unwrap();
+        assert!(
+            digest.contains("E       AssertionError: assert '$12.56' == '$1,234.56'"),
+            "{digest}"
+        );
+        assert!(
+            digest.contains(
+                "FAILED tests/test_format_a_price_for_people.py::test_format_price_123456"
+            ),
+            "{digest}"
+        );
+        assert!(!digest.contains("Cart()"), "{digest}");
+        assert!(
+            !digest.contains("test_add_quantity_zero_raises_error"),
+            "{digest}"
+        );
+        assert!(digest.contains("2 failed, 2 passed in 0.07s"), "{digest}");
+        assert!(
+            digest.ends_with("(1 other failing test not calling `format_price` left out here)"),
+            "{digest}"
+        );
+        // Every failure calls it, or none does: nothing to leave out.
+        assert_eq!(failures_that_call(TWO_STORIES, "receipt_line"), None);
+        assert_eq!(failures_that_call(RECORDED, "median"), None);
+    }
 
     /// pytest's report of the 1.5B model's `median` (textkit, 2026-12-05).
     const RECORDED: &str = "\

@@ -289,6 +289,10 @@ pub async fn narrow(
     };
     // A further sample is not shown the failing code it would copy: only what the tests said
     // of it (without the traceback's quote of the code), and the story's words.
+    // Only the failures of tests that call it, when others fail too (failure_digest).
+    let own =
+        failure.and_then(|output| super::failure_digest::failures_that_call(output, &missing.name));
+    let failure = own.as_deref().or(failure);
     let failure = match variant {
         0 => failure.map(str::to_string),
         _ => failure.map(super::failure_digest::without_code_frames),
