@@ -417,7 +417,10 @@ pub fn imports_from_homes(
     let mut out: Vec<String> = Vec::new();
     let mut replaced = Vec::new();
     for line in text.lines() {
+        // An import inside a test function is mended in place, at its indentation.
+        let indent = &line[..line.len() - line.trim_start().len()];
         let Some((module, names)) = line
+            .trim_start()
             .strip_prefix("from ")
             .and_then(|rest| rest.split_once(" import "))
             .filter(|(_, names)| !names.contains(['(', '\\', '#']))
@@ -447,14 +450,14 @@ pub fn imports_from_homes(
             out.push(line.to_string());
             continue;
         }
-        replaced.push(line.to_string());
+        replaced.push(line.trim().to_string());
         if !kept.is_empty() {
-            out.push(format!("from {module} import {}", kept.join(", ")));
+            out.push(format!("{indent}from {module} import {}", kept.join(", ")));
         }
         out.extend(
             moved
                 .into_iter()
-                .map(|(home, item)| format!("from {home} import {item}")),
+                .map(|(home, item)| format!("{indent}from {home} import {item}")),
         );
     }
     if replaced.is_empty() {
@@ -624,6 +627,19 @@ mod tests {
         .unwrap();
         let via = "from tests.helpers import total_with_discount\n";
         assert_eq!(imports_from_homes(root.path(), via, &homes), None);
+        // Recorded (inventory `receipt-line`, 2026-12-05): inside the test, from a module that
+        // does not exist, for a function the story puts in inventory/money.py.
+        let homes = [("receipt_line".to_string(), "inventory/money.py".to_string())];
+        let inside = "def test_receipt_line():\n    from inventory.receipt_line import receipt_line\n\n    assert receipt_line(\"Apple\", 250) == \"Apple: $2.50\"\n";
+        let (mended, replaced) = imports_from_homes(root.path(), inside, &homes).unwrap();
+        assert_eq!(
+            mended,
+            inside.replace("inventory.receipt_line import", "inventory.money import")
+        );
+        assert_eq!(
+            replaced,
+            ["from inventory.receipt_line import receipt_line"]
+        );
     }
 
     #[test]
