@@ -78,6 +78,14 @@ async fn converse_as(
 }
 
 /// The transcript's entries of one event.
+/// The text of the last message of a request's body.
+fn last_message_of(body: &Value) -> String {
+    body["messages"].as_array().unwrap().last().unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
 fn entries(transcript: &Transcript, event: &str) -> Vec<Value> {
     fs_err::read_to_string(transcript.path().unwrap())
         .unwrap()
@@ -731,10 +739,7 @@ async fn an_edit_that_fails_goes_back_to_the_model_and_a_failed_check_after_edit
 
     assert_eq!((done.turns, done.check_rounds), (3, 1));
     let bodies = request_bodies(&server).await;
-    let after_bad = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let after_bad = last_message_of(&bodies[1]);
     assert!(
         after_bad.contains("Error: 'missing.py' does not exist"),
         "{after_bad}"
@@ -781,10 +786,7 @@ async fn a_refused_write_to_a_fixed_test_keeps_the_rest_of_the_reply_from_its_ch
         .collect();
     assert!(written[0].contains("stats.py"), "{written:?}");
     let bodies = request_bodies(&server).await;
-    let told = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let told = last_message_of(&bodies[1]);
     assert!(
         told.contains("one of the story's acceptance tests"),
         "{told}"
@@ -1140,10 +1142,7 @@ async fn a_change_cut_off_at_the_cap_hears_so_and_the_conversation_goes_on() {
     assert!(!done.truncated);
     let bodies = request_bodies(&server).await;
     assert_eq!(bodies.len(), 2);
-    let told = bodies[1]["messages"].as_array().unwrap().last().unwrap()["content"]
-        .as_str()
-        .unwrap()
-        .to_string();
+    let told = last_message_of(&bodies[1]);
     assert!(told.contains("cut off at the reply limit"), "{told}");
     assert_eq!(
         *check.runs.lock().unwrap(),
