@@ -19,10 +19,18 @@ pub struct CallCriterion {
 }
 
 /// The words between the two names of such a criterion.
-const CALLS: [&str; 5] = ["calls", "uses", "reuses", "must call", "delegates to"];
+const CALLS: [&str; 7] = [
+    "calls",
+    "uses",
+    "reuses",
+    "must call",
+    "should call",
+    "should use",
+    "delegates to",
+];
 
-/// The criteria of `story_text` that read "`f` calls `g`" (or uses, reuses, must call,
-/// delegates to), each name a plain identifier, with or without `()`.
+/// The criteria of `story_text` that read "`f` calls `g`" (or uses, reuses, must call, should
+/// call, should use, delegates to: refine wrote "`to_rankine` should call `to_fahrenheit`"), each name a plain identifier, with or without `()`.
 pub fn call_criteria(story_text: &str) -> Vec<CallCriterion> {
     let mut criteria: Vec<CallCriterion> = Vec::new();
     for line in story_text.lines() {
@@ -216,6 +224,7 @@ mod tests {
             - [ ] `headline(\"  the quick fox \", 20)` returns `\"The Quick Fox\"`\n\
             - [ ] `headline` calls `truncate` instead of repeating its logic\n\
             - [ ] `receipt_line()` uses `format_price()`\n\
+            - [ ] `to_rankine` should call `to_fahrenheit` to perform the conversion.\n\
             - [ ] `mean` returns `0.0` for an empty list\n";
         assert_eq!(
             call_criteria(story),
@@ -227,6 +236,10 @@ mod tests {
                 CallCriterion {
                     caller: "receipt_line".into(),
                     callee: "format_price".into()
+                },
+                CallCriterion {
+                    caller: "to_rankine".into(),
+                    callee: "to_fahrenheit".into()
                 },
             ]
         );
