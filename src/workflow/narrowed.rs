@@ -447,13 +447,7 @@ pub fn merge_definition(
     let mut out: Vec<String> = Vec::new();
     match existing {
         Some(start) => {
-            let mut first = start;
-            while first > scope.start
-                && own(lines[first - 1])
-                && lines[first - 1].trim_start().starts_with('@')
-            {
-                first -= 1;
-            }
+            let first = crate::agents::tools::decorators_start(&lines, start).max(scope.start);
             let end = block_end(&lines, start, indent.len());
             out.extend(owned(&lines[..first]));
             out.extend(indented);
@@ -572,11 +566,7 @@ fn definition_named(code: &str, name: &str) -> Option<String> {
         .position(|line| defined_name(line).as_deref() == Some(name))?;
     let depth = |line: &str| line.len() - line.trim_start().len();
     let own = depth(lines[start]);
-    // Decorators right above the definition belong to it.
-    let mut first = start;
-    while first > 0 && lines[first - 1].trim_start().starts_with('@') {
-        first -= 1;
-    }
+    let first = crate::agents::tools::decorators_start(&lines, start);
     let mut end = start + 1;
     while end < lines.len() && (lines[end].trim().is_empty() || depth(lines[end]) > own) {
         end += 1;

@@ -156,10 +156,7 @@ fn top_level_source(text: &str, name: &str) -> Option<String> {
         (line.starts_with("def ") || line.starts_with("async def "))
             && crate::agents::tools::defined_name(line).as_deref() == Some(name)
     })?;
-    let mut first = start;
-    while first > 0 && lines[first - 1].starts_with('@') {
-        first -= 1;
-    }
+    let first = crate::agents::tools::decorators_start(&lines, start);
     let body = source_of(&lines[start..].join("\n"), name)?;
     let decorators = lines[first..start].iter().map(|line| format!("{line}\n"));
     Some(decorators.collect::<String>() + &body)

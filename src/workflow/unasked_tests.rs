@@ -243,13 +243,7 @@ fn without_tests_of_file(
 /// and the blank lines after it.
 pub(super) fn definition_block(lines: &[&str], start: usize) -> std::ops::Range<usize> {
     let level = indent(lines[start]);
-    let mut first = start;
-    while first > 0
-        && indent(lines[first - 1]) == level
-        && lines[first - 1].trim_start().starts_with('@')
-    {
-        first -= 1;
-    }
+    let first = crate::agents::tools::decorators_start(lines, start);
     let mut end = start + 1;
     while end < lines.len() && (lines[end].trim().is_empty() || indent(lines[end]) > level) {
         end += 1;
@@ -477,6 +471,36 @@ mod tests {
         assert!(
             !dir.join("tests/test_other.py").exists(),
             "a file left without tests goes"
+        );
+    }
+
+    #[test]
+    fn an_outvoted_test_goes_with_its_decorators_over_several_lines() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-05): both parametrized tests were
+        // outvoted; their decorators stayed on `test_to_rankine_example_1`, which then failed to
+        // collect in every round.
+        let dir = tempfile::tempdir().unwrap();
+        let parametrized = |name: &str| {
+            format!("@pytest.mark.parametrize(\"celsius, expected\", [\n    (0, 491.67),\n    (100, 212.00),\n])\ndef {name}(celsius, expected):\n    assert to_rankine(celsius) == expected\n\n")
+        };
+        let recorded = format!(
+            "import pytest\nfrom units import to_rankine\n\n{}{}\ndef test_to_rankine_example_1():\n    assert to_rankine(0) == 491.67\n",
+            parametrized("test_to_rankine"),
+            parametrized("test_to_rankine_calls_to_fahrenheit")
+        );
+        write(dir.path(), "tests/test_rankine.py", &recorded);
+        let outvoted =
+            ["test_to_rankine", "test_to_rankine_calls_to_fahrenheit"].map(|name| FailedTest {
+                file: "tests/test_rankine.py".into(),
+                name: name.into(),
+            });
+        assert_eq!(
+            take_out_tests(dir.path(), &outvoted),
+            ["tests/test_rankine.py"]
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("tests/test_rankine.py")).unwrap(),
+            "import pytest\nfrom units import to_rankine\n\ndef test_to_rankine_example_1():\n    assert to_rankine(0) == 491.67\n"
         );
     }
 

@@ -104,6 +104,53 @@ pub(crate) fn source_of(text: &str, name: &str) -> Option<String> {
     Some(lines[start..end].join("\n"))
 }
 
+/// The first line of the decorators above the definition at `lines[start]` (`start` when it
+/// has none), a decorator whose arguments run over several lines included: a 1.5B model wrote
+/// `@pytest.mark.parametrize("celsius, expected", [` over three lines, and a test taken out
+/// without them left the decorator on the next test, which then failed to collect in every
+/// round (a drive, 2026-12-05).
+pub(crate) fn decorators_start(lines: &[&str], start: usize) -> usize {
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let level = depth(lines[start]);
+    let mut first = start;
+    loop {
+        // The nearest line above at the definition's own depth, past the arguments'
+        // deeper lines and their closing brackets.
+        let mut at = first;
+        while at > 0 {
+            let line = lines[at - 1];
+            let inside = !line.trim().is_empty()
+                && (depth(line) > level || line.trim_start().starts_with([')', ']', '}']));
+            if !inside {
+                break;
+            }
+            at -= 1;
+        }
+        let Some(above) = at.checked_sub(1) else {
+            return first;
+        };
+        let decorator = &lines[above..first];
+        let is_decorator = depth(lines[above]) == level
+            && lines[above].trim_start().starts_with('@')
+            && bracket_balance(decorator) == 0;
+        if !is_decorator {
+            return first;
+        }
+        first = above;
+    }
+}
+
+/// How many more brackets `lines` open than they close.
+fn bracket_balance(lines: &[&str]) -> i64 {
+    lines
+        .iter()
+        .map(|line| {
+            line.matches(['(', '[', '{']).count() as i64
+                - line.matches([')', ']', '}']).count() as i64
+        })
+        .sum()
+}
+
 pub(crate) fn defined_name(line: &str) -> Option<String> {
     let mut words = line.split_whitespace().peekable();
     while let Some(word) = words.peek() {
@@ -180,6 +227,28 @@ mod tests {
         for (text, expected) in cases {
             assert_eq!(names(text), expected, "{text}");
         }
+    }
+
+    #[test]
+    fn decorators_over_several_lines_belong_to_the_definition_under_them() {
+        let recorded = "import pytest\n\n@pytest.mark.parametrize(\"celsius, expected\", [\n    (0, 491.67),\n    (100, 212.00),\n])\n@pytest.mark.slow\ndef test_to_rankine(celsius, expected):\n    assert True\n";
+        let lines: Vec<&str> = recorded.lines().collect();
+        assert_eq!(decorators_start(&lines, 7), 2);
+        let plain = ["x = f(", ")", "@wraps", "def g():", "    pass"];
+        assert_eq!(
+            decorators_start(&plain, 3),
+            2,
+            "a call above is not a decorator"
+        );
+        let nested = ["class A:", "    @property", "    def b(self):"];
+        assert_eq!(decorators_start(&nested, 2), 1);
+        assert_eq!(decorators_start(&nested, 0), 0);
+        let earlier = ["@dec", "def a(): pass", "def b(): pass"];
+        assert_eq!(
+            decorators_start(&earlier, 2),
+            2,
+            "an earlier definition's decorator"
+        );
     }
 
     #[test]

@@ -26,7 +26,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 pub use crate::exec::Sandbox;
-pub(crate) use definitions::{defined_name, names as defined_names, source_of};
+pub(crate) use definitions::{decorators_start, defined_name, names as defined_names, source_of};
 pub(crate) use syntax::refusal as unparseable_python;
 pub use toolbox::{CallFailure, ToolAccess, ToolBox, ToolError, ToolLimits, ToolOutcome};
 
