@@ -10,6 +10,7 @@ use crate::workflow::examples::{
 };
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
+use crate::workflow::unasked_tests::{indent, kept_lines};
 use crate::workflow::unknown_methods;
 
 /// The story a test file is mended for.
@@ -32,6 +33,7 @@ impl Mends<'_> {
         notes.extend(self.drop_file_names(path));
         notes.extend(self.drop_imports_of_itself(path));
         notes.extend(self.drop_calls_of_tests(path));
+        notes.extend(self.drop_unknown_parameters(path));
         notes.extend(self.gather_loose_assertions(path));
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
             notes.push(taken.note(path));
@@ -82,6 +84,16 @@ impl Mends<'_> {
         self.rewrite(path, without_calls_of_tests)?;
         Some(format!(
             "took the calls of tests out of the top of `{path}`: pytest calls the tests itself"
+        ))
+    }
+
+    /// Drops the `parametrize` decorators that name arguments their test does not take
+    /// ([`without_unknown_parameters`]).
+    fn drop_unknown_parameters(&self, path: &str) -> Option<String> {
+        self.rewrite(path, without_unknown_parameters)?;
+        Some(format!(
+            "took the `parametrize` decorators of `{path}` whose names their test does not take \
+             out: pytest cannot collect such a test"
         ))
     }
 
@@ -168,9 +180,94 @@ fn without_calls_of_tests(text: &str) -> Option<String> {
     })
 }
 
+/// `text` without the `@pytest.mark.parametrize(…)` decorators that name an argument the test
+/// under them does not take; `None` when it has none. pytest fails the whole file's collection
+/// on one ("function uses no argument 'celsius'"), so no code could make it pass.
+fn without_unknown_parameters(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut gone = vec![false; lines.len()];
+    for (start, line) in lines.iter().enumerate() {
+        let definition = line.trim_start();
+        if !(definition.starts_with("def ") || definition.starts_with("async def ")) {
+            continue;
+        }
+        let taken = parameters(&lines[start..].join("\n"));
+        let mut decorator = crate::agents::tools::decorators_start(&lines, start);
+        while decorator < start {
+            // The decorator's lines run to the next line at its own depth.
+            let depth = indent(lines[decorator]);
+            let end = (decorator + 1..=start)
+                .find(|&at| {
+                    indent(lines[at]) == depth
+                        && !lines[at].trim_start().starts_with([')', ']', '}'])
+                })
+                .unwrap_or(start);
+            let names = parametrized_names(&lines[decorator..end].join("\n"));
+            if names.is_some_and(|names| names.iter().any(|name| !taken.contains(name))) {
+                gone[decorator..end]
+                    .iter_mut()
+                    .for_each(|flag| *flag = true);
+            }
+            decorator = end;
+        }
+    }
+    gone.contains(&true)
+        .then(|| format!("{}\n", kept_lines(&lines, &gone).trim_end()))
+}
+
+/// The argument names a `@pytest.mark.parametrize("a, b", …)` decorator gives (its first
+/// argument, a string); `None` for any other decorator, or one whose names are not a plain
+/// string.
+fn parametrized_names(decorator: &str) -> Option<Vec<String>> {
+    let arguments = decorator
+        .trim_start()
+        .strip_prefix("@pytest.mark.parametrize(")?
+        .trim_start();
+    let quote = arguments
+        .chars()
+        .next()
+        .filter(|c| *c == '"' || *c == '\'')?;
+    let names = arguments[1..].split(quote).next()?;
+    Some(
+        names
+            .split(',')
+            .map(|name| name.trim().to_string())
+            .filter(|name| !name.is_empty())
+            .collect(),
+    )
+}
+
+/// The parameter names of the `def` that `definition` begins with.
+fn parameters(definition: &str) -> Vec<String> {
+    let Some((_, after)) = definition.split_once('(') else {
+        return Vec::new();
+    };
+    let inside = after.split_once(')').map_or(after, |(inside, _)| inside);
+    inside
+        .split(',')
+        .filter_map(|parameter| {
+            let name = parameter.trim().trim_start_matches('*');
+            let name = name.split([':', '=']).next()?.trim();
+            (!name.is_empty()).then(|| name.to_string())
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::without_calls_of_tests;
+    use super::{without_calls_of_tests, without_unknown_parameters};
+
+    #[test]
+    fn a_parametrize_naming_arguments_the_test_does_not_take_is_taken_out() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-05), shortened.
+        let recorded = "import pytest\n\n@pytest.mark.parametrize(\"celsius, expected\", [\n    (0, 491.67),\n])\n@pytest.mark.slow\ndef test_example():\n    assert to_rankine(0) == 491.67\n\n\n@pytest.mark.parametrize('celsius,expected', [(0, 491.67)])\ndef test_to_rankine(celsius, expected: float):\n    assert to_rankine(celsius) == expected\n";
+        assert_eq!(
+            without_unknown_parameters(recorded).unwrap(),
+            "import pytest\n\n@pytest.mark.slow\ndef test_example():\n    assert to_rankine(0) == 491.67\n\n\n@pytest.mark.parametrize('celsius,expected', [(0, 491.67)])\ndef test_to_rankine(celsius, expected: float):\n    assert to_rankine(celsius) == expected\n"
+        );
+        let taken = "@pytest.mark.parametrize(\"x\", [1])\ndef test_x(\n    x,\n):\n    assert x\n";
+        assert_eq!(without_unknown_parameters(taken), None);
+    }
 
     #[test]
     fn calls_of_tests_at_the_top_of_the_file_are_taken_out() {
