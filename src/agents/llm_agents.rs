@@ -343,21 +343,14 @@ impl Agents for LlmAgents {
         };
         let mut tools = self.tools(request.work_dir, access);
         let story_text = prompts::story_context(request.story, Some(request.phase));
+        let own_words = prompts::story_own_words(request.story);
+        let naming = prompts::naming_words(&own_words, &story_text);
         let mut context = format!(
             "{story_text}\n{}\n{}",
             prompts::project_context(request.work_dir, &self.board_dir),
-            prompts::repository_map(request.work_dir, &self.board_dir, &story_text)
+            prompts::repository_map(request.work_dir, &self.board_dir, naming)
         );
         if !request.phase.reads_only() {
-            // The files the story names in its own words are shown whole; those that only its
-            // research and plan name, when it names none. Shown all the files its research
-            // named, the 1.5B model wrote out `cart.py` and `pricing.py` for a story about
-            // `money.py`, 70 s of one 90 s round (2026-12-05, inventory `format-price`).
-            let own_words = prompts::story_own_words(request.story);
-            let naming = match prompts::names_a_path(&own_words) {
-                true => own_words.as_str(),
-                false => story_text.as_str(),
-            };
             let files = prompts::named_files(request.work_dir, &self.board_dir, naming);
             if !files.text.is_empty() {
                 context = format!("{context}\n{}", files.text);
@@ -500,7 +493,9 @@ impl Agents for LlmAgents {
         request: DefinitionRequest<'_>,
     ) -> Result<AgentOutput, AgentError> {
         let story_text = prompts::story_context(request.story, Some(Phase::Implement));
-        let map = prompts::repository_map(request.work_dir, &self.board_dir, &story_text);
+        let own_words = prompts::story_own_words(request.story);
+        let naming = prompts::naming_words(&own_words, &story_text);
+        let map = prompts::repository_map(request.work_dir, &self.board_dir, naming);
         let map = prompts::without_definition_of(&map, request.name);
         let user = format!("{map}\n## Task\n{}\n", request.task);
         let asked = CodeAsk {

@@ -181,11 +181,16 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
     // review (no phase) sees them all. The acceptance tests are written from the criteria
     // alone, as the reviewers judge by them (docs/design.md §21): the 1.5B model's research
     // warned of "negative quantities" for a `remove` that takes an item out "whatever its
-    // quantity", its plan said to take one away, and its tests then expected both.
+    // quantity", its plan said to take one away, and its tests then expected both. The code
+    // is written from the plan, which was written from the research: the 1.5B model's research
+    // of a story about a new `parse.py` said the cart's and the prices' files and tests "should
+    // be used", and implement wrote all four out in each of three replies (inventory
+    // `parse-quantity`, 2026-12-05).
     let earlier = Phase::ALL
         .iter()
         .filter(|p| **p != Phase::Refine && phase.is_none_or(|phase| **p < phase))
         .filter(|_| phase != Some(Phase::Acceptance))
+        .filter(|p| !(phase == Some(Phase::Implement) && **p == Phase::Research))
         .map(|p| p.section());
     with_sections(story, earlier)
 }
@@ -193,6 +198,20 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
 /// The story in its own words: its title, summary and criteria, without what the phases wrote.
 pub fn story_own_words(story: &Story) -> String {
     with_sections(story, std::iter::empty())
+}
+
+/// The words whose files and names the map lists as the story's and whose files are shown
+/// whole: the story's own (`own_words`) when they name a file, else all of `story_text`, its
+/// research and plan too. Shown every file its research named, the 1.5B model wrote out
+/// `cart.py` and `pricing.py` for a story about `money.py`, 70 s of one 90 s round (inventory
+/// `format-price`, 2026-12-05); told that the story "mentions" the eight files its research
+/// named, it wrote four of them out in each reply of a story about a new `parse.py` (inventory
+/// `parse-quantity`, the same day).
+pub fn naming_words<'a>(own_words: &'a str, story_text: &'a str) -> &'a str {
+    match names_a_path(own_words) {
+        true => own_words,
+        false => story_text,
+    }
 }
 
 /// The story's head, its Summary and Acceptance Criteria, then the sections `more` names.
@@ -452,7 +471,7 @@ mod tests {
     }
 
     #[test]
-    fn the_acceptance_tests_are_written_from_the_criteria_not_the_plan() {
+    fn the_acceptance_tests_are_written_from_the_criteria_and_the_code_from_the_plan() {
         let text = "---\nid: story-a\ntitle: Remove\n---\n# Remove\n\n## Summary\nSUMMARY-MARK\n\n## Acceptance Criteria\n- [ ] CRITERION-MARK\n\n## Research\nRESEARCH-MARK\n\n## Implementation Plan\nPLAN-MARK\n";
         let story = Story::parse(
             text,
@@ -466,12 +485,14 @@ mod tests {
             !tests.contains("RESEARCH-MARK") && !tests.contains("PLAN-MARK"),
             "{tests}"
         );
-        // The code is written from the plan.
+        // The code is written from the plan, which digested the research.
         let code = story_context(&story, Some(Phase::Implement));
         assert!(
-            code.contains("RESEARCH-MARK") && code.contains("PLAN-MARK"),
+            !code.contains("RESEARCH-MARK") && code.contains("PLAN-MARK"),
             "{code}"
         );
+        let review = story_context(&story, None);
+        assert!(review.contains("RESEARCH-MARK") && review.contains("PLAN-MARK"));
     }
 
     #[test]

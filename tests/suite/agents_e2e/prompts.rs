@@ -209,3 +209,52 @@ fn task_is_last(prompt: &str) -> bool {
     let headings: Vec<&str> = prompt.lines().filter(|l| l.starts_with("## ")).collect();
     headings.last() == Some(&"## Task") && prompt.matches("## Task").count() == 1
 }
+
+#[tokio::test]
+async fn implement_is_shown_the_plan_and_the_files_the_story_names_not_what_its_research_named() {
+    // Recorded (Qwen2.5-Coder-1.5B, inventory `parse-quantity`, 2026-12-05): the research of a
+    // story about a new `parse.py` named the cart's file, and the map then listed it as one the
+    // story "mentions"; implement wrote it out in each of its replies.
+    let p = Project::new().await;
+    p.env.write("inventory/cart.py", "class Cart:\n    pass\n");
+    p.env.write("inventory/parse.py", "\"\"\"Parsing.\"\"\"\n");
+    let story = p.story(
+        "Read a quantity",
+        "Add `parse_quantity(text)` to inventory/parse.py.",
+        "- [ ] `parse_quantity(\" 3 \")` returns `3`",
+        "ready",
+        &["research", "plan"],
+    );
+    let path = p.path_of(&story);
+    p.env.edit(
+        &path,
+        "## Research\n",
+        "## Research\nRESEARCH-MARK: the `Cart` class in inventory/cart.py should be used.\n",
+    );
+    p.env.edit(
+        &path,
+        "## Implementation Plan\n",
+        "## Implementation Plan\nPLAN-MARK: add the function to inventory/parse.py.\n",
+    );
+
+    p.step(&story, "implement").success();
+
+    let prompt = p.fake.requests_for("implement")[0].user_message();
+    assert_contains_all(
+        &prompt,
+        &[
+            "PLAN-MARK",
+            "- file inventory/parse.py (exists)",
+            "- `parse_quantity`: not defined yet",
+            "inventory/parse.py\n```",
+        ],
+    );
+    for left_out in [
+        "RESEARCH-MARK",
+        "- file inventory/cart.py",
+        "`Cart`: defined",
+        "inventory/cart.py\n```",
+    ] {
+        assert!(!prompt.contains(left_out), "{left_out:?} in:\n{prompt}");
+    }
+}
