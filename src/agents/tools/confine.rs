@@ -26,6 +26,7 @@ impl ToolBox {
         let lexical = normalize(&joined).ok_or_else(outside)?;
         let relative = self.relative_to_root(&lexical).ok_or_else(outside)?;
         self.check_allowed(path, relative, &lexical)?;
+        let lexical = self.root.join(as_the_tree_spells(&self.root, relative));
 
         let real = canonicalize_lenient(&lexical).map_err(|err| match err.kind() {
             io::ErrorKind::NotFound => format!("path '{path}' is a broken symbolic link"),
@@ -140,6 +141,40 @@ fn normalize(path: &Path) -> Option<PathBuf> {
         }
     }
     Some(out)
+}
+
+/// `relative` (to `root`) with each part that does not exist but names exactly one entry of
+/// its folder in other letter case spelt as that entry: a 1.5B model headed its file
+/// `# Inventory/money.py` for a story about `inventory/money.py`, and the right code went into
+/// a new folder no test imported, for every round (inventory `format-price`, 2026-12-05). The
+/// parts after the first that matches nothing are left as given.
+fn as_the_tree_spells(root: &Path, relative: &Path) -> PathBuf {
+    let mut spelt = PathBuf::new();
+    let mut parts = relative.components();
+    for part in parts.by_ref() {
+        let name = part.as_os_str();
+        let folder = root.join(&spelt);
+        if fs::symlink_metadata(folder.join(name)).is_ok() {
+            spelt.push(name);
+            continue;
+        }
+        let wanted = name.to_string_lossy();
+        let mut alike = fs::read_dir(&folder)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| entry.file_name())
+            .filter(|entry| entry.to_string_lossy().eq_ignore_ascii_case(&wanted));
+        match (alike.next(), alike.next()) {
+            (Some(entry), None) => spelt.push(entry),
+            _ => {
+                spelt.push(name);
+                break;
+            }
+        }
+    }
+    spelt.extend(parts);
+    spelt
 }
 
 /// Resolves symbolic links in the deepest existing ancestor of `path` and appends the rest:

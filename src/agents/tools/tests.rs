@@ -273,6 +273,38 @@ async fn write_file_creates_parents_atomically_with_normal_mode() {
 }
 
 #[tokio::test]
+async fn a_folder_written_in_other_letter_case_is_the_one_the_repository_has() {
+    let fx = rw();
+    fs::create_dir_all(fx.root.join("inventory")).unwrap();
+    fs::write(fx.root.join("inventory/cart.py"), "class Cart:\n    pass\n").unwrap();
+    // Recorded (Qwen2.5-Coder-1.5B, inventory `format-price`, 2026-12-05): `# Inventory/money.py`.
+    let out = fx
+        .call(
+            "write_file",
+            json!({"path": "Inventory/money.py", "content": "def format_price(cents):\n    return ''\n", "merge": true}),
+        )
+        .await;
+    assert_eq!(
+        assert_ok(&out),
+        "Wrote 39 bytes to inventory/money.py (the folders as the repository spells them)"
+    );
+    assert!(fx.root.join("inventory/money.py").is_file());
+    assert!(!fx.root.join("Inventory").exists());
+    // A file of the repository is read, and edited, as it is spelt in any case.
+    let read = fx
+        .call("read_file", json!({"path": "INVENTORY/Cart.py"}))
+        .await;
+    assert!(assert_ok(&read).contains("class Cart"), "{read:?}");
+    // With two folders alike but for case, the path stays as given.
+    fs::create_dir_all(fx.root.join("Docs")).unwrap();
+    fs::create_dir_all(fx.root.join("docs")).unwrap();
+    let out = fx
+        .call("write_file", json!({"path": "DOCS/a.md", "content": "a\n"}))
+        .await;
+    assert_eq!(assert_ok(&out), "Wrote 2 bytes to DOCS/a.md");
+}
+
+#[tokio::test]
 async fn a_write_of_what_the_file_already_holds_says_nothing_changed() {
     let fx = rw();
     fs::write(

@@ -143,8 +143,16 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     }
     write_atomic(&real, content.as_bytes())
         .map_err(|err| format!("cannot write '{path}': {err}"))?;
+    let written = tools.display(&real);
     tools.mark_seen(real);
     let mut result = format!("Wrote {} bytes to {path}", content.len());
+    let given = path.trim_start_matches("./");
+    if written != given && written.eq_ignore_ascii_case(given) {
+        result = format!(
+            "Wrote {} bytes to {written} (the folders as the repository spells them)",
+            content.len()
+        );
+    }
     if unwrapped {
         result.push_str(" (without the path line and the indent around the code)");
     }
