@@ -52,8 +52,11 @@ impl Example {
 }
 
 /// Words between an example's call and its value: "`f(x)` returns `y`".
-const RETURNS: [&str; 8] = [
+const RETURNS: [&str; 11] = [
     "returns",
+    "return",
+    "give",
+    "are",
     "should return",
     "must return",
     "gives",
@@ -65,8 +68,10 @@ const RETURNS: [&str; 8] = [
 
 /// Words between an example's call and the exception it raises: "`f(0)` raises `ValueError`",
 /// each also with an article after it ("should raise a `ValueError`").
-const RAISE_VERBS: [&str; 7] = [
+const RAISE_VERBS: [&str; 9] = [
     "raises",
+    "raise",
+    "throw",
     "should raise",
     "must raise",
     "will raise",
@@ -74,6 +79,9 @@ const RAISE_VERBS: [&str; 7] = [
     "should throw",
     "must throw",
 ];
+
+/// The words between calls a story lists before one verb: "`f(1)`, `f(2)` and `f(3)` raise".
+const LIST_SEPARATORS: [&str; 5] = [",", "and", ", and", "or", ", or"];
 
 /// `between` without an article at its end: "raises a" → "raises".
 fn without_article(between: &str) -> &str {
@@ -100,11 +108,32 @@ fn is_exception_name(text: &str) -> bool {
 pub fn examples(text: &str) -> Vec<Example> {
     let spans = backtick_spans(text);
     let mut found: Vec<Example> = Vec::new();
-    for (index, (span, end)) in spans.iter().enumerate() {
+    // Where span `index` starts in `text`.
+    let start_of = |index: usize| spans.get(index).map(|(span, end)| end - span.len() - 1);
+    // The words between span `index` and the next.
+    let between_spans = |index: usize| -> Option<&str> {
+        Some(
+            text.get(spans.get(index)?.1 + 1..start_of(index + 1)?)?
+                .trim(),
+        )
+    };
+    for (index, (span, _)) in spans.iter().enumerate() {
         let example = split_comparison(span).or_else(|| {
-            // "`f(1)` returns `2`": a literal call, a verb, the next span.
-            let (next, next_start) = spans.get(index + 1).map(|(s, e)| (s, e - s.len() - 1))?;
-            let between = text.get(*end + 1..next_start)?.trim();
+            // "`f(1)` returns `2`": a literal call, a verb, the next span. Calls of one function
+            // listed ("`f(\"abc\")`, `f(\"2.5\")` and `f(\"-1\")` raise `ValueError`") share
+            // the verb and the span after the last of them; calls of others ("after
+            // `cart.add(…)` and `cart.remove(…)`, `cart.quantity(…)` returns `0`") do not.
+            let callee = |call: &str| call.split('(').next().unwrap_or("").trim().to_string();
+            let mut last = index;
+            while between_spans(last).is_some_and(|words| LIST_SEPARATORS.contains(&words))
+                && spans
+                    .get(last + 1)
+                    .is_some_and(|(next, _)| is_literal_call(next) && callee(next) == callee(span))
+            {
+                last += 1;
+            }
+            let next = &spans.get(last + 1)?.0;
+            let between = between_spans(last)?;
             let between = between.trim_end_matches(':').trim();
             let is_verb = |verbs: &[&str], between: &str| {
                 verbs.iter().any(|v| between.eq_ignore_ascii_case(v))
@@ -282,9 +311,13 @@ pub fn add_missing_imports(
 ) -> Option<Vec<String>> {
     let full = dir.join(path);
     let text = std::fs::read_to_string(&full).ok()?;
-    let mut imports = missing_imports(&text, homes);
-    imports.extend(module_imports(dir, &text));
-    for import in standard_imports(&text) {
+    let mut imports: Vec<String> = Vec::new();
+    // A module of the tree may be named as the framework is (`pytest.py`): each import once.
+    for import in missing_imports(&text, homes)
+        .into_iter()
+        .chain(module_imports(dir, &text))
+        .chain(standard_imports(&text))
+    {
         if !imports.contains(&import) {
             imports.push(import);
         }
@@ -508,6 +541,25 @@ mod tests {
         assert_eq!(
             found[3].assertion(),
             "with pytest.raises(ValueError): median([])"
+        );
+        // Listed calls of one function share the verb after the last of them.
+        let listed = examples(
+            "- [ ] `parse_quantity(\"abc\")`, `parse_quantity(\"2.5\")` and `parse_quantity(\"-1\")` raise `ValueError`\n- [ ] `f(1)` or `f(2)` return `3`; `g(1)`, `g(2)`\n- [ ] after `cart.add(\"a\", 3)` and `cart.remove(\"a\")`, `cart.quantity(\"a\")` returns `0`"
+        );
+        let listed: Vec<(&str, &str, &str)> = listed
+            .iter()
+            .map(|e| (e.call.as_str(), e.comparison, e.expected.as_str()))
+            .collect();
+        assert_eq!(
+            listed,
+            [
+                ("parse_quantity(\"abc\")", "raises", "ValueError"),
+                ("parse_quantity(\"2.5\")", "raises", "ValueError"),
+                ("parse_quantity(\"-1\")", "raises", "ValueError"),
+                ("f(1)", "==", "3"),
+                ("f(2)", "==", "3"),
+                ("cart.quantity(\"a\")", "==", "0"),
+            ]
         );
         // A signature, a prose error and a lower-case word are no raising examples.
         assert!(examples(

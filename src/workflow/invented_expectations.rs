@@ -236,6 +236,13 @@ struct QuotedCalls {
 
 fn quoted_calls(story: &str) -> QuotedCalls {
     let mut calls = QuotedCalls::default();
+    // Calls the story lists before one verb ("`f("a")`, `f("2.5")` and `f("-1")` raise
+    // `ValueError`") raise as the last of them does.
+    let listed_raising: Vec<String> = super::examples::examples(story)
+        .iter()
+        .filter(|example| example.raises())
+        .map(|example| normalized(&example.call))
+        .collect();
     for line in story.lines() {
         let pieces: Vec<&str> = line.split('`').collect();
         // Odd pieces are inside backticks; the piece after one is the text that follows it.
@@ -250,7 +257,8 @@ fn quoted_calls(story: &str) -> QuotedCalls {
                 .unwrap_or_default();
             let raises = ["raises", "should raise", "must raise"]
                 .iter()
-                .any(|words| after.starts_with(words));
+                .any(|words| after.starts_with(words))
+                || listed_raising.contains(&normalized(code));
             if raises {
                 calls.raising.push(as_a_test_makes_it(code));
             } else if quotes_a_call(&format!("`{code}`")) {

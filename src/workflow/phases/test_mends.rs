@@ -34,6 +34,7 @@ impl Mends<'_> {
         notes.extend(self.drop_imports_of_itself(path));
         notes.extend(self.drop_calls_of_tests(path));
         notes.extend(self.drop_unknown_parameters(path));
+        notes.extend(self.mend_comparisons_with_exceptions(path));
         notes.extend(self.gather_loose_assertions(path));
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
             notes.push(taken.note(path));
@@ -94,6 +95,16 @@ impl Mends<'_> {
         Some(format!(
             "took the `parametrize` decorators of `{path}` whose names their test does not take \
              out: pytest cannot collect such a test"
+        ))
+    }
+
+    /// Turns each `assert f(x) == ValueError` into a `pytest.raises` block
+    /// ([`exception_comparisons_mended`]).
+    fn mend_comparisons_with_exceptions(&self, path: &str) -> Option<String> {
+        self.rewrite(path, exception_comparisons_mended)?;
+        Some(format!(
+            "made the assertions of `{path}` that compared a call with an exception \
+             `pytest.raises` blocks: a call that raises returns nothing to compare"
         ))
     }
 
@@ -215,6 +226,51 @@ fn without_unknown_parameters(text: &str) -> Option<String> {
         .then(|| format!("{}\n", kept_lines(&lines, &gone).trim_end()))
 }
 
+/// `text` with each `assert <call> == <Exception>` (or `is`) written as the `pytest.raises`
+/// block it means; `None` when it has none. Recorded from the 1.5B model (inventory
+/// `parse-quantity`, 2026-12-05): `assert parse_quantity("abc") == ValueError` for a story
+/// whose criterion says the call raises `ValueError`. Such a line can never pass, and the tool
+/// took the three out as expectations the story does not give.
+fn exception_comparisons_mended(text: &str) -> Option<String> {
+    let mut changed = false;
+    let lines: Vec<String> = text
+        .lines()
+        .map(|line| {
+            let indent = &line[..indent(line)];
+            let mended = line
+                .trim()
+                .strip_prefix("assert ")
+                .and_then(|rest| {
+                    rest.rsplit_once(" == ")
+                        .or_else(|| rest.rsplit_once(" is "))
+                })
+                .filter(|(call, exception)| {
+                    let exception = exception.trim();
+                    call.trim_end().ends_with(')')
+                        && (exception.ends_with("Error") || exception.ends_with("Exception"))
+                        && exception.rsplit('.').next().is_some_and(|class| {
+                            class.starts_with(|c: char| c.is_ascii_uppercase())
+                        })
+                        && exception
+                            .chars()
+                            .all(|c| c.is_alphanumeric() || c == '_' || c == '.')
+                });
+            match mended {
+                Some((call, exception)) => {
+                    changed = true;
+                    format!(
+                        "{indent}with pytest.raises({}):\n{indent}    {}",
+                        exception.trim(),
+                        call.trim()
+                    )
+                }
+                None => line.to_string(),
+            }
+        })
+        .collect();
+    changed.then(|| format!("{}\n", lines.join("\n")))
+}
+
 /// The argument names a `@pytest.mark.parametrize("a, b", …)` decorator gives (its first
 /// argument, a string); `None` for any other decorator, or one whose names are not a plain
 /// string.
@@ -255,7 +311,20 @@ fn parameters(definition: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{without_calls_of_tests, without_unknown_parameters};
+    use super::{exception_comparisons_mended, without_calls_of_tests, without_unknown_parameters};
+
+    #[test]
+    fn a_call_compared_with_an_exception_becomes_a_raises_block() {
+        let recorded = "assert parse_quantity(\" 3 \") == 3\nassert parse_quantity(\"abc\") == ValueError\n\ndef test_x():\n    assert ledger.post(-1) is ledger.LedgerError\n    assert kind == ValueError\n";
+        assert_eq!(
+            exception_comparisons_mended(recorded).unwrap(),
+            "assert parse_quantity(\" 3 \") == 3\nwith pytest.raises(ValueError):\n    parse_quantity(\"abc\")\n\ndef test_x():\n    with pytest.raises(ledger.LedgerError):\n        ledger.post(-1)\n    assert kind == ValueError\n"
+        );
+        assert_eq!(
+            exception_comparisons_mended("assert f(1) == 'Error'\n"),
+            None
+        );
+    }
 
     #[test]
     fn a_parametrize_naming_arguments_the_test_does_not_take_is_taken_out() {

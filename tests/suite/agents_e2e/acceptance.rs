@@ -898,3 +898,38 @@ async fn an_acceptance_test_the_story_examples_outvote_is_taken_out_at_the_end_o
         p.body(&story)
     );
 }
+
+#[tokio::test]
+async fn calls_listed_as_raising_are_tested_with_pytest_raises() {
+    let p = Project::new().await;
+    // The machine that runs these tests has no pytest: its `raises`, for the test runner.
+    p.env.write(
+        "pytest.py",
+        "import contextlib\n\n\n@contextlib.contextmanager\ndef raises(kind):\n    try:\n        yield\n    except kind:\n        return\n    raise AssertionError(f'DID NOT RAISE {kind}')\n",
+    );
+    ledger_project(&p);
+    let story = p.story(
+        "Read a quantity",
+        "Add `parse_quantity(text)` to ledger.py: the whole positive number in the text.",
+        "- [ ] `parse_quantity(\" 3 \")` returns `3`\n- [ ] `parse_quantity(\"abc\")`, `parse_quantity(\"2.5\")` and `parse_quantity(\"-1\")` raise `ValueError`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, inventory `parse-quantity`, 2026-12-05): each raising
+    // call compared with the exception, which the tool then took out as values the story does
+    // not give, and the code that returned 2 for "2.5" was merged.
+    let tests = "from ledger import parse_quantity\nassert parse_quantity(\" 3 \") == 3\nassert parse_quantity(\"abc\") == ValueError\nassert parse_quantity(\"2.5\") == ValueError\nassert parse_quantity(\"-1\") == ValueError\n";
+
+    let written = taken_at_once(&p, &story, "tests/test_read_a_quantity.py", tests);
+
+    for call in ["\"abc\"", "\"2.5\"", "\"-1\""] {
+        assert!(
+            written.contains(&format!(
+                "    with pytest.raises(ValueError):\n        parse_quantity({call})"
+            )),
+            "{call} in:\n{written}"
+        );
+    }
+    assert_eq!(written.matches("import pytest").count(), 1, "{written}");
+    assert!(!written.contains("== ValueError"), "{written}");
+}
