@@ -19,15 +19,19 @@ pub fn without_calls(text: &str, expect: Expect<'_>) -> String {
     let outside_tags = tagged_calls(text, expect, &mut tagged);
     let mut removed = outside_tags.len() != text.len();
     let mut kept = String::with_capacity(outside_tags.len());
-    let mut lines = outside_tags.split_inclusive('\n');
-    while let Some(line) = lines.next() {
+    let all: Vec<&str> = outside_tags.split_inclusive('\n').collect();
+    let mut lines = all.iter().copied().enumerate();
+    while let Some((at, line)) = lines.next() {
         let (lead_in, marker, info) = match fence_open(line) {
             Some((marker, info)) => ("", marker, info),
             None => match fence_opened_at_end(line) {
                 Some(opened) => opened,
                 None => {
-                    if is_bare_call(line, expect) {
+                    if let Some(count) = bare_call_lines(&all[at..], expect) {
                         removed = true;
+                        lines.by_ref().take(count - 1).for_each(drop);
+                    } else if removed && is_cut_off_call(&all[at..]) {
+                        break;
                     } else {
                         kept.push_str(line);
                     }
@@ -37,7 +41,7 @@ pub fn without_calls(text: &str, expect: Expect<'_>) -> String {
         };
         let mut fence = line.to_string();
         let mut body = String::new();
-        for inner in lines.by_ref() {
+        for (_, inner) in lines.by_ref() {
             fence.push_str(inner);
             if closes_fence(inner, marker) {
                 break;
@@ -82,18 +86,43 @@ fn only_calls(body: &str, expect: Expect<'_>) -> bool {
     !found.calls.is_empty() && found.unreadable.is_none()
 }
 
-/// Whether a line is one JSON call and nothing else.
-fn is_bare_call(line: &str, expect: Expect<'_>) -> bool {
-    let line = line.trim();
-    if !line.starts_with('{') {
-        return false;
+/// The most lines one bare call is looked for over.
+const BARE_CALL_LINES: usize = 40;
+
+/// How many of `lines`, from the first, are one JSON call and nothing else, on one line or
+/// over several (`{` / `"name": "search",` / … / `}`, as the 1.5B model wrote twenty calls for
+/// a plan, inventory `add-positive`, 2026-12-05); `None` when they do not begin with one.
+fn bare_call_lines(lines: &[&str], expect: Expect<'_>) -> Option<usize> {
+    if !lines.first()?.trim_start().starts_with('{') {
+        return None;
     }
-    let Ok((value, used)) = lenient_value(line) else {
-        return false;
-    };
-    let mut found = Extraction::default();
-    push_calls(&value, CallForm::BareJson, expect, &mut found);
-    used == line.len() && !found.calls.is_empty()
+    let mut text = String::new();
+    for (at, line) in lines.iter().take(BARE_CALL_LINES).enumerate() {
+        text.push_str(line);
+        let candidate = text.trim();
+        if !candidate.ends_with('}') {
+            continue;
+        }
+        let Ok((value, used)) = lenient_value(candidate) else {
+            continue;
+        };
+        let mut found = Extraction::default();
+        push_calls(&value, CallForm::BareJson, expect, &mut found);
+        return (used == candidate.len() && !found.calls.is_empty()).then_some(at + 1);
+    }
+    None
+}
+
+/// Whether `lines`, the rest of a reply after calls, are a call cut off: JSON begun and never
+/// closed, the reply's cap reached inside it.
+fn is_cut_off_call(lines: &[&str]) -> bool {
+    lines
+        .first()
+        .is_some_and(|line| line.trim_start().starts_with('{'))
+        && lines.iter().all(|line| {
+            let line = line.trim();
+            line.is_empty() || line.starts_with(['{', '}', '"', '[', ']'])
+        })
 }
 
 #[cfg(test)]
@@ -166,6 +195,24 @@ mod tests {
              ### Step 2: Add the `receipt_line` Function\n- **Result**: `receipt_line` is defined.\n\
              Then run it: ```python\n  print(1)\n  ```"
         );
+    }
+
+    #[test]
+    fn calls_written_over_several_lines_go_and_one_cut_off_at_the_end_too() {
+        // Recorded (Qwen2.5-Coder-1.5B, inventory `add-positive` plan, 2026-12-05, shortened):
+        // twenty calls and no step, cut off at the reply cap inside the last.
+        let plan = "{\n    \"name\": \"read_file\",\n    \"arguments\": {\"path\": \"inventory/pricing.py\"}\n}\n{\n    \"name\": \"search\",\n    \"arguments\": {\"pattern\": \"def add\", \"path\": \"tests/test_cart.py\"}\n}\n{\n    \"name\": \"search\",\n    \"arguments\": {\"pattern\": \"remove_nonexi";
+        assert_eq!(without_calls(plan, READING), "");
+        let with_steps = "1. Make `add` raise `ValueError`.\n{\n  \"name\": \"read_file\",\n  \"arguments\": {\"path\": \"a.py\"}\n}\n2. Test it.\n";
+        assert_eq!(
+            without_calls(with_steps, READING),
+            "1. Make `add` raise `ValueError`.\n2. Test it."
+        );
+        // JSON that is no call stays, and so does an unclosed brace with no call before it.
+        let data = "The config:\n{\n  \"retries\": 3\n}\n";
+        assert_eq!(without_calls(data, READING), data.trim());
+        let unclosed = "Steps:\n{\n  \"name\": \"read_file\",";
+        assert_eq!(without_calls(unclosed, READING), unclosed);
     }
 
     #[test]
