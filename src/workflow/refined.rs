@@ -66,16 +66,25 @@ pub fn summary<'t>(
 /// holds the code to every example as a test it may not change, and of the six a 1.5B model
 /// wrote for "returning True when count is below threshold", `is_low_stock(10, 0)` returns
 /// `True` was wrong (2026-11-29): no right code could pass, and no person had said it.
+///
+/// And the criteria kept must still carry every example of the existing ones: the 1.5B
+/// model's refine added `parse_quantity("")` to "`parse_quantity("abc")`, `parse_quantity("2.5")`
+/// and `parse_quantity("-1")` raise `ValueError`", the item went as an invented example, and
+/// with it the story's three (inventory `parse-quantity`, 2026-12-05).
 pub fn criteria(existing: Option<&str>, refined: &str, given: &str) -> String {
     let spans = quoted(refined);
+    let kept = without_invented_examples(refined, given);
     match existing {
         Some(existing)
             if quoted(existing).iter().any(|code| !spans.contains(code))
-                || drops_a_file(existing, refined) =>
+                || drops_a_file(existing, refined)
+                || super::examples::examples(existing)
+                    .iter()
+                    .any(|example| !example.carried_by(&kept)) =>
         {
             existing.to_string()
         }
-        _ => without_invented_examples(refined, given),
+        _ => kept,
     }
 }
 
@@ -247,6 +256,11 @@ mod tests {
             dropped,
             "an example the story gives, refine may write out"
         );
+        // Recorded (Qwen2.5-Coder-1.5B, inventory `parse-quantity`, 2026-12-05): one call
+        // added to the story's list of raising calls.
+        let author = "- [ ] `parse_quantity(\"12\")` returns `12`\n- [ ] `parse_quantity(\"abc\")`, `parse_quantity(\"2.5\")` and `parse_quantity(\"-1\")` raise `ValueError`";
+        let added = "- [ ] `parse_quantity(\"12\")` returns `12`\n- [ ] `parse_quantity(\"abc\")`, `parse_quantity(\"2.5\")`, `parse_quantity(\"-1\")`, and `parse_quantity(\"\")` raise `ValueError`";
+        assert_eq!(criteria(Some(author), added, author), author);
     }
 
     #[test]
