@@ -358,7 +358,10 @@ impl Agents for LlmAgents {
             tools = tools.shown(&files.paths);
         }
         if request.phase == Phase::Implement {
-            tools = tools.fixing(&request.story.meta.acceptance_tests);
+            let others = prompts::tests_not_named(request.work_dir, &self.board_dir, naming);
+            tools = tools
+                .fixing(&request.story.meta.acceptance_tests)
+                .keeping_tests_of(&others);
         }
         let mut task = prompts::phase_task(request.phase, self.edits()).to_string();
         if let Some(path) = request.acceptance_path {

@@ -7,7 +7,7 @@ mod review;
 
 use std::path::Path;
 
-pub use named_files::{named_files, names_a_path, names_file};
+pub use named_files::{named_files, names_a_path, names_file, tests_not_named};
 pub use repo_map::{
     backtick_spans, is_test_path, mentioned_names, repository_map, without_definition_of,
 };

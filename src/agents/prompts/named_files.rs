@@ -130,6 +130,15 @@ pub(super) fn mention(text: &str, needle: &str) -> Option<usize> {
     None
 }
 
+/// The repository's test files that `story_text` does not name: the project's tests of other
+/// work, which a whole file the implement agent writes out keeps as they are.
+pub fn tests_not_named(root: &Path, board_dir: &Path, story_text: &str) -> Vec<String> {
+    repository_files(root, board_dir)
+        .into_iter()
+        .filter(|path| super::is_test_path(Path::new(path)) && !names_file(story_text, path))
+        .collect()
+}
+
 /// The repository's files as `/`-separated relative paths, without what .gitignore ignores,
 /// the .git folder and the board.
 pub(super) fn repository_files(root: &Path, board_dir: &Path) -> Vec<String> {

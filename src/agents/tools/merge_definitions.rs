@@ -41,6 +41,28 @@ pub(super) fn keep_left_out(before: &str, after: &str) -> Option<Merged> {
     Some(Merged { content, kept })
 }
 
+/// `after` without its top-level definitions that `before` has too, and their names: what a
+/// whole file adds to `before` and nothing it rewrites.
+pub(super) fn without_namesakes(before: &str, after: &str) -> (String, Vec<String>) {
+    let existing = names(before);
+    let lines: Vec<&str> = after.lines().collect();
+    let mut dropped = Vec::new();
+    let mut kept: Vec<&str> = Vec::new();
+    let mut from = 0;
+    for block in blocks(&lines) {
+        match block.name.filter(|name| existing.contains(name)) {
+            Some(name) => {
+                kept.extend(&lines[from..block.start]);
+                from = block.end;
+                dropped.push(name);
+            }
+            None => continue,
+        }
+    }
+    kept.extend(&lines[from.min(lines.len())..]);
+    (format!("{}\n", kept.join("\n").trim_end()), dropped)
+}
+
 /// One top-level block of a run of lines: `start..end`, trailing blank lines excluded.
 #[derive(Debug, Clone)]
 struct Block {

@@ -54,6 +54,7 @@ impl ToolBox {
             protected,
             protected_dirs: Vec::new(),
             fixed: Vec::new(),
+            others_tests: Vec::new(),
             access,
             limits,
             sandbox: Sandbox::default(),
@@ -70,6 +71,17 @@ impl ToolBox {
             let real = confine::canonicalize_lenient(&lexical).unwrap_or_else(|_| lexical.clone());
             self.fixed.push(lexical);
             self.fixed.push(real);
+        }
+        self
+    }
+
+    /// Keeps the tests of these files (paths relative to the root) as they are when a whole
+    /// file written out in a reply rewrites them; tests it adds are added.
+    pub fn keeping_tests_of(mut self, paths: &[String]) -> Self {
+        for path in paths {
+            if let Ok(real) = self.resolve(path, false) {
+                self.others_tests.push(real);
+            }
         }
         self
     }

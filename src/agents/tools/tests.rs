@@ -305,6 +305,48 @@ async fn a_folder_written_in_other_letter_case_is_the_one_the_repository_has() {
 }
 
 #[tokio::test]
+async fn a_whole_file_keeps_the_project_tests_of_other_work_and_adds_new_ones() {
+    let fx = rw();
+    let project = "from inventory.pricing import apply_discount\n\n\ndef test_discount():\n    assert apply_discount(1000, 10) == 900\n";
+    fs::create_dir_all(fx.root.join("tests")).unwrap();
+    fs::write(fx.root.join("tests/test_pricing.py"), project).unwrap();
+    let tools = fx
+        .tools
+        .clone()
+        .keeping_tests_of(&["tests/test_pricing.py".to_string()]);
+    // Recorded in kind (Qwen2.5-Coder-1.5B, inventory `receipt-line`, 2026-12-05): the
+    // project's test written again wrongly, beside a new one.
+    let written = "import pytest\nfrom inventory.pricing import apply_discount\n\n\ndef test_discount():\n    assert apply_discount(1000, 10) == 24\n\n\ndef test_no_discount():\n    assert apply_discount(1000, 0) == 1000\n";
+    let out = tools
+        .call(
+            "write_file",
+            &json!({"path": "tests/test_pricing.py", "content": written, "merge": true})
+                .to_string(),
+        )
+        .await;
+    assert!(
+        assert_ok(&out).ends_with(
+            "; your test_discount left out: the project's tests of other work stay as they are"
+        ),
+        "{out:?}"
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root.join("tests/test_pricing.py")).unwrap(),
+        "from inventory.pricing import apply_discount\nimport pytest\n\n\ndef test_discount():\n    assert apply_discount(1000, 10) == 900\n\n\ndef test_no_discount():\n    assert apply_discount(1000, 0) == 1000\n"
+    );
+    // Only the project's tests again: nothing is written.
+    let again = json!({"path": "tests/test_pricing.py", "content": "def test_discount():\n    assert False\n", "merge": true});
+    let out = tools.call("write_file", &again.to_string()).await;
+    assert!(assert_ok(&out).contains("nothing was written"), "{out:?}");
+    assert!(fs::read_to_string(fx.root.join("tests/test_pricing.py"))
+        .unwrap()
+        .contains("== 900"));
+    // A write the model means as a call (not a file out of its reply) is its own.
+    let called = json!({"path": "tests/test_pricing.py", "content": "def test_discount():\n    assert True\n", "overwrite": true});
+    assert!(assert_ok(&tools.call("write_file", &called.to_string()).await).starts_with("Wrote"));
+}
+
+#[tokio::test]
 async fn a_write_of_what_the_file_already_holds_says_nothing_changed() {
     let fx = rw();
     fs::write(

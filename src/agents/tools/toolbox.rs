@@ -126,6 +126,9 @@ pub struct ToolBox {
     /// The story's acceptance tests, by real path: implement may read them but not change
     /// them (docs/design.md §21).
     pub(super) fixed: Vec<PathBuf>,
+    /// The project's test files the story does not name, by real path: a whole file written
+    /// out in a reply adds tests to one but keeps its tests as they are (docs/design.md §21).
+    pub(super) others_tests: Vec<PathBuf>,
     pub(super) access: ToolAccess,
     pub(super) limits: ToolLimits,
     /// The box `run_command` runs in.

@@ -1203,3 +1203,44 @@ async fn a_test_file_of_the_models_own_that_does_not_load_is_put_back_and_the_mo
         "{feedback}"
     );
 }
+
+#[tokio::test]
+async fn a_file_of_the_projects_tests_written_in_the_reply_keeps_its_tests_and_gains_new_ones() {
+    let p = Project::new().await;
+    p.config(&[("implement.editFormat", "whole")]);
+    p.env.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let project_tests = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
+    p.env.write("tests/test_calc.py", project_tests);
+    let story = p.story(
+        "Subtract",
+        "Add `sub(a, b)` to calc.py.",
+        "- [ ] `sub(3, 1)` returns `2`",
+        "ready",
+        &["research", "plan"],
+    );
+    // In kind as the 1.5B model wrote it (inventory `receipt-line`, 2026-12-05): the project's
+    // test file out again, its test rewritten wrongly, beside the change.
+    p.fake.push(
+        "implement",
+        Reply::text(
+            "calc.py\n```python\ndef add(a, b):\n    return a + b\n\n\ndef sub(a, b):\n    return a - b\n```\n\ntests/test_calc.py\n```python\nfrom calc import add, sub\n\n\ndef test_add():\n    assert add(1, 2) == 4\n\n\ndef test_sub():\n    assert sub(3, 1) == 2\n```\nAdded sub.",
+        ),
+    );
+
+    p.step(&story, "implement").success();
+
+    let tests = p.env.read("tests/test_calc.py");
+    assert!(tests.contains("assert add(1, 2) == 3"), "{tests}");
+    assert!(!tests.contains("== 4"), "{tests}");
+    assert!(
+        tests.contains("def test_sub():\n    assert sub(3, 1) == 2"),
+        "{tests}"
+    );
+    let calls = transcript_entries(&p, &story, "tool_call");
+    let result = calls[1]["result"].as_str().unwrap();
+    assert!(
+        result
+            .contains("your test_add left out: the project's tests of other work stay as they are"),
+        "{result}"
+    );
+}

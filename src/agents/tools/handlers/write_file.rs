@@ -11,7 +11,7 @@ use serde_json::json;
 use super::super::args::lenient_bool;
 use super::super::definitions::{mostly_dropped, names, source_of};
 use super::super::fsio::{read_for_edit, write_atomic};
-use super::super::merge_definitions::keep_left_out;
+use super::super::merge_definitions::{keep_left_out, without_namesakes};
 use super::super::registry::{blocking, ToolHandler, ToolSpec};
 use super::super::syntax;
 use super::super::toolbox::{ToolBox, ToolError, ToolLimits};
@@ -98,6 +98,24 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     }
     let mut content = args.content;
     let mut kept = Vec::new();
+    // The project's tests of other work keep their tests as they are: the 1.5B model wrote
+    // four such test files out again beside its change, and its versions of `test_discount`
+    // and `test_remove_nonexistent_item` failed in every round after (inventory
+    // `receipt-line`, 2026-12-05).
+    let mut theirs = Vec::new();
+    if args.merge && tools.others_tests.contains(&real) {
+        if let Ok(Some(before)) = read_for_edit(&real, path) {
+            let (added, rewritten) = without_namesakes(&before, &content);
+            if !rewritten.is_empty() && names(&added).is_empty() {
+                return Ok(format!(
+                    "'{path}' holds the project's tests of other work, which stay as they are: \
+                     nothing was written. Change the code, or add a test under a new name"
+                ));
+            }
+            content = added;
+            theirs = rewritten;
+        }
+    }
     if !args.overwrite {
         // A file that cannot be read as text has no definitions to lose.
         if let Ok(Some(before)) = read_for_edit(&real, path) {
@@ -160,6 +178,12 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
         result.push_str(&format!(
             "; kept {}, which your file left out, as they were",
             kept.join(", ")
+        ));
+    }
+    if !theirs.is_empty() {
+        result.push_str(&format!(
+            "; your {} left out: the project's tests of other work stay as they are",
+            theirs.join(", ")
         ));
     }
     Ok(result)
