@@ -397,18 +397,23 @@ async fn a_failing_test_of_what_the_story_adds_comes_back_with_the_acceptance_cr
     );
 }
 
-#[tokio::test]
-async fn a_named_function_written_into_another_file_than_the_story_names_goes_back() {
-    let p = Project::new().await;
-    p.config(&[("review.testCommand", "exit 0"), OFF_ACCEPTANCE]);
-    p.env.write("calc.py", "def add(a, b):\n    return a + b\n");
-    let story = p.story(
+/// A planned story that asks for `sub(a, b)` in calc.py, with one example.
+fn subtract_story(p: &Project) -> Made {
+    p.story(
         "Subtract",
         "Add `sub(a, b)` to calc.py.",
         "- [ ] `sub(3, 1)` returns `2`",
         "ready",
         &["research", "plan"],
-    );
+    )
+}
+
+#[tokio::test]
+async fn a_named_function_written_into_another_file_than_the_story_names_goes_back() {
+    let p = Project::new().await;
+    p.config(&[("review.testCommand", "exit 0"), OFF_ACCEPTANCE]);
+    p.env.write("calc.py", "def add(a, b):\n    return a + b\n");
+    let story = subtract_story(&p);
     p.fake
         .push(
             "implement",
@@ -1211,13 +1216,7 @@ async fn a_file_of_the_projects_tests_written_in_the_reply_keeps_its_tests_and_g
     p.env.write("calc.py", "def add(a, b):\n    return a + b\n");
     let project_tests = "from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n";
     p.env.write("tests/test_calc.py", project_tests);
-    let story = p.story(
-        "Subtract",
-        "Add `sub(a, b)` to calc.py.",
-        "- [ ] `sub(3, 1)` returns `2`",
-        "ready",
-        &["research", "plan"],
-    );
+    let story = subtract_story(&p);
     // In kind as the 1.5B model wrote it (inventory `receipt-line`, 2026-12-05): the project's
     // test file out again, its test rewritten wrongly, beside the change.
     p.fake.push(
