@@ -391,7 +391,12 @@ impl Agents for LlmAgents {
         ask.prompt.check = request.check;
         // What a command changes that no agent may change (the config, the board, the
         // tool's refs) is caught by the box's guard around that command.
-        let output = self.talk(ask).await?;
+        let mut output = self.talk(ask).await?;
+        if request.phase == Phase::Refine {
+            // The two sections refine is asked for, at whatever heading level the model chose.
+            output.text =
+                crate::board::sections::leveled(&output.text, &["Summary", "Acceptance Criteria"]);
+        }
         // Whether the output is good enough to keep is the workflow's call (it checks every
         // phase's output the same way, whoever produced it).
         Ok(output)

@@ -399,6 +399,36 @@ pub fn nest(text: &str, name: &str) -> String {
     contain(rest.trim()).trim().to_string()
 }
 
+/// `text` with each heading named one of `names` (any level, a colon or bold marks around the
+/// name aside, outside code fences) made a level-2 `## <name>` heading: asked for
+/// `## Summary` and `## Acceptance Criteria`, the 1.5B model answered with `### Summary` and
+/// `### Acceptance Criteria`, twice, and a precise story was lost at refine (inventory
+/// `format-price`, 2026-12-05).
+pub fn leveled(text: &str, names: &[&str]) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut in_code = false;
+    for line in text.split_inclusive('\n') {
+        if fence_of(line).is_some() {
+            in_code = !in_code;
+        }
+        let heading = heading_of(line).filter(|&(level, _)| level != 2 && !in_code);
+        let wanted = heading.and_then(|(_, heading)| {
+            let name = heading.trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace());
+            names
+                .iter()
+                .find(|wanted| wanted.eq_ignore_ascii_case(name))
+        });
+        match wanted {
+            Some(wanted) => {
+                let eol = &line[line.trim_end_matches(['\r', '\n']).len()..];
+                out.push_str(&format!("## {wanted}{eol}"));
+            }
+            None => out.push_str(line),
+        }
+    }
+    out
+}
+
 /// The body of a new story: a title heading and the standard sections, empty.
 pub fn template(title: &str, summary: Option<&str>) -> String {
     let mut body = format!("# {title}\n\n");
@@ -420,6 +450,17 @@ pub fn template(title: &str, summary: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn named_headings_of_any_level_become_sections() {
+        // Recorded (Qwen2.5-Coder-1.5B, inventory `format-price` refine, 2026-12-05).
+        let answer = "### Summary\nAdd `format_price(cents)`.\n\n### Acceptance Criteria:\n- [ ] `format_price(5)` returns `\"$0.05\"`\n#### Notes\n```md\n# Summary\n```\n";
+        assert_eq!(
+            leveled(answer, &["Summary", "Acceptance Criteria"]),
+            "## Summary\nAdd `format_price(cents)`.\n\n## Acceptance Criteria\n- [ ] `format_price(5)` returns `\"$0.05\"`\n#### Notes\n```md\n# Summary\n```\n"
+        );
+        assert_eq!(get(&leveled(answer, &["Summary"]), "Summary"), Some("Add `format_price(cents)`.\n\n### Acceptance Criteria:\n- [ ] `format_price(5)` returns `\"$0.05\"`\n#### Notes\n```md\n# Summary\n```"));
+    }
 
     const BODY: &str = "# Title\n\n## Summary\nHello.\n\n## Research\n```\n## not a heading\n```\n### Sub\ntext\n\n## Review Notes\n";
 

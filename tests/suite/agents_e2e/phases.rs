@@ -56,6 +56,37 @@ async fn refine_rewrites_summary_and_criteria_and_moves_the_story_to_ready() {
 }
 
 #[tokio::test]
+async fn a_refine_answer_with_its_sections_at_another_heading_level_is_kept() {
+    let p = Project::new().await;
+    let story = p.story(
+        "Rough story",
+        "ROUGH-SUMMARY",
+        "- [ ] ROUGH-CRITERION",
+        "backlog",
+        &[],
+    );
+    // As the 1.5B model answered twice for inventory `format-price` (2026-12-05), and the
+    // story was lost at refine.
+    p.fake.push(
+        "refine",
+        Reply::text(
+            "### Summary\nLEVELED-SUMMARY\n\n### Acceptance Criteria:\n- [ ] LEVELED-CRITERION",
+        ),
+    );
+
+    p.step(&story, "refine").success();
+
+    assert_eq!(p.column(&story), "ready");
+    let body = p.body(&story);
+    assert_eq!(section(&body, "Summary"), "LEVELED-SUMMARY");
+    assert_eq!(
+        section(&body, "Acceptance Criteria"),
+        "- [ ] LEVELED-CRITERION"
+    );
+    assert_eq!(p.fake.requests_for("refine").len(), 1, "taken at once");
+}
+
+#[tokio::test]
 async fn examples_refine_invents_do_not_become_the_story_s_criteria() {
     let p = Project::new().await;
     let story = p.story(
