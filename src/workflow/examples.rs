@@ -40,14 +40,26 @@ impl Example {
     /// aside: `f("a")` and `f('a')` are the same example). A raising method call on a new
     /// object (`Cart().remove("kiwi")`) may be made on an object the test made before it
     /// (`cart.remove("kiwi")`).
+    ///
+    /// A value example's call and value must stand on one line: the 1.5B model's
+    /// `assert units.to_fahrenheit(0) == 491.67` above `assert units.to_rankine(0) ==
+    /// units.to_fahrenheit(0)` held both, on two lines, and no test asked `to_rankine(0)` for
+    /// `491.67` (a drive, 2026-12-05).
     pub fn carried_by(&self, tests: &str) -> bool {
-        let tests = normalized(tests);
         let call = normalized(&self.call);
+        let expected = normalized(&self.expected);
+        if !self.raises() {
+            return tests.lines().any(|line| {
+                let line = normalized(line);
+                line.contains(&call) && line.contains(&expected)
+            });
+        }
+        let tests = normalized(tests);
         let called = match call.rsplit_once(").") {
-            Some((_, method)) if self.raises() => tests.contains(&format!(".{method}")),
-            _ => tests.contains(&call),
+            Some((_, method)) => tests.contains(&format!(".{method}")),
+            None => tests.contains(&call),
         };
-        called && tests.contains(&normalized(&self.expected))
+        called && tests.contains(&expected)
     }
 }
 
@@ -590,6 +602,11 @@ mod tests {
         assert!(example.carried_by(written));
         let changed = "def test_counts():\n    assert word_count('the cat the hat') == {'the': 2, 'cat': 1, 'hat': 1}\n";
         assert!(!example.carried_by(changed));
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-05): the call and the value, apart.
+        let rankine = &examples("- [ ] `to_rankine(0)` returns `491.67`")[0];
+        let apart = "def test_story_examples():\n    assert units.to_fahrenheit(0) == 491.67\n    assert units.to_rankine(0) == units.to_fahrenheit(0)\n";
+        assert!(!rankine.carried_by(apart));
+        assert!(rankine.carried_by("    assert units.to_rankine(0) == 491.67\n"));
     }
 
     #[test]
