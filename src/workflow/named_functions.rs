@@ -441,7 +441,12 @@ pub fn story_text(story: &crate::board::Story) -> String {
 /// `receipt_line` called `format_price` without importing it (the inventory benchmark,
 /// 2026-11-29), a `NameError` in a test implement could not change. What a test's missing
 /// imports are read from.
+///
+/// A function that neither its sentence places nor the tree defines goes in the one source
+/// file the story names, if it names one ([`sole_source_file`]).
 pub fn homes(dir: &Path, story: &crate::board::Story) -> Vec<(String, String)> {
+    let text = story_text(story);
+    let sole = sole_source_file(&text);
     let mut homes: Vec<(String, String)> = named_functions(story)
         .into_iter()
         .filter_map(|f| {
@@ -449,11 +454,12 @@ pub fn homes(dir: &Path, story: &crate::board::Story) -> Vec<(String, String)> {
                 .files
                 .into_iter()
                 .next()
-                .or_else(|| python_file_defining(dir, &f.name))?;
+                .or_else(|| python_file_defining(dir, &f.name))
+                .or_else(|| sole.clone())?;
             Some((f.name, home))
         })
         .collect();
-    let quoted = crate::agents::prompts::mentioned_names(&story_text(story));
+    let quoted = crate::agents::prompts::mentioned_names(&text);
     let unplaced: Vec<String> = quoted
         .into_iter()
         .filter(|name| !homes.iter().any(|(known, _)| known == name))
@@ -462,6 +468,20 @@ pub fn homes(dir: &Path, story: &crate::board::Story) -> Vec<(String, String)> {
         homes.extend(python_files_defining(dir, &unplaced));
     }
     homes
+}
+
+/// The one file `story_text` names that is not a test, when it names exactly one: where a
+/// function goes that its own sentence places nowhere. Refine wrote the 1.5B model's summary
+/// as "…a function `receipt_line(name, cents)` that returns … The function should be added to
+/// the `inventory/money.py` file and a test in `tests/test_money.py` …" (the inventory
+/// benchmark, 2026-12-05): the file came a sentence later, and with no home for
+/// `receipt_line` the tool could not add the examples the model's tests left out.
+pub fn sole_source_file(story_text: &str) -> Option<String> {
+    let mut sources = file_names(story_text)
+        .into_iter()
+        .filter(|file| !crate::agents::prompts::is_test_path(Path::new(file)));
+    let first = sources.next()?;
+    sources.next().is_none().then_some(first)
 }
 
 /// Each of `names` that a Python source file (not a test) of the tree at `dir` defines at its
@@ -596,6 +616,35 @@ mod tests {
                 ("receipt_line".to_string(), money.clone()),
                 ("format_price".to_string(), money)
             ]
+        );
+    }
+
+    #[test]
+    fn a_function_placed_nowhere_goes_in_the_one_source_file_the_story_names() {
+        // Recorded summary (the inventory benchmark, `receipt-line`, refined by the 1.5B model).
+        let receipt = story(
+            "The task is to implement a function `receipt_line(name, cents)` that returns the item's name, a colon and a space, and its price as formatted according to the `format_price` function. The function should be added to the `inventory/money.py` file and a test in `tests/test_money.py` should be created to cover it.",
+            "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line` calls `format_price`",
+        );
+        let tree = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tree.path().join("inventory")).unwrap();
+        let money = "def format_price(cents):\n    return f\"${cents / 100:,.2f}\"\n";
+        std::fs::write(tree.path().join("inventory/money.py"), money).unwrap();
+
+        let money = "inventory/money.py".to_string();
+        assert_eq!(
+            homes(tree.path(), &receipt),
+            [
+                ("receipt_line".to_string(), money.clone()),
+                ("format_price".to_string(), money)
+            ]
+        );
+        // Two source files named: which one is not known.
+        let two = "Add `f(x)`. Put it in app.py or cli.py; test it in tests/test_app.py.";
+        assert_eq!(sole_source_file(two), None);
+        assert_eq!(
+            sole_source_file("Add `f(x)`. It goes in app.py."),
+            Some("app.py".into())
         );
     }
 

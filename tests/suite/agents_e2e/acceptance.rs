@@ -526,6 +526,36 @@ async fn examples_the_model_s_tests_lack_are_added_to_them_with_the_calls_before
 }
 
 #[tokio::test]
+async fn examples_are_added_for_a_function_whose_file_the_summary_gives_a_sentence_later() {
+    let p = Project::new().await;
+    p.env.write("inventory/__init__.py", "");
+    p.env.write(
+        "inventory/money.py",
+        "def format_price(cents):\n    return f\"${cents / 100:,.2f}\"\n",
+    );
+    p.python_git_project(&[]);
+    // Recorded summary (Qwen2.5-Coder-1.5B's refine, the inventory benchmark, 2026-12-05).
+    let story = p.story(
+        "A receipt line",
+        "The task is to implement a function `receipt_line(name, cents)` that returns the item's name, a colon and a space, and its price as formatted according to the `format_price` function. The function should be added to the `inventory/money.py` file and a test in `tests/test_money.py` should be created to cover it.",
+        "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line(\"TV\", 129900)` returns `\"TV: $1,299.00\"`",
+        "ready",
+        &["research", "plan"],
+    );
+    // The model's tests hold each call's arguments apart from its value (it wrote them as a
+    // `parametrize` table), so they carry neither example, round after round.
+    let apart = "from inventory.money import receipt_line\n\n\ndef test_receipt_line():\n    for name, cents, expected in [(\"Apple\", 250, \"Apple: $2.50\"), (\"TV\", 129900, \"TV: $1,299.00\")]:\n        assert receipt_line(name, cents) == expected\n";
+
+    let written = taken_at_once(&p, &story, "tests/test_a_receipt_line.py", apart);
+
+    assert!(
+        written.trim_end().ends_with("def test_receipt_line_example_1():\n    assert receipt_line(\"Apple\", 250) == \"Apple: $2.50\"\n\n\ndef test_receipt_line_example_2():\n    assert receipt_line(\"TV\", 129900) == \"TV: $1,299.00\""),
+        "{written}"
+    );
+    assert!(written.contains("def test_receipt_line():"), "{written}");
+}
+
+#[tokio::test]
 async fn a_criterion_that_one_function_calls_another_becomes_a_test_of_the_tool() {
     let p = Project::new().await;
     p.env.write(
