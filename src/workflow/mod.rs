@@ -56,4 +56,5 @@ pub(crate) mod unasked_tests;
 pub(crate) mod unchanged_rounds;
 pub(crate) mod unknown_methods;
 pub(crate) mod unloaded_tests;
+pub(crate) mod unraised_calls;
 pub(crate) mod workspace;

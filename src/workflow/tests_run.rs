@@ -186,11 +186,12 @@ pub async fn run(
     let (outcome, output) = match result {
         Ok(out) if out.timed_out => (TestOutcome::TimedOut { seconds }, out.output),
         Ok(out) if out.exit_code == Some(0) => (TestOutcome::Passed, out.output),
+        // What the model is told of a failure names the input a `pytest.raises` block held.
         Ok(out) => (
             TestOutcome::Failed {
                 exit_code: out.exit_code,
             },
-            out.output,
+            super::unraised_calls::with_unraised_calls(dir, &out.output),
         ),
         Err(err @ (ExecError::Spawn(_) | ExecError::Wait(_))) => (
             TestOutcome::CouldNotRun {

@@ -99,6 +99,52 @@ async fn failing_tests_go_back_to_the_model_and_the_last_run_is_in_the_notes() {
 }
 
 #[tokio::test]
+async fn a_raises_block_that_raised_nothing_is_quoted_to_the_model() {
+    let p = Project::new().await;
+    // pytest's report as it was recorded (the inventory benchmark, 2026-12-05): it stops on the
+    // block's `with` line, and never shows the call inside.
+    p.env.write(
+        "report.txt",
+        "=================================== FAILURES ===================================\n__________________ test_zero ___________________\n\n    def test_zero():\n>       with pytest.raises(ValueError):\nE       Failed: DID NOT RAISE ValueError\n\ntests/test_parse.py:4: Failed\n1 failed in 0.04s\n",
+    );
+    p.env.write(
+        "tests/test_parse.py",
+        "import pytest\n\ndef test_zero():\n    with pytest.raises(ValueError):\n        parse_quantity(\"0\")\n",
+    );
+    p.config(&[(
+        "review.testCommand",
+        "grep -q 'raise' parse.py || { cat report.txt; exit 1; }",
+    )]);
+    p.config(&[OFF_ACCEPTANCE]);
+    let story = p.planned("Parse");
+    p.fake
+        .push(
+            "implement",
+            write_call(
+                "parse.py",
+                "def parse_quantity(text):\n    return int(text)\n",
+            ),
+        )
+        .push("implement", Reply::text("Wrote it."))
+        .push(
+            "implement",
+            write_call(
+                "parse.py",
+                "def parse_quantity(text):\n    raise ValueError(text)\n",
+            ),
+        )
+        .push("implement", Reply::text("Fixed it."));
+
+    p.step(&story, "implement").success();
+
+    let feedback = p.fake.requests_for("implement")[2].last_message();
+    assert!(
+        feedback.contains("E       Failed: DID NOT RAISE ValueError\nE       the block that raised nothing: `parse_quantity(\"0\")`\n"),
+        "{feedback}"
+    );
+}
+
+#[tokio::test]
 async fn a_round_whose_reply_changed_no_file_hears_so_first() {
     let p = Project::new().await;
     p.config(&[(
