@@ -2,9 +2,11 @@
 //! Revision Instructions when the phase is re-run (docs/design.md §9), then `## Task`.
 
 mod named_files;
+mod plan_code;
 mod repo_map;
 mod review;
 
+use std::borrow::Cow;
 use std::path::Path;
 
 pub use named_files::{named_files, names_a_path, names_file, tests_not_named};
@@ -185,19 +187,31 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
     // is written from the plan, which was written from the research: the 1.5B model's research
     // of a story about a new `parse.py` said the cart's and the prices' files and tests "should
     // be used", and implement wrote all four out in each of three replies (inventory
-    // `parse-quantity`, 2026-12-05).
+    // `parse-quantity`, 2026-12-05). The plan's code blocks that touch nothing the story
+    // calls are left out of it (`plan_code`).
     let earlier = Phase::ALL
         .iter()
         .filter(|p| **p != Phase::Refine && phase.is_none_or(|phase| **p < phase))
         .filter(|_| phase != Some(Phase::Acceptance))
         .filter(|p| !(phase == Some(Phase::Implement) && **p == Phase::Research))
         .map(|p| p.section());
-    with_sections(story, earlier)
+    if phase != Some(Phase::Implement) {
+        return with_sections(story, earlier, |_, content| Cow::Borrowed(content));
+    }
+    let called = plan_code::called_names(&story_own_words(story));
+    with_sections(story, earlier, |name, content| {
+        match name == Phase::Plan.section() {
+            true => plan_code::code_about(content, &called),
+            false => Cow::Borrowed(content),
+        }
+    })
 }
 
 /// The story in its own words: its title, summary and criteria, without what the phases wrote.
 pub fn story_own_words(story: &Story) -> String {
-    with_sections(story, std::iter::empty())
+    with_sections(story, std::iter::empty(), |_, content| {
+        Cow::Borrowed(content)
+    })
 }
 
 /// The words whose files and names the map lists as the story's and whose files are shown
@@ -214,8 +228,13 @@ pub fn naming_words<'a>(own_words: &'a str, story_text: &'a str) -> &'a str {
     }
 }
 
-/// The story's head, its Summary and Acceptance Criteria, then the sections `more` names.
-fn with_sections<'a>(story: &Story, more: impl Iterator<Item = &'a str>) -> String {
+/// The story's head, its Summary and Acceptance Criteria, then the sections `more` names, each
+/// as `read` gives it from its name and content.
+fn with_sections<'a>(
+    story: &Story,
+    more: impl Iterator<Item = &'a str>,
+    read: impl for<'c> Fn(&str, &'c str) -> Cow<'c, str>,
+) -> String {
     let meta = &story.meta;
     let mut out = format!("# Story: {}\n\nType: {}", meta.title, meta.story_type);
     if !meta.labels.is_empty() {
@@ -226,7 +245,7 @@ fn with_sections<'a>(story: &Story, more: impl Iterator<Item = &'a str>) -> Stri
         if let Some(content) = story.section(name).filter(|c| !c.is_empty()) {
             out.push_str(&format!(
                 "\n## {name}\n{}\n",
-                head_tail(content, SECTION_BUDGET)
+                head_tail(&read(name, content), SECTION_BUDGET)
             ));
         }
     }
@@ -472,7 +491,7 @@ mod tests {
 
     #[test]
     fn the_acceptance_tests_are_written_from_the_criteria_and_the_code_from_the_plan() {
-        let text = "---\nid: story-a\ntitle: Remove\n---\n# Remove\n\n## Summary\nSUMMARY-MARK\n\n## Acceptance Criteria\n- [ ] CRITERION-MARK\n\n## Research\nRESEARCH-MARK\n\n## Implementation Plan\nPLAN-MARK\n";
+        let text = "---\nid: story-a\ntitle: Remove\n---\n# Remove\n\n## Summary\nSUMMARY-MARK `remove(sku)`\n\n## Acceptance Criteria\n- [ ] CRITERION-MARK\n\n## Research\nRESEARCH-MARK\n\n## Implementation Plan\nPLAN-MARK\n```python\ndef add(sku):\n    OLD-CODE-MARK\n```\n```python\ndef remove(sku):\n    NEW-CODE-MARK\n```\n";
         let story = Story::parse(
             text,
             std::path::PathBuf::from("ready/remove.md"),
@@ -491,8 +510,14 @@ mod tests {
             !code.contains("RESEARCH-MARK") && code.contains("PLAN-MARK"),
             "{code}"
         );
+        // The plan's code that touches nothing the story calls is no part of it.
+        assert!(
+            !code.contains("OLD-CODE-MARK") && code.contains("NEW-CODE-MARK"),
+            "{code}"
+        );
         let review = story_context(&story, None);
         assert!(review.contains("RESEARCH-MARK") && review.contains("PLAN-MARK"));
+        assert!(review.contains("OLD-CODE-MARK"), "{review}");
     }
 
     #[test]

@@ -125,7 +125,7 @@ fn story_mentions(
 }
 
 /// The name a backtick span calls (`median(values)` → `median`, `cart.remove(1)` → `remove`).
-fn called_name(span: &str) -> Option<&str> {
+pub(super) fn called_name(span: &str) -> Option<&str> {
     let open = span.find('(')?;
     let callee = span[..open].trim();
     let name = callee.rsplit('.').next()?;
