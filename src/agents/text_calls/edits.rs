@@ -382,7 +382,28 @@ fn announced_path(before: &[&str]) -> Option<String> {
     let last_word = |text: &str| path_like(text.split_whitespace().next_back()?);
     // A note after the path: `### stats.py (exists)`, the map's words for a file, over the
     // right `median` in a recorded reply (textkit, 2026-12-05) that was read as no file.
-    last_word(ending).or_else(|| last_word(without_note(ending)?))
+    last_word(ending)
+        .or_else(|| last_word(without_note(ending)?))
+        .or_else(|| changed_path(ending.trim_start_matches(['#', '*', '-', '>', ' '])))
+}
+
+/// The path a line opens with as what was changed: `Changed `inventory/cart.py` with the
+/// following changes`, over the right `Cart.add` in a recorded reply of Qwen2.5-Coder-1.5B that
+/// was read as no file, three rounds in a row (inventory `add-positive`, 2026-12-05). The path
+/// must come in backticks right after the verb (or "the file"): "Here are the tests for
+/// `stats.py`" names the file the tests are not.
+fn changed_path(line: &str) -> Option<String> {
+    const CHANGED: [&str; 8] = [
+        "changed", "updated", "modified", "edited", "rewrote", "wrote", "created", "fixed",
+    ];
+    let mut words = line.split_whitespace();
+    let verb = words.next()?.to_ascii_lowercase();
+    if !CHANGED.contains(&verb.as_str()) {
+        return None;
+    }
+    let object =
+        words.find(|word| !matches!(word.to_ascii_lowercase().as_str(), "the" | "file"))?;
+    object.starts_with('`').then(|| path_like(object))?
 }
 
 /// `text` without a parenthesised note at its end: `stats.py` for `stats.py (exists)`.
@@ -559,6 +580,9 @@ mod tests {
             // Recorded too (2026-12-05, textkit): the map's note on a file after its path.
             "### stats.py (exists)\n```python\ndef mean(v):\n    return 0.0\n```",
             "Here is stats.py (changed):\n```python\ndef mean(v):\n    return 0.0\n```",
+            // Recorded too (2026-12-05, inventory): the path after the verb, more words after it.
+            "Changed `stats.py` with the following changes:\n\n```python\ndef mean(v):\n    return 0.0\n```",
+            "Updated the file `stats.py` as follows:\n```python\ndef mean(v):\n    return 0.0\n```",
         ];
         for text in rows {
             assert_eq!(
@@ -578,6 +602,7 @@ mod tests {
             "```python\ndef mean(v):\n    return 0.0\n```",
             "Let's fix the import statement in textkit.py.\n```python\nfrom textkit import x\n```",
             "mean([]) returns 0.0:\n```python\nmean([])\n```",
+            "Wrote tests for `stats.py` as follows:\n```python\ndef test_mean():\n    assert mean([1]) == 1\n```",
             "stats.py\n```json\n{\"name\": \"read_file\", \"arguments\": {}}\n```",
             "stats.py\n```bash\nls\n```",
             "### Changed Files:\n```\npyproject.toml\ntextkit.py\ntest_textkit.py\n```",
