@@ -593,11 +593,13 @@ mod tests {
 
     #[test]
     fn a_quoted_name_the_tree_defines_has_a_home_too() {
-        // Recorded story (the inventory benchmark, `receipt-line`, refined by the 1.5B model).
-        let receipt = story(
+        // Recorded summaries (the inventory benchmark, `receipt-line`, refined by the 1.5B
+        // model): the second gives the file a sentence after the call, where a function
+        // placed nowhere goes in the one source file the story names.
+        let summaries = [
             "Add a function `receipt_line(name, cents)` to inventory/money.py that returns the item's name, a colon and a space, and its price as `format_price` writes it.",
-            "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line` calls `format_price`",
-        );
+            "The task is to implement a function `receipt_line(name, cents)` that returns the item's name, a colon and a space, and its price as formatted according to the `format_price` function. The function should be added to the `inventory/money.py` file and a test in `tests/test_money.py` should be created to cover it.",
+        ];
         let tree = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(tree.path().join("inventory")).unwrap();
         std::fs::create_dir_all(tree.path().join("tests")).unwrap();
@@ -606,39 +608,29 @@ mod tests {
         let test = "from inventory.money import format_price\ndef cents():\n    pass\n";
         std::fs::write(tree.path().join("tests/test_money.py"), test).unwrap();
 
-        let homes = homes(tree.path(), &receipt);
+        for summary in summaries {
+            let receipt = story(
+                summary,
+                "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line` calls `format_price`",
+            );
 
-        // `name` is only an argument and a local, and a test's definitions are no home.
-        let money = "inventory/money.py".to_string();
-        assert_eq!(
-            homes,
-            [
-                ("receipt_line".to_string(), money.clone()),
-                ("format_price".to_string(), money)
-            ]
-        );
+            let homes = homes(tree.path(), &receipt);
+
+            // `name` is only an argument and a local, and a test's definitions are no home.
+            let money = "inventory/money.py".to_string();
+            assert_eq!(
+                homes,
+                [
+                    ("receipt_line".to_string(), money.clone()),
+                    ("format_price".to_string(), money)
+                ],
+                "{summary}"
+            );
+        }
     }
 
     #[test]
-    fn a_function_placed_nowhere_goes_in_the_one_source_file_the_story_names() {
-        // Recorded summary (the inventory benchmark, `receipt-line`, refined by the 1.5B model).
-        let receipt = story(
-            "The task is to implement a function `receipt_line(name, cents)` that returns the item's name, a colon and a space, and its price as formatted according to the `format_price` function. The function should be added to the `inventory/money.py` file and a test in `tests/test_money.py` should be created to cover it.",
-            "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line` calls `format_price`",
-        );
-        let tree = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(tree.path().join("inventory")).unwrap();
-        let money = "def format_price(cents):\n    return f\"${cents / 100:,.2f}\"\n";
-        std::fs::write(tree.path().join("inventory/money.py"), money).unwrap();
-
-        let money = "inventory/money.py".to_string();
-        assert_eq!(
-            homes(tree.path(), &receipt),
-            [
-                ("receipt_line".to_string(), money.clone()),
-                ("format_price".to_string(), money)
-            ]
-        );
+    fn the_sole_source_file_is_the_one_non_test_file_a_story_names() {
         // Two source files named: which one is not known.
         let two = "Add `f(x)`. Put it in app.py or cli.py; test it in tests/test_app.py.";
         assert_eq!(sole_source_file(two), None);

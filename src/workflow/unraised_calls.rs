@@ -53,10 +53,16 @@ fn failed_at(line: &str) -> Option<(&str, usize)> {
 /// The statements of the `with` block at line `number` of `dir`'s `file`, joined by `; `:
 /// `None` when that line is no `with` whose body follows it.
 fn block_after(dir: &Path, file: &str, number: usize) -> Option<String> {
+    // The report is the agent's code's output, and the tree is its to link: only a file
+    // inside the tree is read.
     if file.starts_with('/') || file.split('/').any(|part| part == "..") {
         return None;
     }
-    let text = std::fs::read_to_string(dir.join(file)).ok()?;
+    let real = std::fs::canonicalize(dir.join(file)).ok()?;
+    if !real.starts_with(std::fs::canonicalize(dir).ok()?) {
+        return None;
+    }
+    let text = std::fs::read_to_string(real).ok()?;
     let mut lines = text.lines().skip(number.checked_sub(1)?);
     let head = lines.next()?;
     let trimmed = head.trim();
@@ -144,6 +150,24 @@ FAILED tests/test_parse.py::test_parse_quantity_with_zero_or_negative - Faile...
             with_unraised_calls(tree(&one_line).path(), &outside),
             outside
         );
+    }
+
+    #[test]
+    fn a_test_file_linked_out_of_the_tree_is_not_read() {
+        let elsewhere = tree(&format!(
+            "{}def test_zero():\n    with pytest.raises(ValueError):\n        SECRET = 1\n",
+            "import pytest\n".repeat(15)
+        ));
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::os::unix::fs::symlink(
+            elsewhere.path().join("tests/test_parse.py"),
+            dir.path().join("tests/test_parse.py"),
+        )
+        .unwrap();
+
+        assert_eq!(with_unraised_calls(dir.path(), REPORT), REPORT);
+        assert!(with_unraised_calls(elsewhere.path(), REPORT).contains("SECRET"));
     }
 
     #[test]
