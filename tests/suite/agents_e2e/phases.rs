@@ -4,9 +4,10 @@
 use super::{heading_count, section, Made, Project};
 use crate::suite::fake_llm::Reply;
 
-#[tokio::test]
-async fn refine_rewrites_summary_and_criteria_and_moves_the_story_to_ready() {
-    let p = Project::new().await;
+/// A rough story in the backlog, refined once with the model answering `answer`; asserts the
+/// story went to ready with `summary` and the one `criterion`.
+#[track_caller]
+fn refined_once(p: &Project, answer: &str, summary: &str, criterion: &str) -> Made {
     let story = p.story(
         "Rough story",
         "ROUGH-SUMMARY",
@@ -14,20 +15,29 @@ async fn refine_rewrites_summary_and_criteria_and_moves_the_story_to_ready() {
         "backlog",
         &[],
     );
-    p.fake.push(
-        "refine",
-        Reply::text("## Summary\nFIRST-SUMMARY\n\n## Acceptance Criteria\n- [ ] FIRST-CRITERION"),
-    );
+    p.fake.push("refine", Reply::text(answer));
 
     p.step(&story, "refine").success();
 
     assert_eq!(p.column(&story), "ready");
     assert_eq!(p.front(&story)["status"], "ready");
     let body = p.body(&story);
-    assert_eq!(section(&body, "Summary"), "FIRST-SUMMARY");
+    assert_eq!(section(&body, "Summary"), summary);
     assert_eq!(
         section(&body, "Acceptance Criteria"),
-        "- [ ] FIRST-CRITERION"
+        format!("- [ ] {criterion}")
+    );
+    story
+}
+
+#[tokio::test]
+async fn refine_rewrites_summary_and_criteria_and_moves_the_story_to_ready() {
+    let p = Project::new().await;
+    let story = refined_once(
+        &p,
+        "## Summary\nFIRST-SUMMARY\n\n## Acceptance Criteria\n- [ ] FIRST-CRITERION",
+        "FIRST-SUMMARY",
+        "FIRST-CRITERION",
     );
     // The refine agent saw the rough text it was asked to improve.
     assert!(p.fake.requests_for("refine")[0]
@@ -58,30 +68,13 @@ async fn refine_rewrites_summary_and_criteria_and_moves_the_story_to_ready() {
 #[tokio::test]
 async fn a_refine_answer_with_its_sections_at_another_heading_level_is_kept() {
     let p = Project::new().await;
-    let story = p.story(
-        "Rough story",
-        "ROUGH-SUMMARY",
-        "- [ ] ROUGH-CRITERION",
-        "backlog",
-        &[],
-    );
     // As the 1.5B model answered twice for inventory `format-price` (2026-12-05), and the
     // story was lost at refine.
-    p.fake.push(
-        "refine",
-        Reply::text(
-            "### Summary\nLEVELED-SUMMARY\n\n### Acceptance Criteria:\n- [ ] LEVELED-CRITERION",
-        ),
-    );
-
-    p.step(&story, "refine").success();
-
-    assert_eq!(p.column(&story), "ready");
-    let body = p.body(&story);
-    assert_eq!(section(&body, "Summary"), "LEVELED-SUMMARY");
-    assert_eq!(
-        section(&body, "Acceptance Criteria"),
-        "- [ ] LEVELED-CRITERION"
+    refined_once(
+        &p,
+        "### Summary\nLEVELED-SUMMARY\n\n### Acceptance Criteria:\n- [ ] LEVELED-CRITERION",
+        "LEVELED-SUMMARY",
+        "LEVELED-CRITERION",
     );
     assert_eq!(p.fake.requests_for("refine").len(), 1, "taken at once");
 }
