@@ -255,12 +255,15 @@ pub(super) fn is_literal_call(text: &str) -> bool {
 /// call `remove`).
 pub fn calls(line: &str, name: &str) -> bool {
     let call = format!("{name}(");
-    line.match_indices(&call).any(|(at, _)| {
-        line[..at]
-            .chars()
-            .next_back()
-            .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
-    })
+    line.match_indices(&call).any(|(at, _)| calls_at(line, at))
+}
+
+/// Whether the name at byte `at` of `line` starts there rather than ends a longer one.
+pub(super) fn calls_at(line: &str, at: usize) -> bool {
+    line[..at]
+        .chars()
+        .next_back()
+        .is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
 }
 
 /// Without spaces, with one kind of quote.

@@ -9,6 +9,7 @@ pub mod budget;
 pub(crate) mod call_criteria;
 pub mod checkpoint;
 pub(crate) mod context;
+pub(crate) mod contradicted_tests;
 pub(crate) mod copied_code;
 pub(crate) mod decision;
 pub(crate) mod delivery;

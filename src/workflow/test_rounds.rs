@@ -60,6 +60,8 @@ pub struct TestRounds<'a> {
     trees: RoundTrees,
     /// What the tool's mends since the last feedback tell the model (its test files put back).
     notes: Mutex<Vec<String>>,
+    /// What the Implementation Notes say of the project's tests the tool took out.
+    taken_out: Mutex<Vec<String>>,
 }
 
 impl<'a> TestRounds<'a> {
@@ -97,6 +99,7 @@ impl<'a> TestRounds<'a> {
             runs: Mutex::new(Vec::new()),
             trees: RoundTrees::new(dir, wf.own_paths()),
             notes: Mutex::new(Vec::new()),
+            taken_out: Mutex::new(Vec::new()),
         })
     }
 
@@ -160,7 +163,11 @@ impl<'a> TestRounds<'a> {
             self.runs().push(run);
         }
         let mut last = self.runs().last().cloned()?;
-        let mut notes = Vec::new();
+        if let Some(run) = self.without_contradicted_tests(&last).await {
+            self.runs().push(run.clone());
+            last = run;
+        }
+        let mut notes = std::mem::take(&mut *self.taken_out_mut());
         if let Some((run, note)) = self.without_outvoted_acceptance_tests(&last).await {
             self.runs().push(run.clone());
             notes.push(note);
@@ -453,6 +460,12 @@ impl<'a> TestRounds<'a> {
 
     fn notes_mut(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
         self.notes
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn taken_out_mut(&self) -> std::sync::MutexGuard<'_, Vec<String>> {
+        self.taken_out
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }

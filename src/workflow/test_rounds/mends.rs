@@ -2,10 +2,13 @@
 //! form, put right or put back, each kept only when the tests then do better.
 
 use super::TestRounds;
+use crate::workflow::contradicted_tests::{contradicted_tests, note as contradicted_note};
+use crate::workflow::examples::examples;
 use crate::workflow::python_imports::import_into_frame;
 use crate::workflow::stray_changes::{set_aside, stray_files};
 use crate::workflow::stray_definitions::{does_better, stray_definitions};
 use crate::workflow::tests_run::{TestOutcome, TestRun};
+use crate::workflow::unasked_tests::{take_out_tests, FailedTest};
 use crate::workflow::unloaded_tests::{own_unloaded_tests, put_back_note};
 
 impl TestRounds<'_> {
@@ -58,7 +61,40 @@ impl TestRounds<'_> {
     pub(super) async fn checked_and_mended(&self) -> Option<TestRun> {
         let run = self.with_standard_imports(self.check_now().await?).await;
         let run = self.without_unloaded_tests(run).await;
-        Some(self.without_strays(run).await)
+        let run = self.without_strays(run).await;
+        Some(match self.without_contradicted_tests(&run).await {
+            Some(again) => again,
+            None => run,
+        })
+    }
+
+    /// When `result` failed on tests of other work that the story's raising examples
+    /// contradict (`contradicted_tests`), they are taken out of their files and the tests run
+    /// again: that run; the model hears of it in the next feedback and the Implementation
+    /// Notes say it. `None` when nothing was taken out.
+    pub(super) async fn without_contradicted_tests(&self, result: &TestRun) -> Option<TestRun> {
+        if !matches!(result.outcome, TestOutcome::Failed { .. }) {
+            return None;
+        }
+        let examples = examples(&crate::workflow::named_functions::story_text(self.story));
+        let contradicted = contradicted_tests(&result.output, &examples, &self.fixed);
+        if contradicted.is_empty() {
+            return None;
+        }
+        let tests: Vec<FailedTest> = contradicted.iter().map(|one| one.test.clone()).collect();
+        let files = take_out_tests(&self.dir, &tests);
+        self.transcript.record(
+            "contradicted_tests_taken_out",
+            serde_json::json!({"files": files,
+                               "tests": tests.iter().map(|t| &t.name).collect::<Vec<_>>()}),
+        );
+        if files.is_empty() {
+            return None;
+        }
+        let note = contradicted_note(&contradicted);
+        self.notes_mut().push(note.clone());
+        self.taken_out_mut().push(note);
+        self.check_now().await
     }
 
     /// When `result` stopped on test files of the implementer's own that do not load, they are
