@@ -358,10 +358,16 @@ impl Agents for LlmAgents {
             tools = tools.shown(&files.paths);
         }
         if request.phase == Phase::Implement {
-            let others = prompts::tests_not_named(request.work_dir, &self.board_dir, naming);
+            let elsewhere = prompts::files_not_named(request.work_dir, &self.board_dir, naming);
+            let others: Vec<String> = elsewhere
+                .iter()
+                .filter(|path| prompts::is_test_path(std::path::Path::new(path)))
+                .cloned()
+                .collect();
             tools = tools
                 .fixing(&request.story.meta.acceptance_tests)
-                .keeping_tests_of(&others);
+                .keeping_tests_of(&others)
+                .elsewhere(&elsewhere);
         }
         let mut task = prompts::phase_task(request.phase, self.edits()).to_string();
         if let Some(path) = request.acceptance_path {

@@ -9,7 +9,7 @@ mod review;
 use std::borrow::Cow;
 use std::path::Path;
 
-pub use named_files::{named_files, names_a_path, names_file, tests_not_named};
+pub use named_files::{files_not_named, named_files, names_a_path, names_file};
 pub use repo_map::{
     backtick_spans, is_test_path, mentioned_names, repository_map, without_definition_of,
 };
@@ -187,8 +187,8 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
     // is written from the plan, which was written from the research: the 1.5B model's research
     // of a story about a new `parse.py` said the cart's and the prices' files and tests "should
     // be used", and implement wrote all four out in each of three replies (inventory
-    // `parse-quantity`, 2026-12-05). The plan's code blocks that touch nothing the story
-    // calls are left out of it (`plan_code`).
+    // `parse-quantity`, 2026-12-05). The plan's steps about files the story does not name,
+    // and its code blocks that touch nothing the story calls, are left out of it (`plan_code`).
     let earlier = Phase::ALL
         .iter()
         .filter(|p| **p != Phase::Refine && phase.is_none_or(|phase| **p < phase))
@@ -198,11 +198,15 @@ pub fn story_context(story: &Story, phase: Option<Phase>) -> String {
     if phase != Some(Phase::Implement) {
         return with_sections(story, earlier, |_, content| Cow::Borrowed(content));
     }
-    let called = plan_code::called_names(&story_own_words(story));
+    let own_words = story_own_words(story);
+    let called = plan_code::called_names(&own_words);
     with_sections(story, earlier, |name, content| {
-        match name == Phase::Plan.section() {
-            true => plan_code::code_about(content, &called),
-            false => Cow::Borrowed(content),
+        if name != Phase::Plan.section() {
+            return Cow::Borrowed(content);
+        }
+        match plan_code::steps_about(content, &own_words) {
+            Cow::Borrowed(plan) => plan_code::code_about(plan, &called),
+            Cow::Owned(plan) => Cow::Owned(plan_code::code_about(&plan, &called).into_owned()),
         }
     })
 }

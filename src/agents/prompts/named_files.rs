@@ -88,17 +88,25 @@ pub(super) const SOURCE_EXTENSIONS: &[&str] = &[
 /// Whether `text` names any file, existing or not, by a path or a name with a known extension
 /// (`inventory/money.py`, `README.md`), not a method (`Cart.add`).
 pub fn names_a_path(text: &str) -> bool {
+    path_words(text).next().is_some()
+}
+
+/// The words of `text` that name a file by a path or a name with a known extension, as
+/// written: `inventory/money.py`, `README.md`.
+pub(super) fn path_words(text: &str) -> impl Iterator<Item = &str> {
     const OTHER: &[&str] = &[
         "md", "toml", "json", "yaml", "yml", "txt", "cfg", "ini", "html",
     ];
-    text.split(|c: char| c.is_whitespace() || matches!(c, '`' | '(' | ')' | ',' | ';' | '"' | '\''))
-        .map(|word| word.trim_end_matches(['.', ':']))
-        .any(|word| {
-            word.rsplit_once('.').is_some_and(|(stem, extension)| {
-                !stem.is_empty()
-                    && (SOURCE_EXTENSIONS.contains(&extension) || OTHER.contains(&extension))
-            })
+    text.split(|c: char| {
+        c.is_whitespace() || matches!(c, '`' | '(' | ')' | ',' | ';' | '"' | '\'' | '*')
+    })
+    .map(|word| word.trim_end_matches(['.', ':']))
+    .filter(|word| {
+        word.rsplit_once('.').is_some_and(|(stem, extension)| {
+            !stem.is_empty()
+                && (SOURCE_EXTENSIONS.contains(&extension) || OTHER.contains(&extension))
         })
+    })
 }
 
 /// Whether `text` names the file `path`: by its path, or by its file name.
@@ -130,12 +138,13 @@ pub(super) fn mention(text: &str, needle: &str) -> Option<usize> {
     None
 }
 
-/// The repository's test files that `story_text` does not name: the project's tests of other
-/// work, which a whole file the implement agent writes out keeps as they are.
-pub fn tests_not_named(root: &Path, board_dir: &Path, story_text: &str) -> Vec<String> {
+/// The repository's files that `story_text` does not name: for implement, those whose tests a
+/// whole file written out keeps as they are (the project's tests of other work), and those a
+/// refused write to does not keep the rest of a reply from its check.
+pub fn files_not_named(root: &Path, board_dir: &Path, story_text: &str) -> Vec<String> {
     repository_files(root, board_dir)
         .into_iter()
-        .filter(|path| super::is_test_path(Path::new(path)) && !names_file(story_text, path))
+        .filter(|path| !names_file(story_text, path))
         .collect()
 }
 

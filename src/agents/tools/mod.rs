@@ -55,6 +55,7 @@ impl ToolBox {
             protected_dirs: Vec::new(),
             fixed: Vec::new(),
             others_tests: Vec::new(),
+            elsewhere: Vec::new(),
             access,
             limits,
             sandbox: Sandbox::default(),
@@ -81,6 +82,17 @@ impl ToolBox {
         for path in paths {
             if let Ok(real) = self.resolve(path, false) {
                 self.others_tests.push(real);
+            }
+        }
+        self
+    }
+
+    /// Counts a refused write to one of these files (paths relative to the root) as
+    /// [`CallFailure::Elsewhere`]: the files the story does not name.
+    pub fn elsewhere(mut self, paths: &[String]) -> Self {
+        for path in paths {
+            if let Ok(real) = self.resolve(path, false) {
+                self.elsewhere.push(real);
             }
         }
         self
@@ -117,6 +129,10 @@ impl ToolBox {
             Err(refused) => Err(ToolError::ForModel(refused)),
         };
         let mut outcome = ToolOutcome::from_result(result);
+        if outcome.failure == Some(CallFailure::ForModel) && self.writes_elsewhere(name, arguments)
+        {
+            outcome.failure = Some(CallFailure::Elsewhere);
+        }
         for secret in &self.secrets {
             if outcome.content.contains(secret.as_str()) {
                 outcome.content = outcome.content.replace(secret.as_str(), "[redacted]");
@@ -124,6 +140,18 @@ impl ToolBox {
         }
         tracing::debug!(tool = name, failure = ?outcome.failure, "tool call");
         outcome
+    }
+
+    /// Whether the call `name` writes to one of the files the story does not name.
+    fn writes_elsewhere(&self, name: &str, arguments: &str) -> bool {
+        if self.elsewhere.is_empty() || !writes(name) {
+            return false;
+        }
+        let arguments: Value = serde_json::from_str(arguments).unwrap_or_default();
+        arguments["path"]
+            .as_str()
+            .and_then(|path| self.resolve(path, false).ok())
+            .is_some_and(|real| self.elsewhere.contains(&real))
     }
 
     fn tool_for(&self, name: &str) -> Result<&'static dyn ToolHandler, String> {

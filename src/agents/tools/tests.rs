@@ -305,6 +305,29 @@ async fn a_folder_written_in_other_letter_case_is_the_one_the_repository_has() {
 }
 
 #[tokio::test]
+async fn a_refused_write_to_a_file_the_story_does_not_name_is_elsewhere() {
+    let fx = rw();
+    fs::create_dir_all(fx.root.join("inventory")).unwrap();
+    fs::write(fx.root.join("inventory/cart.py"), "class Cart:\n    pass\n").unwrap();
+    let tools = fx
+        .tools
+        .clone()
+        .elsewhere(&["inventory/cart.py".to_string()]);
+    // Recorded in kind (Qwen2.5-Coder-1.5B, inventory `parse-quantity`, 2026-12-05): the
+    // repository map's line written out as the cart's file.
+    let map_line = json!({"path": "inventory/cart.py", "content": "class Cart  # Items by SKU\n", "overwrite": true});
+    let out = tools.call("write_file", &map_line.to_string()).await;
+    assert_eq!(out.failure, Some(CallFailure::Elsewhere), "{out:?}");
+    assert!(out.content.contains("not be valid Python"), "{out:?}");
+    assert!(!CallFailure::Elsewhere.holds_the_check());
+    // The story's own file refused the same way holds the check until it is written.
+    let own = json!({"path": "inventory/parse.py", "content": "def parse(\n"});
+    let out = tools.call("write_file", &own.to_string()).await;
+    assert_eq!(out.failure, Some(CallFailure::ForModel), "{out:?}");
+    assert!(CallFailure::ForModel.holds_the_check());
+}
+
+#[tokio::test]
 async fn a_whole_file_keeps_the_project_tests_of_other_work_and_adds_new_ones() {
     let fx = rw();
     let project = "from inventory.pricing import apply_discount\n\n\ndef test_discount():\n    assert apply_discount(1000, 10) == 900\n";

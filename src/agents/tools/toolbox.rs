@@ -55,8 +55,23 @@ pub enum CallFailure {
     /// A refused write to a fixed acceptance test; nothing else of the reply is kept from its
     /// check for it.
     FixedTest,
+    /// A refused write to a file the story does not name; nothing else of the reply is kept
+    /// from its check for it either.
+    Elsewhere,
     /// The tool itself broke: the action ends.
     Fatal,
+}
+
+impl CallFailure {
+    /// Whether the reply's change waits for the model to act on this failure before it is
+    /// checked. A refusal of a write the story does not ask for does not hold the rest back:
+    /// the 1.5B model wrote a right `inventory/parse.py` and its test, then the repository
+    /// map's lines as the cart's, the prices' and six test files; each reply went back on
+    /// the refusals, five replies of 80 to 120 s, and the tests that would have passed never
+    /// ran (inventory `parse-quantity`, 2026-12-05).
+    pub fn holds_the_check(self) -> bool {
+        matches!(self, CallFailure::ForModel | CallFailure::Fatal)
+    }
 }
 
 impl From<String> for ToolError {
@@ -129,6 +144,9 @@ pub struct ToolBox {
     /// The project's test files the story does not name, by real path: a whole file written
     /// out in a reply adds tests to one but keeps its tests as they are (docs/design.md §21).
     pub(super) others_tests: Vec<PathBuf>,
+    /// The files the story does not name, by real path: a refused write to one is
+    /// [`CallFailure::Elsewhere`].
+    pub(super) elsewhere: Vec<PathBuf>,
     pub(super) access: ToolAccess,
     pub(super) limits: ToolLimits,
     /// The box `run_command` runs in.

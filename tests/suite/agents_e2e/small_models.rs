@@ -145,6 +145,64 @@ async fn a_raises_block_that_raised_nothing_is_quoted_to_the_model() {
 }
 
 #[tokio::test]
+async fn a_project_test_whose_call_the_story_says_raises_is_taken_out_with_a_note() {
+    let p = Project::new().await;
+    let kept = "def test_add_counts():\n    cart = Cart()\n    cart.add(\"apple\", 2)\n    assert cart.quantity(\"apple\") == 2\n";
+    let zero = "def test_remove_removes_all_units_if_zero():\n    cart = Cart()\n    cart.add(\"date\", 0)\n    cart.remove(\"date\")\n    assert cart.quantity(\"date\") == 0\n";
+    p.env.write(
+        "tests/test_cart.py",
+        &format!("from cart import Cart\n\n\n{kept}\n\n{zero}"),
+    );
+    // pytest's report in kind as it was recorded (the inventory benchmark's `add-positive`,
+    // 2026-12-05): a right `add`, and the project's test of earlier work adding zero dates.
+    p.env.write(
+        "report.txt",
+        "=================================== FAILURES ===================================\n____________________ test_remove_removes_all_units_if_zero _____________________\n\n    def test_remove_removes_all_units_if_zero():\n        cart = Cart()\n>       cart.add(\"date\", 0)\n\ntests/test_cart.py:13: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\nself = <cart.Cart object at 0x7f9ceadd7410>, sku = 'date'\nquantity = 0\n\n    def add(self, sku, quantity=1):\n        if quantity < 1:\n>           raise ValueError(\"Quantity must be positive\")\nE           ValueError: Quantity must be positive\n\ncart.py:6: ValueError\n=========================== short test summary info ============================\nFAILED tests/test_cart.py::test_remove_removes_all_units_if_zero - ValueError: Quantity must be positive\n1 failed, 1 passed in 0.03s\n",
+    );
+    p.config(&[(
+        "review.testCommand",
+        "grep -q 'add(\"date\", 0)' tests/test_cart.py && { cat report.txt; exit 1; }; echo '2 passed'",
+    )]);
+    p.config(&[OFF_ACCEPTANCE]);
+    let story = p.story(
+        "Refuse quantities",
+        "`Cart.add` in cart.py must raise `ValueError` for a quantity below 1.",
+        "- [ ] `cart.add(\"apple\", 0)` raises `ValueError`",
+        "ready",
+        &["research", "plan"],
+    );
+    let cart = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        if quantity < 1:\n            raise ValueError(\"Quantity must be positive\")\n        self.items[sku] = self.items.get(sku, 0) + quantity\n";
+    p.fake
+        .push("implement", write_call("cart.py", cart))
+        .push("implement", Reply::text("Added the check."));
+
+    p.step(&story, "implement").success();
+
+    let tests = p.env.read("tests/test_cart.py");
+    assert!(
+        tests.contains(kept) && !tests.contains("test_remove_removes_all_units_if_zero"),
+        "{tests}"
+    );
+    let taken = transcript_entries(&p, &story, "contradicted_tests_taken_out");
+    assert_eq!(
+        taken[0]["tests"],
+        json!(["test_remove_removes_all_units_if_zero"]),
+        "{taken:?}"
+    );
+    let notes = section(&p.body(&story), "Implementation Notes");
+    assert!(
+        notes.contains("Taken out of the project's tests by the tool, as the story changes what they expected: `test_remove_removes_all_units_if_zero` (tests/test_cart.py), whose `cart.add(\"date\", 0)` the story says raises `ValueError` (`cart.add(\"apple\", 0)`)."),
+        "{notes}"
+    );
+    assert!(notes.contains("passed on the last of 1 run"), "{notes}");
+    assert_eq!(
+        p.fake.requests_for("implement").len(),
+        2,
+        "no round went back"
+    );
+}
+
+#[tokio::test]
 async fn a_round_whose_reply_changed_no_file_hears_so_first() {
     let p = Project::new().await;
     p.config(&[(
@@ -315,6 +373,50 @@ async fn skipped_phases_count_as_complete_and_a_skipped_refine_moves_the_story_a
     assert_eq!(section(&p.body(&story), "Summary"), "AS-WRITTEN");
     let plan = p.env.run_json(&["run", "--dry-run", "--story", &story.id]);
     assert_eq!(plan["actions"][0]["type"], "implement", "{plan}");
+}
+
+#[tokio::test]
+async fn a_reply_is_checked_even_when_its_writes_to_files_the_story_does_not_name_are_refused() {
+    let p = Project::new().await;
+    p.config(&[("implement.editFormat", "whole"), OFF_ACCEPTANCE]);
+    p.config(&[(
+        "review.testCommand",
+        "grep -q 'return int' inventory/parse.py || { echo 'FAILED test_parse'; exit 1; }",
+    )]);
+    let cart = "class Cart:\n    def add(self, sku):\n        pass\n";
+    p.env.write("inventory/cart.py", cart);
+    let story = p.story(
+        "Read a quantity",
+        "Add a new module inventory/parse.py with `parse_quantity(text)`.",
+        "- [ ] `parse_quantity(\" 3 \")` returns `3`",
+        "ready",
+        &["research", "plan"],
+    );
+    // In kind as the 1.5B model wrote it (inventory `parse-quantity`, 2026-12-05): the story's
+    // file, then the repository map's lines as the cart's file, in each of five replies.
+    p.fake.push(
+        "implement",
+        Reply::text(
+            "inventory/parse.py\n```python\ndef parse_quantity(text):\n    return int(text.strip())\n```\n\ninventory/cart.py\n```python\nclass Cart  # Items by SKU, each with a quantity.\n  def add(self, sku)\n```\n",
+        ),
+    );
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(
+        p.fake.requests_for("implement").len(),
+        1,
+        "no reply went back"
+    );
+    assert!(p
+        .env
+        .read("inventory/parse.py")
+        .contains("return int(text.strip())"));
+    assert_eq!(p.env.read("inventory/cart.py"), cart);
+    let calls = transcript_entries(&p, &story, "tool_call");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(calls[1]["is_error"], true, "{calls:?}");
+    assert_eq!(transcript_entries(&p, &story, "test_command").len(), 1);
 }
 
 #[tokio::test]
