@@ -9,8 +9,11 @@ use std::collections::BTreeSet;
 
 use super::named_functions::file_names;
 
-/// The share of the existing summary's words a rewrite must keep to replace it.
-const KEPT_SHARE: f64 = 0.7;
+/// The share of the existing summary's words a rewrite must keep to replace it. At 0.7 a
+/// rewrite of inventory's `cart-remove` passed with 11 of 15: it had lost "whatever" from
+/// "takes the item out of the cart, whatever its quantity", written "reducing its quantity"
+/// instead, and implement's every `remove` then took one away (2026-12-05).
+const KEPT_SHARE: f64 = 0.85;
 
 /// A summary of fewer distinct words than this is a sketch for refine to write out, whatever
 /// it keeps of it.
@@ -221,6 +224,19 @@ mod tests {
         // A short or missing summary is the refine's to write.
         assert_eq!(summary(Some("Add slugify"), lossy, "", ""), Some(lossy));
         assert_eq!(summary(None, lossy, "", ""), Some(lossy));
+    }
+
+    #[test]
+    fn a_rewrite_that_loses_the_qualifier_of_a_rule_leaves_the_summary_as_it_was() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-12-05, inventory `cart-remove`).
+        let author = "Add a method `remove(sku)` to the `Cart` class in inventory/cart.py that takes the item out of the cart, whatever its quantity. Removing an item the cart does not hold raises `KeyError`.";
+        let lossy = "The task is to add a method `remove(sku)` to the `Cart` class in inventory/cart.py. The method should remove an item from the cart, reducing its quantity, and raise `KeyError` if the item is not in the cart. Removing an item the cart does not hold should return `0`.";
+        assert_eq!(summary(Some(author), lossy, author, ""), Some(author));
+        let fuller = format!("{author} Its other items stay as they are.");
+        assert_eq!(
+            summary(Some(author), &fuller, author, ""),
+            Some(fuller.as_str())
+        );
     }
 
     #[test]
