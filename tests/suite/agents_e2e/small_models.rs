@@ -786,6 +786,46 @@ async fn a_method_missing_after_two_rounds_is_asked_for_alone_and_merged_into_it
     assert_eq!(narrowed[0]["merged"], true, "{narrowed:?}");
 }
 
+#[tokio::test]
+async fn a_function_of_a_new_module_missing_after_two_rounds_is_asked_for_in_that_module() {
+    let p = Project::new().await;
+    p.env.write("inventory/cart.py", "class Cart:\n    pass\n");
+    p.python_git_project(&[OFF_ACCEPTANCE]);
+    let story = p.story(
+        "Read a quantity",
+        "Add a new module inventory/parse.py with a function `parse_quantity(text)` that returns the whole positive number in the text.",
+        "- [ ] `parse_quantity(\" 3 \")` returns `3`",
+        "ready",
+        &["research", "plan"],
+    );
+    // In kind as the 1.5B model answered (inventory `parse-quantity`, 2026-12-05): the cart's
+    // file, twice, and never the new module.
+    p.fake
+        .push(
+            "implement",
+            write_call("inventory/cart.py", "class Cart:\n    size = 1\n"),
+        )
+        .push("implement", Reply::text("Added it."))
+        .push(
+            "implement",
+            write_call("inventory/cart.py", "class Cart:\n    size = 2\n"),
+        )
+        .push("implement", Reply::text("Added it again."))
+        .push(
+            "definition",
+            Reply::text("```python\ndef parse_quantity(text):\n    return int(text)\n```"),
+        );
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("definition").len(), 1);
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:inventory/parse.py")]),
+        "def parse_quantity(text):\n    return int(text)"
+    );
+}
+
 /// Implement on a project whose only file is `cart` (cart.py): its tests print `failure` and
 /// fail until cart.py holds `fixed_by`. The model says twice it is done without writing a file,
 /// then answers the narrowed task with `definition`. Returns the one task asked, and cart.py
