@@ -787,7 +787,7 @@ async fn a_method_missing_after_two_rounds_is_asked_for_alone_and_merged_into_it
 }
 
 #[tokio::test]
-async fn a_function_of_a_new_module_missing_after_two_rounds_is_asked_for_in_that_module() {
+async fn a_function_of_a_new_module_written_elsewhere_is_asked_for_in_that_module() {
     let p = Project::new().await;
     p.env.write("inventory/cart.py", "class Cart:\n    pass\n");
     p.python_git_project(&[OFF_ACCEPTANCE]);
@@ -798,17 +798,15 @@ async fn a_function_of_a_new_module_missing_after_two_rounds_is_asked_for_in_tha
         "ready",
         &["research", "plan"],
     );
-    // In kind as the 1.5B model answered (inventory `parse-quantity`, 2026-12-05): the cart's
-    // file, twice, and never the new module.
+    // In kind as the 1.5B model answered (inventory `parse-quantity`, 2026-12-05): the function
+    // in the cart's file, twice, and never the new module.
+    let in_cart = "class Cart:\n    pass\n\n\ndef parse_quantity(text):\n    return 0\n";
     p.fake
-        .push(
-            "implement",
-            write_call("inventory/cart.py", "class Cart:\n    size = 1\n"),
-        )
+        .push("implement", write_call("inventory/cart.py", in_cart))
         .push("implement", Reply::text("Added it."))
         .push(
             "implement",
-            write_call("inventory/cart.py", "class Cart:\n    size = 2\n"),
+            write_call("inventory/cart.py", &format!("{in_cart}# again\n")),
         )
         .push("implement", Reply::text("Added it again."))
         .push(
