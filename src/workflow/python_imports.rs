@@ -280,7 +280,14 @@ impl CollectionError {
     /// names a word of `story_text` (`cannot import name 'to_celsius'`, `No module named
     /// 'ledger.accounts'`, `module 'ledger' has no attribute 'Account'`). Such a file fails
     /// before the code and passes after it; any other error at import stays whatever the code.
+    ///
+    /// A module imported as a package (`import cart.Cart`: "No module named 'cart.Cart'; 'cart'
+    /// is not a package") is never that: the story names `Cart` and `cart.py`, and a drive's
+    /// acceptance file so failed every implement round with a right `Cart.add` (2026-12-05).
     pub fn is_what_the_story_adds(&self, story_text: &str) -> bool {
+        if self.error.contains("is not a package") {
+            return false;
+        }
         let mut quoted = self.error.split('\'').skip(1).step_by(2);
         // The name that is absent: the import's or the module's first, the attribute's last
         // (`module 'ledger' has no attribute 'Account'`).
@@ -755,6 +762,12 @@ ERROR test_b.py
             error: "ModuleNotFoundError: No module named 'ledger.accounts'".into(),
         };
         assert!(module.is_what_the_story_adds("A new module ledger/accounts.py"));
+        let not_a_package = CollectionError {
+            file: "tests/test_refuse.py".into(),
+            error: "ModuleNotFoundError: No module named 'cart.Cart'; 'cart' is not a package"
+                .into(),
+        };
+        assert!(!not_a_package.is_what_the_story_adds("`Cart.add` in cart.py must raise"));
         assert_eq!(collection_error("1 failed, 2 passed in 0.1s"), None);
         let summary = "ERROR tests/test_a.py - TypeError: f() takes 0 positional arguments\nERROR tests/test_b.py::test_x - ValueError: setup\n";
         assert_eq!(
