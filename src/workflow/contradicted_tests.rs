@@ -15,6 +15,7 @@
 
 use std::path::Path;
 
+use super::call_text::{arguments, list_end, split_arguments};
 use super::examples::{calls_at, normalized, Example};
 use super::fixed_tests::FixedTests;
 use super::unasked_tests::{failed_tests, FailedTest};
@@ -177,15 +178,23 @@ fn heading(line: &str) -> Option<&str> {
 /// doc), as the line writes it.
 fn same_call(line: &str, example: &str) -> Option<String> {
     let (name, wanted) = last_call(example)?;
-    let wanted = arguments(wanted);
+    let wanted = normalized_all(split_arguments(wanted));
     line.match_indices(&format!("{name}("))
         .filter(|(at, _)| calls_at(line, *at))
         .find_map(|(at, _)| {
-            let open = at + name.len();
-            let close = closing(line, open)?;
-            let given = arguments(&line[open + 1..close]);
+            let list = &line[at + name.len()..];
+            let given = normalized_all(arguments(list)?);
+            let close = at + name.len() + list_end(list) - 1;
             same_arguments(&wanted, &given).then(|| called_from(line, at, close))
         })
+}
+
+/// Each argument without spaces and with one kind of quote.
+fn normalized_all(arguments: Vec<String>) -> Vec<String> {
+    arguments
+        .iter()
+        .map(|argument| normalized(argument))
+        .collect()
 }
 
 /// The call as the line writes it, with the object it is made on: `cart.add("date", 0)`.
@@ -221,56 +230,6 @@ fn last_call(call: &str) -> Option<(&str, &str)> {
         .map_or(0, |before| before + 1);
     let name = &call[name_start..open];
     (!name.is_empty() && call.ends_with(')')).then(|| (name, &call[open + 1..call.len() - 1]))
-}
-
-/// The index of the parenthesis closing the one at `open`, quotes minded.
-fn closing(text: &str, open: usize) -> Option<usize> {
-    let mut depth = 0usize;
-    let mut quote: Option<char> = None;
-    for (at, c) in text[open..].char_indices() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => {
-                depth = depth.checked_sub(1)?;
-                if depth == 0 {
-                    return Some(open + at);
-                }
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// The arguments of a call, split at its top-level commas, each without spaces and with one
-/// kind of quote.
-fn arguments(text: &str) -> Vec<String> {
-    let mut parts = Vec::new();
-    let mut depth = 0usize;
-    let mut quote: Option<char> = None;
-    let mut current = String::new();
-    for c in text.chars() {
-        match (quote, c) {
-            (Some(q), c) if c == q => quote = None,
-            (Some(_), _) => {}
-            (None, '"' | '\'') => quote = Some(c),
-            (None, '(' | '[' | '{') => depth += 1,
-            (None, ')' | ']' | '}') => depth = depth.saturating_sub(1),
-            (None, ',') if depth == 0 => {
-                parts.push(normalized(&std::mem::take(&mut current)));
-                continue;
-            }
-            _ => {}
-        }
-        current.push(c);
-    }
-    if !current.trim().is_empty() || !parts.is_empty() {
-        parts.push(normalized(&current));
-    }
-    parts
 }
 
 /// Whether the test's arguments are the example's: the same, or different only in string
@@ -412,7 +371,7 @@ FAILED tests/test_remove_an_item_from_the_cart.py::test_remove_item_removes_all_
 
     #[test]
     fn strings_differ_only_beside_the_same_value() {
-        let args = |text: &str| arguments(text);
+        let args = |text: &str| normalized_all(split_arguments(text));
         assert!(same_arguments(&args("\"apple\", 0"), &args("'date', 0")));
         assert!(same_arguments(&args("\"0\""), &args("'0'")));
         assert!(!same_arguments(&args("\"0\""), &args("\"5\"")));

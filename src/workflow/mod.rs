@@ -7,6 +7,7 @@ pub(crate) mod attention;
 pub(crate) mod blocking;
 pub mod budget;
 pub(crate) mod call_criteria;
+pub(crate) mod call_text;
 pub mod checkpoint;
 pub(crate) mod context;
 pub(crate) mod contradicted_tests;

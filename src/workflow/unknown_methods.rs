@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use super::call_text::{arguments, list_end};
 use super::named_functions::python_file_defining;
 use super::unasked_tests::{definition_block, indent, kept_lines};
 
@@ -149,66 +150,10 @@ fn call_with_too_many_arguments(
             }
             let rest = &line[at + name.len()..];
             let args = arguments(rest)?;
-            let written = &rest[..closing(rest)];
+            let written = &rest[..list_end(rest)];
             (args.len() > most).then(|| format!("{name}{written}"))
         })
     })
-}
-
-/// The arguments of the parenthesised list `text` starts with, split at its top-level commas;
-/// `None` when it does not close on the line.
-fn arguments(text: &str) -> Option<Vec<String>> {
-    let end = closing(text);
-    if end > text.len() || !text.starts_with('(') {
-        return None;
-    }
-    let inner = &text[1..end - 1];
-    let mut args = Vec::new();
-    let mut start = 0;
-    for (at, _, _) in outside_quotes(inner).filter(|&(_, c, depth)| c == ',' && depth == 0) {
-        args.push(inner[start..at].trim().to_string());
-        start = at + 1;
-    }
-    let last = inner[start..].trim();
-    if !last.is_empty() {
-        args.push(last.to_string());
-    }
-    Some(args)
-}
-
-/// Where the parenthesised list `text` starts with ends: the index after its `)`, or past the
-/// end when it does not close.
-fn closing(text: &str) -> usize {
-    outside_quotes(text)
-        .find(|&(_, c, depth)| matches!(c, ')' | ']' | '}') && depth == 0)
-        .map_or(text.len() + 1, |(at, _, _)| at + 1)
-}
-
-/// The characters of `text` that stand outside string quotes, each with its index and the
-/// bracket depth once it is read: the one scanner `arguments` and `closing` share.
-fn outside_quotes(text: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
-    let (mut depth, mut quote) = (0i32, None::<char>);
-    text.char_indices()
-        .filter_map(move |(at, c)| match (quote, c) {
-            (Some(q), c) if c == q => {
-                quote = None;
-                None
-            }
-            (Some(_), _) => None,
-            (None, '\'' | '"') => {
-                quote = Some(c);
-                None
-            }
-            (None, '(' | '[' | '{') => {
-                depth += 1;
-                Some((at, c, depth))
-            }
-            (None, ')' | ']' | '}') => {
-                depth -= 1;
-                Some((at, c, depth))
-            }
-            (None, c) => Some((at, c, depth)),
-        })
 }
 
 /// `cart = Cart(…)` on a line: the object's name and its class (a name that starts upper-case).
@@ -392,18 +337,5 @@ mod tests {
                 "{signature}"
             );
         }
-    }
-
-    #[test]
-    fn arguments_split_at_top_level_commas_only() {
-        let text = "(\"a, (b\", [1, 2], f(x, y)) + rest";
-
-        assert_eq!(closing(text), text.find(" +").unwrap());
-        assert_eq!(
-            arguments(text).unwrap(),
-            vec!["\"a, (b\"", "[1, 2]", "f(x, y)"]
-        );
-        assert_eq!(arguments("()").unwrap(), Vec::<String>::new());
-        assert_eq!(arguments("(a, f(b"), None, "a list that does not close");
     }
 }
