@@ -57,6 +57,8 @@ def parse_args():
     parser.add_argument("--defaults", action="store_true",
                         help="set only llm.baseUrl, llm.model and review.testCommand: the tool's own defaults for everything else, the whole life cycle on")
     parser.add_argument("--story-minutes", type=float, default=15, help="the run is stopped after this many minutes per story")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="one more config key on top of the rest (with --defaults: the one setting tried against the defaults)")
     parser.add_argument("--work", help="keep the work here instead of a temporary folder")
     parser.add_argument("--label", help="the name printed with the figures")
     parser.add_argument("--json", help="write the figures to this file")
@@ -76,6 +78,7 @@ def configure(args, repo, python):
         }
         for key, value in settings.items():
             agentic(args, repo, "config", key, value)
+        set_extra(args, repo)
         return
     settings = {
         "llm.baseUrl": args.proxy_url,
@@ -95,6 +98,13 @@ def configure(args, repo, python):
     for phase in filter(None, args.skip_phases.split(",")):
         settings[f"phases.{phase.strip()}.enabled"] = "false"
     for key, value in settings.items():
+        agentic(args, repo, "config", key, value)
+    set_extra(args, repo)
+
+
+def set_extra(args, repo):
+    for setting in args.set:
+        key, _, value = setting.partition("=")
         agentic(args, repo, "config", key, value)
 
 
@@ -158,7 +168,7 @@ def main():
     work = args.work or tempfile.mkdtemp(prefix="agentic-sdlc-bench-")
     Path(work).mkdir(parents=True, exist_ok=True)
     args.work_dir = work
-    label = args.label or ("agentic-sdlc defaults" if args.defaults else f"agentic-sdlc protocol={args.protocol} editFormat={args.edit_format} "
+    label = args.label or ("agentic-sdlc defaults" + "".join(f" {s}" for s in args.set) if args.defaults else f"agentic-sdlc protocol={args.protocol} editFormat={args.edit_format} "
                            f"testRounds={args.test_rounds} attempts={args.attempts} skip={args.skip_phases or '-'}"
                            + (f" temperature={args.temperature}" if args.temperature is not None else ""))
     label = f"{label} [{args.suite}]"
@@ -198,7 +208,7 @@ def main():
                                                  "attempts": args.attempts, "maxTokens": args.max_tokens,
                                                  "temperature": args.temperature,
                                                  "skipPhases": args.skip_phases, "model": args.model},
-                   "work": work})
+                   "set": args.set, "work": work})
 
 
 if __name__ == "__main__":

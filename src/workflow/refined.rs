@@ -31,6 +31,11 @@ const WORD_LEN: usize = 4;
 /// criteria the story will hold) do not carry either: "`whisper(\"\")` returns `\"...\"`", a
 /// list item of the summary, came back as a criterion with its value broken (`"...""`), which
 /// [`criteria`] rightly left out, and the rewritten summary had no list (a drive, 2026-11-30).
+/// Nor may it add a code name the story never used to a precise summary: refine's "The function
+/// should also be able to handle different currencies by taking an additional argument
+/// `currency`", added to "Add a function `receipt_line(name, cents)`…" (inventory's
+/// `receipt-line`, 2026-12-05), had implement write `receipt_line(name, cents, currency)`, and
+/// every sample after failed the story's own `receipt_line("Apple", 250)` ([`adds_a_name`]).
 /// `None`: the story has no summary, and gets none.
 pub fn summary<'t>(
     existing: Option<&'t str>,
@@ -49,6 +54,7 @@ pub fn summary<'t>(
     Some(match existing {
         Some(existing)
             if !keeps_words(existing, refined)
+                || (is_precise(existing) && adds_a_name(refined, given))
                 || drops_a_file(existing, refined)
                 || drops_an_example(existing) =>
         {
@@ -176,6 +182,48 @@ fn directions(text: &str) -> Vec<(String, String)> {
 fn drops_a_file(existing: &str, refined: &str) -> bool {
     let kept = file_names(refined);
     file_names(existing).iter().any(|name| !kept.contains(name))
+}
+
+/// Whether a summary says enough that a rewrite only restates it: not a sketch to write out.
+fn is_precise(summary: &str) -> bool {
+    words(summary).len() >= PRECISE_WORDS
+}
+
+/// Whether `refined` quotes as code a name (`currency`, `format_price`) that `given` (the story
+/// as it stood) never uses, in code or in prose. String literals inside the code are values, not
+/// names, and are not read.
+fn adds_a_name(refined: &str, given: &str) -> bool {
+    let known: BTreeSet<&str> = identifiers(given).collect();
+    quoted(refined)
+        .iter()
+        .any(|code| identifiers(&without_string_literals(code)).any(|name| !known.contains(name)))
+}
+
+/// The words of `text` that could be Python names: letters, digits and `_`, not starting with
+/// a digit.
+fn identifiers(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with(|c: char| c.is_alphabetic() || c == '_'))
+}
+
+/// `code` with what stands between string quotes left out.
+fn without_string_literals(code: &str) -> String {
+    let mut quote: Option<char> = None;
+    code.chars()
+        .filter(|&c| match quote {
+            Some(q) => {
+                if c == q {
+                    quote = None;
+                }
+                false
+            }
+            None if c == '"' || c == '\'' => {
+                quote = Some(c);
+                false
+            }
+            None => true,
+        })
+        .collect()
 }
 
 fn keeps_words(existing: &str, refined: &str) -> bool {
@@ -324,6 +372,26 @@ mod tests {
         // A function named `to_…` without a call or an argument states no direction.
         assert!(directions("the inverse of to_fahrenheit").is_empty());
         assert!(directions("Add to_celsius() to temperature.py").is_empty());
+    }
+
+    #[test]
+    fn a_rewrite_that_adds_a_code_name_to_a_precise_summary_leaves_it_as_it_was() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-12-05, inventory `receipt-line`).
+        let author = "Add a function `receipt_line(name, cents)` to inventory/money.py that returns the item's name, a colon and a space, and its price as `format_price` writes it.";
+        let given = format!("A receipt line\n{author}\n- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`");
+        let invented = format!("{author} The function should also be able to handle different currencies by taking an additional argument `currency`.");
+        assert_eq!(summary(Some(author), &invented, &given, ""), Some(author));
+        // Values inside the code, and names the story uses anywhere, are no new names.
+        let fuller = format!("{author} `receipt_line(\"Pear\", 5)` gives `\"Pear: $0.05\"` for a price below a dollar.");
+        assert_eq!(
+            summary(Some(author), &fuller, &given, ""),
+            Some(fuller.as_str())
+        );
+        // A sketch is refine's to write out, names and all.
+        let sketch = "Add receipt_line";
+        let written =
+            "Add `receipt_line(name, cents)` to inventory/money.py, calling `format_price`.";
+        assert_eq!(summary(Some(sketch), written, sketch, ""), Some(written));
     }
 
     #[test]
