@@ -6,11 +6,12 @@
 //! and passed every test carrying one of the story's examples, and the story failed on that test
 //! alone.
 //!
-//! The story's literal examples are its word. When, at the end of implement, every acceptance
-//! test that carries one of them passes and the only acceptance tests that fail carry none, those
-//! are taken out of their files, with a note in the Implementation Notes and the transcript: the
-//! tool amends the acceptance tests as the acceptance phase's keeper, which the implementer
-//! never may. A file whose tests would all go keeps them (it holds no example to outvote them),
+//! The story's literal examples are its word. When a test round (or implement's last run) finds
+//! every acceptance test that carries one of them passing and the only acceptance tests that
+//! fail carrying none, those are taken out of their files, with a note to the model, in the
+//! Implementation Notes and in the transcript: the tool amends the acceptance tests as the
+//! acceptance phase's keeper, which the implementer never may. In the round, so that no later
+//! reply is held to them. A file whose tests would all go keeps them (it holds no example to outvote them),
 //! and a story without examples has nothing to outvote with.
 
 use std::path::Path;

@@ -873,7 +873,7 @@ async fn assertions_written_without_a_code_block_become_the_suggested_test_file(
 }
 
 #[tokio::test]
-async fn an_acceptance_test_the_story_examples_outvote_is_taken_out_at_the_end_of_implement() {
+async fn an_acceptance_test_the_story_examples_outvote_is_taken_out_in_the_round_that_shows_it() {
     let p = Project::new().await;
     p.env.write(
         "cart.py",
@@ -927,6 +927,12 @@ async fn an_acceptance_test_the_story_examples_outvote_is_taken_out_at_the_end_o
         "{}",
         p.body(&story)
     );
+    // In the round of the first right `remove`: its check passed, no round sent it back, and
+    // no narrowed sample was spent on a `remove` that is right.
+    let asks = p.fake.requests_for("implement");
+    assert_eq!(asks.len(), 2, "{}", asks[asks.len() - 1].last_message());
+    assert!(transcript_entries(&p, &story, "check_feedback").is_empty());
+    assert!(transcript_entries(&p, &story, "narrowed_task").is_empty());
 }
 
 #[tokio::test]
