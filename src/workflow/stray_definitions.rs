@@ -1,5 +1,5 @@
-//! Top-level functions the story does not ask for, put back as the story's base has them when
-//! the tests do better without the model's change to them (docs/design.md §21). A small model
+//! Top-level functions and methods the story does not ask for, put back as the story's base has
+//! them when the tests do better without the model's change to them (docs/design.md §21). A small model
 //! asked for one function writes its file whole, and rewrites the functions beside it:
 //! Qwen2.5-Coder-1.5B, asked for `receipt_line` in `inventory/money.py`, gave the delivered
 //! `format_price` the body it meant for `receipt_line` (a `NameError`), and the project's own
@@ -10,6 +10,10 @@
 //! at a time as a whole set, and the tests decide: the set stays put back when the tests then
 //! pass, or fail only some of the tests that failed before; otherwise the files are written
 //! back as the model left them.
+//!
+//! A method is the same one level further down: asked for `Cart.clear()` in cart.py, the 1.5B
+//! model wrote a right `clear` and gave the delivered `quantity` the body `return 0`, and the
+//! project's own test of `quantity` failed in all three runs (driving the tool, 2026-12-05).
 
 use std::path::Path;
 
@@ -24,26 +28,33 @@ use crate::agents::prompts::is_test_path;
 use crate::agents::tools::source_of;
 use crate::vcs;
 
-/// A top-level function the story's base defines that the model changed or dropped, and the story does not
-/// ask for; or one the story names that the model dropped (a story names a delivered function
-/// to use it: a rewrite of its file without it fails every test that imports it).
+/// A top-level function, or a method of a top-level class, that the story's base defines, that
+/// the model changed or dropped, and the story does not ask for; or one the story names that
+/// the model dropped (a story names a delivered function to use it: a rewrite of its file
+/// without it fails every test that imports it).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StrayDefinition {
     pub path: String,
+    /// The class the method belongs to; `None`: a top-level function.
+    pub class: Option<String>,
     pub name: String,
-    /// Its source at the story's base.
+    /// Its source at the story's base, dedented to column 0.
     pub at_base: String,
 }
 
 impl std::fmt::Display for StrayDefinition {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}::{}", self.path, self.name)
+        match &self.class {
+            Some(class) => write!(f, "{}::{class}.{}", self.path, self.name),
+            None => write!(f, "{}::{}", self.path, self.name),
+        }
     }
 }
 
-/// The top-level Python functions of the files changed since commit `since` (the story's base;
-/// no tests) that it defines, that the model changed or dropped and that are none of `asked`, or
-/// that the model dropped though `asked` names them.
+/// The top-level Python functions, and the methods of top-level classes, of the files changed
+/// since commit `since` (the story's base; no tests) that it defines, that the model changed or
+/// dropped and that are none of `asked`, or that the model dropped though `asked` names them.
+/// A class the model dropped whole is not looked into.
 pub fn stray_definitions(
     dir: &Path,
     since: &str,
@@ -70,21 +81,32 @@ pub fn stray_definitions(
             continue;
         };
         let now = std::fs::read_to_string(dir.join(path)).unwrap_or_default();
-        for name in top_level_functions(&base) {
-            let Some(before) = top_level_source(&base, &name) else {
-                continue;
-            };
-            let current = top_level_source(&now, &name);
-            let asked_for = asked.iter().any(|function| function.name == name);
-            if asked_for && current.is_some() {
-                continue;
+        let mut scopes = vec![(None, base.clone(), now.clone())];
+        for class in top_level_classes(&base) {
+            if let (Some(before), Some(current)) =
+                (class_body(&base, &class), class_body(&now, &class))
+            {
+                scopes.push((Some(class), before, current));
             }
-            if current.as_deref() != Some(before.as_str()) {
-                found.push(StrayDefinition {
-                    path: path.clone(),
-                    name,
-                    at_base: before,
-                });
+        }
+        for (class, base, now) in scopes {
+            for name in top_level_functions(&base) {
+                let Some(before) = top_level_source(&base, &name) else {
+                    continue;
+                };
+                let current = top_level_source(&now, &name);
+                let asked_for = asked.iter().any(|function| function.name == name);
+                if asked_for && current.is_some() {
+                    continue;
+                }
+                if current.as_deref() != Some(before.as_str()) {
+                    found.push(StrayDefinition {
+                        path: path.clone(),
+                        class: class.clone(),
+                        name,
+                        at_base: before,
+                    });
+                }
             }
         }
     }
@@ -101,7 +123,9 @@ pub fn put_back(dir: &Path, strays: &[StrayDefinition]) -> Set {
         let full = dir.join(path);
         let mut text = std::fs::read_to_string(&full).unwrap_or_default();
         for stray in strays.iter().filter(|stray| &stray.path == path) {
-            if let Some(merged) = merge_definition(&text, None, &stray.name, &stray.at_base) {
+            if let Some(merged) =
+                merge_definition(&text, stray.class.as_deref(), &stray.name, &stray.at_base)
+            {
                 text = merged;
             }
         }
@@ -147,6 +171,42 @@ fn top_level_functions(text: &str) -> Vec<String> {
         .filter(|line| line.starts_with("def ") || line.starts_with("async def "))
         .filter_map(crate::agents::tools::defined_name)
         .collect()
+}
+
+/// The classes a Python file defines at its top level.
+fn top_level_classes(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|line| line.starts_with("class "))
+        .filter_map(crate::agents::tools::defined_name)
+        .collect()
+}
+
+/// The body of the top-level class `class` in `text`, dedented so that its methods stand at the
+/// top level; `None` when `text` defines no such class.
+fn class_body(text: &str, class: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let start = lines.iter().position(|line| {
+        line.starts_with("class ")
+            && crate::agents::tools::defined_name(line).as_deref() == Some(class)
+    })?;
+    let body: Vec<&str> = lines[start + 1..]
+        .iter()
+        .take_while(|line| line.trim().is_empty() || line.starts_with([' ', '\t']))
+        .copied()
+        .collect();
+    let depth = |line: &str| line.len() - line.trim_start().len();
+    let indent = body
+        .iter()
+        .find(|line| !line.trim().is_empty())
+        .map_or(0, |line| depth(line));
+    let dedented: Vec<&str> = body
+        .iter()
+        .map(|line| match line.get(..indent) {
+            Some(prefix) if prefix.trim().is_empty() => &line[indent..],
+            _ => line.trim_start(),
+        })
+        .collect();
+    Some(dedented.join("\n"))
 }
 
 /// The source of the top-level function `name` in `text`, with the decorators above it.
@@ -230,6 +290,59 @@ mod tests {
         let strays = stray_definitions(dir, &base, &asked, &FixedTests::default());
         let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
         assert_eq!(names, ["inventory/money.py::cents_of"]);
+    }
+
+    #[test]
+    fn methods_the_story_does_not_ask_for_that_the_model_changed_go_back_into_their_class() {
+        let repo = unborn_repo();
+        let dir = repo.path();
+        let cart = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    @property\n    def size(self):\n        return len(self.items)\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n\n\ndef empty():\n    return Cart()\n";
+        write(dir, "cart.py", cart);
+        sh(dir, &["add", "-A"]);
+        sh(dir, &["commit", "-q", "-m", "base"]);
+        let base = sh(dir, &["rev-parse", "HEAD"]).trim().to_string();
+        // Recorded (Qwen2.5-Coder-1.5B asked for `Cart.clear()`, driving the tool,
+        // 2026-12-05), with an `__init__` the story may need and `size` dropped.
+        let rewritten = "class Cart:\n    def __init__(self):\n        self.items = {}\n        self.cleared = False\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def quantity(self, sku):\n        return 0\n\n    def clear(self):\n        self.items = {}\n\n\ndef empty():\n    return Cart()\n";
+        write(dir, "cart.py", rewritten);
+        let asked = [NamedFunction {
+            name: "clear".into(),
+            files: vec!["cart.py".into()],
+        }];
+
+        let strays = stray_definitions(dir, &base, &asked, &FixedTests::default());
+        let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
+        assert_eq!(
+            names,
+            [
+                "cart.py::Cart.__init__",
+                "cart.py::Cart.size",
+                "cart.py::Cart.quantity"
+            ]
+        );
+        assert_eq!(
+            strays[1].at_base,
+            "@property\ndef size(self):\n    return len(self.items)"
+        );
+
+        let set = put_back(dir, &strays[1..]);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("cart.py")).unwrap(),
+            "class Cart:\n    def __init__(self):\n        self.items = {}\n        self.cleared = False\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n\n    def clear(self):\n        self.items = {}\n\n    @property\n    def size(self):\n        return len(self.items)\n\n\ndef empty():\n    return Cart()\n"
+        );
+        set.restore(dir);
+        assert_eq!(
+            std::fs::read_to_string(dir.join("cart.py")).unwrap(),
+            rewritten
+        );
+
+        write(dir, "cart.py", "cart = {}\n");
+        assert!(
+            stray_definitions(dir, &base, &asked, &FixedTests::default())
+                .iter()
+                .all(|stray| stray.class.is_none()),
+            "a class dropped whole is not looked into"
+        );
     }
 
     #[test]

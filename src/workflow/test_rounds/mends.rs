@@ -6,16 +6,21 @@ use crate::workflow::contradicted_tests::{contradicted_tests, note as contradict
 use crate::workflow::examples::examples;
 use crate::workflow::python_imports::import_into_frame;
 use crate::workflow::stray_changes::{set_aside, stray_files};
-use crate::workflow::stray_definitions::{does_better, stray_definitions};
+use crate::workflow::stray_definitions::{does_better, stray_definitions, StrayDefinition};
 use crate::workflow::tests_run::{TestOutcome, TestRun};
 use crate::workflow::unasked_tests::{take_out_tests, FailedTest};
 use crate::workflow::unloaded_tests::{own_unloaded_tests, put_back_note};
 
+/// How many stray definitions are each put back alone when putting them back together did not
+/// help: each costs a test run.
+const MAX_SINGLE_PUT_BACKS: usize = 4;
+
 impl TestRounds<'_> {
     /// When `result` failed, what the model changed that the story does not ask for is put
     /// back as HEAD has it, and kept so when the tests then do better (`does_better`): first
-    /// the files the story does not name (`stray_files`), then the top-level functions it does
-    /// not name in the files it does (`stray_definitions`). A stray rewrite fails the project's
+    /// the files the story does not name (`stray_files`), then the top-level functions and
+    /// methods it does not name in the files it does (`stray_definitions`), together and, when
+    /// that does not help, each alone. A stray rewrite fails the project's
     /// own tests in every round after, and the model chases them instead of the story.
     async fn without_strays(&self, mut result: TestRun) -> TestRun {
         // A named function missing may be one the model dropped (`stray_definitions`).
@@ -43,16 +48,37 @@ impl TestRounds<'_> {
             return result;
         }
         let strays = stray_definitions(&self.dir, &self.base, &self.named(), &self.fixed);
-        if !strays.is_empty() {
-            let set = crate::workflow::stray_definitions::put_back(&self.dir, &strays);
-            let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
-            let what = serde_json::json!({"definitions": names});
-            result = self
-                .kept_if_better(result, set, "stray_definitions", what)
-                .await
-                .0;
+        if strays.is_empty() {
+            return result;
+        }
+        let (mut result, kept) = self.definitions_put_back(result, &strays).await;
+        // Put back together, a change the story needs (a new attribute set in `__init__`) may
+        // outweigh the stray one beside it (`quantity` made `return 0`): each alone then.
+        if !kept && strays.len() > 1 {
+            for stray in strays.iter().take(MAX_SINGLE_PUT_BACKS) {
+                if !failed(&result) {
+                    break;
+                }
+                result = self
+                    .definitions_put_back(result, std::slice::from_ref(stray))
+                    .await
+                    .0;
+            }
         }
         result
+    }
+
+    /// `strays` put back as the story's base has them, kept so when the tests do better.
+    async fn definitions_put_back(
+        &self,
+        result: TestRun,
+        strays: &[StrayDefinition],
+    ) -> (TestRun, bool) {
+        let set = crate::workflow::stray_definitions::put_back(&self.dir, strays);
+        let names: Vec<String> = strays.iter().map(ToString::to_string).collect();
+        let what = serde_json::json!({"definitions": names});
+        self.kept_if_better(result, set, "stray_definitions", what)
+            .await
     }
 
     /// A test run on the model's work, and again on what the tool mends when it fails: a

@@ -1140,6 +1140,63 @@ async fn a_delivered_function_the_story_uses_and_the_model_dropped_goes_back() {
     );
 }
 
+#[tokio::test]
+async fn a_method_the_story_does_not_name_goes_back_alone_when_the_change_beside_it_is_needed() {
+    let p = Project::new().await;
+    p.env.write(
+        "cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n",
+    );
+    p.env.write(
+        "tests/test_cart.py",
+        "from cart import Cart\n\n\ndef test_add_counts():\n    cart = Cart()\n    cart.add('apple', 2)\n    assert cart.quantity('apple') == 2\n",
+    );
+    p.python_git_project(&[OFF_ACCEPTANCE]);
+    let story = p.story(
+        "Empty the cart",
+        "Add `Cart.clear()` to cart.py: it empties the cart and counts how often it was emptied.",
+        "- [ ] after `cart.clear()`, `cart.cleared == 1`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded (driving the tool with Qwen2.5-Coder-1.5B, 2026-12-05): a right `clear`, and
+    // the delivered `quantity` given `return 0`. Here `__init__` changes too, as `clear` needs:
+    // put back together with `quantity`, the story's own test fails instead.
+    let rewritten = "class Cart:\n    def __init__(self):\n        self.items = {}\n        self.cleared = 0\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def quantity(self, sku):\n        return 0\n\n    def clear(self):\n        self.items = {}\n        self.cleared += 1\n";
+    p.fake
+        .push("implement", write_call("cart.py", rewritten))
+        .push(
+            "implement",
+            write_call(
+                "tests/test_clear.py",
+                "from cart import Cart\n\n\ndef test_clear():\n    cart = Cart()\n    cart.clear()\n    assert cart.cleared == 1\n",
+            ),
+        )
+        .push("implement", Reply::text("Added `clear`."));
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("implement").len(), 3, "no second round");
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let cart = p.git(&["show", &format!("{branch}:cart.py")]);
+    assert!(
+        cart.contains("return self.items.get(sku, 0)") && cart.contains("self.cleared = 0"),
+        "{cart}"
+    );
+    let kept = transcript_entries(&p, &story, "stray_definitions_kept");
+    assert_eq!(
+        kept[0]["definitions"],
+        json!(["cart.py::Cart.__init__", "cart.py::Cart.quantity"]),
+        "{kept:?}"
+    );
+    let put_back = transcript_entries(&p, &story, "stray_definitions_put_back");
+    assert_eq!(
+        put_back[0]["definitions"],
+        json!(["cart.py::Cart.quantity"]),
+        "{put_back:?}"
+    );
+}
+
 /// calendar_utils.py as the project has it, and with the story's `is_leap_year` added.
 const DAYS: &str = "def days_in_month(month):\n    return 28 if month == 2 else 31\n";
 const WITH_LEAP: &str = "def days_in_month(month):\n    return 28 if month == 2 else 31\n\n\ndef is_leap_year(year):\n    return year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)";
