@@ -936,6 +936,61 @@ async fn an_acceptance_test_the_story_examples_outvote_is_taken_out_in_the_round
 }
 
 #[tokio::test]
+async fn a_message_the_story_never_gives_goes_and_the_wrong_test_beside_it_is_outvoted() {
+    let p = Project::new().await;
+    let cart = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n\n    def total_items(self):\n        return sum(self.items.values())\n";
+    p.env.write("inventory/cart.py", cart);
+    p.env.write("inventory/__init__.py", "");
+    p.env.write("pytest.py", PYTEST_RAISES);
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Remove an item from the cart",
+        "Add a method `remove(sku)` to the `Cart` class in inventory/cart.py that takes the item out of the cart, whatever its quantity. Removing an item the cart does not hold raises `KeyError`.",
+        "- [ ] after `cart.add(\"apple\", 3)` and `cart.remove(\"apple\")`, `cart.quantity(\"apple\")` returns `0`\n- [ ] `Cart().remove(\"kiwi\")` raises `KeyError`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, the inventory benchmark's `cart-remove`, 2026-12-05): the
+    // raising example's test also wants a message Python's `KeyError` never has, and a test
+    // beside it wants three items left after the apples went.
+    let recorded = "from inventory.cart import Cart\ndef test_remove_removes_item():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.remove(\"apple\")\n    assert cart.quantity(\"apple\") == 0\n\ndef test_remove_raises_keyerror():\n    cart = Cart()\n    try:\n        cart.remove(\"kiwi\")\n    except KeyError as e:\n        assert str(e) == \"kiwi\", \"The exception should be 'kiwi'\"\n    else:\n        raise AssertionError(\"The remove method should raise KeyError\")\n\ndef test_remove_doesnt_change_total_items():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.remove(\"apple\")\n    assert cart.total_items() == 3, \"The total_items method should not change\"\n";
+    let path = "tests/test_remove_an_item_from_the_cart.py";
+    p.fake
+        .push("acceptance", write_call(path, recorded))
+        .push("acceptance", Reply::text("done"));
+    let right = cart.replace(
+        "    def quantity",
+        "    def remove(self, sku):\n        if sku not in self.items:\n            raise KeyError(sku)\n        del self.items[sku]\n\n    def quantity",
+    );
+    p.fake
+        .push("implement", write_call("inventory/cart.py", &right))
+        .push("implement", Reply::text("Added `remove`."));
+
+    p.run(&["run", "--story", &story.id]).success();
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["implementation_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    let written = p.git(&["show", &format!("{branch}:{path}")]);
+    assert!(
+        written.contains(
+            "    except KeyError as e:\n        pass\n    else:\n        raise AssertionError("
+        ),
+        "the raise is still tested, without the message: {written}"
+    );
+    assert!(!written.contains("str(e)"), "{written}");
+    assert!(!written.contains("total_items"), "{written}");
+    let outvoted = transcript_entries(&p, &story, "acceptance_tests_outvoted");
+    assert_eq!(
+        outvoted[0]["tests"],
+        json!(["test_remove_doesnt_change_total_items"]),
+        "{outvoted:?}"
+    );
+    assert_eq!(p.fake.requests_for("implement").len(), 2, "no second round");
+}
+
+#[tokio::test]
 async fn calls_listed_as_raising_are_tested_with_pytest_raises() {
     let p = Project::new().await;
     // The machine that runs these tests has no pytest: its `raises`, for the test runner.
