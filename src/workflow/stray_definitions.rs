@@ -1,7 +1,7 @@
 //! Top-level functions and methods the story does not ask for, put back as the story's base has
-//! them when the tests do better without the model's change to them (docs/design.md §21). A small model
-//! asked for one function writes its file whole, and rewrites the functions beside it:
-//! Qwen2.5-Coder-1.5B, asked for `receipt_line` in `inventory/money.py`, gave the delivered
+//! them when the tests do better without the model's change to them (docs/design.md §21). A
+//! small model asked for one function writes its file whole, and rewrites the functions beside
+//! it: Qwen2.5-Coder-1.5B, asked for `receipt_line` in `inventory/money.py`, gave the delivered
 //! `format_price` the body it meant for `receipt_line` (a `NameError`), and the project's own
 //! test of `format_price` failed every round after, with a right `receipt_line` merged in.
 //!
