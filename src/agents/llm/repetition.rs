@@ -80,19 +80,71 @@ pub(crate) fn repeated_tail(text: &str) -> Option<(usize, usize)> {
     periodic_tail(text.as_bytes(), &WORD_FOR_WORD)
 }
 
+/// One line said [`COUNTED_LINES`] times in a row with only its numbers changed. Recorded from
+/// Qwen2.5-Coder-1.5B writing acceptance tests (textkit `headline`, 2026-12-06): `assert
+/// headline("the quick brown fox", 14) == "The Quick Brown fox!"`, then 15, 16 and on to 149,
+/// until the 300-second deadline. A test file's short run of numbered lines is no loop.
+const COUNTED: LoopShape = LoopShape {
+    copies: COUNTED_LINES,
+    span: MIN_SPAN,
+    min_period: 1,
+};
+/// How many lines in a row, alike but for their numbers, make a count a loop: more than any
+/// test file's table of cases written out one assertion a line.
+const COUNTED_LINES: usize = 48;
+
 /// Where a repetition with only numbers changed at the end of `text` begins, and where its
-/// first copy ends, as byte offsets of `text`.
+/// first copy ends, as byte offsets of `text`: a block longer than a line, or one line
+/// counted on and on.
 fn renumbered_tail(text: &str) -> Option<(usize, usize)> {
     if !text.contains(|c: char| c.is_ascii_digit()) {
         return None;
     }
     let (shape, offsets) = without_numbers(text);
-    let (start, period) = periodic_tail(shape.as_bytes(), &NUMBERS_CHANGED)?;
+    let bytes = shape.as_bytes();
+    let (start, period) = periodic_tail(bytes, &NUMBERS_CHANGED).or_else(|| {
+        let (start, period) = periodic_tail(bytes, &COUNTED)?;
+        let lines = bytes[start..start + period]
+            .iter()
+            .filter(|&&b| b == b'\n')
+            .count();
+        let counting = lines == 1 && counts_on(&text[offsets[start]..]);
+        counting.then_some((start, period))
+    })?;
     Some((offsets[start], offsets[start + period]))
 }
 
+/// Whether the last [`COUNTED_LINES`] whole lines of `text` count: each one's numbers are the
+/// line before's with one of them one more. A table of cases changes more than that
+/// (`assert double(3) == 6`, then `assert double(4) == 8`).
+fn counts_on(text: &str) -> bool {
+    let numbers = |line: &str| -> Vec<u64> {
+        line.split(|c: char| !c.is_ascii_digit())
+            .filter_map(|digits| digits.parse().ok())
+            .collect()
+    };
+    let lines: Vec<Vec<u64>> = text.lines().map(numbers).collect();
+    let whole = match text.ends_with('\n') {
+        true => &lines[..],
+        false => &lines[..lines.len().saturating_sub(1)],
+    };
+    let last = &whole[whole.len().saturating_sub(COUNTED_LINES)..];
+    last.len() == COUNTED_LINES
+        && last.windows(2).all(|pair| {
+            let (before, after) = (&pair[0], &pair[1]);
+            let changed: Vec<(u64, u64)> = before
+                .iter()
+                .zip(after)
+                .filter(|(a, b)| a != b)
+                .map(|(a, b)| (*a, *b))
+                .collect();
+            before.len() == after.len()
+                && matches!(changed.as_slice(), [(a, b)] if a.checked_add(1) == Some(*b))
+        })
+}
+
 /// Whether `text` ends in a loop: a block repeated word for word, or a longer one repeated
-/// with only its numbers changed.
+/// with only its numbers changed, or a line counted on and on.
 pub(crate) fn loops(text: &str) -> bool {
     repeated_tail(text).is_some() || renumbered_tail(text).is_some()
 }
@@ -179,7 +231,7 @@ mod tests {
         let kept = without_repeated_tail(&looping).unwrap();
         assert!(kept.starts_with("### Steps\n1. **Update"), "{kept}");
         assert!(kept.ends_with("3. **Review the `temperature.py` file**: Review the `temperature.py` file to ensure that the `to_kelvin` function is correctly implemented.\n"), "{kept}");
-        let tests: String = (2..200)
+        let tests: String = (2..40)
             .map(|n| format!("    assert is_prime({n})\n"))
             .collect();
         assert!(!loops(&tests));
@@ -195,6 +247,30 @@ mod tests {
         assert!(!loops(
             "1. Add `to_kelvin` to temperature.py.\n2. Test it.\n"
         ));
+    }
+
+    #[test]
+    fn one_line_counted_on_and_on_is_a_loop_and_kept_once() {
+        // Recorded (Qwen2.5-Coder-1.5B, textkit `headline` acceptance, 2026-12-06), shortened.
+        let head = "```python\nfrom textkit import headline\n\n\ndef test_headline():\n    assert headline(\"  the quick fox \", 20) == \"The Quick Fox\"\n";
+        let line = |n: usize| {
+            format!(
+                "    assert headline(\"the quick brown fox\", {n}) == \"The Quick Brown fox!\"\n"
+            )
+        };
+        let counted = |to: usize| format!("{head}{}", (14..to).map(line).collect::<String>());
+        assert!(!loops(&counted(14 + COUNTED_LINES - 1)));
+        let looping = counted(150);
+        assert!(loops(&looping));
+        assert_eq!(
+            without_repeated_tail(&looping).unwrap(),
+            format!("{head}{}", line(14))
+        );
+        // A table of cases changes more than a count.
+        let table: String = (0..60)
+            .map(|n| format!("    assert double({n}) == {}\n", 2 * n))
+            .collect();
+        assert!(!loops(&table));
     }
 
     #[test]
