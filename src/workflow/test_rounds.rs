@@ -62,6 +62,19 @@ pub struct TestRounds<'a> {
     notes: Mutex<Vec<String>>,
     /// What the Implementation Notes say of the project's tests the tool took out.
     taken_out: Mutex<Vec<String>>,
+    /// The narrowed samples asked so far, by definition.
+    sampled: Mutex<std::collections::HashMap<String, Sampled>>,
+}
+
+/// The narrowed samples asked for one definition: a later round's go on from them. Asked again
+/// from the first, the 1.5B model's second round of `slugify` samples replayed its first, one of
+/// them an 80-second copy of the repository map (textkit, 2026-12-06).
+#[derive(Default)]
+struct Sampled {
+    /// Samples asked; the next further sample's variant (its seed) counts on from it.
+    asked: u32,
+    /// The answers written, each never written again.
+    tried: Vec<String>,
 }
 
 impl<'a> TestRounds<'a> {
@@ -100,6 +113,7 @@ impl<'a> TestRounds<'a> {
             trees: RoundTrees::new(dir, wf.own_paths()),
             notes: Mutex::new(Vec::new()),
             taken_out: Mutex::new(Vec::new()),
+            sampled: Mutex::new(Default::default()),
         })
     }
 
@@ -373,23 +387,38 @@ impl<'a> TestRounds<'a> {
     /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
     /// no longer fail on it or [`super::narrowed::SAMPLES`] are spent: the tests choose, as in
     /// best-of-n. A 1.5B model asked the same way twice answered with the same wrong `truncate`
-    /// twice. An answer already tried is not tested again. The last run is returned, unless an
-    /// earlier state of the file did better: then that state is put back (a 1.5B model's third
-    /// and fourth `is_low_stock` took a `self` and failed six tests where its first failed one).
+    /// twice. An answer already tried, in this round or an earlier one, is not tested again; a
+    /// round's first sample is asked as the phase asks, its further ones take seeds of their own
+    /// (`Sampled`). The last run is returned, unless an earlier state of the file did better:
+    /// then that state is put back (a 1.5B model's third and fourth `is_low_stock` took a `self`
+    /// and failed six tests where its first failed one).
     async fn narrow_by_samples(
         &self,
         missing: &Missing,
         mut failure: Option<String>,
         mut result: TestRun,
     ) -> Option<TestRun> {
-        let mut tried: Vec<String> = Vec::new();
+        let (before, mut tried) = {
+            let sampled = self.sampled_mut();
+            let earlier = sampled.get(&missing.name);
+            (
+                earlier.map_or(0, |earlier| earlier.asked),
+                earlier
+                    .map(|earlier| earlier.tried.clone())
+                    .unwrap_or_default(),
+            )
+        };
         let path = missing.file.as_ref().map(|file| self.dir.join(file));
         let text_now = || {
             path.as_ref()
                 .and_then(|path| std::fs::read_to_string(path).ok())
         };
         let mut best = (result.clone(), text_now());
-        for variant in 0..super::narrowed::SAMPLES {
+        for sample in 0..super::narrowed::SAMPLES {
+            let variant = match sample {
+                0 => 0,
+                further => before + further,
+            };
             let written = super::narrowed::narrow(
                 self.wf,
                 self.story,
@@ -402,6 +431,7 @@ impl<'a> TestRounds<'a> {
                 &tried,
             )
             .await;
+            self.remember_sample(&missing.name, before + sample + 1, written.as_ref());
             let Some(code) = written else { continue };
             tried.push(code);
             result = self.checked_and_mended().await?;
@@ -462,6 +492,20 @@ impl<'a> TestRounds<'a> {
         self.notes
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn sampled_mut(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Sampled>> {
+        self.sampled
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Counts a narrowed sample of `name` (`asked` in all now), with the answer it wrote.
+    fn remember_sample(&self, name: &str, asked: u32, written: Option<&String>) {
+        let mut sampled = self.sampled_mut();
+        let entry = sampled.entry(name.to_string()).or_default();
+        entry.asked = asked;
+        entry.tried.extend(written.cloned());
     }
 
     fn taken_out_mut(&self) -> std::sync::MutexGuard<'_, Vec<String>> {

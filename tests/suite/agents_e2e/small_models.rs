@@ -910,6 +910,93 @@ async fn a_class_the_tests_cannot_import_is_asked_for_alone_as_a_class() {
 }
 
 #[tokio::test]
+async fn a_later_round_of_narrowed_samples_goes_on_from_the_seeds_of_the_first() {
+    let p = Project::new().await;
+    p.env.write(
+        "textkit.py",
+        "def shout(text):\n    return text.upper() + '!'\n",
+    );
+    p.env.write(
+        "tests/test_slug.py",
+        "from textkit import slugify\n\n\ndef test_slugify_example_1():\n    assert slugify('Hello, World!') == 'hello-world'\n",
+    );
+    p.python_git_project(&[("llm.temperature", "0.2")]);
+    let story = p.story(
+        "Slugs",
+        "Add a function `slugify(text)` to textkit.py.",
+        "- [ ] `slugify('Hello, World!')` returns `'hello-world'`",
+        "ready",
+        &["research", "plan"],
+    );
+    p.env.edit(
+        p.path_of(&story),
+        "plan_complete: true",
+        "plan_complete: true\nacceptance_complete: true\nacceptance_tests:\n- tests/test_slug.py",
+    );
+    let wrong = |body: &str| {
+        Reply::text(format!(
+            "```python\nimport re\n\n\ndef slugify(text):\n    return {body}\n```"
+        ))
+    };
+    p.fake
+        .push(
+            "implement",
+            write_call(
+                "textkit.py",
+                "def shout(text):\n    return text.upper() + '!'\n\n\ndef slugify(text):\n    return text\n",
+            ),
+        )
+        .push("implement", Reply::text("Added `slugify`."))
+        .push("implement", Reply::text("Fixed it."))
+        .push("implement", Reply::text("Fixed it again."));
+    // Recorded answers (textkit `slugify`, 2026-12-06), each wrong.
+    for body in [
+        "'-'.join(word for word in text.lower().split() if word.isalnum())",
+        "text.upper()",
+        "''.join(c.lower() if c.isalnum() else '-' for c in text).strip('-')",
+        "text.lower()",
+    ] {
+        p.fake.push("definition", wrong(body));
+    }
+    p.fake.push("definition", wrong("text.lower()")).push(
+        "definition",
+        wrong("re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')"),
+    );
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let asked = p.fake.requests_for("definition");
+    assert_eq!(asked.len(), 6, "two rounds of samples");
+    let seeds: Vec<Json> = asked.iter().map(|ask| ask.body["seed"].clone()).collect();
+    // Each round's first sample as the phase asks; the second round's further ones are no
+    // replay of the first round's (textkit `slugify`, 2026-12-06: answer for answer).
+    assert_eq!(
+        seeds,
+        [
+            json!(null),
+            json!(1),
+            json!(2),
+            json!(3),
+            json!(null),
+            json!(5)
+        ],
+        "{seeds:?}"
+    );
+    let narrowed = transcript_entries(&p, &story, "narrowed_task");
+    let merged: Vec<(Json, Json)> = narrowed
+        .iter()
+        .map(|entry| (entry["sample"].clone(), entry["merged"].clone()))
+        .collect();
+    assert_eq!(
+        merged[4],
+        (json!(0), json!(false)),
+        "an answer of the first round is not written again: {merged:?}"
+    );
+    assert_eq!(merged[5], (json!(5), json!(true)), "{merged:?}");
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+}
+
+#[tokio::test]
 async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_tests_pass() {
     let p = Project::new().await;
     let story = cart_without_remove(&p, &[("llm.temperature", "0.2")]);
