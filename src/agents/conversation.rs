@@ -65,6 +65,9 @@ pub struct ConverseOptions<'a> {
     /// The file a code fence without a path is written to, when the agent was told which
     /// file to write (acceptance's test file): a small model often leaves the path out.
     pub default_file: Option<&'a str>,
+    /// Stop a reply that copies the prompt back: the agent answers with code or files, never
+    /// with the prompt's text (docs/design.md §15).
+    pub stop_echo: bool,
 }
 
 /// Runs a conversation to its end, with the prompt's reply cap and answer schema.
@@ -157,6 +160,7 @@ async fn send(
         max_tokens: options.max_tokens,
         schema: options.schema,
         sampling: options.sampling,
+        stop_echo: options.stop_echo,
     };
     let exchange: Exchange = client.exchange(&request).await;
     done.usage.add(&exchange.usage());

@@ -6,6 +6,7 @@
 //! the reading is done by hand in [`messages`] and [`stream`]. Retries happen in one place,
 //! [`LlmClient::chat`]; [`transport`] explains why async-openai's own retry layer is replaced.
 
+mod echo;
 mod error;
 mod messages;
 mod models;
@@ -31,6 +32,7 @@ use serde_json::{json, Value};
 
 use super::meter::StoryMeter;
 use crate::config::{Config, StructuredOutputs};
+use echo::EchoWatch;
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
 pub(crate) use messages::generated_call_id;
@@ -209,11 +211,17 @@ impl LlmClient {
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut retries = 0;
         let mut timeouts = 0;
+        let echo = request.stop_echo.then(|| {
+            EchoWatch::new(request.messages.iter().filter_map(|message| match message {
+                ChatMessage::User(text) => Some(text.as_str()),
+                _ => None,
+            }))
+        });
         loop {
             let structured = request.schema.is_some() && self.schema_allowed();
             let body = self.request_body(request, max_tokens, structured);
             let started = Instant::now();
-            let sent = self.send(&body).await;
+            let sent = self.send(&body, echo.as_ref()).await;
             let number = attempts.len() as u32 + 1;
             let failure = match sent {
                 Ok(mut reply) => {
@@ -397,8 +405,8 @@ impl LlmClient {
         }
     }
 
-    /// One attempt, classified.
-    async fn send(&self, body: &Value) -> Result<ChatReply, Failure> {
+    /// One attempt, classified; a streamed reply that copies what `echo` holds is stopped.
+    async fn send(&self, body: &Value, echo: Option<&EchoWatch>) -> Result<ChatReply, Failure> {
         let context = self.context();
         let chat = self.inner.client.chat();
         if !self.inner.settings.stream {
@@ -410,8 +418,11 @@ impl LlmClient {
                 .map(without_loop)
                 .map_err(|why| LlmError::InvalidResponse(context.describe(&why)).into());
         }
-        let mut events = chat
-            .create_stream_byot::<_, Value>(body)
+        let mut events = transport::ECHO_WATCH
+            .scope(
+                echo.cloned().unwrap_or_default(),
+                chat.create_stream_byot::<_, Value>(body),
+            )
             .await
             .map_err(|err| context.classify(err))?;
         let mut accumulator = stream::StreamAccumulator::default();

@@ -252,6 +252,7 @@ impl LlmAgents {
             tools_untold: true,
             max_turns: Some(2),
             default_file: None,
+            stop_echo: true,
         };
         let ask = Ask::new(
             asked.story_id,
@@ -286,6 +287,7 @@ impl LlmAgents {
             tools_untold: false,
             max_turns: None,
             default_file: None,
+            stop_echo: false,
         };
         let ask = Ask::new(story_id, &system, &user, tools, &transcript, options);
         let first = self.talk(ask).await?;
@@ -390,6 +392,8 @@ impl Agents for LlmAgents {
                 self.edits() == EditFormat::Whole,
             )),
             default_file: request.acceptance_path,
+            // Implement and acceptance answer with files, never with the prompt's text.
+            stop_echo: matches!(request.phase, Phase::Implement | Phase::Acceptance),
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();
@@ -476,6 +480,7 @@ impl Agents for LlmAgents {
             tools_untold: false,
             max_turns: None,
             default_file: None,
+            stop_echo: false,
         };
         let story_id = request.story.id();
         let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);

@@ -4,6 +4,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::echo::{EchoWatch, ECHO_FINISH};
 use super::messages::{arguments_text, content_text, ensure_unique_ids, generated_call_id};
 use super::messages::{ChatReply, ToolCall, Usage};
 
@@ -131,8 +132,9 @@ impl StreamAccumulator {
 }
 
 /// The bytes of a streamed reply (server-sent events) as they arrive, watched for a loop
-/// ([`super::repetition`]): the transport reads with it, and stops reading once the text the
-/// events carry ends in repetition.
+/// ([`super::repetition`]) and, when asked, for a copy of the prompt ([`super::echo`]): the
+/// transport reads with it, and stops reading once the text the events carry ends in
+/// repetition or echoes the prompt.
 #[derive(Default)]
 pub(crate) struct StreamWatch {
     body: Vec<u8>,
@@ -148,12 +150,41 @@ pub(crate) struct StreamWatch {
     last_event: Option<Value>,
     /// Whether the server ended the stream (`data: [DONE]`): a whole reply is not cut.
     ended: bool,
+    /// The prompt the reply must not copy back; empty for a request that may.
+    echo: EchoWatch,
+}
+
+/// Why a streamed reply is stopped before its end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Cut {
+    /// It fell into a loop: it ends as cut off at the cap.
+    Loop,
+    /// It copies its prompt back: it ends as [`ECHO_FINISH`].
+    Echo,
+}
+
+impl Cut {
+    /// The finish reason the reply ends with.
+    fn finish_reason(self) -> &'static str {
+        match self {
+            Cut::Loop => "length",
+            Cut::Echo => ECHO_FINISH,
+        }
+    }
 }
 
 /// How much new text is read before the text is looked at again.
 const CHECK_EVERY: usize = 64;
 
 impl StreamWatch {
+    /// A watch that also stops a reply copying what `echo` holds.
+    pub(crate) fn watching(echo: EchoWatch) -> Self {
+        StreamWatch {
+            echo,
+            ..StreamWatch::default()
+        }
+    }
+
     pub(crate) fn len(&self) -> usize {
         self.body.len()
     }
@@ -163,8 +194,8 @@ impl StreamWatch {
         !self.text.is_empty()
     }
 
-    /// Takes in the next bytes; `true` when the reply has fallen into a loop.
-    pub(crate) fn push(&mut self, bytes: &[u8]) -> bool {
+    /// Takes in the next bytes; `Some` when the reply is to be stopped.
+    pub(crate) fn push(&mut self, bytes: &[u8]) -> Option<Cut> {
         self.body.extend_from_slice(bytes);
         while let Some(newline) = self.body[self.scanned..].iter().position(|&b| b == b'\n') {
             let line = &self.body[self.scanned..self.scanned + newline];
@@ -187,10 +218,16 @@ impl StreamWatch {
             }
         }
         if self.ended || self.text.len() < self.checked + CHECK_EVERY {
-            return false;
+            return None;
         }
         self.checked = self.text.len();
-        super::repetition::loops(&self.text)
+        if super::repetition::loops(&self.text) {
+            Some(Cut::Loop)
+        } else if self.echo.echoed(&self.text) {
+            Some(Cut::Echo)
+        } else {
+            None
+        }
     }
 
     /// The body read, whole.
@@ -198,13 +235,13 @@ impl StreamWatch {
         self.body
     }
 
-    /// The whole events read, then an event that ends the reply as cut off at the cap
-    /// (`finish_reason: "length"`), then the stream's end.
-    pub(crate) fn cut_off(mut self) -> Vec<u8> {
+    /// The whole events read, then an event that ends the reply for `cut` (a loop as cut off
+    /// at the cap, `finish_reason: "length"`), then the stream's end.
+    pub(crate) fn cut_off(mut self, cut: Cut) -> Vec<u8> {
         self.body.truncate(self.event_end);
         let mut closing = serde_json::json!({
             "object": "chat.completion.chunk",
-            "choices": [{"index": 0, "delta": {}, "finish_reason": "length"}],
+            "choices": [{"index": 0, "delta": {}, "finish_reason": cut.finish_reason()}],
         });
         for key in ["id", "created", "model"] {
             if let Some(value) = self.last_event.as_ref().and_then(|event| event.get(key)) {
@@ -325,43 +362,71 @@ mod tests {
     #[test]
     fn a_stream_that_loops_is_cut_at_a_whole_event_and_ends_as_cut_off() {
         let mut watch = StreamWatch::default();
-        assert!(!watch.push(event("def test_a():\n").as_bytes()));
+        assert_eq!(watch.push(event("def test_a():\n").as_bytes()), None);
         let line = "    assert f(1) == 2\n";
-        let mut looped = false;
+        let mut cut = None;
         for _ in 0..40 {
             // Each event arrives in two pieces, split inside its JSON.
             let bytes = event(line).into_bytes();
             let (first, second) = bytes.split_at(bytes.len() / 2);
-            looped |= watch.push(first);
-            if looped {
-                break;
-            }
-            looped |= watch.push(second);
-            if looped {
+            cut = watch.push(first).or_else(|| watch.push(second));
+            if cut.is_some() {
                 break;
             }
         }
-        assert!(looped, "forty copies of one line are a loop");
-        let body = String::from_utf8(watch.cut_off()).unwrap();
-        let mut accumulator = StreamAccumulator::default();
-        let data: Vec<&str> = body
-            .split("\n\n")
-            .filter_map(|event| event.strip_prefix("data: "))
-            .collect();
-        assert_eq!(data.last(), Some(&"[DONE]"));
-        for chunk in &data[..data.len() - 1] {
-            accumulator.push(&serde_json::from_str(chunk).expect("whole events only"));
-        }
-        let reply = accumulator.finish().unwrap();
+        assert_eq!(cut, Some(Cut::Loop), "forty copies of one line are a loop");
+        let reply = read_back(watch.cut_off(Cut::Loop));
         assert_eq!(reply.finish_reason.as_deref(), Some("length"));
         assert!(reply
             .content
             .unwrap()
             .starts_with("def test_a():\n    assert f(1) == 2\n"));
+    }
+
+    /// The reply a cut stream's body stands for; its closing event carries the stream's id
+    /// and model.
+    fn read_back(body: Vec<u8>) -> ChatReply {
+        let body = String::from_utf8(body).unwrap();
+        let data: Vec<&str> = body
+            .split("\n\n")
+            .filter_map(|event| event.strip_prefix("data: "))
+            .collect();
+        assert_eq!(data.last(), Some(&"[DONE]"));
         let closing: Value = serde_json::from_str(data[data.len() - 2]).unwrap();
         assert_eq!(
             (closing["id"].as_str(), closing["model"].as_str()),
             (Some("c1"), Some("local"))
+        );
+        let mut accumulator = StreamAccumulator::default();
+        for chunk in &data[..data.len() - 1] {
+            accumulator.push(&serde_json::from_str(chunk).expect("whole events only"));
+        }
+        accumulator.finish().unwrap()
+    }
+
+    #[test]
+    fn a_stream_that_copies_its_prompt_back_is_stopped_as_an_echo() {
+        let prompt = "# Story: A receipt line\n\nType: feature\n\n## Summary\nAdd `receipt_line(name, cents)` to inventory/money.py: the name, a colon and a space, then the price as `format_price` writes it.\n\n## Acceptance Criteria\n- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line(\"TV\", 129900)` returns `\"TV: $1,299.00\"`\n- [ ] `receipt_line` calls `format_price`\n- [ ] a test in tests/test_money.py covers it\n\n## Task\nMake the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed and in which files. The project's tests run once you are done; if they fail you get their output.\n";
+        let echoed = format!("```markdown\n{prompt}");
+        // Without the prompt to compare with, the copy is read whole.
+        let mut unwatched = StreamWatch::default();
+        let mut watched = StreamWatch::watching(EchoWatch::new([prompt]));
+        let mut cut = None;
+        for word in echoed.split_inclusive(' ') {
+            let piece = event(word);
+            assert_eq!(unwatched.push(piece.as_bytes()), None);
+            cut = watched.push(piece.as_bytes());
+            if cut.is_some() {
+                break;
+            }
+        }
+        assert_eq!(cut, Some(Cut::Echo));
+        let reply = read_back(watched.cut_off(Cut::Echo));
+        assert_eq!(reply.finish_reason.as_deref(), Some(ECHO_FINISH));
+        let kept = reply.content.unwrap();
+        assert!(
+            echoed.starts_with(&kept) && kept.len() < echoed.len() - 40,
+            "{kept}"
         );
     }
 
@@ -371,7 +436,7 @@ mod tests {
         let mut sent = String::new();
         for n in 0..60 {
             let piece = event(&format!("    assert double({n}) == {}\n", 2 * n));
-            assert!(!watch.push(piece.as_bytes()));
+            assert_eq!(watch.push(piece.as_bytes()), None);
             sent.push_str(&piece);
         }
         assert_eq!(watch.len(), sent.len());

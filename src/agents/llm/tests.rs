@@ -170,6 +170,50 @@ async fn a_reply_that_loops_keeps_one_copy_of_the_loop_and_counts_as_cut_off() {
     }
 }
 
+/// The 1.5B model's implement reply in the inventory benchmark (2026-12-06): its prompt again,
+/// word for word from the top, for 215 seconds.
+#[tokio::test]
+async fn a_streamed_reply_that_copies_its_prompt_back_is_stopped_when_the_request_says_so() {
+    let server = MockServer::start().await;
+    let prompt = "# Story: A receipt line\n\nType: feature\n\n## Summary\nAdd `receipt_line(name, cents)` to inventory/money.py: the name, a colon and a space, then the price as `format_price` writes it.\n\n## Acceptance Criteria\n- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line(\"TV\", 129900)` returns `\"TV: $1,299.00\"`\n- [ ] `receipt_line` calls `format_price`\n\n## Task\nMake the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed and in which files.\n";
+    let echoed = format!("```markdown\n{prompt}```\n");
+    let delta = |content: &str| json!({"choices": [{"index": 0, "delta": {"content": content}}]});
+    let body: String = echoed
+        .split_inclusive(' ')
+        .map(|word| format!("data: {}\n\n", delta(word)))
+        .collect();
+    answer(
+        &server,
+        ResponseTemplate::new(200).set_body_raw(body, "text/event-stream"),
+        2,
+    )
+    .await;
+    let streaming = LlmClient::new(LlmSettings {
+        stream: true,
+        ..settings(&server)
+    })
+    .unwrap();
+    let messages = user(prompt);
+
+    let watched = streaming
+        .exchange(&ChatRequest {
+            stop_echo: true,
+            ..ChatRequest::new(&messages, &[])
+        })
+        .await
+        .result
+        .unwrap();
+    let unwatched = streaming.chat(&messages, &[]).await.unwrap();
+
+    // The fake server sends the body at once, so the cut falls at its end (where a stream
+    // that arrives word by word is cut is `stream`'s test).
+    assert_eq!(watched.finish_reason.as_deref(), Some(echo::ECHO_FINISH));
+    assert_eq!(watched.content.as_deref(), Some(echoed.as_str()));
+    // A request that may copy its prompt (refine rewrites the story) reads it whole.
+    assert_eq!(unwatched.content, Some(echoed));
+    assert_eq!(unwatched.finish_reason, None);
+}
+
 #[tokio::test]
 async fn a_whole_reply_to_a_request_for_a_stream_is_read() {
     let server = MockServer::start().await;

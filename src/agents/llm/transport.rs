@@ -30,8 +30,16 @@ use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use reqwest::header::HeaderMap;
 
+use super::echo::{EchoWatch, ECHO_SPAN};
 use super::repetition::MIN_SPAN;
-use super::stream::StreamWatch;
+use super::stream::{Cut, StreamWatch};
+
+tokio::task_local! {
+    /// The prompt a streamed reply to the request sent in this task must not copy back
+    /// ([`EchoWatch`]). A task-local, because async-openai builds each request and calls
+    /// [`Transport`] for it in the caller's task, and no field of the request may carry it.
+    pub(crate) static ECHO_WATCH: EchoWatch;
+}
 
 /// The largest reply body read; anything larger is refused as it arrives.
 pub(crate) const REPLY_CAP: usize = 16 * 1024 * 1024;
@@ -236,10 +244,10 @@ async fn exchange(
     Ok(reqwest::Response::from(rebuilt))
 }
 
-/// Reads a streamed body up to [`REPLY_CAP`], and stops at a loop ([`StreamWatch`]) or at
-/// `until`: the connection is dropped, which stops the server's generation too (llama.cpp's
-/// server cancels the task of a client gone), and the events read so far end as a reply cut
-/// off at the cap. A reply still going at the deadline is kept so too, rather than lost and
+/// Reads a streamed body up to [`REPLY_CAP`], and stops at a loop or an echo ([`StreamWatch`])
+/// or at `until`: the connection is dropped, which stops the server's generation too
+/// (llama.cpp's server cancels the task of a client gone), and the events read so far end as a
+/// reply cut off at the cap (an echo as [`super::echo::ECHO_FINISH`]). A reply still going at the deadline is kept so too, rather than lost and
 /// asked for again: a 1.5B model's implement reply ran 300 seconds, 4,000 tokens, and was
 /// asked for once more (the textkit benchmark, 2026-11-29). `None`: the deadline came before
 /// any event.
@@ -247,7 +255,8 @@ async fn read_stream(
     response: &mut reqwest::Response,
     until: tokio::time::Instant,
 ) -> Result<Option<Vec<u8>>, OpenAIError> {
-    let mut watch = StreamWatch::default();
+    let mut watch =
+        StreamWatch::watching(ECHO_WATCH.try_with(EchoWatch::clone).unwrap_or_default());
     loop {
         let chunk = match tokio::time::timeout_at(until, response.chunk()).await {
             Ok(chunk) => chunk?,
@@ -256,7 +265,7 @@ async fn read_stream(
                     "the model's reply was still going at llm.timeoutSeconds; it was stopped \
                      there and counts as cut off"
                 );
-                return Ok(Some(watch.cut_off()));
+                return Ok(Some(watch.cut_off(Cut::Loop)));
             }
             Err(_) => return Ok(None),
         };
@@ -266,13 +275,20 @@ async fn read_stream(
         if watch.len() + chunk.len() > REPLY_CAP {
             return Err(OpenAIError::Boxed(Box::new(ReplyLimit::TooLarge)));
         }
-        if watch.push(&chunk) {
-            tracing::warn!(
+        let Some(cut) = watch.push(&chunk) else {
+            continue;
+        };
+        match cut {
+            Cut::Loop => tracing::warn!(
                 "the model repeated itself for {MIN_SPAN}+ characters; its reply was stopped \
                  there and counts as cut off"
-            );
-            return Ok(Some(watch.cut_off()));
+            ),
+            Cut::Echo => tracing::warn!(
+                "the model copied its prompt back for {ECHO_SPAN}+ characters; its reply was \
+                 stopped there"
+            ),
         }
+        return Ok(Some(watch.cut_off(cut)));
     }
 }
 
