@@ -184,12 +184,81 @@ pub fn class_of(text: &str, object: &str) -> Option<String> {
     })
 }
 
+/// The object and class a story makes `name` a method of, as `(object, class)`: a span that
+/// calls it on an object of a class the story names (`cart.total_items()` → `("cart",
+/// "Cart")`) or on the class (`Cart.total_items()`), or a line that calls it a method beside a
+/// class's name in backticks ("Add a method `total_items()` to the `Cart` class"). Such a
+/// story's examples may still write the call bare ("an empty cart's `total_items()` returns
+/// `0`"), and the tool's test of it then imported `total_items` from cart.py, which no code
+/// the story asks for defines (a drive, 2026-12-06). `None` when the story makes it no method.
+pub fn method_owner(text: &str, name: &str) -> Option<(String, String)> {
+    let called_on = format!(".{name}(");
+    let spans = backtick_spans(text);
+    let on_object = spans.iter().find_map(|(span, _)| {
+        let at = span.find(&called_on)?;
+        let receiver = span[..at]
+            .rsplit(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .next()?;
+        if receiver.starts_with(|c: char| c.is_ascii_uppercase()) {
+            return Some((snake_case(receiver), receiver.to_string()));
+        }
+        Some((receiver.to_string(), class_of(text, receiver)?))
+    });
+    on_object.or_else(|| {
+        text.lines()
+            .filter(|line| line.to_ascii_lowercase().contains("method"))
+            .find_map(|line| {
+                let spans = backtick_spans(line);
+                let names_it = spans.iter().any(|(span, _)| {
+                    let span = span.trim();
+                    span == name || span.starts_with(&format!("{name}("))
+                });
+                let class = spans.iter().map(|(span, _)| span.trim()).find(|span| {
+                    span.starts_with(|c: char| c.is_ascii_uppercase())
+                        && span.chars().all(|c| c.is_alphanumeric() || c == '_')
+                        && !span.ends_with("Error")
+                })?;
+                names_it.then(|| (snake_case(class), class.to_string()))
+            })
+    })
+}
+
+/// `PriceList` → `price_list`: the object name [`class_of`] reads back as the class.
+fn snake_case(class: &str) -> String {
+    let mut out = String::new();
+    for (at, c) in class.chars().enumerate() {
+        if c.is_ascii_uppercase() && at > 0 {
+            out.push('_');
+        }
+        out.push(c.to_ascii_lowercase());
+    }
+    out
+}
+
 /// The calls on `object` the story's line holding `example` writes before it: "After
 /// `cart.add("apple", 3)` and `cart.remove("apple")`, `cart.quantity("apple")` returns `0`"
-/// gives the two calls a test of the example makes first. `None` when no line holds it.
+/// gives the two calls a test of the example makes first. The line holds the example's call
+/// and its value, or else its call: a summary that names the call holds no example. `None`
+/// when no line holds it.
 pub fn calls_before(text: &str, example: &Example, object: &str) -> Option<Vec<String>> {
     let call = normalized(&example.call);
-    let line = text.lines().find(|line| normalized(line).contains(&call))?;
+    let expected = normalized(&example.expected);
+    // The call itself, not the end of a longer one: `total_items()` is not in
+    // `cart.total_items()`.
+    let holds = |line: &&str| {
+        let line = normalized(line);
+        line.match_indices(&call).any(|(at, _)| {
+            line[..at]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'))
+        })
+    };
+    let line = text
+        .lines()
+        .filter(holds)
+        .find(|line| normalized(line).contains(&expected))
+        .or_else(|| text.lines().find(holds))?;
     let on_object = format!("{object}.");
     Some(
         backtick_spans(line)
@@ -581,6 +650,32 @@ mod tests {
             "`median(values)` raises `ValueError`; `f(1)` raises an error; `g(2)` raises `oops`"
         )
         .is_empty());
+    }
+
+    #[test]
+    fn a_method_belongs_to_the_class_the_story_calls_it_on_or_names_beside_it() {
+        let owner = |text: &str| method_owner(text, "total_items");
+        let pair = |object: &str, class: &str| Some((object.to_string(), class.to_string()));
+        assert_eq!(
+            owner("`cart.total_items()` returns `5` (class `Cart`)"),
+            pair("cart", "Cart")
+        );
+        assert_eq!(
+            owner("`PriceList.total_items()` sums them"),
+            pair("price_list", "PriceList")
+        );
+        assert_eq!(
+            owner("Add a method `total_items()` to the `Cart` class in cart.py"),
+            pair("cart", "Cart")
+        );
+        // A function, a method of an object whose class the story never names, and a method
+        // line of another name are not the story's methods.
+        assert_eq!(owner("Add `total_items(cart)` to `Cart`'s module"), None);
+        assert_eq!(owner("`basket.total_items()` returns `5`"), None);
+        assert_eq!(
+            owner("Add a method `count()` to `Cart`.\n- [ ] `total_items()` returns `0`"),
+            None
+        );
     }
 
     #[test]

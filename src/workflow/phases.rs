@@ -25,6 +25,7 @@ use crate::protocol::TranscriptEntry;
 
 mod acceptance;
 mod attempts;
+mod bare_methods;
 mod checked;
 mod examples_file;
 mod scratch;

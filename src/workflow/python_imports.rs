@@ -369,7 +369,7 @@ pub fn module_imports(root: &Path, tests: &str) -> Vec<String> {
 /// import (x, y as z)` binds `x` and `z`, and not `m`, which a test that calls `m.f()` after
 /// it still needs to import (a 1.5B model's `from temperature import to_celsius`, then
 /// `temperature.to_fahrenheit(…)`, 2026-11-29).
-fn bound_by_import(line: &str) -> Vec<&str> {
+pub(crate) fn bound_by_import(line: &str) -> Vec<&str> {
     let (names, from) = if let Some(modules) = line.strip_prefix("import ") {
         (modules, false)
     } else if let Some((_, names)) = line

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::workflow::examples::{calls_before, class_of, Example};
+use crate::workflow::examples::{calls_before, class_of, method_owner, Example};
 use crate::workflow::named_functions::{file_names, mentions_word, python_file_defining};
 use crate::workflow::python_imports::python_module;
 
@@ -123,7 +123,18 @@ fn example_test(
     text: &str,
 ) -> Option<ExampleTest> {
     let mut imports = Vec::new();
-    let callee = example.call.split('(').next()?.trim();
+    let mut callee = example.call.split('(').next()?.trim();
+    // A method of the story's written bare ("an empty cart's `total_items()` returns `0`") is
+    // called on an object of its class, made as the story's other calls of it are.
+    let on_object;
+    let call = match method_owner(story.text, callee) {
+        Some((object, _)) if python_file_defining(story.dir, callee).is_none() => {
+            on_object = format!("{object}.{}", example.call.trim());
+            callee = on_object.split('(').next()?;
+            &on_object
+        }
+        _ => example.call.trim(),
+    };
     let (name, file, setup) = match callee.split_once('.') {
         None => {
             let file = story
@@ -160,6 +171,10 @@ fn example_test(
     if text.contains(&format!("def {test_name}(")) {
         test_name.push_str("_of_the_story");
     }
+    let example = Example {
+        call: call.to_string(),
+        ..example.clone()
+    };
     let mut body = String::new();
     for statement in setup.iter().chain([&example.assertion()]) {
         body.push_str(&format!("    {statement}\n"));
@@ -184,7 +199,7 @@ fn imports_name(text: &str, name: &str) -> bool {
 /// Whether `source`'s class `class` can be made as `class()`: its `__init__`, if it has one,
 /// takes nothing but `self` without a default. A test that makes a `Book("ann")` as `Book()`
 /// would fail whatever the code did.
-fn made_without_arguments(source: &str, class: &str) -> bool {
+pub(super) fn made_without_arguments(source: &str, class: &str) -> bool {
     let mut in_class = false;
     for line in source.lines() {
         if !line.starts_with(char::is_whitespace) && !line.trim().is_empty() {
@@ -306,6 +321,25 @@ mod tests {
         assert_eq!(written(text, &[("bank/ledger.py", owned)]), None);
         let long = "class Book:\n    def __init__(\n        self, owner\n    ):\n        pass\n";
         assert_eq!(written(text, &[("bank/ledger.py", long)]), None);
+    }
+
+    #[test]
+    fn a_method_the_story_writes_bare_is_called_on_an_object_of_its_class() {
+        // Recorded (a drive, 2026-12-06): the tool's file imported `total_items` from cart.py.
+        let text = "Count the items in the cart\n\
+            Add a method `total_items()` to the `Cart` class in cart.py that returns how many items the cart holds in all.\n\
+            - [ ] after `cart.add(\"apple\", 3)` and `cart.add(\"pear\", 2)`, `cart.total_items()` returns `5`\n\
+            - [ ] an empty cart's `total_items()` returns `0`";
+        let cart = "class Cart:\n    def __init__(self):\n        self.items = {}\n";
+        assert_eq!(
+            written(text, &[("cart.py", cart)]).unwrap(),
+            "from cart import Cart\n\n\ndef test_total_items_example_1():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.add(\"pear\", 2)\n    assert cart.total_items() == 5\n\n\ndef test_total_items_example_2():\n    cart = Cart()\n    assert cart.total_items() == 0\n"
+        );
+        // Only a method: a function of the tree by that name is called as one.
+        let function = format!("{cart}\n\ndef total_items():\n    return 0\n");
+        let file = written(text, &[("cart.py", &function)]).unwrap();
+        assert!(file.contains("\nfrom cart import total_items\n"), "{file}");
+        assert!(file.ends_with("    assert total_items() == 0\n"), "{file}");
     }
 
     #[test]

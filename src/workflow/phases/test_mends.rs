@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::bare_methods;
 use crate::workflow::copied_code;
 use crate::workflow::examples::{
     add_missing_imports, file_names_dropped, loose_assertions_gathered, Example,
@@ -36,6 +37,7 @@ impl Mends<'_> {
         notes.extend(self.drop_unknown_parameters(path));
         notes.extend(self.mend_comparisons_with_exceptions(path));
         notes.extend(self.gather_loose_assertions(path));
+        notes.extend(self.call_methods_on_objects(path));
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
             notes.push(taken.note(path));
         }
@@ -117,6 +119,25 @@ impl Mends<'_> {
         Some(format!(
             "gathered the assertions of `{path}` that stood outside any test into \
              `test_story_examples` (each `pytest.raises` block into a test of its own)"
+        ))
+    }
+
+    /// Makes each bare call of a method of the story's a call on a new object of its class
+    /// ([`bare_methods::called_on_objects`]).
+    fn call_methods_on_objects(&self, path: &str) -> Option<String> {
+        let mut mended = Vec::new();
+        self.rewrite(path, |text| {
+            let (text, bare) = bare_methods::called_on_objects(self.dir, text, self.story_text)?;
+            mended = bare;
+            Some(text)
+        })?;
+        let each: Vec<String> = mended
+            .iter()
+            .map(|bare| format!("`{}` on a new `{}`", bare.name, bare.class))
+            .collect();
+        Some(format!(
+            "called {} in `{path}`: the story makes them methods, not functions to import",
+            each.join(", ")
         ))
     }
 

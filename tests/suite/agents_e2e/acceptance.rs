@@ -526,6 +526,50 @@ async fn examples_the_model_s_tests_lack_are_added_to_them_with_the_calls_before
 }
 
 #[tokio::test]
+async fn a_method_the_tests_import_as_a_function_is_called_on_an_object_of_its_class() {
+    let p = Project::new().await;
+    p.env.write(
+        "cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n",
+    );
+    p.env.write(
+        "tests/test_cart.py",
+        "from cart import Cart\n\n\ndef test_add():\n    cart = Cart()\n    cart.add('a')\n    assert cart.items == {'a': 1}\n",
+    );
+    p.python_git_project(&[]);
+    // A drive's story (2026-12-06): its second example writes the method bare.
+    let story = p.story(
+        "Count the items in the cart",
+        "Add a method `total_items()` to the `Cart` class in cart.py that returns how many items the cart holds in all.",
+        "- [ ] after `cart.add(\"apple\", 3)` and `cart.add(\"pear\", 2)`, `cart.total_items()` returns `5`\n- [ ] an empty cart's `total_items()` returns `0`",
+        "ready",
+        &["research", "plan"],
+    );
+    let bare = "from cart import Cart\nfrom cart import total_items\n\n\ndef test_total_items_example_1():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.add(\"pear\", 2)\n    assert cart.total_items() == 5\n\n\ndef test_total_items_example_2():\n    assert total_items() == 0\n";
+
+    let written = taken_at_once(
+        &p,
+        &story,
+        "tests/test_count_the_items_in_the_cart.py",
+        bare,
+    );
+
+    assert!(!written.contains("import total_items"), "{written}");
+    assert!(
+        written
+            .ends_with("def test_total_items_example_2():\n    assert Cart().total_items() == 0"),
+        "{written}"
+    );
+    let notes = transcript_entries(&p, &story, "acceptance_notes");
+    assert!(
+        notes[0]
+            .to_string()
+            .contains("called `total_items` on a new `Cart`"),
+        "{notes:#?}"
+    );
+}
+
+#[tokio::test]
 async fn examples_are_added_for_a_function_whose_file_the_summary_gives_a_sentence_later() {
     let p = Project::new().await;
     p.env.write("inventory/__init__.py", "");
