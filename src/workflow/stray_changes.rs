@@ -9,31 +9,42 @@
 //! ask goes neither to the reviewers nor to the base branch. Otherwise the files are written
 //! back as the model left them, and the run stands as it was.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use super::fixed_tests::{put_back_as_of, write_back, FixedTests};
 use crate::agents::prompts::{is_test_path, names_file};
 use crate::vcs;
 
-/// Files changed since commit `since` (the story's base) that it has, that are no tests, and
-/// that the story names neither by path nor by file name, nor as the home of a function it
-/// asks for.
-pub fn stray_files(
-    dir: &Path,
-    since: &str,
-    story_text: &str,
-    homes: &[(String, String)],
-    fixed: &FixedTests,
-) -> Vec<String> {
+/// What a story asks for, against which a changed file is stray.
+pub struct StoryScope<'a> {
+    /// Its title, summary and criteria.
+    pub text: &'a str,
+    /// The functions it names, each with its file.
+    pub homes: &'a [(String, String)],
+    /// The tests implement may not change.
+    pub fixed: &'a FixedTests,
+    /// The tool's own paths (`Workflow::own_paths`): the board, its config, the worktrees. A
+    /// board that git tracks changes under every story (a story moved from backlog to
+    /// in-progress is a file gone), and putting that back made a second copy of the story in
+    /// the board's live folder, which stopped both (a drive, 2026-12-06).
+    pub own: &'a [PathBuf],
+}
+
+/// Files changed since commit `since` (the story's base) that it has, that are no tests, none
+/// of the tool's own, and that the story names neither by path nor by file name, nor as the
+/// home of a function it asks for.
+pub fn stray_files(dir: &Path, since: &str, story: &StoryScope) -> Vec<String> {
     let Ok(changed) = vcs::worktree_changes(dir, since, &[]) else {
         return Vec::new();
     };
+    let (story_text, homes, fixed) = (story.text, story.homes, story.fixed);
     let Ok(at_base) = vcs::read_files(dir, since, &changed) else {
         return Vec::new();
     };
     changed
         .into_iter()
         .filter(|path| at_base.contains_key(path))
+        .filter(|path| !story.own.iter().any(|own| Path::new(path).starts_with(own)))
         .filter(|path| !is_test_path(Path::new(path)))
         .filter(|path| !fixed.paths().any(|fixed| fixed == path.as_str()))
         .filter(|path| !names_file(story_text, path))
@@ -94,6 +105,13 @@ mod tests {
             "tests/test_pricing.py",
             "def test_discount():\n    pass\n",
         );
+        // A board git tracks, and the tool's config.
+        write(
+            dir,
+            ".agentic-sdlc/backlog/read-a-quantity.md",
+            "---\n---\n",
+        );
+        write(dir, ".agentic-sdlc.json", "{}\n");
         sh(dir, &["add", "-A"]);
         sh(dir, &["commit", "-q", "-m", "base"]);
         let base = sh(dir, &["rev-parse", "HEAD"]).trim().to_string();
@@ -113,17 +131,36 @@ mod tests {
             "def test_discount():\n    assert True\n",
         );
         write(dir, "inventory/cart.py", "class Cart:\n    items = {}\n");
+        // The story moved on the board, and a setting changed.
+        std::fs::remove_file(dir.join(".agentic-sdlc/backlog/read-a-quantity.md")).unwrap();
+        write(
+            dir,
+            ".agentic-sdlc/in-progress/read-a-quantity.md",
+            "---\n---\n",
+        );
+        write(dir, ".agentic-sdlc.json", "{\"concurrency\": 2}\n");
         let story = "Read a quantity\nAdd a new module inventory/parse.py with `parse_quantity(text)`.\nKeep `cart.py` as it is.\n";
         let homes = [(
             "parse_quantity".to_string(),
             "inventory/parse.py".to_string(),
         )];
 
-        let stray = stray_files(dir, &base, story, &homes, &FixedTests::default());
+        let own = [
+            PathBuf::from(".agentic-sdlc.json"),
+            PathBuf::from(".agentic-sdlc"),
+        ];
+        let scope = StoryScope {
+            text: story,
+            homes: &homes,
+            fixed: &FixedTests::default(),
+            own: &own,
+        };
+
+        let stray = stray_files(dir, &base, &scope);
         assert_eq!(
             stray,
             ["inventory/pricing.py"],
-            "new, test and named files stay"
+            "new, test, named and the tool's own files stay"
         );
 
         let set = set_aside(dir, &base, &stray);

@@ -17,7 +17,7 @@ use super::fixed_tests::FixedTests;
 use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
 use super::outvoted_acceptance::{note as outvoted_note, outvoted_acceptance_tests};
 use super::round_feedback::RoundFailure;
-use super::stray_changes::{set_aside, stray_files};
+use super::stray_changes::set_aside;
 use super::stray_definitions::does_better;
 use super::tests_run::{run, LastRun, TestOutcome, TestRun};
 use super::unasked_tests::{failing_tests_of, take_out_tests, unasked_failures};
@@ -256,9 +256,7 @@ impl<'a> TestRounds<'a> {
         if !ran {
             return;
         }
-        let story_text = super::named_functions::story_text(self.story);
-        let homes = super::named_functions::homes(&self.dir, self.story);
-        let stray = stray_files(&self.dir, &self.base, &story_text, &homes, &self.fixed);
+        let stray = self.stray_files();
         if stray.is_empty() {
             return;
         }

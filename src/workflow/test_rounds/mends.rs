@@ -5,7 +5,7 @@ use super::TestRounds;
 use crate::workflow::contradicted_tests::{contradicted_tests, note as contradicted_note};
 use crate::workflow::examples::examples;
 use crate::workflow::python_imports::import_into_frame;
-use crate::workflow::stray_changes::{set_aside, stray_files};
+use crate::workflow::stray_changes::{set_aside, stray_files, StoryScope};
 use crate::workflow::stray_definitions::{does_better, stray_definitions, StrayDefinition};
 use crate::workflow::tests_run::{TestOutcome, TestRun};
 use crate::workflow::unasked_tests::{take_out_tests, FailedTest};
@@ -16,6 +16,20 @@ use crate::workflow::unloaded_tests::{own_unloaded_tests, put_back_note};
 const MAX_SINGLE_PUT_BACKS: usize = 4;
 
 impl TestRounds<'_> {
+    /// The files the model changed that the story does not ask for ([`stray_files`]).
+    pub(super) fn stray_files(&self) -> Vec<String> {
+        let story_text = crate::workflow::named_functions::story_text(self.story);
+        let homes = crate::workflow::named_functions::homes(&self.dir, self.story);
+        let own = self.wf.own_paths();
+        let scope = StoryScope {
+            text: &story_text,
+            homes: &homes,
+            fixed: &self.fixed,
+            own: &own,
+        };
+        stray_files(&self.dir, &self.base, &scope)
+    }
+
     /// When `result` failed, what the model changed that the story does not ask for is put
     /// back as HEAD has it, and kept so when the tests then do better (`does_better`): first
     /// the files the story does not name (`stray_files`), then the top-level functions and
@@ -33,9 +47,7 @@ impl TestRounds<'_> {
         if !failed(&result) {
             return result;
         }
-        let story_text = crate::workflow::named_functions::story_text(self.story);
-        let homes = crate::workflow::named_functions::homes(&self.dir, self.story);
-        let files = stray_files(&self.dir, &self.base, &story_text, &homes, &self.fixed);
+        let files = self.stray_files();
         if !files.is_empty() {
             let set = set_aside(&self.dir, &self.base, &files);
             let what = serde_json::json!({"files": files});

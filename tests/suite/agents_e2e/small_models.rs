@@ -1147,6 +1147,41 @@ async fn stray_rewrites_of_a_file_and_of_a_function_go_back_when_the_tests_then_
 }
 
 #[tokio::test]
+async fn a_board_git_tracks_is_never_a_stray_change_put_back() {
+    let p = Project::new().await;
+    p.env.write(
+        "money.py",
+        "def format_price(cents):\n    return str(cents)\n",
+    );
+    p.git_init(false);
+    let check = "grep -q 'def receipt_line' money.py";
+    p.config(&[("review.testCommand", check), OFF_ACCEPTANCE]);
+    let story = p.story(
+        "A receipt line",
+        "Add a function `receipt_line(name, cents)` to `money.py`.",
+        "- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: 250\"`",
+        "ready",
+        &["research", "plan"],
+    );
+    // A board shared through git is committed: its story file leaves `ready` on the story's
+    // branch as implement begins, and the stray check once put it back there (a drive,
+    // 2026-12-06), leaving two files of one story that stopped both.
+    p.git(&["add", "-A"]);
+    p.git(&["commit", "-q", "-m", "Board"]);
+    let code = "def format_price(cents):\n    return str(cents)\n\n\ndef receipt_line(name, cents):\n    return f\"{name}: {format_price(cents)}\"\n";
+    p.fake
+        .push("implement", write_call("money.py", code))
+        .push("implement", Reply::text("Added `receipt_line`."));
+
+    p.step(&story, "implement").success();
+
+    let path = p.env.story_path(&story.slug);
+    assert!(path.parent().unwrap().ends_with("in-progress"), "{path:?}");
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    assert!(transcript_entries(&p, &story, "stray_changes_put_back").is_empty());
+}
+
+#[tokio::test]
 async fn a_standard_name_the_code_uses_without_importing_is_imported_before_another_round() {
     let p = Project::new().await;
     p.env
