@@ -60,11 +60,11 @@ pub(super) fn file_edits(text: &str, default_file: Option<&str>) -> Vec<TextCall
             at += 1;
             continue;
         }
-        match whole_file(&lines[..at], info, body) {
-            Some(edit) => edits.push(edit),
-            None if label_above(&lines[..at]) == Some(Shown::Before) => {}
-            None if is_code(info, body) => pathless.push(body),
-            None => {}
+        let files = whole_file(&lines[..at], info, body);
+        if !files.is_empty() {
+            edits.extend(files);
+        } else if label_above(&lines[..at]) != Some(Shown::Before) && is_code(info, body) {
+            pathless.push(body);
         }
         at = end + 1;
     }
@@ -194,9 +194,58 @@ fn closes(line: &str, marker: &str) -> bool {
     trimmed.starts_with(marker) && trimmed.chars().all(|c| marker.starts_with(c))
 }
 
-/// A fence holding a whole file: its path named in the info string, on the line before it, or
-/// in a comment on its first line.
-fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
+/// A fence holding a whole file, or several ([`split_at_named_files`]): its path named in the
+/// info string, on the line before it, or in a comment on its first line.
+fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Vec<TextCall> {
+    let Some((path, content)) = file_in_fence(before, info, body) else {
+        return Vec::new();
+    };
+    split_at_named_files(path, &content)
+        .into_iter()
+        .map(|(path, content)| write_call(&path, content))
+        .collect()
+}
+
+/// A fence's file split where a line at its left edge, after a blank line, is only a comment
+/// naming another file (`# tests/test_cart.py`): each part is that file, whole. The 1.5B model
+/// wrote cart.py and two test files in one fence so, each under such a comment (a drive,
+/// 2026-12-06); all of it went into cart.py, and two test functions reached the base branch
+/// beside the code.
+fn split_at_named_files<'a>(path: String, content: &'a [&'a str]) -> Vec<(String, &'a [&'a str])> {
+    let mut files: Vec<(String, &[&str])> = Vec::new();
+    let (mut current, mut start) = (path, 0);
+    for at in 1..content.len() {
+        let line = content[at];
+        let named = (!line.starts_with(char::is_whitespace) && content[at - 1].trim().is_empty())
+            .then(|| comment_path(line.trim_end()))
+            .flatten()
+            .filter(|named| *named != current);
+        if let Some(named) = named {
+            files.push((std::mem::replace(&mut current, named), &content[start..at]));
+            start = at + 1;
+        }
+    }
+    files.push((current, &content[start..]));
+    files
+        .into_iter()
+        .map(|(path, lines)| {
+            let kept = lines.len()
+                - lines
+                    .iter()
+                    .rev()
+                    .take_while(|l| l.trim().is_empty())
+                    .count();
+            (path, &lines[..kept])
+        })
+        .collect()
+}
+
+/// The path a fence's file is named by and its content, the naming line taken out.
+fn file_in_fence<'a>(
+    before: &[&str],
+    info: &str,
+    body: &[&'a str],
+) -> Option<(String, Vec<&'a str>)> {
     let mut words = info.split_whitespace();
     let language = words.next().unwrap_or("").to_ascii_lowercase();
     if NOT_FILES.contains(&language.as_str()) {
@@ -228,7 +277,7 @@ fn whole_file(before: &[&str], info: &str, body: &[&str]) -> Option<TextCall> {
             }
             Some(named)
         })?;
-    Some(write_call(&path, &content))
+    Some((path, content))
 }
 
 /// What a short label line over a fence says it shows, in an answer that shows a file before and
@@ -594,6 +643,35 @@ mod tests {
                 "{text}"
             );
         }
+    }
+
+    #[test]
+    fn files_written_one_after_another_in_one_fence_are_each_a_write() {
+        // Recorded from Qwen2.5-Coder-1.5B (a drive, 2026-12-06), shortened.
+        let text = "```\n# cart.py\nclass Cart:\n    def clear(self):\n        # tests/test_cart.py calls it\n        self.items = {}\n\n# cart.py\nLIMIT = 9\n\n# tests/test_cart.py\nimport cart\n\ndef test_clear():\n    assert True\n\n# tests/test_empty_the_cart.py\nimport pytest\n```\n\nThe changes were made to `cart.py` and the tests.";
+        let written: Vec<(String, String)> = edits(text)
+            .into_iter()
+            .map(|(_, args)| {
+                let field = |key: &str| args[key].as_str().unwrap().to_string();
+                (field("path"), field("content"))
+            })
+            .collect();
+        let pair = |path: &str, content: &str| (path.to_string(), content.to_string());
+        assert_eq!(
+            written,
+            [
+                // An indented comment, or one naming the file it is in, starts no file.
+                pair(
+                    "cart.py",
+                    "class Cart:\n    def clear(self):\n        # tests/test_cart.py calls it\n        self.items = {}\n\n# cart.py\nLIMIT = 9\n"
+                ),
+                pair(
+                    "tests/test_cart.py",
+                    "import cart\n\ndef test_clear():\n    assert True\n"
+                ),
+                pair("tests/test_empty_the_cart.py", "import pytest\n"),
+            ]
+        );
     }
 
     #[test]
