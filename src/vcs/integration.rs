@@ -12,6 +12,7 @@ use std::path::{Path, PathBuf};
 use super::branches::committing;
 use super::command::{checked, git, optional, run, text};
 use super::error::GitError;
+use super::joined_additions::joined_tree;
 use super::refs::branch_tip;
 use super::repo::dirty_paths;
 use super::worktrees::worktree_entries;
@@ -30,8 +31,14 @@ pub struct Conflict {
 /// What bringing the base's tip into a story's work gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Integration {
-    /// A merge commit (first parent the base, second the story) whose tree is the two combined.
-    Merged { commit: String, base_tip: String },
+    /// A merge commit (first parent the base, second the story) whose tree is the two combined;
+    /// `joined`: the files whose conflicts were only lines both sides added at one place, each
+    /// joined the base's first (`joined_additions`).
+    Merged {
+        commit: String,
+        base_tip: String,
+        joined: Vec<String>,
+    },
     /// The base already holds the story's work (a run killed after advancing it, or a merge by
     /// hand); `commit` is the story's tip.
     AlreadyMerged { commit: String },
@@ -77,22 +84,37 @@ pub fn integrate_onto(
     ]))?;
     let stdout = text(&merged.stdout);
     let mut lines = stdout.lines();
-    let tree = lines.next().unwrap_or_default().to_string();
+    let mut tree = lines.next().unwrap_or_default().to_string();
+    let mut joined = Vec::new();
     match merged.status.code() {
         Some(0) => {}
         Some(1) => {
             let fork = merge_base(dir, &base_tip, &story_tip)?;
-            let mut conflicts = Vec::new();
+            let mut paths: Vec<String> = Vec::new();
             for path in lines.filter(|line| !line.is_empty()) {
-                if conflicts.iter().any(|c: &Conflict| c.path == path) {
-                    continue;
+                if !paths.iter().any(|known| known == path) {
+                    paths.push(path.to_string());
                 }
-                conflicts.push(Conflict {
-                    path: path.to_string(),
-                    base_commits: commits_touching(dir, fork.as_deref(), &base_tip, path)?,
-                });
             }
-            return Ok(Integration::Conflicts(conflicts));
+            let joined_tree = match fork.as_deref() {
+                Some(fork) => joined_tree(dir, &tree, fork, &base_tip, &story_tip, &paths)?,
+                None => None,
+            };
+            match joined_tree {
+                Some(joined_tree) => {
+                    tree = joined_tree;
+                    joined = paths;
+                }
+                None => {
+                    let mut conflicts = Vec::new();
+                    for path in paths {
+                        let base_commits =
+                            commits_touching(dir, fork.as_deref(), &base_tip, &path)?;
+                        conflicts.push(Conflict { path, base_commits });
+                    }
+                    return Ok(Integration::Conflicts(conflicts));
+                }
+            }
         }
         _ => {
             return Err(GitError::Failed {
@@ -109,6 +131,7 @@ pub fn integrate_onto(
     Ok(Integration::Merged {
         commit: text(&output.stdout),
         base_tip,
+        joined,
     })
 }
 
@@ -394,7 +417,10 @@ mod tests {
         sh(dir.path(), &["commit", "-q", "-m", "teammate"]);
         let main_before = sh(dir.path(), &["rev-parse", "main"]);
         let result = integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap();
-        let Integration::Merged { commit, base_tip } = result else {
+        let Integration::Merged {
+            commit, base_tip, ..
+        } = result
+        else {
             panic!("{result:?}")
         };
         assert_eq!(base_tip, main_before);
@@ -440,11 +466,55 @@ mod tests {
     }
 
     #[test]
+    fn methods_both_sides_add_at_one_place_are_joined_and_a_changed_line_is_not() {
+        let dir = repo();
+        let cart = "class Cart:\n    def add(self, sku):\n        self.items[sku] = 1\n";
+        write(dir.path(), "cart.py", cart);
+        sh(dir.path(), &["add", "-A"]);
+        sh(dir.path(), &["commit", "-q", "-m", "A cart"]);
+        // A drive (2026-12-06): two stories, each a method at the end of `Cart`.
+        let clear = "\n    def clear(self):\n        self.items = {}\n";
+        story_with(dir.path(), "cart.py", &format!("{cart}{clear}"));
+        let total = "\n    def total_items(self):\n        return sum(self.items.values())\n";
+        write(dir.path(), "cart.py", &format!("{cart}{total}"));
+        sh(dir.path(), &["commit", "-q", "-am", "Count the items"]);
+
+        let result = integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap();
+
+        let Integration::Merged { commit, joined, .. } = result else {
+            panic!("{result:?}")
+        };
+        assert_eq!(joined, ["cart.py"]);
+        assert_eq!(
+            sh(dir.path(), &["show", &format!("{commit}:cart.py")]),
+            format!("{cart}{total}{clear}").trim_end()
+        );
+        // A line the story changed where the base changed it too stays a conflict.
+        sh(dir.path(), &["checkout", "-q", "agentic-sdlc/s"]);
+        write(
+            dir.path(),
+            "cart.py",
+            &format!("{}{clear}", cart.replace("= 1", "= 2")),
+        );
+        sh(dir.path(), &["commit", "-q", "-am", "story changes add"]);
+        sh(dir.path(), &["checkout", "-q", "main"]);
+        write(
+            dir.path(),
+            "cart.py",
+            &format!("{}{total}", cart.replace("= 1", "= 3")),
+        );
+        sh(dir.path(), &["commit", "-q", "-am", "base changes add"]);
+        let result = integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap();
+        assert!(matches!(result, Integration::Conflicts(_)), "{result:?}");
+    }
+
+    #[test]
     fn advancing_refuses_a_dirty_checkout_in_the_way_and_a_moved_base() {
         let dir = repo();
         story_with(dir.path(), "src/lib.rs", "fn story() {}\n");
-        let Integration::Merged { commit, base_tip } =
-            integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap()
+        let Integration::Merged {
+            commit, base_tip, ..
+        } = integrate(dir.path(), "agentic-sdlc/s", "main", "Merge s").unwrap()
         else {
             panic!()
         };

@@ -26,6 +26,7 @@ mod error;
 mod forge;
 mod gitlinks;
 mod integration;
+mod joined_additions;
 mod refs;
 mod remote;
 mod repo;

@@ -105,7 +105,9 @@ pub(crate) async fn merge_and_test(
         git::Integration::Conflicts(conflicts) => {
             return Ok(MergeStep::Rejected(conflict_issue(&conflicts, &merge.base)))
         }
-        git::Integration::Merged { commit, base_tip } => (commit, base_tip),
+        git::Integration::Merged {
+            commit, base_tip, ..
+        } => (commit, base_tip),
     };
     take_merge(wf, work, &merge.branch, &commit, &base_tip).await?;
     match testing {
@@ -185,7 +187,13 @@ async fn take_merge(
 
 fn describe(integration: &git::Integration) -> String {
     match integration {
-        git::Integration::Merged { commit, .. } => format!("merged cleanly as {commit}"),
+        git::Integration::Merged { commit, joined, .. } if joined.is_empty() => {
+            format!("merged cleanly as {commit}")
+        }
+        git::Integration::Merged { commit, joined, .. } => format!(
+            "merged as {commit}, joining the lines both sides added at one place in {} (the base's first)",
+            joined.join(", ")
+        ),
         git::Integration::AlreadyMerged { commit } => format!("already merged ({commit})"),
         git::Integration::Conflicts(conflicts) => {
             let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();

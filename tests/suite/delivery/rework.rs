@@ -73,6 +73,40 @@ async fn a_teammates_conflicting_commit_leads_to_a_rework_that_resolves_it() {
 }
 
 #[tokio::test]
+async fn lines_a_teammate_and_the_story_both_add_at_one_place_are_joined_without_a_rework() {
+    let repo = Repo::new().await;
+    let story = repo.story("Add a story function", &[]);
+    let base = "pub fn base() {}\n";
+    let story_side = format!("{base}\npub fn from_story() {{}}\n");
+    repo.implement_writes(&story, &[("src/lib.rs", &story_side)]);
+    up_to_review(&repo, &story);
+    // Meanwhile a teammate adds a function at the same place (a drive, 2026-12-06: two
+    // stories each adding a method at the end of one class).
+    repo.env.write(
+        "src/lib.rs",
+        &format!("{base}\npub fn from_teammate() {{}}\n"),
+    );
+    repo.git(&["commit", "--quiet", "-am", "Teammate adds a function"]);
+    let teammate = repo.git(&["rev-parse", "main"]);
+    let implemented = repo.requests_about("implement", &story).len();
+
+    let out = repo.run(&["run", "--auto"]);
+    out.success();
+
+    assert_eq!(repo.column(&story), "done", "{}", out.stderr);
+    assert_eq!(
+        repo.show("main", "src/lib.rs").as_deref(),
+        Some("pub fn base() {}\n\npub fn from_teammate() {}\n\npub fn from_story() {}")
+    );
+    assert!(repo.commits("main").contains(&teammate));
+    assert_eq!(
+        repo.requests_about("implement", &story).len(),
+        implemented,
+        "no rework"
+    );
+}
+
+#[tokio::test]
 async fn two_parallel_stories_whose_combination_fails_the_tests_never_both_land() {
     let repo = Repo::new().await;
     repo.configure(json!({
