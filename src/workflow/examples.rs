@@ -426,70 +426,6 @@ pub fn add_missing_imports(
     Some(imports)
 }
 
-/// A Python test file whose assertions stand at the top level, outside any test function,
-/// with them gathered into one test function at its end (`def test_<name>():`): pytest runs
-/// none of them as a test, a failing one is a collection error no test is named in, and the
-/// 1.5B model wrote `format_price`'s examples so. A `with pytest.raises(…):` block at the top
-/// level becomes a test of its own (`def test_<name>_raises_<n>():`), so that one example that
-/// does not raise names its test and the others still run: the 1.5B model wrote
-/// `parse_quantity`'s three raising examples so, and every round after heard only "DID NOT
-/// RAISE" from the collection. `None` when there is nothing at the top level to gather.
-pub fn loose_assertions_gathered(text: &str, name: &str) -> Option<String> {
-    let mut kept: Vec<&str> = Vec::new();
-    let mut gathered: Vec<&str> = Vec::new();
-    let mut raising: Vec<Vec<&str>> = Vec::new();
-    let mut lines = text.lines().peekable();
-    while let Some(line) = lines.next() {
-        let block = if line.starts_with("assert ") {
-            &mut gathered
-        } else if is_raising_block(line) {
-            raising.push(Vec::new());
-            raising.last_mut().expect("just pushed")
-        } else {
-            kept.push(line);
-            continue;
-        };
-        block.push(line);
-        // Continuation lines of a long assertion, and a block's body, are indented under it.
-        while let Some(next) = lines.peek() {
-            if next.starts_with(char::is_whitespace) && !next.trim().is_empty() {
-                block.push(next);
-                lines.next();
-            } else {
-                break;
-            }
-        }
-    }
-    if gathered.is_empty() && raising.is_empty() {
-        return None;
-    }
-    let mut out = kept.join("\n").trim_end().to_string();
-    let indented = |out: &mut String, lines: &[&str]| {
-        for line in lines {
-            out.push_str("    ");
-            out.push_str(line);
-            out.push('\n');
-        }
-    };
-    if !gathered.is_empty() {
-        out.push_str(&format!("\n\n\ndef test_{name}():\n"));
-        indented(&mut out, &gathered);
-    }
-    for (at, block) in raising.iter().enumerate() {
-        out.push_str(&format!("\n\ndef test_{name}_raises_{}():\n", at + 1));
-        indented(&mut out, block);
-    }
-    Some(out)
-}
-
-/// `with pytest.raises(ValueError):` (or `with raises(…)`, as imported from pytest).
-fn is_raising_block(line: &str) -> bool {
-    ["with pytest.raises(", "with raises("]
-        .iter()
-        .any(|start| line.starts_with(start))
-        && line.trim_end().ends_with(':')
-}
-
 /// A Python test file without the lines at its top level that hold nothing but a file's name
 /// (`test_temperature.py`): the 1.5B model copied its own test file's name under its imports
 /// (a drive, 2026-11-29), which Python reads as an attribute of a module, and the file failed
@@ -746,37 +682,5 @@ mod tests {
             Some("inventory")
         );
         assert_eq!(python_module("my-file.py"), None);
-    }
-
-    #[test]
-    fn assertions_at_the_top_level_are_gathered_into_a_test() {
-        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory `format_price`), shortened.
-        let loose = "from inventory.money import format_price\n# Test for format_price(123456)\nassert format_price(123456) == \"$1,234.56\"\n\nassert format_price(\n    5) == \"$0.05\"\n";
-        assert_eq!(
-            loose_assertions_gathered(loose, "story_examples").unwrap(),
-            "from inventory.money import format_price\n# Test for format_price(123456)\n\n\ndef test_story_examples():\n    assert format_price(123456) == \"$1,234.56\"\n    assert format_price(\n        5) == \"$0.05\"\n"
-        );
-        let proper = "def test_it():\n    assert 1 == 1\n";
-        assert_eq!(loose_assertions_gathered(proper, "x"), None);
-    }
-
-    #[test]
-    fn raising_blocks_at_the_top_level_become_tests_of_their_own() {
-        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-29, inventory `parse_quantity`), shortened.
-        let loose = "import pytest\nfrom inventory.parse import parse_quantity\n\n\
-            assert parse_quantity(\" 3 \") == 3\n\n\
-            # Test: parse_quantity(\"abc\") raises ValueError\n\
-            with pytest.raises(ValueError):\n    parse_quantity(\"abc\")\n\n\
-            with pytest.raises(ValueError):\n    parse_quantity(\"-1\")\n";
-        assert_eq!(
-            loose_assertions_gathered(loose, "story_examples").unwrap(),
-            "import pytest\nfrom inventory.parse import parse_quantity\n\n\n\
-             # Test: parse_quantity(\"abc\") raises ValueError\n\n\n\
-             def test_story_examples():\n    assert parse_quantity(\" 3 \") == 3\n\n\n\
-             def test_story_examples_raises_1():\n    with pytest.raises(ValueError):\n        parse_quantity(\"abc\")\n\n\n\
-             def test_story_examples_raises_2():\n    with pytest.raises(ValueError):\n        parse_quantity(\"-1\")\n"
-        );
-        let inside = "def test_it():\n    with pytest.raises(ValueError):\n        f()\n";
-        assert_eq!(loose_assertions_gathered(inside, "x"), None);
     }
 }

@@ -24,6 +24,7 @@ pub mod guard;
 pub(crate) mod invented_expectations;
 pub mod journal;
 pub(crate) mod lock;
+pub(crate) mod loose_assertions;
 pub(crate) mod merging;
 pub(crate) mod named_functions;
 pub(crate) mod narrowed;

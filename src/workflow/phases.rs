@@ -29,8 +29,10 @@ mod bare_methods;
 mod checked;
 mod examples_file;
 mod scratch;
+mod story_objects;
 mod test_mends;
 mod test_path;
+mod unpassable;
 
 /// Runs `phase` for a story to its committed output, a pending human gate, a block or a failure.
 pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outcome> {

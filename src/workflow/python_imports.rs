@@ -537,7 +537,7 @@ pub fn unknown_imports(root: &Path, tests: &str, story_text: &str) -> Vec<Unknow
 
 /// The file a dotted module name resolves to in the tree (at the root or under `src/`), and
 /// its text.
-fn module_source(root: &Path, module: &str) -> Option<(String, String)> {
+pub(crate) fn module_source(root: &Path, module: &str) -> Option<(String, String)> {
     let relative = module.replace('.', "/");
     for prefix in ["", "src/"] {
         for candidate in [

@@ -200,7 +200,7 @@ fn methods_called(line: &str, object: &str) -> Vec<String> {
 /// The methods the class `class` defines in its own body, in the Python source file of the
 /// tree at `dir` that defines it; `None` when no file does, or the class has a base class or a
 /// `__getattr__` (its methods may come from elsewhere).
-fn methods_of(dir: &Path, class: &str) -> Option<Vec<String>> {
+pub(crate) fn methods_of(dir: &Path, class: &str) -> Option<Vec<String>> {
     let file = python_file_defining(dir, class)?;
     let source = std::fs::read_to_string(dir.join(file)).ok()?;
     let lines: Vec<&str> = source.lines().collect();

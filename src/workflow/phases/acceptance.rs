@@ -14,7 +14,7 @@ use crate::agents::prompts::mentioned_names;
 use crate::workflow::examples::{examples, Example};
 use crate::workflow::python_imports::unknown_imports;
 
-use super::{examples_file, test_mends};
+use super::{examples_file, test_mends, unpassable};
 use crate::agents::prompts::{backticked, is_test_path};
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
@@ -432,15 +432,8 @@ impl<'a> AcceptanceCheck<'a> {
                 line.trim()
             ));
         }
-        // A file that cannot even be collected fails whatever the code, unless what it lacks
-        // is what the story adds.
-        let uncollected = python_imports::collection_error(&run.output)
-            .filter(|error| !error.is_what_the_story_adds(&self.story_text));
-        if let Some(error) = uncollected {
-            return Verdict::Refused(format!(
-                "`{}` fails before any of its tests runs, with `{}`, and the story's code cannot change that: call the code only inside `def test_…` functions, with the arguments the story gives",
-                error.file, error.error
-            ));
+        if let Some(why) = unpassable::never_passing(&run.output, &self.story_text) {
+            return Verdict::Refused(why);
         }
         if fails_now && !mentioned {
             return Verdict::Refused(format!(

@@ -151,21 +151,23 @@ fn binds(text: &str, name: &str) -> bool {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    const STORY: &str = "Count the items in the cart\n\
+    /// A drive's story (2026-12-06) that makes `total_items` a method of `Cart`.
+    pub(in crate::workflow::phases) const STORY: &str = "Count the items in the cart\n\
         Add a method `total_items()` to the `Cart` class in cart.py that returns how many items the cart holds in all.\n\
         - [ ] after `cart.add(\"apple\", 3)` and `cart.add(\"pear\", 2)`, `cart.total_items()` returns `5`\n\
         - [ ] an empty cart's `total_items()` returns `0`\n";
 
-    fn tree(cart: &str) -> tempfile::TempDir {
+    /// A tree of one file, cart.py, holding `cart`.
+    pub(in crate::workflow::phases) fn tree(cart: &str) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         std::fs::write(dir.path().join("cart.py"), cart).unwrap();
         dir
     }
 
-    const CART: &str = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n";
+    pub(in crate::workflow::phases) const CART: &str = "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n";
 
     #[test]
     fn a_method_imported_as_a_function_is_called_on_a_new_object() {

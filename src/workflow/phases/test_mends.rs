@@ -4,12 +4,11 @@
 
 use std::path::Path;
 
-use super::bare_methods;
+use super::{bare_methods, story_objects};
 use crate::workflow::copied_code;
-use crate::workflow::examples::{
-    add_missing_imports, file_names_dropped, loose_assertions_gathered, Example,
-};
+use crate::workflow::examples::{add_missing_imports, file_names_dropped, Example};
 use crate::workflow::invented_expectations::without_invented_expectations;
+use crate::workflow::loose_assertions::loose_assertions_gathered;
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
 use crate::workflow::unasked_tests::{indent, kept_lines};
 use crate::workflow::unknown_methods;
@@ -37,6 +36,7 @@ impl Mends<'_> {
         notes.extend(self.drop_unknown_parameters(path));
         notes.extend(self.mend_comparisons_with_exceptions(path));
         notes.extend(self.gather_loose_assertions(path));
+        notes.extend(self.make_story_objects(path));
         notes.extend(self.call_methods_on_objects(path));
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
             notes.push(taken.note(path));
@@ -119,6 +119,24 @@ impl Mends<'_> {
         Some(format!(
             "gathered the assertions of `{path}` that stood outside any test into \
              `test_story_examples` (each `pytest.raises` block into a test of its own)"
+        ))
+    }
+
+    /// Makes the story's objects that tests call methods on unmade ([`story_objects::objects_made`]).
+    fn make_story_objects(&self, path: &str) -> Option<String> {
+        let mut made = Vec::new();
+        self.rewrite(path, |text| {
+            let (text, objects) = story_objects::objects_made(self.dir, text, self.story_text)?;
+            made = objects;
+            Some(text)
+        })?;
+        let each: Vec<String> = made
+            .iter()
+            .map(|object| format!("`{} = {}()`", object.name, object.class))
+            .collect();
+        Some(format!(
+            "began the tests of `{path}` that use the story's objects unmade with {}",
+            each.join(", ")
         ))
     }
 

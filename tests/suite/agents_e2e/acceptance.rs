@@ -525,26 +525,31 @@ async fn examples_the_model_s_tests_lack_are_added_to_them_with_the_calls_before
     assert!(transcript_entries(&p, &story, "acceptance_examples_written").is_empty());
 }
 
-#[tokio::test]
-async fn a_method_the_tests_import_as_a_function_is_called_on_an_object_of_its_class() {
-    let p = Project::new().await;
+/// A drive's story (2026-12-06) for a Python project whose cart.py has a `Cart` with `add`:
+/// a method `total_items()`, its second example written bare.
+fn count_the_items_story(p: &Project) -> Made {
     p.env.write(
         "cart.py",
         "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n",
     );
-    p.env.write(
-        "tests/test_cart.py",
-        "from cart import Cart\n\n\ndef test_add():\n    cart = Cart()\n    cart.add('a')\n    assert cart.items == {'a': 1}\n",
-    );
     p.python_git_project(&[]);
-    // A drive's story (2026-12-06): its second example writes the method bare.
-    let story = p.story(
+    p.story(
         "Count the items in the cart",
         "Add a method `total_items()` to the `Cart` class in cart.py that returns how many items the cart holds in all.",
         "- [ ] after `cart.add(\"apple\", 3)` and `cart.add(\"pear\", 2)`, `cart.total_items()` returns `5`\n- [ ] an empty cart's `total_items()` returns `0`",
         "ready",
         &["research", "plan"],
+    )
+}
+
+#[tokio::test]
+async fn a_method_the_tests_import_as_a_function_is_called_on_an_object_of_its_class() {
+    let p = Project::new().await;
+    p.env.write(
+        "tests/test_cart.py",
+        "from cart import Cart\n\n\ndef test_add():\n    cart = Cart()\n    cart.add('a')\n    assert cart.items == {'a': 1}\n",
     );
+    let story = count_the_items_story(&p);
     let bare = "from cart import Cart\nfrom cart import total_items\n\n\ndef test_total_items_example_1():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.add(\"pear\", 2)\n    assert cart.total_items() == 5\n\n\ndef test_total_items_example_2():\n    assert total_items() == 0\n";
 
     let written = taken_at_once(
@@ -565,6 +570,36 @@ async fn a_method_the_tests_import_as_a_function_is_called_on_an_object_of_its_c
         notes[0]
             .to_string()
             .contains("called `total_items` on a new `Cart`"),
+        "{notes:#?}"
+    );
+}
+
+#[tokio::test]
+async fn the_story_object_the_tests_use_unmade_is_made_with_its_setup_in_its_place() {
+    let p = Project::new().await;
+    let story = count_the_items_story(&p);
+    // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-06): the examples as the story writes
+    // them, at the top level, with `cart` never made. The tool once gathered the assertions
+    // alone and imported the module `cart`: the file failed at collection on "module 'cart'
+    // has no attribute 'add'", and the acceptance check let it through.
+    let loose = "# Test that total_items correctly counts items\nassert cart.total_items() == 0\n\n# Test that total_items counts apples\ncart.add(\"apple\", 3)\ncart.add(\"pear\", 2)\nassert cart.total_items() == 5\n";
+
+    let written = taken_at_once(
+        &p,
+        &story,
+        "tests/test_count_the_items_in_the_cart.py",
+        loose,
+    );
+
+    assert!(!written.contains("import cart\n"), "{written}");
+    assert!(written.starts_with("from cart import Cart\n"), "{written}");
+    assert!(
+        written.contains("def test_story_examples():\n    cart = Cart()\n    assert cart.total_items() == 0\n    cart.add(\"apple\", 3)\n    cart.add(\"pear\", 2)\n    assert cart.total_items() == 5"),
+        "{written}"
+    );
+    let notes = transcript_entries(&p, &story, "acceptance_notes");
+    assert!(
+        notes[0].to_string().contains("`cart = Cart()`"),
         "{notes:#?}"
     );
 }

@@ -1,0 +1,216 @@
+//! Assertions a Python test file holds outside any test function (docs/design.md §21),
+//! gathered into tests: pytest runs none of them as a test, and a failing one is a collection
+//! error that names no test.
+
+/// A Python test file whose assertions stand at the top level, outside any test function,
+/// with them gathered into one test function at its end (`def test_<name>():`): pytest runs
+/// none of them as a test, a failing one is a collection error no test is named in, and the
+/// 1.5B model wrote `format_price`'s examples so. A `with pytest.raises(…):` block at the top
+/// level becomes a test of its own (`def test_<name>_raises_<n>():`), so that one example that
+/// does not raise names its test and the others still run: the 1.5B model wrote
+/// `parse_quantity`'s three raising examples so, and every round after heard only "DID NOT
+/// RAISE" from the collection.
+///
+/// A call standing alone before an assertion (`cart.add("apple", 3)`) is the assertions' setup
+/// and goes with them, in its place: left at the top it ran at collection, and the 1.5B model's
+/// `assert cart.total_items() == 0`, two `cart.add(…)` and `assert cart.total_items() == 5`
+/// became one test asserting both totals of the same empty cart (a drive, 2026-12-06).
+/// `None` when there is nothing at the top level to gather.
+pub fn loose_assertions_gathered(text: &str, name: &str) -> Option<String> {
+    let statements = top_level_statements(text);
+    if !statements
+        .iter()
+        .any(|(kind, _)| matches!(kind, Statement::Assertion | Statement::Raising))
+    {
+        return None;
+    }
+    let last_assertion = statements
+        .iter()
+        .rposition(|(kind, _)| *kind == Statement::Assertion);
+    let mut kept: Vec<&str> = Vec::new();
+    let mut gathered: Vec<&str> = Vec::new();
+    let mut raising: Vec<Vec<&str>> = Vec::new();
+    for (at, (kind, lines)) in statements.into_iter().enumerate() {
+        match kind {
+            Statement::Assertion => gathered.extend(lines),
+            Statement::Call if last_assertion.is_some_and(|last| at < last) => {
+                gathered.extend(lines)
+            }
+            Statement::Raising => raising.push(lines),
+            Statement::Call | Statement::Other => kept.extend(lines),
+        }
+    }
+    Some(with_tests(&kept, &gathered, &raising, name))
+}
+
+/// `kept` with the test of the `gathered` lines and one test for each `raising` block after it.
+fn with_tests(kept: &[&str], gathered: &[&str], raising: &[Vec<&str>], name: &str) -> String {
+    let mut out = kept.join("\n").trim_end().to_string();
+    let indented = |out: &mut String, lines: &[&str]| {
+        for line in lines {
+            out.push_str("    ");
+            out.push_str(line);
+            out.push('\n');
+        }
+    };
+    if !gathered.is_empty() {
+        out.push_str(&format!("\n\n\ndef test_{name}():\n"));
+        indented(&mut out, gathered);
+    }
+    for (at, block) in raising.iter().enumerate() {
+        out.push_str(&format!("\n\ndef test_{name}_raises_{}():\n", at + 1));
+        indented(&mut out, block);
+    }
+    out
+}
+
+/// What a statement at the top level of a test file is, for gathering.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Statement {
+    /// `assert …`
+    Assertion,
+    /// `with pytest.raises(…):` and its body.
+    Raising,
+    /// A call standing alone: `cart.add("apple", 3)`.
+    Call,
+    /// Anything else, each line on its own: imports, definitions and their bodies, comments.
+    Other,
+}
+
+/// The statements at the top level of `text`, each with its lines: an assertion, a raising
+/// block or a call with the lines indented under it or inside its open brackets.
+fn top_level_statements(text: &str) -> Vec<(Statement, Vec<&str>)> {
+    let mut statements = Vec::new();
+    let mut lines = text.lines().peekable();
+    while let Some(line) = lines.next() {
+        let kind = if line.starts_with("assert ") {
+            Statement::Assertion
+        } else if is_raising_block(line) {
+            Statement::Raising
+        } else if is_call_statement(line) {
+            Statement::Call
+        } else {
+            statements.push((Statement::Other, vec![line]));
+            continue;
+        };
+        let mut block = vec![line];
+        let mut open = bracket_depth(line);
+        // Continuation lines of a long statement, and a block's body, are indented under it
+        // or close its brackets.
+        while let Some(next) = lines.peek() {
+            let continues = (next.starts_with(char::is_whitespace) && !next.trim().is_empty())
+                || (open > 0 && !next.trim().is_empty());
+            if !continues {
+                break;
+            }
+            open += bracket_depth(next);
+            block.push(next);
+            lines.next();
+        }
+        statements.push((kind, block));
+    }
+    statements
+}
+
+/// How many more brackets `line` opens than it closes.
+fn bracket_depth(line: &str) -> i32 {
+    line.matches(['(', '[', '{']).count() as i32 - line.matches([')', ']', '}']).count() as i32
+}
+
+/// A line at the top level that is a call and nothing else (`cart.add("apple", 3)`), other
+/// than a call of a test or of a test runner.
+fn is_call_statement(line: &str) -> bool {
+    let callee: String = line
+        .chars()
+        .take_while(|c| c.is_alphanumeric() || *c == '_' || *c == '.')
+        .collect();
+    let first = callee.split('.').next().unwrap_or("");
+    let keyword = matches!(
+        first,
+        "if" | "elif"
+            | "while"
+            | "for"
+            | "with"
+            | "return"
+            | "yield"
+            | "del"
+            | "raise"
+            | "not"
+            | "assert"
+            | "lambda"
+            | "await"
+    );
+    !first.is_empty()
+        && first.starts_with(|c: char| c.is_alphabetic() || c == '_')
+        && !keyword
+        && !first.starts_with("test")
+        && !callee.ends_with(".main")
+        && line[callee.len()..].starts_with('(')
+}
+
+/// `with pytest.raises(ValueError):` (or `with raises(…)`, as imported from pytest).
+fn is_raising_block(line: &str) -> bool {
+    ["with pytest.raises(", "with raises("]
+        .iter()
+        .any(|start| line.starts_with(start))
+        && line.trim_end().ends_with(':')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assertions_at_the_top_level_are_gathered_into_a_test() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory `format_price`), shortened.
+        let loose = "from inventory.money import format_price\n# Test for format_price(123456)\nassert format_price(123456) == \"$1,234.56\"\n\nassert format_price(\n    5) == \"$0.05\"\n";
+        assert_eq!(
+            loose_assertions_gathered(loose, "story_examples").unwrap(),
+            "from inventory.money import format_price\n# Test for format_price(123456)\n\n\ndef test_story_examples():\n    assert format_price(123456) == \"$1,234.56\"\n    assert format_price(\n        5) == \"$0.05\"\n"
+        );
+        let proper = "def test_it():\n    assert 1 == 1\n";
+        assert_eq!(loose_assertions_gathered(proper, "x"), None);
+    }
+
+    #[test]
+    fn raising_blocks_at_the_top_level_become_tests_of_their_own() {
+        // Recorded (Qwen2.5-Coder-1.5B, 2026-11-29, inventory `parse_quantity`), shortened.
+        let loose = "import pytest\nfrom inventory.parse import parse_quantity\n\n\
+            assert parse_quantity(\" 3 \") == 3\n\n\
+            # Test: parse_quantity(\"abc\") raises ValueError\n\
+            with pytest.raises(ValueError):\n    parse_quantity(\"abc\")\n\n\
+            with pytest.raises(ValueError):\n    parse_quantity(\"-1\")\n";
+        assert_eq!(
+            loose_assertions_gathered(loose, "story_examples").unwrap(),
+            "import pytest\nfrom inventory.parse import parse_quantity\n\n\n\
+             # Test: parse_quantity(\"abc\") raises ValueError\n\n\n\
+             def test_story_examples():\n    assert parse_quantity(\" 3 \") == 3\n\n\n\
+             def test_story_examples_raises_1():\n    with pytest.raises(ValueError):\n        parse_quantity(\"abc\")\n\n\n\
+             def test_story_examples_raises_2():\n    with pytest.raises(ValueError):\n        parse_quantity(\"-1\")\n"
+        );
+        let inside = "def test_it():\n    with pytest.raises(ValueError):\n        f()\n";
+        assert_eq!(loose_assertions_gathered(inside, "x"), None);
+    }
+
+    #[test]
+    fn calls_before_an_assertion_are_its_setup_and_keep_their_place() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-06): the tool added the import.
+        let loose = "import cart\n# Test that total_items correctly counts items\nassert cart.total_items() == 0\n\n# Test that total_items counts apples\ncart.add(\"apple\", 3)\ncart.add(\"pear\",\n    2)\nassert cart.total_items() == 5\n";
+        assert_eq!(
+            loose_assertions_gathered(loose, "story_examples").unwrap(),
+            "import cart\n# Test that total_items correctly counts items\n\n# Test that total_items counts apples\n\n\ndef test_story_examples():\n    assert cart.total_items() == 0\n    cart.add(\"apple\", 3)\n    cart.add(\"pear\",\n        2)\n    assert cart.total_items() == 5\n"
+        );
+        // A call after the last assertion is no setup of it; a call alone gathers nothing.
+        let after = "from m import f\nassert f() == 1\nmain()\n";
+        assert_eq!(
+            loose_assertions_gathered(after, "x").unwrap(),
+            "from m import f\nmain()\n\n\ndef test_x():\n    assert f() == 1\n"
+        );
+        assert_eq!(loose_assertions_gathered("setup()\n", "x"), None);
+        let closing = "reset(\n    1,\n)\nassert f() == 1\n";
+        assert_eq!(
+            loose_assertions_gathered(closing, "x").unwrap(),
+            "\n\n\ndef test_x():\n    reset(\n        1,\n    )\n    assert f() == 1\n"
+        );
+    }
+}

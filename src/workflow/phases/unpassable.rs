@@ -1,0 +1,86 @@
+//! Acceptance tests no code can pass (docs/design.md §21): a file that fails at its collection
+//! on something other than what the story adds.
+
+use crate::workflow::examples::class_of;
+use crate::workflow::python_imports::collection_error;
+
+/// Why the tests of pytest's `output` can never pass, when a file of them failed to collect
+/// on something the story's code cannot change, or a test calls the module where the story
+/// has an object of its class; `None` when neither.
+pub fn never_passing(output: &str, story_text: &str) -> Option<String> {
+    if let Some((error, module, class)) = module_for_object(output, story_text) {
+        return Some(format!(
+            "the tests fail with `{error}`: `{module}` there is the module, while the story's `{module}` is a `{class}` object; make it in each test (`{module} = {class}()`) before calling its methods"
+        ));
+    }
+    let error = collection_error(output)?;
+    if error.is_what_the_story_adds(story_text) {
+        return None;
+    }
+    Some(format!(
+        "`{}` fails before any of its tests runs, with `{}`, and the story's code cannot change that: call the code only inside `def test_…` functions, with the arguments the story gives",
+        error.file, error.error
+    ))
+}
+
+/// The first error of pytest's `output` like `module 'cart' has no attribute 'add'` where the
+/// story makes `cart` an object of its `Cart`, with the module and the class: no code the
+/// story asks for gives the module that attribute, though the story names it. The acceptance
+/// check took such a file for one that fails for want of the story's code (a drive,
+/// 2026-12-06).
+fn module_for_object(output: &str, story_text: &str) -> Option<(String, String, String)> {
+    output.lines().find_map(|line| {
+        // The `E   ` line of a traceback, or a summary line's `- AttributeError: …`.
+        let error = line[line.find("AttributeError: module '")?..].trim_end();
+        let (module, rest) = error
+            .strip_prefix("AttributeError: module '")?
+            .split_once('\'')?;
+        if !rest.starts_with(" has no attribute") {
+            return None;
+        }
+        let class = class_of(story_text, module.rsplit('.').next()?)?;
+        Some((error.to_string(), module.to_string(), class))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const STORY: &str = "Count the items in the cart\n\
+        - [ ] after `cart.add(\"apple\", 3)`, `cart.total_items()` on the `Cart` returns `3`\n";
+
+    // Recorded (pytest 8, a drive's acceptance run, 2026-12-06), shortened.
+    const OUTPUT: &str = "\n==================================== ERRORS ====================================\n__________ ERROR collecting tests/test_count_the_items_in_the_cart.py __________\ntests/test_count_the_items_in_the_cart.py:5: in <module>\n    cart.add(\"apple\", 3)\n    ^^^^^^^^\nE   AttributeError: module 'cart' has no attribute 'add'\n=========================== short test summary info ============================\nERROR tests/test_count_the_items_in_the_cart.py - AttributeError: module 'car...\n!!!!!!!!!!!!!!!!!!!! Interrupted: 1 error during collection !!!!!!!!!!!!!!!!!!!!\n1 error in 0.07s\n";
+
+    #[test]
+    fn a_module_called_where_the_story_has_an_object_of_its_class_is_refused() {
+        let why = never_passing(OUTPUT, STORY).expect("refused");
+        assert!(
+            why.contains("with `AttributeError: module 'cart' has no attribute 'add'`"),
+            "{why}"
+        );
+        assert!(why.contains("`cart = Cart()`"), "{why}");
+        // In a test, not at the collection, it is the same.
+        let in_test = "FAILED tests/test_c.py::test_story_examples - AttributeError: module 'cart' has no attribute 'total_items'\nE       AttributeError: module 'cart' has no attribute 'total_items'\n1 failed in 0.02s\n";
+        let why = never_passing(in_test, STORY).expect("refused");
+        assert!(why.contains("'total_items'`"), "{why}");
+        // Without a `Cart` in the story, `add` is what the story names, and it may add it.
+        let story = "Add `add` to cart.py: `cart.add(\"apple\", 3)` returns `3`\n";
+        assert_eq!(never_passing(OUTPUT, story), None);
+    }
+
+    #[test]
+    fn a_file_that_fails_on_a_name_the_story_does_not_add_is_refused() {
+        let output = OUTPUT.replace(
+            "module 'cart' has no attribute 'add'",
+            "TypeError: f() takes 0 positional arguments but 1 was given",
+        );
+        let why = never_passing(&output, STORY).expect("refused");
+        assert!(
+            why.contains("call the code only inside `def test_…` functions"),
+            "{why}"
+        );
+        assert_eq!(never_passing("1 passed in 0.01s\n", STORY), None);
+    }
+}
