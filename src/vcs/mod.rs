@@ -20,6 +20,7 @@
 
 mod branches;
 mod command;
+mod conflict_restart;
 pub(crate) use command::withhold_from_git;
 mod diff;
 mod error;
@@ -40,6 +41,7 @@ pub use branches::{
     operation_in_progress, record_base, remember_persons_files, remembered_persons_files,
     remembered_return_branch, resolve_base, story_branch_slugs, switch_back,
 };
+pub use conflict_restart::{restart_from_base, RestartedFile};
 pub use diff::{diff_for_review, diff_of_branch, review_base};
 pub use error::GitError;
 pub use forge::{create_pull_request, gh_available, push_branch};

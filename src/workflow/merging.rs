@@ -205,7 +205,7 @@ fn describe(integration: &git::Integration) -> String {
 fn conflict_issue(conflicts: &[git::Conflict], base: &str) -> ReviewIssue {
     let paths: Vec<&str> = conflicts.iter().map(|c| c.path.as_str()).collect();
     let mut description = format!(
-        "Merging into {base} conflicts in {}; {base} is unchanged.\nThe next implement run starts with {base}'s latest work being merged into the story's branch: resolve the conflict markers in these files, keeping the intent of both sides:",
+        "Merging into {base} conflicts in {}; {base} is unchanged.\nThe next implement run starts with {base}'s latest work merged into the story's branch; each of these files then holds {base}'s version, and the story's change to it is to be made again on top:",
         paths.join(", ")
     );
     for conflict in conflicts {

@@ -84,7 +84,7 @@ pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outc
         run.rework_downstream =
             revision.is_some() && no_progress::rework_target(&story) != Some(phase);
     }
-    if !work.conflicts.is_empty() {
+    if !work.conflicts.is_empty() || !work.restarted.is_empty() {
         revision = Some(with_merge_to_resolve(revision, &story, &work));
     }
     let outcome = run.produce_until_accepted(gate.as_ref(), revision).await;
@@ -458,17 +458,25 @@ enum Step {
 }
 
 /// Implement starts with a merge of the base in progress: its Revision Instructions say which
-/// files hold conflict markers, whatever else they say.
+/// files hold conflict markers, and which now hold the base's version with the story's change
+/// to make again, whatever else they say.
 fn with_merge_to_resolve(
     revision: Option<Revision>,
     story: &Story,
     work: &workspace::Work,
 ) -> Revision {
     let base = work.base.as_deref().unwrap_or("the base branch");
-    let note = format!(
-        "Your branch is in the middle of merging the latest {base}, which conflicts with this story's work in: {}.\nResolve every conflict (the <<<<<<< ======= >>>>>>> blocks) in those files so that both sides' changes keep working, and leave no conflict marker behind: the merge is committed only when none is left.",
-        work.conflicts.join(", ")
-    );
+    let mut notes = Vec::new();
+    if !work.conflicts.is_empty() {
+        notes.push(format!(
+            "Your branch is in the middle of merging the latest {base}, which conflicts with this story's work in: {}.\nResolve every conflict (the <<<<<<< ======= >>>>>>> blocks) in those files so that both sides' changes keep working, and leave no conflict marker behind: the merge is committed only when none is left.",
+            work.conflicts.join(", ")
+        ));
+    }
+    if !work.restarted.is_empty() {
+        notes.push(restarted_note(base, &work.restarted));
+    }
+    let note = notes.join("\n\n");
     match revision {
         Some(mut revision) => {
             if !revision.feedback.contains(&note) {
@@ -482,6 +490,31 @@ fn with_merge_to_resolve(
             previous_output: previous_output(story, Phase::Implement),
         },
     }
+}
+
+/// What the implementer must make again: `base`'s latest work changed the lines the story had
+/// changed in `restarted`, which now hold `base`'s version.
+fn restarted_note(base: &str, restarted: &[crate::vcs::RestartedFile]) -> String {
+    // A long diff would crowd out the file it applies to; its head says what it did.
+    const SHOWN: usize = 3_000;
+    let paths: Vec<&str> = restarted.iter().map(|file| file.path.as_str()).collect();
+    let mut note = format!(
+        "The latest {base} changed the same lines as this story's work in: {}. Those files now hold {base}'s latest version, without this story's change. Make the story's change again on each file as it is now, keeping what {base} changed. What the story had changed:",
+        paths.join(", ")
+    );
+    for file in restarted {
+        let mut change = file.story_change.trim_end().to_string();
+        if change.len() > SHOWN {
+            let cut = (0..=SHOWN)
+                .rev()
+                .find(|at| change.is_char_boundary(*at))
+                .unwrap_or(0);
+            change.truncate(cut);
+            change.push_str("\n… (cut)");
+        }
+        note.push_str(&format!("\n```diff\n{change}\n```"));
+    }
+    note
 }
 
 /// The Revision Instructions for a phase re-run after a rework (docs/design.md §7, §9): while a

@@ -26,9 +26,12 @@ pub struct Work {
     pub branch: Option<BranchName>,
     /// The branch the story's work goes into.
     pub base: Option<BranchName>,
-    /// Files of a merge of the base that stopped on conflicts; the implement agent resolves
-    /// them, and the merge is committed only once no marker is left.
+    /// Files of a merge of the base that stopped on conflicts and still hold their markers;
+    /// the implement agent resolves them, and the merge is committed only once none is left.
     pub conflicts: Vec<String>,
+    /// Conflicted files of that merge that now hold the base's version, each with the story's
+    /// change to it, for the implement agent to make again (docs/design.md §12).
+    pub restarted: Vec<git::RestartedFile>,
     /// The branch the shared tree was on before the story's branch was checked out; `release`
     /// goes back to it, so the user's checkout is left as it was found.
     return_to: Option<String>,
@@ -103,6 +106,7 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
         branch: None,
         base: None,
         conflicts: Vec::new(),
+        restarted: Vec::new(),
         return_to: None,
         branch_base: None,
         theirs: Vec::new(),
@@ -131,12 +135,14 @@ pub async fn prepare(wf: &Workflow, story: &Story, purpose: Purpose) -> Result<W
         dependency_branches: dependency_branches(wf, story),
         worktrees: worktrees.then(|| wf.worktrees_dir()),
         own_paths: wf.own_paths(),
+        acceptance_tests: story.meta.acceptance_tests.clone(),
     };
     let checkout = off_the_runtime(move || plan.check_out()).await?;
     work.dir = checkout.dir;
     work.branch = Some(checkout.branch);
     work.base = Some(checkout.base);
     work.conflicts = checkout.conflicts;
+    work.restarted = checkout.restarted;
     work.return_to = checkout.return_to;
     work.branch_base = checkout.created_from;
     work.theirs = checkout.theirs;
@@ -172,6 +178,8 @@ struct BranchPlan {
     dependency_branches: Vec<BranchName>,
     worktrees: Option<PathBuf>,
     own_paths: Vec<PathBuf>,
+    /// The story's acceptance tests: a conflict in one keeps its markers, never the base's.
+    acceptance_tests: Vec<String>,
 }
 
 struct Checkout {
@@ -179,6 +187,7 @@ struct Checkout {
     branch: BranchName,
     base: BranchName,
     conflicts: Vec<String>,
+    restarted: Vec<git::RestartedFile>,
     return_to: Option<String>,
     /// The branch was made now, from this commit.
     created_from: Option<String>,
@@ -226,6 +235,7 @@ impl BranchPlan {
             branch,
             base,
             conflicts: Vec::new(),
+            restarted: Vec::new(),
             return_to,
             created_from,
             theirs,
@@ -299,9 +309,20 @@ impl BranchPlan {
                     branch: checkout.base.to_string(),
                 }
             })?;
-            match git::merge_into_checkout(dir, &base_tip, &message)? {
-                git::MergeOutcome::Conflicted(files) => checkout.conflicts = files,
-                git::MergeOutcome::Merged | git::MergeOutcome::UpToDate => {}
+            if let git::MergeOutcome::Conflicted(files) =
+                git::merge_into_checkout(dir, &base_tip, &message)?
+            {
+                let (kept, others): (Vec<String>, Vec<String>) = files
+                    .into_iter()
+                    .partition(|file| self.acceptance_tests.contains(file));
+                let restarted = git::restart_from_base(dir, &others)?;
+                checkout.conflicts = kept;
+                checkout.conflicts.extend(
+                    others
+                        .into_iter()
+                        .filter(|file| !restarted.iter().any(|done| done.path == *file)),
+                );
+                checkout.restarted = restarted;
             }
             // The review diff starts at the base the story now holds, so reviewers see the
             // story's own work, not the teammates' commits that came in with the merge.

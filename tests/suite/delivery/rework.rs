@@ -14,7 +14,8 @@ fn up_to_review(repo: &Repo, story: &super::Story) {
 }
 
 #[tokio::test]
-async fn a_teammates_conflicting_commit_leads_to_a_rework_that_resolves_it() {
+async fn a_teammates_conflicting_commit_leads_to_a_rework_that_makes_the_story_change_again_on_it()
+{
     let repo = Repo::new().await;
     let story = repo.story("Rename base", &[]);
     repo.implement_writes(&story, &[("src/lib.rs", "pub fn from_story() {}\n")]);
@@ -27,7 +28,7 @@ async fn a_teammates_conflicting_commit_leads_to_a_rework_that_resolves_it() {
     status
         .success()
         .stdout_has(&format!("({}, 1 behind main)", story.branch()));
-    // The rework's agent finds the markers and writes the two sides together.
+    // The rework's agent finds the teammate's file and writes the story's change into it.
     let resolved = "pub fn from_story() {}\npub fn from_teammate() {}\n";
     repo.fake.push_for(
         "implement",
@@ -49,14 +50,22 @@ async fn a_teammates_conflicting_commit_leads_to_a_rework_that_resolves_it() {
     assert!(feedback.contains("src/lib.rs"), "{feedback}");
     assert!(feedback.contains("Teammate renames base"), "{feedback}");
 
-    // The rework's prompt names the file and the teammate's commit, and its tree held the
-    // base's side of the conflict.
+    // The rework's prompt names the file and the teammate's commit and shows the story's own
+    // change as a diff; its tree held the base's version of the file, with no marker.
     let rework = &repo.requests_about("implement", &story)[2];
     let prompt = rework.user_message();
     assert!(prompt.contains("## Revision Instructions"), "{prompt}");
     assert!(prompt.contains("src/lib.rs") && prompt.contains("Teammate renames base"));
+    assert!(
+        prompt.contains("```diff\n") && prompt.contains("+pub fn from_story() {}"),
+        "{prompt}"
+    );
     let read_back = conversation(&repo.requests_about("implement", &story)[3]);
-    assert!(read_back.contains("<<<<<<<") && read_back.contains("from_teammate"));
+    assert!(!read_back.contains("<<<<<<<"), "{read_back}");
+    assert!(
+        read_back.contains("pub fn from_teammate() {}"),
+        "{read_back}"
+    );
 
     // Main holds both sides, on top of the teammate's commit, and no commit has markers.
     assert_eq!(
