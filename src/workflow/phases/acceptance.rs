@@ -432,7 +432,7 @@ impl<'a> AcceptanceCheck<'a> {
                 line.trim()
             ));
         }
-        if let Some(why) = unpassable::never_passing(&run.output, &self.story_text) {
+        if let Some(why) = unpassable::never_passing(&self.dir, &run.output, &self.story_text) {
             return Verdict::Refused(why);
         }
         if fails_now && !mentioned {

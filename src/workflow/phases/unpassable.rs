@@ -1,14 +1,17 @@
 //! Acceptance tests no code can pass (docs/design.md §21): a file that fails at its collection
 //! on something other than what the story adds.
 
-use crate::workflow::examples::class_of;
-use crate::workflow::python_imports::collection_error;
+use std::path::Path;
 
-/// Why the tests of pytest's `output` can never pass, when a file of them failed to collect
-/// on something the story's code cannot change, or a test calls the module where the story
-/// has an object of its class; `None` when neither.
-pub fn never_passing(output: &str, story_text: &str) -> Option<String> {
-    if let Some((error, module, class)) = module_for_object(output, story_text) {
+use crate::workflow::examples::{class_of, method_owner};
+use crate::workflow::python_imports::collection_error;
+use crate::workflow::unknown_methods::methods_of;
+
+/// Why the tests of pytest's `output` (run in the tree at `dir`) can never pass, when a file of
+/// them failed to collect on something the story's code cannot change, or a test calls a
+/// method on the module where the story has an object of its class; `None` when neither.
+pub fn never_passing(dir: &Path, output: &str, story_text: &str) -> Option<String> {
+    if let Some((error, module, class)) = module_for_object(dir, output, story_text) {
         return Some(format!(
             "the tests fail with `{error}`: `{module}` there is the module, while the story's `{module}` is a `{class}` object; make it in each test (`{module} = {class}()`) before calling its methods"
         ));
@@ -24,27 +27,41 @@ pub fn never_passing(output: &str, story_text: &str) -> Option<String> {
 }
 
 /// The first error of pytest's `output` like `module 'cart' has no attribute 'add'` where the
-/// story makes `cart` an object of its `Cart`, with the module and the class: no code the
-/// story asks for gives the module that attribute, though the story names it. The acceptance
-/// check took such a file for one that fails for want of the story's code (a drive,
-/// 2026-12-06).
-fn module_for_object(output: &str, story_text: &str) -> Option<(String, String, String)> {
+/// story makes `cart` an object of its `Cart` and `add` is a method of `Cart` (in the tree at
+/// `dir`, or by the story's word), with the module and the class: no code the story asks for
+/// gives the module that attribute, though the story names it. The acceptance check took such
+/// a file for one that fails for want of the story's code (a drive, 2026-12-06). A function
+/// the story adds to the module (`cart.merge(a, b)`) is no method, and its absence is what the
+/// story adds.
+fn module_for_object(
+    dir: &Path,
+    output: &str,
+    story_text: &str,
+) -> Option<(String, String, String)> {
     output.lines().find_map(|line| {
         // The `E   ` line of a traceback, or a summary line's `- AttributeError: …`.
         let error = line[line.find("AttributeError: module '")?..].trim_end();
         let (module, rest) = error
             .strip_prefix("AttributeError: module '")?
             .split_once('\'')?;
-        if !rest.starts_with(" has no attribute") {
+        let attribute = rest
+            .strip_prefix(" has no attribute '")?
+            .split('\'')
+            .next()?;
+        let class = class_of(story_text, module.rsplit('.').next()?)?;
+        let method = methods_of(dir, &class)
+            .is_some_and(|methods| methods.iter().any(|m| m == attribute))
+            || method_owner(story_text, attribute).is_some_and(|(_, owner)| owner == class);
+        if !method {
             return None;
         }
-        let class = class_of(story_text, module.rsplit('.').next()?)?;
         Some((error.to_string(), module.to_string(), class))
     })
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::bare_methods::tests::{tree, CART};
     use super::*;
 
     const STORY: &str = "Count the items in the cart\n\
@@ -55,7 +72,8 @@ mod tests {
 
     #[test]
     fn a_module_called_where_the_story_has_an_object_of_its_class_is_refused() {
-        let why = never_passing(OUTPUT, STORY).expect("refused");
+        let dir = tree(CART);
+        let why = never_passing(dir.path(), OUTPUT, STORY).expect("refused");
         assert!(
             why.contains("with `AttributeError: module 'cart' has no attribute 'add'`"),
             "{why}"
@@ -63,11 +81,15 @@ mod tests {
         assert!(why.contains("`cart = Cart()`"), "{why}");
         // In a test, not at the collection, it is the same.
         let in_test = "FAILED tests/test_c.py::test_story_examples - AttributeError: module 'cart' has no attribute 'total_items'\nE       AttributeError: module 'cart' has no attribute 'total_items'\n1 failed in 0.02s\n";
-        let why = never_passing(in_test, STORY).expect("refused");
+        let why = never_passing(dir.path(), in_test, STORY).expect("refused");
         assert!(why.contains("'total_items'`"), "{why}");
         // Without a `Cart` in the story, `add` is what the story names, and it may add it.
         let story = "Add `add` to cart.py: `cart.add(\"apple\", 3)` returns `3`\n";
-        assert_eq!(never_passing(OUTPUT, story), None);
+        assert_eq!(never_passing(dir.path(), OUTPUT, story), None);
+        // A function the story adds to the module is no method of the class.
+        let story = "Add a function `merge(a, b)` to cart.py that returns a new `Cart`\n";
+        let merging = OUTPUT.replace("attribute 'add'", "attribute 'merge'");
+        assert_eq!(never_passing(dir.path(), &merging, story), None);
     }
 
     #[test]
@@ -76,11 +98,15 @@ mod tests {
             "module 'cart' has no attribute 'add'",
             "TypeError: f() takes 0 positional arguments but 1 was given",
         );
-        let why = never_passing(&output, STORY).expect("refused");
+        let dir = tree(CART);
+        let why = never_passing(dir.path(), &output, STORY).expect("refused");
         assert!(
             why.contains("call the code only inside `def test_…` functions"),
             "{why}"
         );
-        assert_eq!(never_passing("1 passed in 0.01s\n", STORY), None);
+        assert_eq!(
+            never_passing(dir.path(), "1 passed in 0.01s\n", STORY),
+            None
+        );
     }
 }
