@@ -19,28 +19,46 @@ pub struct RestartedFile {
     pub story_change: String,
 }
 
+/// The conflicted files of a merge, after [`restart_from_base`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Restart {
+    /// Files that still hold their conflict markers.
+    pub marked: Vec<String>,
+    /// Files that now hold the base's version.
+    pub restarted: Vec<RestartedFile>,
+}
+
 /// In `dir`, where a merge of the base is in progress, gives each conflicted file of `paths`
-/// the base's version (`MERGE_HEAD`'s) and marks it resolved; returns those files with the
-/// story's change to each. A file the base side does not have (it deleted it) keeps its
-/// markers and is not returned.
-pub fn restart_from_base(dir: &Path, paths: &[String]) -> Result<Vec<RestartedFile>, GitError> {
+/// but those in `keep` the base's version (`MERGE_HEAD`'s) and marks it resolved, keeping the
+/// story's change to each. A file of `keep`, and one the base side does not have (it deleted
+/// it), keeps its markers.
+pub fn restart_from_base(
+    dir: &Path,
+    paths: &[String],
+    keep: &[String],
+) -> Result<Restart, GitError> {
     let fork = text(&checked(git(dir, "merge-base").args(["HEAD", "MERGE_HEAD"]))?.stdout);
-    let mut restarted = Vec::new();
+    let mut restart = Restart::default();
     for path in paths {
+        if keep.contains(path) {
+            restart.marked.push(path.clone());
+            continue;
+        }
         let story_change = text(
             &checked(git(dir, "diff").args(["--no-color", &fork, "HEAD", "--", path]))?.stdout,
         );
         let taken = run(git(dir, "checkout").args(["--theirs", "--", path]))?;
         if !taken.status.success() {
+            restart.marked.push(path.clone());
             continue;
         }
         checked(git(dir, "add").args(["--", path]))?;
-        restarted.push(RestartedFile {
+        restart.restarted.push(RestartedFile {
             path: path.clone(),
             story_change,
         });
     }
-    Ok(restarted)
+    Ok(restart)
 }
 
 #[cfg(test)]
@@ -59,16 +77,24 @@ mod tests {
         sh(dir, &["switch", "-q", "-c", "story"]);
         write(dir, "cart.py", "def total():\n    return 1\n");
         write(dir, "tests_story.py", "assert True\n");
+        write(dir, "test_total.py", "assert total() == 1\n");
         sh(dir, &["add", "."]);
         sh(dir, &["commit", "-q", "-m", "Story"]);
         sh(dir, &["switch", "-q", "main"]);
         write(dir, "cart.py", "def total():\n    return 2\n");
-        sh(dir, &["commit", "-q", "-am", "Teammate"]);
+        write(dir, "test_total.py", "assert total() == 2\n");
+        sh(dir, &["add", "."]);
+        sh(dir, &["commit", "-q", "-m", "Teammate"]);
         sh(dir, &["switch", "-q", "story"]);
         let outcome = merge_into_checkout(dir, "main", "Merge main").unwrap();
-        assert_eq!(outcome, MergeOutcome::Conflicted(vec!["cart.py".into()]));
+        let MergeOutcome::Conflicted(files) = outcome else {
+            panic!("{outcome:?}")
+        };
+        assert_eq!(files, ["cart.py", "test_total.py"]);
 
-        let restarted = restart_from_base(dir, &["cart.py".into()]).unwrap();
+        // test_total.py is the story's acceptance test: it keeps its markers.
+        let Restart { marked, restarted } =
+            restart_from_base(dir, &files, &["test_total.py".into()]).unwrap();
 
         assert_eq!(restarted.len(), 1);
         assert_eq!(restarted[0].path, "cart.py");
@@ -83,8 +109,17 @@ mod tests {
             std::fs::read_to_string(dir.join("cart.py")).unwrap(),
             "def total():\n    return 2\n"
         );
-        // Resolved in the index; the story's other files stay, and the merge can be committed.
-        assert!(sh(dir, &["diff", "--name-only", "--diff-filter=U"]).is_empty());
+        assert_eq!(marked, ["test_total.py"]);
+        let kept = std::fs::read_to_string(dir.join("test_total.py")).unwrap();
+        assert!(kept.contains("<<<<<<<"), "{kept}");
+        // The others are resolved in the index, the story's other files stay, and the merge
+        // can be committed once the kept file is.
+        assert_eq!(
+            sh(dir, &["diff", "--name-only", "--diff-filter=U"]),
+            "test_total.py"
+        );
+        write(dir, "test_total.py", "assert total() == 1\n");
+        sh(dir, &["add", "test_total.py"]);
         assert!(dir.join("tests_story.py").exists());
         sh(dir, &["commit", "-q", "--no-edit"]);
         assert_eq!(sh(dir, &["rev-list", "--count", "--merges", "HEAD"]), "1");

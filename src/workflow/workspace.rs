@@ -312,17 +312,9 @@ impl BranchPlan {
             if let git::MergeOutcome::Conflicted(files) =
                 git::merge_into_checkout(dir, &base_tip, &message)?
             {
-                let (kept, others): (Vec<String>, Vec<String>) = files
-                    .into_iter()
-                    .partition(|file| self.acceptance_tests.contains(file));
-                let restarted = git::restart_from_base(dir, &others)?;
-                checkout.conflicts = kept;
-                checkout.conflicts.extend(
-                    others
-                        .into_iter()
-                        .filter(|file| !restarted.iter().any(|done| done.path == *file)),
-                );
-                checkout.restarted = restarted;
+                let restart = git::restart_from_base(dir, &files, &self.acceptance_tests)?;
+                checkout.conflicts = restart.marked;
+                checkout.restarted = restart.restarted;
             }
             // The review diff starts at the base the story now holds, so reviewers see the
             // story's own work, not the teammates' commits that came in with the merge.
