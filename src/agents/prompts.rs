@@ -96,7 +96,7 @@ pub fn acceptance_path_note(path: &str) -> String {
 fn implement_system(protocol: ToolProtocol, edits: EditFormat) -> String {
     const SCOPE: &str = "Keep the change focused on the story, and add or update tests when the story asks for them. Paths are relative to the repository root; the .git folder and the board folder are off limits.";
     let how = match edits {
-        EditFormat::Whole => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply.\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. The tool writes the notes on what changed and how the tests went.",
+        EditFormat::Whole => "You change the files of the repository. To change a file, write it out whole: its path alone on a line, then the complete new content of the file in a code block, keeping everything of it that stays. You may change several files in one reply.\nWhen your reply changes files, the project's tests run, and if they fail you get their output to fix. When every change is made, reply with short notes on what you changed.",
         // The agents are given a resolved format (`Config::edit_format`); `auto` reads as tools.
         EditFormat::Tools | EditFormat::Auto => "You change the files of the repository with the tools, one step at a time: read a file, then change it (edit_file for a part of a file, write_file for a new file or a whole small one).\nYour first reply is a tool call. Only when every change is made, reply without a tool call; the project's tests then run, and if they fail you get their output to fix.",
     };
@@ -109,7 +109,7 @@ fn implement_system(protocol: ToolProtocol, edits: EditFormat) -> String {
 
 pub fn phase_task(phase: Phase, edits: EditFormat) -> &'static str {
     match phase {
-        Phase::Implement if edits == EditFormat::Whole => "Make the change now: write out each file you change, whole, under its path. Write no notes and no test results: the tool runs the tests and writes the notes.",
+        Phase::Implement if edits == EditFormat::Whole => "Make the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed, in which files, and how you checked it.",
         Phase::Refine => "Rewrite the story's summary and acceptance criteria. Answer with exactly two sections:\n\n## Summary\n<what and why, in a few sentences>\n\n## Acceptance Criteria\n- [ ] <a testable criterion>\n- [ ] …",
         Phase::Research => "Research this story. Report the relevant files and how they work today, patterns to follow, dependencies, risks and open questions. Answer with the findings only (no top-level heading).",
         Phase::Acceptance if edits == EditFormat::Whole => "Write the acceptance tests now: the test file's path alone on a line, then its whole content in a code block, with one test per criterion and every example of the story copied exactly. Then reply with one line per test: its name and the criterion it checks.",
