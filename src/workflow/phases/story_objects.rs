@@ -100,6 +100,52 @@ pub fn objects_made(
     Some((text, made.into_iter().map(|(object, _)| object).collect()))
 }
 
+/// `tests` with each `cart = cart.Cart(…)` in a function, where `cart` is a module of the tree
+/// at `dir` that defines `Cart`, made `cart = Cart(…)`, and `Cart` imported from it: the
+/// assignment makes `cart` local to the function, so `cart.Cart` is read before it is assigned
+/// and fails whatever the code (the 1.5B model wrote it in each test, a drive, 2026-12-06).
+/// Returns the names imported; `None` when there is no such line.
+pub fn made_from_own_module(dir: &Path, tests: &str) -> Option<(String, Vec<String>)> {
+    let mut imports: Vec<String> = Vec::new();
+    let mut lines: Vec<String> = Vec::new();
+    for line in tests.lines() {
+        let indent = &line[..line.len() - line.trim_start().len()];
+        let mended = line
+            .trim_start()
+            .split_once(" = ")
+            .and_then(|(name, value)| {
+                let plain =
+                    !indent.is_empty() && name.chars().all(|c| c.is_alphanumeric() || c == '_');
+                let made = value.strip_prefix(&format!("{name}."))?;
+                let class: String = made
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                let calls = made[class.len()..].starts_with('(');
+                let (_, source) = module_source(dir, name).filter(|_| plain && calls)?;
+                defines_at_top(&source, &class).then(|| {
+                    let import = format!("from {name} import {class}");
+                    if !imports.contains(&import) {
+                        imports.push(import);
+                    }
+                    format!("{indent}{name} = {made}")
+                })
+            });
+        lines.push(mended.unwrap_or_else(|| line.to_string()));
+    }
+    if imports.is_empty() {
+        return None;
+    }
+    let mut text = lines.join("\n");
+    text.push('\n');
+    let missing: Vec<String> = imports
+        .iter()
+        .filter(|import| !text.lines().any(|line| line == import.as_str()))
+        .cloned()
+        .collect();
+    Some((with_imports_on_top(&text, &missing, false), imports))
+}
+
 /// The module to import `class` from: the file of the tree that defines it, when the class is
 /// made without arguments.
 fn class_module(dir: &Path, class: &str) -> Option<String> {
@@ -308,5 +354,27 @@ mod tests {
         let dir = tree("class Cart:\n    def __init__(self, owner):\n        pass\n\n    def add(self):\n        pass\n");
         let needs = "def test_it():\n    cart.add()\n";
         assert_eq!(objects_made(dir.path(), needs, STORY), None);
+    }
+
+    #[test]
+    fn an_object_made_from_its_own_name_is_made_from_the_class_imported() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-06), after the tool's fence reading.
+        let dir = tree(CART);
+        let tests = "def test_clear_leaves_cart_empty():\n  cart = cart.Cart()\n  cart.add(\"apple\", 3)\n  cart.clear()\n  assert cart.quantity(\"apple\") == 0\n\ndef test_clear_leaves_pear_quantity_zero():\n  cart = cart.Cart()\n  assert cart.quantity(\"pear\") == 0\n";
+        let (mended, imports) = made_from_own_module(dir.path(), tests).expect("mended");
+        assert_eq!(imports, ["from cart import Cart"]);
+        assert_eq!(
+            mended,
+            "from cart import Cart\ndef test_clear_leaves_cart_empty():\n  cart = Cart()\n  cart.add(\"apple\", 3)\n  cart.clear()\n  assert cart.quantity(\"apple\") == 0\n\ndef test_clear_leaves_pear_quantity_zero():\n  cart = Cart()\n  assert cart.quantity(\"pear\") == 0\n"
+        );
+        // Another name, a name the module lacks, or the top level: left alone.
+        let other = "def test_it():\n    basket = cart.Cart()\n";
+        assert_eq!(made_from_own_module(dir.path(), other), None);
+        let lacks = "def test_it():\n    cart = cart.Basket()\n";
+        assert_eq!(made_from_own_module(dir.path(), lacks), None);
+        assert_eq!(
+            made_from_own_module(dir.path(), "cart = cart.Cart()\n"),
+            None
+        );
     }
 }

@@ -36,6 +36,7 @@ impl Mends<'_> {
         notes.extend(self.drop_unknown_parameters(path));
         notes.extend(self.mend_comparisons_with_exceptions(path));
         notes.extend(self.gather_loose_assertions(path));
+        notes.extend(self.make_objects_from_classes(path));
         notes.extend(self.make_story_objects(path));
         notes.extend(self.call_methods_on_objects(path));
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
@@ -119,6 +120,20 @@ impl Mends<'_> {
         Some(format!(
             "gathered the assertions of `{path}` that stood outside any test into \
              `test_story_examples` (each `pytest.raises` block into a test of its own)"
+        ))
+    }
+
+    /// Makes `cart = cart.Cart()` in a test `cart = Cart()` ([`story_objects::made_from_own_module`]).
+    fn make_objects_from_classes(&self, path: &str) -> Option<String> {
+        let mut imported = Vec::new();
+        self.rewrite(path, |text| {
+            let (text, imports) = story_objects::made_from_own_module(self.dir, text)?;
+            imported = imports;
+            Some(text)
+        })?;
+        Some(format!(
+            "made the objects of `{path}` that were made from their own name from the class, with `{}`",
+            imported.join("`, `")
         ))
     }
 

@@ -16,6 +16,11 @@ pub fn never_passing(dir: &Path, output: &str, story_text: &str) -> Option<Strin
             "the tests fail with `{error}`: `{module}` there is the module, while the story's `{module}` is a `{class}` object; make it in each test (`{module} = {class}()`) before calling its methods"
         ));
     }
+    if let Some(place) = unbound_in_tests(output) {
+        return Some(format!(
+            "the tests fail with `UnboundLocalError` at {place}: a test uses a name before it assigns it (`cart = cart.Cart()` makes `cart` local to the test), which no code can change; import the class and make the object with `cart = Cart()`"
+        ));
+    }
     let error = collection_error(output)?;
     if error.is_what_the_story_adds(story_text) {
         return None;
@@ -24,6 +29,18 @@ pub fn never_passing(dir: &Path, output: &str, story_text: &str) -> Option<Strin
         "`{}` fails before any of its tests runs, with `{}`, and the story's code cannot change that: call the code only inside `def test_…` functions, with the arguments the story gives",
         error.file, error.error
     ))
+}
+
+/// The place (`tests/test_x.py:2`) of the first `UnboundLocalError` pytest's `output` reports
+/// raised in a test file: a name the test assigns, used before it does. The 1.5B model wrote
+/// `cart = cart.Cart()` in each test, and the check took the error for a test failing for want
+/// of the story's code (a drive, 2026-12-06).
+fn unbound_in_tests(output: &str) -> Option<&str> {
+    output.lines().find_map(|line| {
+        let place = line.strip_suffix(": UnboundLocalError")?;
+        let (file, _) = place.rsplit_once(':')?;
+        crate::agents::prompts::is_test_path(Path::new(file)).then_some(place)
+    })
 }
 
 /// The first error of pytest's `output` like `module 'cart' has no attribute 'add'` where the
@@ -90,6 +107,18 @@ mod tests {
         let story = "Add a function `merge(a, b)` to cart.py that returns a new `Cart`\n";
         let merging = OUTPUT.replace("attribute 'add'", "attribute 'merge'");
         assert_eq!(never_passing(dir.path(), &merging, story), None);
+    }
+
+    #[test]
+    fn a_test_that_uses_its_own_name_before_assigning_it_is_refused() {
+        // Recorded (pytest 8, a drive's acceptance run, 2026-12-06), shortened.
+        let output = "    def test_clear_leaves_cart_empty():\n>     cart = cart.Cart()\n             ^^^^\nE     UnboundLocalError: cannot access local variable 'cart' where it is not associated with a value\n\ntests/test_empty_the_cart.py:2: UnboundLocalError\n2 failed, 3 passed in 0.02s\n";
+        let dir = tree(CART);
+        let why = never_passing(dir.path(), output, STORY).expect("refused");
+        assert!(why.contains("at tests/test_empty_the_cart.py:2"), "{why}");
+        // Raised in the code, it is the code's to fix.
+        let in_code = output.replace("tests/test_empty_the_cart.py:2", "cart.py:9");
+        assert_eq!(never_passing(dir.path(), &in_code, STORY), None);
     }
 
     #[test]

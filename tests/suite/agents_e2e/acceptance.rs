@@ -605,6 +605,32 @@ async fn the_story_object_the_tests_use_unmade_is_made_with_its_setup_in_its_pla
 }
 
 #[tokio::test]
+async fn an_object_the_tests_make_from_its_own_name_is_made_from_its_class() {
+    let p = Project::new().await;
+    p.env.write(
+        "cart.py",
+        "class Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def quantity(self, sku):\n        return self.items.get(sku, 0)\n",
+    );
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Empty the cart",
+        "Add a method `clear()` to the `Cart` class in cart.py that takes every item out of the cart.",
+        "- [ ] after `cart.add(\"apple\", 3)` and `cart.clear()`, `cart.quantity(\"apple\")` returns `0`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-06): `cart` is local to the test, so
+    // `cart.Cart` fails before the code matters; the check once took that failure.
+    let own_name = "def test_clear_leaves_cart_empty():\n  cart = cart.Cart()\n  cart.add(\"apple\", 3)\n  cart.clear()\n  assert cart.quantity(\"apple\") == 0\n";
+
+    let written = taken_at_once(&p, &story, "tests/test_empty_the_cart.py", own_name);
+
+    assert!(written.starts_with("from cart import Cart\n"), "{written}");
+    assert!(written.contains("  cart = Cart()\n"), "{written}");
+    assert!(!written.contains("cart.Cart"), "{written}");
+}
+
+#[tokio::test]
 async fn examples_are_added_for_a_function_whose_file_the_summary_gives_a_sentence_later() {
     let p = Project::new().await;
     p.env.write("inventory/__init__.py", "");
