@@ -145,7 +145,7 @@ fn called_on_object(line: &str, name: &str, class: &str) -> String {
 }
 
 /// Whether a top-level import of `text` binds `name` (`from cart import Cart as C` binds `C`).
-fn binds(text: &str, name: &str) -> bool {
+pub(super) fn binds(text: &str, name: &str) -> bool {
     text.lines()
         .any(|line| bound_by_import(line).contains(&name))
 }

@@ -7,6 +7,7 @@
 
 use std::path::Path;
 
+use super::bare_methods::binds;
 use crate::workflow::examples::{class_of, method_owner};
 use crate::workflow::named_functions::python_file_defining;
 use crate::workflow::python_imports::{
@@ -89,11 +90,7 @@ pub fn objects_made(
     text.push('\n');
     let imports: Vec<String> = made
         .iter()
-        .filter(|(object, _)| {
-            !text
-                .lines()
-                .any(|line| bound_by_import(line).contains(&object.class.as_str()))
-        })
+        .filter(|(object, _)| !binds(&text, &object.class))
         .map(|(object, module)| format!("from {module} import {}", object.class))
         .collect();
     let text = with_imports_on_top(&text, &imports, false);
