@@ -25,7 +25,7 @@ HERE = Path(__file__).resolve().parent
 # 2026-11-28 before that day's scaffold changes and kept unread while they were made; `workshop` is
 # held out: written 2026-12-06 by someone other than the tuner, never to be read while tuning.
 SUITES = {"textkit": HERE, "inventory": HERE / "inventory", "ledger": HERE / "ledger",
-          "workshop": HERE / "workshop"}
+          "workshop": HERE / "workshop", "transit": HERE / "transit"}
 SUITE_NAME = "textkit"
 SUITE = HERE
 PROJECT = HERE / "project"
