@@ -16,6 +16,7 @@ pub(crate) mod decision;
 pub(crate) mod delivery;
 pub(crate) mod done_claims;
 pub mod events;
+pub(crate) mod example_setups;
 pub(crate) mod examples;
 pub(crate) mod failure_digest;
 pub(crate) mod fixed_tests;

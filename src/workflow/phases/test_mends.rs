@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{bare_methods, story_objects};
 use crate::workflow::copied_code;
+use crate::workflow::example_setups::setups_completed;
 use crate::workflow::examples::{add_missing_imports, file_names_dropped, Example};
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::loose_assertions::loose_assertions_gathered;
@@ -39,6 +40,7 @@ impl Mends<'_> {
         notes.extend(self.make_objects_from_classes(path));
         notes.extend(self.make_story_objects(path));
         notes.extend(self.call_methods_on_objects(path));
+        notes.extend(self.complete_example_setups(path));
         if let Some(taken) = copied_code::take_out(self.dir, path, self.homes) {
             notes.push(taken.note(path));
         }
@@ -170,6 +172,25 @@ impl Mends<'_> {
             .collect();
         Some(format!(
             "called {} in `{path}`: the story makes them methods, not functions to import",
+            each.join(", ")
+        ))
+    }
+
+    /// Adds to each test asserting an example the calls the story makes before it that the test
+    /// lacks ([`setups_completed`]).
+    fn complete_example_setups(&self, path: &str) -> Option<String> {
+        let mut added = Vec::new();
+        self.rewrite(path, |text| {
+            let (text, setups) = setups_completed(text, self.examples, self.story_text)?;
+            added = setups;
+            Some(text)
+        })?;
+        let each: Vec<String> = added
+            .iter()
+            .map(|setup| format!("`{}` to `{}`", setup.call, setup.test))
+            .collect();
+        Some(format!(
+            "added {} in `{path}`: the story makes those calls before the value it asserts",
             each.join(", ")
         ))
     }

@@ -259,7 +259,8 @@ async fn a_test_of_a_method_the_class_lacks_and_the_story_never_names_is_taken_o
     let story = p.story(
         "Empty the cart",
         "Add a method `clear()` to the `Cart` class in inventory/cart.py.",
-        "- [ ] after `cart.clear()`, `cart.quantity(\"apple\")` returns `0`",
+        // An example without calls before it: a test making none still carries it.
+        "- [ ] `cart.clear()` takes every item out\n- [ ] a new cart's `cart.quantity(\"apple\")` returns `0`",
         "ready",
         &["research", "plan"],
     );
@@ -628,6 +629,35 @@ async fn an_object_the_tests_make_from_its_own_name_is_made_from_its_class() {
     assert!(written.starts_with("from cart import Cart\n"), "{written}");
     assert!(written.contains("  cart = Cart()\n"), "{written}");
     assert!(!written.contains("cart.Cart"), "{written}");
+}
+
+#[tokio::test]
+async fn a_test_asserting_an_example_without_the_calls_before_it_gets_them() {
+    let p = Project::new().await;
+    let story = count_the_items_story(&p);
+    // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-06): the example split in two, the second
+    // test asserting the total of both adds after the pears alone. It carried the example word
+    // for word, so the check took it, and no code could pass it.
+    let split = "from cart import Cart\ndef test_cart_total_items_adds_apple():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    assert cart.total_items() == 3\n\ndef test_cart_total_items_adds_pear():\n    cart = Cart()\n    cart.add(\"pear\", 2)\n    assert cart.total_items() == 5\n\ndef test_cart_total_items_with_empty_cart():\n    cart = Cart()\n    assert cart.total_items() == 0\n";
+
+    let written = taken_at_once(
+        &p,
+        &story,
+        "tests/test_count_the_items_in_the_cart.py",
+        split,
+    );
+
+    assert!(
+        written.contains("def test_cart_total_items_adds_pear():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    cart.add(\"pear\", 2)\n    assert cart.total_items() == 5\n"),
+        "{written}"
+    );
+    let notes = transcript_entries(&p, &story, "acceptance_notes");
+    assert!(
+        notes[0]
+            .to_string()
+            .contains("added `cart.add(\\\"apple\\\", 3)` to `test_cart_total_items_adds_pear`"),
+        "{notes:#?}"
+    );
 }
 
 #[tokio::test]
