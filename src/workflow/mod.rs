@@ -18,6 +18,7 @@ pub(crate) mod done_claims;
 pub mod events;
 pub(crate) mod example_setups;
 pub(crate) mod examples;
+pub(crate) mod failing_functions;
 pub(crate) mod failure_digest;
 pub(crate) mod fixed_tests;
 pub(crate) mod gate;

@@ -9,7 +9,7 @@ use std::path::Path;
 use super::context::Workflow;
 use super::examples::calls;
 use super::fixed_tests::FixedTests;
-use super::named_functions::{mentions_word, Missing, NamedFunction};
+use super::named_functions::{mentions_word, Missing};
 use super::python_imports::without_imports_of_itself;
 use super::story_ops;
 use crate::agents::prompts::backtick_spans;
@@ -223,34 +223,6 @@ fn calling_tests(text: &str, name: &str) -> Vec<String> {
             .unwrap_or_else(|| line.trim().to_string());
         if !found.contains(&shown) {
             found.push(shown);
-        }
-    }
-    found
-}
-
-/// The functions the story names that a failing acceptance test of `output` calls, each once.
-pub fn failing_in_acceptance(
-    dir: &Path,
-    output: &str,
-    named: &[NamedFunction],
-    fixed: &FixedTests,
-) -> Vec<NamedFunction> {
-    let mut found: Vec<NamedFunction> = Vec::new();
-    for test in super::unasked_tests::failed_tests(output) {
-        if !fixed.paths().any(|path| path == test.file) {
-            continue;
-        }
-        let Ok(text) = std::fs::read_to_string(dir.join(&test.file)) else {
-            continue;
-        };
-        let Some(body) = crate::agents::tools::source_of(&text, &test.name) else {
-            continue;
-        };
-        for function in named {
-            let called = body.lines().any(|line| calls(line, &function.name));
-            if called && !found.contains(function) {
-                found.push(function.clone());
-            }
         }
     }
     found
@@ -841,36 +813,5 @@ mod tests {
             ask.contains("assert truncate('hello', 10) == 'hello'"),
             "{ask}"
         );
-    }
-
-    fn function(name: &str) -> NamedFunction {
-        NamedFunction {
-            name: name.to_string(),
-            files: Vec::new(),
-        }
-    }
-
-    #[test]
-    fn a_failing_acceptance_test_names_the_story_functions_it_calls() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::write(
-            dir.path().join("test_accept.py"),
-            "from textkit import truncate, shout\n\ndef test_truncate():\n    assert truncate('hello', 10) == 'hello'\n\ndef test_shout():\n    assert shout('a') == 'A!'\n",
-        )
-        .unwrap();
-        std::fs::write(
-            dir.path().join("test_own.py"),
-            "def test_truncate():\n    assert truncate('a', 1) == 'b'\n",
-        )
-        .unwrap();
-        let fixed = FixedTests::take(dir.path(), &["test_accept.py".to_string()]);
-        let named = [function("truncate"), function("headline")];
-        let output = "FAILED test_accept.py::test_truncate - AssertionError\nFAILED test_own.py::test_truncate - AssertionError\n";
-        assert_eq!(
-            failing_in_acceptance(dir.path(), output, &named, &fixed),
-            [function("truncate")]
-        );
-        let only_own = "FAILED test_own.py::test_truncate - AssertionError\n";
-        assert!(failing_in_acceptance(dir.path(), only_own, &named, &fixed).is_empty());
     }
 }

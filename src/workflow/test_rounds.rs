@@ -355,7 +355,7 @@ impl<'a> TestRounds<'a> {
         if !matches!(run.outcome, TestOutcome::Failed { .. }) {
             return None;
         }
-        let failing = super::narrowed::failing_in_acceptance(
+        let failing = super::failing_functions::failing_in_acceptance(
             &self.dir,
             &run.output,
             &self.named(),
@@ -460,7 +460,7 @@ impl<'a> TestRounds<'a> {
             // Without acceptance tests nothing says which definition a failure is about: the
             // samples go on while the tests fail.
             TestOutcome::Failed { .. } if self.fixed.paths().next().is_none() => true,
-            TestOutcome::Failed { .. } => super::narrowed::failing_in_acceptance(
+            TestOutcome::Failed { .. } => super::failing_functions::failing_in_acceptance(
                 &self.dir,
                 &run.output,
                 &self.named(),

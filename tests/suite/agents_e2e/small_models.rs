@@ -997,6 +997,52 @@ async fn a_later_round_of_narrowed_samples_goes_on_from_the_seeds_of_the_first()
 }
 
 #[tokio::test]
+async fn the_failing_function_a_failing_caller_calls_is_asked_for_first() {
+    let p = Project::new().await;
+    p.env.write("transit/__init__.py", "");
+    p.env.write(
+        "transit/times.py",
+        "def to_minutes(text):\n    hours, minutes = text.split(':')\n    return int(hours) * 60 + int(minutes)\n\n\ndef from_minutes(total):\n    hours, minutes = divmod(total, 60)\n    return f'{hours:02d}:{minutes:02d}'\n\n\ndef add_minutes(text, delta):\n    return from_minutes(to_minutes(text) + delta)\n",
+    );
+    p.env.write(
+        "tests/test_wrap.py",
+        "from transit.times import add_minutes\nfrom transit.times import from_minutes\n\n\ndef test_story_examples():\n    assert add_minutes('23:50', 20) == '00:10'\n\n\ndef test_from_minutes_example_1():\n    assert from_minutes(1450) == '00:10'\n",
+    );
+    p.python_git_project(&[]);
+    // The transit suite's bug (2026-12-06): the tool asked for `add_minutes` five times.
+    let story = p.story(
+        "Times past midnight wrap around",
+        "`add_minutes(\"23:50\", 20)` in `transit/times.py` returns \"24:10\" because `from_minutes` never wraps the hour.",
+        "- [ ] `from_minutes(1450)` returns `\"00:10\"`\n- [ ] `add_minutes(\"23:50\", 20)` returns `\"00:10\"`",
+        "ready",
+        &["research", "plan"],
+    );
+    p.env.edit(
+        p.path_of(&story),
+        "plan_complete: true",
+        "plan_complete: true\nacceptance_complete: true\nacceptance_tests:\n- tests/test_wrap.py",
+    );
+    p.fake
+        .push("implement", Reply::text("Fixed it."))
+        .push("implement", Reply::text("Fixed it again."))
+        .push(
+            "definition",
+            Reply::text("```python\ndef from_minutes(total):\n    hours, minutes = divmod(total % 1440, 60)\n    return f'{hours:02d}:{minutes:02d}'\n```"),
+        );
+
+    p.step(&story, "implement").success();
+
+    let asked = p.fake.requests_for("definition");
+    assert_eq!(asked.len(), 1, "one definition, the right one");
+    let task = asked[0].last_message();
+    assert!(
+        task.contains("Write the function `from_minutes(…)` in transit/times.py again"),
+        "{task}"
+    );
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+}
+
+#[tokio::test]
 async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_tests_pass() {
     let p = Project::new().await;
     let story = cart_without_remove(&p, &[("llm.temperature", "0.2")]);
