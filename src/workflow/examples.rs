@@ -224,7 +224,7 @@ pub fn method_owner(text: &str, name: &str) -> Option<(String, String)> {
 }
 
 /// `PriceList` → `price_list`: the object name [`class_of`] reads back as the class.
-fn snake_case(class: &str) -> String {
+pub(super) fn snake_case(class: &str) -> String {
     let mut out = String::new();
     for (at, c) in class.chars().enumerate() {
         if c.is_ascii_uppercase() && at > 0 {

@@ -55,15 +55,11 @@ fn callees_first(dir: &Path, functions: Vec<NamedFunction>) -> Vec<NamedFunction
                     .any(|line| calls(line, &functions[at].name))
         })
     };
-    let (callees, callers): (Vec<(usize, &NamedFunction)>, Vec<(usize, &NamedFunction)>) =
-        functions
-            .iter()
-            .enumerate()
-            .partition(|(at, _)| called_by_another(*at));
+    let callees = (0..functions.len()).filter(|&at| called_by_another(at));
+    let callers = (0..functions.len()).filter(|&at| !called_by_another(at));
     callees
-        .into_iter()
         .chain(callers)
-        .map(|(_, function)| function.clone())
+        .map(|at| functions[at].clone())
         .collect()
 }
 

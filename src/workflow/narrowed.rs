@@ -384,7 +384,10 @@ pub fn merge_definition(
     name: &str,
     code: &str,
 ) -> Option<String> {
-    let definition = definition_named(code, name)?;
+    let definition = match class {
+        Some(class) => as_method(&definition_named(code, name)?, class),
+        None => definition_named(code, name)?,
+    };
     let source = add_imports_of(source, code);
     let lines: Vec<&str> = source.lines().collect();
     // Where the definition belongs: the file, or the body of its class.
@@ -447,6 +450,85 @@ pub fn merge_definition(
     let mut text = out.join("\n");
     text.push('\n');
     Some(text)
+}
+
+/// `definition`, a function asked for as a method of `class`, with the `self` it lacks: first
+/// among its parameters, and in place of the object the tests call it on (`timetable.` where
+/// nothing binds `timetable`). The 1.5B model's `next_departure(stop, after)` read
+/// `self._departures` once and `timetable._departures` once, and either failed on "takes 2
+/// positional arguments but 3 were given" (transit, 2026-12-06). A static or class method, or a
+/// signature over several lines, stays as it is.
+fn as_method(definition: &str, class: &str) -> String {
+    let lines: Vec<&str> = definition.lines().collect();
+    let Some(at) = lines.iter().position(|line| {
+        let line = line.trim_start();
+        line.starts_with("def ") || line.starts_with("async def ")
+    }) else {
+        return definition.to_string();
+    };
+    let decorated = lines[..at]
+        .iter()
+        .any(|line| line.contains("staticmethod") || line.contains("classmethod"));
+    let signature = lines[at];
+    let (Some(open), Some(close)) = (signature.find('('), signature.rfind(')')) else {
+        return definition.to_string();
+    };
+    let parameters = &signature[open + 1..close];
+    let names: Vec<&str> = parameters
+        .split(',')
+        .map(|parameter| {
+            parameter
+                .split([':', '='])
+                .next()
+                .unwrap_or_default()
+                .trim()
+                .trim_start_matches('*')
+        })
+        .filter(|name| !name.is_empty())
+        .collect();
+    if decorated || names.first() == Some(&"self") {
+        return definition.to_string();
+    }
+    let with_self = match parameters.trim().is_empty() {
+        true => "self".to_string(),
+        false => format!("self, {}", parameters.trim_start()),
+    };
+    let object = super::examples::snake_case(class);
+    let bound = names.contains(&object.as_str())
+        || lines[at + 1..]
+            .iter()
+            .any(|line| line.trim_start().starts_with(&format!("{object} =")));
+    let receiver = format!("{object}.");
+    let mut out: Vec<String> = lines[..at].iter().map(|line| line.to_string()).collect();
+    out.push(format!(
+        "{}{with_self}{}",
+        &signature[..open + 1],
+        &signature[close..]
+    ));
+    for line in &lines[at + 1..] {
+        out.push(match bound {
+            true => line.to_string(),
+            false => on_self(line, &receiver),
+        });
+    }
+    out.join("\n")
+}
+
+/// `line` with each `receiver` (`timetable.`) that starts a name made `self.`.
+fn on_self(line: &str, receiver: &str) -> String {
+    let mut out = String::new();
+    let mut rest = line;
+    while let Some(at) = rest.find(receiver) {
+        let starts_name = rest[..at]
+            .chars()
+            .next_back()
+            .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'));
+        out.push_str(&rest[..at]);
+        out.push_str(if starts_name { "self." } else { receiver });
+        rest = &rest[at + receiver.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// The end of the block that starts at `start` (indented `level`): the first line after it at
@@ -572,6 +654,42 @@ mod tests {
         "```python\ndef remove(self, sku):\n    if sku in self.items:\n        del self.items[sku]\n```";
 
     const MERGED: &str = "\"\"\"A shopping cart.\"\"\"\n\n\nclass Cart:\n    def __init__(self):\n        self.items = {}\n\n    def add(self, sku, quantity=1):\n        self.items[sku] = self.items.get(sku, 0) + quantity\n\n    def remove(self, sku):\n        if sku in self.items:\n            del self.items[sku]\n\n\ndef empty_cart():\n    return Cart()\n";
+
+    #[test]
+    fn a_method_written_without_self_gets_it_and_the_tests_object_becomes_self() {
+        let source = "class Timetable:\n    def __init__(self):\n        self._departures = {}\n";
+        // Recorded (Qwen2.5-Coder-1.5B, transit, 2026-12-06), two of the samples.
+        let no_self = "```python\ndef next_departure(stop: str, after: str) -> str:\n    times = self._departures.get(stop, [])\n    return times[0] if times else None\n```";
+        let on_object = "```python\ndef next_departure(stop, after) -> str:\n    if stop not in timetable._departures:\n        return None\n    return timetable._departures[stop][0]\n```";
+        let merged = |reply: &str| {
+            let code = answer_code(reply).unwrap();
+            merge_definition(source, Some("Timetable"), "next_departure", &code).unwrap()
+        };
+
+        assert!(
+            merged(no_self).contains("    def next_departure(self, stop: str, after: str) -> str:\n        times = self._departures.get(stop, [])\n"),
+            "{}",
+            merged(no_self)
+        );
+        assert!(
+            merged(on_object).contains("    def next_departure(self, stop, after) -> str:\n        if stop not in self._departures:\n            return None\n        return self._departures[stop][0]\n"),
+            "{}",
+            merged(on_object)
+        );
+        let static_one = "```python\n@staticmethod\ndef parse(text):\n    return text\n```";
+        let code = answer_code(static_one).unwrap();
+        assert!(merge_definition(source, Some("Timetable"), "parse", &code)
+            .unwrap()
+            .contains("    def parse(text):"));
+        let function = "```python\ndef next_departure(stop, after):\n    return None\n```";
+        let code = answer_code(function).unwrap();
+        assert!(
+            merge_definition(source, None, "next_departure", &code)
+                .unwrap()
+                .contains("def next_departure(stop, after):"),
+            "a function stays one"
+        );
+    }
 
     #[test]
     fn a_recorded_method_is_merged_into_its_class() {

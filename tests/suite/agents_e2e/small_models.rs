@@ -1043,6 +1043,50 @@ async fn the_failing_function_a_failing_caller_calls_is_asked_for_first() {
 }
 
 #[tokio::test]
+async fn a_method_answered_without_self_is_merged_with_it() {
+    let p = Project::new().await;
+    p.env.write("transit/__init__.py", "");
+    p.env.write(
+        "transit/timetable.py",
+        "class Timetable:\n    def __init__(self, route):\n        self.route = route\n        self._departures = {}\n\n    def add_departure(self, stop, time):\n        self._departures.setdefault(stop, []).append(time)\n        self._departures[stop].sort()\n",
+    );
+    p.env.write(
+        "tests/test_next.py",
+        "from transit.timetable import Timetable\n\n\ndef test_next_departure():\n    timetable = Timetable('A')\n    timetable.add_departure('Central', '08:00')\n    timetable.add_departure('Central', '08:30')\n    assert timetable.next_departure('Central', '08:10') == '08:30'\n    assert timetable.next_departure('Central', '08:31') is None\n",
+    );
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Next departure from a stop",
+        "Add a method `Timetable.next_departure(stop, after)` to `transit/timetable.py` that returns the earliest departure at or after `after`.",
+        "- [ ] `next_departure(\"Central\", \"08:31\")` returns `None` when none is left",
+        "ready",
+        &["research", "plan"],
+    );
+    p.env.edit(
+        p.path_of(&story),
+        "plan_complete: true",
+        "plan_complete: true\nacceptance_complete: true\nacceptance_tests:\n- tests/test_next.py",
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, transit, 2026-12-06): `self` used, not taken.
+    p.fake
+        .push("implement", Reply::text("Added it."))
+        .push("implement", Reply::text("Added it again."))
+        .push(
+            "definition",
+            Reply::text("```python\ndef next_departure(stop: str, after: str) -> str:\n    times = self._departures.get(stop, [])\n    for time in times:\n        if time >= after:\n            return time\n    return None\n```"),
+        );
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("definition").len(), 1);
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert!(p
+        .git(&["show", &format!("{branch}:transit/timetable.py")])
+        .contains("    def next_departure(self, stop: str, after: str) -> str:\n"));
+}
+
+#[tokio::test]
 async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_tests_pass() {
     let p = Project::new().await;
     let story = cart_without_remove(&p, &[("llm.temperature", "0.2")]);
