@@ -5,6 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
+use super::python_builtins::PYTHON_FUNCTIONS;
+
 /// Files looked at for definitions; a larger tree is not searched further.
 const DEFINITION_SCAN: usize = 5_000;
 /// Files larger than this are not searched for definitions.
@@ -37,55 +39,6 @@ impl std::fmt::Display for Missing {
     }
 }
 
-/// Functions every Python program has: a criterion that says "`issubclass(UnknownAccount,
-/// KeyError)` is `True`" or "`len(cart)` returns `2`" asks for the class, not for `issubclass`.
-const PYTHON_BUILTINS: [&str; 44] = [
-    "abs",
-    "all",
-    "any",
-    "bool",
-    "callable",
-    "chr",
-    "dict",
-    "dir",
-    "divmod",
-    "enumerate",
-    "filter",
-    "float",
-    "format",
-    "frozenset",
-    "getattr",
-    "hasattr",
-    "hash",
-    "id",
-    "int",
-    "isinstance",
-    "issubclass",
-    "iter",
-    "len",
-    "list",
-    "map",
-    "max",
-    "min",
-    "next",
-    "open",
-    "ord",
-    "print",
-    "range",
-    "repr",
-    "reversed",
-    "round",
-    "set",
-    "setattr",
-    "sorted",
-    "str",
-    "sum",
-    "super",
-    "tuple",
-    "type",
-    "zip",
-];
-
 /// The functions a story's Summary and Acceptance Criteria name as calls in backticks
 /// (`word_count(text)`, `median([])`), each once: what a feature asks to exist. Method calls
 /// on other objects (`str.title()`) are not the story's to define.
@@ -105,7 +58,7 @@ pub fn named_functions(story: &crate::board::Story) -> Vec<NamedFunction> {
         let plain = !callee.is_empty()
             && callee.chars().all(|c| c.is_alphanumeric() || c == '_')
             && !callee.starts_with(|c: char| c.is_ascii_digit());
-        if !plain || PYTHON_BUILTINS.contains(&callee) {
+        if !plain || PYTHON_FUNCTIONS.contains(&callee) {
             continue;
         }
         let after = spans[at + 1..].join("`");
@@ -347,7 +300,11 @@ pub fn methods_missing(dir: &Path, output: &str, story_text: &str) -> Vec<NamedF
 /// (2026-11-29), with no definition ever asked for alone.
 pub fn names_not_importable(dir: &Path, output: &str, story_text: &str) -> Vec<NamedFunction> {
     let mut found: Vec<NamedFunction> = Vec::new();
-    for (name, module) in output.lines().filter_map(unimportable_name) {
+    let lacking = output.lines().filter_map(|line| {
+        let imported = unimportable_name(line).map(|(name, module)| (name, module, false));
+        imported.or_else(|| module_lacking(line).map(|(name, module)| (name, module, true)))
+    });
+    for (name, module, through_module) in lacking {
         if !mentions_word(story_text, name) || found.iter().any(|known| known.name == name) {
             continue;
         }
@@ -359,7 +316,18 @@ pub fn names_not_importable(dir: &Path, output: &str, story_text: &str) -> Vec<N
         // wants is an import, and a second definition written where the tests look would be
         // another class or function than the one the code uses.
         let defined_elsewhere = python_file_defining(dir, name).is_some();
-        if let Some(file) = file.filter(|_| !defined_elsewhere) {
+        // Through the module, a method of one of its classes is a module taken for an object
+        // (`cart.add(…)` on the module `cart`): no function is missing.
+        let a_method = |file: &String| {
+            through_module
+                && std::fs::read_to_string(dir.join(file)).is_ok_and(|text| {
+                    text.lines().any(|line| {
+                        line.starts_with(char::is_whitespace)
+                            && crate::agents::tools::defined_name(line).as_deref() == Some(name)
+                    })
+                })
+        };
+        if let Some(file) = file.filter(|file| !defined_elsewhere && !a_method(file)) {
             found.push(NamedFunction {
                 name: name.to_string(),
                 files: vec![file],
@@ -389,6 +357,19 @@ fn unimportable_name(line: &str) -> Option<(&str, &str)> {
     let (_, after) = line.split_once("cannot import name '")?;
     let (name, rest) = after.split_once('\'')?;
     let module = rest.strip_prefix(" from '")?.split('\'').next()?;
+    (is_identifier(name) && module.split('.').all(is_identifier)).then_some((name, module))
+}
+
+/// The name and the module of a line saying `module 'transit.times' has no attribute
+/// 'InvalidTimeError'`: tests that import the module and use the name through it
+/// (`transit.times.InvalidTimeError`) miss it so, not at their import (transit, 2026-12-06).
+fn module_lacking(line: &str) -> Option<(&str, &str)> {
+    let (_, after) = line.split_once("module '")?;
+    let (module, rest) = after.split_once('\'')?;
+    let name = rest
+        .strip_prefix(" has no attribute '")?
+        .split('\'')
+        .next()?;
     (is_identifier(name) && module.split('.').all(is_identifier)).then_some((name, module))
 }
 
@@ -770,6 +751,18 @@ mod tests {
                 at("format_price", "inventory/money/__init__.py")
             ],
             "a circular import, a module the tree lacks and a name the story never mentions are none"
+        );
+        // Used through its module (transit, 2026-12-06); a method of its class is no function
+        // it lacks.
+        std::fs::write(
+            dir.path().join("inventory/cart.py"),
+            "class Cart:\n    def take(self, sku):\n        pass\n",
+        )
+        .unwrap();
+        let through_module = "E       AttributeError: module 'inventory.cart' has no attribute 'OutOfStock'\nE       AttributeError: module 'inventory.cart' has no attribute 'take'\n";
+        assert_eq!(
+            names_not_importable(dir.path(), through_module, story),
+            [at("OutOfStock", "inventory/cart.py")]
         );
         // `Cart` lives in cart.py: asked for from money, it wants an import, not a second class.
         let elsewhere = "E   ImportError: cannot import name 'Cart' from 'inventory.money' (/x)\n";

@@ -17,9 +17,9 @@
 
 use std::path::Path;
 
+use super::definition_merge::merge_definition;
 use super::fixed_tests::FixedTests;
 use super::named_functions::NamedFunction;
-use super::narrowed::merge_definition;
 use super::stray_changes::{keep_aside, Set};
 use super::tests_run::TestRun;
 use super::unasked_tests::failed_tests;

@@ -5,6 +5,7 @@ use std::path::Path;
 
 use crate::workflow::examples::{calls_before, class_of, method_owner, Example};
 use crate::workflow::named_functions::{file_names, mentions_word, python_file_defining};
+use crate::workflow::python_builtins::PYTHON_EXCEPTIONS;
 use crate::workflow::python_imports::python_module;
 
 /// What the file is written from.
@@ -17,28 +18,6 @@ pub struct Story<'a> {
     /// The functions the story names, each with its file.
     pub homes: &'a [(String, String)],
 }
-
-/// Python's own exceptions: a raising example needs no import for them.
-const BUILTIN_EXCEPTIONS: [&str; 18] = [
-    "Exception",
-    "ArithmeticError",
-    "AssertionError",
-    "AttributeError",
-    "FileNotFoundError",
-    "IndexError",
-    "KeyError",
-    "LookupError",
-    "NotImplementedError",
-    "OSError",
-    "OverflowError",
-    "PermissionError",
-    "RuntimeError",
-    "StopIteration",
-    "TypeError",
-    "UnicodeDecodeError",
-    "ValueError",
-    "ZeroDivisionError",
-];
 
 /// One test per example with the imports they need; `None` unless every example is a plain
 /// call of a function whose file is known, a call on a class the tree defines made on the spot
@@ -161,7 +140,7 @@ fn example_test(
         imports.push("import pytest".to_string());
     }
     imports.push(format!("from {} import {name}", python_module(&file)?));
-    if example.raises() && !BUILTIN_EXCEPTIONS.contains(&example.expected.as_str()) {
+    if example.raises() && !PYTHON_EXCEPTIONS.contains(&example.expected.as_str()) {
         if let Some(module) = exception_home(story, &example.expected, &file, text) {
             imports.push(format!("from {module} import {}", example.expected));
         }

@@ -1087,6 +1087,60 @@ async fn a_method_answered_without_self_is_merged_with_it() {
 }
 
 #[tokio::test]
+async fn an_exception_the_tests_use_through_its_module_is_written_with_the_function_raising_it() {
+    let p = Project::new().await;
+    p.env.write("transit/__init__.py", "");
+    p.env.write(
+        "transit/times.py",
+        "def to_minutes(text):\n    hours, minutes = text.strip().split(':')\n    return int(hours) * 60 + int(minutes)\n",
+    );
+    // As the 1.5B model wrote them (transit, 2026-12-06): the module imported, not the names
+    // (a `try` for its `pytest.raises`: the tests' runner has no pytest).
+    p.env.write(
+        "tests/test_reject.py",
+        "import transit.times\n\ndef test_invalid_time_error_is_subclass_of_value_error():\n    assert issubclass(transit.times.InvalidTimeError, ValueError)\n\ndef test_out_of_range_values_raise_invalid_time_error():\n    try:\n        transit.times.to_minutes(\"24:00\")\n    except transit.times.InvalidTimeError:\n        return\n    raise AssertionError(\"no InvalidTimeError\")\n\ndef test_valid_times_keep_working():\n    assert transit.times.to_minutes(\"07:05\") == 425\n",
+    );
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Reject malformed times",
+        "Define an `InvalidTimeError` exception (subclass of `ValueError`) in `transit/times.py` and raise it from `to_minutes` whenever the text is not a valid \"HH:MM\" time.",
+        "- [ ] `to_minutes(\"24:00\")` raises `InvalidTimeError`",
+        "ready",
+        &["research", "plan"],
+    );
+    p.env.edit(
+        p.path_of(&story),
+        "plan_complete: true",
+        "plan_complete: true\nacceptance_complete: true\nacceptance_tests:\n- tests/test_reject.py",
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, transit, 2026-12-06): the class beside the function, and
+    // Python 2's `exceptions` module.
+    let answer = "```python\nfrom exceptions import ValueError\n\nclass InvalidTimeError(ValueError):\n    pass\n\ndef to_minutes(text: str) -> int:\n    try:\n        hours, minutes = map(int, text.split(':'))\n        if hours < 0 or hours > 23 or minutes < 0 or minutes > 59:\n            raise InvalidTimeError(\"Text is not a valid 'HH:MM' time\")\n        return hours * 60 + minutes\n    except ValueError:\n        raise InvalidTimeError(\"Text is not a number\")\n```";
+    p.fake
+        .push("implement", Reply::text("Fixed it."))
+        .push("implement", Reply::text("Fixed it again."));
+    for _ in 0..3 {
+        p.fake.push("definition", Reply::text(answer));
+    }
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    let times = p.git(&["show", &format!("{branch}:transit/times.py")]);
+    assert!(!times.contains("exceptions"), "{times}");
+    assert_eq!(
+        times.matches("class InvalidTimeError(ValueError):").count(),
+        1,
+        "{times}"
+    );
+    assert!(
+        times.contains("raise InvalidTimeError(\"Text is not a number\")"),
+        "{times}"
+    );
+}
+
+#[tokio::test]
 async fn a_narrowed_definition_that_fails_is_sampled_again_hotter_until_the_tests_pass() {
     let p = Project::new().await;
     let story = cart_without_remove(&p, &[("llm.temperature", "0.2")]);
