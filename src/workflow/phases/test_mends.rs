@@ -7,7 +7,9 @@ use std::path::Path;
 use super::{bare_methods, story_objects};
 use crate::workflow::copied_code;
 use crate::workflow::example_setups::setups_completed;
-use crate::workflow::examples::{add_missing_imports, file_names_dropped, Example};
+use crate::workflow::examples::{
+    add_missing_imports, file_names_dropped, unused_self_dropped, Example,
+};
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::loose_assertions::loose_assertions_gathered;
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
@@ -32,6 +34,7 @@ impl Mends<'_> {
     pub fn mend(&self, path: &str) -> Vec<String> {
         let mut notes = Vec::new();
         notes.extend(self.drop_file_names(path));
+        notes.extend(self.drop_unused_self(path));
         notes.extend(self.drop_imports_of_itself(path));
         notes.extend(self.drop_calls_of_tests(path));
         notes.extend(self.drop_unknown_parameters(path));
@@ -68,6 +71,16 @@ impl Mends<'_> {
         self.rewrite(path, file_names_dropped)?;
         Some(format!(
             "took the lines of `{path}` that held only a file's name out: Python reads them as code"
+        ))
+    }
+
+    /// Takes a `self` no top-level test uses out of its parameters ([`unused_self_dropped`]):
+    /// pytest asks for a fixture named `self`, and every such test errors whatever the code
+    /// is (transit `fares-module`, 2026-12-06, the 1.5B model's four tests of `fare`).
+    fn drop_unused_self(&self, path: &str) -> Option<String> {
+        self.rewrite(path, unused_self_dropped)?;
+        Some(format!(
+            "took the unused `self` out of the tests of `{path}`: a test outside a class takes none"
         ))
     }
 

@@ -880,6 +880,20 @@ async fn a_line_of_a_file_s_name_alone_is_taken_out_of_the_tests() {
     );
 }
 
+#[tokio::test]
+async fn a_self_that_top_level_tests_take_is_taken_out() {
+    let p = Project::new().await;
+    ledger_project(&p);
+    let story = p.exact_totals_story();
+    // Recorded in kind (Qwen2.5-Coder-1.5B, transit, 2026-12-06): pytest looked for a fixture
+    // named `self`, and every test errored whatever the code did.
+    let tests = "from decimal import Decimal\nfrom ledger import total\n\n\ndef test_total_is_exact(self):\n    assert total(['0.10', '0.20']) == Decimal('0.30')\n";
+    assert_eq!(
+        taken_at_once(&p, &story, "tests/test_total.py", tests),
+        tests.replace("(self)", "()").trim_end()
+    );
+}
+
 /// Runs the acceptance phase of `story` with the model writing `tests` into
 /// `tests/test_total.py` and saying it is done, once; returns the first check's refusal.
 #[track_caller]
