@@ -21,6 +21,11 @@ pub fn never_passing(dir: &Path, output: &str, story_text: &str) -> Option<Strin
             "the tests fail with `UnboundLocalError` at {place}: a test uses a name before it assigns it (`cart = cart.Cart()` makes `cart` local to the test), which no code can change; import the class and make the object with `cart = Cart()`"
         ));
     }
+    if let Some(name) = missing_fixture(output) {
+        return Some(format!(
+            "the tests take a parameter `{name}` that no fixture gives, and pytest errors on \"fixture '{name}' not found\" whatever the code is: make what a test needs inside it (`{name} = …`), and give a test outside a class no parameters"
+        ));
+    }
     let error = collection_error(output)?;
     if error.is_what_the_story_adds(story_text) {
         return None;
@@ -29,6 +34,16 @@ pub fn never_passing(dir: &Path, output: &str, story_text: &str) -> Option<Strin
         "`{}` fails before any of its tests runs, with `{}`, and the story's code cannot change that: call the code only inside `def test_…` functions, with the arguments the story gives",
         error.file, error.error
     ))
+}
+
+/// The name of the first fixture pytest's `output` says it did not find: a test's parameter
+/// that nothing gives (`def test_fare_one_zone(self):`, the 1.5B model's, transit 2026-12-06).
+fn missing_fixture(output: &str) -> Option<&str> {
+    output.lines().find_map(|line| {
+        let (_, after) = line.split_once("fixture '")?;
+        let (name, rest) = after.split_once('\'')?;
+        rest.starts_with(" not found").then_some(name)
+    })
 }
 
 /// The place (`tests/test_x.py:2`) of the first `UnboundLocalError` pytest's `output` reports
@@ -107,6 +122,15 @@ mod tests {
         let story = "Add a function `merge(a, b)` to cart.py that returns a new `Cart`\n";
         let merging = OUTPUT.replace("attribute 'add'", "attribute 'merge'");
         assert_eq!(never_passing(dir.path(), &merging, story), None);
+    }
+
+    #[test]
+    fn a_test_taking_a_parameter_no_fixture_gives_is_refused() {
+        // Recorded (pytest 8, transit, 2026-12-06), shortened.
+        let output = "_____________ ERROR at setup of test_fare_one_zone _____________\nfile /tmp/r/tests/test_ticket_fare_calculator.py, line 3\n  def test_fare_one_zone(cart):\nE       fixture 'cart' not found\n>       available fixtures: cache, capfd, tmp_path\n";
+        let why = never_passing(tree(CART).path(), output, STORY).expect("refused");
+        assert!(why.contains("parameter `cart`"), "{why}");
+        assert!(why.contains("fixture 'cart' not found"), "{why}");
     }
 
     #[test]
