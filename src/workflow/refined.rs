@@ -81,6 +81,7 @@ pub fn summary<'t>(
 /// and `parse_quantity("-1")` raise `ValueError`", the item went as an invented example, and
 /// with it the story's three (inventory `parse-quantity`, 2026-12-05).
 pub fn criteria(existing: Option<&str>, refined: &str, given: &str) -> String {
+    let refined = &list_before_prose(refined);
     let spans = quoted(refined);
     let kept = without_invented_examples(refined, given);
     match existing {
@@ -95,6 +96,44 @@ pub fn criteria(existing: Option<&str>, refined: &str, given: &str) -> String {
         }
         _ => kept,
     }
+}
+
+/// `criteria` up to the first line after its list that is prose, not an item: what the 1.5B
+/// model wrote after the criteria is no criterion. It added "This summary and acceptance
+/// criteria clearly define the behavior…", and, another time, the prompt's own "The story
+/// mentions:" with its list of files and names (transit, 2026-12-06), which then stood in the
+/// story's criteria. Text with no list stays whole, and so does a line followed by more
+/// checkbox items.
+fn list_before_prose(criteria: &str) -> String {
+    let is_item = |line: &str| {
+        let line = line.trim_start();
+        line.starts_with("- ")
+            || line.starts_with("* ")
+            || line
+                .split_once(". ")
+                .is_some_and(|(number, _)| number.chars().all(|c| c.is_ascii_digit()))
+    };
+    let is_checkbox = |line: &str| line.trim_start().starts_with("- [");
+    let lines: Vec<&str> = criteria.lines().collect();
+    let mut in_list = false;
+    let mut kept: Vec<&str> = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        // A sentence, not the lazy continuation of an item ("returns `5`" under its line).
+        let prose = line.starts_with(|c: char| c.is_uppercase()) && !is_item(line);
+        if in_list && prose && !lines[at..].iter().any(|line| is_checkbox(line)) {
+            break;
+        }
+        in_list |= is_item(line);
+        kept.push(line);
+    }
+    while kept.last().is_some_and(|line| line.trim().is_empty()) {
+        kept.pop();
+    }
+    let mut text = kept.join("\n");
+    if criteria.ends_with('\n') && !text.is_empty() {
+        text.push('\n');
+    }
+    text
 }
 
 /// `criteria` without its items that hold an example `given` does not carry. An item is a line
@@ -300,6 +339,25 @@ mod tests {
         // Carried by the criteria, the example may leave the summary.
         let both = format!("{kept}\n- [ ] `whisper(\"\")` returns `\"...\"`");
         assert_eq!(summary(Some(author), rewrite, &given, &both), Some(rewrite));
+    }
+
+    #[test]
+    fn prose_after_the_criteria_is_no_criterion() {
+        let given = "- [ ] `minutes_between(\"07:05\", \"08:00\")` returns `55`";
+        // Recorded (Qwen2.5-Coder-1.5B, transit, 2026-12-06): the prompt's block echoed.
+        let echoed = format!("{given}\n- [ ] The same time twice gives `0`\n\nThe story mentions:\n- file transit/times.py (exists)\n- `minutes_between`: not defined yet (the story asks for it)\n");
+        assert_eq!(
+            criteria(Some(given), &echoed, given),
+            format!("{given}\n- [ ] The same time twice gives `0`\n")
+        );
+        let closing =
+            format!("{given}\n\nThis summary and acceptance criteria clearly define the behavior.");
+        assert_eq!(criteria(Some(given), &closing, given), given);
+        assert_eq!(
+            criteria(None, "It works.", "It works."),
+            "It works.",
+            "no list"
+        );
     }
 
     #[test]

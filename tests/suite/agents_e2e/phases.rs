@@ -114,6 +114,22 @@ async fn examples_refine_invents_do_not_become_the_story_s_criteria() {
     );
 }
 
+#[tokio::test]
+async fn what_refine_writes_after_the_criteria_list_is_not_a_criterion() {
+    let p = Project::new().await;
+    // Recorded (Qwen2.5-Coder-1.5B, transit, 2026-12-06): the prompt's own list of what the
+    // story mentions, written after the criteria, stood in the story.
+    let story = refined_sketch(
+        &p,
+        "Minutes between two times",
+        "## Summary\nAdd a function `minutes_between(start, end)` to `transit/times.py` that returns how many minutes pass from `start` to `end`.\n\n## Acceptance Criteria\n- [ ] it returns the minutes from `start` to `end`\n- [ ] the same time twice gives 0\n\nThe story mentions:\n- file transit/times.py (exists)\n- `minutes_between`: not defined yet (the story asks for it)",
+    );
+    assert_eq!(
+        section(&p.body(&story), "Acceptance Criteria"),
+        "- [ ] it returns the minutes from `start` to `end`\n- [ ] the same time twice gives 0"
+    );
+}
+
 /// A backlog story of `title` alone (an empty summary, one vague criterion), refined by the
 /// model's `reply`.
 fn refined_sketch(p: &Project, title: &str, reply: &str) -> Made {
