@@ -424,9 +424,13 @@ fn announced_path(before: &[&str]) -> Option<String> {
     // it and a colon (`Here is the updated `stats.py`:`), emphasis aside (recorded from
     // Qwen2.5-Coder-1.5B: `**Changed `inventory/cart.py`:**`).
     let plain = plain.trim();
-    let ending = match plain.starts_with('#') {
-        true => plain.trim_end_matches(':'),
-        false => plain.strip_suffix(':')?,
+    let ending = match (plain.starts_with('#'), plain.strip_suffix(':')) {
+        (true, _) => plain.trim_end_matches(':'),
+        (false, Some(ending)) => ending,
+        // Without a colon, only a line that opens with what was changed names a file: the
+        // 1.5B model's right `fare` under `**Changed `transit/fares.py`**` was read as no file,
+        // and it was told its reply changed none (transit, 2026-12-06).
+        (false, None) => return changed_path(plain.trim_start_matches(['*', '-', '>', ' '])),
     };
     let last_word = |text: &str| path_like(text.split_whitespace().next_back()?);
     // A note after the path: `### stats.py (exists)`, the map's words for a file, over the
@@ -632,6 +636,8 @@ mod tests {
             // Recorded too (2026-12-05, inventory): the path after the verb, more words after it.
             "Changed `stats.py` with the following changes:\n\n```python\ndef mean(v):\n    return 0.0\n```",
             "Updated the file `stats.py` as follows:\n```python\ndef mean(v):\n    return 0.0\n```",
+            // Recorded too (2026-12-06, transit): bold, no colon.
+            "**Changed `stats.py`**\n\n```python\ndef mean(v):\n    return 0.0\n```",
         ];
         for text in rows {
             assert_eq!(
