@@ -136,8 +136,8 @@ fn with_companions(merged: &str, code: &str, definition: &str, holder: &str) -> 
 /// among its parameters, and in place of the object the tests call it on (`timetable.` where
 /// nothing binds `timetable`). The 1.5B model's `next_departure(stop, after)` read
 /// `self._departures` once and `timetable._departures` once, and either failed on "takes 2
-/// positional arguments but 3 were given" (transit, 2026-12-06). A static or class method, or a
-/// signature over several lines, stays as it is.
+/// positional arguments but 3 were given" (transit, 2026-12-06). A static or class method, a
+/// body that reads no object, or a signature over several lines, stays as it is.
 fn as_method(definition: &str, class: &str) -> String {
     let lines: Vec<&str> = definition.lines().collect();
     let Some(at) = lines.iter().position(|line| {
@@ -179,18 +179,29 @@ fn as_method(definition: &str, class: &str) -> String {
             .iter()
             .any(|line| line.trim_start().starts_with(&format!("{object} =")));
     let receiver = format!("{object}.");
+    let body: Vec<String> = lines[at + 1..]
+        .iter()
+        .map(|line| match bound {
+            true => line.to_string(),
+            false => on_self(line, &receiver),
+        })
+        .collect();
+    // Only a body that reads an object is a method's: a function of its arguments alone may
+    // be called on the class (`Cart.from_dict(d)`), where a `self` would take the argument.
+    let reads_self = body.iter().any(|line| {
+        line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word == "self")
+    });
+    if !reads_self {
+        return definition.to_string();
+    }
     let mut out: Vec<String> = lines[..at].iter().map(|line| line.to_string()).collect();
     out.push(format!(
         "{}{with_self}{}",
         &signature[..open + 1],
         &signature[close..]
     ));
-    for line in &lines[at + 1..] {
-        out.push(match bound {
-            true => line.to_string(),
-            false => on_self(line, &receiver),
-        });
-    }
+    out.extend(body);
     out.join("\n")
 }
 
@@ -345,6 +356,13 @@ mod tests {
             merge_definition(source, Some("Timetable"), "parse", static_one)
                 .unwrap()
                 .contains("    def parse(text):")
+        );
+        let of_arguments = "def from_text(text):\n    return text.split()\n";
+        assert!(
+            merge_definition(source, Some("Timetable"), "from_text", of_arguments)
+                .unwrap()
+                .contains("    def from_text(text):"),
+            "a body that reads no object may be called on the class"
         );
         let function = "def next_departure(stop, after):\n    return None\n";
         assert!(
