@@ -22,8 +22,8 @@ pub struct BareMethod {
 /// that the story makes a method (`examples::method_owner`) and no file of the tree defines
 /// as a function taken out of its import, each bare call of it made on a new object of its
 /// class (`total_items()` → `Cart().total_items()`), and the class imported from the file that
-/// defines it. Only a class the tree defines and that takes no arguments to make is used.
-/// `None` when there is no such name.
+/// defines it. Only a class the tree defines is used, and one that takes arguments to make
+/// only when no call of the name is bare. `None` when there is no such name.
 pub fn called_on_objects(
     dir: &Path,
     tests: &str,
@@ -44,9 +44,15 @@ pub fn called_on_objects(
             let Some(file) = python_file_defining(dir, &class) else {
                 continue;
             };
+            // Only a bare call needs an object made on the spot; an import of a name the tests
+            // call only on their own objects just goes (`from transit.timetable import
+            // next_departure` above `timetable.next_departure(…)`, transit, 2026-12-06).
+            let called_bare = tests
+                .lines()
+                .any(|line| called_on_object(line, &name, &class) != line);
             let made_bare = std::fs::read_to_string(dir.join(&file))
                 .is_ok_and(|source| super::examples_file::made_without_arguments(&source, &class));
-            let Some(module) = python_module(&file).filter(|_| made_bare) else {
+            let Some(module) = python_module(&file).filter(|_| made_bare || !called_bare) else {
                 continue;
             };
             found.push((BareMethod { name, class }, module));
@@ -214,6 +220,13 @@ pub(super) mod tests {
         let with_arguments =
             tree("class Cart:\n    def __init__(self, owner):\n        self.owner = owner\n");
         assert_eq!(called_on_objects(with_arguments.path(), tests, STORY), None);
+        // Called only on the tests' own objects, its import just goes (transit, 2026-12-06).
+        let on_objects = "from cart import total_items\nfrom cart import Cart\n\ndef test_empty():\n    cart = Cart('ann')\n    assert cart.total_items() == 0\n";
+        let (mended, _) = called_on_objects(with_arguments.path(), on_objects, STORY).unwrap();
+        assert_eq!(
+            mended,
+            on_objects.replace("from cart import total_items\n", "")
+        );
         let plain = "Add `total_items()` to cart.py\n- [ ] `total_items()` returns `0`\n";
         assert_eq!(called_on_objects(tree(CART).path(), tests, plain), None);
     }
