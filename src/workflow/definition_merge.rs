@@ -154,19 +154,8 @@ fn as_method(definition: &str, class: &str) -> String {
         return definition.to_string();
     };
     let parameters = &signature[open + 1..close];
-    let names: Vec<&str> = parameters
-        .split(',')
-        .map(|parameter| {
-            parameter
-                .split([':', '='])
-                .next()
-                .unwrap_or_default()
-                .trim()
-                .trim_start_matches('*')
-        })
-        .filter(|name| !name.is_empty())
-        .collect();
-    if decorated || names.first() == Some(&"self") {
+    let names = parameter_names(signature);
+    if decorated || names.first().is_some_and(|first| first == "self") {
         return definition.to_string();
     }
     let with_self = match parameters.trim().is_empty() {
@@ -174,7 +163,7 @@ fn as_method(definition: &str, class: &str) -> String {
         false => format!("self, {}", parameters.trim_start()),
     };
     let object = super::examples::snake_case(class);
-    let bound = names.contains(&object.as_str())
+    let bound = names.contains(&object)
         || lines[at + 1..]
             .iter()
             .any(|line| line.trim_start().starts_with(&format!("{object} =")));
@@ -203,6 +192,22 @@ fn as_method(definition: &str, class: &str) -> String {
     ));
     out.extend(body);
     out.join("\n")
+}
+
+/// The parameter names of the `def` that `definition` begins with.
+pub(crate) fn parameter_names(definition: &str) -> Vec<String> {
+    let Some((_, after)) = definition.split_once('(') else {
+        return Vec::new();
+    };
+    let inside = after.split_once(')').map_or(after, |(inside, _)| inside);
+    inside
+        .split(',')
+        .filter_map(|parameter| {
+            let name = parameter.trim().trim_start_matches('*');
+            let name = name.split([':', '=']).next()?.trim();
+            (!name.is_empty()).then(|| name.to_string())
+        })
+        .collect()
 }
 
 /// `line` with each `receiver` (`timetable.`) that starts a name made `self.`.

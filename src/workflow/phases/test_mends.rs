@@ -6,6 +6,7 @@ use std::path::Path;
 
 use super::{bare_methods, story_objects};
 use crate::workflow::copied_code;
+use crate::workflow::definition_merge::parameter_names;
 use crate::workflow::example_setups::setups_completed;
 use crate::workflow::examples::{
     add_missing_imports, file_names_dropped, unused_self_dropped, Example,
@@ -290,7 +291,7 @@ fn without_unknown_parameters(text: &str) -> Option<String> {
         if !(definition.starts_with("def ") || definition.starts_with("async def ")) {
             continue;
         }
-        let taken = parameters(&lines[start..].join("\n"));
+        let taken = parameter_names(&lines[start..].join("\n"));
         let mut decorator = crate::agents::tools::decorators_start(&lines, start);
         while decorator < start {
             // The decorator's lines run to the next line at its own depth.
@@ -379,22 +380,6 @@ fn parametrized_names(decorator: &str) -> Option<Vec<String>> {
             .filter(|name| !name.is_empty())
             .collect(),
     )
-}
-
-/// The parameter names of the `def` that `definition` begins with.
-fn parameters(definition: &str) -> Vec<String> {
-    let Some((_, after)) = definition.split_once('(') else {
-        return Vec::new();
-    };
-    let inside = after.split_once(')').map_or(after, |(inside, _)| inside);
-    inside
-        .split(',')
-        .filter_map(|parameter| {
-            let name = parameter.trim().trim_start_matches('*');
-            let name = name.split([':', '=']).next()?.trim();
-            (!name.is_empty()).then(|| name.to_string())
-        })
-        .collect()
 }
 
 #[cfg(test)]
