@@ -5,13 +5,15 @@ use super::examples::{calls_before, normalized, Example};
 use super::unasked_tests::indent;
 
 /// A call the story writes before an example, added to a test that asserted the example
-/// without it.
+/// without it, or put in place of the test's own call to the same method.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetupAdded {
     /// The test function's name.
     pub test: String,
     /// The call, as the story writes it.
     pub call: String,
+    /// The test's call it took the place of, as the test wrote it; `None` when it was added.
+    pub replaced: Option<String>,
 }
 
 /// A Python test file whose tests assert an example of the story on an object without all the
@@ -25,7 +27,11 @@ pub struct SetupAdded {
 ///
 /// A test is mended only when it makes the object itself (`cart = …`) and every other call it
 /// makes on it before the assertion is one of the story's: a test that reaches the same value
-/// another way (`cart.add("apple", 1)` three times) is left as it is.
+/// another way (`cart.add("apple", 1)` three times) is left as it is. The one exception is a
+/// test making the same calls as the story, method for method, with other arguments and no
+/// assertion before the example's: `cart.add("apple", 2)` and `cart.add("pear", 1)` then
+/// `5` asserts a value those calls cannot give (a drive, 2026-12-06), so the story's calls take
+/// their places.
 pub fn setups_completed(
     text: &str,
     examples: &[Example],
@@ -87,19 +93,6 @@ fn complete_one(
     }
     let wanted: Vec<String> = setup.iter().map(|call| normalized(call)).collect();
     let on_object = format!("{object}.");
-    // Where each of the story's calls stands in the test, if it does.
-    let mut found: Vec<Option<usize>> = vec![None; setup.len()];
-    for line in body.clone() {
-        let statement = normalized(&lines[line]);
-        if !statement.starts_with(&on_object) {
-            continue;
-        }
-        let position = wanted.iter().position(|call| *call == statement)?;
-        found[position].get_or_insert(line);
-    }
-    if found.iter().all(Option::is_some) {
-        return None;
-    }
     let test = lines[start]
         .trim_start()
         .trim_start_matches("def ")
@@ -107,6 +100,31 @@ fn complete_one(
         .next()
         .unwrap_or_default()
         .to_string();
+    let calls: Vec<usize> = body
+        .clone()
+        .filter(|&line| normalized(&lines[line]).starts_with(&on_object))
+        .collect();
+    // Where each of the story's calls stands in the test, if it does.
+    let mut found: Vec<Option<usize>> = vec![None; setup.len()];
+    for &line in &calls {
+        let statement = normalized(&lines[line]);
+        match wanted.iter().position(|call| *call == statement) {
+            Some(position) => {
+                found[position].get_or_insert(line);
+            }
+            None => {
+                let asserts_before = lines[body.clone()]
+                    .iter()
+                    .any(|line| line.trim_start().starts_with("assert"));
+                return (!asserts_before)
+                    .then(|| arguments_replaced(lines, &calls, &wanted, setup, &test))
+                    .flatten();
+            }
+        }
+    }
+    if found.iter().all(Option::is_some) {
+        return None;
+    }
     let mut added = Vec::new();
     // From the last, so that the places found before stay where they are.
     for index in (0..setup.len()).rev() {
@@ -129,10 +147,44 @@ fn complete_one(
         added.push(SetupAdded {
             test: test.clone(),
             call: setup[index].clone(),
+            replaced: None,
         });
     }
     added.reverse();
     Some(added)
+}
+
+/// The story's calls put in place of the test's `calls` on the object, when the test calls the
+/// same methods in the same order with other arguments; what it replaced.
+fn arguments_replaced(
+    lines: &mut [String],
+    calls: &[usize],
+    wanted: &[String],
+    setup: &[String],
+    test: &str,
+) -> Option<Vec<SetupAdded>> {
+    let method = |call: &str| call.split_once('(').map(|(method, _)| method.to_string());
+    let same_methods = calls.len() == wanted.len()
+        && calls.iter().zip(wanted).all(|(&line, call)| {
+            method(&normalized(&lines[line])).is_some_and(|name| Some(name) == method(call))
+        });
+    if !same_methods {
+        return None;
+    }
+    let mut replaced = Vec::new();
+    for ((&line, call), story_call) in calls.iter().zip(wanted).zip(setup) {
+        if normalized(&lines[line]) == *call {
+            continue;
+        }
+        let own = lines[line].trim().to_string();
+        lines[line] = format!("{}{}", " ".repeat(indent(&lines[line])), story_call);
+        replaced.push(SetupAdded {
+            test: test.to_string(),
+            call: story_call.clone(),
+            replaced: Some(own),
+        });
+    }
+    Some(replaced)
 }
 
 /// Whether `line` asserts `example`: `assert <call> <comparison> <value>`, spacing and quotes
@@ -173,7 +225,8 @@ mod tests {
             added,
             vec![SetupAdded {
                 test: "test_pear".to_string(),
-                call: "cart.add(\"apple\", 3)".to_string()
+                call: "cart.add(\"apple\", 3)".to_string(),
+                replaced: None,
             }]
         );
     }
@@ -207,5 +260,44 @@ mod tests {
         let other_value = "def test_total():\n    cart = Cart()\n    cart.add('pear', 2)\n    \
             assert cart.total_items() == 15\n";
         assert_eq!(setups_completed(other_value, &examples(STORY), STORY), None);
+    }
+
+    #[test]
+    fn a_test_making_the_storys_calls_with_other_arguments_gets_the_storys_arguments() {
+        // The drive's test, word for word.
+        let tests = "def test_total_items():\n    cart = Cart()\n    cart.add(\"apple\", 2)\n    \
+            cart.add(\"pear\", 1)\n    assert cart.total_items() == 5\n";
+        let (mended, replaced) = setups_completed(tests, &examples(STORY), STORY).unwrap();
+        assert_eq!(
+            mended,
+            "def test_total_items():\n    cart = Cart()\n    cart.add(\"apple\", 3)\n    \
+            cart.add(\"pear\", 2)\n    assert cart.total_items() == 5\n"
+        );
+        assert_eq!(
+            replaced[0],
+            SetupAdded {
+                test: "test_total_items".to_string(),
+                call: "cart.add(\"apple\", 3)".to_string(),
+                replaced: Some("cart.add(\"apple\", 2)".to_string()),
+            }
+        );
+        assert_eq!(replaced.len(), 2);
+    }
+
+    #[test]
+    fn a_test_asserting_along_the_way_or_calling_other_methods_keeps_its_arguments() {
+        let along_the_way = "def test_total():\n    cart = Cart()\n    cart.add('apple', 2)\n    \
+            assert cart.total_items() == 2\n    cart.add('pear', 1)\n    \
+            assert cart.total_items() == 5\n";
+        assert_eq!(
+            setups_completed(along_the_way, &examples(STORY), STORY),
+            None
+        );
+        let other_method = "def test_total():\n    cart = Cart()\n    cart.add('apple', 2)\n    \
+            cart.remove('pear', 1)\n    assert cart.total_items() == 5\n";
+        assert_eq!(
+            setups_completed(other_method, &examples(STORY), STORY),
+            None
+        );
     }
 }

@@ -201,7 +201,10 @@ impl Mends<'_> {
         })?;
         let each: Vec<String> = added
             .iter()
-            .map(|setup| format!("`{}` to `{}`", setup.call, setup.test))
+            .map(|setup| match &setup.replaced {
+                None => format!("`{}` to `{}`", setup.call, setup.test),
+                Some(own) => format!("`{}` for `{own}` to `{}`", setup.call, setup.test),
+            })
             .collect();
         Some(format!(
             "added {} in `{path}`: the story makes those calls before the value it asserts",
