@@ -6,6 +6,7 @@
 //! Before a failure goes back, the tool mends what the model got wrong in form (`mends`).
 
 mod mends;
+mod narrowing;
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -14,19 +15,18 @@ use async_trait::async_trait;
 
 use super::context::Workflow;
 use super::fixed_tests::FixedTests;
-use super::named_functions::{named_functions, undefined, Missing, NamedFunction};
+use super::named_functions::{named_functions, undefined, NamedFunction};
 use super::outvoted_acceptance::{note as outvoted_note, outvoted_acceptance_tests};
 use super::round_feedback::RoundFailure;
 use super::stray_changes::set_aside;
-use super::stray_definitions::does_better;
 use super::tests_run::{run, LastRun, TestOutcome, TestRun};
 use super::unasked_tests::{failing_tests_of, take_out_tests, unasked_failures};
 use super::unchanged_rounds::{nothing_changed, RoundTrees};
 use crate::agents::transcript::Transcript;
 use crate::agents::WorkCheck;
-use crate::atomic_file;
 use crate::board::StoryId;
 use crate::config::EditFormat;
+use narrowing::Sampled;
 
 /// The tests as implement's work check: run when the model says it is done, up to
 /// `implement.testRounds` times in all; each failure but the last goes back to the model. The
@@ -64,17 +64,6 @@ pub struct TestRounds<'a> {
     taken_out: Mutex<Vec<String>>,
     /// The narrowed samples asked so far, by definition.
     sampled: Mutex<std::collections::HashMap<String, Sampled>>,
-}
-
-/// The narrowed samples asked for one definition: a later round's go on from them. Asked again
-/// from the first, the 1.5B model's second round of `slugify` samples replayed its first, one of
-/// them an 80-second copy of the repository map (textkit, 2026-12-06).
-#[derive(Default)]
-struct Sampled {
-    /// Samples asked; the next further sample's variant (its seed) counts on from it.
-    asked: u32,
-    /// The answers written, each never written again.
-    tried: Vec<String>,
 }
 
 impl<'a> TestRounds<'a> {
@@ -173,7 +162,7 @@ impl<'a> TestRounds<'a> {
     /// (docs/design.md §21).
     pub async fn last_run(&self) -> Option<LastRun> {
         if self.runs().is_empty() {
-            let run = self.check_now().await?;
+            let run = self.unchecked_end().await?;
             self.runs().push(run);
         }
         let mut last = self.runs().last().cloned()?;
@@ -287,37 +276,6 @@ impl<'a> TestRounds<'a> {
         }
     }
 
-    /// A named definition missing in this run and the rounds before it, asked for alone once
-    /// it has been missing for [`super::narrowed::ROUNDS_BEFORE_NARROWING`] rounds: a function
-    /// the story names that no file defines, or a method the tests found missing.
-    fn missing_long_enough(&self, run: &TestRun) -> Option<Missing> {
-        let missing: Vec<Missing> = match &run.outcome {
-            TestOutcome::NotDefined { missing } => missing.clone(),
-            TestOutcome::Failed { .. } => self
-                .learn_missing(run)
-                .into_iter()
-                .map(|method| Missing {
-                    file: method.files.first().cloned(),
-                    name: method.name,
-                })
-                .collect(),
-            _ => return None,
-        };
-        let mut rounds = self
-            .missing_rounds
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut due = None;
-        for one in missing {
-            let count = rounds.entry(one.name.clone()).or_default();
-            *count += 1;
-            if *count == super::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
-                due = Some(one);
-            }
-        }
-        due
-    }
-
     /// The definitions the story mentions that `run` says are missing, remembered among
     /// [`Self::named`] for the rounds after.
     fn learn_missing(&self, run: &TestRun) -> Vec<NamedFunction> {
@@ -346,132 +304,6 @@ impl<'a> TestRounds<'a> {
         self.named.iter().chain(learned.iter()).cloned().collect()
     }
 
-    /// A named definition that is written but whose acceptance tests failed in this run and
-    /// the rounds before it, asked for again, alone, from the
-    /// [`super::narrowed::ROUNDS_BEFORE_NARROWING`]th such round on: a small model that copies
-    /// a neighbouring function into `truncate` keeps doing so in the whole file, and writes the
-    /// one function right when that is all it is shown.
-    fn failing_long_enough(&self, run: &TestRun) -> Option<Missing> {
-        if !matches!(run.outcome, TestOutcome::Failed { .. }) {
-            return None;
-        }
-        let failing = super::failing_functions::failing_in_acceptance(
-            &self.dir,
-            &run.output,
-            &self.named(),
-            &self.fixed,
-        );
-        let mut rounds = self
-            .failing_rounds
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut due = None;
-        for function in failing {
-            let count = rounds.entry(function.name.clone()).or_default();
-            *count += 1;
-            if *count >= super::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
-                let file = function.files.first().cloned().or_else(|| {
-                    super::named_functions::python_file_defining(&self.dir, &function.name)
-                });
-                due = Some(Missing {
-                    name: function.name.clone(),
-                    file,
-                });
-            }
-        }
-        due
-    }
-
-    /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
-    /// no longer fail on it or [`super::narrowed::SAMPLES`] are spent: the tests choose, as in
-    /// best-of-n. A 1.5B model asked the same way twice answered with the same wrong `truncate`
-    /// twice. An answer already tried, in this round or an earlier one, is not tested again; a
-    /// round's first sample is asked as the phase asks, its further ones take seeds of their own
-    /// (`Sampled`). The last run is returned, unless an earlier state of the file did better:
-    /// then that state is put back (a 1.5B model's third and fourth `is_low_stock` took a `self`
-    /// and failed six tests where its first failed one).
-    async fn narrow_by_samples(
-        &self,
-        missing: &Missing,
-        mut failure: Option<String>,
-        mut result: TestRun,
-    ) -> Option<TestRun> {
-        let (before, mut tried) = {
-            let sampled = self.sampled_mut();
-            let earlier = sampled.get(&missing.name);
-            (
-                earlier.map_or(0, |earlier| earlier.asked),
-                earlier
-                    .map(|earlier| earlier.tried.clone())
-                    .unwrap_or_default(),
-            )
-        };
-        let path = missing.file.as_ref().map(|file| self.dir.join(file));
-        let text_now = || {
-            path.as_ref()
-                .and_then(|path| std::fs::read_to_string(path).ok())
-        };
-        let mut best = (result.clone(), text_now());
-        for sample in 0..super::narrowed::SAMPLES {
-            let variant = match sample {
-                0 => 0,
-                further => before + further,
-            };
-            let written = super::narrowed::narrow(
-                self.wf,
-                self.story,
-                &self.dir,
-                &self.transcript,
-                missing,
-                &self.fixed,
-                failure.as_deref(),
-                variant,
-                &tried,
-            )
-            .await;
-            self.remember_sample(&missing.name, before + sample + 1, written.as_ref());
-            let Some(code) = written else { continue };
-            tried.push(code);
-            result = self.checked_and_mended().await?;
-            if !self.still_fails_on(&result, &missing.name) {
-                return Some(result);
-            }
-            if does_better(&result, &best.0) {
-                best = (result.clone(), text_now());
-            }
-            failure = Some(result.output.clone());
-        }
-        if let (Some(path), (kept, Some(text))) = (&path, &best) {
-            if does_better(kept, &result) && atomic_file::write(path, text.as_bytes()).is_ok() {
-                self.transcript.record(
-                    "narrowed_best_kept",
-                    serde_json::json!({"name": missing.name, "file": missing.file}),
-                );
-                result = self.check_now().await?;
-            }
-        }
-        Some(result)
-    }
-
-    /// Whether `run` still fails for want of `name` or on an acceptance test that calls it.
-    fn still_fails_on(&self, run: &TestRun, name: &str) -> bool {
-        match &run.outcome {
-            TestOutcome::NotDefined { missing } => missing.iter().any(|one| one.name == name),
-            // Without acceptance tests nothing says which definition a failure is about: the
-            // samples go on while the tests fail.
-            TestOutcome::Failed { .. } if self.fixed.paths().next().is_none() => true,
-            TestOutcome::Failed { .. } => super::failing_functions::failing_in_acceptance(
-                &self.dir,
-                &run.output,
-                &self.named(),
-                &self.fixed,
-            )
-            .iter()
-            .any(|function| function.name == name),
-            _ => false,
-        }
-    }
-
     /// The run's failures, when only unasked tests of the implementer's account for them.
     fn unasked(&self, run: &TestRun) -> Option<super::unasked_tests::Unasked> {
         if !matches!(run.outcome, TestOutcome::Failed { .. }) {
@@ -490,20 +322,6 @@ impl<'a> TestRounds<'a> {
         self.notes
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    fn sampled_mut(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Sampled>> {
-        self.sampled
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Counts a narrowed sample of `name` (`asked` in all now), with the answer it wrote.
-    fn remember_sample(&self, name: &str, asked: u32, written: Option<&String>) {
-        let mut sampled = self.sampled_mut();
-        let entry = sampled.entry(name.to_string()).or_default();
-        entry.asked = asked;
-        entry.tried.extend(written.cloned());
     }
 
     fn taken_out_mut(&self) -> std::sync::MutexGuard<'_, Vec<String>> {

@@ -824,6 +824,51 @@ async fn a_function_of_a_new_module_written_elsewhere_is_asked_for_in_that_modul
     );
 }
 
+#[tokio::test]
+async fn notes_cut_off_before_any_code_get_the_missing_function_asked_for_alone() {
+    let p = Project::new().await;
+    p.env.write("transit/__init__.py", "");
+    p.python_git_project(&[OFF_ACCEPTANCE]);
+    let story = p.story(
+        "Ticket fare calculator",
+        "Create a new module `transit/fares.py` with a function `fare(zones)` that returns the price in cents.",
+        "- [ ] `fare(1)` returns `250`",
+        "ready",
+        &["research", "plan"],
+    );
+    // In kind as the 1.5B model answered (transit `fares-module`, 2026-12-06): notes under
+    // file headings, no code, until the reply cap.
+    p.fake
+        .push(
+            "implement",
+            Reply::truncated(
+                "### File: `transit/fares.py`\n\n**Changes**:\n- Added the `fare` function.\n",
+            ),
+        )
+        .push(
+            "definition",
+            Reply::text("```python\ndef fare(zones):\n    return 150 + 100 * zones\n```"),
+        );
+
+    p.step(&story, "implement").success();
+
+    assert_eq!(p.fake.requests_for("implement").len(), 1, "no retry asked");
+    let asked = p.fake.requests_for("definition");
+    assert_eq!(asked.len(), 1);
+    assert!(
+        asked[0].last_message().contains("fare"),
+        "{}",
+        asked[0].last_message()
+    );
+    let branch = p.front(&story)["branch"].as_str().unwrap().to_string();
+    assert_eq!(
+        p.git(&["show", &format!("{branch}:transit/fares.py")]),
+        "def fare(zones):\n    return 150 + 100 * zones"
+    );
+    let at_end = transcript_entries(&p, &story, "narrowed_at_end");
+    assert_eq!(at_end[0]["name"], "fare", "{at_end:?}");
+}
+
 /// Implement on a project whose only file is `cart` (cart.py): its tests print `failure` and
 /// fail until cart.py holds `fixed_by`. The model says twice it is done without writing a file,
 /// then answers the narrowed task with `definition`. Returns the one task asked, and cart.py

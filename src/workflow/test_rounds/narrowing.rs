@@ -1,0 +1,221 @@
+//! A definition the story names, missing or failing round after round, asked for alone
+//! (docs/design.md §21, `narrowed`): when it is due, and the samples the tests choose from.
+
+use super::TestRounds;
+use crate::atomic_file;
+use crate::workflow::named_functions::Missing;
+use crate::workflow::stray_definitions::does_better;
+use crate::workflow::tests_run::{TestOutcome, TestRun};
+
+/// The narrowed samples asked for one definition: a later round's go on from them. Asked again
+/// from the first, the 1.5B model's second round of `slugify` samples replayed its first, one of
+/// them an 80-second copy of the repository map (textkit, 2026-12-06).
+#[derive(Default)]
+pub(super) struct Sampled {
+    /// Samples asked; the next further sample's variant (its seed) counts on from it.
+    asked: u32,
+    /// The answers written, each never written again.
+    tried: Vec<String>,
+}
+
+impl TestRounds<'_> {
+    /// The run of a conversation that ended without the check: with a definition the story
+    /// names still missing, that definition is asked for alone at once, as rounds would have
+    /// asked for it, and the tests run on what it gave.
+    ///
+    /// Asked for a new module, the 1.5B model twice answered with notes under file headings
+    /// and no code until the reply cap cut it off; a cut-off reply is no claim to be done, so
+    /// no round ran, and both attempts were refused for changing no file (transit
+    /// `fares-module`, 2026-12-06), where the one function asked alone is what it writes best.
+    pub(super) async fn unchecked_end(&self) -> Option<TestRun> {
+        let run = self.check_now().await?;
+        let first = match &run.outcome {
+            TestOutcome::NotDefined { missing } => missing.first().cloned(),
+            _ => None,
+        };
+        let Some(first) = first else {
+            return Some(run);
+        };
+        self.transcript.record(
+            "narrowed_at_end",
+            serde_json::json!({"name": first.name, "file": first.file}),
+        );
+        self.narrow_by_samples(&first, None, run).await
+    }
+
+    /// A named definition missing in this run and the rounds before it, asked for alone once
+    /// it has been missing for [`crate::workflow::narrowed::ROUNDS_BEFORE_NARROWING`] rounds: a function
+    /// the story names that no file defines, or a method the tests found missing.
+    pub(super) fn missing_long_enough(&self, run: &TestRun) -> Option<Missing> {
+        let missing: Vec<Missing> = match &run.outcome {
+            TestOutcome::NotDefined { missing } => missing.clone(),
+            TestOutcome::Failed { .. } => self
+                .learn_missing(run)
+                .into_iter()
+                .map(|method| Missing {
+                    file: method.files.first().cloned(),
+                    name: method.name,
+                })
+                .collect(),
+            _ => return None,
+        };
+        let mut rounds = self
+            .missing_rounds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut due = None;
+        for one in missing {
+            let count = rounds.entry(one.name.clone()).or_default();
+            *count += 1;
+            if *count == crate::workflow::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
+                due = Some(one);
+            }
+        }
+        due
+    }
+
+    /// A named definition that is written but whose acceptance tests failed in this run and
+    /// the rounds before it, asked for again, alone, from the
+    /// [`crate::workflow::narrowed::ROUNDS_BEFORE_NARROWING`]th such round on: a small model that copies
+    /// a neighbouring function into `truncate` keeps doing so in the whole file, and writes the
+    /// one function right when that is all it is shown.
+    pub(super) fn failing_long_enough(&self, run: &TestRun) -> Option<Missing> {
+        if !matches!(run.outcome, TestOutcome::Failed { .. }) {
+            return None;
+        }
+        let failing = crate::workflow::failing_functions::failing_in_acceptance(
+            &self.dir,
+            &run.output,
+            &self.named(),
+            &self.fixed,
+        );
+        let mut rounds = self
+            .failing_rounds
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut due = None;
+        for function in failing {
+            let count = rounds.entry(function.name.clone()).or_default();
+            *count += 1;
+            if *count >= crate::workflow::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
+                let file = function.files.first().cloned().or_else(|| {
+                    crate::workflow::named_functions::python_file_defining(
+                        &self.dir,
+                        &function.name,
+                    )
+                });
+                due = Some(Missing {
+                    name: function.name.clone(),
+                    file,
+                });
+            }
+        }
+        due
+    }
+
+    /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
+    /// no longer fail on it or [`crate::workflow::narrowed::SAMPLES`] are spent: the tests choose, as in
+    /// best-of-n. A 1.5B model asked the same way twice answered with the same wrong `truncate`
+    /// twice. An answer already tried, in this round or an earlier one, is not tested again; a
+    /// round's first sample is asked as the phase asks, its further ones take seeds of their own
+    /// (`Sampled`). The last run is returned, unless an earlier state of the file did better:
+    /// then that state is put back (a 1.5B model's third and fourth `is_low_stock` took a `self`
+    /// and failed six tests where its first failed one).
+    pub(super) async fn narrow_by_samples(
+        &self,
+        missing: &Missing,
+        mut failure: Option<String>,
+        mut result: TestRun,
+    ) -> Option<TestRun> {
+        let (before, mut tried) = {
+            let sampled = self.sampled_mut();
+            let earlier = sampled.get(&missing.name);
+            (
+                earlier.map_or(0, |earlier| earlier.asked),
+                earlier
+                    .map(|earlier| earlier.tried.clone())
+                    .unwrap_or_default(),
+            )
+        };
+        let path = missing.file.as_ref().map(|file| self.dir.join(file));
+        let text_now = || {
+            path.as_ref()
+                .and_then(|path| std::fs::read_to_string(path).ok())
+        };
+        let mut best = (result.clone(), text_now());
+        for sample in 0..crate::workflow::narrowed::SAMPLES {
+            let variant = match sample {
+                0 => 0,
+                further => before + further,
+            };
+            let written = crate::workflow::narrowed::narrow(
+                self.wf,
+                self.story,
+                &self.dir,
+                &self.transcript,
+                missing,
+                &self.fixed,
+                failure.as_deref(),
+                variant,
+                &tried,
+            )
+            .await;
+            self.remember_sample(&missing.name, before + sample + 1, written.as_ref());
+            let Some(code) = written else { continue };
+            tried.push(code);
+            result = self.checked_and_mended().await?;
+            if !self.still_fails_on(&result, &missing.name) {
+                return Some(result);
+            }
+            if does_better(&result, &best.0) {
+                best = (result.clone(), text_now());
+            }
+            failure = Some(result.output.clone());
+        }
+        if let (Some(path), (kept, Some(text))) = (&path, &best) {
+            if does_better(kept, &result) && atomic_file::write(path, text.as_bytes()).is_ok() {
+                self.transcript.record(
+                    "narrowed_best_kept",
+                    serde_json::json!({"name": missing.name, "file": missing.file}),
+                );
+                result = self.check_now().await?;
+            }
+        }
+        Some(result)
+    }
+
+    /// Whether `run` still fails for want of `name` or on an acceptance test that calls it.
+    pub(super) fn still_fails_on(&self, run: &TestRun, name: &str) -> bool {
+        match &run.outcome {
+            TestOutcome::NotDefined { missing } => missing.iter().any(|one| one.name == name),
+            // Without acceptance tests nothing says which definition a failure is about: the
+            // samples go on while the tests fail.
+            TestOutcome::Failed { .. } if self.fixed.paths().next().is_none() => true,
+            TestOutcome::Failed { .. } => {
+                crate::workflow::failing_functions::failing_in_acceptance(
+                    &self.dir,
+                    &run.output,
+                    &self.named(),
+                    &self.fixed,
+                )
+                .iter()
+                .any(|function| function.name == name)
+            }
+            _ => false,
+        }
+    }
+
+    fn sampled_mut(&self) -> std::sync::MutexGuard<'_, std::collections::HashMap<String, Sampled>> {
+        self.sampled
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Counts a narrowed sample of `name` (`asked` in all now), with the answer it wrote.
+    fn remember_sample(&self, name: &str, asked: u32, written: Option<&String>) {
+        let mut sampled = self.sampled_mut();
+        let entry = sampled.entry(name.to_string()).or_default();
+        entry.asked = asked;
+        entry.tried.extend(written.cloned());
+    }
+}
