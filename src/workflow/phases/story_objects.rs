@@ -3,7 +3,10 @@
 //! 1.5B model wrote the examples as they stand, and `cart`, never made, was taken for the
 //! module cart.py: the file failed at collection on "module 'cart' has no attribute 'add'",
 //! whatever the code (a drive, 2026-12-06). The story's `cart` is an object of its `Cart`, so
-//! each test that uses `cart` unmade now makes one first.
+//! each test that uses `cart` unmade now makes one first. A test that takes `cart` as a
+//! parameter no fixture gives has it unmade too: pytest errors on "fixture 'cart' not found"
+//! whatever the code, and the acceptance check refuses such a test (held-out gradebook's
+//! summary line, 2026-12-06).
 
 use std::path::Path;
 
@@ -30,7 +33,9 @@ pub struct MadeObject {
 /// the class, or one the story makes its method. A bare `import <name>` of the module of the
 /// same name goes, when the module defines none of those names at its top level. Only a class
 /// the tree defines and that takes no arguments to make is used, and only when the file uses
-/// `<name>` nowhere outside its test functions. `None` when there is no such object.
+/// `<name>` nowhere outside its test functions. A test taking `<name>` as a parameter loses it
+/// and makes the object, unless a fixture of that name is defined in the file or a
+/// `conftest.py` beside the tests. `None` when there is no such object.
 pub fn objects_made(
     dir: &Path,
     tests: &str,
@@ -45,7 +50,8 @@ pub fn objects_made(
         let Some(module) = class_module(dir, &class) else {
             continue;
         };
-        if made_elsewhere(tests, &name, &functions) {
+        let fixture = fixture_defined(dir, tests, &name);
+        if made_elsewhere(tests, &name, &functions, fixture) {
             continue;
         }
         let methods = methods_of(dir, &class).unwrap_or_default();
@@ -71,10 +77,12 @@ pub fn objects_made(
         {
             continue;
         }
-        lines.push(line.to_string());
         let Some(function) = functions.iter().find(|function| function.def_line == at) else {
+            lines.push(line.to_string());
             continue;
         };
+        let unmade = made.iter().map(|(object, _)| object.name.as_str());
+        lines.push(unmade.fold(line.to_string(), |def, name| without_parameter(&def, name)));
         for (object, _) in &made {
             if function.uses(tests, &object.name) {
                 lines.push(format!(
@@ -257,9 +265,10 @@ fn calls_on(line: &str, name: &str) -> Vec<String> {
         .collect()
 }
 
-/// Whether `tests` binds `name` other than by a bare `import <name>`, or uses it outside its
-/// test functions: then the tests' `name` is not left unmade.
-fn made_elsewhere(tests: &str, name: &str, functions: &[TestFunction]) -> bool {
+/// Whether `tests` binds `name` other than by a bare `import <name>` or a test's parameter no
+/// fixture gives (`fixture` says whether one does), or uses it outside its test functions: then
+/// the tests' `name` is not left unmade.
+fn made_elsewhere(tests: &str, name: &str, functions: &[TestFunction], fixture: bool) -> bool {
     let inside = |at: usize| functions.iter().any(|function| function.body.contains(&at));
     tests.lines().enumerate().any(|(at, line)| {
         let trimmed = line.trim_start();
@@ -272,7 +281,9 @@ fn made_elsewhere(tests: &str, name: &str, functions: &[TestFunction]) -> bool {
             || trimmed.starts_with(&format!("{name}:"))
             || trimmed.starts_with(&format!("for {name} "))
             || trimmed.contains(&format!(" as {name}:"))
-            || (trimmed.starts_with("def ") && defines_parameter(trimmed, name));
+            || (trimmed.starts_with("def ")
+                && defines_parameter(trimmed, name)
+                && (fixture || !line.starts_with("def test")));
         let used_outside = !line.starts_with(char::is_whitespace)
             && !line.starts_with("def ")
             && !inside(at)
@@ -292,6 +303,40 @@ fn defines_at_top(source: &str, name: &str) -> bool {
                     .split_once('=')
                     .is_some_and(|(target, _)| target.trim() == name)
         })
+}
+
+/// Whether a fixture `name` may be given to the tests: a function of that name in `tests`, or
+/// in a `conftest.py` at the root of the tree at `dir` or in its `tests` folder.
+fn fixture_defined(dir: &Path, tests: &str, name: &str) -> bool {
+    let defines = |source: &str| {
+        source
+            .lines()
+            .any(|line| line.trim_start().starts_with(&format!("def {name}(")))
+    };
+    defines(tests)
+        || ["conftest.py", "tests/conftest.py"].iter().any(|path| {
+            std::fs::read_to_string(dir.join(path)).is_ok_and(|source| defines(&source))
+        })
+}
+
+/// The `def` line without its parameter `name`, as it is when it takes none.
+fn without_parameter(def_line: &str, name: &str) -> String {
+    let Some((head, rest)) = def_line.split_once('(') else {
+        return def_line.to_string();
+    };
+    let Some((params, tail)) = rest.rsplit_once(')') else {
+        return def_line.to_string();
+    };
+    let kept: Vec<&str> = params
+        .split(',')
+        .map(str::trim)
+        .filter(|param| !param.is_empty())
+        .filter(|param| param.split([':', '=']).next().unwrap_or("").trim() != name)
+        .collect();
+    if kept.len() == params.split(',').filter(|p| !p.trim().is_empty()).count() {
+        return def_line.to_string();
+    }
+    format!("{head}({}){tail}", kept.join(", "))
 }
 
 /// Whether the `def` line takes a parameter `name`.
@@ -335,7 +380,8 @@ mod tests {
         let dir = tree(CART);
         let made = "from cart import Cart\n\ndef test_it():\n    cart = Cart()\n    assert cart.total_items() == 0\n";
         assert_eq!(objects_made(dir.path(), made, STORY), None);
-        let fixture = "def test_it(cart):\n    assert cart.total_items() == 0\n";
+        let fixture = "import pytest\n\n@pytest.fixture\ndef cart():\n    return None\n\n\
+            def test_it(cart):\n    assert cart.total_items() == 0\n";
         assert_eq!(objects_made(dir.path(), fixture, STORY), None);
         let global = "cart = None\n\ndef test_it():\n    assert cart.total_items() == 0\n";
         assert_eq!(objects_made(dir.path(), global, STORY), None);
@@ -373,5 +419,30 @@ mod tests {
             made_from_own_module(dir.path(), "cart = cart.Cart()\n"),
             None
         );
+    }
+
+    #[test]
+    fn a_story_object_taken_as_a_parameter_no_fixture_gives_is_made_in_the_test() {
+        let dir = tree(CART);
+        let tests =
+            "from cart import Cart\n\ndef test_total(cart):\n    cart.add(\"apple\", 3)\n    \
+            assert cart.total_items() == 3\n\ndef test_other(tmp_path, cart):\n    \
+            assert cart.total_items() == 0\n";
+        let (mended, made) = objects_made(dir.path(), tests, STORY).expect("mended");
+        assert_eq!(made.len(), 1);
+        assert_eq!(
+            mended,
+            "from cart import Cart\n\ndef test_total():\n    cart = Cart()\n    \
+            cart.add(\"apple\", 3)\n    assert cart.total_items() == 3\n\n\
+            def test_other(tmp_path):\n    cart = Cart()\n    assert cart.total_items() == 0\n"
+        );
+        // A fixture in a conftest.py beside the tests gives it.
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("tests/conftest.py"),
+            "import pytest\n\n@pytest.fixture\ndef cart():\n    return None\n",
+        )
+        .unwrap();
+        assert_eq!(objects_made(dir.path(), tests, STORY), None);
     }
 }
