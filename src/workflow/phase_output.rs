@@ -101,6 +101,33 @@ fn is_real_criterion(line: &str) -> bool {
     prose_words(rest) >= 1
 }
 
+/// Whether `text`, though it may hold no prose, says something: a heading of at least
+/// [`SUBSTANTIVE_HEADING_WORDS`] words (a step, "Update `add_minutes` in transit/times.py to
+/// wrap the hour"), or a line of code inside a fence. Empty fences and one-word headings
+/// ("## Findings") say nothing.
+pub fn has_substance(text: &str) -> bool {
+    let mut in_fence = false;
+    text.lines().any(|line| {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+            return false;
+        }
+        if in_fence {
+            return !trimmed.is_empty();
+        }
+        trimmed.starts_with('#')
+            && without_placeholders(trimmed.trim_start_matches('#'))
+                .split_whitespace()
+                .filter(|word| word.chars().any(char::is_alphabetic))
+                .count()
+                >= SUBSTANTIVE_HEADING_WORDS
+    })
+}
+
+/// Words a heading needs to say something of its own rather than name a section.
+const SUBSTANTIVE_HEADING_WORDS: usize = 3;
+
 /// Counts the words outside code fences and headings that are not placeholders: a word has a
 /// letter in it, and text inside `<…>` (a template slot copied verbatim) does not count.
 pub fn prose_words(text: &str) -> usize {
@@ -376,6 +403,25 @@ pub fn previous_output(story: &Story, phase: Phase) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn steps_as_headings_or_code_say_something_and_bare_markup_does_not() {
+        // In kind as the 1.5B model planned transit's `midnight-wraparound` (2026-12-06).
+        let steps = "## 4. Update the `add_minutes` function in `transit/times.py` to wrap the \
+                     hour correctly\n```json\n{\"name\": \"search\"}\n```\n";
+        assert!(has_substance(steps));
+        assert!(has_substance(
+            "```python\ndef fare(zones):\n    return 250\n```\n"
+        ));
+        for nothing in [
+            "",
+            "## Findings\n### Details\n",
+            "```\n\n```\n```rust\n```\n",
+            "## <step one>\n",
+        ] {
+            assert!(!has_substance(nothing), "{nothing:?}");
+        }
+    }
 
     #[test]
     fn refine_needs_a_summary_and_a_criterion_in_words() {

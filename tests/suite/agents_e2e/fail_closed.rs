@@ -309,6 +309,29 @@ async fn a_research_that_read_files_but_answers_no_prose_twice_completes_with_wh
 }
 
 #[tokio::test]
+async fn a_plan_of_steps_without_prose_twice_completes_with_what_it_has() {
+    let p = Project::new().await;
+    let story = p.researched("Steps only");
+    // In kind as the 1.5B model planned transit's `midnight-wraparound` (2026-12-06): step
+    // headings and code, no sentence; it read nothing.
+    let steps = "## 1. Update `add_minutes` in times.py to wrap the hour\n```python\n\
+                 def add_minutes(text, delta):\n    return text\n```\n";
+    p.fake
+        .push("plan", Reply::text(steps))
+        .push("plan", Reply::text(steps));
+
+    p.step(&story, "plan").success();
+
+    assert_eq!(p.front(&story)["plan_complete"], true);
+    let plan = section(&p.body(&story), "Implementation Plan");
+    assert!(
+        plan.starts_with("Written by agentic-sdlc: the plan agent's answer was refused twice"),
+        "{plan}"
+    );
+    assert_eq!(p.fake.requests_for("plan").len(), 2);
+}
+
+#[tokio::test]
 async fn a_research_or_plan_that_claims_the_story_done_loses_those_sentences() {
     let p = Project::new().await;
     p.env.write(
