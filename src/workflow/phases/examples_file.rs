@@ -128,10 +128,11 @@ fn example_test(
             let class = class_of(story.text, object)?;
             let file = python_file_defining(story.dir, &class)?;
             let source = std::fs::read_to_string(story.dir.join(&file)).ok()?;
-            if !made_without_arguments(&source, &class) {
-                return None;
-            }
-            let mut setup = vec![format!("{object} = {class}()")];
+            let made = match made_without_arguments(&source, &class) {
+                true => format!("{class}()"),
+                false => made_in(text, &class)?,
+            };
+            let mut setup = vec![format!("{object} = {made}")];
             setup.extend(calls_before(story.text, example, object)?);
             (class, file, setup)
         }
@@ -161,6 +162,24 @@ fn example_test(
     Some(ExampleTest {
         imports,
         function: format!("def {test_name}():\n{body}"),
+    })
+}
+
+/// How the test file `text` makes an object of `class` that takes arguments, on a line of its
+/// own (`book = Book("Ana")` gives `Book("Ana")`): a test the tool adds makes it the same way,
+/// where `Book()` would fail whatever the code did. `None` when no line does.
+fn made_in(text: &str, class: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let (target, value) = line.trim().split_once('=')?;
+        let value = value.trim();
+        let simple = target
+            .trim()
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '_');
+        let call = value
+            .strip_prefix(class)
+            .is_some_and(|args| args.starts_with('(') && args.ends_with(')'));
+        (simple && call && !target.trim().is_empty()).then(|| value.to_string())
     })
 }
 
@@ -298,6 +317,24 @@ mod tests {
         );
         let owned = "class Book:\n    def __init__(self, owner):\n        self.owner = owner\n";
         assert_eq!(written(text, &[("bank/ledger.py", owned)]), None);
+        // Made with arguments as the model's own tests make it.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("bank")).unwrap();
+        std::fs::write(dir.path().join("bank/ledger.py"), owned).unwrap();
+        let found = examples(text);
+        let story = Story {
+            dir: dir.path(),
+            text,
+            examples: &found,
+            homes: &[],
+        };
+        let model =
+            "from bank.ledger import Book\n\ndef test_it():\n    b = Book(\"ann\")\n    assert b\n";
+        let added = completed(&story, model, &found).unwrap();
+        assert!(
+            added.ends_with("    book = Book(\"ann\")\n    book.deposit(\"ann\", 500)\n    with pytest.raises(ValueError): book.withdraw(\"ann\", 800)\n"),
+            "{added}"
+        );
         let long = "class Book:\n    def __init__(\n        self, owner\n    ):\n        pass\n";
         assert_eq!(written(text, &[("bank/ledger.py", long)]), None);
     }
