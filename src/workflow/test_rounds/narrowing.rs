@@ -4,6 +4,7 @@
 use super::TestRounds;
 use crate::atomic_file;
 use crate::workflow::named_functions::Missing;
+use crate::workflow::narrowed::{ROUNDS_BEFORE_NARROWING, SAMPLES};
 use crate::workflow::stray_definitions::does_better;
 use crate::workflow::tests_run::{TestOutcome, TestRun};
 
@@ -44,7 +45,7 @@ impl TestRounds<'_> {
     }
 
     /// A named definition missing in this run and the rounds before it, asked for alone once
-    /// it has been missing for [`crate::workflow::narrowed::ROUNDS_BEFORE_NARROWING`] rounds: a function
+    /// it has been missing for [`ROUNDS_BEFORE_NARROWING`] rounds: a function
     /// the story names that no file defines, or a method the tests found missing.
     pub(super) fn missing_long_enough(&self, run: &TestRun) -> Option<Missing> {
         let missing: Vec<Missing> = match &run.outcome {
@@ -67,7 +68,7 @@ impl TestRounds<'_> {
         for one in missing {
             let count = rounds.entry(one.name.clone()).or_default();
             *count += 1;
-            if *count == crate::workflow::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
+            if *count == ROUNDS_BEFORE_NARROWING && due.is_none() {
                 due = Some(one);
             }
         }
@@ -76,7 +77,7 @@ impl TestRounds<'_> {
 
     /// A named definition that is written but whose acceptance tests failed in this run and
     /// the rounds before it, asked for again, alone, from the
-    /// [`crate::workflow::narrowed::ROUNDS_BEFORE_NARROWING`]th such round on: a small model that copies
+    /// [`ROUNDS_BEFORE_NARROWING`]th such round on: a small model that copies
     /// a neighbouring function into `truncate` keeps doing so in the whole file, and writes the
     /// one function right when that is all it is shown.
     pub(super) fn failing_long_enough(&self, run: &TestRun) -> Option<Missing> {
@@ -97,7 +98,7 @@ impl TestRounds<'_> {
         for function in failing {
             let count = rounds.entry(function.name.clone()).or_default();
             *count += 1;
-            if *count >= crate::workflow::narrowed::ROUNDS_BEFORE_NARROWING && due.is_none() {
+            if *count >= ROUNDS_BEFORE_NARROWING && due.is_none() {
                 let file = function.files.first().cloned().or_else(|| {
                     crate::workflow::named_functions::python_file_defining(
                         &self.dir,
@@ -114,7 +115,7 @@ impl TestRounds<'_> {
     }
 
     /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
-    /// no longer fail on it or [`crate::workflow::narrowed::SAMPLES`] are spent: the tests choose, as in
+    /// no longer fail on it or [`SAMPLES`] are spent: the tests choose, as in
     /// best-of-n. A 1.5B model asked the same way twice answered with the same wrong `truncate`
     /// twice. An answer already tried, in this round or an earlier one, is not tested again; a
     /// round's first sample is asked as the phase asks, its further ones take seeds of their own
@@ -143,7 +144,7 @@ impl TestRounds<'_> {
                 .and_then(|path| std::fs::read_to_string(path).ok())
         };
         let mut best = (result.clone(), text_now());
-        for sample in 0..crate::workflow::narrowed::SAMPLES {
+        for sample in 0..SAMPLES {
             let variant = match sample {
                 0 => 0,
                 further => before + further,
