@@ -84,7 +84,8 @@ pub fn objects_made(
         let unmade = made.iter().map(|(object, _)| object.name.as_str());
         lines.push(unmade.fold(line.to_string(), |def, name| without_parameter(&def, name)));
         for (object, _) in &made {
-            if function.uses(tests, &object.name) {
+            // A parameter taken away is made, whatever the test does with it.
+            if function.uses(tests, &object.name) || defines_parameter(line, &object.name) {
                 lines.push(format!(
                     "{}{} = {}()",
                     function.body_indent(tests),
