@@ -249,18 +249,24 @@ impl TestEnv {
     /// The file of the story `slug` in whichever column it sits, in either naming layout.
     #[track_caller]
     pub fn story_path(&self, slug: &str) -> PathBuf {
-        let board = self.board();
-        let matches: Vec<PathBuf> = COLUMNS
-            .iter()
-            .filter_map(|column| std::fs::read_dir(board.join(column)).ok())
-            .flatten()
-            .map(|entry| entry.expect("list a column").path())
-            .filter(|path| file_slug(path).as_deref() == Some(slug))
-            .collect();
+        let matches = self.story_paths(slug);
         match matches.as_slice() {
             [only] => only.clone(),
             other => panic!("expected one file for slug `{slug}`, found {other:?}"),
         }
+    }
+
+    /// Every file of the story `slug` on the board: two while a move is under way, since the
+    /// tool writes the new file before it removes the old one.
+    pub fn story_paths(&self, slug: &str) -> Vec<PathBuf> {
+        let board = self.board();
+        COLUMNS
+            .iter()
+            .filter_map(|column| std::fs::read_dir(board.join(column)).ok())
+            .flatten()
+            .filter_map(|entry| entry.ok().map(|entry| entry.path()))
+            .filter(|path| file_slug(path).as_deref() == Some(slug))
+            .collect()
     }
 
     /// A path inside the project: relative paths are taken from the root.

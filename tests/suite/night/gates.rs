@@ -150,8 +150,13 @@ async fn a_second_story_keeps_running_while_the_prompt_is_open() {
     let mut pty = on_terminal(&env, &llm, &["run", "--auto", "--concurrency", "2"]);
     pty.expect(PROMPT, WAIT);
     // Nobody answers. The other story's refine ends and is written meanwhile...
+    // Polled while the run moves it: a move has it in both columns for a moment.
     crate::suite::run_loop::wait_until("the other story's refine", WAIT, || {
-        column(&env, &other) == "ready"
+        let paths = env.story_paths(&other);
+        paths.len() == 1
+            && paths[0]
+                .parent()
+                .is_some_and(|folder| folder.ends_with("ready"))
     });
     // ...and it goes on to its own research while the question is still open.
     crate::suite::run_loop::wait_until("the other story's research", WAIT, || {
