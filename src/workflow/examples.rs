@@ -44,14 +44,17 @@ impl Example {
     /// A value example's call and value must stand on one line: the 1.5B model's
     /// `assert units.to_fahrenheit(0) == 491.67` above `assert units.to_rankine(0) ==
     /// units.to_fahrenheit(0)` held both, on two lines, and no test asked `to_rankine(0)` for
-    /// `491.67` (a drive, 2026-12-05).
+    /// `491.67` (a drive, 2026-12-05). The one other form is the call kept in a name that a
+    /// later line compares to the value alone ([`Example::asserted_after`]).
     pub fn carried_by(&self, tests: &str) -> bool {
         let call = normalized(&self.call);
         let expected = normalized(&self.expected);
         if !self.raises() {
-            return tests.lines().any(|line| {
-                let line = normalized(line);
-                line.contains(&call) && line.contains(&expected)
+            let lines: Vec<&str> = tests.lines().collect();
+            return lines.iter().enumerate().any(|(at, line)| {
+                let normal = normalized(line);
+                normal.contains(&call)
+                    && (normal.contains(&expected) || self.asserted_after(line, &lines[at + 1..]))
             });
         }
         let tests = normalized(tests);
@@ -60,6 +63,54 @@ impl Example {
             None => tests.contains(&call),
         };
         called && tests.contains(&expected)
+    }
+
+    /// Whether `line` keeps the example's call in a name (`top = book.top_student()`) that
+    /// one of the `later` lines of the same test then compares to the example's value, alone
+    /// (`assert top == "Ana"`): the same check as the one-line form, and a form small models
+    /// write often. Gradebook's summary lines (2026-12-06) showed value examples refused as
+    /// missing from tests that called them; this form is one way that happens. A name made
+    /// again before the comparison, or a test that ends first, is not the example.
+    fn asserted_after(&self, line: &str, later: &[&str]) -> bool {
+        let Some((target, value)) = line.trim().split_once('=') else {
+            return false;
+        };
+        let target = target.trim();
+        let plain = !target.is_empty()
+            && !target.starts_with(|c: char| c.is_ascii_digit())
+            && target.chars().all(|c| c.is_alphanumeric() || c == '_');
+        if !plain || value.starts_with('=') {
+            return false;
+        }
+        let indent = line.len() - line.trim_start().len();
+        let wanted = normalized(&format!(
+            "assert {target} {} {}",
+            self.comparison, self.expected
+        ));
+        let reversed = normalized(&format!("assert {} == {target}", self.expected));
+        // `True`, `False` and `None` are compared with `is` as often as with `==`.
+        let singleton = matches!(self.expected.as_str(), "True" | "False" | "None")
+            .then(|| normalized(&format!("assert {target} is {}", self.expected)));
+        for later in later {
+            let here = later.len() - later.trim_start().len();
+            if !later.trim().is_empty() && here < indent {
+                return false;
+            }
+            let normal = normalized(later);
+            if normal == wanted
+                || (self.comparison == "==" && normal == reversed)
+                || singleton.as_ref() == Some(&normal)
+            {
+                return true;
+            }
+            // Named again: the assertion below is about another value.
+            if normal.starts_with(&format!("{target}="))
+                && !normal.starts_with(&format!("{target}=="))
+            {
+                return false;
+            }
+        }
+        false
     }
 }
 
@@ -241,10 +292,54 @@ pub(super) fn snake_case(class: &str) -> String {
 /// and its value, or else its call: a summary that names the call holds no example. `None`
 /// when no line holds it.
 pub fn calls_before(text: &str, example: &Example, object: &str) -> Option<Vec<String>> {
+    let on_object = format!("{object}.");
+    Some(
+        calls_written_before(text, example)?
+            .into_iter()
+            .filter(|span| span.starts_with(&on_object))
+            .collect(),
+    )
+}
+
+/// Every call the story's line holding `example` writes before it, on an object or bare
+/// ("After `add_score("Ana", 90)`, `top_student()` returns `"Ana"`"), as [`calls_before`]
+/// finds the line.
+pub fn calls_written_before(text: &str, example: &Example) -> Option<Vec<String>> {
+    let call = normalized(&example.call);
+    Some(
+        backtick_spans(line_holding(text, example)?)
+            .into_iter()
+            .map(|(span, _)| span.trim().to_string())
+            .take_while(|span| !normalized(span).contains(&call))
+            .filter(|span| is_call(span))
+            .collect(),
+    )
+}
+
+/// The words of the story's line holding `example` before the span that holds it, code
+/// spans left out: "with Ana at 90 and Bo at 70, " for "with Ana at 90 and Bo at 70,
+/// `class_median()` returns `80`". `None` when no line holds it.
+pub fn words_before(text: &str, example: &Example) -> Option<String> {
+    let line = line_holding(text, example)?;
+    let call = normalized(&example.call);
+    let mut words = String::new();
+    let mut from = 0;
+    for (span, close) in backtick_spans(line) {
+        let open = close - span.len() - 1;
+        words.push_str(&line[from..open]);
+        if normalized(&span).contains(&call) {
+            return Some(words);
+        }
+        from = close + 1;
+    }
+    Some(words)
+}
+
+/// The story's line that holds `example`'s call (itself, not the end of a longer one:
+/// `total_items()` is not in `cart.total_items()`), one with its value too if there is one.
+fn line_holding<'t>(text: &'t str, example: &Example) -> Option<&'t str> {
     let call = normalized(&example.call);
     let expected = normalized(&example.expected);
-    // The call itself, not the end of a longer one: `total_items()` is not in
-    // `cart.total_items()`.
     let holds = |line: &&str| {
         let line = normalized(line);
         line.match_indices(&call).any(|(at, _)| {
@@ -254,20 +349,10 @@ pub fn calls_before(text: &str, example: &Example, object: &str) -> Option<Vec<S
                 .is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'))
         })
     };
-    let line = text
-        .lines()
+    text.lines()
         .filter(holds)
         .find(|line| normalized(line).contains(&expected))
-        .or_else(|| text.lines().find(holds))?;
-    let on_object = format!("{object}.");
-    Some(
-        backtick_spans(line)
-            .into_iter()
-            .map(|(span, _)| span.trim().to_string())
-            .take_while(|span| !normalized(span).contains(&call))
-            .filter(|span| span.starts_with(&on_object) && is_call(span))
-            .collect(),
-    )
+        .or_else(|| text.lines().find(holds))
 }
 
 /// `f(x) == y` or `f(x) is True` in one span.
@@ -641,6 +726,27 @@ mod tests {
         let apart = "def test_story_examples():\n    assert units.to_fahrenheit(0) == 491.67\n    assert units.to_rankine(0) == units.to_fahrenheit(0)\n";
         assert!(!rankine.carried_by(apart));
         assert!(rankine.carried_by("    assert units.to_rankine(0) == 491.67\n"));
+    }
+
+    #[test]
+    fn a_value_kept_in_a_name_then_compared_alone_carries_the_example() {
+        let example = &examples("- [ ] `top_student()` returns `\"Ana\"`")[0];
+        let kept = "def test_top():\n    book = Book()\n    top = book.top_student()\n\n    assert top == 'Ana'\n";
+        assert!(example.carried_by(kept));
+        let reversed = kept.replace("top == 'Ana'", "'Ana' == top");
+        assert!(example.carried_by(&reversed));
+        // Another value, the name made again, or another test's name: not the example.
+        assert!(!example.carried_by(&kept.replace("'Ana'", "'Bo'")));
+        let again = "def test_top():\n    top = book.top_student()\n    top = 'Ana'\n    assert top == 'Ana'\n";
+        assert!(!example.carried_by(again));
+        let other = "def test_top():\n    top = book.top_student()\n\ndef test_other():\n    top = 'Ana'\n    assert top == 'Ana'\n";
+        assert!(!example.carried_by(other));
+        let compared = "def test_top():\n    top = book.top_student()\n    assert top == 'Ana' or top == 'Bo'\n";
+        assert!(!example.carried_by(compared));
+        let is = &examples("- [ ] `is_empty()` is `True`")[0];
+        assert!(
+            is.carried_by("def test_it():\n    empty = b.is_empty()\n    assert empty is True\n")
+        );
     }
 
     #[test]

@@ -14,6 +14,7 @@ use crate::agents::prompts::mentioned_names;
 use crate::workflow::examples::{examples, Example};
 use crate::workflow::python_imports::unknown_imports;
 
+use super::examples_file::NotAdded;
 use super::{examples_file, test_mends, unpassable};
 use crate::agents::prompts::{backticked, is_test_path};
 use crate::agents::transcript::Transcript;
@@ -322,8 +323,11 @@ impl<'a> AcceptanceCheck<'a> {
         for path in tests.iter().filter(|path| path.ends_with(".py")) {
             notes.extend(mends.mend(path));
         }
-        if let Some(added) = self.complete_examples(&tests) {
-            notes.push(added);
+        let mut not_added = None;
+        match self.complete_examples(&tests) {
+            Some(Ok(added)) => notes.push(added),
+            Some(Err(why)) => not_added = Some(why),
+            None => {}
         }
         let calls = call_criteria::Calls::of(&self.story_text, &self.examples, &self.homes);
         let to_complete = self.file_to_complete(&tests);
@@ -354,8 +358,11 @@ impl<'a> AcceptanceCheck<'a> {
             .map(|example| format!("`{}`", example.assertion()))
             .collect();
         if !missing.is_empty() {
+            // Why the tool could not add one is said too: a person reading the story's failure
+            // learns what the story leaves open (which file, which class, how it is made).
+            let unwritten = not_added.map(|why| format!("; {why}")).unwrap_or_default();
             return Verdict::Refused(format!(
-                "the story's examples must be tests exactly as the story writes them, and {} missing: add {}",
+                "the story's examples must be tests exactly as the story writes them, and {} missing: add {}{unwritten}",
                 if missing.len() == 1 { "one is" } else { "some are" },
                 missing.join(", ")
             ));
@@ -535,9 +542,10 @@ impl AcceptanceCheck<'_> {
     }
 
     /// Adds a test of each example of the story that `tests` do not carry to one of them, the
-    /// suggested file if it is among them ([`examples_file::completed`]); says what it added.
-    /// `None` when nothing is missing, or a missing example cannot be written as a test.
-    fn complete_examples(&self, tests: &[String]) -> Option<String> {
+    /// suggested file if it is among them ([`examples_file::completed`]); says what it added,
+    /// or which example it could not write and why. `None` when nothing is missing, or there is
+    /// no Python test file to add to.
+    fn complete_examples(&self, tests: &[String]) -> Option<Result<String, NotAdded>> {
         let missing = self.examples_missing_from(tests);
         if missing.is_empty() {
             return None;
@@ -545,13 +553,16 @@ impl AcceptanceCheck<'_> {
         let path = self.file_to_complete(tests)?;
         let full = self.dir.join(path);
         let current = std::fs::read_to_string(&full).ok()?;
-        let completed = examples_file::completed(&self.examples_story(), &current, &missing)?;
+        let completed = match examples_file::completed(&self.examples_story(), &current, &missing) {
+            Ok(completed) => completed,
+            Err(not_added) => return Some(Err(not_added)),
+        };
         crate::atomic_file::write(&full, completed.as_bytes()).ok()?;
         let added: Vec<String> = missing.iter().map(Example::assertion).collect();
-        Some(format!(
+        Some(Ok(format!(
             "added the story's `{}` to `{path}` as tests of their own",
             added.join("`, `")
-        ))
+        )))
     }
 
     /// The Python test file the tool adds tests to: the suggested one if it is among `tests`.

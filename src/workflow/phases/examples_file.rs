@@ -3,10 +3,15 @@
 
 use std::path::Path;
 
-use crate::workflow::examples::{calls_before, class_of, method_owner, Example};
+use crate::agents::prompts::backtick_spans;
+use crate::workflow::examples::{
+    calls_written_before, class_of, is_literal_call, method_owner, snake_case, words_before,
+    Example,
+};
 use crate::workflow::named_functions::{file_names, mentions_word, python_file_defining};
 use crate::workflow::python_builtins::PYTHON_EXCEPTIONS;
 use crate::workflow::python_imports::python_module;
+use crate::workflow::unknown_methods::methods_of;
 
 /// What the file is written from.
 pub struct Story<'a> {
@@ -28,7 +33,7 @@ pub fn write(story: &Story) -> Option<String> {
     let mut imports: Vec<String> = Vec::new();
     let mut tests: Vec<String> = Vec::new();
     for (at, example) in story.examples.iter().enumerate() {
-        let test = example_test(story, example, at + 1, "")?;
+        let test = example_test(story, example, at + 1, "").ok()?;
         for import in test.imports {
             add_import(&mut imports, import);
         }
@@ -48,17 +53,24 @@ pub fn write(story: &Story) -> Option<String> {
 }
 
 /// A test file's `text` with a test of each of `missing` (examples of the story it does not
-/// carry) added at its end, and the imports they need at its top; `None` when one of them
-/// cannot be written ([`write`] says which can). The 1.5B model, told which example was
-/// missing from its tests, wrote them out again without it round after round (the held-out
-/// ledger's `withdraw-overdraft`, by its summary line, 2026-11-29); the tool knows the
-/// assertion exactly, and the model's tests, which pass the other checks, stay.
-pub fn completed(story: &Story, text: &str, missing: &[Example]) -> Option<String> {
+/// carry) added at its end, and the imports they need at its top; the first example that
+/// cannot be written, and why, when one cannot ([`write`] says which can). The 1.5B model, told
+/// which example was missing from its tests, wrote them out again without it round after round
+/// (the held-out ledger's `withdraw-overdraft`, by its summary line, 2026-11-29); the tool
+/// knows the assertion exactly, and the model's tests, which pass the other checks, stay.
+pub fn completed(story: &Story, text: &str, missing: &[Example]) -> Result<String, NotAdded> {
     let mut imports: Vec<String> = Vec::new();
     let mut tests: Vec<String> = Vec::new();
-    for example in missing {
-        let number = story.examples.iter().position(|e| e == example)? + 1;
-        let test = example_test(story, example, number, text)?;
+    for (at, example) in missing.iter().enumerate() {
+        let number = story
+            .examples
+            .iter()
+            .position(|e| e == example)
+            .map_or(at + 1, |found| found + 1);
+        let test = example_test(story, example, number, text).map_err(|why| NotAdded {
+            example: example.clone(),
+            why,
+        })?;
         for import in test.imports {
             let name = import.rsplit(' ').next().unwrap_or_default();
             if !imports_name(text, name) {
@@ -68,12 +80,30 @@ pub fn completed(story: &Story, text: &str, missing: &[Example]) -> Option<Strin
         tests.push(test.function);
     }
     if tests.is_empty() {
-        return None;
+        return Ok(text.to_string());
     }
     let body = format!("{}\n\n\n{}", text.trim_end(), tests.join("\n\n"));
-    Some(crate::workflow::python_imports::with_imports_on_top(
+    Ok(crate::workflow::python_imports::with_imports_on_top(
         &body, &imports, true,
     ))
+}
+
+/// An example of the story's that the tool could not add to the tests, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NotAdded {
+    pub example: Example,
+    pub why: Unwritten,
+}
+
+impl std::fmt::Display for NotAdded {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "the tool could not add `{}` itself: {}",
+            self.example.assertion(),
+            self.why
+        )
+    }
 }
 
 /// One example's test function and the imports it needs.
@@ -93,6 +123,112 @@ fn add_import(imports: &mut Vec<String>, import: String) {
     }
 }
 
+/// Why the tool could not write one of the story's examples as a test of its own: said in the
+/// refusal, so that a person reading the story's failure knows what the story left open.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unwritten {
+    /// A plain call of a function that no file defines and the story gives no file for.
+    NoHome { name: String },
+    /// A method call on an object whose class the story does not name.
+    UnknownObject { object: String },
+    /// No file of the tree defines the class.
+    ClassNotInTree { class: String },
+    /// The class takes arguments, and no line of the tests makes one to copy.
+    UnknownArguments { class: String },
+    /// No line of the story holds the example (it came from a code block).
+    NotOnALine,
+    /// The story says in words what the object holds before the example ("with Ana at 90
+    /// and Bo at 70, `class_median()` returns `80`"): a new object would assert a value no
+    /// code could give it.
+    SetUpInWords,
+    /// The file is not importable as a Python module.
+    NotAModule { file: String },
+}
+
+impl std::fmt::Display for Unwritten {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Unwritten::NoHome { name } => write!(
+                f,
+                "no file defines `{name}`, and the story does not say which file will"
+            ),
+            Unwritten::UnknownObject { object } => {
+                write!(f, "the story does not name the class of `{object}`")
+            }
+            Unwritten::ClassNotInTree { class } => write!(f, "no file defines `{class}`"),
+            Unwritten::UnknownArguments { class } => write!(
+                f,
+                "`{class}` takes arguments, and no test makes one on a line of its own"
+            ),
+            Unwritten::NotOnALine => write!(f, "no line of the story holds it"),
+            Unwritten::SetUpInWords => write!(
+                f,
+                "the story says in words what comes before it, so a test must make that first"
+            ),
+            Unwritten::NotAModule { file } => write!(f, "`{file}` is not a Python module"),
+        }
+    }
+}
+
+/// The class of the tree that `callee`, a call the story writes bare, is a method of, as
+/// `(object, class)`: a class the story names and the tree defines, when its body defines
+/// `callee` or one of the calls the example's line writes bare before it ("After
+/// `add_score("Ana", 90)`, `top_student()` returns `"Ana"`", where `Gradebook` defines
+/// `add_score`), a line of the story names both and no function ("Add `class_median()` to the
+/// Gradebook"), or the tests so far, `text`, call `callee` on an object. `None` when a file
+/// defines `callee` as a function, the story names a file for it other than the class's, or
+/// no such class is found.
+fn tree_class_owner(
+    story: &Story,
+    example: &Example,
+    callee: &str,
+    text: &str,
+) -> Option<(String, String)> {
+    if callee.contains('.') || python_file_defining(story.dir, callee).is_some() {
+        return None;
+    }
+    let beside: Vec<String> = calls_written_before(story.text, example)
+        .unwrap_or_default()
+        .iter()
+        .filter(|span| !span.contains('.'))
+        .filter_map(|span| span.split('(').next().map(str::to_string))
+        .collect();
+    let called_on_an_object = text.contains(&format!(".{callee}("));
+    let mut named: Vec<&str> = story
+        .text
+        .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .filter(|word| word.starts_with(|c: char| c.is_ascii_uppercase()))
+        .collect();
+    named.dedup();
+    named.into_iter().find_map(|class| {
+        let methods = methods_of(story.dir, class)?;
+        let home = story.homes.iter().find(|(name, _)| name == callee);
+        if home
+            .is_some_and(|(_, file)| python_file_defining(story.dir, class).as_ref() != Some(file))
+        {
+            return None;
+        }
+        let owns = methods
+            .iter()
+            .any(|method| method == callee || beside.contains(method))
+            || called_on_an_object
+            || named_together(story.text, callee, class);
+        owns.then(|| (snake_case(class), class.to_string()))
+    })
+}
+
+/// Whether a line of the story names `callee` in backticks and `class` as a word, and calls
+/// nothing a function: "Add `top_student()` and `class_median()` to the Gradebook".
+fn named_together(text: &str, callee: &str, class: &str) -> bool {
+    text.lines().any(|line| {
+        let names_callee = backtick_spans(line).iter().any(|(span, _)| {
+            let span = span.trim();
+            span == callee || span.starts_with(&format!("{callee}("))
+        });
+        names_callee && mentions_word(line, class) && !line.to_lowercase().contains("function")
+    })
+}
+
 /// The test of the story's `number`th example, for a file that holds `text` so far (a test of
 /// that name there already gets another).
 fn example_test(
@@ -100,19 +236,23 @@ fn example_test(
     example: &Example,
     number: usize,
     text: &str,
-) -> Option<ExampleTest> {
+) -> Result<ExampleTest, Unwritten> {
     let mut imports = Vec::new();
-    let mut callee = example.call.split('(').next()?.trim();
+    let mut callee = example.call.split('(').next().unwrap_or_default().trim();
     // A method of the story's written bare ("an empty cart's `total_items()` returns `0`") is
     // called on an object of its class, made as the story's other calls of it are.
+    let owner = match method_owner(story.text, callee) {
+        Some(owner) if python_file_defining(story.dir, callee).is_none() => Some(owner),
+        _ => tree_class_owner(story, example, callee, text),
+    };
     let on_object;
-    let call = match method_owner(story.text, callee) {
-        Some((object, _)) if python_file_defining(story.dir, callee).is_none() => {
+    let call = match &owner {
+        Some((object, _)) => {
             on_object = format!("{object}.{}", example.call.trim());
-            callee = on_object.split('(').next()?;
+            callee = on_object.split('(').next().unwrap_or_default();
             &on_object
         }
-        _ => example.call.trim(),
+        None => example.call.trim(),
     };
     let (name, file, setup) = match callee.split_once('.') {
         None => {
@@ -121,26 +261,47 @@ fn example_test(
                 .iter()
                 .find(|(name, _)| name == callee)
                 .map(|(_, file)| file.clone())
-                .or_else(|| python_file_defining(story.dir, callee))?;
+                .or_else(|| python_file_defining(story.dir, callee))
+                .ok_or_else(|| Unwritten::NoHome {
+                    name: callee.to_string(),
+                })?;
             (callee.to_string(), file, Vec::new())
         }
         Some((object, _)) => {
-            let class = class_of(story.text, object)?;
-            let file = python_file_defining(story.dir, &class)?;
-            let source = std::fs::read_to_string(story.dir.join(&file)).ok()?;
+            let class = match &owner {
+                Some((_, class)) => Some(class.clone()),
+                None => class_of(story.text, object),
+            }
+            .ok_or_else(|| Unwritten::UnknownObject {
+                object: object.to_string(),
+            })?;
+            let not_in_tree = || Unwritten::ClassNotInTree {
+                class: class.clone(),
+            };
+            let file = python_file_defining(story.dir, &class).ok_or_else(not_in_tree)?;
+            let source =
+                std::fs::read_to_string(story.dir.join(&file)).map_err(|_| not_in_tree())?;
             let made = match made_without_arguments(&source, &class) {
                 true => format!("{class}()"),
-                false => made_in(text, &class)?,
+                false => made_in(text, &class).ok_or_else(|| Unwritten::UnknownArguments {
+                    class: class.clone(),
+                })?,
             };
+            let calls = setup_calls(story, example, object, &class)?;
+            if calls.is_empty() && made == format!("{class}()") && set_up_in_words(story, example) {
+                return Err(Unwritten::SetUpInWords);
+            }
             let mut setup = vec![format!("{object} = {made}")];
-            setup.extend(calls_before(story.text, example, object)?);
+            setup.extend(calls);
             (class, file, setup)
         }
     };
     if example.raises() {
         imports.push("import pytest".to_string());
     }
-    imports.push(format!("from {} import {name}", python_module(&file)?));
+    let module =
+        python_module(&file).ok_or_else(|| Unwritten::NotAModule { file: file.clone() })?;
+    imports.push(format!("from {module} import {name}"));
     if example.raises() && !PYTHON_EXCEPTIONS.contains(&example.expected.as_str()) {
         if let Some(module) = exception_home(story, &example.expected, &file, text) {
             imports.push(format!("from {module} import {}", example.expected));
@@ -159,10 +320,58 @@ fn example_test(
     for statement in setup.iter().chain([&example.assertion()]) {
         body.push_str(&format!("    {statement}\n"));
     }
-    Some(ExampleTest {
+    Ok(ExampleTest {
         imports,
         function: format!("def {test_name}():\n{body}"),
     })
+}
+
+/// Whether the words before a value `example` on its line say what the object holds first:
+/// a number or a quoted value, or a word that sets a scene ("with", "after", "once"). "An
+/// empty cart's `total_items()` returns `0`" says nothing a new object lacks.
+fn set_up_in_words(story: &Story, example: &Example) -> bool {
+    const SCENE: [&str; 9] = [
+        "with", "after", "when", "once", "given", "has", "have", "holding", "where",
+    ];
+    if example.raises() {
+        return false;
+    }
+    let Some(words) = words_before(story.text, example) else {
+        return false;
+    };
+    let words = words.to_lowercase();
+    // A `'` is as often an apostrophe ("an empty cart's") as a quote.
+    words.contains(|c: char| c.is_ascii_digit() || c == '"')
+        || words
+            .split(|c: char| !c.is_alphanumeric())
+            .any(|word| SCENE.contains(&word))
+}
+
+/// The calls the story's line makes on `object` before `example`: those it writes on the
+/// object, and those it writes bare of a method of `class` (the story's own methods, or the
+/// tree's), put on the object.
+fn setup_calls(
+    story: &Story,
+    example: &Example,
+    object: &str,
+    class: &str,
+) -> Result<Vec<String>, Unwritten> {
+    let spans = calls_written_before(story.text, example).ok_or(Unwritten::NotOnALine)?;
+    let methods = methods_of(story.dir, class).unwrap_or_default();
+    let on_object = format!("{object}.");
+    Ok(spans
+        .into_iter()
+        .filter_map(|span| {
+            if span.starts_with(&on_object) {
+                return Some(span);
+            }
+            let name = span.split('(').next()?;
+            let a_method = !name.contains('.')
+                && (methods.iter().any(|method| method == name)
+                    || method_owner(story.text, name).is_some_and(|(_, owner)| owner == class));
+            (a_method && is_literal_call(&span)).then(|| format!("{object}.{span}"))
+        })
+        .collect())
 }
 
 /// How the test file `text` makes an object of `class` that takes arguments, on a line of its
@@ -254,13 +463,19 @@ mod tests {
     use super::*;
     use crate::workflow::examples::examples;
 
-    fn written(text: &str, files: &[(&str, &str)]) -> Option<String> {
+    /// A tree of `files`, each `(path, content)`.
+    fn tree(files: &[(&str, &str)]) -> tempfile::TempDir {
         let dir = tempfile::tempdir().unwrap();
         for (path, content) in files {
             let path = dir.path().join(path);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(path, content).unwrap();
         }
+        dir
+    }
+
+    fn written(text: &str, files: &[(&str, &str)]) -> Option<String> {
+        let dir = tree(files);
         let found = examples(text);
         let homes = vec![("withdraw".to_string(), "bank/book.py".to_string())];
         write(&Story {
@@ -358,6 +573,110 @@ mod tests {
         assert!(file.ends_with("    assert total_items() == 0\n"), "{file}");
     }
 
+    const GRADEBOOK: &str = "class Gradebook:\n    def __init__(self):\n        self.scores = {}\n\n    def add_score(self, name, score):\n        self.scores.setdefault(name, []).append(score)\n";
+
+    #[test]
+    fn calls_written_bare_are_made_on_an_object_of_the_class_that_defines_them() {
+        // Neither word "method" nor the class in backticks: the tree says whose methods
+        // `add_score` and `top_student` are.
+        let text = "Find the best student\n\
+            Add `top_student()` to the Gradebook in gradebook/book.py.\n\
+            - [ ] after `add_score(\"Ana\", 90)` and `add_score(\"Bo\", 80)`, `top_student()` returns `\"Ana\"`\n\
+            - [ ] `add_score(\"Ana\", 101)` raises `ValueError`";
+        let book = [("gradebook/book.py", GRADEBOOK)];
+        assert_eq!(
+            written(text, &book).unwrap(),
+            "import pytest\nfrom gradebook.book import Gradebook\n\n\ndef test_top_student_example_1():\n    gradebook = Gradebook()\n    gradebook.add_score(\"Ana\", 90)\n    gradebook.add_score(\"Bo\", 80)\n    assert gradebook.top_student() == \"Ana\"\n\n\ndef test_add_score_example_2():\n    gradebook = Gradebook()\n    with pytest.raises(ValueError): gradebook.add_score(\"Ana\", 101)\n"
+        );
+        // A story's method named bare beside its class gets its bare calls on the object too.
+        let named = "Add a method `top_student()` to the `Gradebook` class.\n\
+            - [ ] after `add_score(\"Ana\", 90)`, `top_student()` returns `\"Ana\"`";
+        let file = written(named, &book).unwrap();
+        assert!(
+            file.ends_with("    gradebook = Gradebook()\n    gradebook.add_score(\"Ana\", 90)\n    assert gradebook.top_student() == \"Ana\"\n"),
+            "{file}"
+        );
+        // A function the story puts in another file stays a function.
+        let elsewhere = "Add `top_student()` to gradebook/report.py for the Gradebook.\n\
+            - [ ] after `add_score(\"Ana\", 90)`, `top_student()` returns `\"Ana\"`";
+        let dir = tree(&book);
+        let found = examples(elsewhere);
+        let homes = vec![("top_student".to_string(), "gradebook/report.py".to_string())];
+        let story = Story {
+            dir: dir.path(),
+            text: elsewhere,
+            examples: &found,
+            homes: &homes,
+        };
+        let file = write(&story).unwrap();
+        assert!(
+            file.contains("from gradebook.report import top_student"),
+            "{file}"
+        );
+    }
+
+    #[test]
+    fn what_the_object_holds_said_in_words_cannot_be_made_on_a_new_one() {
+        let worded = "Add a method `class_median()` to the `Gradebook` class.\n\
+            - [ ] with Ana at 90 and Bo at 70, `class_median()` returns `80`\n\
+            - [ ] an empty gradebook's `class_median()` returns `None`";
+        let dir = tree(&[("gradebook/book.py", GRADEBOOK)]);
+        let found = examples(worded);
+        assert_eq!(found.len(), 2, "{found:?}");
+        let story = Story {
+            dir: dir.path(),
+            text: worded,
+            examples: &found,
+            homes: &[],
+        };
+        assert_eq!(
+            completed(&story, "", &found[..1]).unwrap_err().why,
+            Unwritten::SetUpInWords
+        );
+        let added = completed(&story, "", &found[1..]).unwrap();
+        assert!(
+            added.ends_with(
+                "    gradebook = Gradebook()\n    assert gradebook.class_median() == None\n"
+            ),
+            "{added}"
+        );
+    }
+
+    #[test]
+    fn an_example_the_tool_cannot_write_says_why() {
+        let dir = tree(&[(
+            "book.py",
+            "class Book:\n    def __init__(self, owner):\n        self.owner = owner\n",
+        )]);
+        let text = "- [ ] `tally(3)` returns `3`\n- [ ] `shelf.count()` returns `0`\n- [ ] `book.pages()` returns `0` (a `Book`)";
+        let found = examples(text);
+        assert_eq!(found.len(), 3, "{found:?}");
+        let story = Story {
+            dir: dir.path(),
+            text,
+            examples: &found,
+            homes: &[],
+        };
+        let why = |at: usize| completed(&story, "def test_x():\n    pass\n", &found[at..=at]);
+        assert_eq!(
+            why(0).unwrap_err().why,
+            Unwritten::NoHome {
+                name: "tally".into()
+            }
+        );
+        assert_eq!(
+            why(1).unwrap_err().why,
+            Unwritten::UnknownObject {
+                object: "shelf".into()
+            }
+        );
+        let not_added = why(2).unwrap_err();
+        assert_eq!(
+            not_added.to_string(),
+            "the tool could not add `assert book.pages() == 0` itself: `Book` takes arguments, and no test makes one on a line of its own"
+        );
+    }
+
     #[test]
     fn a_test_file_gets_the_examples_it_lacks_and_keeps_its_own() {
         let dir = tempfile::tempdir().unwrap();
@@ -380,6 +699,6 @@ mod tests {
             added,
             "import pytest\nfrom bank.book import withdraw, Overdrawn\n\n\ndef test_withdraw_example_2():\n    assert withdraw(5) == 0\n\n\ndef test_withdraw_example_2_of_the_story():\n    with pytest.raises(Overdrawn): withdraw(99)\n"
         );
-        assert_eq!(completed(&story, model, &[]), None);
+        assert_eq!(completed(&story, model, &[]).as_deref(), Ok(model));
     }
 }

@@ -605,6 +605,61 @@ async fn the_story_object_the_tests_use_unmade_is_made_with_its_setup_in_its_pla
     );
 }
 
+/// A Python project whose grades/book.py has a `Gradebook` with `add_score`, and a story that
+/// writes its methods bare and names the class without backticks.
+fn best_student_story(p: &Project) -> Made {
+    p.env.write(
+        "grades/book.py",
+        "class Gradebook:\n    def __init__(self):\n        self.scores = {}\n\n    def add_score(self, name, score):\n        self.scores.setdefault(name, []).append(score)\n",
+    );
+    p.env.write("grades/__init__.py", "");
+    p.python_git_project(&[]);
+    p.story(
+        "Name the best student",
+        "Add `top_student()` and `class_median()` to the Gradebook in grades/book.py.",
+        "- [ ] after `add_score(\"Ana\", 90)` and `add_score(\"Bo\", 80)`, `top_student()` returns `\"Ana\"`\n- [ ] with Ana at 90 and Bo at 70, `class_median()` returns `80`",
+        "ready",
+        &["research", "plan"],
+    )
+}
+
+#[tokio::test]
+async fn a_bare_example_is_added_on_an_object_of_the_class_that_defines_the_calls_before_it() {
+    let p = Project::new().await;
+    let story = best_student_story(&p);
+    // The median example kept in a name and compared on the next line is carried; the
+    // best-student example is missing, and the tool adds it on a new gradebook.
+    let tests = "from grades.book import Gradebook\n\n\ndef test_median():\n    book = Gradebook()\n    book.add_score(\"Ana\", 90)\n    book.add_score(\"Bo\", 70)\n    median = book.class_median()\n    assert median == 80\n";
+
+    let written = taken_at_once(&p, &story, "tests/test_name_the_best_student.py", tests);
+
+    assert!(
+        written.ends_with("def test_top_student_example_1():\n    gradebook = Gradebook()\n    gradebook.add_score(\"Ana\", 90)\n    gradebook.add_score(\"Bo\", 80)\n    assert gradebook.top_student() == \"Ana\""),
+        "{written}"
+    );
+    assert!(!written.contains("class_median_example"), "{written}");
+}
+
+#[tokio::test]
+async fn an_example_the_tool_cannot_add_is_refused_with_the_reason() {
+    let p = Project::new().await;
+    let story = best_student_story(&p);
+    let tests = "from grades.book import Gradebook\n\n\ndef test_top():\n    book = Gradebook()\n    book.add_score(\"Ana\", 90)\n    book.add_score(\"Bo\", 80)\n    assert book.top_student() == \"Ana\"\n";
+
+    p.fake
+        .push("acceptance", write_call("tests/test_total.py", tests))
+        .push("acceptance", Reply::text("done"));
+    p.run(&["run", "--story", &story.id]);
+
+    let checks = transcript_entries(&p, &story, "acceptance_check");
+    let refused = checks[0]["refused"].as_str().unwrap_or_default();
+    assert!(
+        refused.contains("missing: add `assert class_median() == 80`; the tool could not add `assert class_median() == 80` itself: the story says in words what comes before it, so a test must make that first"),
+        "{checks:#?}"
+    );
+    assert_ne!(p.front(&story)["acceptance_complete"], true);
+}
+
 #[tokio::test]
 async fn an_object_the_tests_make_from_its_own_name_is_made_from_its_class() {
     let p = Project::new().await;
