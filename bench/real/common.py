@@ -28,7 +28,7 @@ HERE = Path(__file__).resolve().parent
 # on 9a54980, then read to find what the tool lacks.
 SUITES = {"textkit": HERE, "inventory": HERE / "inventory", "ledger": HERE / "ledger",
           "workshop": HERE / "workshop", "transit": HERE / "transit",
-          "gradebook": HERE / "gradebook"}
+          "gradebook": HERE / "gradebook", "orchard": HERE / "orchard"}
 SUITE_NAME = "textkit"
 SUITE = HERE
 PROJECT = HERE / "project"
