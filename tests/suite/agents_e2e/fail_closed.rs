@@ -308,27 +308,46 @@ async fn a_research_that_read_files_but_answers_no_prose_twice_completes_with_wh
     );
 }
 
+/// Step headings and code, no sentence, and nothing read: in kind as the 1.5B model planned
+/// transit's `midnight-wraparound` (2026-12-06).
+const STEPS: &str = "## 1. Update `add_minutes` in times.py to wrap the hour\n```python\n\
+                     def add_minutes(text, delta):\n    return text\n```\n";
+
 #[tokio::test]
-async fn a_plan_of_steps_without_prose_twice_completes_with_what_it_has() {
+async fn a_plan_of_step_headings_is_the_plan() {
     let p = Project::new().await;
     let story = p.researched("Steps only");
-    // In kind as the 1.5B model planned transit's `midnight-wraparound` (2026-12-06): step
-    // headings and code, no sentence; it read nothing.
-    let steps = "## 1. Update `add_minutes` in times.py to wrap the hour\n```python\n\
-                 def add_minutes(text, delta):\n    return text\n```\n";
-    p.fake
-        .push("plan", Reply::text(steps))
-        .push("plan", Reply::text(steps));
+    p.fake.push("plan", Reply::text(STEPS));
 
     p.step(&story, "plan").success();
 
     assert_eq!(p.front(&story)["plan_complete"], true);
     let plan = section(&p.body(&story), "Implementation Plan");
     assert!(
-        plan.starts_with("Written by agentic-sdlc: the plan agent's answer was refused twice"),
+        plan.starts_with("### 1. Update `add_minutes` in times.py to wrap the hour"),
         "{plan}"
     );
-    assert_eq!(p.fake.requests_for("plan").len(), 2);
+    assert_eq!(p.fake.requests_for("plan").len(), 1, "no retry");
+}
+
+#[tokio::test]
+async fn a_research_of_steps_without_prose_twice_completes_with_what_it_has() {
+    let p = Project::new().await;
+    let story = p.story("Steps only", "A summary.", "- [ ] It works", "ready", &[]);
+    p.fake
+        .push("research", Reply::text(STEPS))
+        .push("research", Reply::text(STEPS));
+
+    p.step(&story, "research").success();
+
+    assert_eq!(p.front(&story)["research_complete"], true);
+    let research = section(&p.body(&story), "Research");
+    assert!(
+        research
+            .starts_with("Written by agentic-sdlc: the research agent's answer was refused twice"),
+        "{research}"
+    );
+    assert_eq!(p.fake.requests_for("research").len(), 2);
 }
 
 #[tokio::test]
