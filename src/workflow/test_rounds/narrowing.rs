@@ -60,19 +60,9 @@ impl TestRounds<'_> {
                 .collect(),
             _ => return None,
         };
-        let mut rounds = self
-            .missing_rounds
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut due = None;
-        for one in missing {
-            let count = rounds.entry(one.name.clone()).or_default();
-            *count += 1;
-            if *count == ROUNDS_BEFORE_NARROWING && due.is_none() {
-                due = Some(one);
-            }
-        }
-        due
+        counted(&self.missing_rounds, missing, |rounds| {
+            rounds == ROUNDS_BEFORE_NARROWING
+        })
     }
 
     /// A named definition that is written but whose acceptance tests failed in this run and
@@ -90,28 +80,20 @@ impl TestRounds<'_> {
             &self.named(),
             &self.fixed,
         );
-        let mut rounds = self
-            .failing_rounds
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let mut due = None;
-        for function in failing {
-            let count = rounds.entry(function.name.clone()).or_default();
-            *count += 1;
-            if *count >= ROUNDS_BEFORE_NARROWING && due.is_none() {
-                let file = function.files.first().cloned().or_else(|| {
-                    crate::workflow::named_functions::python_file_defining(
-                        &self.dir,
-                        &function.name,
-                    )
-                });
-                due = Some(Missing {
-                    name: function.name.clone(),
-                    file,
-                });
-            }
+        let failing: Vec<Missing> = failing
+            .into_iter()
+            .map(|function| Missing {
+                file: function.files.first().cloned(),
+                name: function.name,
+            })
+            .collect();
+        let mut due = counted(&self.failing_rounds, failing, |rounds| {
+            rounds >= ROUNDS_BEFORE_NARROWING
+        })?;
+        if due.file.is_none() {
+            due.file = crate::workflow::named_functions::python_file_defining(&self.dir, &due.name);
         }
-        due
+        Some(due)
     }
 
     /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
@@ -219,4 +201,25 @@ impl TestRounds<'_> {
         entry.asked = asked;
         entry.tried.extend(written.cloned());
     }
+}
+
+/// Counts one more round for each of `names` in `rounds`; the first of them whose count of
+/// rounds is `due`.
+fn counted(
+    rounds: &std::sync::Mutex<std::collections::HashMap<String, u32>>,
+    names: Vec<Missing>,
+    due: impl Fn(u32) -> bool,
+) -> Option<Missing> {
+    let mut rounds = rounds
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    let mut first = None;
+    for one in names {
+        let count = rounds.entry(one.name.clone()).or_default();
+        *count += 1;
+        if due(*count) && first.is_none() {
+            first = Some(one);
+        }
+    }
+    first
 }
