@@ -4,9 +4,10 @@
 use std::path::Path;
 
 use crate::agents::prompts::backtick_spans;
+use crate::workflow::call_text::list_end;
 use crate::workflow::examples::{
-    calls_written_before, class_of, is_literal_call, method_owner, snake_case, words_before,
-    Example,
+    calls_written_before, class_of, is_literal_call, method_owner, normalized, snake_case,
+    words_before, Example,
 };
 use crate::workflow::named_functions::{file_names, mentions_word, python_file_defining};
 use crate::workflow::python_builtins::PYTHON_EXCEPTIONS;
@@ -133,7 +134,7 @@ pub enum Unwritten {
     UnknownObject { object: String },
     /// No file of the tree defines the class.
     ClassNotInTree { class: String },
-    /// The class takes arguments, and no line of the tests makes one to copy.
+    /// The class takes arguments, and no test makes one to copy.
     UnknownArguments { class: String },
     /// No line of the story holds the example (it came from a code block).
     NotOnALine,
@@ -156,10 +157,9 @@ impl std::fmt::Display for Unwritten {
                 write!(f, "the story does not name the class of `{object}`")
             }
             Unwritten::ClassNotInTree { class } => write!(f, "no file defines `{class}`"),
-            Unwritten::UnknownArguments { class } => write!(
-                f,
-                "`{class}` takes arguments, and no test makes one on a line of its own"
-            ),
+            Unwritten::UnknownArguments { class } => {
+                write!(f, "`{class}` takes arguments, and no test makes one")
+            }
             Unwritten::NotOnALine => write!(f, "no line of the story holds it"),
             Unwritten::SetUpInWords => write!(
                 f,
@@ -283,9 +283,11 @@ fn example_test(
                 std::fs::read_to_string(story.dir.join(&file)).map_err(|_| not_in_tree())?;
             let made = match made_without_arguments(&source, &class) {
                 true => format!("{class}()"),
-                false => made_in(text, &class).ok_or_else(|| Unwritten::UnknownArguments {
-                    class: class.clone(),
-                })?,
+                false => {
+                    made_in(text, &class, example).ok_or_else(|| Unwritten::UnknownArguments {
+                        class: class.clone(),
+                    })?
+                }
             };
             let calls = setup_calls(story, example, object, &class)?;
             if calls.is_empty() && made == format!("{class}()") && set_up_in_words(story, example) {
@@ -374,22 +376,83 @@ fn setup_calls(
         .collect())
 }
 
-/// How the test file `text` makes an object of `class` that takes arguments, on a line of its
-/// own (`book = Book("Ana")` gives `Book("Ana")`): a test the tool adds makes it the same way,
-/// where `Book()` would fail whatever the code did. `None` when no line does.
-fn made_in(text: &str, class: &str) -> Option<String> {
-    text.lines().find_map(|line| {
-        let (target, value) = line.trim().split_once('=')?;
-        let value = value.trim();
-        let simple = target
-            .trim()
-            .chars()
-            .all(|c| c.is_alphanumeric() || c == '_');
-        let call = value
-            .strip_prefix(class)
-            .is_some_and(|args| args.starts_with('(') && args.ends_with(')'));
-        (simple && call && !target.trim().is_empty()).then(|| value.to_string())
+/// How the test file `text` makes an object of `class` that takes arguments, as a test of
+/// `example` would: the first `Class(…)` of a test (or fixture) that calls the example's method
+/// and holds its value, else of one that calls the method, else of any; its arguments as
+/// written, over several lines (joined into one) or inside a longer expression
+/// (`GradeBook({"Ana": [90]}).class_median()`). A test the tool adds makes it the same way,
+/// where `Book()` would fail whatever the code did. `None` when nothing makes one. Only a line
+/// of its own was read once, and the held-out gradebook's `class-median` was refused for it
+/// (its summary line, 2026-12-06).
+fn made_in(text: &str, class: &str, example: &Example) -> Option<String> {
+    let method = example
+        .call
+        .split('(')
+        .next()
+        .and_then(|callee| callee.rsplit('.').next())
+        .unwrap_or_default();
+    let blocks = top_level_blocks(text);
+    let calls_method = |block: &&String| block.contains(&format!(".{method}("));
+    let holds_value = |block: &&String| normalized(block).contains(&normalized(&example.expected));
+    let ranked = blocks
+        .iter()
+        .filter(|block| calls_method(block) && holds_value(block))
+        .chain(blocks.iter().filter(calls_method))
+        .chain(blocks.iter());
+    ranked.filter_map(|block| construction(block, class)).next()
+}
+
+/// The blocks of `text` that start at its top level: a test with its body, a fixture, an
+/// import.
+fn top_level_blocks(text: &str) -> Vec<String> {
+    let mut blocks: Vec<String> = Vec::new();
+    for line in text.lines() {
+        let starts = !line.starts_with(char::is_whitespace) && !line.trim().is_empty();
+        match blocks.last_mut() {
+            Some(block) if !starts => {
+                block.push('\n');
+                block.push_str(line);
+            }
+            _ => blocks.push(line.to_string()),
+        }
+    }
+    blocks
+}
+
+/// The first call `Class(…)` in `block` that is neither its definition nor an import, with its
+/// argument lines joined into one.
+fn construction(block: &str, class: &str) -> Option<String> {
+    let call = format!("{class}(");
+    block.match_indices(&call).find_map(|(at, _)| {
+        let before = block[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || c == '_' || c == '.') {
+            return None;
+        }
+        let line_start = block[..at].rfind('\n').map_or(0, |newline| newline + 1);
+        let head = block[line_start..at].trim_start();
+        if head.starts_with("class ") || head.starts_with("def ") || head.starts_with("from ") {
+            return None;
+        }
+        let args = &block[at + class.len()..];
+        let end = list_end(args);
+        (end <= args.len()).then(|| format!("{class}{}", one_line(&args[..end])))
     })
+}
+
+/// Python text over several lines as one: each line trimmed, joined by a space, with none left
+/// just inside a bracket (`(\n    1,\n)` gives `(1,)`).
+fn one_line(text: &str) -> String {
+    let mut joined = String::new();
+    for line in text.lines().map(str::trim).filter(|line| !line.is_empty()) {
+        let tight = joined.ends_with(['(', '[', '{'])
+            || line.starts_with([')', ']', '}'])
+            || joined.is_empty();
+        if !tight {
+            joined.push(' ');
+        }
+        joined.push_str(line);
+    }
+    joined
 }
 
 /// Whether an import line of the Python source `text` names `name`.
@@ -550,6 +613,17 @@ mod tests {
             added.ends_with("    book = Book(\"ann\")\n    book.deposit(\"ann\", 500)\n    with pytest.raises(ValueError): book.withdraw(\"ann\", 800)\n"),
             "{added}"
         );
+        let fixture = "import pytest\nfrom bank.ledger import Book\n\n@pytest.fixture\ndef book():\n    return Book(\"bo\")\n";
+        let added = completed(&story, fixture, &found).unwrap();
+        assert!(added.contains("    book = Book(\"bo\")\n"), "{added}");
+        // Over several lines, inside a longer expression, and from the test of the example's
+        // own method first.
+        let spread = "from bank.ledger import Book\n\ndef test_other():\n    assert Book(\"zed\").owner == \"zed\"\n\ndef test_withdraw():\n    book = Book(\n        \"ann\",\n    )\n    book.withdraw(\"ann\", 800)\n";
+        let added = completed(&story, spread, &found).unwrap();
+        assert!(added.contains("    book = Book(\"ann\",)\n"), "{added}");
+        let inline = "from bank.ledger import Book\n\ndef test_it():\n    assert Book([1, 2]).pages() == 3\n";
+        let added = completed(&story, inline, &found).unwrap();
+        assert!(added.contains("    book = Book([1, 2])\n"), "{added}");
         let long = "class Book:\n    def __init__(\n        self, owner\n    ):\n        pass\n";
         assert_eq!(written(text, &[("bank/ledger.py", long)]), None);
     }
@@ -673,7 +747,7 @@ mod tests {
         let not_added = why(2).unwrap_err();
         assert_eq!(
             not_added.to_string(),
-            "the tool could not add `assert book.pages() == 0` itself: `Book` takes arguments, and no test makes one on a line of its own"
+            "the tool could not add `assert book.pages() == 0` itself: `Book` takes arguments, and no test makes one"
         );
     }
 
