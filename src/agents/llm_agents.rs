@@ -519,8 +519,8 @@ impl Agents for LlmAgents {
         let user = format!("{map}\n## Task\n{}\n", request.task);
         let asked = CodeAsk {
             story_id: request.story.id(),
-            role: "definition",
-            system: &prompts::definition_system(),
+            role: request.kind.role(),
+            system: &request.kind.system(),
             user: &user,
             work_dir: request.work_dir,
             transcript: request.transcript,

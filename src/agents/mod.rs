@@ -215,6 +215,7 @@ pub struct GateRequest<'a> {
 /// A narrowed task (docs/design.md §21): one definition the story names, still missing after
 /// two rounds, asked for alone.
 pub struct DefinitionRequest<'a> {
+    pub kind: CodeKind,
     pub story: &'a Story,
     /// The whole ask: the signature, the class, the file, the tests that call it.
     pub task: &'a str,
@@ -226,6 +227,32 @@ pub struct DefinitionRequest<'a> {
     pub transcript: &'a Transcript,
     /// 0 for the first answer; each further one is sampled hotter, with its own seed.
     pub variant: u32,
+}
+
+/// What a [`DefinitionRequest`] asks for: one definition of the story's code, or one test of an
+/// example of the story's that the tool cannot write alone (docs/design.md §21).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CodeKind {
+    Definition,
+    ExampleTest,
+}
+
+impl CodeKind {
+    /// The agent's name in its instructions and its transcript.
+    pub fn role(self) -> &'static str {
+        match self {
+            CodeKind::Definition => "definition",
+            CodeKind::ExampleTest => "example_test",
+        }
+    }
+
+    /// The agent's instructions.
+    pub fn system(self) -> String {
+        match self {
+            CodeKind::Definition => prompts::definition_system(),
+            CodeKind::ExampleTest => prompts::example_test_system(),
+        }
+    }
 }
 
 /// A blocker raised against work whose acceptance tests pass, put back to the perspective that

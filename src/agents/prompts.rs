@@ -84,6 +84,15 @@ pub fn definition_system() -> String {
     )
 }
 
+/// The instructions of the agent asked for one test of an example of the story's whose setup
+/// the story writes in words.
+pub fn example_test_system() -> String {
+    format!(
+        "{}\nYou write exactly one test function of the project's test framework for one criterion of a story, and nothing else. Answer with its complete code in one code block: the definition line and its body, no imports, no other definitions.",
+        identity("example_test")
+    )
+}
+
 /// Where the acceptance tests go, as the tool picked it from the project's existing tests.
 pub fn acceptance_path_note(path: &str) -> String {
     format!(" Write the tests into `{path}`.")

@@ -337,7 +337,7 @@ pub fn words_before(text: &str, example: &Example) -> Option<String> {
 
 /// The story's line that holds `example`'s call (itself, not the end of a longer one:
 /// `total_items()` is not in `cart.total_items()`), one with its value too if there is one.
-fn line_holding<'t>(text: &'t str, example: &Example) -> Option<&'t str> {
+pub fn line_holding<'t>(text: &'t str, example: &Example) -> Option<&'t str> {
     let call = normalized(&example.call);
     let expected = normalized(&example.expected);
     let holds = |line: &&str| {

@@ -16,7 +16,7 @@ use super::story_ops;
 use crate::agents::prompts::backtick_spans;
 use crate::agents::tools::{defined_name, source_of};
 use crate::agents::transcript::Transcript;
-use crate::agents::DefinitionRequest;
+use crate::agents::{CodeKind, DefinitionRequest};
 use crate::board::Story;
 use crate::exec::head_tail;
 
@@ -281,6 +281,7 @@ pub async fn narrow(
     }
     let ask = task.ask();
     let request = DefinitionRequest {
+        kind: CodeKind::Definition,
         story,
         task: &ask,
         name: &task.name,

@@ -27,6 +27,7 @@ mod acceptance;
 mod attempts;
 mod bare_methods;
 mod checked;
+mod example_completion;
 mod examples_file;
 mod scratch;
 mod story_objects;

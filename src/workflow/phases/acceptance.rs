@@ -14,7 +14,7 @@ use crate::agents::prompts::mentioned_names;
 use crate::workflow::examples::{examples, Example};
 use crate::workflow::python_imports::unknown_imports;
 
-use super::examples_file::NotAdded;
+use super::example_completion::{AskedAlone, Completion};
 use super::{examples_file, test_mends, unpassable};
 use crate::agents::prompts::{backticked, is_test_path};
 use crate::agents::transcript::Transcript;
@@ -184,6 +184,7 @@ pub async fn finish(
 /// back to it while rounds are left (`implement.testRounds`).
 pub struct AcceptanceCheck<'a> {
     wf: &'a Workflow,
+    story: &'a Story,
     story_id: &'a StoryId,
     dir: PathBuf,
     ignore: Vec<PathBuf>,
@@ -200,6 +201,7 @@ pub struct AcceptanceCheck<'a> {
     /// The functions the story names with the file it names for each, for their imports.
     homes: Vec<(String, String)>,
     last: Mutex<Option<Verdict>>,
+    asked_alone: AskedAlone,
 }
 
 impl<'a> AcceptanceCheck<'a> {
@@ -215,6 +217,7 @@ impl<'a> AcceptanceCheck<'a> {
         let text = crate::workflow::named_functions::story_text(story);
         AcceptanceCheck {
             wf,
+            story,
             story_id: story.id(),
             dir: dir.to_path_buf(),
             ignore: ignore.to_vec(),
@@ -228,6 +231,7 @@ impl<'a> AcceptanceCheck<'a> {
             story_names: mentioned_names(&text),
             homes: crate::workflow::named_functions::homes(dir, story),
             last: Mutex::new(None),
+            asked_alone: AskedAlone::default(),
         }
     }
 
@@ -323,12 +327,17 @@ impl<'a> AcceptanceCheck<'a> {
         for path in tests.iter().filter(|path| path.ends_with(".py")) {
             notes.extend(mends.mend(path));
         }
-        let mut not_added = None;
-        match self.complete_examples(&tests) {
-            Some(Ok(added)) => notes.push(added),
-            Some(Err(why)) => not_added = Some(why),
-            None => {}
-        }
+        let not_added = match self.file_to_complete(&tests) {
+            Some(path) => {
+                let (added, not_added) = self
+                    .completion()
+                    .complete(path, &self.examples_missing_from(&tests))
+                    .await;
+                notes.extend(added);
+                not_added
+            }
+            None => None,
+        };
         let calls = call_criteria::Calls::of(&self.story_text, &self.examples, &self.homes);
         let to_complete = self.file_to_complete(&tests);
         notes.extend(
@@ -484,6 +493,17 @@ impl AcceptanceCheck<'_> {
         examples_file::write(&self.examples_story())
     }
 
+    /// What the tool adds the examples the model's tests lack with.
+    fn completion(&self) -> Completion<'_> {
+        Completion {
+            wf: self.wf,
+            story: self.story,
+            examples: self.examples_story(),
+            transcript: &self.transcript,
+            asked: &self.asked_alone,
+        }
+    }
+
     /// What the tool writes the story's examples as tests from.
     fn examples_story(&self) -> examples_file::Story<'_> {
         examples_file::Story {
@@ -539,30 +559,6 @@ impl AcceptanceCheck<'_> {
             .filter(|example| !example.carried_by(&text))
             .cloned()
             .collect()
-    }
-
-    /// Adds a test of each example of the story that `tests` do not carry to one of them, the
-    /// suggested file if it is among them ([`examples_file::completed`]); says what it added,
-    /// or which example it could not write and why. `None` when nothing is missing, or there is
-    /// no Python test file to add to.
-    fn complete_examples(&self, tests: &[String]) -> Option<Result<String, NotAdded>> {
-        let missing = self.examples_missing_from(tests);
-        if missing.is_empty() {
-            return None;
-        }
-        let path = self.file_to_complete(tests)?;
-        let full = self.dir.join(path);
-        let current = std::fs::read_to_string(&full).ok()?;
-        let completed = match examples_file::completed(&self.examples_story(), &current, &missing) {
-            Ok(completed) => completed,
-            Err(not_added) => return Some(Err(not_added)),
-        };
-        crate::atomic_file::write(&full, completed.as_bytes()).ok()?;
-        let added: Vec<String> = missing.iter().map(Example::assertion).collect();
-        Some(Ok(format!(
-            "added the story's `{}` to `{path}` as tests of their own",
-            added.join("`, `")
-        )))
     }
 
     /// The Python test file the tool adds tests to: the suggested one if it is among `tests`.

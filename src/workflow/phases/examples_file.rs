@@ -139,9 +139,10 @@ pub enum Unwritten {
     /// No line of the story holds the example (it came from a code block).
     NotOnALine,
     /// The story says in words what the object holds before the example ("with Ana at 90
-    /// and Bo at 70, `class_median()` returns `80`"): a new object would assert a value no
-    /// code could give it.
-    SetUpInWords,
+    /// and Bo at 70, `class_median()` returns `80`"): an object made without those would
+    /// assert a value no code could give it. What the tool knows of the test is kept, for the
+    /// model to be asked for its setup alone.
+    SetUpInWords(Box<Unset>),
     /// The file is not importable as a Python module.
     NotAModule { file: String },
 }
@@ -161,13 +162,27 @@ impl std::fmt::Display for Unwritten {
                 write!(f, "`{class}` takes arguments, and no test makes one")
             }
             Unwritten::NotOnALine => write!(f, "no line of the story holds it"),
-            Unwritten::SetUpInWords => write!(
+            Unwritten::SetUpInWords(_) => write!(
                 f,
                 "the story says in words what comes before it, so a test must make that first"
             ),
             Unwritten::NotAModule { file } => write!(f, "`{file}` is not a Python module"),
         }
     }
+}
+
+/// A test of an example whose setup the story writes in words, all but that setup.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unset {
+    /// The line that makes the object: `grade_book = GradeBook("Math")`.
+    pub made: String,
+    pub class: String,
+    /// The import of the class: `from gradebook.book import GradeBook`.
+    pub import: String,
+    pub test_name: String,
+    /// The test's last line, the example on the object: `assert grade_book.top_student() ==
+    /// "Ana"`.
+    pub assertion: String,
 }
 
 /// The class of the tree that `callee`, a call the story writes bare, is a method of, as
@@ -254,7 +269,7 @@ fn example_test(
         }
         None => example.call.trim(),
     };
-    let (name, file, setup) = match callee.split_once('.') {
+    let (name, file, setup, in_words) = match callee.split_once('.') {
         None => {
             let file = story
                 .homes
@@ -265,7 +280,7 @@ fn example_test(
                 .ok_or_else(|| Unwritten::NoHome {
                     name: callee.to_string(),
                 })?;
-            (callee.to_string(), file, Vec::new())
+            (callee.to_string(), file, Vec::new(), false)
         }
         Some((object, _)) => {
             let class = match &owner {
@@ -290,12 +305,13 @@ fn example_test(
                 }
             };
             let calls = setup_calls(story, example, object, &class)?;
-            if calls.is_empty() && made == format!("{class}()") && set_up_in_words(story, example) {
-                return Err(Unwritten::SetUpInWords);
-            }
+            // However the object is made: the model's `GradeBook("History 103")` held no
+            // scores either, and the tool's tests of "With scores `90` and `80` for "Ana" …,
+            // `top_student()` returns `"Ana"`" failed whatever the code (gradebook, 2026-12-06).
+            let in_words = calls.is_empty() && set_up_in_words(story, example);
             let mut setup = vec![format!("{object} = {made}")];
             setup.extend(calls);
-            (class, file, setup)
+            (class, file, setup, in_words)
         }
     };
     if example.raises() {
@@ -318,6 +334,15 @@ fn example_test(
         call: call.to_string(),
         ..example.clone()
     };
+    if in_words {
+        return Err(Unwritten::SetUpInWords(Box::new(Unset {
+            made: setup[0].clone(),
+            class: name,
+            import: imports.pop().unwrap_or_default(),
+            test_name,
+            assertion: example.assertion(),
+        })));
+    }
     let mut body = String::new();
     for statement in setup.iter().chain([&example.assertion()]) {
         body.push_str(&format!("    {statement}\n"));
@@ -351,7 +376,10 @@ fn set_up_in_words(story: &Story, example: &Example) -> bool {
 
 /// The calls the story's line makes on `object` before `example`: those it writes on the
 /// object, and those it writes bare of a method of `class` (the story's own methods, or the
-/// tree's), put on the object.
+/// tree's), put on the object. A call that is itself one of the story's examples is none:
+/// "`add_score("Ana", 101)` and `add_score("Ana", -5)` raise `InvalidScoreError`" gives two
+/// examples, and the tool's test of the second once made the first, raising, before it
+/// (gradebook, 2026-12-06).
 fn setup_calls(
     story: &Story,
     example: &Example,
@@ -361,8 +389,15 @@ fn setup_calls(
     let spans = calls_written_before(story.text, example).ok_or(Unwritten::NotOnALine)?;
     let methods = methods_of(story.dir, class).unwrap_or_default();
     let on_object = format!("{object}.");
+    let an_example = |span: &String| {
+        story
+            .examples
+            .iter()
+            .any(|other| normalized(&other.call) == normalized(span))
+    };
     Ok(spans
         .into_iter()
+        .filter(|span| !an_example(span))
         .filter_map(|span| {
             if span.starts_with(&on_object) {
                 return Some(span);
@@ -670,6 +705,14 @@ mod tests {
             file.ends_with("    gradebook = Gradebook()\n    gradebook.add_score(\"Ana\", 90)\n    assert gradebook.top_student() == \"Ana\"\n"),
             "{file}"
         );
+        // An example beside another is no setup of it.
+        let both = "Add `top_student()` to the Gradebook.\n\
+            - [ ] `add_score(\"Ana\", 101)` and `add_score(\"Ana\", -5)` raise `ValueError`";
+        let file = written(both, &book).unwrap();
+        assert!(
+            file.ends_with("def test_add_score_example_2():\n    gradebook = Gradebook()\n    with pytest.raises(ValueError): gradebook.add_score(\"Ana\", -5)\n"),
+            "{file}"
+        );
         // A function the story puts in another file stays a function.
         let elsewhere = "Add `top_student()` to gradebook/report.py for the Gradebook.\n\
             - [ ] after `add_score(\"Ana\", 90)`, `top_student()` returns `\"Ana\"`";
@@ -703,10 +746,30 @@ mod tests {
             examples: &found,
             homes: &[],
         };
+        let Unwritten::SetUpInWords(unset) = completed(&story, "", &found[..1]).unwrap_err().why
+        else {
+            panic!("set up in words");
+        };
         assert_eq!(
-            completed(&story, "", &found[..1]).unwrap_err().why,
-            Unwritten::SetUpInWords
+            *unset,
+            Unset {
+                made: "gradebook = Gradebook()".into(),
+                class: "Gradebook".into(),
+                import: "from gradebook.book import Gradebook".into(),
+                test_name: "test_class_median_example_1".into(),
+                assertion: "assert gradebook.class_median() == 80".into(),
+            }
         );
+        // However the object is made.
+        let with_course =
+            "class Gradebook:\n    def __init__(self, course):\n        self.course = course\n";
+        std::fs::write(dir.path().join("gradebook/book.py"), with_course).unwrap();
+        let model = "def test_x():\n    book = Gradebook(\"Math\")\n";
+        assert!(matches!(
+            completed(&story, model, &found[..1]).unwrap_err().why,
+            Unwritten::SetUpInWords(_)
+        ));
+        std::fs::write(dir.path().join("gradebook/book.py"), GRADEBOOK).unwrap();
         let added = completed(&story, "", &found[1..]).unwrap();
         assert!(
             added.ends_with(

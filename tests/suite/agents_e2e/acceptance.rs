@@ -661,6 +661,51 @@ async fn an_example_the_tool_cannot_add_is_refused_with_the_reason() {
 }
 
 #[tokio::test]
+async fn an_example_set_up_in_words_is_asked_of_the_model_alone_and_added() {
+    let p = Project::new().await;
+    let story = best_student_story(&p);
+    let tests = "from grades.book import Gradebook\n\n\ndef test_top():\n    book = Gradebook()\n    book.add_score(\"Ana\", 90)\n    book.add_score(\"Bo\", 80)\n    assert book.top_student() == \"Ana\"\n";
+    // The setup from the criterion's words, on an object it names its own way at first.
+    let alone = "```python\ndef test_median():\n    gradebook = Gradebook()\n    gradebook.add_score(\"Ana\", 90)\n    gradebook.add_score(\"Bo\", 70)\n    assert gradebook.class_median() == 80\n```";
+    p.fake
+        .push(
+            "acceptance",
+            write_call("tests/test_name_the_best_student.py", tests),
+        )
+        .push("acceptance", Reply::text("done"))
+        .push("example_test", Reply::text(alone));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let asked = p.fake.requests_for("example_test");
+    assert_eq!(asked.len(), 1);
+    let task = asked[0].last_message();
+    assert!(task.contains("with Ana at 90 and Bo at 70"), "{task}");
+    assert!(
+        task.contains("    assert gradebook.class_median() == 80"),
+        "{task}"
+    );
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    let written = p.git(&[
+        "show",
+        &format!("{branch}:tests/test_name_the_best_student.py"),
+    ]);
+    assert!(
+        written.ends_with("def test_class_median_example_2():\n    gradebook = Gradebook()\n    gradebook.add_score(\"Ana\", 90)\n    gradebook.add_score(\"Bo\", 70)\n    assert gradebook.class_median() == 80"),
+        "{written}"
+    );
+    let notes = transcript_entries(&p, &story, "acceptance_notes");
+    assert!(
+        notes[0]
+            .to_string()
+            .contains("whose setup the model wrote alone"),
+        "{notes:#?}"
+    );
+}
+
+#[tokio::test]
 async fn an_object_the_tests_make_from_its_own_name_is_made_from_its_class() {
     let p = Project::new().await;
     p.env.write(
