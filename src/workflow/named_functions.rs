@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::python_builtins::PYTHON_FUNCTIONS;
+use super::python_builtins::{PYTHON_EXCEPTIONS, PYTHON_FUNCTIONS};
+use crate::agents::prompts::is_test_path;
 
 /// Files looked at for definitions; a larger tree is not searched further.
 const DEFINITION_SCAN: usize = 5_000;
@@ -239,7 +240,7 @@ pub fn undefined(dir: &Path, named: &[NamedFunction], skip: &[PathBuf]) -> Vec<M
             None => function
                 .files
                 .iter()
-                .find(|file| !crate::agents::prompts::is_test_path(Path::new(file.as_str()))),
+                .find(|file| !is_test_path(Path::new(file.as_str()))),
         })
         .collect();
     let mut left: Vec<usize> = (0..named.len()).collect();
@@ -474,38 +475,30 @@ pub fn homes(dir: &Path, story: &crate::board::Story) -> Vec<(String, String)> {
     homes
 }
 
-/// Each class of `names` (capitalised) that `homes` does not place yet, with the Python source
-/// file its own sentence puts it in: "Define an `InvalidScoreError` exception (subclass of
-/// `ValueError`) in `gradebook/book.py`". The 1.5B model's acceptance tests imported it from
-/// gradebook/scores.py, the tool took that import as the story's, and implement was asked for
-/// it there (the gradebook benchmark's `invalid-score-error`, 2026-12-06).
+/// Each class of `names` not in `homes` yet, with the file its own sentence puts it in ("Define
+/// an `InvalidScoreError` exception … in `gradebook/book.py`"; gradebook, 2026-12-06).
 fn placed_classes(
     text: &str,
     names: &[String],
     homes: &[(String, String)],
 ) -> Vec<(String, String)> {
     let spans: Vec<&str> = text.split('`').collect();
-    names
-        .iter()
-        .filter(|name| name.starts_with(|c: char| c.is_ascii_uppercase()))
-        .filter(|name| {
-            !crate::workflow::python_builtins::PYTHON_EXCEPTIONS.contains(&name.as_str())
-        })
-        .filter(|name| !homes.iter().any(|(known, _)| known == *name))
-        .filter_map(|name| {
-            let file = spans
-                .iter()
-                .enumerate()
-                .skip(1)
-                .step_by(2)
-                .filter(|(_, span)| span.trim() == name.as_str())
-                .flat_map(|(at, _)| files_in_sentence(&spans[at + 1..].join("`")))
-                .find(|file| {
-                    file.ends_with(".py") && !crate::agents::prompts::is_test_path(Path::new(file))
-                })?;
-            Some((name.clone(), file))
-        })
-        .collect()
+    let unplaced_class = |name: &&String| {
+        name.starts_with(|c: char| c.is_ascii_uppercase())
+            && !PYTHON_EXCEPTIONS.contains(&name.as_str())
+            && !homes.iter().any(|(known, _)| known == *name)
+    };
+    let source = |file: &String| file.ends_with(".py") && !is_test_path(Path::new(file));
+    let placed = |name: &String| {
+        // The quoted spans are the odd pieces, each followed by its sentence.
+        let mut files = (1..spans.len())
+            .step_by(2)
+            .filter(|&at| spans[at].trim() == name.as_str())
+            .flat_map(|at| files_in_sentence(&spans[at + 1..].join("`")));
+        Some((name.clone(), files.find(source)?))
+    };
+    let unplaced = names.iter().filter(unplaced_class);
+    unplaced.filter_map(placed).collect()
 }
 
 /// The one file `story_text` names that is not a test, when it names exactly one: where a
@@ -517,7 +510,7 @@ fn placed_classes(
 pub fn sole_source_file(story_text: &str) -> Option<String> {
     let mut sources = file_names(story_text)
         .into_iter()
-        .filter(|file| !crate::agents::prompts::is_test_path(Path::new(file)));
+        .filter(|file| !is_test_path(Path::new(file)));
     let first = sources.next()?;
     sources.next().is_none().then_some(first)
 }
@@ -526,9 +519,9 @@ pub fn sole_source_file(story_text: &str) -> Option<String> {
 /// top level, with the first such file, relative to `dir`: one walk for them all.
 fn python_files_defining(dir: &Path, names: &[String]) -> Vec<(String, String)> {
     let mut found: Vec<(String, String)> = Vec::new();
-    let sources = tree_files(dir).into_iter().filter(|path| {
-        path.extension().is_some_and(|e| e == "py") && !crate::agents::prompts::is_test_path(path)
-    });
+    let sources = tree_files(dir)
+        .into_iter()
+        .filter(|path| path.extension().is_some_and(|e| e == "py") && !is_test_path(path));
     for path in sources.take(DEFINITION_SCAN) {
         let Ok(text) = std::fs::read_to_string(dir.join(&path)) else {
             continue;
@@ -561,10 +554,7 @@ pub fn python_file_defining(dir: &Path, name: &str) -> Option<String> {
     };
     tree_files(dir)
         .into_iter()
-        .filter(|path| {
-            path.extension().is_some_and(|e| e == "py")
-                && !crate::agents::prompts::is_test_path(path)
-        })
+        .filter(|path| path.extension().is_some_and(|e| e == "py") && !is_test_path(path))
         .find(defines)
         .map(|path| path.to_string_lossy().into_owned())
 }

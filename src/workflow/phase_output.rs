@@ -111,31 +111,29 @@ fn is_real_criterion(line: &str) -> bool {
 /// wrap the hour"), or a line of code inside a fence. Empty fences and one-word headings
 /// ("## Findings") say nothing.
 pub fn has_substance(text: &str) -> bool {
-    let mut in_fence = false;
-    text.lines().any(|line| {
-        let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
-            return false;
-        }
-        if in_fence {
-            return !trimmed.is_empty();
-        }
-        is_step_heading(trimmed)
+    marked_lines(text).any(|(line, fenced)| match fenced {
+        true => !line.is_empty(),
+        false => is_step_heading(line),
     })
 }
 
 /// Whether `text` has a heading outside code fences that says something of its own
 /// ([`is_step_heading`]).
 fn has_step_headings(text: &str) -> bool {
+    marked_lines(text).any(|(line, fenced)| !fenced && is_step_heading(line))
+}
+
+/// The lines of `text` other than fence markers, each trimmed at its start and with whether it
+/// stands inside a code fence.
+fn marked_lines(text: &str) -> impl Iterator<Item = (&str, bool)> {
     let mut in_fence = false;
-    text.lines().any(|line| {
+    text.lines().filter_map(move |line| {
         let trimmed = line.trim_start();
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             in_fence = !in_fence;
-            return false;
+            return None;
         }
-        !in_fence && is_step_heading(trimmed)
+        Some((trimmed, in_fence))
     })
 }
 

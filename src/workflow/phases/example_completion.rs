@@ -231,22 +231,11 @@ fn dedented(code: &str) -> String {
 fn joined(text: &str, function: &str, unset: &Unset) -> String {
     let body = format!("{}\n\n\n{}", text.trim_end(), function);
     let imported = text.lines().any(|line| line.trim() == unset.import);
-    let imports = match imported || binds(text, &unset.class) {
+    let imports = match imported || examples_file::imports_name(text, &unset.class) {
         true => Vec::new(),
         false => vec![unset.import.clone()],
     };
     with_imports_on_top(&body, &imports, true)
-}
-
-/// Whether an import line of `text` binds `name`.
-fn binds(text: &str, name: &str) -> bool {
-    text.lines().any(|line| {
-        let line = line.trim_start();
-        (line.starts_with("from ") || line.starts_with("import "))
-            && line
-                .split(|c: char| !c.is_alphanumeric() && c != '_')
-                .any(|word| word == name)
-    })
 }
 
 #[cfg(test)]

@@ -491,7 +491,7 @@ fn one_line(text: &str) -> String {
 }
 
 /// Whether an import line of the Python source `text` names `name`.
-fn imports_name(text: &str, name: &str) -> bool {
+pub(super) fn imports_name(text: &str, name: &str) -> bool {
     text.lines().any(|line| {
         let line = line.trim_start();
         (line.starts_with("from ") || line.starts_with("import "))
