@@ -97,9 +97,16 @@ impl Example {
                 return false;
             }
             let normal = normalized(later);
-            if normal == wanted
-                || (self.comparison == "==" && normal == reversed)
-                || singleton.as_ref() == Some(&normal)
+            // A message after the comparison (`assert top == "Ana", f"got {top}"`) is still
+            // the comparison: drive 29 (2026-12-06) asked the model again for one.
+            let compares = |assertion: &str| {
+                normal
+                    .strip_prefix(assertion)
+                    .is_some_and(|rest| rest.is_empty() || rest.starts_with(','))
+            };
+            if compares(&wanted)
+                || (self.comparison == "==" && compares(&reversed))
+                || singleton.as_deref().is_some_and(compares)
             {
                 return true;
             }
@@ -743,6 +750,13 @@ mod tests {
         assert!(!example.carried_by(other));
         let compared = "def test_top():\n    top = book.top_student()\n    assert top == 'Ana' or top == 'Bo'\n";
         assert!(!example.carried_by(compared));
+        // A message after the comparison keeps it the comparison; a longer value does not.
+        assert!(example.carried_by(&kept.replace("'Ana'\n", "'Ana', f'got {top}'\n")));
+        assert!(!example.carried_by(&kept.replace("'Ana'\n", "'Ana' + 'x'\n")));
+        let number = &examples("- [ ] `total()` returns `5`")[0];
+        let fifty = "def test_total():\n    t = cart.total()\n    assert t == 50, 'total'\n";
+        assert!(!number.carried_by(fifty));
+        assert!(number.carried_by(&fifty.replace("50", "5")));
         let is = &examples("- [ ] `is_empty()` is `True`")[0];
         assert!(
             is.carried_by("def test_it():\n    empty = b.is_empty()\n    assert empty is True\n")

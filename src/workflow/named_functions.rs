@@ -159,12 +159,16 @@ fn files_earlier_in_sentence(text: &str) -> Vec<String> {
     files
 }
 
-/// A relative path with a file extension: `stats.py`, `src/lib.rs`.
+/// A relative path with a file extension: `stats.py`, `src/lib.rs`. Without a folder the
+/// extension must be a known one: "`HarvestLog.record` fails … and `HarvestLog.total` answers 0"
+/// names a method, and "importable from `orchard.harvest`" a module (orchard, 2026-12-06: the
+/// tool looked for `record` in a file `HarvestLog.total`).
 fn path_like(token: &str) -> bool {
     let Some((stem, extension)) = token.rsplit_once('.') else {
         return false;
     };
-    !stem.is_empty()
+    (stem.contains('/') || FILE_EXTENSIONS.contains(&extension))
+        && !stem.is_empty()
         && (1..=6).contains(&extension.len())
         && extension.chars().all(|c| c.is_ascii_alphanumeric())
         && extension.chars().any(|c| c.is_ascii_alphabetic())
@@ -744,6 +748,19 @@ mod tests {
         let named = named_functions(&method);
         assert_eq!(names(&named), ["add"]);
         assert_eq!(named[0].files, ["inventory/cart.py"]);
+        // The orchard suite's `unknown-tree-error`: a class's method and a dotted module are
+        // no files.
+        let dotted = story(
+            "Right now `HarvestLog.record` fails with a bare `KeyError`, and `HarvestLog.total` quietly answers 0. Define `UnknownTreeError` in `orchard/harvest.py`.",
+            "- [ ] `UnknownTreeError` is importable from `orchard.harvest`",
+        );
+        let named = named_functions(&dotted);
+        assert!(
+            named
+                .iter()
+                .all(|f| f.files.iter().all(|file| file.ends_with(".py"))),
+            "{named:?}"
+        );
     }
 
     #[test]
