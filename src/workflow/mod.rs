@@ -42,6 +42,7 @@ pub(crate) mod phases;
 pub(crate) mod preflight;
 pub(crate) mod prompter;
 pub(crate) mod protocol_choice;
+pub(crate) mod pytest_report;
 pub(crate) mod python_builtins;
 pub(crate) mod python_imports;
 pub(crate) mod refined;

@@ -185,7 +185,6 @@ pub async fn finish(
 pub struct AcceptanceCheck<'a> {
     wf: &'a Workflow,
     story: &'a Story,
-    story_id: &'a StoryId,
     dir: PathBuf,
     ignore: Vec<PathBuf>,
     before: TreeFingerprint,
@@ -218,7 +217,6 @@ impl<'a> AcceptanceCheck<'a> {
         AcceptanceCheck {
             wf,
             story,
-            story_id: story.id(),
             dir: dir.to_path_buf(),
             ignore: ignore.to_vec(),
             before,
@@ -451,6 +449,13 @@ impl<'a> AcceptanceCheck<'a> {
         if let Some(why) = unpassable::never_passing(&self.dir, &run.output, &self.story_text) {
             return Verdict::Refused(why);
         }
+        if !self.is_bug {
+            let stopped =
+                unpassable::stops_before_the_story(&self.dir, &run.output, &self.story_text);
+            if let Some(why) = stopped {
+                return Verdict::Refused(why);
+            }
+        }
         if fails_now && !mentioned {
             return Verdict::Refused(format!(
                 "`{}` fails, but not in {} (it says `{}`): the tests were not collected, or something else fails; name the file and its tests as the test framework expects",
@@ -475,13 +480,13 @@ impl AcceptanceCheck<'_> {
     async fn run_before_the_code(&self, tests: &[String]) -> Option<TestRun> {
         let at = super::scratch::Tree {
             wf: self.wf,
-            story_id: self.story_id,
+            story_id: self.story.id(),
             dir: &self.dir,
             transcript: &self.transcript,
         };
         match &self.base {
             Some(base) => at.tests_before_the_code(base, tests).await,
-            None => tests_run::run(self.wf, self.story_id, &self.dir, &self.transcript).await,
+            None => tests_run::run(self.wf, self.story.id(), &self.dir, &self.transcript).await,
         }
     }
 

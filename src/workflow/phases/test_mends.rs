@@ -14,7 +14,7 @@ use crate::workflow::examples::{
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::loose_assertions::loose_assertions_gathered;
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
-use crate::workflow::unasked_tests::{indent, kept_lines};
+use crate::workflow::unasked_tests::{definition_block, indent, kept_lines};
 use crate::workflow::unknown_methods;
 
 /// The story a test file is mended for.
@@ -39,6 +39,7 @@ impl Mends<'_> {
         notes.extend(self.drop_imports_of_itself(path));
         notes.extend(self.drop_calls_of_tests(path));
         notes.extend(self.drop_unknown_parameters(path));
+        notes.extend(self.drop_raises_as_values(path));
         notes.extend(self.mend_comparisons_with_exceptions(path));
         notes.extend(self.gather_loose_assertions(path));
         notes.extend(self.make_objects_from_classes(path));
@@ -114,6 +115,16 @@ impl Mends<'_> {
         Some(format!(
             "took the `parametrize` decorators of `{path}` whose names their test does not take \
              out: pytest cannot collect such a test"
+        ))
+    }
+
+    /// Drops the `parametrize` cases that give a `pytest.raises` as a value to compare
+    /// ([`without_raises_as_values`]).
+    fn drop_raises_as_values(&self, path: &str) -> Option<String> {
+        self.rewrite(path, without_raises_as_values)?;
+        Some(format!(
+            "took the `parametrize` cases of `{path}` that gave `pytest.raises(…)` as a value out: \
+             a call that raises returns nothing to compare, and a raise is a test of its own"
         ))
     }
 
@@ -289,15 +300,69 @@ fn without_calls_of_tests(text: &str) -> Option<String> {
 fn without_unknown_parameters(text: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
     let mut gone = vec![false; lines.len()];
+    for (start, decorator) in decorators(&lines) {
+        let taken = parameter_names(&lines[start..].join("\n"));
+        let names = parametrized_names(&lines[decorator.clone()].join("\n"));
+        if names.is_some_and(|names| names.iter().any(|name| !taken.contains(name))) {
+            gone[decorator].iter_mut().for_each(|flag| *flag = true);
+        }
+    }
+    gone.contains(&true)
+        .then(|| format!("{}\n", kept_lines(&lines, &gone).trim_end()))
+}
+
+/// `text` without the cases of a `parametrize` list that give a `pytest.raises(…)` as a value,
+/// each on a line of its own, where the test never enters it with `with`; `None` when it has
+/// none, and a list whose cases would all go stays. Recorded from the 1.5B model (orchard
+/// `pricing-module`, 2026-12-06): `(1000, -5, pytest.raises(ValueError))` among the cases of
+/// `assert load_value(grams, cents_per_kg) == expected`, which raises in the test whatever the
+/// code is; the story's raising example is a test of its own beside it.
+fn without_raises_as_values(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut gone = vec![false; lines.len()];
+    for (start, decorator) in decorators(&lines) {
+        let Some(names) = parametrized_names(&lines[decorator.clone()].join("\n")) else {
+            continue;
+        };
+        let body = &lines[start..definition_block(&lines, start).end];
+        let entered = body.iter().any(|line| {
+            let line = line.trim_start();
+            names.iter().any(|name| {
+                line.strip_prefix("with ")
+                    .is_some_and(|rest| rest.trim_start().starts_with(name.as_str()))
+            })
+        });
+        let cases = decorator.start + 1..decorator.end;
+        let raising: Vec<usize> = cases
+            .clone()
+            .filter(|&at| {
+                let case = lines[at].trim_start();
+                case.starts_with(['(', '[']) && case.contains("pytest.raises(")
+            })
+            .collect();
+        let kept = cases
+            .filter(|&at| lines[at].trim_start().starts_with(['(', '[']))
+            .count()
+            - raising.len();
+        if !entered && kept > 0 {
+            raising.into_iter().for_each(|at| gone[at] = true);
+        }
+    }
+    gone.contains(&true)
+        .then(|| format!("{}\n", kept_lines(&lines, &gone).trim_end()))
+}
+
+/// Each decorator of each function of `lines`, as the line of its `def` and the decorator's
+/// lines (to the next line at its own depth).
+fn decorators(lines: &[&str]) -> Vec<(usize, std::ops::Range<usize>)> {
+    let mut found = Vec::new();
     for (start, line) in lines.iter().enumerate() {
         let definition = line.trim_start();
         if !(definition.starts_with("def ") || definition.starts_with("async def ")) {
             continue;
         }
-        let taken = parameter_names(&lines[start..].join("\n"));
-        let mut decorator = crate::agents::tools::decorators_start(&lines, start);
+        let mut decorator = crate::agents::tools::decorators_start(lines, start);
         while decorator < start {
-            // The decorator's lines run to the next line at its own depth.
             let depth = indent(lines[decorator]);
             let end = (decorator + 1..=start)
                 .find(|&at| {
@@ -305,17 +370,11 @@ fn without_unknown_parameters(text: &str) -> Option<String> {
                         && !lines[at].trim_start().starts_with([')', ']', '}'])
                 })
                 .unwrap_or(start);
-            let names = parametrized_names(&lines[decorator..end].join("\n"));
-            if names.is_some_and(|names| names.iter().any(|name| !taken.contains(name))) {
-                gone[decorator..end]
-                    .iter_mut()
-                    .for_each(|flag| *flag = true);
-            }
+            found.push((start, decorator..end));
             decorator = end;
         }
     }
-    gone.contains(&true)
-        .then(|| format!("{}\n", kept_lines(&lines, &gone).trim_end()))
+    found
 }
 
 /// `text` with each `assert <call> == <Exception>` (or `is`) written as the `pytest.raises`
@@ -387,7 +446,10 @@ fn parametrized_names(decorator: &str) -> Option<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{exception_comparisons_mended, without_calls_of_tests, without_unknown_parameters};
+    use super::{
+        exception_comparisons_mended, without_calls_of_tests, without_raises_as_values,
+        without_unknown_parameters,
+    };
 
     #[test]
     fn a_call_compared_with_an_exception_becomes_a_raises_block() {
@@ -412,6 +474,24 @@ mod tests {
         );
         let taken = "@pytest.mark.parametrize(\"x\", [1])\ndef test_x(\n    x,\n):\n    assert x\n";
         assert_eq!(without_unknown_parameters(taken), None);
+    }
+
+    #[test]
+    fn a_parametrize_case_giving_a_raise_as_a_value_is_taken_out() {
+        // Recorded (Qwen2.5-Coder-1.5B, orchard `pricing-module`, 2026-12-06).
+        let recorded = "import pytest\nfrom orchard.pricing import load_value\n\n@pytest.mark.parametrize(\"grams,cents_per_kg,expected\", [\n    (2500, 180, 450),\n    (333, 100, 33),\n    (1000, -5, pytest.raises(ValueError))\n])\ndef test_load_value(grams, cents_per_kg, expected):\n    assert load_value(grams, cents_per_kg) == expected\n\n\ndef test_load_value_example_5():\n    with pytest.raises(ValueError): load_value(1000, -5)\n";
+        assert_eq!(
+            without_raises_as_values(recorded).unwrap(),
+            recorded.replace("    (1000, -5, pytest.raises(ValueError))\n", "")
+        );
+        // A test that enters the case's value, or a list of nothing else, stays as it is.
+        let entered = recorded.replace(
+            "    assert load_value(grams, cents_per_kg) == expected",
+            "    with expected:\n        load_value(grams, cents_per_kg)",
+        );
+        assert_eq!(without_raises_as_values(&entered), None);
+        let only = "@pytest.mark.parametrize(\"x,e\", [\n    (-1, pytest.raises(ValueError)),\n])\ndef test_x(x, e):\n    assert f(x) == e\n";
+        assert_eq!(without_raises_as_values(only), None);
     }
 
     #[test]

@@ -3,8 +3,11 @@
 
 use std::path::Path;
 
+use crate::agents::prompts::{is_test_path, mentioned_names};
 use crate::workflow::examples::{class_of, method_owner};
+use crate::workflow::pytest_report::sections;
 use crate::workflow::python_imports::collection_error;
+use crate::workflow::unasked_tests::definition_block;
 use crate::workflow::unknown_methods::methods_of;
 
 /// Why the tests of pytest's `output` (run in the tree at `dir`) can never pass, when a file of
@@ -54,7 +57,7 @@ fn unbound_in_tests(output: &str) -> Option<&str> {
     output.lines().find_map(|line| {
         let place = line.strip_suffix(": UnboundLocalError")?;
         let (file, _) = place.rsplit_once(':')?;
-        crate::agents::prompts::is_test_path(Path::new(file)).then_some(place)
+        is_test_path(Path::new(file)).then_some(place)
     })
 }
 
@@ -91,6 +94,65 @@ fn module_for_object(
     })
 }
 
+/// Why a test of a feature fails before it reaches anything the story adds: on the base, the
+/// line it stopped on calls nothing the story names, the project's own code raised there (not
+/// the test, and with an exception the story does not name), and the test goes on to call a
+/// name of the story's below. No code of the story can pass it, for the project's code works
+/// as it did. Recorded (Qwen2.5-Coder-1.5B, orchard `variety-totals`, 2026-12-06): the test
+/// recorded picks as `log.record("R1-T1", "2000")`, which the project's `parse_weight` refuses
+/// without a unit, before it asked `log.totals_by_variety()`; implement spent 5 minutes on it.
+/// A story that changes what the existing call does names the call, and a bug's test may fail
+/// anywhere: the caller checks features only.
+pub fn stops_before_the_story(dir: &Path, output: &str, story_text: &str) -> Option<String> {
+    let named = mentioned_names(story_text);
+    let is_named = |name: &str| named.iter().any(|known| known == name);
+    sections(output).into_iter().find_map(|section| {
+        let test = section.test()?;
+        let stopped = section.stopped_on()?;
+        let raised_in = section.raised_in()?;
+        let raised = section.raised()?;
+        let project_code = !raised_in.starts_with('/')
+            && !is_test_path(Path::new(raised_in))
+            && dir.join(raised_in).is_file();
+        if !project_code || is_named(raised) || called_names(stopped).iter().any(|n| is_named(n)) {
+            return None;
+        }
+        let source = std::fs::read_to_string(dir.join(&test.file)).ok()?;
+        let lines: Vec<&str> = source.lines().collect();
+        let start = lines.iter().position(|line| {
+            let line = line.trim_start();
+            line.strip_prefix("def ")
+                .or_else(|| line.strip_prefix("async def "))
+                .is_some_and(|rest| rest.starts_with(&format!("{}(", test.name)))
+        })?;
+        let body = &lines[start..definition_block(&lines, start).end];
+        let at = body.iter().position(|line| line.trim() == stopped)?;
+        let story_call = body[at + 1..]
+            .iter()
+            .flat_map(|line| called_names(line))
+            .find(|name| is_named(name))?;
+        Some(format!(
+            "`{}` stops at `{stopped}` before it calls `{story_call}`: the project's `{raised_in}` raises `{}` there, as it does now and will after the story, so no code of the story can pass it; call the existing code as it works now (its signature and docstring are in the map), with the values the story gives",
+            test.name,
+            section.error().unwrap_or(raised)
+        ))
+    })
+}
+
+/// The names `line` calls: `record` and `HarvestLog` of `HarvestLog().record("a", 1)`.
+fn called_names(line: &str) -> Vec<&str> {
+    line.match_indices('(')
+        .filter_map(|(at, _)| {
+            let before = &line[..at];
+            let start = before
+                .rfind(|c: char| !(c.is_alphanumeric() || c == '_'))
+                .map_or(0, |i| i + 1);
+            let name = &before[start..];
+            (!name.is_empty() && !name.starts_with(|c: char| c.is_ascii_digit())).then_some(name)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::bare_methods::tests::{tree, CART};
@@ -122,6 +184,74 @@ mod tests {
         let story = "Add a function `merge(a, b)` to cart.py that returns a new `Cart`\n";
         let merging = OUTPUT.replace("attribute 'add'", "attribute 'merge'");
         assert_eq!(never_passing(dir.path(), &merging, story), None);
+    }
+
+    #[test]
+    fn a_feature_test_stopped_by_the_project_code_before_the_story_is_refused() {
+        // Recorded (Qwen2.5-Coder-1.5B and pytest 8, orchard `variety-totals`, 2026-12-06),
+        // shortened.
+        let test = "from orchard.harvest import HarvestLog\n\ndef test_harvest_totals_per_variety():\n    log = HarvestLog(\"R1\")\n    log.plant(\"R1-T1\", \"Gala\")\n    log.record(\"R1-T1\", \"2000\")\n    assert log.totals_by_variety() == {\"Gala\": 2000}\n";
+        let output = "_______________________ test_harvest_totals_per_variety ________________________\n\n    def test_harvest_totals_per_variety():\n        log = HarvestLog(\"R1\")\n        log.plant(\"R1-T1\", \"Gala\")\n>       log.record(\"R1-T1\", \"2000\")\n\ntests/test_harvest_totals_per_variety.py:6: \n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \norchard/harvest.py:34: in record\n    grams = parse_weight(weight) if isinstance(weight, str) else weight\n_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ \n\n>       raise ValueError(f\"unknown weight unit in {text!r}\")\nE       ValueError: unknown weight unit in \'2000\'\n\norchard/units.py:26: ValueError\n=========================== short test summary info ============================\nFAILED tests/test_harvest_totals_per_variety.py::test_harvest_totals_per_variety\n1 failed, 14 passed in 0.04s\n";
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("orchard")).unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("orchard/units.py"),
+            "def parse_weight(text):\n    pass\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("orchard/harvest.py"),
+            "class HarvestLog:\n    pass\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_harvest_totals_per_variety.py"),
+            test,
+        )
+        .unwrap();
+        let story = "Add a method `totals_by_variety()` to the `HarvestLog` class in `orchard/harvest.py`.\n- [ ] A log with no trees planted returns `{}`\n";
+        let why = stops_before_the_story(dir.path(), output, story).expect("refused");
+        assert!(
+            why.contains(
+                "stops at `log.record(\"R1-T1\", \"2000\")` before it calls `totals_by_variety`"
+            ),
+            "{why}"
+        );
+        assert!(
+            why.contains("`orchard/units.py` raises `ValueError: unknown weight unit in '2000'`"),
+            "{why}"
+        );
+        // A story that names the call changes what it does; one that names the exception
+        // expects it; a test that calls nothing of the story's after it is about other work.
+        let names_record = format!("{story}- [ ] `log.record(\"R1-T1\", \"2000\")` takes grams\n");
+        assert_eq!(
+            stops_before_the_story(dir.path(), output, &names_record),
+            None
+        );
+        let names_error = format!("{story}- [ ] a bad weight raises `ValueError`\n");
+        assert_eq!(
+            stops_before_the_story(dir.path(), output, &names_error),
+            None
+        );
+        let other = test.replace("log.totals_by_variety()", "log.total(\"R1-T1\")");
+        std::fs::write(
+            dir.path().join("tests/test_harvest_totals_per_variety.py"),
+            other,
+        )
+        .unwrap();
+        assert_eq!(stops_before_the_story(dir.path(), output, story), None);
+        // Raised in the test itself, it is not the project's code.
+        std::fs::write(
+            dir.path().join("tests/test_harvest_totals_per_variety.py"),
+            test,
+        )
+        .unwrap();
+        let in_test = output.replace(
+            "orchard/units.py:26: ValueError",
+            "tests/test_harvest_totals_per_variety.py:6: ValueError",
+        );
+        assert_eq!(stops_before_the_story(dir.path(), &in_test, story), None);
     }
 
     #[test]

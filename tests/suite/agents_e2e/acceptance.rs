@@ -18,6 +18,35 @@ const GREET: &str = "function greet() { echo \"Hello, $1!\"; }\ngreet \"$@\"\n";
 /// pytest's `raises`, for a machine without pytest: the project's own `pytest.py`.
 const PYTEST_RAISES: &str = "import contextlib\n\n\n@contextlib.contextmanager\ndef raises(kind):\n    try:\n        yield\n    except kind:\n        return\n    raise AssertionError(f'DID NOT RAISE {kind.__name__}')\n";
 
+/// pytest's `raises` and `mark.parametrize`, for a machine without pytest: each case of a
+/// parametrized test run in turn.
+const PYTEST_PARAMETRIZE: &str = "class mark:\n    @staticmethod\n    def parametrize(names, cases):\n        def wrap(test):\n            def run():\n                for case in cases:\n                    test(*case)\n            return run\n        return wrap\n";
+
+/// A test runner that reports a failing test as pytest's long report does: its heading, each
+/// frame's line marked `>` and its place, the exception's `E` line, and the last frame's place
+/// with the exception's name.
+const LONG_REPORT_RUNNER: &str = r#"import glob, os, runpy, sys, traceback
+sys.path.insert(0, ".")
+failed = False
+for path in sorted(glob.glob("tests/test_*.py")):
+    module = runpy.run_path(path)
+    for name, test in module.items():
+        if name.startswith("test_") and callable(test):
+            try:
+                test()
+            except Exception as err:
+                failed = True
+                print(f"_____ {name} _____")
+                frames = traceback.extract_tb(err.__traceback__)[1:]
+                for frame in frames:
+                    print(f">       {frame.line}")
+                    print(f"{os.path.relpath(frame.filename)}:{frame.lineno}: ")
+                print(f"E       {type(err).__name__}: {err}")
+                print(f"{os.path.relpath(frames[-1].filename)}:{frames[-1].lineno}: {type(err).__name__}")
+print("===== short test summary info =====")
+sys.exit(1 if failed else 0)
+"#;
+
 /// A git project with one passing test, and a planned story with one literal example.
 fn greeting_project(p: &Project) -> Made {
     p.env.write("tests/test_base.sh", "true\n");
@@ -1272,4 +1301,61 @@ async fn calls_listed_as_raising_are_tested_with_pytest_raises() {
     }
     assert_eq!(written.matches("import pytest").count(), 1, "{written}");
     assert!(!written.contains("== ValueError"), "{written}");
+}
+
+#[tokio::test]
+async fn a_raise_given_as_a_parametrize_case_s_value_is_taken_out_of_the_cases() {
+    let p = Project::new().await;
+    p.env.write(
+        "pytest.py",
+        &format!("{PYTEST_RAISES}\n\n{PYTEST_PARAMETRIZE}"),
+    );
+    ledger_project(&p);
+    let story = p.story(
+        "A fee",
+        "Add `fee(amount)` to ledger.py: two in a hundred.",
+        "- [ ] `fee(100)` returns `2`\n- [ ] `fee(-1)` raises `ValueError`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded in kind (Qwen2.5-Coder-1.5B, orchard, 2026-12-06): the raise among the values
+    // to compare, which raises in the test whatever `fee` does.
+    let tests = "import pytest\nfrom ledger import fee\n\n\n@pytest.mark.parametrize(\"amount,expected\", [\n    (100, 2),\n    (-1, pytest.raises(ValueError)),\n])\ndef test_fee(amount, expected):\n    assert fee(amount) == expected\n\n\ndef test_fee_example():\n    assert fee(100) == 2\n\n\ndef test_fee_refuses_a_negative_amount():\n    with pytest.raises(ValueError):\n        fee(-1)\n";
+    assert_eq!(
+        taken_at_once(&p, &story, "tests/test_fee.py", tests),
+        tests
+            .replace("    (-1, pytest.raises(ValueError)),\n", "")
+            .trim_end()
+    );
+}
+
+#[tokio::test]
+async fn a_test_the_project_s_code_stops_before_the_story_is_refused() {
+    let p = Project::new().await;
+    p.env.write(
+        "ledger.py",
+        "class Ledger:\n    def __init__(self):\n        self.amounts = []\n\n    def add(self, text):\n        if not text.endswith(\" EUR\"):\n            raise ValueError(f\"no currency in {text!r}\")\n        self.amounts.append(int(text[:-4]))\n",
+    );
+    p.env.write("run_long_tests.py", LONG_REPORT_RUNNER);
+    p.python_git_project(&[("review.testCommand", "python3 run_long_tests.py")]);
+    let story = p.story(
+        "The largest amount",
+        "Add a method `largest()` to the `Ledger` class in ledger.py.",
+        "- [ ] a ledger with no amounts returns `None`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded in kind (Qwen2.5-Coder-1.5B, orchard `variety-totals`, 2026-12-06): the
+    // project's own code refuses the test's setup, before the story's method is called.
+    let tests = "from ledger import Ledger\n\n\ndef test_largest():\n    book = Ledger()\n    book.add(\"5\")\n    assert book.largest() == 5\n";
+    let refused = first_refusal(&p, &story, tests);
+    assert!(
+        refused.contains("`test_largest` stops at `book.add(\"5\")` before it calls `largest`"),
+        "{refused}"
+    );
+    assert!(
+        refused.contains("`ledger.py` raises `ValueError: no currency in '5'`"),
+        "{refused}"
+    );
+    assert_ne!(p.front(&story)["acceptance_complete"], true);
 }
