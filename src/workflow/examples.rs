@@ -231,15 +231,50 @@ pub fn examples(text: &str) -> Vec<Example> {
 }
 
 /// The class the story names for an object it calls methods on: `cart` → `Cart`,
-/// `price_list` → `PriceList`. `None` when the story names no such class.
+/// `price_list` → `PriceList`, or the one class whose name ends in the object's words, `log`
+/// → `HarvestLog` (orchard `variety-totals`, 2026-12-06: "Given a log with trees …,
+/// `log.totals_by_variety()` returns …" beside "the `HarvestLog` class", and the tool said the
+/// story did not name the class of `log`). `None` when the story names no such class, or
+/// several end so.
 pub fn class_of(text: &str, object: &str) -> Option<String> {
     let plain = object.replace('_', "");
     if plain.is_empty() || !object.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
         return None;
     }
-    mentioned_names(text).into_iter().find(|name| {
-        name.starts_with(|c: char| c.is_ascii_uppercase()) && name.to_ascii_lowercase() == plain
-    })
+    let classes: Vec<String> = mentioned_names(text)
+        .into_iter()
+        .filter(|name| name.starts_with(|c: char| c.is_ascii_uppercase()))
+        .collect();
+    if let Some(exact) = classes
+        .iter()
+        .find(|name| name.to_ascii_lowercase() == plain)
+    {
+        return Some(exact.clone());
+    }
+    let words: Vec<&str> = object.split('_').filter(|w| !w.is_empty()).collect();
+    let mut ending = classes.into_iter().filter(|class| {
+        let class_words = camel_words(class);
+        let tail = class_words.len().checked_sub(words.len());
+        tail.is_some_and(|tail| {
+            tail > 0 && class_words[tail..].iter().zip(&words).all(|(a, b)| a == b)
+        })
+    });
+    match (ending.next(), ending.next()) {
+        (Some(class), None) => Some(class),
+        _ => None,
+    }
+}
+
+/// The words of a CamelCase name, lowercased: `HarvestLog` → `["harvest", "log"]`.
+fn camel_words(name: &str) -> Vec<String> {
+    let mut words: Vec<String> = Vec::new();
+    for c in name.chars() {
+        match words.last_mut() {
+            Some(word) if !c.is_ascii_uppercase() => word.push(c),
+            _ => words.push(c.to_ascii_lowercase().to_string()),
+        }
+    }
+    words
 }
 
 /// The object and class a story makes `name` a method of, as `(object, class)`: a span that
@@ -733,6 +768,25 @@ mod tests {
         let apart = "def test_story_examples():\n    assert units.to_fahrenheit(0) == 491.67\n    assert units.to_rankine(0) == units.to_fahrenheit(0)\n";
         assert!(!rankine.carried_by(apart));
         assert!(rankine.carried_by("    assert units.to_rankine(0) == 491.67\n"));
+    }
+
+    #[test]
+    fn an_object_s_class_is_the_named_class_of_its_name_or_the_one_ending_in_it() {
+        let story = "Add a method `totals_by_variety()` to the `HarvestLog` class.\n- [ ] `log.totals_by_variety()` returns `{}`; a `PriceList` and a `Cart` stay";
+        assert_eq!(class_of(story, "cart").as_deref(), Some("Cart"));
+        assert_eq!(class_of(story, "price_list").as_deref(), Some("PriceList"));
+        assert_eq!(class_of(story, "log").as_deref(), Some("HarvestLog"));
+        assert_eq!(class_of(story, "list").as_deref(), Some("PriceList"));
+        assert_eq!(
+            method_owner(story, "totals_by_variety"),
+            Some(("log".to_string(), "HarvestLog".to_string()))
+        );
+        // A word inside a name is no ending of it, and two classes ending so are no answer.
+        assert_eq!(class_of(story, "harvest"), None);
+        assert_eq!(
+            class_of(&format!("{story}, an `ErrorLog` too"), "log"),
+            None
+        );
     }
 
     #[test]
