@@ -11,7 +11,7 @@ use std::hash::{Hash, Hasher};
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 
-use super::named_files::{mention, repository_files, SOURCE_EXTENSIONS};
+use super::named_files::{mention, path_words, repository_files, SOURCE_EXTENSIONS};
 use crate::agents::tools::defined_name;
 
 /// The most characters the map takes in a prompt.
@@ -101,6 +101,19 @@ fn story_mentions(
         let name = path.rsplit('/').next().unwrap_or(path);
         if mention(story_text, path).is_some() || mention(story_text, name).is_some() {
             lines.push(format!("- file {path} (exists)"));
+        }
+    }
+    // A file the story names that the tree lacks is the new module it asks for: said, the 1.5B
+    // model wrote it; left unsaid, it wrote out every file of the map it had never been shown,
+    // for 300 seconds (orchard `pricing-module`, 2026-12-06).
+    for word in path_words(story_text) {
+        let word = word.trim_start_matches("./");
+        let exists = paths
+            .iter()
+            .any(|path| path == word || path.ends_with(&format!("/{word}")));
+        let line = format!("- file {word} (new: the story asks for it)");
+        if !exists && !lines.contains(&line) {
+            lines.push(line);
         }
     }
     for (span, _) in backtick_spans(story_text) {
@@ -451,6 +464,25 @@ mod tests {
         - `remove`: not defined yet (the story asks for it)
         - `add`: defined in inventory/cart.py
         "#);
+    }
+
+    #[test]
+    fn a_file_the_story_names_and_the_tree_lacks_is_mentioned_as_new() {
+        let root = inventory();
+        let board = root.path().join(".agentic-sdlc");
+        let map = repository_map(
+            root.path(),
+            &board,
+            "Create a new module `inventory/money.py` with `format_price(cents)`; see cart.py and README.md.",
+        );
+        assert!(
+            map.contains("- file inventory/money.py (new: the story asks for it)\n"),
+            "{map}"
+        );
+        // Files the tree has, by path or by name, are no new ones.
+        assert!(map.contains("- file inventory/cart.py (exists)"), "{map}");
+        assert!(!map.contains("cart.py (new"), "{map}");
+        assert!(!map.contains("README.md (new"), "{map}");
     }
 
     #[test]
