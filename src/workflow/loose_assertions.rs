@@ -28,23 +28,35 @@ pub fn loose_assertions_gathered(text: &str, name: &str) -> Option<String> {
         .iter()
         .rposition(|(kind, _)| *kind == Statement::Assertion);
     let mut kept: Vec<&str> = Vec::new();
-    let mut gathered: Vec<&str> = Vec::new();
+    let mut gathered: Vec<Vec<&str>> = Vec::new();
+    let mut with_setup = false;
     let mut raising: Vec<Vec<&str>> = Vec::new();
     for (at, (kind, lines)) in statements.into_iter().enumerate() {
         match kind {
-            Statement::Assertion => gathered.extend(lines),
+            Statement::Assertion => gathered.push(lines),
             Statement::Call if last_assertion.is_some_and(|last| at < last) => {
-                gathered.extend(lines)
+                with_setup = true;
+                gathered.push(lines)
             }
             Statement::Raising => raising.push(lines),
             Statement::Call | Statement::Other => kept.extend(lines),
         }
     }
-    Some(with_tests(&kept, &gathered, &raising, name))
+    // Assertions with no calls between them depend on nothing but themselves: each is a test
+    // of its own, so that a run names every one that fails, not the first alone. The 1.5B
+    // model's `load_value` failed three rounds on the first of four examples gathered in one
+    // test, and never saw what the other three expected (orchard `pricing-module`,
+    // 2026-12-06).
+    let tests: Vec<Vec<&str>> = match with_setup {
+        true => vec![gathered.concat()],
+        false => gathered,
+    };
+    Some(with_tests(&kept, &tests, &raising, name))
 }
 
-/// `kept` with the test of the `gathered` lines and one test for each `raising` block after it.
-fn with_tests(kept: &[&str], gathered: &[&str], raising: &[Vec<&str>], name: &str) -> String {
+/// `kept` with a test for each of the `gathered` statements (named `test_<name>` when there is
+/// one) and one test for each `raising` block after them.
+fn with_tests(kept: &[&str], gathered: &[Vec<&str>], raising: &[Vec<&str>], name: &str) -> String {
     let mut out = kept.join("\n").trim_end().to_string();
     let indented = |out: &mut String, lines: &[&str]| {
         for line in lines {
@@ -53,9 +65,15 @@ fn with_tests(kept: &[&str], gathered: &[&str], raising: &[Vec<&str>], name: &st
             out.push('\n');
         }
     };
-    if !gathered.is_empty() {
-        out.push_str(&format!("\n\n\ndef test_{name}():\n"));
-        indented(&mut out, gathered);
+    for (at, lines) in gathered.iter().enumerate() {
+        let test = match gathered.len() {
+            1 => format!("test_{name}"),
+            _ => format!("test_{name}_{}", at + 1),
+        };
+        // Two blank lines before each test: the first follows the kept lines, trimmed.
+        let gap = if at == 0 { "\n\n\n" } else { "\n\n" };
+        out.push_str(&format!("{gap}def {test}():\n"));
+        indented(&mut out, lines);
     }
     for (at, block) in raising.iter().enumerate() {
         out.push_str(&format!("\n\ndef test_{name}_raises_{}():\n", at + 1));
@@ -161,13 +179,17 @@ mod tests {
     use super::*;
 
     #[test]
-    fn assertions_at_the_top_level_are_gathered_into_a_test() {
+    fn assertions_at_the_top_level_are_gathered_into_a_test_each() {
         // Recorded (Qwen2.5-Coder-1.5B, 2026-11-28, inventory `format_price`), shortened.
         let loose = "from inventory.money import format_price\n# Test for format_price(123456)\nassert format_price(123456) == \"$1,234.56\"\n\nassert format_price(\n    5) == \"$0.05\"\n";
         assert_eq!(
             loose_assertions_gathered(loose, "story_examples").unwrap(),
-            "from inventory.money import format_price\n# Test for format_price(123456)\n\n\ndef test_story_examples():\n    assert format_price(123456) == \"$1,234.56\"\n    assert format_price(\n        5) == \"$0.05\"\n"
+            "from inventory.money import format_price\n# Test for format_price(123456)\n\n\ndef test_story_examples_1():\n    assert format_price(123456) == \"$1,234.56\"\n\n\ndef test_story_examples_2():\n    assert format_price(\n        5) == \"$0.05\"\n"
         );
+        let one = "from inventory.money import format_price\nassert format_price(5) == \"$0.05\"\n";
+        assert!(loose_assertions_gathered(one, "story_examples")
+            .unwrap()
+            .contains("def test_story_examples():\n"));
         let proper = "def test_it():\n    assert 1 == 1\n";
         assert_eq!(loose_assertions_gathered(proper, "x"), None);
     }

@@ -1143,7 +1143,7 @@ async fn assertions_written_without_a_code_block_become_the_suggested_test_file(
         written.contains("from ledger import total")
             && written.contains("from decimal import Decimal")
             && written.contains(
-                "def test_story_examples():\n    assert total(['0.10', '0.20']) == Decimal('0.30')"
+                "def test_story_examples_1():\n    assert total(['0.10', '0.20']) == Decimal('0.30')"
             ),
         "{path}:\n{written}"
     );
