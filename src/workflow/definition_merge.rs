@@ -162,7 +162,7 @@ fn as_method(definition: &str, class: &str) -> String {
         true => "self".to_string(),
         false => format!("self, {}", parameters.trim_start()),
     };
-    let object = super::examples::snake_case(class);
+    let object = super::story_classes::snake_case(class);
     let bound = names.contains(&object)
         || lines[at + 1..]
             .iter()

@@ -55,6 +55,7 @@ pub(crate) mod runner;
 mod scripted_tests;
 pub(crate) mod server_watch;
 pub(crate) mod shown_blockers;
+pub(crate) mod story_classes;
 pub(crate) mod story_ops;
 pub(crate) mod stray_changes;
 pub(crate) mod stray_definitions;

@@ -159,10 +159,8 @@ fn files_earlier_in_sentence(text: &str) -> Vec<String> {
     files
 }
 
-/// A relative path with a file extension: `stats.py`, `src/lib.rs`. Without a folder the
-/// extension must be a known one: "`HarvestLog.record` fails … and `HarvestLog.total` answers 0"
-/// names a method, and "importable from `orchard.harvest`" a module (orchard, 2026-12-06: the
-/// tool looked for `record` in a file `HarvestLog.total`).
+/// A relative path with a file extension: `stats.py`, `src/lib.rs`; a known one without a
+/// folder, as `HarvestLog.total` is a method (orchard, 2026-12-06: `record` was sought there).
 fn path_like(token: &str) -> bool {
     let Some((stem, extension)) = token.rsplit_once('.') else {
         return false;

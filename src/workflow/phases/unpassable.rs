@@ -4,9 +4,9 @@
 use std::path::Path;
 
 use crate::agents::prompts::{is_test_path, mentioned_names};
-use crate::workflow::examples::{class_of, method_owner};
 use crate::workflow::pytest_report::sections;
 use crate::workflow::python_imports::collection_error;
+use crate::workflow::story_classes::{class_of, method_owner};
 use crate::workflow::unasked_tests::definition_block;
 use crate::workflow::unknown_methods::methods_of;
 
