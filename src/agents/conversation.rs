@@ -17,8 +17,8 @@ use answers::{answer_calls, record_error, Answered, AnsweredCalls};
 use serde_json::{json, Value};
 
 use super::llm::{
-    ChatMessage, ChatReply, ChatRequest, Exchange, LlmClient, LlmError, ResponseSchema, Sampling,
-    Usage,
+    ChatMessage, ChatReply, ChatRequest, EchoStop, Exchange, LlmClient, LlmError, ResponseSchema,
+    Sampling, Usage,
 };
 use super::transcript::Transcript;
 use super::{ToolExecutor, WorkCheck};
@@ -65,9 +65,9 @@ pub struct ConverseOptions<'a> {
     /// The file a code fence without a path is written to, when the agent was told which
     /// file to write (acceptance's test file): a small model often leaves the path out.
     pub default_file: Option<&'a str>,
-    /// Stop a reply that copies the prompt back: the agent answers with code or files, never
-    /// with the prompt's text (docs/design.md §15).
-    pub stop_echo: bool,
+    /// Which copies of the prompt stop a reply: an agent answers with code, files or findings,
+    /// never with the prompt's text (docs/design.md §15).
+    pub stop_echo: EchoStop,
 }
 
 /// Runs a conversation to its end, with the prompt's reply cap and answer schema.

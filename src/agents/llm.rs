@@ -32,6 +32,7 @@ use serde_json::{json, Value};
 
 use super::meter::StoryMeter;
 use crate::config::{Config, StructuredOutputs};
+pub use echo::EchoStop;
 use echo::EchoWatch;
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
@@ -211,11 +212,12 @@ impl LlmClient {
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut retries = 0;
         let mut timeouts = 0;
-        let echo = request.stop_echo.then(|| {
-            EchoWatch::new(request.messages.iter().filter_map(|message| match message {
+        let echo = (request.stop_echo != EchoStop::Never).then(|| {
+            let texts = request.messages.iter().filter_map(|message| match message {
                 ChatMessage::User(text) => Some(text.as_str()),
                 _ => None,
-            }))
+            });
+            EchoWatch::new(texts, request.stop_echo)
         });
         loop {
             let structured = request.schema.is_some() && self.schema_allowed();
@@ -416,6 +418,7 @@ impl LlmClient {
                 .map_err(|err| context.classify(err))?;
             return messages::parse_reply(&response)
                 .map(without_loop)
+                .map(|reply| without_echo(reply, echo))
                 .map_err(|why| LlmError::InvalidResponse(context.describe(&why)).into());
         }
         let mut events = transport::ECHO_WATCH
@@ -443,10 +446,24 @@ impl LlmClient {
             }
             accumulator.push(&chunk);
         }
-        accumulator.finish().map(without_loop).ok_or_else(|| {
+        let reply = accumulator.finish().map(without_loop);
+        reply.map(|reply| without_echo(reply, echo)).ok_or_else(|| {
             LlmError::InvalidResponse(context.describe("the stream ended without any event")).into()
         })
     }
+}
+
+/// A reply that copies its prompt back ([`EchoWatch`]) up to where the copy starts, finished as
+/// [`echo::ECHO_FINISH`]: the copy is no part of the answer, and what it holds (a file the
+/// prompt shows, a call the prompt describes) must not be taken as the agent's. A server that
+/// sends the reply whole, or a stream stopped only at its end, is cut the same way.
+fn without_echo(mut reply: ChatReply, echo: Option<&EchoWatch>) -> ChatReply {
+    let content = reply.content.as_deref().unwrap_or_default();
+    if let Some(at) = echo.and_then(|watch| watch.echo_start(content)) {
+        reply.content = Some(content[..at].to_string());
+        reply.finish_reason = Some(echo::ECHO_FINISH.to_string());
+    }
+    reply
 }
 
 /// A reply cut off at the cap with what it repeated at its end kept once

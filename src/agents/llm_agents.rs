@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::conversation::{
     converse_with, ConversationError, ConverseOptions, Prompt, ToolProtocol,
 };
-use super::llm::{LlmClient, Sampling};
+use super::llm::{EchoStop, LlmClient, Sampling};
 use super::meter::{CallMeter, StoryMeter};
 use super::structured::{gate_schema, gate_text, verdict_schema};
 use super::tools::{Sandbox, ToolAccess, ToolBox, ToolLimits};
@@ -252,7 +252,7 @@ impl LlmAgents {
             tools_untold: true,
             max_turns: Some(2),
             default_file: None,
-            stop_echo: true,
+            stop_echo: EchoStop::FromStart,
         };
         let ask = Ask::new(
             asked.story_id,
@@ -287,7 +287,7 @@ impl LlmAgents {
             tools_untold: false,
             max_turns: None,
             default_file: None,
-            stop_echo: false,
+            stop_echo: EchoStop::Never,
         };
         let ask = Ask::new(story_id, &system, &user, tools, &transcript, options);
         let first = self.talk(ask).await?;
@@ -392,8 +392,7 @@ impl Agents for LlmAgents {
                 self.edits() == EditFormat::Whole,
             )),
             default_file: request.acceptance_path,
-            // Implement and acceptance answer with files, never with the prompt's text.
-            stop_echo: matches!(request.phase, Phase::Implement | Phase::Acceptance),
+            stop_echo: echo_stop(request.phase),
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();
@@ -480,7 +479,7 @@ impl Agents for LlmAgents {
             tools_untold: false,
             max_turns: None,
             default_file: None,
-            stop_echo: false,
+            stop_echo: EchoStop::Never,
         };
         let story_id = request.story.id();
         let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);
@@ -596,4 +595,15 @@ fn project_root(board_dir: &Path, sdlc_folder: &str) -> PathBuf {
         .nth(depth)
         .unwrap_or(board_dir)
         .to_path_buf()
+}
+
+/// Which copies of its prompt stop a phase agent's reply: implement and acceptance answer with
+/// files, research and plan with findings and steps in prose; refine may rightly repeat a story
+/// that needs no change.
+fn echo_stop(phase: Phase) -> EchoStop {
+    match phase {
+        Phase::Implement | Phase::Acceptance => EchoStop::FromStart,
+        Phase::Research | Phase::Plan => EchoStop::OfSections,
+        Phase::Refine => EchoStop::Never,
+    }
 }

@@ -404,22 +404,21 @@ pub fn nest(text: &str, name: &str) -> String {
 /// `## Summary` and `## Acceptance Criteria`, the 1.5B model answered with `### Summary` and
 /// `### Acceptance Criteria`, twice, and a precise story was lost at refine (inventory
 /// `format-price`, 2026-12-05).
+///
+/// An answer that put all of its named headings inside one Markdown code block (```` ```markdown ````)
+/// is read from inside that block: kept as it was, the whole block went into the summary, and the
+/// story's file showed `## Summary` and `## Acceptance Criteria` twice (CI's textkit
+/// `mean-empty`, 2026-12-06).
 pub fn leveled(text: &str, names: &[&str]) -> String {
+    let text = unwrapped(text, names);
     let mut out = String::with_capacity(text.len());
     let mut in_code = false;
     for line in text.split_inclusive('\n') {
         if fence_of(line).is_some() {
             in_code = !in_code;
         }
-        let heading = heading_of(line).filter(|&(level, _)| level != 2 && !in_code);
-        let wanted = heading.and_then(|(_, heading)| {
-            let name = heading.trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace());
-            names
-                .iter()
-                .find(|wanted| wanted.eq_ignore_ascii_case(name))
-        });
-        match wanted {
-            Some(wanted) => {
+        match named_heading(line, names).filter(|&(level, _)| level != 2 && !in_code) {
+            Some((_, wanted)) => {
                 let eol = &line[line.trim_end_matches(['\r', '\n']).len()..];
                 out.push_str(&format!("## {wanted}{eol}"));
             }
@@ -427,6 +426,53 @@ pub fn leveled(text: &str, names: &[&str]) -> String {
         }
     }
     out
+}
+
+/// The level of `line`'s heading and which of `names` it is, if it is one of them.
+fn named_heading<'n>(line: &str, names: &[&'n str]) -> Option<(usize, &'n str)> {
+    let (level, heading) = heading_of(line)?;
+    let name = heading.trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace());
+    let wanted = names
+        .iter()
+        .find(|wanted| wanted.eq_ignore_ascii_case(name))?;
+    Some((level, wanted))
+}
+
+/// The inside of the first Markdown code block (no info string, `markdown` or `md`) that holds a
+/// heading named one of `names`, when no such heading stands outside code; else `text`.
+fn unwrapped<'a>(text: &'a str, names: &[&str]) -> &'a str {
+    let mut open: Option<(Fence, usize, bool)> = None;
+    let mut inside = None;
+    let mut offset = 0;
+    for line in text.split_inclusive('\n') {
+        let next = offset + line.len();
+        match (open, fence_of(line)) {
+            (Some((opener, start, markdown)), Some(fence)) if fence.closes(&opener) => {
+                open = None;
+                let block = &text[start..offset];
+                let named = block.lines().any(|l| named_heading(l, names).is_some());
+                if markdown && named && inside.is_none() {
+                    inside = Some(block);
+                }
+            }
+            (None, Some(fence)) if fence.opens => {
+                let info = line.trim().trim_start_matches(['`', '~']).trim();
+                let markdown = ["", "markdown", "md"].contains(&info.to_ascii_lowercase().as_str());
+                open = Some((fence, next, markdown));
+            }
+            (None, _) if named_heading(line, names).is_some() => return text,
+            _ => {}
+        }
+        offset = next;
+    }
+    // A block the answer never closed (cut off by the cap) runs to the end.
+    if let Some((_, start, true)) = open {
+        let block = &text[start..];
+        if inside.is_none() && block.lines().any(|l| named_heading(l, names).is_some()) {
+            inside = Some(block);
+        }
+    }
+    inside.unwrap_or(text)
 }
 
 /// The body of a new story: a title heading and the standard sections, empty.
@@ -460,6 +506,30 @@ mod tests {
             "## Summary\nAdd `format_price(cents)`.\n\n## Acceptance Criteria\n- [ ] `format_price(5)` returns `\"$0.05\"`\n#### Notes\n```md\n# Summary\n```\n"
         );
         assert_eq!(get(&leveled(answer, &["Summary"]), "Summary"), Some("Add `format_price(cents)`.\n\n### Acceptance Criteria:\n- [ ] `format_price(5)` returns `\"$0.05\"`\n#### Notes\n```md\n# Summary\n```"));
+    }
+
+    #[test]
+    fn sections_wrapped_in_a_markdown_block_are_read_from_inside_it() {
+        let names = ["Summary", "Acceptance Criteria"];
+        let wrapped = "Here is the refined story:\n\n```markdown\n## Summary\nMean of a list.\n\n### Acceptance Criteria\n- [ ] `mean([])` returns `0`\n```\n";
+        let out = leveled(wrapped, &names);
+        assert_eq!(
+            out,
+            "## Summary\nMean of a list.\n\n## Acceptance Criteria\n- [ ] `mean([])` returns `0`\n"
+        );
+        assert_eq!(get(&out, "Summary"), Some("Mean of a list."));
+        // Cut off before its closing fence.
+        let cut = "```md\n## Summary\nMean.\n## Acceptance Criteria\n- [ ] x\n";
+        assert_eq!(
+            get(&leveled(cut, &names), "Acceptance Criteria"),
+            Some("- [ ] x")
+        );
+        // A heading outside code wins: the block is an example inside the answer.
+        let example = "## Summary\nS.\n```md\n## Summary\n```\n";
+        assert_eq!(leveled(example, &names), example);
+        // Code in another language is code.
+        let python = "```python\n# Summary\nx = 1\n```\n";
+        assert_eq!(leveled(python, &names), python);
     }
 
     const BODY: &str = "# Title\n\n## Summary\nHello.\n\n## Research\n```\n## not a heading\n```\n### Sub\ntext\n\n## Review Notes\n";

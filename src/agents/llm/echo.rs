@@ -7,6 +7,12 @@
 //! copied [`ECHO_SPAN`] bytes of a user message from where the message starts. Only from there:
 //! a file written out whole copies the prompt too (the prompt shows the file, and a tool's
 //! result holds it), but from inside the message, never from its first line.
+//!
+//! Research once answered with one sentence, then its prompt twice from `## Summary` on, the
+//! second copy inside a code block; the story's file then showed `## Summary` and
+//! `## Acceptance Criteria` twice (CI's textkit `mean-empty`, 2026-12-06). An agent that
+//! answers in prose ([`EchoStop::OfSections`]) is stopped by a copy that starts at any of the
+//! prompt's headings and runs on past the next one, and its answer keeps only what came before.
 
 /// The shortest copy that stops a reply: about a hundred tokens.
 pub(crate) const ECHO_SPAN: usize = 400;
@@ -15,34 +21,111 @@ pub(crate) const ECHO_SPAN: usize = 400;
 /// over, but it was neither finished by the model nor cut off at the cap.
 pub(crate) const ECHO_FINISH: &str = "echo";
 
+/// Which copies of its prompt stop a reply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum EchoStop {
+    /// None: the agent may quote its prompt at length (a reviewer, a gate, refine, whose answer
+    /// rightly repeats a story that needs no change).
+    #[default]
+    Never,
+    /// A copy from the start of a user message: the agent answers with code or files, and a
+    /// file written out whole copies the prompt's view of it.
+    FromStart,
+    /// A copy from any heading of a user message on past the next heading: the agent answers
+    /// in prose (research, plan), which quotes a file or a line but never whole sections.
+    OfSections,
+}
+
+/// Where a copy of one prompt text may start, and how long it must run to be an echo.
+#[derive(Debug, Clone)]
+struct Start {
+    at: usize,
+    span: usize,
+}
+
+#[derive(Debug, Clone)]
+struct Watched {
+    text: String,
+    starts: Vec<Start>,
+}
+
 /// The prompt texts a reply must not copy back.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct EchoWatch {
-    texts: Vec<String>,
+    texts: Vec<Watched>,
 }
 
 impl EchoWatch {
-    /// A watch over `texts` (the user messages of a request); one shorter than [`ECHO_SPAN`]
-    /// cannot be echoed.
-    pub(crate) fn new<'a>(texts: impl IntoIterator<Item = &'a str>) -> Self {
+    /// A watch over `texts` (the user messages of a request) for the copies `stop` names; a
+    /// copy shorter than [`ECHO_SPAN`] is never an echo.
+    pub(crate) fn new<'a>(texts: impl IntoIterator<Item = &'a str>, stop: EchoStop) -> Self {
         let texts = texts
             .into_iter()
-            .filter(|text| text.len() >= ECHO_SPAN)
-            .map(str::to_string)
+            .map(|text| Watched {
+                starts: starts(text, stop),
+                text: text.to_string(),
+            })
+            .filter(|watched| !watched.starts.is_empty())
             .collect();
         EchoWatch { texts }
     }
 
-    /// Whether `reply`, from one of its line starts, copies [`ECHO_SPAN`] bytes or more of one
-    /// of the texts from that text's start.
+    /// Whether `reply` echoes one of the texts.
     pub(crate) fn echoed(&self, reply: &str) -> bool {
-        line_starts(reply).any(|from| {
+        self.echo_start(reply).is_some()
+    }
+
+    /// The first of `reply`'s line starts from which it echoes one of the texts.
+    pub(crate) fn echo_start(&self, reply: &str) -> Option<usize> {
+        line_starts(reply).find(|&from| {
             let rest = &reply.as_bytes()[from..];
-            self.texts
-                .iter()
-                .any(|text| common_prefix(rest, text.as_bytes()) >= ECHO_SPAN)
+            self.texts.iter().any(|watched| {
+                watched.starts.iter().any(|start| {
+                    common_prefix(rest, &watched.text.as_bytes()[start.at..]) >= start.span
+                })
+            })
         })
     }
+}
+
+/// Where in `text` a copy may start for `stop`, and how long it must run.
+fn starts(text: &str, stop: EchoStop) -> Vec<Start> {
+    match stop {
+        EchoStop::Never => Vec::new(),
+        EchoStop::FromStart if text.len() >= ECHO_SPAN => vec![Start {
+            at: 0,
+            span: ECHO_SPAN,
+        }],
+        EchoStop::FromStart => Vec::new(),
+        EchoStop::OfSections => {
+            let headings = headings(text);
+            headings
+                .windows(2)
+                .map(|pair| Start {
+                    at: pair[0],
+                    // Through the next heading's marks and the space after them.
+                    span: ECHO_SPAN.max(pair[1] - pair[0] + 3),
+                })
+                .filter(|start| start.at + start.span <= text.len())
+                .collect()
+        }
+    }
+}
+
+/// The offsets of `text`'s heading lines (`#` to `######`, then a space) outside code fences.
+fn headings(text: &str) -> Vec<usize> {
+    let mut in_code = false;
+    line_starts(text)
+        .filter(|&at| {
+            let line = text[at..].trim_start_matches(' ');
+            if line.starts_with("```") || line.starts_with("~~~") {
+                in_code = !in_code;
+                return false;
+            }
+            let marks = line.bytes().take_while(|&b| b == b'#').count();
+            !in_code && (1..=6).contains(&marks) && line[marks..].starts_with(' ')
+        })
+        .collect()
 }
 
 /// The offsets in `text` where its lines start.
@@ -71,7 +154,7 @@ mod tests {
 
     #[test]
     fn the_prompt_copied_from_its_start_is_an_echo() {
-        let watch = EchoWatch::new([PROMPT]);
+        let watch = EchoWatch::new([PROMPT], EchoStop::FromStart);
         let reply = format!("```markdown\n{}", &PROMPT[..ECHO_SPAN + 10]);
         assert!(watch.echoed(&reply));
         // Until the copy is long enough, the reply goes on.
@@ -81,7 +164,7 @@ mod tests {
 
     #[test]
     fn a_file_written_out_as_the_prompt_or_a_result_shows_it_is_no_echo() {
-        let watch = EchoWatch::new([PROMPT, READ_RESULT]);
+        let watch = EchoWatch::new([PROMPT, READ_RESULT], EchoStop::FromStart);
         let from = PROMPT.find("## inventory/money.py").unwrap();
         let to = PROMPT.find("## Task").unwrap();
         let shown = &PROMPT[from..to];
@@ -94,12 +177,53 @@ mod tests {
 
     #[test]
     fn a_copy_from_inside_the_prompt_or_of_a_short_one_is_no_echo() {
-        let watch = EchoWatch::new([PROMPT]);
+        let watch = EchoWatch::new([PROMPT], EchoStop::FromStart);
         let from = PROMPT.find("## Summary").unwrap();
         assert!(!watch.echoed(&PROMPT[from..]));
         let short = "# Story: x\n\n## Summary\ny\n";
-        assert!(!EchoWatch::new([short]).echoed(short));
+        assert!(!EchoWatch::new([short], EchoStop::FromStart).echoed(short));
         let answer = "inventory/money.py\n```python\ndef receipt_line(name, cents):\n    return f\"{name}: {format_price(cents)}\"\n```\nAdded `receipt_line` to inventory/money.py; it calls `format_price`.\n";
         assert!(!watch.echoed(answer));
+    }
+
+    /// `reply` up to where it starts to echo `prompt` the way `stop` names; all of it when it
+    /// never does.
+    fn before_echo<'a>(reply: &'a str, prompt: &str, stop: EchoStop) -> &'a str {
+        match EchoWatch::new([prompt], stop).echo_start(reply) {
+            Some(at) => &reply[..at],
+            None => reply,
+        }
+    }
+
+    /// The research prompt of CI's textkit `mean-empty` (2026-12-06), shortened.
+    const RESEARCH: &str = "# Story: mean of an empty list returns 0.0\n\nType: bug\n\n## Summary\nThe `mean` function in the `stats.py` module should return `0.0` for an empty list instead of raising a `ZeroDivisionError`.\n\n## Acceptance Criteria\n- [ ] `mean([])` returns `0.0`\n- [ ] `mean([1, 2, 3])` still returns `2`\n- [ ] a test in `test_stats.py` covers the empty list\n\n# Repository\n\n## pyproject.toml, the project's manifest\n```\n[project]\nname = \"textkit\"\nversion = \"0.1.0\"\n\n[tool.pytest.ini_options]\naddopts = \"-p no:cacheprovider\"\n```\n\n## Top-level files\n- README.md\n- stats.py\n- test_stats.py\n\n## Task\nResearch this story. Report the relevant files and how they work today.\n";
+
+    #[test]
+    fn prose_that_copies_whole_sections_from_a_heading_on_is_an_echo() {
+        let from = RESEARCH.find("## Summary").unwrap();
+        let finding = "The `mean` function in `stats.py` divides by the length.\n\n";
+        let reply = format!("{finding}{}", &RESEARCH[from..]);
+        assert_eq!(before_echo(&reply, RESEARCH, EchoStop::OfSections), finding);
+        // From its start, the copy is no echo of a file-writing agent's kind.
+        assert_eq!(before_echo(&reply, RESEARCH, EchoStop::FromStart), reply);
+        assert_eq!(before_echo(&reply, RESEARCH, EchoStop::Never), reply);
+    }
+
+    #[test]
+    fn prose_that_quotes_one_section_or_a_file_is_no_echo() {
+        let criteria = RESEARCH.find("## Acceptance Criteria").unwrap();
+        let repository = RESEARCH.find("# Repository").unwrap();
+        let one_section = format!(
+            "The criteria:\n{}Nothing else.\n",
+            &RESEARCH[criteria..repository]
+        );
+        assert_eq!(
+            before_echo(&one_section, RESEARCH, EchoStop::OfSections),
+            one_section
+        );
+        let manifest = RESEARCH.find("[project]").unwrap();
+        let end = RESEARCH.find("## Top-level").unwrap();
+        let quoted = format!("The manifest:\n```\n{}", &RESEARCH[manifest..end]);
+        assert_eq!(before_echo(&quoted, RESEARCH, EchoStop::OfSections), quoted);
     }
 }

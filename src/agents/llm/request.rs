@@ -76,9 +76,8 @@ pub struct ChatRequest<'a> {
     /// refused the field earlier in the run.
     pub schema: Option<&'a ResponseSchema>,
     pub sampling: Sampling,
-    /// Stop a streamed reply that copies the request's user messages back
-    /// ([`super::echo`]): set for an agent whose answer is code or files.
-    pub stop_echo: bool,
+    /// Which copies of the request's user messages stop a streamed reply ([`super::echo`]).
+    pub stop_echo: super::EchoStop,
 }
 
 impl<'a> ChatRequest<'a> {
@@ -90,7 +89,7 @@ impl<'a> ChatRequest<'a> {
             max_tokens: None,
             schema: None,
             sampling: Sampling::default(),
-            stop_echo: false,
+            stop_echo: super::EchoStop::Never,
         }
     }
 

@@ -410,7 +410,8 @@ mod tests {
         let echoed = format!("```markdown\n{prompt}");
         // Without the prompt to compare with, the copy is read whole.
         let mut unwatched = StreamWatch::default();
-        let mut watched = StreamWatch::watching(EchoWatch::new([prompt]));
+        let mut watched =
+            StreamWatch::watching(EchoWatch::new([prompt], super::super::EchoStop::FromStart));
         let mut cut = None;
         for word in echoed.split_inclusive(' ') {
             let piece = event(word);

@@ -197,7 +197,7 @@ async fn a_streamed_reply_that_copies_its_prompt_back_is_stopped_when_the_reques
 
     let watched = streaming
         .exchange(&ChatRequest {
-            stop_echo: true,
+            stop_echo: EchoStop::FromStart,
             ..ChatRequest::new(&messages, &[])
         })
         .await
@@ -205,10 +205,10 @@ async fn a_streamed_reply_that_copies_its_prompt_back_is_stopped_when_the_reques
         .unwrap();
     let unwatched = streaming.chat(&messages, &[]).await.unwrap();
 
-    // The fake server sends the body at once, so the cut falls at its end (where a stream
-    // that arrives word by word is cut is `stream`'s test).
+    // The fake server sends the body at once, so the stream is cut at its end (where a stream
+    // that arrives word by word is cut is `stream`'s test), and the reply where the copy starts.
     assert_eq!(watched.finish_reason.as_deref(), Some(echo::ECHO_FINISH));
-    assert_eq!(watched.content.as_deref(), Some(echoed.as_str()));
+    assert_eq!(watched.content.as_deref(), Some("```markdown\n"));
     // A request that may copy its prompt (refine rewrites the story) reads it whole.
     assert_eq!(unwatched.content, Some(echoed));
     assert_eq!(unwatched.finish_reason, None);

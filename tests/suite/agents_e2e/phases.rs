@@ -221,3 +221,34 @@ async fn plan_replaces_its_section_on_a_rerun() {
     )
     .await;
 }
+
+#[tokio::test]
+async fn research_that_copies_its_prompt_back_keeps_only_what_it_found() {
+    // CI's textkit `mean-empty` (2026-12-06): one sentence, then the prompt from `## Summary`
+    // on, which put the story's `## Summary` and `## Acceptance Criteria` into its file twice.
+    let p = Project::new().await;
+    // Long enough that a copy of it is an echo, not a quote.
+    let summary = "The mean of an empty list is 0.0 rather than an error. ".repeat(8);
+    let story = p.story("Echo", &summary, "- [ ] It works", "ready", &[]);
+    p.fake.push("research", Reply::text("The first finding."));
+    p.step(&story, "research").success();
+    let prompt = p.fake.requests_for("research")[0].user_message();
+    let from = prompt
+        .find("## Summary")
+        .expect("the prompt shows the summary");
+
+    p.set_flag(&story.slug, "research_complete", false);
+    let echo = format!(
+        "The second finding.\n\n{}\n```\n{}```\n",
+        &prompt[from..],
+        &prompt[from..]
+    );
+    p.fake.push("research", Reply::text(echo));
+    p.step(&story, "research").success();
+
+    let body = p.body(&story);
+    assert_eq!(section(&body, "Research"), "The second finding.", "{body}");
+    for name in ["Summary", "Acceptance Criteria"] {
+        assert_eq!(heading_count(&body, name), 1, "{name}:\n{body}");
+    }
+}
