@@ -17,7 +17,7 @@ use answers::{answer_calls, record_error, Answered, AnsweredCalls};
 use serde_json::{json, Value};
 
 use super::llm::{
-    ChatMessage, ChatReply, ChatRequest, EchoStop, Exchange, LlmClient, LlmError, ResponseSchema,
+    ChatMessage, ChatReply, ChatRequest, Exchange, LlmClient, LlmError, ReplyShape, ResponseSchema,
     Sampling, Usage,
 };
 use super::transcript::Transcript;
@@ -67,7 +67,7 @@ pub struct ConverseOptions<'a> {
     pub default_file: Option<&'a str>,
     /// Which copies of the prompt stop a reply: an agent answers with code, files or findings,
     /// never with the prompt's text (docs/design.md §15).
-    pub stop_echo: EchoStop,
+    pub shape: ReplyShape,
 }
 
 /// Runs a conversation to its end, with the prompt's reply cap and answer schema.
@@ -160,7 +160,7 @@ async fn send(
         max_tokens: options.max_tokens,
         schema: options.schema,
         sampling: options.sampling,
-        stop_echo: options.stop_echo,
+        shape: options.shape,
     };
     let exchange: Exchange = client.exchange(&request).await;
     done.usage.add(&exchange.usage());

@@ -13,7 +13,9 @@ mod models;
 pub mod protocol_probe;
 mod repetition;
 mod request;
+mod rounds;
 mod settings;
+mod stops;
 mod stream;
 #[cfg(test)]
 pub(crate) mod testing;
@@ -32,18 +34,19 @@ use serde_json::{json, Value};
 
 use super::meter::StoryMeter;
 use crate::config::{Config, StructuredOutputs};
-pub use echo::EchoStop;
-use echo::EchoWatch;
 pub use error::LlmError;
 use error::{ErrorContext, Failure};
 pub(crate) use messages::generated_call_id;
 pub use messages::{ChatMessage, ChatReply, ToolCall, Usage};
 pub use models::{list_models, ModelList, ProbeError};
 use request::{context_length_message, tokens_of_chars, TokenField, CHARS_PER_TOKEN};
-pub use request::{Attempt, AttemptOutcome, ChatRequest, Exchange, ResponseSchema, Sampling};
+pub use request::{
+    Attempt, AttemptOutcome, ChatRequest, Exchange, ReplyShape, ResponseSchema, Sampling,
+};
 /// The HTTP client every outgoing request of the tool uses (TLS set up once, no redirect to
 /// another origin); notification webhooks go through it too.
 pub use settings::{is_local, LlmSettings};
+use stops::Stops;
 pub(crate) use transport::{http_client, install_tls_provider};
 
 const SCHEMA_BOUNDED: u8 = 0;
@@ -212,18 +215,16 @@ impl LlmClient {
         let mut attempts: Vec<Attempt> = Vec::new();
         let mut retries = 0;
         let mut timeouts = 0;
-        let echo = (request.stop_echo != EchoStop::Never).then(|| {
-            let texts = request.messages.iter().filter_map(|message| match message {
-                ChatMessage::User(text) => Some(text.as_str()),
-                _ => None,
-            });
-            EchoWatch::new(texts, request.stop_echo)
+        let texts = request.messages.iter().filter_map(|message| match message {
+            ChatMessage::User(text) => Some(text.as_str()),
+            _ => None,
         });
+        let stops = Stops::new(request.shape, texts);
         loop {
             let structured = request.schema.is_some() && self.schema_allowed();
             let body = self.request_body(request, max_tokens, structured);
             let started = Instant::now();
-            let sent = self.send(&body, echo.as_ref()).await;
+            let sent = self.send(&body, &stops).await;
             let number = attempts.len() as u32 + 1;
             let failure = match sent {
                 Ok(mut reply) => {
@@ -407,8 +408,9 @@ impl LlmClient {
         }
     }
 
-    /// One attempt, classified; a streamed reply that copies what `echo` holds is stopped.
-    async fn send(&self, body: &Value, echo: Option<&EchoWatch>) -> Result<ChatReply, Failure> {
+    /// One attempt, classified; a reply is stopped, or cut when it came whole, where `stops`
+    /// says.
+    async fn send(&self, body: &Value, stops: &Stops) -> Result<ChatReply, Failure> {
         let context = self.context();
         let chat = self.inner.client.chat();
         if !self.inner.settings.stream {
@@ -418,14 +420,11 @@ impl LlmClient {
                 .map_err(|err| context.classify(err))?;
             return messages::parse_reply(&response)
                 .map(without_loop)
-                .map(|reply| without_echo(reply, echo))
+                .map(|reply| stops.trimmed(reply))
                 .map_err(|why| LlmError::InvalidResponse(context.describe(&why)).into());
         }
-        let mut events = transport::ECHO_WATCH
-            .scope(
-                echo.cloned().unwrap_or_default(),
-                chat.create_stream_byot::<_, Value>(body),
-            )
+        let mut events = transport::STOPS
+            .scope(stops.clone(), chat.create_stream_byot::<_, Value>(body))
             .await
             .map_err(|err| context.classify(err))?;
         let mut accumulator = stream::StreamAccumulator::default();
@@ -447,23 +446,10 @@ impl LlmClient {
             accumulator.push(&chunk);
         }
         let reply = accumulator.finish().map(without_loop);
-        reply.map(|reply| without_echo(reply, echo)).ok_or_else(|| {
+        reply.map(|reply| stops.trimmed(reply)).ok_or_else(|| {
             LlmError::InvalidResponse(context.describe("the stream ended without any event")).into()
         })
     }
-}
-
-/// A reply that copies its prompt back ([`EchoWatch`]) up to where the copy starts, finished as
-/// [`echo::ECHO_FINISH`]: the copy is no part of the answer, and what it holds (a file the
-/// prompt shows, a call the prompt describes) must not be taken as the agent's. A server that
-/// sends the reply whole, or a stream stopped only at its end, is cut the same way.
-fn without_echo(mut reply: ChatReply, echo: Option<&EchoWatch>) -> ChatReply {
-    let content = reply.content.as_deref().unwrap_or_default();
-    if let Some(at) = echo.and_then(|watch| watch.echo_start(content)) {
-        reply.content = Some(content[..at].to_string());
-        reply.finish_reason = Some(echo::ECHO_FINISH.to_string());
-    }
-    reply
 }
 
 /// A reply cut off at the cap with what it repeated at its end kept once

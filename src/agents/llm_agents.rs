@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::conversation::{
     converse_with, ConversationError, ConverseOptions, Prompt, ToolProtocol,
 };
-use super::llm::{EchoStop, LlmClient, Sampling};
+use super::llm::{LlmClient, ReplyShape, Sampling};
 use super::meter::{CallMeter, StoryMeter};
 use super::structured::{gate_schema, gate_text, verdict_schema};
 use super::tools::{Sandbox, ToolAccess, ToolBox, ToolLimits};
@@ -22,7 +22,7 @@ use super::{
 use crate::board::records::Usage;
 use crate::board::Phase;
 use crate::board::StoryId;
-use crate::config::{Config, EditFormat, PhasesConfig, CONFIG_FILE};
+use crate::config::{Config, EditFormat, PhasesConfig, Project, CONFIG_FILE};
 use crate::hint::message_and_hint;
 
 pub struct LlmAgents {
@@ -134,7 +134,7 @@ impl LlmAgents {
             max_turns: config.llm.max_turns,
             tool_limits: ToolLimits::from_config(&config.tools),
             sandbox: Sandbox::new(&config.tools, &config.llm.api_key_env),
-            config_file: project_root(&board_dir, &config.sdlc_folder).join(CONFIG_FILE),
+            config_file: Project::root_of_board(&board_dir, &config.sdlc_folder).join(CONFIG_FILE),
             board_in_tree: PathBuf::from(&config.sdlc_folder),
             board_dir,
             max_tokens: config.llm.max_tokens,
@@ -252,7 +252,7 @@ impl LlmAgents {
             tools_untold: true,
             max_turns: Some(2),
             default_file: None,
-            stop_echo: EchoStop::FromStart,
+            shape: ReplyShape::Files,
         };
         let ask = Ask::new(
             asked.story_id,
@@ -287,7 +287,7 @@ impl LlmAgents {
             tools_untold: false,
             max_turns: None,
             default_file: None,
-            stop_echo: EchoStop::Never,
+            shape: ReplyShape::Free,
         };
         let ask = Ask::new(story_id, &system, &user, tools, &transcript, options);
         let first = self.talk(ask).await?;
@@ -392,7 +392,7 @@ impl Agents for LlmAgents {
                 self.edits() == EditFormat::Whole,
             )),
             default_file: request.acceptance_path,
-            stop_echo: echo_stop(request.phase),
+            shape: reply_shape(request.phase),
         };
         let transcript = request.transcript.for_agent(request.phase.name());
         let story_id = request.story.id();
@@ -479,7 +479,7 @@ impl Agents for LlmAgents {
             tools_untold: false,
             max_turns: None,
             default_file: None,
-            stop_echo: EchoStop::Never,
+            shape: ReplyShape::Free,
         };
         let story_id = request.story.id();
         let ask = Ask::new(story_id, &system, &user, &tools, &transcript, options);
@@ -584,26 +584,13 @@ fn sampling_for(variant: u32, first: Option<f32>) -> Sampling {
     }
 }
 
-/// The project root: the board folder without its `sdlcFolder` components.
-fn project_root(board_dir: &Path, sdlc_folder: &str) -> PathBuf {
-    let depth = Path::new(sdlc_folder)
-        .components()
-        .filter(|part| matches!(part, std::path::Component::Normal(_)))
-        .count();
-    board_dir
-        .ancestors()
-        .nth(depth)
-        .unwrap_or(board_dir)
-        .to_path_buf()
-}
-
-/// Which copies of its prompt stop a phase agent's reply: implement and acceptance answer with
-/// files, research and plan with findings and steps in prose; refine may rightly repeat a story
-/// that needs no change.
-fn echo_stop(phase: Phase) -> EchoStop {
+/// What a phase agent answers with, which tells what stops its reply early: implement and
+/// acceptance answer with files, research and plan with findings and steps in prose; refine may
+/// rightly repeat a story that needs no change.
+fn reply_shape(phase: Phase) -> ReplyShape {
     match phase {
-        Phase::Implement | Phase::Acceptance => EchoStop::FromStart,
-        Phase::Research | Phase::Plan => EchoStop::OfSections,
-        Phase::Refine => EchoStop::Never,
+        Phase::Implement | Phase::Acceptance => ReplyShape::Files,
+        Phase::Research | Phase::Plan => ReplyShape::Prose,
+        Phase::Refine => ReplyShape::Free,
     }
 }

@@ -41,4 +41,17 @@ impl Project {
     pub fn board_dir(&self) -> PathBuf {
         self.root.join(&self.config.sdlc_folder)
     }
+
+    /// The project root of a board folder: the folder without its `sdlcFolder` components.
+    pub fn root_of_board(board_dir: &Path, sdlc_folder: &str) -> PathBuf {
+        let depth = Path::new(sdlc_folder)
+            .components()
+            .filter(|part| matches!(part, std::path::Component::Normal(_)))
+            .count();
+        board_dir
+            .ancestors()
+            .nth(depth)
+            .unwrap_or(board_dir)
+            .to_path_buf()
+    }
 }

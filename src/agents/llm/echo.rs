@@ -11,8 +11,10 @@
 //! Research once answered with one sentence, then its prompt twice from `## Summary` on, the
 //! second copy inside a code block; the story's file then showed `## Summary` and
 //! `## Acceptance Criteria` twice (CI's textkit `mean-empty`, 2026-12-06). An agent that
-//! answers in prose ([`EchoStop::OfSections`]) is stopped by a copy that starts at any of the
+//! answers in prose ([`ReplyShape::Prose`]) is stopped by a copy that starts at any of the
 //! prompt's headings and runs on past the next one, and its answer keeps only what came before.
+
+use super::ReplyShape;
 
 /// The shortest copy that stops a reply: about a hundred tokens.
 pub(crate) const ECHO_SPAN: usize = 400;
@@ -20,21 +22,6 @@ pub(crate) const ECHO_SPAN: usize = 400;
 /// The finish reason of a reply stopped as an echo, which the transcript shows: the reply is
 /// over, but it was neither finished by the model nor cut off at the cap.
 pub(crate) const ECHO_FINISH: &str = "echo";
-
-/// Which copies of its prompt stop a reply.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum EchoStop {
-    /// None: the agent may quote its prompt at length (a reviewer, a gate, refine, whose answer
-    /// rightly repeats a story that needs no change).
-    #[default]
-    Never,
-    /// A copy from the start of a user message: the agent answers with code or files, and a
-    /// file written out whole copies the prompt's view of it.
-    FromStart,
-    /// A copy from any heading of a user message on past the next heading: the agent answers
-    /// in prose (research, plan), which quotes a file or a line but never whole sections.
-    OfSections,
-}
 
 /// Where a copy of one prompt text may start, and how long it must run to be an echo.
 #[derive(Debug, Clone)]
@@ -56,13 +43,13 @@ pub(crate) struct EchoWatch {
 }
 
 impl EchoWatch {
-    /// A watch over `texts` (the user messages of a request) for the copies `stop` names; a
-    /// copy shorter than [`ECHO_SPAN`] is never an echo.
-    pub(crate) fn new<'a>(texts: impl IntoIterator<Item = &'a str>, stop: EchoStop) -> Self {
+    /// A watch over `texts` (the user messages of a request) for the copies a reply of `shape`
+    /// must not make; a copy shorter than [`ECHO_SPAN`] is never an echo.
+    pub(crate) fn new<'a>(texts: impl IntoIterator<Item = &'a str>, shape: ReplyShape) -> Self {
         let texts = texts
             .into_iter()
             .map(|text| Watched {
-                starts: starts(text, stop),
+                starts: starts(text, shape),
                 text: text.to_string(),
             })
             .filter(|watched| !watched.starts.is_empty())
@@ -88,16 +75,16 @@ impl EchoWatch {
     }
 }
 
-/// Where in `text` a copy may start for `stop`, and how long it must run.
-fn starts(text: &str, stop: EchoStop) -> Vec<Start> {
-    match stop {
-        EchoStop::Never => Vec::new(),
-        EchoStop::FromStart if text.len() >= ECHO_SPAN => vec![Start {
+/// Where in `text` a copy may start for a reply of `shape`, and how long it must run.
+fn starts(text: &str, shape: ReplyShape) -> Vec<Start> {
+    match shape {
+        ReplyShape::Free => Vec::new(),
+        ReplyShape::Files if text.len() >= ECHO_SPAN => vec![Start {
             at: 0,
             span: ECHO_SPAN,
         }],
-        EchoStop::FromStart => Vec::new(),
-        EchoStop::OfSections => {
+        ReplyShape::Files => Vec::new(),
+        ReplyShape::Prose => {
             let headings = headings(text);
             headings
                 .windows(2)
@@ -154,7 +141,7 @@ mod tests {
 
     #[test]
     fn the_prompt_copied_from_its_start_is_an_echo() {
-        let watch = EchoWatch::new([PROMPT], EchoStop::FromStart);
+        let watch = EchoWatch::new([PROMPT], ReplyShape::Files);
         let reply = format!("```markdown\n{}", &PROMPT[..ECHO_SPAN + 10]);
         assert!(watch.echoed(&reply));
         // Until the copy is long enough, the reply goes on.
@@ -164,7 +151,7 @@ mod tests {
 
     #[test]
     fn a_file_written_out_as_the_prompt_or_a_result_shows_it_is_no_echo() {
-        let watch = EchoWatch::new([PROMPT, READ_RESULT], EchoStop::FromStart);
+        let watch = EchoWatch::new([PROMPT, READ_RESULT], ReplyShape::Files);
         let from = PROMPT.find("## inventory/money.py").unwrap();
         let to = PROMPT.find("## Task").unwrap();
         let shown = &PROMPT[from..to];
@@ -177,19 +164,19 @@ mod tests {
 
     #[test]
     fn a_copy_from_inside_the_prompt_or_of_a_short_one_is_no_echo() {
-        let watch = EchoWatch::new([PROMPT], EchoStop::FromStart);
+        let watch = EchoWatch::new([PROMPT], ReplyShape::Files);
         let from = PROMPT.find("## Summary").unwrap();
         assert!(!watch.echoed(&PROMPT[from..]));
         let short = "# Story: x\n\n## Summary\ny\n";
-        assert!(!EchoWatch::new([short], EchoStop::FromStart).echoed(short));
+        assert!(!EchoWatch::new([short], ReplyShape::Files).echoed(short));
         let answer = "inventory/money.py\n```python\ndef receipt_line(name, cents):\n    return f\"{name}: {format_price(cents)}\"\n```\nAdded `receipt_line` to inventory/money.py; it calls `format_price`.\n";
         assert!(!watch.echoed(answer));
     }
 
-    /// `reply` up to where it starts to echo `prompt` the way `stop` names; all of it when it
+    /// `reply` up to where it starts to echo `prompt` for a reply of `shape`; all of it when it
     /// never does.
-    fn before_echo<'a>(reply: &'a str, prompt: &str, stop: EchoStop) -> &'a str {
-        match EchoWatch::new([prompt], stop).echo_start(reply) {
+    fn before_echo<'a>(reply: &'a str, prompt: &str, shape: ReplyShape) -> &'a str {
+        match EchoWatch::new([prompt], shape).echo_start(reply) {
             Some(at) => &reply[..at],
             None => reply,
         }
@@ -203,10 +190,10 @@ mod tests {
         let from = RESEARCH.find("## Summary").unwrap();
         let finding = "The `mean` function in `stats.py` divides by the length.\n\n";
         let reply = format!("{finding}{}", &RESEARCH[from..]);
-        assert_eq!(before_echo(&reply, RESEARCH, EchoStop::OfSections), finding);
+        assert_eq!(before_echo(&reply, RESEARCH, ReplyShape::Prose), finding);
         // From its start, the copy is no echo of a file-writing agent's kind.
-        assert_eq!(before_echo(&reply, RESEARCH, EchoStop::FromStart), reply);
-        assert_eq!(before_echo(&reply, RESEARCH, EchoStop::Never), reply);
+        assert_eq!(before_echo(&reply, RESEARCH, ReplyShape::Files), reply);
+        assert_eq!(before_echo(&reply, RESEARCH, ReplyShape::Free), reply);
     }
 
     #[test]
@@ -218,12 +205,12 @@ mod tests {
             &RESEARCH[criteria..repository]
         );
         assert_eq!(
-            before_echo(&one_section, RESEARCH, EchoStop::OfSections),
+            before_echo(&one_section, RESEARCH, ReplyShape::Prose),
             one_section
         );
         let manifest = RESEARCH.find("[project]").unwrap();
         let end = RESEARCH.find("## Top-level").unwrap();
         let quoted = format!("The manifest:\n```\n{}", &RESEARCH[manifest..end]);
-        assert_eq!(before_echo(&quoted, RESEARCH, EchoStop::OfSections), quoted);
+        assert_eq!(before_echo(&quoted, RESEARCH, ReplyShape::Prose), quoted);
     }
 }

@@ -38,7 +38,7 @@ pub async fn tool_protocol(settings: &LlmSettings) -> Option<ToolProtocol> {
             temperature: Some(0.0),
             seed: None,
         },
-        stop_echo: super::EchoStop::Never,
+        shape: super::ReplyShape::Free,
     };
     match client.exchange(&request).await.result {
         Ok(reply) if !reply.tool_calls.is_empty() => Some(ToolProtocol::Native),

@@ -64,6 +64,23 @@ pub struct Sampling {
     pub seed: Option<u64>,
 }
 
+/// What an agent answers with, which tells what stops its streamed reply before its end
+/// besides a loop ([`super::echo`], [`super::rounds`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReplyShape {
+    /// Anything: the reply may quote its prompt at length (a reviewer, a gate, refine, whose
+    /// answer rightly repeats a story that needs no change).
+    #[default]
+    Free,
+    /// Code or files (implement, acceptance): stopped by a copy of a user message from its
+    /// start, since a file written out whole copies the prompt's view of it, and by a second
+    /// round of the files it already wrote.
+    Files,
+    /// Prose (research, plan): stopped by a copy from any heading of a user message on past
+    /// the next; prose quotes a file or a line, never whole sections.
+    Prose,
+}
+
 /// One chat completion to make.
 #[derive(Debug, Clone, Copy)]
 pub struct ChatRequest<'a> {
@@ -76,8 +93,8 @@ pub struct ChatRequest<'a> {
     /// refused the field earlier in the run.
     pub schema: Option<&'a ResponseSchema>,
     pub sampling: Sampling,
-    /// Which copies of the request's user messages stop a streamed reply ([`super::echo`]).
-    pub stop_echo: super::EchoStop,
+    /// What the agent answers with, which tells what stops its reply early.
+    pub shape: ReplyShape,
 }
 
 impl<'a> ChatRequest<'a> {
@@ -89,7 +106,7 @@ impl<'a> ChatRequest<'a> {
             max_tokens: None,
             schema: None,
             sampling: Sampling::default(),
-            stop_echo: super::EchoStop::Never,
+            shape: ReplyShape::Free,
         }
     }
 

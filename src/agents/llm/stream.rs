@@ -4,9 +4,9 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
-use super::echo::{EchoWatch, ECHO_FINISH};
 use super::messages::{arguments_text, content_text, ensure_unique_ids, generated_call_id};
 use super::messages::{ChatReply, ToolCall, Usage};
+use super::stops::{Cut, Stops};
 
 #[derive(Default)]
 struct PartialCall {
@@ -131,10 +131,9 @@ impl StreamAccumulator {
     }
 }
 
-/// The bytes of a streamed reply (server-sent events) as they arrive, watched for a loop
-/// ([`super::repetition`]) and, when asked, for a copy of the prompt ([`super::echo`]): the
-/// transport reads with it, and stops reading once the text the events carry ends in
-/// repetition or echoes the prompt.
+/// The bytes of a streamed reply (server-sent events) as they arrive, watched for what ends a
+/// reply early ([`Stops`]): the transport reads with it, and stops reading once the text the
+/// events carry ends in a loop, copies the prompt back or goes round its files.
 #[derive(Default)]
 pub(crate) struct StreamWatch {
     body: Vec<u8>,
@@ -150,37 +149,18 @@ pub(crate) struct StreamWatch {
     last_event: Option<Value>,
     /// Whether the server ended the stream (`data: [DONE]`): a whole reply is not cut.
     ended: bool,
-    /// The prompt the reply must not copy back; empty for a request that may.
-    echo: EchoWatch,
-}
-
-/// Why a streamed reply is stopped before its end.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Cut {
-    /// It fell into a loop: it ends as cut off at the cap.
-    Loop,
-    /// It copies its prompt back: it ends as [`ECHO_FINISH`].
-    Echo,
-}
-
-impl Cut {
-    /// The finish reason the reply ends with.
-    fn finish_reason(self) -> &'static str {
-        match self {
-            Cut::Loop => "length",
-            Cut::Echo => ECHO_FINISH,
-        }
-    }
+    /// What stops the reply besides a loop.
+    stops: Stops,
 }
 
 /// How much new text is read before the text is looked at again.
 const CHECK_EVERY: usize = 64;
 
 impl StreamWatch {
-    /// A watch that also stops a reply copying what `echo` holds.
-    pub(crate) fn watching(echo: EchoWatch) -> Self {
+    /// A watch that stops the reply at what `stops` names.
+    pub(crate) fn watching(stops: Stops) -> Self {
         StreamWatch {
-            echo,
+            stops,
             ..StreamWatch::default()
         }
     }
@@ -221,13 +201,7 @@ impl StreamWatch {
             return None;
         }
         self.checked = self.text.len();
-        if super::repetition::loops(&self.text) {
-            Some(Cut::Loop)
-        } else if self.echo.echoed(&self.text) {
-            Some(Cut::Echo)
-        } else {
-            None
-        }
+        self.stops.cut(&self.text)
     }
 
     /// The body read, whole.
@@ -411,7 +385,7 @@ mod tests {
         // Without the prompt to compare with, the copy is read whole.
         let mut unwatched = StreamWatch::default();
         let mut watched =
-            StreamWatch::watching(EchoWatch::new([prompt], super::super::EchoStop::FromStart));
+            StreamWatch::watching(Stops::new(super::super::ReplyShape::Files, [prompt]));
         let mut cut = None;
         for word in echoed.split_inclusive(' ') {
             let piece = event(word);
@@ -423,12 +397,33 @@ mod tests {
         }
         assert_eq!(cut, Some(Cut::Echo));
         let reply = read_back(watched.cut_off(Cut::Echo));
-        assert_eq!(reply.finish_reason.as_deref(), Some(ECHO_FINISH));
+        assert_eq!(
+            reply.finish_reason.as_deref(),
+            Some(Cut::Echo.finish_reason())
+        );
         let kept = reply.content.unwrap();
         assert!(
             echoed.starts_with(&kept) && kept.len() < echoed.len() - 40,
             "{kept}"
         );
+    }
+
+    #[test]
+    fn a_stream_that_starts_a_file_again_is_stopped_as_a_round() {
+        let first = "calc.py\n```python\nx = 1\n```\n\ntest_calc.py\n```python\ndef test_x():\n    assert True\n```\n\n";
+        let rounds = format!("{first}calc.py\n```python\n{}", "y = 2\n".repeat(40));
+        let mut watched = StreamWatch::watching(Stops::new(super::super::ReplyShape::Files, []));
+        let mut read = String::new();
+        let mut cut = None;
+        for word in rounds.split_inclusive(' ') {
+            read.push_str(word);
+            cut = watched.push(event(word).as_bytes());
+            if cut.is_some() {
+                break;
+            }
+        }
+        assert_eq!(cut, Some(Cut::Round));
+        assert!(read.len() < rounds.len() - 100, "stopped early: {read}");
     }
 
     #[test]

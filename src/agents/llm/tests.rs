@@ -170,15 +170,12 @@ async fn a_reply_that_loops_keeps_one_copy_of_the_loop_and_counts_as_cut_off() {
     }
 }
 
-/// The 1.5B model's implement reply in the inventory benchmark (2026-12-06): its prompt again,
-/// word for word from the top, for 215 seconds.
-#[tokio::test]
-async fn a_streamed_reply_that_copies_its_prompt_back_is_stopped_when_the_request_says_so() {
+/// Streams `text` word by word to `prompt` twice, first for a reply of `shape`, then for one
+/// of any shape, and returns both replies.
+async fn streamed_twice(text: &str, prompt: &str, shape: ReplyShape) -> (ChatReply, ChatReply) {
     let server = MockServer::start().await;
-    let prompt = "# Story: A receipt line\n\nType: feature\n\n## Summary\nAdd `receipt_line(name, cents)` to inventory/money.py: the name, a colon and a space, then the price as `format_price` writes it.\n\n## Acceptance Criteria\n- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line(\"TV\", 129900)` returns `\"TV: $1,299.00\"`\n- [ ] `receipt_line` calls `format_price`\n\n## Task\nMake the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed and in which files.\n";
-    let echoed = format!("```markdown\n{prompt}```\n");
     let delta = |content: &str| json!({"choices": [{"index": 0, "delta": {"content": content}}]});
-    let body: String = echoed
+    let body: String = text
         .split_inclusive(' ')
         .map(|word| format!("data: {}\n\n", delta(word)))
         .collect();
@@ -194,16 +191,43 @@ async fn a_streamed_reply_that_copies_its_prompt_back_is_stopped_when_the_reques
     })
     .unwrap();
     let messages = user(prompt);
-
-    let watched = streaming
+    let shaped = streaming
         .exchange(&ChatRequest {
-            stop_echo: EchoStop::FromStart,
+            shape,
             ..ChatRequest::new(&messages, &[])
         })
         .await
         .result
         .unwrap();
-    let unwatched = streaming.chat(&messages, &[]).await.unwrap();
+    let free = streaming.chat(&messages, &[]).await.unwrap();
+    (shaped, free)
+}
+
+/// The 1.5B model's first implement turn of orchard `pricing-module` (2026-12-06): the module
+/// and its tests, then the module again, until the cap 300 seconds in.
+#[tokio::test]
+async fn a_streamed_reply_that_goes_round_its_files_keeps_its_first_round() {
+    let first = "orchard/pricing.py\n```python\ndef price(kg):\n    return kg * 2\n```\n\ntests/test_pricing.py\n```python\nfrom orchard.pricing import price\n\n\ndef test_price():\n    assert price(1) == 2\n```\n\n";
+    let again =
+        format!("{first}orchard/pricing.py\n```python\ndef price(kg):\n    return kg * 2\n");
+    let prompt = "Write orchard/pricing.py and its tests.";
+
+    let (files, prose) = streamed_twice(&again, prompt, ReplyShape::Files).await;
+
+    assert_eq!(files.finish_reason.as_deref(), Some("length"));
+    assert_eq!(files.content.as_deref(), Some(first));
+    // A reply of another shape may write a path twice.
+    assert_eq!(prose.content, Some(again));
+}
+
+/// The 1.5B model's implement reply in the inventory benchmark (2026-12-06): its prompt again,
+/// word for word from the top, for 215 seconds.
+#[tokio::test]
+async fn a_streamed_reply_that_copies_its_prompt_back_is_stopped_when_the_request_says_so() {
+    let prompt = "# Story: A receipt line\n\nType: feature\n\n## Summary\nAdd `receipt_line(name, cents)` to inventory/money.py: the name, a colon and a space, then the price as `format_price` writes it.\n\n## Acceptance Criteria\n- [ ] `receipt_line(\"Apple\", 250)` returns `\"Apple: $2.50\"`\n- [ ] `receipt_line(\"TV\", 129900)` returns `\"TV: $1,299.00\"`\n- [ ] `receipt_line` calls `format_price`\n\n## Task\nMake the change now: write out each file you change, whole, under its path. When every change is made, reply with short notes: what you changed and in which files.\n";
+    let echoed = format!("```markdown\n{prompt}```\n");
+
+    let (watched, unwatched) = streamed_twice(&echoed, prompt, ReplyShape::Files).await;
 
     // The fake server sends the body at once, so the stream is cut at its end (where a stream
     // that arrives word by word is cut is `stream`'s test), and the reply where the copy starts.

@@ -30,15 +30,14 @@ use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use reqwest::header::HeaderMap;
 
-use super::echo::{EchoWatch, ECHO_SPAN};
-use super::repetition::MIN_SPAN;
-use super::stream::{Cut, StreamWatch};
+use super::stops::{Cut, Stops};
+use super::stream::StreamWatch;
 
 tokio::task_local! {
-    /// The prompt a streamed reply to the request sent in this task must not copy back
-    /// ([`EchoWatch`]). A task-local, because async-openai builds each request and calls
-    /// [`Transport`] for it in the caller's task, and no field of the request may carry it.
-    pub(crate) static ECHO_WATCH: EchoWatch;
+    /// What stops a streamed reply to the request sent in this task ([`Stops`]). A
+    /// task-local, because async-openai builds each request and calls [`Transport`] for it in
+    /// the caller's task, and no field of the request may carry it.
+    pub(crate) static STOPS: Stops;
 }
 
 /// The largest reply body read; anything larger is refused as it arrives.
@@ -244,7 +243,7 @@ async fn exchange(
     Ok(reqwest::Response::from(rebuilt))
 }
 
-/// Reads a streamed body up to [`REPLY_CAP`], and stops at a loop or an echo ([`StreamWatch`])
+/// Reads a streamed body up to [`REPLY_CAP`], and stops where [`Stops`] says ([`StreamWatch`])
 /// or at `until`: the connection is dropped, which stops the server's generation too
 /// (llama.cpp's server cancels the task of a client gone), and the events read so far end as a
 /// reply cut off at the cap (an echo as [`super::echo::ECHO_FINISH`]). A reply still going at the deadline is kept so too, rather than lost and
@@ -255,8 +254,7 @@ async fn read_stream(
     response: &mut reqwest::Response,
     until: tokio::time::Instant,
 ) -> Result<Option<Vec<u8>>, OpenAIError> {
-    let mut watch =
-        StreamWatch::watching(ECHO_WATCH.try_with(EchoWatch::clone).unwrap_or_default());
+    let mut watch = StreamWatch::watching(STOPS.try_with(Stops::clone).unwrap_or_default());
     loop {
         let chunk = match tokio::time::timeout_at(until, response.chunk()).await {
             Ok(chunk) => chunk?,
@@ -278,16 +276,7 @@ async fn read_stream(
         let Some(cut) = watch.push(&chunk) else {
             continue;
         };
-        match cut {
-            Cut::Loop => tracing::warn!(
-                "the model repeated itself for {MIN_SPAN}+ characters; its reply was stopped \
-                 there and counts as cut off"
-            ),
-            Cut::Echo => tracing::warn!(
-                "the model copied its prompt back for {ECHO_SPAN}+ characters; its reply was \
-                 stopped there"
-            ),
-        }
+        tracing::warn!("{}", cut.warning());
         return Ok(Some(watch.cut_off(cut)));
     }
 }
