@@ -2,7 +2,7 @@
 //! example without them (docs/design.md §21).
 
 use super::examples::{calls_before, normalized, Example};
-use super::unasked_tests::indent;
+use super::python_lines::{enclosing_test, indent};
 
 /// A call the story writes before an example, added to a test that asserted the example
 /// without it, or put in place of the test's own call to the same method.
@@ -80,10 +80,7 @@ fn complete_one(
     if !asserts(&lines[at], example) {
         return None;
     }
-    let start = (0..at).rev().find(|&line| {
-        let trimmed = lines[line].trim_start();
-        trimmed.starts_with("def test") && indent(&lines[line]) < indent(&lines[at])
-    })?;
+    let start = enclosing_test(lines, at)?;
     let body = start + 1..at;
     let made = format!("{object}=");
     if !lines[body.clone()].iter().any(|line| {

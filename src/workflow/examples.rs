@@ -494,7 +494,7 @@ pub fn unused_self_dropped(text: &str) -> Option<String> {
         if !takes_self {
             continue;
         }
-        let body = super::unasked_tests::definition_block(&view, at);
+        let body = super::python_lines::definition_block(&view, at);
         let uses_self = view[at + 1..body.end].iter().any(|line| {
             line.split(|c: char| !(c.is_alphanumeric() || c == '_'))
                 .any(|word| word == "self")

@@ -12,7 +12,7 @@
 //! apples" the 1.5B model expected `cart.total_items() == 1`, and a right `add` could never pass.
 
 use super::examples::{is_literal_call, normalized, Example};
-use super::unasked_tests::{definition_block, indent};
+use super::python_lines::{definition_block, enclosing_test, indent};
 use crate::agents::tools::defined_name;
 
 /// A test file with the invented expectations taken out.
@@ -454,10 +454,7 @@ fn unwritten_raises(lines: &[&str], story: &str) -> Vec<std::ops::Range<usize>> 
 /// Adds to `tests` the line range of the test function (`def test…`) the line at `at` stands
 /// in, unless it is there already or the line stands in none.
 fn add_enclosing_test(lines: &[&str], at: usize, tests: &mut Vec<std::ops::Range<usize>>) {
-    let Some(start) = (0..at).rev().find(|&above| {
-        let head = lines[above].trim_start();
-        head.starts_with("def test") && indent(lines[above]) < indent(lines[at])
-    }) else {
+    let Some(start) = enclosing_test(lines, at) else {
         return;
     };
     let block = definition_block(lines, start);

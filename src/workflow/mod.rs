@@ -45,6 +45,7 @@ pub(crate) mod protocol_choice;
 pub(crate) mod pytest_report;
 pub(crate) mod python_builtins;
 pub(crate) mod python_imports;
+pub(crate) mod python_lines;
 pub(crate) mod refined;
 pub(crate) mod remote;
 pub(crate) mod review;

@@ -383,7 +383,7 @@ fn without_definition(code: &str, name: &str) -> String {
     else {
         return code.to_string();
     };
-    let block = super::unasked_tests::definition_block(&lines, start);
+    let block = super::python_lines::definition_block(&lines, start);
     let kept: Vec<&str> = lines[..block.start]
         .iter()
         .chain(&lines[block.end..])

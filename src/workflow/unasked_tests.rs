@@ -7,6 +7,7 @@ use std::path::Path;
 
 use super::fixed_tests::FixedTests;
 use super::named_functions::NamedFunction;
+use super::python_lines::{def_line, definition_block};
 use crate::agents::prompts::is_test_path;
 use crate::vcs;
 
@@ -171,15 +172,8 @@ fn unchanged_since_base(
 /// included.
 fn test_block(text: &str, name: &str) -> Option<String> {
     let lines: Vec<&str> = text.lines().collect();
-    let start = test_line(&lines, name)?;
+    let start = def_line(&lines, name)?;
     Some(lines[definition_block(&lines, start)].join("\n"))
-}
-
-fn test_line(lines: &[&str], name: &str) -> Option<usize> {
-    lines.iter().position(|line| {
-        line.trim_start().starts_with("def ")
-            && crate::agents::tools::defined_name(line).as_deref() == Some(name)
-    })
 }
 
 /// Takes the failing tests out of their files in `dir` (each test function with its
@@ -239,34 +233,6 @@ fn without_tests_of_file(
     kept.is_some_and(|text| crate::atomic_file::write(&path, text.as_bytes()).is_ok())
 }
 
-/// The lines of the definition whose `def` line is `lines[start]`: its decorators, its body
-/// and the blank lines after it.
-pub(super) fn definition_block(lines: &[&str], start: usize) -> std::ops::Range<usize> {
-    let level = indent(lines[start]);
-    let first = crate::agents::tools::decorators_start(lines, start);
-    let mut end = start + 1;
-    while end < lines.len() && (lines[end].trim().is_empty() || indent(lines[end]) > level) {
-        end += 1;
-    }
-    first..end
-}
-
-/// `lines` without those `gone` marks, joined again.
-pub(super) fn kept_lines(lines: &[&str], gone: &[bool]) -> String {
-    lines
-        .iter()
-        .zip(gone)
-        .filter(|(_, gone)| !**gone)
-        .map(|(line, _)| *line)
-        .collect::<Vec<_>>()
-        .join("\n")
-}
-
-/// How far a line is indented.
-pub(super) fn indent(line: &str) -> usize {
-    line.len() - line.trim_start().len()
-}
-
 /// `text` without the test functions `names`, each replaced by its version in `before` (the
 /// file at the story's base) where that has one; `None` when one is not found or no test is left.
 fn without_tests(text: &str, before: Option<&str>, names: &[&str]) -> Option<String> {
@@ -275,7 +241,7 @@ fn without_tests(text: &str, before: Option<&str>, names: &[&str]) -> Option<Str
     let mut gone = vec![false; lines.len()];
     let mut replaced: Vec<(usize, String)> = Vec::new();
     for name in names {
-        let start = test_line(&lines, name)?;
+        let start = def_line(&lines, name)?;
         let block = definition_block(&lines, start);
         if let Some(old) = before.and_then(|before| test_block(before, name)) {
             replaced.push((block.start, old));

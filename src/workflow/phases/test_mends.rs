@@ -14,7 +14,7 @@ use crate::workflow::examples::{
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::loose_assertions::loose_assertions_gathered;
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
-use crate::workflow::unasked_tests::{definition_block, indent, kept_lines};
+use crate::workflow::python_lines::{definition_block, indent, kept_lines};
 use crate::workflow::unknown_methods;
 
 /// The story a test file is mended for.

@@ -6,8 +6,8 @@ use std::path::Path;
 use crate::agents::prompts::{is_test_path, mentioned_names};
 use crate::workflow::pytest_report::sections;
 use crate::workflow::python_imports::collection_error;
+use crate::workflow::python_lines::{def_line, definition_block};
 use crate::workflow::story_classes::{class_of, method_owner};
-use crate::workflow::unasked_tests::definition_block;
 use crate::workflow::unknown_methods::methods_of;
 
 /// Why the tests of pytest's `output` (run in the tree at `dir`) can never pass, when a file of
@@ -119,12 +119,7 @@ pub fn stops_before_the_story(dir: &Path, output: &str, story_text: &str) -> Opt
         }
         let source = std::fs::read_to_string(dir.join(&test.file)).ok()?;
         let lines: Vec<&str> = source.lines().collect();
-        let start = lines.iter().position(|line| {
-            let line = line.trim_start();
-            line.strip_prefix("def ")
-                .or_else(|| line.strip_prefix("async def "))
-                .is_some_and(|rest| rest.starts_with(&format!("{}(", test.name)))
-        })?;
+        let start = def_line(&lines, &test.name)?;
         let body = &lines[start..definition_block(&lines, start).end];
         let at = body.iter().position(|line| line.trim() == stopped)?;
         let story_call = body[at + 1..]

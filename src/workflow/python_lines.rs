@@ -1,0 +1,90 @@
+//! Python source read as lines, the way the test checks and mends need it: how far a line is
+//! indented, where a definition starts and ends, which test holds a line. The source is read as
+//! the 1.5B model writes it, top-level `def test_…` functions with their decorators, not parsed.
+
+use std::ops::Range;
+
+/// How far a line is indented.
+pub(crate) fn indent(line: &str) -> usize {
+    line.len() - line.trim_start().len()
+}
+
+/// The lines of the definition whose `def` line is `lines[start]`: its decorators, its body
+/// and the blank lines after it.
+pub(crate) fn definition_block(lines: &[&str], start: usize) -> Range<usize> {
+    let level = indent(lines[start]);
+    let first = crate::agents::tools::decorators_start(lines, start);
+    let mut end = start + 1;
+    while end < lines.len() && (lines[end].trim().is_empty() || indent(lines[end]) > level) {
+        end += 1;
+    }
+    first..end
+}
+
+/// The line of `lines` that defines the function `name` (`def` or `async def`).
+pub(crate) fn def_line(lines: &[&str], name: &str) -> Option<usize> {
+    lines.iter().position(|line| {
+        let line = line.trim_start();
+        (line.starts_with("def ") || line.starts_with("async def "))
+            && crate::agents::tools::defined_name(line).as_deref() == Some(name)
+    })
+}
+
+/// The `def test…` line of the test function that `lines[at]` stands in, if it stands in one.
+pub(crate) fn enclosing_test<S: AsRef<str>>(lines: &[S], at: usize) -> Option<usize> {
+    let depth = indent(lines[at].as_ref());
+    (0..at).rev().find(|&above| {
+        let line = lines[above].as_ref();
+        line.trim_start().starts_with("def test") && indent(line) < depth
+    })
+}
+
+/// `lines` without those `gone` marks, joined again.
+pub(crate) fn kept_lines(lines: &[&str], gone: &[bool]) -> String {
+    lines
+        .iter()
+        .zip(gone)
+        .filter(|(_, gone)| !**gone)
+        .map(|(line, _)| *line)
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TESTS: &str = "import pytest\n\n\n@pytest.mark.parametrize(\"n\", [1, 2])\ndef test_one(n):\n    value = n\n\n    assert value\n\n\nasync def test_two():\n    assert True\n";
+
+    #[test]
+    fn a_test_is_found_by_name_with_its_decorators_and_blank_lines() {
+        let lines: Vec<&str> = TESTS.lines().collect();
+        let one = def_line(&lines, "test_one").unwrap();
+        assert_eq!(lines[one], "def test_one(n):");
+        assert_eq!(definition_block(&lines, one), 3..10);
+        assert_eq!(
+            lines[def_line(&lines, "test_two").unwrap()],
+            "async def test_two():"
+        );
+        assert_eq!(def_line(&lines, "test_on"), None);
+    }
+
+    #[test]
+    fn a_line_belongs_to_the_test_above_it_that_is_less_indented() {
+        let lines: Vec<&str> = TESTS.lines().collect();
+        let assertion = lines
+            .iter()
+            .position(|l| l.trim() == "assert value")
+            .unwrap();
+        assert_eq!(
+            enclosing_test(&lines, assertion),
+            def_line(&lines, "test_one")
+        );
+        assert_eq!(enclosing_test(&lines, 0), None);
+        let owned: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+        assert_eq!(
+            enclosing_test(&owned, assertion),
+            def_line(&lines, "test_one")
+        );
+    }
+}
