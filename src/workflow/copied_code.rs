@@ -6,9 +6,9 @@
 
 use std::path::Path;
 
-use super::named_functions::python_file_defining;
 use super::python_imports::{python_module, with_imports_on_top};
 use super::python_lines::{definition_block, kept_lines};
+use super::tree_definitions::python_file_defining;
 
 /// What came out of a test file: each name with the module it is now imported from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -4,7 +4,9 @@
 
 use std::path::Path;
 
-use super::python_imports::{module_imports, python_module, standard_imports, with_imports_on_top};
+use super::python_imports::{
+    import_of, module_imports, python_module, standard_imports, with_imports_on_top,
+};
 use crate::agents::prompts::backtick_spans;
 
 /// An example the story writes out: a call with literal arguments and, when the story gives it,
@@ -395,10 +397,16 @@ pub fn missing_imports(tests: &str, named: &[(String, String)]) -> Vec<String> {
         let Some(module) = python_module(file) else {
             continue;
         };
-        // A plain call: `cart.remove(…)` is a method, no name to import.
-        let called = tests
-            .lines()
-            .any(|line| calls(line, name) && !line.contains(&format!(".{name}(")));
+        // `Decimal` is the standard library's, whatever the story says of it.
+        if import_of(name).is_some() {
+            continue;
+        }
+        // A plain call: `cart.remove(…)` is a method, no name to import. A class is used
+        // without a call too: `pytest.raises(UnknownAccountError)`.
+        let called = tests.lines().any(|line| {
+            (calls(line, name) && !line.contains(&format!(".{name}(")))
+                || (name.starts_with(|c: char| c.is_ascii_uppercase()) && names_class(line, name))
+        });
         let known = tests.lines().any(|line| {
             let trimmed = line.trim_start();
             let words = || trimmed.split(|c: char| !(c.is_alphanumeric() || c == '_'));
@@ -411,6 +419,24 @@ pub fn missing_imports(tests: &str, named: &[(String, String)]) -> Vec<String> {
         }
     }
     lines
+}
+
+/// Whether the Python `line` reads the class `name` as code: the whole word, neither an
+/// attribute (`errors.UnknownAccountError`) nor inside a string, on a line that imports
+/// nothing (an import line binds the name rather than reading it).
+fn names_class(line: &str, name: &str) -> bool {
+    let trimmed = line.trim_start();
+    if trimmed.starts_with("from ") || trimmed.starts_with("import ") || trimmed.starts_with('#') {
+        return false;
+    }
+    line.match_indices(name).any(|(at, _)| {
+        let before = line[..at].chars().next_back();
+        let after = line[at + name.len()..].chars().next();
+        let quotes_before = line[..at].matches(['"', '\'']).count();
+        before.is_none_or(|c| !(c.is_alphanumeric() || c == '_' || c == '.'))
+            && after.is_none_or(|c| !(c.is_alphanumeric() || c == '_'))
+            && quotes_before.is_multiple_of(2)
+    })
 }
 
 /// Adds to the Python test file `path` of the tree at `dir` the imports it lacks: the test
@@ -528,6 +554,31 @@ mod tests {
         let added = add_missing_imports(dir.path(), "test_textkit.py", &homes);
 
         assert_eq!(added, Some(vec!["from textkit import slugify".to_string()]));
+    }
+
+    #[test]
+    fn a_class_the_story_places_is_imported_where_a_test_only_names_it() {
+        let tests = "import pytest\nfrom shop.bank import withdraw\n\n\ndef test_unknown():\n    with pytest.raises(UnknownAccountError):\n        withdraw('zed', 5)\n";
+        let homes = [
+            ("withdraw".to_string(), "shop/bank.py".to_string()),
+            (
+                "UnknownAccountError".to_string(),
+                "shop/bank.py".to_string(),
+            ),
+        ];
+        assert_eq!(
+            missing_imports(tests, &homes),
+            vec!["from shop.bank import UnknownAccountError".to_string()]
+        );
+        // Named in a string, as an attribute, or imported already: nothing to add.
+        for named in [
+            "def test_a():\n    assert 'UnknownAccountError' in str(e)\n",
+            "import shop.bank\ndef test_a():\n    raise shop.bank.UnknownAccountError()\n",
+            "from shop.bank import UnknownAccountError\ndef test_a():\n    assert UnknownAccountError\n",
+            "def test_a():\n    assert MyUnknownAccountErrors\n",
+        ] {
+            assert_eq!(missing_imports(named, &homes[1..]), Vec::<String>::new(), "{named}");
+        }
     }
 
     #[test]

@@ -5,7 +5,8 @@ use std::path::Path;
 
 use super::examples::calls;
 use super::fixed_tests::FixedTests;
-use super::named_functions::{python_file_defining, NamedFunction};
+use super::named_functions::NamedFunction;
+use super::tree_definitions::python_file_defining;
 use crate::agents::tools::source_of;
 
 /// The functions the story names that a failing acceptance test of `output` calls, each once,

@@ -62,6 +62,7 @@ pub(crate) mod stray_changes;
 pub(crate) mod stray_definitions;
 pub(crate) mod test_rounds;
 pub(crate) mod tests_run;
+pub(crate) mod tree_definitions;
 pub(crate) mod unasked_tests;
 pub(crate) mod unchanged_rounds;
 pub(crate) mod unknown_methods;

@@ -15,7 +15,7 @@ use async_trait::async_trait;
 
 use super::context::Workflow;
 use super::fixed_tests::FixedTests;
-use super::named_functions::{named_functions, undefined, NamedFunction};
+use super::named_functions::{named_in_tree, undefined, NamedFunction};
 use super::outvoted_acceptance::{note as outvoted_note, outvoted_acceptance_tests};
 use super::round_feedback::RoundFailure;
 use super::stray_changes::set_aside;
@@ -88,7 +88,7 @@ impl<'a> TestRounds<'a> {
                 .unwrap_or_else(|_| "HEAD".into()),
             transcript: transcript.clone(),
             rounds: wf.config.implement.test_rounds,
-            named: named_functions(story),
+            named: named_in_tree(dir, story),
             learned: Mutex::new(Vec::new()),
             criteria: story
                 .section("Acceptance Criteria")

@@ -7,8 +7,8 @@
 use std::path::Path;
 
 use super::call_text::{arguments, list_end};
-use super::named_functions::python_file_defining;
 use super::python_lines::{definition_block, indent, kept_lines};
+use super::tree_definitions::python_file_defining;
 
 /// A test function taken out, with the call that took it out.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,9 +8,9 @@
 use std::path::Path;
 
 use crate::workflow::examples::calls_at;
-use crate::workflow::named_functions::python_file_defining;
 use crate::workflow::python_imports::{bound_by_import, python_module, with_imports_on_top};
 use crate::workflow::story_classes::method_owner;
+use crate::workflow::tree_definitions::python_file_defining;
 
 /// A method of the story's that a test file imported and called as a function.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -8,10 +8,11 @@ use crate::workflow::call_text::list_end;
 use crate::workflow::examples::{
     calls_written_before, is_literal_call, normalized, words_before, Example,
 };
-use crate::workflow::named_functions::{file_names, mentions_word, python_file_defining};
+use crate::workflow::named_functions::{file_names, mentions_word};
 use crate::workflow::python_builtins::PYTHON_EXCEPTIONS;
 use crate::workflow::python_imports::python_module;
 use crate::workflow::story_classes::{class_of, method_owner, snake_case};
+use crate::workflow::tree_definitions::python_file_defining;
 use crate::workflow::unknown_methods::methods_of;
 
 /// What the file is written from.

@@ -11,11 +11,11 @@
 use std::path::Path;
 
 use super::bare_methods::binds;
-use crate::workflow::named_functions::python_file_defining;
 use crate::workflow::python_imports::{
     bound_by_import, module_source, python_module, with_imports_on_top,
 };
 use crate::workflow::story_classes::{class_of, method_owner};
+use crate::workflow::tree_definitions::python_file_defining;
 use crate::workflow::unknown_methods::methods_of;
 
 /// An object a test file used without making it, and the class the story makes it of.

@@ -42,7 +42,7 @@ pub fn suggested_path(root: &Path, slug: &str) -> String {
 
 /// The first test file of the tree, by path.
 fn first_test_file(root: &Path) -> Option<PathBuf> {
-    crate::workflow::named_functions::tree_files(root)
+    crate::workflow::tree_definitions::tree_files(root)
         .into_iter()
         .find(|path| is_test_path(path))
 }

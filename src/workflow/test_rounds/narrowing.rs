@@ -91,7 +91,8 @@ impl TestRounds<'_> {
             rounds >= ROUNDS_BEFORE_NARROWING
         })?;
         if due.file.is_none() {
-            due.file = crate::workflow::named_functions::python_file_defining(&self.dir, &due.name);
+            due.file =
+                crate::workflow::tree_definitions::python_file_defining(&self.dir, &due.name);
         }
         Some(due)
     }
