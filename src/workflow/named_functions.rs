@@ -39,15 +39,20 @@ impl std::fmt::Display for Missing {
     }
 }
 
+/// A story's Summary and Acceptance Criteria, one after the other: where it names what it adds.
+pub fn summary_and_criteria(story: &crate::board::Story) -> String {
+    ["Summary", "Acceptance Criteria"]
+        .iter()
+        .filter_map(|name| story.section(name))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The functions a story's Summary and Acceptance Criteria name as calls in backticks
 /// (`word_count(text)`, `median([])`), each once: what a feature asks to exist. Method calls
 /// on other objects (`str.title()`) are not the story's to define.
 pub fn named_functions(story: &crate::board::Story) -> Vec<NamedFunction> {
-    let text = ["Summary", "Acceptance Criteria"]
-        .iter()
-        .filter_map(|name| story.section(name))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text = summary_and_criteria(story);
     let mut named: Vec<NamedFunction> = Vec::new();
     let spans = text.split('`').collect::<Vec<_>>();
     for (at, span) in spans.iter().enumerate().skip(1).step_by(2) {
@@ -116,11 +121,7 @@ pub fn named_functions(story: &crate::board::Story) -> Vec<NamedFunction> {
 /// `unknown-tree-error`, 2026-12-06). A class the tree does not define may be any library's.
 pub fn named_in_tree(dir: &Path, story: &crate::board::Story) -> Vec<NamedFunction> {
     let mut named = named_functions(story);
-    let text = ["Summary", "Acceptance Criteria"]
-        .iter()
-        .filter_map(|name| story.section(name))
-        .collect::<Vec<_>>()
-        .join("\n");
+    let text = summary_and_criteria(story);
     for (span, _) in crate::agents::prompts::backtick_spans(&text) {
         let Some(method) = class_method(&span) else {
             continue;

@@ -248,7 +248,7 @@ pub async fn narrow(
     variant: u32,
     tried: &[String],
 ) -> Option<String> {
-    let story_text = named_text(story);
+    let story_text = super::named_functions::summary_and_criteria(story);
     // A file the story names that does not exist yet (a new module) is still where it goes.
     let named_file = || {
         super::named_functions::named_functions(story)
@@ -318,15 +318,6 @@ pub async fn narrow(
                            "sample": variant, "unparseable": unparseable.is_some()}),
     );
     code.filter(|_| written)
-}
-
-/// The story text the names come from: its summary and criteria.
-fn named_text(story: &Story) -> String {
-    ["Summary", "Acceptance Criteria"]
-        .iter()
-        .filter_map(|name| story.section(name))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The classes a source file defines at its top level.
