@@ -30,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 SUITES = {"textkit": HERE, "inventory": HERE / "inventory", "ledger": HERE / "ledger",
           "workshop": HERE / "workshop", "transit": HERE / "transit",
           "gradebook": HERE / "gradebook", "orchard": HERE / "orchard",
-          "cyclehire": HERE / "cyclehire"}
+          "cyclehire": HERE / "cyclehire", "tollbooth": HERE / "tollbooth"}
 SUITE_NAME = "textkit"
 SUITE = HERE
 PROJECT = HERE / "project"
