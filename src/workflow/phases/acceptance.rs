@@ -305,10 +305,12 @@ impl<'a> AcceptanceCheck<'a> {
                 backticked(restored.iter().map(String::as_str))
             ));
         }
-        let tests: Vec<String> = tests
+        let mut tests: Vec<String> = tests
             .into_iter()
             .filter(|path| self.dir.join(path).is_file())
             .collect();
+        let moved = super::test_path::moved_to_suggested(&self.dir, &mut tests, &self.suggested);
+        notes.extend(moved);
         if tests.is_empty() {
             return Verdict::Refused(format!(
                 "no test file was written: write the tests into `{}`",

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use crate::agents::prompts::backtick_spans;
+use crate::agents::prompts::{backtick_spans, is_test_path};
 use crate::workflow::call_text::list_end;
 use crate::workflow::examples::{
     calls_written_before, is_literal_call, normalized, words_before, Example,
@@ -12,7 +12,7 @@ use crate::workflow::named_functions::{file_names, mentions_word};
 use crate::workflow::python_builtins::PYTHON_EXCEPTIONS;
 use crate::workflow::python_imports::python_module;
 use crate::workflow::story_classes::{class_of, method_owner, snake_case};
-use crate::workflow::tree_definitions::python_file_defining;
+use crate::workflow::tree_definitions::{python_file_defining, tree_files};
 use crate::workflow::unknown_methods::methods_of;
 
 /// What the file is written from.
@@ -299,11 +299,11 @@ fn example_test(
                 std::fs::read_to_string(story.dir.join(&file)).map_err(|_| not_in_tree())?;
             let made = match made_without_arguments(&source, &class) {
                 true => format!("{class}()"),
-                false => {
-                    made_in(text, &class, example).ok_or_else(|| Unwritten::UnknownArguments {
+                false => made_in(text, &class, example)
+                    .or_else(|| made_in_project_tests(story.dir, &class, example))
+                    .ok_or_else(|| Unwritten::UnknownArguments {
                         class: class.clone(),
-                    })?
-                }
+                    })?,
             };
             let calls = setup_calls(story, example, object, &class)?;
             // However the object is made: the model's `GradeBook("History 103")` held no
@@ -436,6 +436,33 @@ fn made_in(text: &str, class: &str, example: &Example) -> Option<String> {
         .chain(blocks.iter().filter(calls_method))
         .chain(blocks.iter());
     ranked.filter_map(|block| construction(block, class)).next()
+}
+
+/// How the project's own tests make an object of `class` ([`made_in`] of each test file of the
+/// tree at `dir`, by path), when the model's tests make none. The 1.5B model's tests used a
+/// `fleet` they never made, and the tool could not add the story's examples for want of the
+/// `Fleet("Riverside")` that the project's `make_fleet()` holds (cyclehire
+/// `unknown-bike-error`, 2026-12-07).
+fn made_in_project_tests(dir: &Path, class: &str, example: &Example) -> Option<String> {
+    python_test_files(dir).find_map(|text| made_in(&text, class, example))
+}
+
+/// The first making of an object of `class` (`Fleet("Riverside")`) in the Python test files of
+/// the tree at `dir`, by path, for a test that needs one and says nothing of how.
+pub(super) fn made_by_project_tests(dir: &Path, class: &str) -> Option<String> {
+    python_test_files(dir).find_map(|text| {
+        top_level_blocks(&text)
+            .iter()
+            .find_map(|block| construction(block, class))
+    })
+}
+
+/// The text of each Python test file of the tree at `dir`, by path.
+fn python_test_files(dir: &Path) -> impl Iterator<Item = String> + '_ {
+    tree_files(dir)
+        .into_iter()
+        .filter(|path| is_test_path(path) && path.extension().is_some_and(|ext| ext == "py"))
+        .filter_map(move |path| std::fs::read_to_string(dir.join(path)).ok())
 }
 
 /// The blocks of `text` that start at its top level: a test with its body, a fixture, an
@@ -812,6 +839,34 @@ mod tests {
         assert_eq!(
             not_added.to_string(),
             "the tool could not add `assert book.pages() == 0` itself: `Book` takes arguments, and no test makes one"
+        );
+    }
+
+    #[test]
+    fn an_object_is_made_as_the_projects_own_tests_make_it() {
+        let dir = tree(&[
+            (
+                "shelf/book.py",
+                "class Book:\n    def __init__(self, owner):\n        self.owner = owner\n",
+            ),
+            (
+                "tests/test_book.py",
+                "from shelf.book import Book\n\n\ndef make_book():\n    book = Book(\"Ana\")\n    book.lend(\"Bo\")\n    return book\n",
+            ),
+        ]);
+        let text = "- [ ] `book.pages()` returns `0` (a `Book`)";
+        let found = examples(text);
+        let story = Story {
+            dir: dir.path(),
+            text,
+            examples: &found,
+            homes: &[],
+        };
+        let added = completed(&story, "def test_x():\n    pass\n", &found).unwrap();
+        // The making is copied, not the setup around it.
+        assert!(
+            added.ends_with("    book = Book(\"Ana\")\n    assert book.pages() == 0\n"),
+            "{added}"
         );
     }
 

@@ -25,6 +25,8 @@ pub struct MadeObject {
     pub name: String,
     /// `Cart`
     pub class: String,
+    /// How it is made: `Cart()`, or as the project's own tests make it (`Fleet("Riverside")`).
+    pub made: String,
 }
 
 /// `tests` (a Python test file of the tree at `dir`) with `<name> = <Class>()` at the start of
@@ -32,7 +34,9 @@ pub struct MadeObject {
 /// `<name>` an object of `<Class>` ([`class_of`]) and every name called on it is a method of
 /// the class, or one the story makes its method. A bare `import <name>` of the module of the
 /// same name goes, when the module defines none of those names at its top level. Only a class
-/// the tree defines and that takes no arguments to make is used, and only when the file uses
+/// the tree defines is used, made with no arguments where it takes none and otherwise as the
+/// project's own tests make it (the 1.5B model's tests of cyclehire `unknown-bike-error` called
+/// `fleet.rent(…)` on a `fleet` they never made, 2026-12-07), and only when the file uses
 /// `<name>` nowhere outside its test functions. A test taking `<name>` as a parameter loses it
 /// and makes the object, unless a fixture of that name is defined in the file or a
 /// `conftest.py` beside the tests. `None` when there is no such object.
@@ -47,7 +51,7 @@ pub fn objects_made(
         let Some(class) = class_of(story_text, &name) else {
             continue;
         };
-        let Some(module) = class_module(dir, &class) else {
+        let Some((module, making)) = class_module(dir, &class) else {
             continue;
         };
         let fixture = fixture_defined(dir, tests, &name);
@@ -63,7 +67,14 @@ pub fn objects_made(
         let module_calls = module_source(dir, &name)
             .is_some_and(|(_, source)| called.iter().any(|method| defines_at_top(&source, method)));
         if all_methods && !module_calls {
-            made.push((MadeObject { name, class }, module));
+            made.push((
+                MadeObject {
+                    name,
+                    class,
+                    made: making,
+                },
+                module,
+            ));
         }
     }
     if made.is_empty() {
@@ -87,10 +98,10 @@ pub fn objects_made(
             // A parameter taken away is made, whatever the test does with it.
             if function.uses(tests, &object.name) || defines_parameter(line, &object.name) {
                 lines.push(format!(
-                    "{}{} = {}()",
+                    "{}{} = {}",
                     function.body_indent(tests),
                     object.name,
-                    object.class
+                    object.made
                 ));
             }
         }
@@ -154,13 +165,14 @@ pub fn made_from_own_module(dir: &Path, tests: &str) -> Option<(String, Vec<Stri
 
 /// The module to import `class` from: the file of the tree that defines it, when the class is
 /// made without arguments.
-fn class_module(dir: &Path, class: &str) -> Option<String> {
+fn class_module(dir: &Path, class: &str) -> Option<(String, String)> {
     let file = python_file_defining(dir, class)?;
     let source = std::fs::read_to_string(dir.join(&file)).ok()?;
-    if !super::examples_file::made_without_arguments(&source, class) {
-        return None;
-    }
-    python_module(&file)
+    let making = match super::examples_file::made_without_arguments(&source, class) {
+        true => format!("{class}()"),
+        false => super::examples_file::made_by_project_tests(dir, class)?,
+    };
+    Some((python_module(&file)?, making))
 }
 
 /// A test function at the top level of a file: its `def` line and the lines of its body.
@@ -367,7 +379,8 @@ mod tests {
             made,
             [MadeObject {
                 name: "cart".into(),
-                class: "Cart".into()
+                class: "Cart".into(),
+                made: "Cart()".into()
             }]
         );
         assert_eq!(
@@ -394,10 +407,22 @@ mod tests {
         let dir = tree(CART);
         let unknown = "def test_it():\n    cart.checkout()\n";
         assert_eq!(objects_made(dir.path(), unknown, STORY), None);
-        // A class that needs arguments to make is not made.
+        // A class that needs arguments to make is not made, unless the project's tests make one.
         let dir = tree("class Cart:\n    def __init__(self, owner):\n        pass\n\n    def add(self):\n        pass\n");
         let needs = "def test_it():\n    cart.add()\n";
         assert_eq!(objects_made(dir.path(), needs, STORY), None);
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_cart.py"),
+            "from cart import Cart\n\n\ndef test_owner():\n    cart = Cart(\"Ana\")\n    cart.add()\n",
+        )
+        .unwrap();
+        let (mended, made) = objects_made(dir.path(), needs, STORY).expect("made");
+        assert_eq!(made[0].made, "Cart(\"Ana\")");
+        assert_eq!(
+            mended,
+            "from cart import Cart\ndef test_it():\n    cart = Cart(\"Ana\")\n    cart.add()\n"
+        );
     }
 
     #[test]

@@ -174,7 +174,7 @@ impl Mends<'_> {
         })?;
         let each: Vec<String> = made
             .iter()
-            .map(|object| format!("`{} = {}()`", object.name, object.class))
+            .map(|object| format!("`{} = {}`", object.name, object.made))
             .collect();
         Some(format!(
             "began the tests of `{path}` that use the story's objects unmade with {}",

@@ -40,6 +40,35 @@ pub fn suggested_path(root: &Path, slug: &str) -> String {
     }
 }
 
+/// `tests` (paths relative to `root`) with a Python file written under the suggested file's
+/// name but in another folder moved to the suggested path, and what the tool says of the move. The
+/// 1.5B model wrote `test_<slug>.py` at the root where `tests/test_<slug>.py` was asked for;
+/// pytest's `testpaths` left it out, the project's own tests passed, and the phase refused
+/// the tests for passing before the story's code (cyclehire `rented-by`, 2026-12-07).
+pub fn moved_to_suggested(root: &Path, tests: &mut [String], suggested: &str) -> Option<String> {
+    // A JavaScript test's relative imports would break in another folder; Python's are absolute.
+    let wanted = Path::new(suggested);
+    if wanted.extension().is_none_or(|ext| ext != "py") {
+        return None;
+    }
+    let name = wanted.file_name()?;
+    let target = root.join(wanted);
+    if target.exists() {
+        return None;
+    }
+    let astray = tests.iter_mut().find(|path| {
+        let path = Path::new(path.as_str());
+        path.file_name() == Some(name) && path != wanted
+    })?;
+    if let Some(folder) = target.parent() {
+        std::fs::create_dir_all(folder).ok()?;
+    }
+    std::fs::rename(root.join(astray.as_str()), &target).ok()?;
+    let note = format!("moved `{astray}` to `{suggested}`, where the project's tests are run from");
+    *astray = suggested.to_string();
+    Some(note)
+}
+
 /// The first test file of the tree, by path.
 fn first_test_file(root: &Path) -> Option<PathBuf> {
     crate::workflow::tree_definitions::tree_files(root)
@@ -69,6 +98,49 @@ mod tests {
         assert_eq!(
             suggested_path(js.path(), "remove-item"),
             "remove_item.test.js"
+        );
+    }
+
+    #[test]
+    fn a_test_file_written_outside_the_tests_folder_is_moved_there() {
+        let root = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(root.path().join("tests")).unwrap();
+        std::fs::write(
+            root.path().join("test_rented_by.py"),
+            "def test_a(): pass\n",
+        )
+        .unwrap();
+        std::fs::write(root.path().join("test_other.py"), "").unwrap();
+        let mut tests = vec!["test_other.py".to_string(), "test_rented_by.py".to_string()];
+        let note = moved_to_suggested(root.path(), &mut tests, "tests/test_rented_by.py");
+        assert_eq!(
+            note.as_deref(),
+            Some("moved `test_rented_by.py` to `tests/test_rented_by.py`, where the project's tests are run from")
+        );
+        assert_eq!(tests, ["test_other.py", "tests/test_rented_by.py"]);
+        assert_eq!(
+            std::fs::read_to_string(root.path().join("tests/test_rented_by.py")).unwrap(),
+            "def test_a(): pass\n"
+        );
+        assert!(!root.path().join("test_rented_by.py").exists());
+        // Written where it was asked for, or with the suggested file there already: left.
+        let mut tests = vec!["tests/test_rented_by.py".to_string()];
+        assert_eq!(
+            moved_to_suggested(root.path(), &mut tests, "tests/test_rented_by.py"),
+            None
+        );
+        std::fs::write(root.path().join("test_rented_by.py"), "").unwrap();
+        let mut tests = vec!["test_rented_by.py".to_string()];
+        assert_eq!(
+            moved_to_suggested(root.path(), &mut tests, "tests/test_rented_by.py"),
+            None
+        );
+        assert!(root.path().join("test_rented_by.py").exists());
+        std::fs::write(root.path().join("cart.test.js"), "").unwrap();
+        let mut tests = vec!["cart.test.js".to_string()];
+        assert_eq!(
+            moved_to_suggested(root.path(), &mut tests, "tests/cart.test.js"),
+            None
         );
     }
 }
