@@ -1359,3 +1359,70 @@ async fn a_test_the_project_s_code_stops_before_the_story_is_refused() {
     );
     assert_ne!(p.front(&story)["acceptance_complete"], true);
 }
+
+#[tokio::test]
+async fn tests_written_beside_the_tests_folder_move_in_and_make_the_object_as_the_project_does() {
+    let p = Project::new().await;
+    p.env.write(
+        "fleet.py",
+        "class Fleet:\n    def __init__(self, shop):\n        self.shop = shop\n        self.rentals = {}\n\n    def rent(self, bike, customer):\n        self.rentals[bike] = customer\n",
+    );
+    p.env.write(
+        "tests/test_fleet.py",
+        "from fleet import Fleet\n\n\ndef make_fleet():\n    fleet = Fleet(\"Riverside\")\n    fleet.rent(\"B1\", \"ann\")\n    return fleet\n\n\ndef test_rent():\n    assert make_fleet().rentals == {\"B1\": \"ann\"}\n",
+    );
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Bikes a customer has out",
+        "Add a method `rented_by(customer)` to the `Fleet` class in fleet.py that returns the sorted ids of the bikes that customer has out.",
+        "- [ ] `fleet.rented_by(\"cat\")` returns `[]` for a customer with no bikes out",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded in spirit (Qwen2.5-Coder-1.5B, cyclehire, 2026-12-07): the suggested file's name
+    // at the root, which the test command never runs, and a `fleet` the test never makes.
+    let astray = "from fleet import Fleet\n\n\ndef test_rented_by_nobody():\n    assert fleet.rented_by(\"cat\") == []\n";
+
+    p.fake
+        .push(
+            "acceptance",
+            write_call("test_bikes_a_customer_has_out.py", astray),
+        )
+        .push("acceptance", Reply::text("done"));
+    p.run(&["run", "--story", &story.id]).success();
+
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    assert_eq!(p.fake.requests_for("acceptance").len(), 2);
+    let branch = front["branch"].as_str().unwrap().to_string();
+    let written = p.git(&[
+        "show",
+        &format!("{branch}:tests/test_bikes_a_customer_has_out.py"),
+    ]);
+    assert!(
+        written.contains(
+            "def test_rented_by_nobody():\n    fleet = Fleet(\"Riverside\")\n    assert fleet.rented_by(\"cat\") == []"
+        ),
+        "{written}"
+    );
+    assert!(!p
+        .env
+        .root()
+        .join("test_bikes_a_customer_has_out.py")
+        .exists());
+    assert_eq!(
+        front["acceptance_tests"][0].as_str(),
+        Some("tests/test_bikes_a_customer_has_out.py")
+    );
+    let notes = json!(transcript_entries(&p, &story, "acceptance_notes")).to_string();
+    assert!(
+        notes.contains(
+            "moved `test_bikes_a_customer_has_out.py` to `tests/test_bikes_a_customer_has_out.py`"
+        ),
+        "{notes}"
+    );
+    assert!(
+        notes.contains("`fleet = Fleet(\\\"Riverside\\\")`"),
+        "{notes}"
+    );
+}
