@@ -163,8 +163,8 @@ pub fn made_from_own_module(dir: &Path, tests: &str) -> Option<(String, Vec<Stri
     Some((with_imports_on_top(&text, &missing, false), imports))
 }
 
-/// The module to import `class` from: the file of the tree that defines it, when the class is
-/// made without arguments.
+/// The module to import `class` from (the file of the tree that defines it), and how a test
+/// makes one: `Class()` when it takes no arguments, else as the project's own tests make it.
 fn class_module(dir: &Path, class: &str) -> Option<(String, String)> {
     let file = python_file_defining(dir, class)?;
     let source = std::fs::read_to_string(dir.join(&file)).ok()?;

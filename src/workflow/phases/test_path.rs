@@ -41,8 +41,8 @@ pub fn suggested_path(root: &Path, slug: &str) -> String {
 }
 
 /// `tests` (paths relative to `root`) with a Python file written under the suggested file's
-/// name but in another folder moved to the suggested path, and what the tool says of the move. The
-/// 1.5B model wrote `test_<slug>.py` at the root where `tests/test_<slug>.py` was asked for;
+/// name but in another folder moved to the suggested path, and what the tool says of the move.
+/// The 1.5B model wrote `test_<slug>.py` at the root where `tests/test_<slug>.py` was asked for;
 /// pytest's `testpaths` left it out, the project's own tests passed, and the phase refused
 /// the tests for passing before the story's code (cyclehire `rented-by`, 2026-12-07).
 pub fn moved_to_suggested(root: &Path, tests: &mut [String], suggested: &str) -> Option<String> {
