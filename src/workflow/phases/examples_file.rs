@@ -309,7 +309,8 @@ fn example_test(
             // However the object is made: the model's `GradeBook("History 103")` held no
             // scores either, and the tool's tests of "With scores `90` and `80` for "Ana" …,
             // `top_student()` returns `"Ana"`" failed whatever the code (gradebook, 2026-12-06).
-            let in_words = calls.is_empty() && set_up_in_words(story, example);
+            let in_words = (calls.is_empty() && set_up_in_words(story, example))
+                || method_in_words(story, example, &class, &calls);
             let mut setup = vec![format!("{object} = {made}")];
             setup.extend(calls);
             (class, file, setup, in_words)
@@ -373,6 +374,42 @@ fn set_up_in_words(story: &Story, example: &Example) -> bool {
         || words
             .split(|c: char| !c.is_alphanumeric())
             .any(|word| SCENE.contains(&word))
+}
+
+/// Whether the words before `example` on its line name, by its verb, a method of `class` that
+/// neither `calls` nor the example makes: "Renting and returning a bike that was added still
+/// works: `fleet.rent("B1", "ann")` then `fleet.return_bike("B1")` returns `"ann"`" adds the bike
+/// with `add_bike` first, in words. The tool's test rented `B1` on an empty fleet, which the
+/// story's own code must refuse (cyclehire `unknown-bike-error`, 2026-12-07).
+fn method_in_words(story: &Story, example: &Example, class: &str, calls: &[String]) -> bool {
+    let Some(words) = words_before(story.text, example).filter(|_| !example.raises()) else {
+        return false;
+    };
+    let method_of = |call: &str| {
+        let callee = call.split('(').next().unwrap_or_default();
+        callee.rsplit('.').next().unwrap_or_default().to_string()
+    };
+    let made: Vec<String> = calls
+        .iter()
+        .map(String::as_str)
+        .chain([example.call.as_str()])
+        .map(method_of)
+        .collect();
+    let unmade: Vec<String> = methods_of(story.dir, class)
+        .unwrap_or_default()
+        .into_iter()
+        .filter(|method| !method.starts_with('_') && !made.contains(method))
+        .collect();
+    let words = words.to_lowercase();
+    words.split(|c: char| !c.is_alphanumeric()).any(|word| {
+        unmade.iter().any(|method| {
+            let verb = method.split('_').next().unwrap_or_default();
+            verb.len() >= 3
+                && word
+                    .strip_prefix(verb)
+                    .is_some_and(|ending| ["", "s", "d", "ed", "ing"].contains(&ending))
+        })
+    })
 }
 
 /// The calls the story's line makes on `object` before `example`: those it writes on the
@@ -840,6 +877,31 @@ mod tests {
             not_added.to_string(),
             "the tool could not add `assert book.pages() == 0` itself: `Book` takes arguments, and no test makes one"
         );
+    }
+
+    #[test]
+    fn a_method_the_criterion_names_in_words_before_its_calls_is_asked_for() {
+        let fleet = "class Fleet:\n    def __init__(self):\n        self.kinds = {}\n\n    def add_bike(self, bike, kind):\n        pass\n\n    def rent(self, bike, customer):\n        pass\n\n    def return_bike(self, bike):\n        pass\n";
+        let dir = tree(&[("fleet.py", fleet)]);
+        let in_words = "- [ ] Renting and returning a bike that was added still works: `fleet.rent(\"B1\", \"ann\")` then `fleet.return_bike(\"B1\")` returns `\"ann\"` (a `Fleet`)";
+        // Renting and returning are the calls the line writes: nothing is left to words.
+        let in_calls = "- [ ] Renting and returning still works: `fleet.rent(\"B1\", \"ann\")` then `fleet.return_bike(\"B1\")` returns `\"ann\"` (a `Fleet`)";
+        for (text, asked) in [(in_words, true), (in_calls, false)] {
+            let found = examples(text);
+            let story = Story {
+                dir: dir.path(),
+                text,
+                examples: &found,
+                homes: &[],
+            };
+            let written = completed(&story, "def test_x():\n    pass\n", &found);
+            let why = written.as_ref().err().map(|not_added| &not_added.why);
+            assert_eq!(
+                matches!(why, Some(Unwritten::SetUpInWords(_))),
+                asked,
+                "{text}: {written:?}"
+            );
+        }
     }
 
     #[test]
