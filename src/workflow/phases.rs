@@ -30,6 +30,7 @@ mod checked;
 mod example_completion;
 mod examples_file;
 mod scratch;
+mod setup_in_words;
 mod story_objects;
 mod test_mends;
 mod test_path;

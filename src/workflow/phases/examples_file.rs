@@ -5,15 +5,15 @@ use std::path::Path;
 
 use crate::agents::prompts::{backtick_spans, is_test_path};
 use crate::workflow::call_text::list_end;
-use crate::workflow::examples::{
-    calls_written_before, is_literal_call, normalized, words_before, Example,
-};
+use crate::workflow::examples::{calls_written_before, is_literal_call, normalized, Example};
 use crate::workflow::named_functions::{file_names, mentions_word};
 use crate::workflow::python_builtins::PYTHON_EXCEPTIONS;
 use crate::workflow::python_imports::python_module;
 use crate::workflow::story_classes::{class_of, method_owner, snake_case};
 use crate::workflow::tree_definitions::{python_file_defining, tree_files};
 use crate::workflow::unknown_methods::methods_of;
+
+use super::setup_in_words::{method_in_words, set_up_in_words};
 
 /// What the file is written from.
 pub struct Story<'a> {
@@ -309,8 +309,8 @@ fn example_test(
             // However the object is made: the model's `GradeBook("History 103")` held no
             // scores either, and the tool's tests of "With scores `90` and `80` for "Ana" …,
             // `top_student()` returns `"Ana"`" failed whatever the code (gradebook, 2026-12-06).
-            let in_words = (calls.is_empty() && set_up_in_words(story, example))
-                || method_in_words(story, example, &class, &calls);
+            let in_words = (calls.is_empty() && set_up_in_words(story.text, example))
+                || method_in_words(story.text, story.dir, example, &class, &calls);
             let mut setup = vec![format!("{object} = {made}")];
             setup.extend(calls);
             (class, file, setup, in_words)
@@ -352,63 +352,6 @@ fn example_test(
     Ok(ExampleTest {
         imports,
         function: format!("def {test_name}():\n{body}"),
-    })
-}
-
-/// Whether the words before a value `example` on its line say what the object holds first:
-/// a number or a quoted value, or a word that sets a scene ("with", "after", "once"). "An
-/// empty cart's `total_items()` returns `0`" says nothing a new object lacks.
-fn set_up_in_words(story: &Story, example: &Example) -> bool {
-    const SCENE: [&str; 9] = [
-        "with", "after", "when", "once", "given", "has", "have", "holding", "where",
-    ];
-    if example.raises() {
-        return false;
-    }
-    let Some(words) = words_before(story.text, example) else {
-        return false;
-    };
-    let words = words.to_lowercase();
-    // A `'` is as often an apostrophe ("an empty cart's") as a quote.
-    words.contains(|c: char| c.is_ascii_digit() || c == '"')
-        || words
-            .split(|c: char| !c.is_alphanumeric())
-            .any(|word| SCENE.contains(&word))
-}
-
-/// Whether the words before `example` on its line name, by its verb, a method of `class` that
-/// neither `calls` nor the example makes: "Renting and returning a bike that was added still
-/// works: `fleet.rent("B1", "ann")` then `fleet.return_bike("B1")` returns `"ann"`" adds the bike
-/// with `add_bike` first, in words. The tool's test rented `B1` on an empty fleet, which the
-/// story's own code must refuse (cyclehire `unknown-bike-error`, 2026-12-07).
-fn method_in_words(story: &Story, example: &Example, class: &str, calls: &[String]) -> bool {
-    let Some(words) = words_before(story.text, example).filter(|_| !example.raises()) else {
-        return false;
-    };
-    let method_of = |call: &str| {
-        let callee = call.split('(').next().unwrap_or_default();
-        callee.rsplit('.').next().unwrap_or_default().to_string()
-    };
-    let made: Vec<String> = calls
-        .iter()
-        .map(String::as_str)
-        .chain([example.call.as_str()])
-        .map(method_of)
-        .collect();
-    let unmade: Vec<String> = methods_of(story.dir, class)
-        .unwrap_or_default()
-        .into_iter()
-        .filter(|method| !method.starts_with('_') && !made.contains(method))
-        .collect();
-    let words = words.to_lowercase();
-    words.split(|c: char| !c.is_alphanumeric()).any(|word| {
-        unmade.iter().any(|method| {
-            let verb = method.split('_').next().unwrap_or_default();
-            verb.len() >= 3
-                && word
-                    .strip_prefix(verb)
-                    .is_some_and(|ending| ["", "s", "d", "ed", "ing"].contains(&ending))
-        })
     })
 }
 
