@@ -25,12 +25,15 @@ HERE = Path(__file__).resolve().parent
 # 2026-11-28 before that day's scaffold changes and kept unread while they were made; `workshop` is
 # held out: written 2026-12-06 by someone other than the tuner, never to be read while tuning;
 # `transit` (a timetable package) was written the same way later that day, measured once unread
-# on 9a54980, then read to find what the tool lacks; `cyclehire` (a bike-hire desk) is held out:
-# written 2026-12-06 by a helper and committed unread.
+# on 9a54980, then read to find what the tool lacks; `cyclehire` (a bike-hire desk) was
+# written 2026-12-06 by a helper and committed unread, and `tollbooth` (a toll road) the same way
+# later, both read since; `sawmill` (a timber-yard order package) is held out: written 2026-12-07
+# by a helper and committed unread.
 SUITES = {"textkit": HERE, "inventory": HERE / "inventory", "ledger": HERE / "ledger",
           "workshop": HERE / "workshop", "transit": HERE / "transit",
           "gradebook": HERE / "gradebook", "orchard": HERE / "orchard",
-          "cyclehire": HERE / "cyclehire", "tollbooth": HERE / "tollbooth"}
+          "cyclehire": HERE / "cyclehire", "tollbooth": HERE / "tollbooth",
+          "sawmill": HERE / "sawmill"}
 SUITE_NAME = "textkit"
 SUITE = HERE
 PROJECT = HERE / "project"
