@@ -2,6 +2,7 @@
 //! under phase gates, rework and the circuit breaker, with a lock and a checkpoint.
 
 pub(crate) mod actions;
+pub(crate) mod asserted_objects;
 pub(crate) mod assessor;
 pub(crate) mod attention;
 pub(crate) mod blocking;

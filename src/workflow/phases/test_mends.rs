@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::{bare_methods, story_objects};
+use crate::workflow::asserted_objects::{caught_records_mended, module_memberships_mended};
 use crate::workflow::copied_code;
 use crate::workflow::definition_merge::parameter_names;
 use crate::workflow::example_setups::setups_completed;
@@ -41,6 +42,8 @@ impl Mends<'_> {
         notes.extend(self.drop_unknown_parameters(path));
         notes.extend(self.drop_raises_as_values(path));
         notes.extend(self.mend_comparisons_with_exceptions(path));
+        notes.extend(self.read_caught_records_as_exceptions(path));
+        notes.extend(self.ask_modules_with_hasattr(path));
         notes.extend(self.gather_loose_assertions(path));
         notes.extend(self.make_objects_from_classes(path));
         notes.extend(self.make_story_objects(path));
@@ -135,6 +138,27 @@ impl Mends<'_> {
         Some(format!(
             "made the assertions of `{path}` that compared a call with an exception \
              `pytest.raises` blocks: a call that raises returns nothing to compare"
+        ))
+    }
+
+    /// Reads `str(caught)` after `pytest.raises(…) as caught` as `str(caught.value)`
+    /// ([`caught_records_mended`]).
+    fn read_caught_records_as_exceptions(&self, path: &str) -> Option<String> {
+        self.rewrite(path, |text| caught_records_mended(text, self.story_text))?;
+        Some(format!(
+            "read the caught exceptions of `{path}` through `.value` (`str(caught.value)`): \
+             `pytest.raises(…) as caught` gives pytest's record of the exception, not the \
+             exception (a message the story says contains a value is asked with `in`)"
+        ))
+    }
+
+    /// Asks a module for a name with `hasattr` where a test used `in`
+    /// ([`module_memberships_mended`]).
+    fn ask_modules_with_hasattr(&self, path: &str) -> Option<String> {
+        self.rewrite(path, |text| module_memberships_mended(self.dir, text))?;
+        Some(format!(
+            "asked the modules of `{path}` for their names with `hasattr(module, \"Name\")`: \
+             `\"Name\" in module` raises `TypeError` whatever the module holds"
         ))
     }
 
