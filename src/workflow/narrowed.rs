@@ -12,6 +12,7 @@ use super::examples::calls;
 use super::fixed_tests::FixedTests;
 use super::named_functions::{mentions_word, Missing};
 use super::python_imports::without_imports_of_itself;
+use super::story_classes::method_owner;
 use super::story_ops;
 use crate::agents::prompts::backtick_spans;
 use crate::agents::tools::{defined_name, source_of};
@@ -127,10 +128,21 @@ pub fn narrowed_task(
     let file = missing.file.clone()?;
     let source = std::fs::read_to_string(dir.join(&file)).unwrap_or_default();
     let signature = signature(story_text, &missing.name);
-    // The class the definition goes in; a class asked for is in none.
-    let class = classes(&source)
-        .into_iter()
-        .find(|class| !names_a_class(&missing.name) && mentions_word(story_text, class));
+    // The class the definition goes in; a class asked for is in none. The class the story
+    // makes it a method of comes first: "Add a method `trips_in_month(month)` to the `Account`
+    // class …, that returns the `Trip`s" went into `Trip`, the file's first class the story
+    // mentions, and its `-> list[Trip]` failed the module's import (tollbooth
+    // `trips-in-month`, 2026-12-07).
+    let in_file = classes(&source);
+    let owner = method_owner(story_text, &missing.name)
+        .map(|(_, class)| class)
+        .filter(|class| in_file.contains(class));
+    let class = owner.or_else(|| {
+        in_file
+            .into_iter()
+            .find(|class| mentions_word(story_text, class))
+    });
+    let class = class.filter(|_| !names_a_class(&missing.name));
     let calls = fixed
         .paths()
         .filter_map(|path| std::fs::read_to_string(dir.join(path)).ok())
@@ -568,6 +580,23 @@ mod tests {
             "{ask}"
         );
         assert!(ask.contains("cart.remove('a')"), "{ask}");
+    }
+
+    #[test]
+    fn a_method_goes_in_the_class_the_story_makes_it_a_method_of_not_the_first_it_mentions() {
+        // tollbooth `trips-in-month` (2026-12-07): `Trip` comes first in the file.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tollbooth")).unwrap();
+        let trips = "class Trip:\n    day: str\n\n\nclass Account:\n    def trips(self):\n        return []\n";
+        std::fs::write(dir.path().join("tollbooth/trips.py"), trips).unwrap();
+        let fixed = FixedTests::take(dir.path(), &[]);
+        let missing = Missing {
+            name: "trips_in_month".into(),
+            file: Some("tollbooth/trips.py".into()),
+        };
+        let story = "Add a method `trips_in_month(month)` to the `Account` class in `tollbooth/trips.py`, where `month` is written `\"YYYY-MM\"`, that returns the `Trip`s whose day falls in that month.";
+        let task = narrowed_task(dir.path(), story, &missing, &fixed, None).unwrap();
+        assert_eq!(task.class.as_deref(), Some("Account"));
     }
 
     #[test]
