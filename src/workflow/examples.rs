@@ -47,12 +47,15 @@ impl Example {
     /// `assert units.to_fahrenheit(0) == 491.67` above `assert units.to_rankine(0) ==
     /// units.to_fahrenheit(0)` held both, on two lines, and no test asked `to_rankine(0)` for
     /// `491.67` (a drive, 2026-12-05). The one other form is the call kept in a name that a
-    /// later line compares to the value alone ([`Example::asserted_after`]).
+    /// later line compares to the value alone ([`Example::asserted_after`]). A statement over
+    /// several lines (an expected dict written one key a line) is read as one line
+    /// ([`statements`](super::python_lines::statements)).
     pub fn carried_by(&self, tests: &str) -> bool {
         let call = normalized(&self.call);
         let expected = normalized(&self.expected);
         if !self.raises() {
-            let lines: Vec<&str> = tests.lines().collect();
+            let statements = super::python_lines::statements(tests);
+            let lines: Vec<&str> = statements.iter().map(String::as_str).collect();
             return lines.iter().enumerate().any(|(at, line)| {
                 let normal = normalized(line);
                 normal.contains(&call)

@@ -50,6 +50,55 @@ pub(crate) fn kept_lines(lines: &[&str], gone: &[bool]) -> String {
         .join("\n")
 }
 
+/// The statements of `text`, one line each: a line that leaves a bracket open takes the lines
+/// up to the one that closes it, joined with a space (brackets inside string literals are not
+/// counted). The 1.5B model wrote `assert account.charges_by_plate() == {` with the expected
+/// dict on the lines below, and the check of the story's examples, reading line by line, found
+/// the example missing (tollbooth `charges-by-plate`, 2026-12-07).
+pub(crate) fn statements(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut open = 0i32;
+    for line in text.lines() {
+        match out.last_mut() {
+            Some(statement) if open > 0 => {
+                statement.push(' ');
+                statement.push_str(line.trim());
+            }
+            _ => out.push(line.to_string()),
+        }
+        open = (open + bracket_balance(line)).max(0);
+    }
+    out
+}
+
+/// How many more brackets `line` opens than it closes, outside its string literals.
+fn bracket_balance(line: &str) -> i32 {
+    let mut balance = 0;
+    let mut quote: Option<char> = None;
+    let mut escaped = false;
+    for c in line.chars() {
+        match quote {
+            Some(q) => {
+                if escaped {
+                    escaped = false;
+                } else if c == '\\' {
+                    escaped = true;
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None => match c {
+                '"' | '\'' => quote = Some(c),
+                '#' => break,
+                '(' | '[' | '{' => balance += 1,
+                ')' | ']' | '}' => balance -= 1,
+                _ => {}
+            },
+        }
+    }
+    balance
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -85,6 +134,19 @@ mod tests {
         assert_eq!(
             enclosing_test(&owned, assertion),
             def_line(&lines, "test_one")
+        );
+    }
+
+    #[test]
+    fn a_statement_over_several_lines_is_one_and_brackets_in_strings_do_not_count() {
+        let text = "def test_x():\n    assert f(\"(\") == {\n        \"a\": 1,\n    }\n    g()\n";
+        assert_eq!(
+            statements(text),
+            [
+                "def test_x():",
+                "    assert f(\"(\") == { \"a\": 1, }",
+                "    g()"
+            ]
         );
     }
 }

@@ -18,6 +18,7 @@ use crate::workflow::context::Workflow;
 use crate::workflow::examples::{calls, line_holding, normalized, Example};
 use crate::workflow::narrowed::answer_code;
 use crate::workflow::python_imports::with_imports_on_top;
+use crate::workflow::python_lines::statements;
 use crate::workflow::story_ops;
 use crate::workflow::unknown_methods::methods_of;
 
@@ -172,21 +173,29 @@ fn accepted(reply: &str, unset: &Unset, methods: &[String]) -> Option<String> {
         name.starts_with("test").then_some(name)
     })?;
     let function = dedented(&source_of(&code, &name)?);
-    let mut lines: Vec<String> = function.lines().map(str::to_string).collect();
+    let mut lines: Vec<String> = statements(&function);
     if !lines.first()?.trim_end().ends_with("():") {
         return None;
     }
     lines[0] = format!("def {}():", unset.test_name);
     let wanted = normalized(&unset.assertion);
-    if !lines.iter().any(|line| normalized(line) == wanted) {
+    if !lines.iter().any(|line| normalized(line) == wanted)
+        && !value_asserted_as_asked(&mut lines, &unset.assertion)
+    {
         return None;
     }
     let object = unset.made.split(" = ").next()?;
-    let made = lines
+    let making = lines
         .iter()
-        .any(|line| line.trim_start().starts_with(&format!("{object} =")));
-    if !made {
-        lines.insert(1, format!("    {}", unset.made));
+        .position(|line| line.trim_start().starts_with(&format!("{object} =")));
+    match making {
+        // Made bare where the tool gave its arguments: `Account()` of an `Account` that
+        // takes its holder fails whatever the code (tollbooth `charges-by-plate`, 2026-12-07).
+        Some(at) if lines[at].trim_end().ends_with("()") && !unset.made.ends_with("()") => {
+            lines[at] = format!("    {}", unset.made);
+        }
+        Some(_) => {}
+        None => lines.insert(1, format!("    {}", unset.made)),
     }
     let asserted = unset
         .assertion
@@ -214,6 +223,61 @@ fn accepted(reply: &str, unset: &Unset, methods: &[String]) -> Option<String> {
         return None;
     }
     Some(lines.join("\n") + "\n")
+}
+
+/// Whether `lines`, a test function that asserts the value of the example's `assertion` on
+/// something else, now asserts it as asked: the test's last assertion of that value becomes
+/// `assertion`, and a name that held the call for it alone (`charges = account.charges_by_plate()`
+/// before `assert charges == {…}`) goes. The 1.5B model asked for that last line wrote it so,
+/// and the tool dropped its whole test (tollbooth `charges-by-plate`, 2026-12-07).
+fn value_asserted_as_asked(lines: &mut Vec<String>, assertion: &str) -> bool {
+    let Some((_, value)) = assertion.split_once(" == ") else {
+        return false;
+    };
+    // A comma before a closing bracket changes no list or dict.
+    let value_of = |text: &str| normalized(text).replace(",}", "}").replace(",]", "]");
+    let value = value_of(value);
+    let asserted = lines.iter().rposition(|line| {
+        line.trim_start()
+            .strip_prefix("assert ")
+            .and_then(|rest| rest.split_once(" == "))
+            .is_some_and(|(_, expected)| value_of(expected) == value)
+    });
+    let Some(at) = asserted else {
+        return false;
+    };
+    let held = lines[at].trim_start()["assert ".len()..]
+        .split_once(" == ")
+        .map(|(held, _)| held.trim().to_string())
+        .unwrap_or_default();
+    lines[at] = format!("    {assertion}");
+    let is_name = !held.is_empty() && held.chars().all(|c| c.is_alphanumeric() || c == '_');
+    if !is_name {
+        return true;
+    }
+    let uses = |line: &String| {
+        line.match_indices(held.as_str()).any(|(start, _)| {
+            let before = line[..start].chars().next_back();
+            let after = line[start + held.len()..].chars().next();
+            let name_char = |c: char| c.is_alphanumeric() || c == '_';
+            !before.is_some_and(name_char) && !after.is_some_and(name_char)
+        })
+    };
+    let assigned = lines[..at].iter().rposition(|line| {
+        line.trim_start()
+            .strip_prefix(held.as_str())
+            .is_some_and(|rest| rest.trim_start().starts_with("= "))
+    });
+    if let Some(assigned) = assigned {
+        let used_elsewhere = lines
+            .iter()
+            .enumerate()
+            .any(|(i, line)| i != assigned && i != at && uses(line));
+        if !used_elsewhere {
+            lines.remove(assigned);
+        }
+    }
+    true
 }
 
 /// `code` moved left so that its first line starts at the margin.
@@ -309,6 +373,34 @@ mod tests {
         assert!(
             asked.contains("    assert grade_book.class_median() == 80"),
             "{asked}"
+        );
+    }
+
+    #[test]
+    fn a_value_asserted_on_a_name_holding_the_call_is_asserted_as_asked_on_an_object_made_as_given()
+    {
+        let unset = Unset {
+            made: "account = Account(\"Ann Lee\")".into(),
+            class: "Account".into(),
+            import: "from tollbooth.trips import Account".into(),
+            test_name: "test_charges_by_plate_example_1".into(),
+            assertion: "assert account.charges_by_plate() == {\"AB12CDE\": 750, \"MC01ABC\": 0}"
+                .into(),
+        };
+        let methods = vec!["register".to_string(), "record_trip".to_string()];
+        // The 1.5B model's answer (tollbooth `charges-by-plate`, 2026-12-07), shortened.
+        let reply = "```python\ndef test_charges_by_plate_example_1():\n    # Create the account\n    account = Account()\n    account.register(\"AB12CDE\", \"car\")\n    account.register(\"MC01ABC\", \"motorcycle\")\n    account.record_trip(\"AB12CDE\", \"2023-10-01\", \"08:00\")\n\n    charges_by_plate = account.charges_by_plate()\n\n    assert charges_by_plate == {\n        \"AB12CDE\": 750,\n        \"MC01ABC\": 0,\n    }\n```";
+        let test = accepted(reply, &unset, &methods).expect("accepted");
+        assert!(
+            test.contains("    account = Account(\"Ann Lee\")\n"),
+            "{test}"
+        );
+        assert!(!test.contains("charges_by_plate = "), "{test}");
+        assert!(
+            test.ends_with(
+                "    assert account.charges_by_plate() == {\"AB12CDE\": 750, \"MC01ABC\": 0}\n"
+            ),
+            "{test}"
         );
     }
 }

@@ -399,7 +399,9 @@ fn setup_calls(
 /// (`GradeBook({"Ana": [90]}).class_median()`). A test the tool adds makes it the same way,
 /// where `Book()` would fail whatever the code did. `None` when nothing makes one. Only a line
 /// of its own was read once, and the held-out gradebook's `class-median` was refused for it
-/// (its summary line, 2026-12-06).
+/// (its summary line, 2026-12-06). A `Class()` with no arguments is passed over: the model's
+/// `Account().charge_by_plate(…)` was copied into the tool's own test of an `Account` that
+/// takes its holder, which no code could pass (tollbooth `charges-by-plate`, 2026-12-07).
 fn made_in(text: &str, class: &str, example: &Example) -> Option<String> {
     let method = example
         .call
@@ -415,7 +417,9 @@ fn made_in(text: &str, class: &str, example: &Example) -> Option<String> {
         .filter(|block| calls_method(block) && holds_value(block))
         .chain(blocks.iter().filter(calls_method))
         .chain(blocks.iter());
-    ranked.filter_map(|block| construction(block, class)).next()
+    ranked
+        .filter_map(|block| construction(block, class))
+        .find(|made| !made.ends_with(&format!("{class}()")))
 }
 
 /// How the project's own tests make an object of `class` ([`made_in`] of each test file of the
