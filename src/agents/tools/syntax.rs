@@ -73,6 +73,44 @@ pub(crate) fn unwrapped(path: &str, content: &str) -> Option<String> {
     Some(text)
 }
 
+/// `content` with each `def` name the model wrote as words joined into one name:
+/// `def test_toll Raises_unknown_vehicle_class_error():` becomes
+/// `def test_toll_Raises_unknown_vehicle_class_error():`. The 1.5B model wrote two such tests
+/// into a file of seven, twice; both writes were refused for the syntax, it answered "Done", and
+/// the phase heard "no test file was written" (tollbooth `unknown-vehicle-class`, 2026-12-07).
+/// `None` when no `def` line has such a name.
+pub(crate) fn def_names_joined(content: &str) -> Option<String> {
+    let mut changed = false;
+    let lines: Vec<String> = content
+        .lines()
+        .map(|line| {
+            let start = line.len() - line.trim_start().len();
+            let Some(rest) = line[start..].strip_prefix("def ") else {
+                return line.to_string();
+            };
+            let Some((name, after)) = rest.split_once('(') else {
+                return line.to_string();
+            };
+            let words: Vec<&str> = name.split_whitespace().collect();
+            let identifiers = words
+                .iter()
+                .all(|word| word.chars().all(|c| c.is_alphanumeric() || c == '_'));
+            if words.len() < 2 || !identifiers {
+                return line.to_string();
+            }
+            changed = true;
+            format!("{}def {}({after}", &line[..start], words.join("_"))
+        })
+        .collect();
+    changed.then(|| {
+        let mut text = lines.join("\n");
+        if content.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    })
+}
+
 /// The parser's complaint about `source`, if it has one.
 fn syntax_error(path: &str, source: &str) -> Option<String> {
     let mut child = Command::new("python3")
@@ -137,5 +175,15 @@ mod tests {
         )
         .is_some_and(|text| text == "x = 1\n"));
         assert_eq!(unwrapped("a.py", "x = 1\n"), None, "nothing to take off");
+    }
+
+    #[test]
+    fn a_def_name_written_as_words_is_joined() {
+        // Recorded (Qwen2.5-Coder-1.5B, tollbooth `unknown-vehicle-class`, 2026-12-07).
+        let written = "import pytest\n\ndef test_toll Raises_unknown_vehicle_class_error():\n    with pytest.raises(ValueError):\n        toll(\"tractor\", 600)\n";
+        let joined = def_names_joined(written).unwrap();
+        assert!(joined.contains("def test_toll_Raises_unknown_vehicle_class_error():\n"));
+        assert!(joined.ends_with("600)\n"));
+        assert_eq!(def_names_joined("def f(a, b):\n    pass\n"), None);
     }
 }

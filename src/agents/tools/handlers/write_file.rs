@@ -148,15 +148,23 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     }
     let before = before.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
     let mut unwrapped = false;
+    let mut names_joined = false;
     if let Some(refused) = syntax::refusal(path, before.as_deref(), &content) {
-        match syntax::unwrapped(path, &content)
-            .filter(|plain| syntax::refusal(path, before.as_deref(), plain).is_none())
-        {
-            Some(plain) => {
+        let parses = |text: &String| syntax::refusal(path, before.as_deref(), text).is_none();
+        let plain = syntax::unwrapped(path, &content);
+        let joined = syntax::def_names_joined(plain.as_deref().unwrap_or(&content));
+        let plain_parses = plain.as_ref().is_some_and(parses);
+        match (plain, joined.filter(parses)) {
+            (Some(plain), _) if plain_parses => {
                 content = plain;
                 unwrapped = true;
             }
-            None => return Err(refused.into()),
+            (plain, Some(joined)) => {
+                unwrapped = plain.is_some();
+                content = joined;
+                names_joined = true;
+            }
+            _ => return Err(refused.into()),
         }
     }
     write_atomic(&real, content.as_bytes())
@@ -170,6 +178,9 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
             "Wrote {} bytes to {written} (the folders as the repository spells them)",
             content.len()
         );
+    }
+    if names_joined {
+        result.push_str(" (with the words of each `def` name joined by `_`)");
     }
     if unwrapped {
         result.push_str(" (without the path line and the indent around the code)");
