@@ -76,10 +76,7 @@ fn contained_message(line: &str, record: &str, story_text: &str) -> Option<Strin
         (left, right) if right == message => left,
         _ => return None,
     };
-    let quoted = literal.len() >= 2
-        && (literal.starts_with('"') && literal.ends_with('"')
-            || literal.starts_with('\'') && literal.ends_with('\''));
-    if !quoted {
+    if !is_string_literal(literal) {
         return None;
     }
     let inner = &literal[1..literal.len() - 1];
@@ -123,10 +120,7 @@ pub fn module_memberships_mended(dir: &Path, text: &str) -> Option<String> {
                 },
             };
             let (name, module) = (name.trim(), module.trim());
-            let literal = name.len() >= 2
-                && (name.starts_with('"') && name.ends_with('"')
-                    || name.starts_with('\'') && name.ends_with('\''));
-            if !literal || !is_module(module) {
+            if !is_string_literal(name) || !is_module(module) {
                 return line.to_string();
             }
             changed = true;
@@ -195,6 +189,13 @@ fn replace_names(line: &str, from: &str, to: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// A string in one kind of quotes: `"X9"`, `'X9'`.
+fn is_string_literal(text: &str) -> bool {
+    text.len() >= 2
+        && (text.starts_with('"') && text.ends_with('"')
+            || text.starts_with('\'') && text.ends_with('\''))
 }
 
 fn is_identifier(name: &str) -> bool {
