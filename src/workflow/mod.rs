@@ -55,6 +55,7 @@ pub(crate) mod round_feedback;
 pub(crate) mod runner;
 #[cfg(test)]
 mod scripted_tests;
+pub(crate) mod sentence_files;
 pub(crate) mod server_watch;
 pub(crate) mod shown_blockers;
 pub(crate) mod story_classes;

@@ -267,7 +267,7 @@ pub async fn narrow(
             .into_iter()
             .find(|f| f.name == missing.name)
             .and_then(|f| f.files.into_iter().next())
-            .or_else(|| super::named_functions::sole_source_file(&story_text))
+            .or_else(|| super::sentence_files::sole_source_file(&story_text))
     };
     let missing = Missing {
         name: missing.name.clone(),

@@ -7,7 +7,7 @@
 
 use std::collections::BTreeSet;
 
-use super::named_functions::file_names;
+use super::sentence_files::file_names;
 
 /// The share of the existing summary's words a rewrite must keep to replace it. At 0.7 a
 /// rewrite of inventory's `cart-remove` passed with 11 of 15: it had lost "whatever" from
