@@ -7,6 +7,7 @@
 //! times, and the tool's own test on a bare object asserted a value no code could give (the
 //! gradebook benchmark's `class-median` and `top-student`, 2026-12-06).
 
+use std::path::Path;
 use std::sync::Mutex;
 
 use super::examples_file::{self, NotAdded, Unset, Unwritten};
@@ -15,11 +16,13 @@ use crate::agents::transcript::Transcript;
 use crate::agents::{CodeKind, DefinitionRequest};
 use crate::board::Story;
 use crate::workflow::context::Workflow;
+use crate::workflow::definition_merge::parameter_names;
 use crate::workflow::examples::{calls, line_holding, normalized, Example};
 use crate::workflow::narrowed::answer_code;
 use crate::workflow::python_imports::with_imports_on_top;
 use crate::workflow::python_lines::statements;
 use crate::workflow::story_ops;
+use crate::workflow::tree_definitions::python_file_defining;
 use crate::workflow::unknown_methods::methods_of;
 
 /// The tests asked of the model alone in a phase, by their assertion, each with the function it
@@ -109,7 +112,11 @@ impl Completion<'_> {
             .filter(|method| !method.starts_with("__"))
             .collect();
         let criterion = line_holding(self.examples.text, example).unwrap_or_default();
-        let task = task(unset, criterion, &methods);
+        let task = task(
+            unset,
+            criterion,
+            &with_parameters(dir, &unset.class, &methods),
+        );
         let request = DefinitionRequest {
             kind: CodeKind::ExampleTest,
             story: self.story,
@@ -144,7 +151,10 @@ fn task(unset: &Unset, criterion: &str, methods: &[String]) -> String {
     let object = unset.made.split(" = ").next().unwrap_or_default();
     let methods: Vec<String> = methods
         .iter()
-        .map(|m| format!("`{object}.{m}(…)`"))
+        .map(|m| match m.contains('(') {
+            true => format!("`{object}.{m}`"),
+            false => format!("`{object}.{m}(…)`"),
+        })
         .collect();
     format!(
         "Write the test `{name}` of this criterion of the story:\n\n{criterion}\n\n\
@@ -161,6 +171,38 @@ fn task(unset: &Unset, criterion: &str, methods: &[String]) -> String {
         },
         assertion = unset.assertion,
     )
+}
+
+/// Each of `methods` of `class` (in the tree at `dir`) with its parameters, `self` left out:
+/// `record_trip(plate, day, time)`; a method whose `def` line is not found stays a bare name.
+/// Told only `account.record_trip(…)`, the 1.5B model recorded trips as
+/// `record_trip("AB12CDE", "08:00", 750)`, which the project's code refuses, round after round
+/// (tollbooth `charges-by-plate`, 2026-12-07).
+fn with_parameters(dir: &Path, class: &str, methods: &[String]) -> Vec<String> {
+    let source = python_file_defining(dir, class)
+        .and_then(|file| std::fs::read_to_string(dir.join(file)).ok())
+        .and_then(|source| source_of(&source, class))
+        .unwrap_or_default();
+    methods
+        .iter()
+        .map(|method| {
+            let def_line = source.lines().map(str::trim_start).find(|line| {
+                line.strip_prefix("def ")
+                    .and_then(|rest| rest.strip_prefix(method.as_str()))
+                    .is_some_and(|rest| rest.starts_with('('))
+            });
+            match def_line {
+                Some(line) => {
+                    let parameters: Vec<String> = parameter_names(line)
+                        .into_iter()
+                        .filter(|name| name != "self")
+                        .collect();
+                    format!("{method}({})", parameters.join(", "))
+                }
+                None => method.clone(),
+            }
+        })
+        .collect()
 }
 
 /// The test function of the model's `reply`, named as asked, when it takes no parameter, holds
@@ -402,5 +444,22 @@ mod tests {
             ),
             "{test}"
         );
+    }
+
+    #[test]
+    fn the_task_shows_each_method_with_its_parameters() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tollbooth")).unwrap();
+        let trips = "class Account:\n    def __init__(self, holder):\n        pass\n\n    def record_trip(self, plate, day, time):\n        pass\n";
+        std::fs::write(dir.path().join("tollbooth/trips.py"), trips).unwrap();
+        let methods = vec!["record_trip".to_string(), "gone".to_string()];
+        let shown = with_parameters(dir.path(), "Account", &methods);
+        assert_eq!(shown, ["record_trip(plate, day, time)", "gone"]);
+        let asked = task(&unset(), "- [ ] With trips …", &shown);
+        assert!(
+            asked.contains("`grade_book.record_trip(plate, day, time)`"),
+            "{asked}"
+        );
+        assert!(asked.contains("`grade_book.gone(…)`"), "{asked}");
     }
 }
