@@ -241,6 +241,30 @@ fn calling_tests(text: &str, name: &str) -> Vec<String> {
     found
 }
 
+/// Whether `code` stands for code it leaves out with a comment or an ellipsis: `# The rest of the
+/// toll function logic here`. Asked again for `toll` with a guard in front, the 1.5B model
+/// answered so, the merge replaced the charging logic with the comment, and the project's own
+/// tests of `toll` failed after it (tollbooth `unknown-vehicle-class`, 2026-12-07).
+fn elides_code(code: &str) -> bool {
+    const PLACEHOLDERS: [&str; 6] = [
+        "rest of",
+        "existing code",
+        "existing logic",
+        "remaining",
+        "unchanged",
+        "as before",
+    ];
+    code.lines().map(str::trim).any(|line| {
+        let comment = line
+            .strip_prefix('#')
+            .map(|comment| comment.to_ascii_lowercase());
+        line == "..."
+            || comment.is_some_and(|comment| {
+                comment.trim() == "..." || PLACEHOLDERS.iter().any(|words| comment.contains(words))
+            })
+    })
+}
+
 /// Answers asked for, one after another, when a narrowed definition still fails its tests.
 pub const SAMPLES: u32 = 4;
 
@@ -309,9 +333,13 @@ pub async fn narrow(
     let _ = story_ops::add_usage(wf, story.id(), usage);
     let path = dir.join(&task.file);
     let source = std::fs::read_to_string(&path).unwrap_or_default();
+    let replaces = definition_named(&source, &task.name).is_some();
     let code = answer_code(&text)
         .map(|code| without_imports_of_itself(&code, &task.file))
         .filter(|code| !tried.contains(code));
+    // An answer that stands for the code it replaces with a comment would delete that code.
+    let elided = replaces && code.as_deref().is_some_and(elides_code);
+    let code = code.filter(|_| !elided);
     let merged = code
         .as_deref()
         .and_then(|code| merge_definition(&source, task.class.as_deref(), &task.name, code));
@@ -327,7 +355,8 @@ pub async fn narrow(
         "narrowed_task",
         serde_json::json!({"name": task.name, "file": task.file, "class": task.class,
                            "again": task.failing.is_some(), "merged": written,
-                           "sample": variant, "unparseable": unparseable.is_some()}),
+                           "sample": variant, "unparseable": unparseable.is_some(),
+                           "elided": elided}),
     );
     code.filter(|_| written)
 }
@@ -665,5 +694,15 @@ mod tests {
             ask.contains("assert truncate('hello', 10) == 'hello'"),
             "{ask}"
         );
+    }
+
+    #[test]
+    fn an_answer_standing_for_code_with_a_comment_elides_it() {
+        // The 1.5B model's `toll` (tollbooth `unknown-vehicle-class`, 2026-12-07).
+        let recorded = "def toll(vehicle_class, minute):\n    if vehicle_class not in BASE_CHARGES:\n        raise UnknownVehicleClassError(vehicle_class)\n    # The rest of the toll function logic here\n";
+        assert!(elides_code(recorded));
+        assert!(elides_code("def f():\n    ...\n"));
+        let whole = "def toll(vehicle_class, minute):\n    # a pass in a peak costs half again\n    return BASE_CHARGES[vehicle_class]\n";
+        assert!(!elides_code(whole));
     }
 }
