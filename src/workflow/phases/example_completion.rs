@@ -292,7 +292,8 @@ fn value_asserted_as_asked(lines: &mut Vec<String>, assertion: &str) -> bool {
         .split_once(" == ")
         .map(|(held, _)| held.trim().to_string())
         .unwrap_or_default();
-    lines[at] = format!("    {assertion}");
+    let indent = lines[at].len() - lines[at].trim_start().len();
+    lines[at] = format!("{}{assertion}", &lines[at][..indent]);
     let is_name = !held.is_empty() && held.chars().all(|c| c.is_alphanumeric() || c == '_');
     if !is_name {
         return true;
