@@ -20,6 +20,7 @@ pub(crate) mod output;
 pub(crate) mod own_writes;
 pub(crate) mod private_temp;
 pub mod protocol;
+pub(crate) mod python_builtins;
 pub(crate) mod report;
 pub(crate) mod serve;
 pub(crate) mod vcs;

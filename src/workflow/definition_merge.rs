@@ -282,7 +282,7 @@ fn imports_only_exceptions_of_python(line: &str) -> bool {
     !bound.is_empty()
         && bound
             .iter()
-            .all(|name| super::python_builtins::PYTHON_EXCEPTIONS.contains(name))
+            .all(|name| crate::python_builtins::PYTHON_EXCEPTIONS.contains(name))
 }
 
 /// The line after a module's opening docstring (0 when it has none).

@@ -44,7 +44,6 @@ pub(crate) mod preflight;
 pub(crate) mod prompter;
 pub(crate) mod protocol_choice;
 pub(crate) mod pytest_report;
-pub(crate) mod python_builtins;
 pub(crate) mod python_imports;
 pub(crate) mod python_lines;
 pub(crate) mod refined;

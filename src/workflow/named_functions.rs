@@ -5,12 +5,12 @@
 
 use std::path::{Path, PathBuf};
 
-use super::python_builtins::{PYTHON_EXCEPTIONS, PYTHON_FUNCTIONS};
 use super::sentence_files::{
     files_before_another_name, files_earlier_in_sentence, files_in_sentence, sole_source_file,
 };
 use super::tree_definitions::{python_file_defining, python_files_defining, DEFINITION_SCAN};
 use crate::agents::prompts::is_test_path;
+use crate::python_builtins::{PYTHON_EXCEPTIONS, PYTHON_FUNCTIONS};
 
 /// Files larger than this are not searched for definitions.
 const DEFINITION_FILE_BYTES: u64 = 512 * 1024;

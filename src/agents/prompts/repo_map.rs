@@ -13,6 +13,7 @@ use std::sync::{Mutex, OnceLock};
 
 use super::named_files::{mention, path_words, repository_files, SOURCE_EXTENSIONS};
 use crate::agents::tools::defined_name;
+use crate::python_builtins::{PYTHON_EXCEPTIONS, PYTHON_FUNCTIONS};
 
 /// The most characters the map takes in a prompt.
 pub const MAP_BUDGET: usize = 4_000;
@@ -125,7 +126,11 @@ fn story_mentions(
             .filter(|(_, entry)| entry.names.iter().any(|n| n == name))
             .map(|(path, _)| path.as_str())
             .collect();
-        let line = if homes.is_empty() {
+        // `str(err)` in a criterion calls Python's own `str`, which no story asks for.
+        let builtin = PYTHON_FUNCTIONS.contains(&name) || PYTHON_EXCEPTIONS.contains(&name);
+        let line = if homes.is_empty() && builtin {
+            continue;
+        } else if homes.is_empty() {
             format!("- `{name}`: not defined yet (the story asks for it)")
         } else {
             format!("- `{name}`: defined in {}", homes.join(", "))
@@ -464,6 +469,24 @@ mod tests {
         - `remove`: not defined yet (the story asks for it)
         - `add`: defined in inventory/cart.py
         "#);
+    }
+
+    #[test]
+    fn a_python_builtin_the_story_calls_is_not_asked_for() {
+        let root = inventory();
+        let board = root.path().join(".agentic-sdlc");
+        let map = repository_map(
+            root.path(),
+            &board,
+            "`Cart.remove(\"kiwi\")` raises `UnknownItem`, and `str(err)` and `len(cart)` name it; `KeyError` stays.",
+        );
+        assert!(
+            map.contains("- `remove`: not defined yet (the story asks for it)"),
+            "{map}"
+        );
+        for builtin in ["str", "len", "KeyError"] {
+            assert!(!map.contains(&format!("`{builtin}`")), "{map}");
+        }
     }
 
     #[test]

@@ -7,7 +7,7 @@ use crate::agents::prompts::{backtick_spans, is_test_path};
 use crate::workflow::call_text::list_end;
 use crate::workflow::examples::{calls_written_before, is_literal_call, normalized, Example};
 use crate::workflow::named_functions::mentions_word;
-use crate::workflow::python_builtins::PYTHON_EXCEPTIONS;
+use crate::python_builtins::PYTHON_EXCEPTIONS;
 use crate::workflow::python_imports::python_module;
 use crate::workflow::sentence_files::file_names;
 use crate::workflow::story_classes::{class_of, method_owner, snake_case};

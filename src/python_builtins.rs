@@ -2,7 +2,7 @@
 
 /// Functions every Python program has: a criterion that says "`issubclass(UnknownAccount,
 /// KeyError)` is `True`" or "`len(cart)` returns `2`" asks for the class, not for `issubclass`.
-pub const PYTHON_FUNCTIONS: [&str; 44] = [
+pub const PYTHON_FUNCTIONS: [&str; 45] = [
     "abs",
     "all",
     "any",
@@ -31,6 +31,7 @@ pub const PYTHON_FUNCTIONS: [&str; 44] = [
     "max",
     "min",
     "next",
+    "object",
     "open",
     "ord",
     "print",
@@ -51,11 +52,12 @@ pub const PYTHON_FUNCTIONS: [&str; 44] = [
 
 /// Python's own exceptions: a raising example needs no import for them, and an answer that
 /// imports one (`from exceptions import ValueError`, Python 2's) imports nothing there is.
-pub const PYTHON_EXCEPTIONS: [&str; 18] = [
+pub const PYTHON_EXCEPTIONS: [&str; 19] = [
     "Exception",
     "ArithmeticError",
     "AssertionError",
     "AttributeError",
+    "BaseException",
     "FileNotFoundError",
     "IndexError",
     "KeyError",
