@@ -30,6 +30,7 @@ pub mod journal;
 pub(crate) mod lock;
 pub(crate) mod loose_assertions;
 pub(crate) mod merging;
+pub(crate) mod misplaced_imports;
 pub(crate) mod named_functions;
 pub(crate) mod narrowed;
 pub(crate) mod no_progress;

@@ -476,7 +476,7 @@ pub fn imports_from_homes(
 
 /// Whether the module `module` of the tree at `root` binds `name` at its top level: defines it,
 /// assigns it, or imports it.
-fn module_defines(root: &Path, module: &str, name: &str) -> bool {
+pub(crate) fn module_defines(root: &Path, module: &str, name: &str) -> bool {
     let base = module.replace('.', "/");
     [format!("{base}.py"), format!("{base}/__init__.py")]
         .iter()
@@ -554,7 +554,7 @@ pub(crate) fn module_source(root: &Path, module: &str) -> Option<(String, String
 }
 
 /// Whether Python source defines (`def`, `class`), assigns or imports `name` at its top level.
-fn defines(source: &str, name: &str) -> bool {
+pub(crate) fn defines(source: &str, name: &str) -> bool {
     if crate::agents::tools::defined_names(source)
         .iter()
         .any(|defined| defined == name)

@@ -14,6 +14,7 @@ use crate::workflow::examples::{
 };
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::loose_assertions::loose_assertions_gathered;
+use crate::workflow::misplaced_imports::definitions_imported_as_modules;
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
 use crate::workflow::python_lines::{definition_block, indent, kept_lines};
 use crate::workflow::unknown_methods;
@@ -38,6 +39,7 @@ impl Mends<'_> {
         notes.extend(self.drop_file_names(path));
         notes.extend(self.drop_unused_self(path));
         notes.extend(self.drop_imports_of_itself(path));
+        notes.extend(self.import_definitions_from_modules(path));
         notes.extend(self.drop_calls_of_tests(path));
         notes.extend(self.drop_unknown_parameters(path));
         notes.extend(self.drop_raises_as_values(path));
@@ -101,6 +103,16 @@ impl Mends<'_> {
             (kept != text).then_some(kept)
         })?;
         Some(format!("took `{path}`'s import of itself out"))
+    }
+
+    /// Imports a function or class imported as a module from its module
+    /// ([`definitions_imported_as_modules`]).
+    fn import_definitions_from_modules(&self, path: &str) -> Option<String> {
+        self.rewrite(path, |text| definitions_imported_as_modules(self.dir, text))?;
+        Some(format!(
+            "imported the functions and classes that `{path}` imported as modules from their \
+             modules: `import module.function` fails before any test runs"
+        ))
     }
 
     /// Drops the statements outside any function that call a test ([`without_calls_of_tests`]).
