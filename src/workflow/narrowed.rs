@@ -60,6 +60,10 @@ pub struct NarrowedTask {
 pub struct Failing {
     pub current: String,
     pub output: String,
+    /// The definition as the story's base has it, shown to a further sample in place of the
+    /// failing code: a story that adds a guard to `toll` changes a body the model, asked
+    /// without it, wrote anew from nothing (tollbooth `unknown-vehicle-class`, 2026-12-07).
+    pub before: Option<String>,
 }
 
 impl NarrowedTask {
@@ -101,6 +105,13 @@ impl NarrowedTask {
             out.push_str("\n```");
         }
         match &self.failing {
+            Some(Failing {
+                current,
+                output,
+                before: Some(before),
+            }) if current.is_empty() => out.push_str(&format!(
+                "\nIt is written, but it fails those tests. Before the story it was:\n```\n{before}\n```\nWhat the tests say:\n```\n{output}\n```\nWrite it anew: keep what it did there and change it as the story says, so that it returns what the tests expect."
+            )),
             Some(failing) if failing.current.is_empty() => out.push_str(&format!(
                 "\nIt is written, but it fails those tests. What the tests say:\n```\n{}\n```\nWrite it anew from what the story says, so that it returns what the tests expect.",
                 failing.output
@@ -165,6 +176,7 @@ pub fn narrowed_task(
             Some(Failing {
                 current: definition_named(&scope, &missing.name)?,
                 output: head_tail(output.trim(), FAILURE_CHARS),
+                before: None,
             })
         }
         None => None,
@@ -265,6 +277,18 @@ fn elides_code(code: &str) -> bool {
     })
 }
 
+/// The definition `task` asks for as commit `base` of the tree at `dir` has it (in its class,
+/// for a method); `None` when the commit does not hold it.
+fn definition_at(dir: &Path, base: &str, task: &NarrowedTask) -> Option<String> {
+    let files = crate::vcs::read_files(dir, base, std::slice::from_ref(&task.file)).ok()?;
+    let source = String::from_utf8(files.get(&task.file)?.clone()).ok()?;
+    let scope = match &task.class {
+        Some(class) => source_of(&source, class)?,
+        None => source,
+    };
+    definition_named(&scope, &task.name)
+}
+
 /// Answers asked for, one after another, when a narrowed definition still fails its tests.
 pub const SAMPLES: u32 = 4;
 
@@ -283,6 +307,7 @@ pub async fn narrow(
     failure: Option<&str>,
     variant: u32,
     tried: &[String],
+    base: &str,
 ) -> Option<String> {
     let story_text = super::named_functions::summary_and_criteria(story);
     // A file the story names that does not exist yet (a new module) is still where it goes.
@@ -309,8 +334,10 @@ pub async fn narrow(
     };
     let mut task = narrowed_task(dir, &story_text, &missing, fixed, failure.as_deref())?;
     if variant > 0 {
+        let before = definition_at(dir, base, &task);
         if let Some(failing) = task.failing.as_mut() {
             failing.current.clear();
+            failing.before = before;
             let name = task.name.clone();
             task.around = task.around.map(|class| without_definition(&class, &name));
         }
@@ -694,6 +721,53 @@ mod tests {
             ask.contains("assert truncate('hello', 10) == 'hello'"),
             "{ask}"
         );
+    }
+
+    #[test]
+    fn a_definition_asked_for_again_is_shown_as_the_base_had_it() {
+        use crate::vcs::test_support::{sh, unborn_repo, write};
+        let repo = unborn_repo();
+        let rates = "BASE = {'car': 250}\n\n\ndef toll(vehicle_class, minute):\n    return BASE[vehicle_class]\n";
+        write(repo.path(), "tollbooth/rates.py", rates);
+        sh(repo.path(), &["add", "-A"]);
+        sh(repo.path(), &["commit", "-q", "-m", "base"]);
+        let base = sh(repo.path(), &["rev-parse", "HEAD"]);
+        // The story's work since: a guard, and the charge lost.
+        write(
+            repo.path(),
+            "tollbooth/rates.py",
+            "def toll(vehicle_class, minute):\n    raise KeyError(vehicle_class)\n",
+        );
+        let mut task = NarrowedTask {
+            name: "toll".into(),
+            signature: "toll(vehicle_class, minute)".into(),
+            class: None,
+            file: "tollbooth/rates.py".into(),
+            calls: Vec::new(),
+            around: None,
+            story: String::new(),
+            failing: Some(Failing {
+                current: String::new(),
+                output: "E   assert 250 == 500".into(),
+                before: None,
+            }),
+        };
+        let before = definition_at(repo.path(), base.trim(), &task);
+        assert_eq!(
+            before.as_deref(),
+            Some("def toll(vehicle_class, minute):\n    return BASE[vehicle_class]")
+        );
+        task.failing.as_mut().unwrap().before = before;
+        let ask = task.ask();
+        assert!(
+            ask.contains("Before the story it was:\n```\ndef toll(vehicle_class, minute):\n    return BASE[vehicle_class]\n```"),
+            "{ask}"
+        );
+        assert!(ask.contains("E   assert 250 == 500"), "{ask}");
+        assert!(!ask.contains("raise KeyError"), "{ask}");
+        // A definition the base did not hold is asked for from the story alone.
+        task.name = "surcharge".into();
+        assert_eq!(definition_at(repo.path(), base.trim(), &task), None);
     }
 
     #[test]

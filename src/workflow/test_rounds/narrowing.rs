@@ -142,6 +142,7 @@ impl TestRounds<'_> {
                 failure.as_deref(),
                 variant,
                 &tried,
+                &self.base,
             )
             .await;
             self.remember_sample(&missing.name, before + sample + 1, written.as_ref());
