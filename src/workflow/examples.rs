@@ -220,7 +220,7 @@ pub fn examples(text: &str) -> Vec<Example> {
             } else {
                 return None;
             };
-            is_literal_call(span).then(|| Example {
+            (is_literal_call(span) || calls_python_on_classes(span)).then(|| Example {
                 call: span.trim().to_string(),
                 expected: next.trim().to_string(),
                 comparison,
@@ -352,6 +352,21 @@ pub(super) fn is_literal_call(text: &str) -> bool {
         || args
             .chars()
             .any(|c| c.is_ascii_digit() || matches!(c, '\'' | '"' | '[' | '{'))
+}
+
+/// A call of one of Python's own functions on a class (`issubclass(UnknownAccount, KeyError)`,
+/// `isinstance(Cart(), object)`): an example, though it holds no literal, where
+/// `median(values)` is a signature.
+fn calls_python_on_classes(text: &str) -> bool {
+    let text = text.trim();
+    let Some((callee, arguments)) = text.split_once('(') else {
+        return false;
+    };
+    is_call(text)
+        && crate::python_builtins::PYTHON_FUNCTIONS.contains(&callee)
+        && arguments
+            .split(|c: char| !(c.is_alphanumeric() || c == '_'))
+            .any(|word| word.starts_with(|c: char| c.is_ascii_uppercase()))
 }
 
 /// Whether `line` calls `name` (`name(` not preceded by more of a name: `test_remove(` does not

@@ -62,6 +62,7 @@ pub(crate) mod story_classes;
 pub(crate) mod story_ops;
 pub(crate) mod stray_changes;
 pub(crate) mod stray_definitions;
+pub(crate) mod subclass_criteria;
 pub(crate) mod test_rounds;
 pub(crate) mod tests_run;
 pub(crate) mod tree_definitions;

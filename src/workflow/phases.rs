@@ -26,6 +26,7 @@ use crate::protocol::TranscriptEntry;
 mod acceptance;
 mod attempts;
 mod bare_methods;
+mod builtin_calls;
 mod checked;
 mod example_completion;
 mod examples_file;

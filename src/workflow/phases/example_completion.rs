@@ -22,6 +22,7 @@ use crate::workflow::narrowed::answer_code;
 use crate::workflow::python_imports::with_imports_on_top;
 use crate::workflow::python_lines::statements;
 use crate::workflow::story_ops;
+use crate::workflow::subclass_criteria::subclass_examples;
 use crate::workflow::tree_definitions::python_file_defining;
 use crate::workflow::unknown_methods::methods_of;
 
@@ -40,9 +41,44 @@ pub struct Completion<'a> {
 }
 
 impl Completion<'_> {
-    /// Adds to the Python test file `path` a test of each of `missing`; says what it did, and
-    /// which example it could not add, and why.
+    /// Adds to the Python test file `path` a test of each of `missing`, and of each base the
+    /// story gives a class in words that the file does not check; says what it did, and which
+    /// example it could not add, and why.
     pub async fn complete(
+        &self,
+        path: &str,
+        missing: &[Example],
+    ) -> (Vec<String>, Option<NotAdded>) {
+        let (mut notes, not_added) = self.complete_examples(path, missing).await;
+        notes.extend(self.complete_bases(path));
+        (notes, not_added)
+    }
+
+    /// Adds to `path` a test of each class's base the story gives in words
+    /// ([`subclass_examples`]) that the file does not ask `issubclass` of already. The words are
+    /// not the story's literal examples: one the tool cannot write is left out, not refused.
+    fn complete_bases(&self, path: &str) -> Option<String> {
+        let full = self.examples.dir.join(path);
+        let current = std::fs::read_to_string(&full).ok()?;
+        let checked = normalized(&current);
+        let missing: Vec<Example> = subclass_examples(self.examples.text)
+            .into_iter()
+            .filter(|example| !checked.contains(&normalized(&example.call)))
+            .collect();
+        if missing.is_empty() {
+            return None;
+        }
+        let completed = examples_file::completed(&self.examples, &current, &missing).ok()?;
+        crate::atomic_file::write(&full, completed.as_bytes()).ok()?;
+        let added: Vec<String> = missing.iter().map(Example::assertion).collect();
+        Some(format!(
+            "added `{}` to `{path}`: the story gives the base in words",
+            added.join("`, `")
+        ))
+    }
+
+    /// [`Completion::complete`] for the story's literal examples.
+    async fn complete_examples(
         &self,
         path: &str,
         missing: &[Example],

@@ -4,10 +4,10 @@
 use std::path::Path;
 
 use crate::agents::prompts::{backtick_spans, is_test_path};
+use crate::python_builtins::PYTHON_EXCEPTIONS;
 use crate::workflow::call_text::list_end;
 use crate::workflow::examples::{calls_written_before, is_literal_call, normalized, Example};
 use crate::workflow::named_functions::mentions_word;
-use crate::python_builtins::PYTHON_EXCEPTIONS;
 use crate::workflow::python_imports::python_module;
 use crate::workflow::sentence_files::file_names;
 use crate::workflow::story_classes::{class_of, method_owner, snake_case};
@@ -110,9 +110,9 @@ impl std::fmt::Display for NotAdded {
 }
 
 /// One example's test function and the imports it needs.
-struct ExampleTest {
-    imports: Vec<String>,
-    function: String,
+pub(super) struct ExampleTest {
+    pub(super) imports: Vec<String>,
+    pub(super) function: String,
 }
 
 /// `import pytest` goes first, the rest in order, each once.
@@ -254,6 +254,9 @@ fn example_test(
     number: usize,
     text: &str,
 ) -> Result<ExampleTest, Unwritten> {
+    if let Some(test) = super::builtin_calls::builtin_call_test(story, example, number, text) {
+        return test;
+    }
     let mut imports = Vec::new();
     let mut callee = example.call.split('(').next().unwrap_or_default().trim();
     // A method of the story's written bare ("an empty cart's `total_items()` returns `0`") is
@@ -550,7 +553,12 @@ pub(super) fn made_without_arguments(source: &str, class: &str) -> bool {
 /// else `callee_file`, the file of what raises it, where Python code keeps its exceptions
 /// most often. The story adds such an exception; its test needs a home for it, and the
 /// implementer's narrowed task asks for it in the file the test imports it from.
-fn exception_home(story: &Story, name: &str, callee_file: &str, text: &str) -> Option<String> {
+pub(super) fn exception_home(
+    story: &Story,
+    name: &str,
+    callee_file: &str,
+    text: &str,
+) -> Option<String> {
     if imports_name(text, name) {
         return None;
     }

@@ -1426,3 +1426,29 @@ async fn tests_written_beside_the_tests_folder_move_in_and_make_the_object_as_th
         "{notes}"
     );
 }
+
+#[tokio::test]
+async fn a_base_the_story_gives_in_words_is_added_to_the_tests_as_an_issubclass() {
+    let p = Project::new().await;
+    ledger_project(&p);
+    let story = p.story(
+        "Refuse empty totals",
+        "Add an exception class `EmptyLedger` to `ledger.py`, a subclass of `ValueError`, and raise it from `total(entries)` when there are no entries.",
+        "- [ ] `total([])` raises `EmptyLedger`",
+        "ready",
+        &["research", "plan"],
+    );
+    // The model's tests check the raise, and not the base the summary gives in words.
+    let tests = "from ledger import total, EmptyLedger\n\n\ndef test_empty():\n    try:\n        total([])\n    except EmptyLedger:\n        return\n    raise AssertionError('no raise')\n";
+
+    let accepted = taken_at_once(&p, &story, "tests/test_empty.py", tests);
+
+    assert!(accepted.starts_with(tests.trim_end()), "{accepted}");
+    assert!(
+        accepted.trim_end().ends_with(
+            "\n\n\ndef test_issubclass_example_1():\n    assert issubclass(EmptyLedger, ValueError) is True"
+        ),
+        "{accepted}"
+    );
+    assert_eq!(accepted.matches("import").count(), 1, "{accepted}");
+}
