@@ -2,21 +2,29 @@
 //! ("`issubclass(UnknownAccount, KeyError)` is `True`"), as a test of the tool's own
 //! (docs/design.md §21): the call is the test; what it needs are the classes it names.
 
-use super::examples_file::{exception_home, imports_name, ExampleTest, Story, Unwritten};
 use crate::python_builtins::{PYTHON_EXCEPTIONS, PYTHON_FUNCTIONS};
 use crate::workflow::examples::Example;
 
+/// The test of an example that calls one of Python's own functions, but for its imports.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct BuiltinCall {
+    /// The classes its arguments name, to be imported from where the story puts them.
+    pub classes: Vec<String>,
+    /// The test function: `def test_issubclass_example_1():` and the example's assertion.
+    pub function: String,
+    /// Whether the test needs `import pytest`: the example raises.
+    pub raises: bool,
+}
+
 /// The test of `example`, the story's `number`th, when its call is one of Python's own
-/// functions, for a file that holds `text` so far: each class its arguments name imported from
-/// where the tree or the story puts it. `None` when the call is not Python's own. A name in
-/// the arguments that is not a class (`len(cart)`: an object the story makes in words) is
-/// refused, for the tool cannot make it.
-pub(super) fn builtin_call_test(
-    story: &Story,
+/// functions, for a file that holds `text` so far; `None` when the call is not Python's own.
+/// A name in the arguments that is not a class (`len(cart)`: an object the story makes in
+/// words) is the error, for the tool cannot make it.
+pub(super) fn builtin_call(
     example: &Example,
     number: usize,
     text: &str,
-) -> Option<Result<ExampleTest, Unwritten>> {
+) -> Option<Result<BuiltinCall, String>> {
     let call = example.call.trim();
     let (callee, rest) = call.split_once('(')?;
     let callee = callee.trim();
@@ -24,37 +32,33 @@ pub(super) fn builtin_call_test(
         return None;
     }
     let arguments = rest.strip_suffix(')').unwrap_or(rest);
-    let mut imports = Vec::new();
+    let mut classes = Vec::new();
+    let mut names = names_outside_strings(arguments);
     if example.raises() {
-        imports.push("import pytest".to_string());
+        names.push(example.expected.trim().to_string());
     }
-    for name in names_outside_strings(arguments) {
+    for name in names {
         let python_own = PYTHON_FUNCTIONS.contains(&name.as_str())
             || PYTHON_EXCEPTIONS.contains(&name.as_str())
             || ["True", "False", "None"].contains(&name.as_str());
-        if python_own || imports_name(text, &name) {
+        if python_own {
             continue;
         }
         if !name.starts_with(|c: char| c.is_ascii_uppercase()) {
-            return Some(Err(Unwritten::UnknownObject { object: name }));
+            return Some(Err(name));
         }
-        // A class the story places nowhere goes beside the first function it names.
-        let beside = story.homes.first().map_or("", |(_, file)| file.as_str());
-        let Some(module) = exception_home(story, &name, beside, text) else {
-            return Some(Err(Unwritten::NoHome { name }));
-        };
-        let import = format!("from {module} import {name}");
-        if !imports.contains(&import) {
-            imports.push(import);
+        if !classes.contains(&name) {
+            classes.push(name);
         }
     }
     let mut test_name = format!("test_{callee}_example_{number}");
     if text.contains(&format!("def {test_name}(")) {
         test_name.push_str("_of_the_story");
     }
-    Some(Ok(ExampleTest {
-        imports,
+    Some(Ok(BuiltinCall {
+        classes,
         function: format!("def {test_name}():\n    {}\n", example.assertion()),
+        raises: example.raises(),
     }))
 }
 
@@ -104,36 +108,32 @@ mod tests {
     use crate::workflow::examples::examples;
 
     #[test]
-    fn a_call_of_pythons_own_function_imports_the_classes_it_names() {
-        let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("ledger")).unwrap();
-        std::fs::write(dir.path().join("ledger/book.py"), "class Book:\n    pass\n").unwrap();
-        let text = "Add `UnknownAccount` to ledger/errors.py.\n- [ ] `issubclass(UnknownAccount, KeyError)` is `True`\n- [ ] `isinstance(Book(), object)` is `True`\n- [ ] `len(book) == 0`\n";
+    fn a_call_of_pythons_own_function_is_its_test_and_names_the_classes_to_import() {
+        let text = "- [ ] `issubclass(UnknownAccount, KeyError)` is `True`\n- [ ] `isinstance(Book(), object)` is `True`\n- [ ] `len(book) == 0`\n- [ ] `total([1])` returns `1`\n";
         let found = examples(text);
-        let story = Story {
-            dir: dir.path(),
-            text,
-            examples: &found,
-            homes: &[],
-        };
-        let test = builtin_call_test(&story, &found[0], 1, "")
-            .unwrap()
-            .unwrap();
-        assert_eq!(test.imports, ["from ledger.errors import UnknownAccount"]);
         assert_eq!(
-            test.function,
-            "def test_issubclass_example_1():\n    assert issubclass(UnknownAccount, KeyError) == True\n"
-        );
-        let made = builtin_call_test(&story, &found[1], 2, "")
-            .unwrap()
-            .unwrap();
-        assert_eq!(made.imports, ["from ledger.book import Book"]);
-        assert_eq!(
-            builtin_call_test(&story, &found[2], 3, "").unwrap().err(),
-            Some(Unwritten::UnknownObject {
-                object: "book".into()
+            builtin_call(&found[0], 1, "").unwrap(),
+            Ok(BuiltinCall {
+                classes: vec!["UnknownAccount".into()],
+                function: "def test_issubclass_example_1():\n    assert issubclass(UnknownAccount, KeyError) == True\n".into(),
+                raises: false,
             })
         );
+        let made = builtin_call(&found[1], 2, "def test_isinstance_example_2():\n").unwrap();
+        assert_eq!(made.as_ref().unwrap().classes, ["Book"]);
+        assert!(made
+            .unwrap()
+            .function
+            .starts_with("def test_isinstance_example_2_of_the_story():"));
+        assert_eq!(builtin_call(&found[2], 3, ""), Some(Err("book".into())));
+        assert_eq!(builtin_call(&found[3], 4, ""), None);
+        let raising = examples("- [ ] `len(Shelf())` raises `EmptyShelf`");
+        let call = builtin_call(&raising[0], 1, "").unwrap().unwrap();
+        assert_eq!(call.classes, ["Shelf", "EmptyShelf"]);
+        assert!(call.raises);
+        assert!(call
+            .function
+            .ends_with("    with pytest.raises(EmptyShelf): len(Shelf())\n"));
     }
 
     #[test]

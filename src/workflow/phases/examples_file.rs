@@ -14,6 +14,7 @@ use crate::workflow::story_classes::{class_of, method_owner, snake_case};
 use crate::workflow::tree_definitions::{python_file_defining, tree_files};
 use crate::workflow::unknown_methods::methods_of;
 
+use super::builtin_calls::{builtin_call, BuiltinCall};
 use super::setup_in_words::{method_in_words, set_up_in_words};
 
 /// What the file is written from.
@@ -110,9 +111,9 @@ impl std::fmt::Display for NotAdded {
 }
 
 /// One example's test function and the imports it needs.
-pub(super) struct ExampleTest {
-    pub(super) imports: Vec<String>,
-    pub(super) function: String,
+struct ExampleTest {
+    imports: Vec<String>,
+    function: String,
 }
 
 /// `import pytest` goes first, the rest in order, each once.
@@ -254,8 +255,9 @@ fn example_test(
     number: usize,
     text: &str,
 ) -> Result<ExampleTest, Unwritten> {
-    if let Some(test) = super::builtin_calls::builtin_call_test(story, example, number, text) {
-        return test;
+    if let Some(call) = builtin_call(example, number, text) {
+        let call = call.map_err(|object| Unwritten::UnknownObject { object })?;
+        return builtin_test(story, call, text);
     }
     let mut imports = Vec::new();
     let mut callee = example.call.split('(').next().unwrap_or_default().trim();
@@ -357,6 +359,23 @@ fn example_test(
         imports,
         function: format!("def {test_name}():\n{body}"),
     })
+}
+
+/// The test of an example calling Python's own function, each class it names imported from
+/// where an exception would be ([`exception_home`]), else beside the story's first function.
+fn builtin_test(story: &Story, call: BuiltinCall, text: &str) -> Result<ExampleTest, Unwritten> {
+    let beside = story.homes.first().map_or("", |(_, file)| file.as_str());
+    let mut imports = Vec::new();
+    if call.raises {
+        add_import(&mut imports, "import pytest".to_string());
+    }
+    for name in call.classes.into_iter().filter(|c| !imports_name(text, c)) {
+        let module = exception_home(story, &name, beside, text);
+        let module = module.ok_or_else(|| Unwritten::NoHome { name: name.clone() })?;
+        add_import(&mut imports, format!("from {module} import {name}"));
+    }
+    let function = call.function;
+    Ok(ExampleTest { imports, function })
 }
 
 /// The calls the story's line makes on `object` before `example`: those it writes on the
@@ -553,12 +572,7 @@ pub(super) fn made_without_arguments(source: &str, class: &str) -> bool {
 /// else `callee_file`, the file of what raises it, where Python code keeps its exceptions
 /// most often. The story adds such an exception; its test needs a home for it, and the
 /// implementer's narrowed task asks for it in the file the test imports it from.
-pub(super) fn exception_home(
-    story: &Story,
-    name: &str,
-    callee_file: &str,
-    text: &str,
-) -> Option<String> {
+fn exception_home(story: &Story, name: &str, callee_file: &str, text: &str) -> Option<String> {
     if imports_name(text, name) {
         return None;
     }
@@ -603,6 +617,17 @@ mod tests {
             examples: &found,
             homes: &homes,
         })
+    }
+
+    #[test]
+    fn a_call_of_pythons_own_function_imports_the_classes_it_names_from_their_homes() {
+        let text = "Add `Overdrawn` to bank/errors.py.\n- [ ] `issubclass(Overdrawn, ValueError)` is `True`\n- [ ] `isinstance(Ledger(), object)` is `True`";
+        assert_eq!(
+            written(text, &[("bank/book.py", "class Ledger:\n    pass\n")]).unwrap(),
+            "from bank.errors import Overdrawn\nfrom bank.book import Ledger\n\n\ndef test_issubclass_example_1():\n    assert issubclass(Overdrawn, ValueError) == True\n\n\ndef test_isinstance_example_2():\n    assert isinstance(Ledger(), object) == True\n"
+        );
+        // An object the story makes in words is no class to import.
+        assert_eq!(written("- [ ] `len(ledger) == 0`", &[]), None);
     }
 
     #[test]
