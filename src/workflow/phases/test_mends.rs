@@ -14,7 +14,9 @@ use crate::workflow::examples::{
 };
 use crate::workflow::invented_expectations::without_invented_expectations;
 use crate::workflow::loose_assertions::loose_assertions_gathered;
-use crate::workflow::misplaced_imports::definitions_imported_as_modules;
+use crate::workflow::misplaced_imports::{
+    definitions_imported_as_modules, python_names_unimported,
+};
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
 use crate::workflow::python_lines::{definition_block, indent, kept_lines};
 use crate::workflow::unknown_methods;
@@ -40,6 +42,7 @@ impl Mends<'_> {
         notes.extend(self.drop_unused_self(path));
         notes.extend(self.drop_imports_of_itself(path));
         notes.extend(self.import_definitions_from_modules(path));
+        notes.extend(self.import_nothing_of_pythons_own(path));
         notes.extend(self.drop_calls_of_tests(path));
         notes.extend(self.drop_unknown_parameters(path));
         notes.extend(self.drop_raises_as_values(path));
@@ -112,6 +115,16 @@ impl Mends<'_> {
         Some(format!(
             "imported the functions and classes that `{path}` imported as modules from their \
              modules: `import module.function` fails before any test runs"
+        ))
+    }
+
+    /// Takes Python's own names out of imports from the project's modules
+    /// ([`python_names_unimported`]).
+    fn import_nothing_of_pythons_own(&self, path: &str) -> Option<String> {
+        self.rewrite(path, |text| python_names_unimported(self.dir, text))?;
+        Some(format!(
+            "took Python's own names out of `{path}`'s imports from the project: they need no \
+             import, and no module of the project gives them"
         ))
     }
 
