@@ -14,45 +14,29 @@ use crate::python_builtins::{PYTHON_EXCEPTIONS, PYTHON_FUNCTIONS};
 /// fails at collection ("'pantry.prices' is not a package"), and were refused whole
 /// (2026-12-07). `None` when there is no such line.
 pub fn definitions_imported_as_modules(root: &Path, text: &str) -> Option<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut mended = false;
-    for line in text.lines() {
+    lines_replaced(text, |line| {
         let indent = &line[..line.len() - line.trim_start().len()];
-        let Some(imported) = line
+        let imported = line
             .trim_start()
             .strip_prefix("import ")
             .map(|rest| rest.split('#').next().unwrap_or(rest).trim())
-            .filter(|rest| !rest.contains(','))
-        else {
-            out.push(line.to_string());
-            continue;
-        };
+            .filter(|rest| !rest.contains(','))?;
         let (dotted, alias) = match imported.split_once(" as ") {
             Some((dotted, alias)) => (dotted.trim(), Some(alias.trim())),
             None => (imported, None),
         };
-        let home = dotted.rsplit_once('.').filter(|(module, name)| {
+        let (module, name) = dotted.rsplit_once('.').filter(|(module, name)| {
             module_source(root, dotted).is_none()
                 && module_source(root, module).is_some_and(|(_, source)| defines(&source, name))
-        });
-        let Some((module, name)) = home else {
-            out.push(line.to_string());
-            continue;
-        };
-        mended = true;
-        match alias {
-            Some(alias) => out.push(format!("{indent}from {module} import {name} as {alias}")),
-            None => {
-                out.push(format!("{indent}import {module}"));
-                out.push(format!("{indent}from {module} import {name}"));
-            }
-        }
-    }
-    if !mended {
-        return None;
-    }
-    let ending = if text.ends_with('\n') { "\n" } else { "" };
-    Some(format!("{}{ending}", out.join("\n")))
+        })?;
+        Some(match alias {
+            Some(alias) => vec![format!("{indent}from {module} import {name} as {alias}")],
+            None => vec![
+                format!("{indent}import {module}"),
+                format!("{indent}from {module} import {name}"),
+            ],
+        })
+    })
 }
 
 /// `text` (Python tests) without Python's own names in its `from <module> import …` lines
@@ -61,21 +45,15 @@ pub fn definitions_imported_as_modules(root: &Path, text: &str) -> Option<String
 /// 2026-12-07), an import no code of the story's makes work, for `ValueError` needs none. A
 /// line left with no name goes. `None` when there is no such name.
 pub fn python_names_unimported(root: &Path, text: &str) -> Option<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut mended = false;
-    for line in text.lines() {
+    lines_replaced(text, |line| {
         let indent = &line[..line.len() - line.trim_start().len()];
-        let parsed = line
+        let (module, names) = line
             .trim_start()
             .strip_prefix("from ")
             .and_then(|rest| rest.split_once(" import "))
             .filter(|(module, names)| {
                 !names.contains(['(', '\\', '#']) && is_tree_module(root, module.trim())
-            });
-        let Some((module, names)) = parsed else {
-            out.push(line.to_string());
-            continue;
-        };
+            })?;
         let module = module.trim();
         let (own, kept): (Vec<&str>, Vec<&str>) = names
             .split(',')
@@ -88,15 +66,33 @@ pub fn python_names_unimported(root: &Path, text: &str) -> Option<String> {
                 python_own && !module_defines(root, module, name)
             });
         if own.is_empty() {
-            out.push(line.to_string());
-            continue;
+            return None;
         }
-        mended = true;
-        if !kept.is_empty() {
-            out.push(format!("{indent}from {module} import {}", kept.join(", ")));
+        Some(match kept.is_empty() {
+            true => Vec::new(),
+            false => vec![format!("{indent}from {module} import {}", kept.join(", "))],
+        })
+    })
+}
+
+/// `text` with each line that `replace` gives lines for replaced by them (by none: the line
+/// goes), its last newline kept; `None` when no line is replaced.
+fn lines_replaced(
+    text: &str,
+    mut replace: impl FnMut(&str) -> Option<Vec<String>>,
+) -> Option<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut replaced = false;
+    for line in text.lines() {
+        match replace(line) {
+            Some(lines) => {
+                replaced = true;
+                out.extend(lines);
+            }
+            None => out.push(line.to_string()),
         }
     }
-    if !mended {
+    if !replaced {
         return None;
     }
     let ending = if text.ends_with('\n') { "\n" } else { "" };
