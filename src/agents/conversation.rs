@@ -9,6 +9,7 @@
 mod answers;
 mod calls;
 mod done_reading;
+mod ending;
 mod history;
 mod trim;
 
@@ -23,28 +24,11 @@ use super::llm::{
 use super::transcript::Transcript;
 use super::{ToolExecutor, WorkCheck};
 pub use crate::config::ToolProtocol;
-use crate::protocol::TranscriptEntry;
 use calls::Reading;
 use done_reading::DoneReading;
+pub use ending::Conversation;
+use ending::{after_repeat, failed_check, finish, leave_out_calls, AfterRepeat};
 use history::{record_request, record_response, reply_as_text, with_results};
-
-#[derive(Debug, Clone, PartialEq)]
-pub struct Conversation {
-    /// The content of the last reply, the one without tool calls.
-    pub final_text: String,
-    /// Summed over every request made, including a retry without tools.
-    pub usage: Usage,
-    pub turns: u32,
-    pub tool_calls: u32,
-    /// The last reply was cut off by the reply cap (finish_reason `length`).
-    pub truncated: bool,
-    /// The last reply was asked for with a JSON schema.
-    pub structured: bool,
-    /// Why the server refused the tools, when it did and the conversation went on without.
-    pub tools_refused: Option<String>,
-    /// Times a failed work check was sent back to the model.
-    pub check_rounds: u32,
-}
 
 /// What every request of a conversation asks for besides its messages.
 #[derive(Debug, Clone, Copy, Default)]
@@ -309,8 +293,8 @@ async fn run_turns(
             }
             if answered.repeats(last_failed.as_ref()) {
                 let check = prompt.check;
-                let Some(feedback) =
-                    after_repeat(check, reply, max_turns, &reading, transcript, done).await
+                let AfterRepeat::Feedback(feedback) =
+                    after_repeat(check, reply, max_turns, &reading, false, transcript, done).await
                 else {
                     return Ok(());
                 };
@@ -402,12 +386,35 @@ async fn run_turns(
         .await?;
         if answered.repeats(last_failed.as_ref()) {
             let check = prompt.check;
-            let Some(feedback) =
-                after_repeat(check, reply, max_turns, &reading, transcript, done).await
-            else {
-                return Ok(());
-            };
-            with_results(&mut messages, feedback);
+            let only_read_again = answered.only_already_done();
+            match after_repeat(
+                check,
+                reply,
+                max_turns,
+                &reading,
+                only_read_again,
+                transcript,
+                done,
+            )
+            .await
+            {
+                AfterRepeat::Feedback(feedback) => with_results(&mut messages, feedback),
+                AfterRepeat::Ended => return Ok(()),
+                AfterRepeat::AskForAnswer => {
+                    return last_call(
+                        client,
+                        &mut messages,
+                        WhyNoTools::Repeated,
+                        &reading,
+                        options,
+                        transcript,
+                        done,
+                        tools,
+                        &mut answered_since_change,
+                    )
+                    .await;
+                }
+            }
             last_failed = None;
             continue;
         }
@@ -446,6 +453,8 @@ enum WhyNoTools<'r> {
     BudgetSpent(&'r ChatReply),
     /// A read-only agent tried again to write; its calls were answered already.
     WritesRefused,
+    /// The same calls again, and nothing else: they were answered already.
+    Repeated,
 }
 
 /// The model still calls tools, but its turns are spent or it is done reading: the tools are
@@ -484,6 +493,10 @@ async fn last_call(
             );
             messages.len() - 1
         }
+        WhyNoTools::Repeated => {
+            with_results(messages, super::prompts::repeats_answer_now().to_string());
+            messages.len() - 1
+        }
     };
     done.turns += 1;
     let last = send(client, messages, recorded, &[], options, transcript, done)
@@ -508,93 +521,6 @@ async fn last_call(
     finish(last, transcript, done);
     leave_out_calls(reading, transcript, done);
     Ok(())
-}
-
-/// The answer that ends a conversation on calls (its turns spent, or the same calls again)
-/// without those calls: they were not run, and a phase that writes its answer into the story
-/// would hand them to the next agent as an example to copy.
-fn leave_out_calls(reading: &Reading, transcript: &Transcript, done: &mut Conversation) {
-    let answer = reading.answer_without_calls(&done.final_text);
-    if answer != done.final_text {
-        transcript.record(
-            "calls_left_out",
-            json!({"turn": done.turns, "kept_chars": answer.len()}),
-        );
-        done.final_text = answer;
-    }
-}
-
-/// The model sent the same failing calls again after reading their results. The work check
-/// may say what the failure messages did not (a function still missing, an acceptance test
-/// red), and its rounds are bounded: its feedback is returned to send back. Without it the
-/// reply ends the conversation as its answer, which the phase's output check will judge (and
-/// a retry can then ask differently), and `None` is returned.
-///
-/// Ending at once lost a story in a recorded run: the model wrote the fixed acceptance file
-/// twice, both writes were refused, and the conversation ended before any test round could
-/// say what was still red.
-async fn after_repeat(
-    check: Option<&dyn WorkCheck>,
-    reply: ChatReply,
-    max_turns: u32,
-    reading: &Reading,
-    transcript: &Transcript,
-    done: &mut Conversation,
-) -> Option<String> {
-    if let Some(feedback) = failed_check(check, &reply, max_turns, transcript, done).await {
-        return Some(feedback);
-    }
-    transcript.record(
-        "repeated_calls",
-        json!({"turn": done.turns, "action": "ended the conversation"}),
-    );
-    finish(reply, transcript, done);
-    leave_out_calls(reading, transcript, done);
-    None
-}
-
-/// Runs the work check once the model says it is done; a failure, while rounds are left, is
-/// the feedback to send back.
-async fn failed_check(
-    check: Option<&dyn WorkCheck>,
-    reply: &ChatReply,
-    max_turns: u32,
-    transcript: &Transcript,
-    done: &mut Conversation,
-) -> Option<String> {
-    let check = check?;
-    // A reply cut off by the cap is no claim to be done: the check would judge half a change.
-    if reply.finish_reason.as_deref() == Some("length") {
-        return None;
-    }
-    let feedback = check.run().await?;
-    let rounds_left = done.check_rounds < check.feedback_rounds();
-    if !rounds_left || done.turns >= max_turns {
-        return None;
-    }
-    done.check_rounds += 1;
-    transcript.record(
-        "check_feedback",
-        json!({"round": done.check_rounds, "of": check.feedback_rounds()}),
-    );
-    Some(feedback)
-}
-
-fn finish(reply: ChatReply, transcript: &Transcript, done: &mut Conversation) {
-    done.truncated = reply.finish_reason.as_deref() == Some("length");
-    done.final_text = reply
-        .content
-        .as_deref()
-        .map(super::text_calls::without_template_markup)
-        .unwrap_or_default();
-    transcript.entry(TranscriptEntry::Done {
-        turns: done.turns,
-        tool_calls: done.tool_calls,
-        usage: done.usage,
-        truncated: done.truncated,
-        structured: done.structured,
-        check_rounds: done.check_rounds,
-    });
 }
 
 #[cfg(test)]

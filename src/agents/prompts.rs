@@ -470,6 +470,13 @@ pub fn writes_refused_answer_now() -> &'static str {
      in the form the task asks for, without any tool call."
 }
 
+/// Told to an agent that sent again calls it had read the answers of, with its tools withdrawn.
+pub fn repeats_answer_now() -> &'static str {
+    "You asked again for what you have already read: no more tool calls will run. Give your \
+     final answer now, from what you have read so far, in the form the task asks for, without \
+     any tool call."
+}
+
 /// Sent back when a reply held a call that could not be read.
 pub fn unreadable_call(why: &str, text_only: bool) -> String {
     let form = if text_only {

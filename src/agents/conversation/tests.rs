@@ -1331,3 +1331,59 @@ async fn a_fence_of_calls_to_tools_the_agent_lacks_is_no_written_answer() {
     assert_eq!(done.final_text, "The plan.");
     assert_eq!(done.usage.requests, 2);
 }
+
+#[tokio::test]
+async fn the_same_read_three_times_and_nothing_else_is_asked_for_its_answer() {
+    let server = MockServer::start().await;
+    // Recorded (Qwen2.5-Coder-1.5B, text protocol, research of a drive's `f_to_c`,
+    // 2026-12-07): this reply three times. The conversation ended on the third, its answer was
+    // empty once the call was left out, and the phase refused it and began again from nothing.
+    let recorded =
+        "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"thermo/convert.py\"}}\n```";
+    answer(&server, ok(completion(Some(recorded), &[])), 3).await;
+    let findings = "# Relevant Files\n\n- `thermo/convert.py` holds `c_to_f`.";
+    answer(&server, ok(completion(Some(findings), &[])), 1).await;
+    let tools = ReadingTools::default();
+    let board = tempfile::tempdir().unwrap();
+    let transcript =
+        Transcript::create(board.path(), &StoryId::from("story-1"), "research").unwrap();
+    let prompt = Prompt {
+        system: "sys",
+        user: "task",
+        tools: Some(&tools),
+        check: None,
+        options: ConverseOptions {
+            protocol: ToolProtocol::Text,
+            ..ConverseOptions::default()
+        },
+    };
+
+    let done = converse_with(&client(&server), prompt, 12, &transcript)
+        .await
+        .unwrap();
+
+    assert_eq!(done.final_text, findings);
+    let bodies = request_bodies(&server).await;
+    assert_eq!(
+        bodies.len(),
+        4,
+        "three replies of the call, then the answer"
+    );
+    let asked = bodies[3]["messages"].as_array().unwrap();
+    let asked = asked.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        asked.contains("You asked again for what you have already read"),
+        "{asked}"
+    );
+    assert_eq!(
+        tools.0.calls.lock().unwrap().len(),
+        1,
+        "the file was read once"
+    );
+    let repeats = entries(&transcript, "repeated_calls");
+    assert_eq!(repeats.len(), 1);
+    assert_eq!(
+        repeats[0]["action"],
+        "tools withdrawn; asked for the answer"
+    );
+}
