@@ -352,7 +352,10 @@ impl Agents for LlmAgents {
             prompts::project_context(request.work_dir, &self.board_dir),
             prompts::repository_map(request.work_dir, &self.board_dir, naming)
         );
-        if !request.phase.reads_only() {
+        // Research is shown them too: it read them turn by turn, each turn a whole prompt on a
+        // slow server, and ended on reading them again (docs/design.md §21). Plan is not: shown
+        // a file, the small model writes it out, which a plan may not do.
+        if !request.phase.reads_only() || request.phase == Phase::Research {
             let files = prompts::named_files(request.work_dir, &self.board_dir, naming);
             if !files.text.is_empty() {
                 context = format!("{context}\n{}", files.text);

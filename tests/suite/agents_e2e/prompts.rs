@@ -258,3 +258,39 @@ async fn implement_is_shown_the_plan_and_the_files_the_story_names_not_what_its_
         assert!(!prompt.contains(left_out), "{left_out:?} in:\n{prompt}");
     }
 }
+
+#[tokio::test]
+async fn research_is_shown_the_files_the_story_names_and_plan_is_not() {
+    // The 1.5B model's research read the story's file turn by turn and ended on reading it
+    // again, its answer empty (a drive, 2026-12-07); a plan shown a file writes it out.
+    let p = Project::new().await;
+    p.env.write(
+        "thermo/convert.py",
+        "def c_to_f(celsius):\n    return celsius * 9 / 5 + 32\n",
+    );
+    let story = p.story(
+        "Fahrenheit to Celsius",
+        "Add `f_to_c(fahrenheit)` to thermo/convert.py.",
+        "- [ ] `f_to_c(212)` returns `100.0`",
+        "ready",
+        &[],
+    );
+    p.fake.set_default(
+        "research",
+        Reply::text("The function goes beside `c_to_f` in thermo/convert.py."),
+    );
+    p.fake.set_default(
+        "plan",
+        Reply::text("1. Add `f_to_c` to thermo/convert.py, beside `c_to_f`."),
+    );
+
+    p.step(&story, "research").success();
+    p.step(&story, "plan").success();
+
+    let shown = "## thermo/convert.py\n```python\ndef c_to_f(celsius):";
+    let research = p.fake.requests_for("research")[0].user_message();
+    assert!(research.contains(shown), "{research}");
+    let plan = p.fake.requests_for("plan")[0].user_message();
+    assert!(!plan.contains(shown), "{plan}");
+    assert!(plan.contains("- file thermo/convert.py (exists)"), "{plan}");
+}
