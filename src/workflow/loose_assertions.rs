@@ -11,6 +11,10 @@
 /// `parse_quantity`'s three raising examples so, and every round after heard only "DID NOT
 /// RAISE" from the collection.
 ///
+/// A `try:` at the top level whose clauses assert is such a test too: the 1.5B model wrote
+/// `f_to_c(-459.67)` in one, `except ValueError` and `else: assert False`, and it ran at
+/// collection (a drive, 2026-12-07).
+///
 /// A call standing alone before an assertion (`cart.add("apple", 3)`) is the assertions' setup
 /// and goes with them, in its place: left at the top it ran at collection, and the 1.5B model's
 /// `assert cart.total_items() == 0`, two `cart.add(…)` and `assert cart.total_items() == 5`
@@ -75,6 +79,10 @@ fn with_tests(kept: &[&str], gathered: &[Vec<&str>], raising: &[Vec<&str>], name
         out.push_str(&format!("{gap}def {test}():\n"));
         indented(&mut out, lines);
     }
+    if !out.ends_with('\n') {
+        // Nothing was gathered: the kept lines end without one.
+        out.push('\n');
+    }
     for (at, block) in raising.iter().enumerate() {
         out.push_str(&format!("\n\ndef test_{name}_raises_{}():\n", at + 1));
         indented(&mut out, block);
@@ -87,7 +95,8 @@ fn with_tests(kept: &[&str], gathered: &[Vec<&str>], raising: &[Vec<&str>], name
 enum Statement {
     /// `assert …`
     Assertion,
-    /// `with pytest.raises(…):` and its body.
+    /// `with pytest.raises(…):` and its body, or a `try:` whose clauses assert (`except
+    /// ValueError: pass` / `else: assert False`).
     Raising,
     /// A call standing alone: `cart.add("apple", 3)`.
     Call,
@@ -103,7 +112,7 @@ fn top_level_statements(text: &str) -> Vec<(Statement, Vec<&str>)> {
     while let Some(line) = lines.next() {
         let kind = if line.starts_with("assert ") {
             Statement::Assertion
-        } else if is_raising_block(line) {
+        } else if is_raising_block(line) || line.trim_end() == "try:" {
             Statement::Raising
         } else if is_call_statement(line) {
             Statement::Call
@@ -115,15 +124,24 @@ fn top_level_statements(text: &str) -> Vec<(Statement, Vec<&str>)> {
         let mut open = bracket_depth(line);
         // Continuation lines of a long statement, and a block's body, are indented under it
         // or close its brackets.
+        // A `try:` goes on with its clauses.
+        let trial = line.trim_end() == "try:";
         while let Some(next) = lines.peek() {
             let continues = (next.starts_with(char::is_whitespace) && !next.trim().is_empty())
-                || (open > 0 && !next.trim().is_empty());
+                || (open > 0 && !next.trim().is_empty())
+                || (trial && is_try_clause(next));
             if !continues {
                 break;
             }
             open += bracket_depth(next);
             block.push(next);
             lines.next();
+        }
+        if trial && !block.iter().any(|line| asserts(line.trim_start())) {
+            // `try: from x import y` / `except ImportError: y = None` binds a name the
+            // tests use: it stays at the top level.
+            statements.push((Statement::Other, block));
+            continue;
         }
         statements.push((kind, block));
     }
@@ -164,6 +182,19 @@ fn is_call_statement(line: &str) -> bool {
         && !first.starts_with("test")
         && !callee.ends_with(".main")
         && line[callee.len()..].starts_with('(')
+}
+
+/// A clause of a `try:` at the top level: `except …:`, `else:` or `finally:`.
+fn is_try_clause(line: &str) -> bool {
+    let line = line.trim_end();
+    (line.starts_with("except") || line == "else:" || line == "finally:") && line.ends_with(':')
+}
+
+/// Whether a statement fails a test: `assert …`, `pytest.fail(…)` or `raise AssertionError`.
+fn asserts(statement: &str) -> bool {
+    ["assert ", "pytest.fail(", "raise AssertionError"]
+        .iter()
+        .any(|start| statement.starts_with(start))
 }
 
 /// `with pytest.raises(ValueError):` (or `with raises(…)`, as imported from pytest).
@@ -212,6 +243,20 @@ mod tests {
         );
         let inside = "def test_it():\n    with pytest.raises(ValueError):\n        f()\n";
         assert_eq!(loose_assertions_gathered(inside, "x"), None);
+    }
+
+    #[test]
+    fn a_try_at_the_top_level_that_asserts_is_a_test_of_its_own() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive's `f_to_c`, 2026-12-07): the try ran at
+        // collection, beside the two examples the tool had gathered.
+        let loose = "import thermo.convert\n\ntry:\n    thermo.convert.f_to_c(-459.67)\nexcept ValueError:\n    assert True\nelse:\n    assert False\n\n\ndef test_story_examples_1():\n    assert thermo.convert.f_to_c(212) == 100.0\n";
+        assert_eq!(
+            loose_assertions_gathered(loose, "story_examples").unwrap(),
+            "import thermo.convert\n\n\n\ndef test_story_examples_1():\n    assert thermo.convert.f_to_c(212) == 100.0\n\n\ndef test_story_examples_raises_1():\n    try:\n        thermo.convert.f_to_c(-459.67)\n    except ValueError:\n        assert True\n    else:\n        assert False\n"
+        );
+        // A try that only binds a name stays where it is.
+        let optional = "try:\n    from m import f\nexcept ImportError:\n    f = None\n\n\ndef test_f():\n    assert f\n";
+        assert_eq!(loose_assertions_gathered(optional, "x"), None);
     }
 
     #[test]

@@ -195,7 +195,8 @@ impl Mends<'_> {
         })?;
         Some(format!(
             "gathered the assertions of `{path}` that stood outside any test into \
-             `test_story_examples` (each `pytest.raises` block into a test of its own)"
+             `test_story_examples` (each `pytest.raises` block, and each `try` that asserts, \
+             into a test of its own)"
         ))
     }
 
