@@ -5,6 +5,7 @@
 use std::path::Path;
 
 use super::python_imports::{bound_by_import, defines, module_defines, module_source};
+use super::python_lines::lines_replaced;
 use crate::python_builtins::{PYTHON_EXCEPTIONS, PYTHON_FUNCTIONS};
 
 /// `text` (Python tests) with each `import <module>.<name>` whose `<module>` is a module of
@@ -73,30 +74,6 @@ pub fn python_names_unimported(root: &Path, text: &str) -> Option<String> {
             false => vec![format!("{indent}from {module} import {}", kept.join(", "))],
         })
     })
-}
-
-/// `text` with each line that `replace` gives lines for replaced by them (by none: the line
-/// goes), its last newline kept; `None` when no line is replaced.
-fn lines_replaced(
-    text: &str,
-    mut replace: impl FnMut(&str) -> Option<Vec<String>>,
-) -> Option<String> {
-    let mut out: Vec<String> = Vec::new();
-    let mut replaced = false;
-    for line in text.lines() {
-        match replace(line) {
-            Some(lines) => {
-                replaced = true;
-                out.extend(lines);
-            }
-            None => out.push(line.to_string()),
-        }
-    }
-    if !replaced {
-        return None;
-    }
-    let ending = if text.ends_with('\n') { "\n" } else { "" };
-    Some(format!("{}{ending}", out.join("\n")))
 }
 
 /// The names Python `code` imports by `from <module> import …` from a module of the tree at

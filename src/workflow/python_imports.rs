@@ -12,6 +12,7 @@
 use std::path::Path;
 
 use super::named_functions::mentions_word;
+use super::python_lines::lines_replaced;
 use super::unloaded_tests::unloaded_files;
 
 /// The name the first `NameError: name 'X' is not defined` of a test run's `output` names.
@@ -421,20 +422,15 @@ pub fn imports_from_homes(
     text: &str,
     homes: &[(String, String)],
 ) -> Option<(String, Vec<String>)> {
-    let mut out: Vec<String> = Vec::new();
     let mut replaced = Vec::new();
-    for line in text.lines() {
+    let mended = lines_replaced(text, |line| {
         // An import inside a test function is mended in place, at its indentation.
         let indent = &line[..line.len() - line.trim_start().len()];
-        let Some((module, names)) = line
+        let (module, names) = line
             .trim_start()
             .strip_prefix("from ")
             .and_then(|rest| rest.split_once(" import "))
-            .filter(|(_, names)| !names.contains(['(', '\\', '#']))
-        else {
-            out.push(line.to_string());
-            continue;
-        };
+            .filter(|(_, names)| !names.contains(['(', '\\', '#']))?;
         let module = module.trim();
         let (mut kept, mut moved): (Vec<&str>, Vec<(String, &str)>) = (Vec::new(), Vec::new());
         for item in names
@@ -454,24 +450,22 @@ pub fn imports_from_homes(
             }
         }
         if moved.is_empty() {
-            out.push(line.to_string());
-            continue;
+            return None;
         }
         replaced.push(line.trim().to_string());
-        if !kept.is_empty() {
-            out.push(format!("{indent}from {module} import {}", kept.join(", ")));
-        }
-        out.extend(
-            moved
-                .into_iter()
-                .map(|(home, item)| format!("{indent}from {home} import {item}")),
-        );
-    }
-    if replaced.is_empty() {
-        return None;
-    }
-    let ending = if text.ends_with('\n') { "\n" } else { "" };
-    Some((format!("{}{ending}", out.join("\n")), replaced))
+        let kept =
+            (!kept.is_empty()).then(|| format!("{indent}from {module} import {}", kept.join(", ")));
+        Some(
+            kept.into_iter()
+                .chain(
+                    moved
+                        .into_iter()
+                        .map(|(home, item)| format!("{indent}from {home} import {item}")),
+                )
+                .collect(),
+        )
+    })?;
+    Some((mended, replaced))
 }
 
 /// Whether the module `module` of the tree at `root` binds `name` at its top level: defines it,

@@ -99,6 +99,30 @@ fn bracket_balance(line: &str) -> i32 {
     balance
 }
 
+/// `text` with each line that `replace` gives lines for replaced by them (by none: the line
+/// goes), its last newline kept; `None` when no line is replaced.
+pub fn lines_replaced(
+    text: &str,
+    mut replace: impl FnMut(&str) -> Option<Vec<String>>,
+) -> Option<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut replaced = false;
+    for line in text.lines() {
+        match replace(line) {
+            Some(lines) => {
+                replaced = true;
+                out.extend(lines);
+            }
+            None => out.push(line.to_string()),
+        }
+    }
+    if !replaced {
+        return None;
+    }
+    let ending = if text.ends_with('\n') { "\n" } else { "" };
+    Some(format!("{}{ending}", out.join("\n")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
