@@ -148,9 +148,14 @@ pub fn narrowed_task(
     let owner = method_owner(story_text, &missing.name)
         .map(|(_, class)| class)
         .filter(|class| in_file.contains(class));
+    // A class named as the function itself is the model's mistake, no home: the 1.5B model
+    // wrote `class format_volume:` for "Add `format_volume(cubic_mm)`", and each of nine
+    // answers written for the function alone went into it as a method (sawmill
+    // `format-volume`, 2026-12-07). The function's answer takes the class's place.
     let class = owner.or_else(|| {
         in_file
             .into_iter()
+            .filter(|class| *class != missing.name)
             .find(|class| mentions_word(story_text, class))
     });
     let class = class.filter(|_| !names_a_class(&missing.name));
@@ -545,6 +550,28 @@ mod tests {
         let task =
             narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
         assert_eq!(task.class.as_deref(), Some("Shelf"));
+    }
+
+    #[test]
+    fn a_function_written_as_a_class_of_its_name_is_replaced_by_the_answer() {
+        // Recorded (Qwen2.5-Coder-1.5B, sawmill `format-volume`, 2026-12-07), shortened.
+        let dir = tempfile::tempdir().unwrap();
+        let written = "CUBIC_MM_PER_CUBIC_METRE = 1000 ** 3\n\n\nclass format_volume:\n    def __init__(self, cubic_mm):\n        self.cubic_mm = cubic_mm\n\n    def __str__(self):\n        return f\"{self.cubic_mm} m³\"\n";
+        std::fs::write(dir.path().join("timber.py"), written).unwrap();
+        let missing = Missing {
+            name: "format_volume".into(),
+            file: Some("timber.py".into()),
+        };
+        let story = "Add `format_volume(cubic_mm)` to `timber.py`: `format_volume(11280000)` returns `\"0.011 m³\"`.";
+        let task =
+            narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
+        assert_eq!(task.class, None);
+        let answer = "def format_volume(cubic_mm):\n    return f\"{cubic_mm / CUBIC_MM_PER_CUBIC_METRE:.3f} m³\"\n";
+        let merged = merge_definition(written, task.class.as_deref(), &task.name, answer).unwrap();
+        assert_eq!(
+            merged,
+            format!("CUBIC_MM_PER_CUBIC_METRE = 1000 ** 3\n\n\n{answer}")
+        );
     }
 
     #[test]
