@@ -194,6 +194,7 @@ async fn run_turns(
     let mut last_failed: Option<Answered> = None;
     let mut answered_since_change = AnsweredCalls::default();
     let mut done_reading = DoneReading::default();
+    let mut told_unchanged = false;
     loop {
         done.turns += 1;
         let sent = send(
@@ -342,6 +343,24 @@ async fn run_turns(
                     )));
                     continue;
                 }
+            }
+            let cut_off = reply.finish_reason.as_deref() == Some("length");
+            if prompt.check.is_some() && cut_off && !told_unchanged && done.turns < max_turns {
+                // Cut off before it changed anything is no end of the work: the 1.5B model's
+                // implement wrote notes of changes it never made, over and over until the loop
+                // watch cut it off, and the action ended there on one test run (sawmill
+                // `overlength-pieces`, 2026-12-07). Told once: a model that does it again
+                // ends, and the workflow asks for what is missing alone.
+                told_unchanged = true;
+                transcript.record(
+                    "reply_cut_off",
+                    json!({"turn": done.turns, "changed": false}),
+                );
+                messages.push(reply_as_text(&reply));
+                messages.push(ChatMessage::User(
+                    super::prompts::cut_off_before_a_change().to_string(),
+                ));
+                continue;
             }
             if let Some(feedback) =
                 failed_check(prompt.check, &reply, max_turns, transcript, done).await

@@ -332,6 +332,12 @@ pub fn change_cut_off() -> &'static str {
      line or two what you changed."
 }
 
+/// Told when a reply that changed no file was cut off at the reply cap.
+pub fn cut_off_before_a_change() -> &'static str {
+    "Your reply was cut off at the reply limit, and it changed no file. Make the change first, \
+     then say in a line or two what you changed."
+}
+
 pub fn gate_system() -> String {
     format!(
         "{}\nYou decide whether a phase's output is good enough to keep. Start your answer with exactly one decision line:\nAPPROVE\nRETRY: <what to improve>\nRETRY_PREDECESSOR <phase>: <what the previous phase must redo>\nREJECT: <why the story cannot go on>\nWhen your answer is a JSON object, put the keyword in `decision`, the phase of RETRY_PREDECESSOR in `phase` (else null), and the text after the colon in `feedback`.",

@@ -1387,3 +1387,39 @@ async fn the_same_read_three_times_and_nothing_else_is_asked_for_its_answer() {
         "tools withdrawn; asked for the answer"
     );
 }
+
+#[tokio::test]
+async fn notes_cut_off_before_any_change_hear_so_and_the_conversation_goes_on() {
+    let server = MockServer::start().await;
+    // Recorded (Qwen2.5-Coder-1.5B, sawmill `overlength-pieces`, 2026-12-07), shortened: notes
+    // of changes never made, cut off by the loop watch. The action ended on them.
+    let notes = "- changed `sawmill/timber.py`\n  - added `OverlengthError` class\n- checked with `pytest`:\n  - `tests/test_turn_away_pieces_longer_than_our_stock.py` passes\n\n- changed `sawmill/timber.py`\n  - added `overlength_error.py`\n- checke";
+    let cut = json!({"choices": [{"index": 0, "finish_reason": "length", "message": {"role": "assistant",
+        "content": notes}}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 221, "total_tokens": 231}});
+    answer(&server, ok(cut), 1).await;
+    let change = "timber.py\n```python\nclass OverlengthError(ValueError):\n    pass\n```";
+    answer(&server, ok(completion(Some(change), &[])), 1).await;
+    answer(
+        &server,
+        ok(completion(Some("Added OverlengthError."), &[])),
+        1,
+    )
+    .await;
+    let check = FlakyCheck::failing(0);
+    let tools = EditTools::default();
+    let prompt = whole_files(&tools, &check);
+
+    let done = converse_with(&client(&server), prompt, 8, &Transcript::disabled())
+        .await
+        .unwrap();
+
+    let bodies = request_bodies(&server).await;
+    let told = last_message_of(&bodies[1]);
+    assert!(told.contains("it changed no file"), "{told}");
+    let written = tools.0.calls.lock().unwrap().clone();
+    assert_eq!(written.len(), 1, "{written:?}");
+    assert!(written[0].1.contains("OverlengthError"), "{written:?}");
+    assert!(*check.runs.lock().unwrap() >= 1, "the change was checked");
+    assert!(!done.final_text.contains("checke"), "{}", done.final_text);
+}

@@ -837,14 +837,11 @@ async fn notes_cut_off_before_any_code_get_the_missing_function_asked_for_alone(
         &["research", "plan"],
     );
     // In kind as the 1.5B model answered (transit `fares-module`, 2026-12-06): notes under
-    // file headings, no code, until the reply cap.
+    // file headings, no code, until the reply cap; told so, the same again.
+    let notes = "### File: `transit/fares.py`\n\n**Changes**:\n- Added the `fare` function.\n";
     p.fake
-        .push(
-            "implement",
-            Reply::truncated(
-                "### File: `transit/fares.py`\n\n**Changes**:\n- Added the `fare` function.\n",
-            ),
-        )
+        .push("implement", Reply::truncated(notes))
+        .push("implement", Reply::truncated(notes))
         .push(
             "definition",
             Reply::text("```python\ndef fare(zones):\n    return 150 + 100 * zones\n```"),
@@ -852,7 +849,13 @@ async fn notes_cut_off_before_any_code_get_the_missing_function_asked_for_alone(
 
     p.step(&story, "implement").success();
 
-    assert_eq!(p.fake.requests_for("implement").len(), 1, "no retry asked");
+    let implement = p.fake.requests_for("implement");
+    assert_eq!(implement.len(), 2, "told once that nothing changed");
+    assert!(
+        implement[1].last_message().contains("it changed no file"),
+        "{}",
+        implement[1].last_message()
+    );
     let asked = p.fake.requests_for("definition");
     assert_eq!(asked.len(), 1);
     assert!(
