@@ -373,7 +373,7 @@ fn dedented(code: &str) -> String {
 /// it has one.
 fn joined(text: &str, function: &str, unset: &Unset) -> String {
     let body = format!("{}\n\n\n{}", text.trim_end(), function);
-    let imported = text.lines().any(|line| line.trim() == unset.import);
+    let imported = text.lines().any(|line| line.trim_end() == unset.import);
     let imports = match imported || examples_file::imports_name(text, &unset.class) {
         true => Vec::new(),
         false => vec![unset.import.clone()],

@@ -525,10 +525,13 @@ fn one_line(text: &str) -> String {
     joined
 }
 
-/// Whether an import line of the Python source `text` names `name`.
+/// Whether an import line at the top level of the Python source `text` names `name`. One
+/// inside a test function binds it for that test alone: the 1.5B model imported `Order` and
+/// `piece_price` inside each of its tests, and the tool's tests of the story's examples, at the
+/// top level beside them, failed on `NameError` every round (sawmill `overlength-pieces`,
+/// 2026-12-07).
 pub(super) fn imports_name(text: &str, name: &str) -> bool {
     text.lines().any(|line| {
-        let line = line.trim_start();
         (line.starts_with("from ") || line.starts_with("import "))
             && line
                 .split(|c: char| !c.is_alphanumeric() && c != '_')
