@@ -1,6 +1,6 @@
 //! Mends of the implementer's own Python files, made before each of implement's test runs
 //! (docs/design.md §21), where a small model gets the form wrong and the code right: its code
-//! loses an import of its own module, its tests get the imports they lack and lose a `self` a
+//! loses an import of its own module and imports a function as Python can, its tests get the imports they lack and lose a `self` a
 //! top-level test never uses. The story's acceptance tests are not its own: they stay as they
 //! were fixed.
 
@@ -8,7 +8,9 @@ use std::path::Path;
 
 use super::examples::{add_missing_imports, unused_self_dropped};
 use super::fixed_tests::FixedTests;
-use super::misplaced_imports::{file_imports_module, names_the_tree_lacks};
+use super::misplaced_imports::{
+    definitions_imported_as_modules, file_imports_module, names_the_tree_lacks,
+};
 use super::python_imports::{imports_from_homes, python_module, without_imports_of_itself};
 use super::tree_definitions::python_files_defining;
 use crate::agents::prompts::is_test_path;
@@ -32,6 +34,18 @@ pub fn mend(
         if !is_test_path(Path::new(path)) {
             let Ok(text) = std::fs::read_to_string(&full) else {
                 continue;
+            };
+            // `import sawmill.timber.pieces_per_board` in the 1.5B model's `orders.py` failed
+            // every test run at collection (sawmill `boards-needed`, 2026-12-07).
+            let text = match definitions_imported_as_modules(dir, &text) {
+                Some(mended) if crate::atomic_file::write(&full, mended.as_bytes()).is_ok() => {
+                    transcript.record(
+                        "source_imports_moved",
+                        serde_json::json!({"path": path, "definitions_as_modules": true}),
+                    );
+                    mended
+                }
+                _ => text,
             };
             let text = match imports_from_tree_homes(dir, &text, path) {
                 Some((mended, replaced))
@@ -125,6 +139,42 @@ mod tests {
         assert_eq!(
             replaced,
             ["from tollbooth.account import Account, Missing".to_string()]
+        );
+    }
+
+    #[test]
+    fn a_function_the_source_imports_as_a_module_is_imported_as_python_can() {
+        // Recorded (Qwen2.5-Coder-1.5B, sawmill `boards-needed`, 2026-12-07), shortened.
+        let orders = "from .timber import parse_section\nimport sawmill.timber.pieces_per_board\n\n\nclass Order:\n    def boards_needed(self, board_length):\n        return sawmill.timber.pieces_per_board(board_length, 1200)\n";
+        let dir = tree(&[
+            ("sawmill/__init__.py", ""),
+            (
+                "sawmill/timber.py",
+                "def pieces_per_board(board_length, piece_length, kerf=4):\n    return 0\n",
+            ),
+            ("sawmill/orders.py", orders),
+        ]);
+        let board = tempfile::tempdir().unwrap();
+        let transcript = Transcript::create(
+            board.path(),
+            &crate::board::StoryId::from("story-1"),
+            "implement",
+        )
+        .unwrap();
+        let changed = ["sawmill/orders.py".to_string()];
+        mend(
+            dir.path(),
+            &changed,
+            &FixedTests::default(),
+            &[],
+            &transcript,
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("sawmill/orders.py")).unwrap(),
+            orders.replace(
+                "import sawmill.timber.pieces_per_board\n",
+                "import sawmill.timber\nfrom sawmill.timber import pieces_per_board\n"
+            )
         );
     }
 
