@@ -383,6 +383,9 @@ impl<'a> AcceptanceCheck<'a> {
                 first.name, first.module_file
             ));
         }
+        if let Some(why) = unpassable::contradictory_assertions(&self.text_of(&tests)) {
+            return Verdict::Refused(why);
+        }
         let Some(mut run) = self.run_before_the_code(&tests).await else {
             return Verdict::Refused("no test command is set (review.testCommand)".into());
         };

@@ -39,6 +39,53 @@ pub fn never_passing(dir: &Path, output: &str, story_text: &str) -> Option<Strin
     ))
 }
 
+/// Why the Python tests `text` can never all pass, when two of its tests make the same steps
+/// and then assert that the same expression equals two different values: the 1.5B model wrote
+/// `assert delivery_charge(Order(customer)) == 3500` in one test and `== 4500` in the next,
+/// for two orders the story describes in words, and implement spent its rounds on them
+/// (sawmill `delivery-charge`, 2026-12-07). `None` when no two tests disagree so.
+pub fn contradictory_assertions(text: &str) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    // (the steps before the assertion, the expression) → its first expected value.
+    let mut asserted: Vec<((String, String), String)> = Vec::new();
+    for start in (0..lines.len()).filter(|&at| lines[at].starts_with("def test")) {
+        let block = definition_block(&lines, start);
+        let mut steps: Vec<&str> = Vec::new();
+        for line in &lines[start + 1..block.end] {
+            let statement = line.trim();
+            if statement.is_empty() || statement.starts_with('#') {
+                continue;
+            }
+            let compared = statement
+                .strip_prefix("assert ")
+                .and_then(|rest| rest.split_once(" == "))
+                .filter(|(_, value)| !value.contains(" == "));
+            if let Some((expression, value)) = compared {
+                let key = (steps.join("\n"), expression.trim().to_string());
+                // Without the assertion's message (`, "The cut list should …"`).
+                let value = [", \"", ", '", ", f\""]
+                    .iter()
+                    .filter_map(|message| value.find(message))
+                    .min()
+                    .map_or(value, |at| &value[..at]);
+                let value = value.trim().to_string();
+                match asserted.iter().find(|(seen, _)| *seen == key) {
+                    Some((_, first)) if *first != value => {
+                        return Some(format!(
+                            "two tests make the same steps, then assert `{}` is `{first}` in one and `{value}` in the other: no code can give both; make in each test what its criterion describes (the objects and values it speaks of) before asserting",
+                            key.1
+                        ));
+                    }
+                    Some(_) => {}
+                    None => asserted.push((key, value)),
+                }
+            }
+            steps.push(statement);
+        }
+    }
+    None
+}
+
 /// The name of the first fixture pytest's `output` says it did not find: a test's parameter
 /// that nothing gives (`def test_fare_one_zone(self):`, the 1.5B model's, transit 2026-12-06).
 fn missing_fixture(output: &str) -> Option<&str> {
@@ -152,6 +199,24 @@ fn called_names(line: &str) -> Vec<&str> {
 mod tests {
     use super::super::bare_methods::tests::{tree, CART};
     use super::*;
+
+    #[test]
+    fn the_same_steps_asserting_two_values_can_never_pass() {
+        // Recorded (Qwen2.5-Coder-1.5B, sawmill `delivery-charge`, 2026-12-07), shortened.
+        let tests = "from sawmill.delivery import delivery_charge\nfrom sawmill.orders import Order\n\n\ndef test_story_examples_1():\n    assert delivery_charge(Order(customer)) == 3500\n\n\ndef test_story_examples_2():\n    assert delivery_charge(Order(customer)) == 4500\n";
+        let why = contradictory_assertions(tests).unwrap();
+        assert!(
+            why.contains("`delivery_charge(Order(customer))` is `3500` in one and `4500`"),
+            "{why}"
+        );
+        // Other steps before it, or the same value again, are no contradiction.
+        let set_up = "def test_one():\n    order = Order(\"a\")\n    assert total(order) == 1\n\n\ndef test_two():\n    order = Order(\"a\")\n    order.add(\"x\")\n    assert total(order) == 2\n\n\ndef test_again():\n    order = Order(\"a\")\n    assert total(order) == 1\n";
+        assert_eq!(contradictory_assertions(set_up), None);
+        let messages = "def test_a():\n    assert f(1, 2) == [3, 4], \"one\"\n\n\ndef test_b():\n    assert f(1, 2) == [3, 4], \"two\"\n\n\ndef test_c():\n    assert f(1, 2) == [4, 3]\n";
+        assert!(contradictory_assertions(messages)
+            .unwrap()
+            .contains("`f(1, 2)` is `[3, 4]` in one and `[4, 3]`"));
+    }
 
     const STORY: &str = "Count the items in the cart\n\
         - [ ] after `cart.add(\"apple\", 3)`, `cart.total_items()` on the `Cart` returns `3`\n";
