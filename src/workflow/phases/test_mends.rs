@@ -19,6 +19,7 @@ use crate::workflow::misplaced_imports::{
 };
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
 use crate::workflow::python_lines::{definition_block, indent, kept_lines};
+use crate::workflow::raising_setups::raised_calls_made_before;
 use crate::workflow::unknown_methods;
 
 /// The story a test file is mended for.
@@ -50,6 +51,7 @@ impl Mends<'_> {
         notes.extend(self.read_caught_records_as_exceptions(path));
         notes.extend(self.ask_modules_with_hasattr(path));
         notes.extend(self.gather_loose_assertions(path));
+        notes.extend(self.drop_raised_calls_made_before(path));
         notes.extend(self.make_objects_from_classes(path));
         notes.extend(self.make_story_objects(path));
         notes.extend(self.call_methods_on_objects(path));
@@ -197,6 +199,21 @@ impl Mends<'_> {
             "gathered the assertions of `{path}` that stood outside any test into \
              `test_story_examples` (each `pytest.raises` block, and each `try` that asserts, \
              into a test of its own)"
+        ))
+    }
+
+    /// Takes out the calls a test makes before the `pytest.raises` block that expects the
+    /// same call to raise ([`raised_calls_made_before`]).
+    fn drop_raised_calls_made_before(&self, path: &str) -> Option<String> {
+        let mut taken = Vec::new();
+        self.rewrite(path, |text| {
+            let (mended, calls) = raised_calls_made_before(text)?;
+            taken = calls;
+            Some(mended)
+        })?;
+        Some(format!(
+            "took `{}` out of `{path}`: made before the `pytest.raises` block that expects the same call to raise, it raised first",
+            taken.join("`, `")
         ))
     }
 
