@@ -195,6 +195,13 @@ async fn run_turns(
     let mut answered_since_change = AnsweredCalls::default();
     let mut done_reading = DoneReading::default();
     let mut told_unchanged = false;
+    let last_call = LastCall {
+        client,
+        reading: &reading,
+        options,
+        transcript,
+        tools,
+    };
     loop {
         done.turns += 1;
         let sent = send(
@@ -378,18 +385,14 @@ async fn run_turns(
             return Ok(());
         }
         if done.turns >= max_turns {
-            return last_call(
-                client,
-                &mut messages,
-                WhyNoTools::BudgetSpent(&reply),
-                &reading,
-                options,
-                transcript,
-                done,
-                tools,
-                &mut answered_since_change,
-            )
-            .await;
+            return last_call
+                .ask(
+                    &mut messages,
+                    WhyNoTools::BudgetSpent(&reply),
+                    done,
+                    &mut answered_since_change,
+                )
+                .await;
         }
         let stutters = turn.stutters;
         let writes_refused = reading.writes_not_offered(&turn.calls);
@@ -420,18 +423,14 @@ async fn run_turns(
                 AfterRepeat::Feedback(feedback) => with_results(&mut messages, feedback),
                 AfterRepeat::Ended => return Ok(()),
                 AfterRepeat::AskForAnswer => {
-                    return last_call(
-                        client,
-                        &mut messages,
-                        WhyNoTools::Repeated,
-                        &reading,
-                        options,
-                        transcript,
-                        done,
-                        tools,
-                        &mut answered_since_change,
-                    )
-                    .await;
+                    return last_call
+                        .ask(
+                            &mut messages,
+                            WhyNoTools::Repeated,
+                            done,
+                            &mut answered_since_change,
+                        )
+                        .await;
                 }
             }
             last_failed = None;
@@ -444,18 +443,14 @@ async fn run_turns(
             // of a whole file: three of them, about 90 s each, in one research of inventory's
             // `format-price` (2026-11-30). It answers now, without tools.
             reason.record(transcript, done.turns);
-            return last_call(
-                client,
-                &mut messages,
-                WhyNoTools::WritesRefused,
-                &reading,
-                options,
-                transcript,
-                done,
-                tools,
-                &mut answered_since_change,
-            )
-            .await;
+            return last_call
+                .ask(
+                    &mut messages,
+                    WhyNoTools::WritesRefused,
+                    done,
+                    &mut answered_since_change,
+                )
+                .await;
         }
         if let Some(reason) = reason.filter(|_| max_turns > done.turns + 1) {
             // The model is done reading: its next reply is its budget's last.
@@ -476,70 +471,85 @@ enum WhyNoTools<'r> {
     Repeated,
 }
 
-/// The model still calls tools, but its turns are spent or it is done reading: the tools are
-/// withdrawn, and it is asked once for its answer with what it has read. That reply ends the
-/// conversation, whatever it holds: its text is the answer (a read-only phase finishes with
-/// what it found), and a change it writes in full is made. Only a server that does not answer
-/// fails it.
-#[allow(clippy::too_many_arguments)]
-async fn last_call(
-    client: &LlmClient,
-    messages: &mut Vec<ChatMessage>,
-    why: WhyNoTools<'_>,
-    reading: &Reading,
-    options: ConverseOptions<'_>,
-    transcript: &Transcript,
-    done: &mut Conversation,
-    tools: Option<&dyn ToolExecutor>,
-    answered: &mut AnsweredCalls,
-) -> Result<(), LlmError> {
-    let recorded = match why {
-        WhyNoTools::BudgetSpent(reply) => {
-            transcript.record(
-                "turn_budget_spent",
-                json!({"turn": done.turns, "action": "tools withdrawn; asked for the answer"}),
-            );
-            messages.push(reply_as_text(reply));
-            messages.push(ChatMessage::User(
-                super::prompts::turn_budget_spent(done.turns).to_string(),
-            ));
-            messages.len() - 2
-        }
-        WhyNoTools::WritesRefused => {
-            with_results(
-                messages,
-                super::prompts::writes_refused_answer_now().to_string(),
-            );
-            messages.len() - 1
-        }
-        WhyNoTools::Repeated => {
-            with_results(messages, super::prompts::repeats_answer_now().to_string());
-            messages.len() - 1
-        }
-    };
-    done.turns += 1;
-    let last = send(client, messages, recorded, &[], options, transcript, done)
+/// What asking for the answer without tools needs besides the conversation so far.
+struct LastCall<'a> {
+    client: &'a LlmClient,
+    reading: &'a Reading,
+    options: ConverseOptions<'a>,
+    transcript: &'a Transcript,
+    tools: Option<&'a dyn ToolExecutor>,
+}
+
+impl LastCall<'_> {
+    /// The model still calls tools, but its turns are spent or it is done reading: the tools
+    /// are withdrawn, and it is asked once for its answer with what it has read. That reply
+    /// ends the conversation, whatever it holds: its text is the answer (a read-only phase
+    /// finishes with what it found), and a change it writes in full is made. Only a server
+    /// that does not answer fails it.
+    async fn ask(
+        &self,
+        messages: &mut Vec<ChatMessage>,
+        why: WhyNoTools<'_>,
+        done: &mut Conversation,
+        answered: &mut AnsweredCalls,
+    ) -> Result<(), LlmError> {
+        let transcript = self.transcript;
+        let recorded = match why {
+            WhyNoTools::BudgetSpent(reply) => {
+                transcript.record(
+                    "turn_budget_spent",
+                    json!({"turn": done.turns, "action": "tools withdrawn; asked for the answer"}),
+                );
+                messages.push(reply_as_text(reply));
+                messages.push(ChatMessage::User(
+                    super::prompts::turn_budget_spent(done.turns).to_string(),
+                ));
+                messages.len() - 2
+            }
+            WhyNoTools::WritesRefused => {
+                with_results(
+                    messages,
+                    super::prompts::writes_refused_answer_now().to_string(),
+                );
+                messages.len() - 1
+            }
+            WhyNoTools::Repeated => {
+                with_results(messages, super::prompts::repeats_answer_now().to_string());
+                messages.len() - 1
+            }
+        };
+        done.turns += 1;
+        let last = send(
+            self.client,
+            messages,
+            recorded,
+            &[],
+            self.options,
+            transcript,
+            done,
+        )
         .await
         .inspect_err(|err| record_error(transcript, err))?;
-    record_response(transcript, done.turns, &last);
-    let mut turn = reading.read(&last, false);
-    let edits = std::mem::take(&mut turn.edits);
-    if !edits.is_empty() {
-        turn.calls = edits;
-        answer_calls(
-            tools,
-            turn,
-            &last,
-            messages,
-            transcript,
-            &mut done.tool_calls,
-            answered,
-        )
-        .await?;
+        record_response(transcript, done.turns, &last);
+        let mut turn = self.reading.read(&last, false);
+        let edits = std::mem::take(&mut turn.edits);
+        if !edits.is_empty() {
+            turn.calls = edits;
+            answer_calls(
+                self.tools,
+                turn,
+                &last,
+                messages,
+                transcript,
+                &mut done.tool_calls,
+                answered,
+            )
+            .await?;
+        }
+        finish(last, transcript, done);
+        leave_out_calls(self.reading, transcript, done);
+        Ok(())
     }
-    finish(last, transcript, done);
-    leave_out_calls(reading, transcript, done);
-    Ok(())
 }
 
 #[cfg(test)]
