@@ -68,6 +68,7 @@ pub(crate) mod test_rounds;
 pub(crate) mod tests_run;
 pub(crate) mod tree_definitions;
 pub(crate) mod unasked_tests;
+pub(crate) mod unbound_names;
 pub(crate) mod unchanged_rounds;
 pub(crate) mod unknown_methods;
 pub(crate) mod unloaded_tests;

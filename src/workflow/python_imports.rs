@@ -61,6 +61,7 @@ const STANDARD_MODULES: &[&str] = &[
     "dataclasses",
     "enum",
     "operator",
+    "unittest",
 ];
 
 /// Names commonly imported from a standard module, each with its module.
@@ -79,6 +80,12 @@ const STANDARD_NAMES: &[(&str, &str)] = &[
     ("dataclass", "dataclasses"),
     ("StringIO", "io"),
     ("reduce", "functools"),
+    // A 1.5B model's unittest-style acceptance test was decorated with `@patch(…)` and never
+    // imported it (a drive, 2026-12-07).
+    ("patch", "unittest.mock"),
+    ("Mock", "unittest.mock"),
+    ("MagicMock", "unittest.mock"),
+    ("mock", "unittest"),
     // Annotations: the 1.5B model's fixed test of `total_with_discount` took `prices:
     // List[int]` without importing `List`, and no test of the file was ever collected
     // (the inventory benchmark, 2026-11-30).

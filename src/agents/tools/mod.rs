@@ -27,7 +27,7 @@ use serde_json::Value;
 
 pub use crate::exec::Sandbox;
 pub(crate) use definitions::{decorators_start, defined_name, names as defined_names, source_of};
-pub(crate) use syntax::refusal as unparseable_python;
+pub(crate) use syntax::{isolated_python, refusal as unparseable_python};
 pub use toolbox::{CallFailure, ToolAccess, ToolBox, ToolError, ToolLimits, ToolOutcome};
 
 /// Whether the tool `name` can change the repository (an unknown name counts as one that can).

@@ -10,7 +10,7 @@
 
 use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Command, Output, Stdio};
 
 const PARSE: &str = "import ast, sys\n\
 src = sys.stdin.buffer.read()\n\
@@ -113,22 +113,29 @@ pub(crate) fn def_names_joined(content: &str) -> Option<String> {
 
 /// The parser's complaint about `source`, if it has one.
 fn syntax_error(path: &str, source: &str) -> Option<String> {
+    let output = isolated_python(PARSE, path, source)?;
+    (output.status.code() == Some(SYNTAX_ERROR))
+        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+}
+
+/// What `script` prints and how it ends, run by `python3` isolated from the repository and
+/// from site packages (`-I -S`, from `/`) with `source` on its standard input and `path` as its
+/// one argument. `None` when no `python3` could be started.
+pub(crate) fn isolated_python(script: &str, path: &str, source: &str) -> Option<Output> {
     let mut child = Command::new("python3")
-        .args(["-I", "-S", "-c", PARSE, path])
+        .args(["-I", "-S", "-c", script, path])
         .current_dir("/")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .ok()?;
-    // A write error means the parser is gone; its status below says so.
+    // A write error means the interpreter is gone; its status says so.
     let _ = child
         .stdin
         .take()
         .map(|mut stdin| stdin.write_all(source.as_bytes()));
-    let output = child.wait_with_output().ok()?;
-    (output.status.code() == Some(SYNTAX_ERROR))
-        .then(|| String::from_utf8_lossy(&output.stdout).trim().to_string())
+    child.wait_with_output().ok()
 }
 
 #[cfg(test)]

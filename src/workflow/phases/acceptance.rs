@@ -13,6 +13,7 @@ use async_trait::async_trait;
 use crate::agents::prompts::mentioned_names;
 use crate::workflow::examples::{examples, Example};
 use crate::workflow::python_imports::unknown_imports;
+use crate::workflow::unbound_names;
 
 use super::example_completion::{AskedAlone, Completion};
 use super::{examples_file, test_mends, unpassable};
@@ -383,7 +384,13 @@ impl<'a> AcceptanceCheck<'a> {
                 first.name, first.module_file
             ));
         }
-        if let Some(why) = unpassable::contradictory_assertions(&self.text_of(&tests)) {
+        if let Some(why) = unbound_names::refusal(&self.dir, &tests) {
+            return Verdict::Refused(why);
+        }
+        let text = self.text_of(&tests);
+        let patched_missing =
+            unpassable::patched_attributes_missing(&self.dir, &text, &self.story_text);
+        if let Some(why) = patched_missing.or_else(|| unpassable::contradictory_assertions(&text)) {
             return Verdict::Refused(why);
         }
         let Some(mut run) = self.run_before_the_code(&tests).await else {

@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use crate::agents::prompts::backticked;
+
 use super::{bare_methods, story_objects};
 use crate::workflow::asserted_objects::{caught_records_mended, module_memberships_mended};
 use crate::workflow::copied_code;
@@ -20,6 +22,7 @@ use crate::workflow::misplaced_imports::{
 use crate::workflow::python_imports::{imports_from_homes, without_imports_of_itself};
 use crate::workflow::python_lines::{definition_block, indent, kept_lines};
 use crate::workflow::raising_setups::raised_calls_made_before;
+use crate::workflow::unbound_names::standard_imports_added;
 use crate::workflow::unknown_methods;
 
 /// The story a test file is mended for.
@@ -61,6 +64,7 @@ impl Mends<'_> {
         }
         notes.extend(self.import_from_homes(path));
         notes.extend(self.add_imports(path));
+        notes.extend(self.import_unbound_standard_names(path));
         notes.extend(self.take_out_invented(path));
         let story = unknown_methods::StoryCalls {
             names: self.story_names,
@@ -76,6 +80,20 @@ impl Mends<'_> {
         let text = std::fs::read_to_string(&full).ok()?;
         let new = mended(&text)?;
         crate::atomic_file::write(&full, new.as_bytes()).ok()
+    }
+
+    /// Imports the standard names `path` uses and never binds ([`standard_imports_added`]).
+    fn import_unbound_standard_names(&self, path: &str) -> Option<String> {
+        let mut added = Vec::new();
+        self.rewrite(path, |text| {
+            let (mended, imports) = standard_imports_added(path, text)?;
+            added = imports;
+            Some(mended)
+        })?;
+        Some(format!(
+            "added {} to `{path}`",
+            backticked(added.iter().map(String::as_str))
+        ))
     }
 
     /// Drops the lines that hold nothing but a file's name ([`file_names_dropped`]).

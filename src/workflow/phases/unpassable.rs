@@ -5,7 +5,7 @@ use std::path::Path;
 
 use crate::agents::prompts::{is_test_path, mentioned_names};
 use crate::workflow::pytest_report::sections;
-use crate::workflow::python_imports::collection_error;
+use crate::workflow::python_imports::{collection_error, defines, module_source};
 use crate::workflow::python_lines::{def_line, definition_block};
 use crate::workflow::story_classes::{class_of, method_owner};
 use crate::workflow::unknown_methods::methods_of;
@@ -37,6 +37,54 @@ pub fn never_passing(dir: &Path, output: &str, story_text: &str) -> Option<Strin
         "`{}` fails before any of its tests runs, with `{}`, and the story's code cannot change that: call the code only inside `def test_…` functions, with the arguments the story gives",
         error.file, error.error
     ))
+}
+
+/// Why the Python tests `text` (of the tree at `dir`) can never pass, when one patches an
+/// attribute of a module of the tree that the module does not define and the story does not
+/// name: `patch` fails on a missing attribute before the test runs. A 1.5B model patched
+/// `shelf.books.pages_per_hour`, a parameter the story gives `reading_minutes`, as if it were
+/// a name of the module (a drive, 2026-12-07). A target outside the tree (`time.time`) is
+/// Python's to judge.
+pub fn patched_attributes_missing(dir: &Path, text: &str, story_text: &str) -> Option<String> {
+    let story_names = mentioned_names(story_text);
+    text.split("patch(")
+        .skip(1)
+        .find_map(|after| {
+            let quote = after.trim_start().chars().next().filter(|c| *c == '\'' || *c == '"')?;
+            let target = after.trim_start()[1..].split(quote).next()?;
+            let (module, attribute) = target.rsplit_once('.')?;
+            let (file, source) = module_source(dir, module)?;
+            let named = story_names.iter().any(|name| name == attribute)
+                && !only_a_keyword_argument(story_text, attribute);
+            let missing = !defines(&source, attribute) && !named;
+            missing.then(|| (target.to_string(), file))
+        })
+        .map(|(target, file)| {
+            format!(
+                "the tests patch `{target}`, which `{file}` does not define and the story does not ask for, so `patch` fails before the test runs: call what the story names with the values it gives instead of patching"
+            )
+        })
+}
+
+/// Whether each use of the word `name` in `text` is a keyword argument of a call
+/// (`reading_minutes(45, pages_per_hour=60)`): a parameter, not a name of a module.
+fn only_a_keyword_argument(text: &str, name: &str) -> bool {
+    let uses: Vec<usize> = text
+        .match_indices(name)
+        .map(|(at, _)| at)
+        .filter(|&at| {
+            let before = text[..at].chars().next_back();
+            let after = text[at + name.len()..].chars().next();
+            !before.is_some_and(|c| c.is_alphanumeric() || c == '_')
+                && !after.is_some_and(|c| c.is_alphanumeric() || c == '_')
+        })
+        .collect();
+    !uses.is_empty()
+        && uses.iter().all(|&at| {
+            let before = text[..at].trim_end().chars().next_back();
+            let after = text[at + name.len()..].trim_start();
+            matches!(before, Some('(' | ',')) && after.starts_with('=') && !after.starts_with("==")
+        })
 }
 
 /// Why the Python tests `text` can never all pass, when two of its tests make the same steps
@@ -349,6 +397,42 @@ mod tests {
         );
         assert_eq!(
             never_passing(dir.path(), "1 passed in 0.01s\n", STORY),
+            None
+        );
+    }
+
+    #[test]
+    fn patching_what_the_module_lacks_and_the_story_calls_a_parameter_is_refused() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-07), shortened.
+        let story = "Add `reading_minutes(pages, pages_per_hour=30)` to `shelf/books.py`.\n- `reading_minutes(45, pages_per_hour=60)` returns `45`\n";
+        let tests = "from unittest.mock import patch\n\n@patch('shelf.books.pages_per_hour', 30)\ndef test_thirty():\n    assert reading_minutes(30) == 60\n";
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir(dir.path().join("shelf")).unwrap();
+        std::fs::write(
+            dir.path().join("shelf/books.py"),
+            "def title_case(t):\n    return t\n",
+        )
+        .unwrap();
+        let why = patched_attributes_missing(dir.path(), tests, story).expect("refused");
+        assert!(
+            why.starts_with("the tests patch `shelf.books.pages_per_hour`, which `shelf/books.py` does not define"),
+            "{why}"
+        );
+        // What the module defines, what the story names as a name of its own, and what lies
+        // outside the tree may be patched.
+        let defined = tests.replace("pages_per_hour'", "title_case'");
+        assert_eq!(
+            patched_attributes_missing(dir.path(), &defined, story),
+            None
+        );
+        let constant = format!("{story}Set `pages_per_hour = 30` in the module.\n");
+        assert_eq!(
+            patched_attributes_missing(dir.path(), tests, &constant),
+            None
+        );
+        let outside = tests.replace("shelf.books.pages_per_hour", "time.time");
+        assert_eq!(
+            patched_attributes_missing(dir.path(), &outside, story),
             None
         );
     }

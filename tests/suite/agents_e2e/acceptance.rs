@@ -244,6 +244,59 @@ async fn a_copy_of_the_asked_function_in_the_tests_is_taken_out_for_the_real_one
     );
 }
 
+#[tokio::test]
+async fn a_patch_of_a_parameter_is_refused_and_an_unimported_patch_is_imported() {
+    let p = Project::new().await;
+    p.env.write(
+        "shelf/books.py",
+        "def title_case(title):\n    return title.title()\n",
+    );
+    p.env.write("shelf/__init__.py", "");
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Reading time",
+        "Add `reading_minutes(pages, pages_per_hour=30)` to `shelf/books.py`.",
+        "- [ ] `reading_minutes(30)` returns `60`\n- [ ] `reading_minutes(45, pages_per_hour=60)` returns `45`",
+        "ready",
+        &["research", "plan"],
+    );
+    // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-07), shortened: `patch` never imported,
+    // and what it patches is a parameter. The base run fails on the missing
+    // `reading_minutes` before either shows.
+    let patched = "import unittest\nfrom shelf.books import reading_minutes\n\n\nclass TestReadingTime(unittest.TestCase):\n    @patch('shelf.books.pages_per_hour', 30)\n    def test_thirty(self):\n        self.assertEqual(reading_minutes(30), 60)\n\n\ndef test_sixty():\n    assert reading_minutes(45, pages_per_hour=60) == 45\n";
+    let unimported = "from shelf.books import reading_minutes\n\n\ndef test_thirty():\n    with patch('shelf.books.title_case', return_value='x'):\n        assert reading_minutes(30) == 60\n\n\ndef test_sixty():\n    assert reading_minutes(45, pages_per_hour=60) == 45\n";
+    p.fake
+        .push(
+            "acceptance",
+            write_call("tests/test_reading_time.py", patched),
+        )
+        .push("acceptance", Reply::text("done"))
+        .push(
+            "acceptance",
+            write_call("tests/test_reading_time.py", unimported),
+        )
+        .push("acceptance", Reply::text("done"));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    let asks = p.fake.requests_for("acceptance");
+    let refusal = asks[2].last_message();
+    assert!(
+        refusal.contains(
+            "the tests patch `shelf.books.pages_per_hour`, which `shelf/books.py` does not define"
+        ),
+        "{refusal}"
+    );
+    let front = p.front(&story);
+    assert_eq!(front["acceptance_complete"], true, "{front:?}");
+    let branch = front["branch"].as_str().unwrap().to_string();
+    let taken = p.git(&["show", &format!("{branch}:tests/test_reading_time.py")]);
+    assert!(
+        taken.starts_with("from unittest.mock import patch\n") && taken.contains("def test_thirty"),
+        "{taken}"
+    );
+}
+
 /// A git project of `ledger.py` with a `total` that adds numbers.
 fn ledger_project(p: &Project) {
     p.env.write(
