@@ -8,7 +8,7 @@
 
 use std::path::Path;
 
-use super::python_lines::indent;
+use super::python_lines::{after_raises_opening, indent};
 
 /// `text` with each record of a caught exception read as the exception it holds: after
 /// `with pytest.raises(E) as caught:`, `str(caught)` and `caught.message` (no Python 3
@@ -42,9 +42,7 @@ pub fn caught_records_mended(text: &str, story_text: &str) -> Option<String> {
 
 /// The name a `with pytest.raises(…) as caught:` line binds, `caught`.
 fn record_named(line: &str) -> Option<&str> {
-    let rest = line
-        .strip_prefix("with pytest.raises(")
-        .or_else(|| line.strip_prefix("with raises("))?;
+    let rest = after_raises_opening(line)?;
     let (_, name) = rest.trim_end().strip_suffix(':')?.rsplit_once(" as ")?;
     let name = name.trim();
     is_identifier(name).then_some(name)

@@ -2,6 +2,8 @@
 //! gathered into tests: pytest runs none of them as a test, and a failing one is a collection
 //! error that names no test.
 
+use super::python_lines::after_raises_opening;
+
 /// A Python test file whose assertions stand at the top level, outside any test function,
 /// with them gathered into one test function at its end (`def test_<name>():`): pytest runs
 /// none of them as a test, a failing one is a collection error no test is named in, and the
@@ -199,10 +201,7 @@ fn asserts(statement: &str) -> bool {
 
 /// `with pytest.raises(ValueError):` (or `with raises(…)`, as imported from pytest).
 fn is_raising_block(line: &str) -> bool {
-    ["with pytest.raises(", "with raises("]
-        .iter()
-        .any(|start| line.starts_with(start))
-        && line.trim_end().ends_with(':')
+    after_raises_opening(line).is_some() && line.trim_end().ends_with(':')
 }
 
 #[cfg(test)]

@@ -9,6 +9,15 @@ pub(crate) fn indent(line: &str) -> usize {
     line.len() - line.trim_start().len()
 }
 
+/// What follows the opening of a raising block on `line` (`with pytest.raises(`, or
+/// `with raises(` where `raises` is imported from pytest): `ValueError):` of
+/// `with pytest.raises(ValueError):`. `None` for any other line.
+pub(crate) fn after_raises_opening(line: &str) -> Option<&str> {
+    ["with pytest.raises(", "with raises("]
+        .iter()
+        .find_map(|start| line.strip_prefix(start))
+}
+
 /// The lines of the definition whose `def` line is `lines[start]`: its decorators, its body
 /// and the blank lines after it.
 pub(crate) fn definition_block(lines: &[&str], start: usize) -> Range<usize> {

@@ -4,7 +4,7 @@
 //! began with `order.add("spruce", "47x100", 7201)`, then asserted that the same call raises
 //! (sawmill `overlength-pieces`, 2026-12-07). Such a call is taken out, never the block.
 
-use super::python_lines::{definition_block, indent, kept_lines};
+use super::python_lines::{after_raises_opening, definition_block, indent, kept_lines};
 
 /// `text` (Python tests) without each statement of a test function that stands before a
 /// `pytest.raises` block of the same test holding the same statement, with the statements
@@ -71,9 +71,7 @@ pub fn raised_calls_made_before(text: &str) -> Option<(String, Vec<String>)> {
 /// What follows the colon of a `with pytest.raises(…):` line (empty for a block under it);
 /// `None` for any other line.
 fn raising_block(statement: &str) -> Option<&str> {
-    let rest = ["with pytest.raises(", "with raises("]
-        .iter()
-        .find_map(|start| statement.strip_prefix(start))?;
+    let rest = after_raises_opening(statement)?;
     // The colon after the closing bracket of `raises(…)`, and an optional `as` name.
     let close = rest.find("):").or_else(|| {
         let at = rest.find(") as ")?;

@@ -111,6 +111,50 @@ pub(crate) fn def_names_joined(content: &str) -> Option<String> {
     })
 }
 
+/// `content` with each line that says a call raises as if Python had such words (`assert
+/// reading_minutes(-1) raises ValueError`, or without the `assert`) written as the block that
+/// checks it: `with pytest.raises(ValueError):` over the call. The 1.5B model wrote a story's
+/// raising criterion so, twice, and both writes of its test file were refused (a drive,
+/// 2026-12-07). The import of `pytest` is left to the checks of the tests. `None` when no line
+/// says so.
+pub(crate) fn raises_as_blocks(content: &str) -> Option<String> {
+    let mut changed = false;
+    let lines: Vec<String> = content
+        .lines()
+        .map(|line| {
+            let start = line.len() - line.trim_start().len();
+            let statement = line[start..].trim_end();
+            let statement = statement.strip_prefix("assert ").unwrap_or(statement);
+            let Some((call, raised)) = statement.rsplit_once(" raises ") else {
+                return line.to_string();
+            };
+            let raised = raised.trim();
+            let is_exception = !raised.is_empty()
+                && raised.split('.').all(|part| {
+                    !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+                });
+            // A call, not words: a comment or a docstring saying "… raises ValueError" stays.
+            let call_like = call.trim().ends_with(')') && !call.trim_start().starts_with('#');
+            if !is_exception || !call_like {
+                return line.to_string();
+            }
+            changed = true;
+            let indent = &line[..start];
+            format!(
+                "{indent}with pytest.raises({raised}):\n{indent}    {}",
+                call.trim()
+            )
+        })
+        .collect();
+    changed.then(|| {
+        let mut text = lines.join("\n");
+        if content.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    })
+}
+
 /// The parser's complaint about `source`, if it has one.
 fn syntax_error(path: &str, source: &str) -> Option<String> {
     let output = isolated_python(PARSE, path, source)?;
@@ -182,6 +226,20 @@ mod tests {
         )
         .is_some_and(|text| text == "x = 1\n"));
         assert_eq!(unwrapped("a.py", "x = 1\n"), None, "nothing to take off");
+    }
+
+    #[test]
+    fn a_call_said_to_raise_becomes_a_raising_block() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-07).
+        let written = "assert reading_minutes(30) == 60\nassert reading_minutes(-1) raises ValueError\n\ndef test_negative():\n    reading_minutes(-2) raises errors.TooFew\n";
+        assert_eq!(
+            raises_as_blocks(written).unwrap(),
+            "assert reading_minutes(30) == 60\nwith pytest.raises(ValueError):\n    reading_minutes(-1)\n\ndef test_negative():\n    with pytest.raises(errors.TooFew):\n        reading_minutes(-2)\n"
+        );
+        assert_eq!(raises_as_blocks("x = 'it raises an error'\n"), None);
+        assert_eq!(raises_as_blocks("# f(x) raises ValueError\n"), None);
+        assert_eq!(raises_as_blocks("    Returns x; raises ValueError\n"), None);
+        assert_eq!(raises_as_blocks("assert f(1) == 2\n"), None);
     }
 
     #[test]

@@ -328,6 +328,29 @@ async fn a_refused_write_to_a_file_the_story_does_not_name_is_elsewhere() {
 }
 
 #[tokio::test]
+async fn a_test_file_that_parses_once_mended_is_written_with_each_mend_said() {
+    let fx = rw();
+    // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-07), with a `def` name of words added
+    // (tollbooth, 2026-12-07): neither parses, both mends together do.
+    let written = "tests/test_reading_time.py\n  def test_negative pages():\n    assert reading_minutes(-1) raises ValueError\n";
+    let call = json!({"path": "tests/test_reading_time.py", "content": written});
+    let out = fx.call("write_file", call).await;
+    let said = assert_ok(&out);
+    assert!(
+        said.ends_with("(without the path line and the indent around the code) (with the words of each `def` name joined by `_`) (with each `… raises …` line written as a `pytest.raises` block)"),
+        "{said}"
+    );
+    assert_eq!(
+        fs::read_to_string(fx.root.join("tests/test_reading_time.py")).unwrap(),
+        "def test_negative_pages():\n  with pytest.raises(ValueError):\n      reading_minutes(-1)\n"
+    );
+    // What no mend makes parse is refused as it came.
+    let broken = json!({"path": "tests/test_other.py", "content": "assert f(-1) raises ValueError\ndef g(:\n"});
+    let out = fx.call("write_file", broken).await;
+    assert!(out.content.contains("line 1: invalid syntax"), "{out:?}");
+}
+
+#[tokio::test]
 async fn a_whole_file_keeps_the_project_tests_of_other_work_and_adds_new_ones() {
     let fx = rw();
     let project = "from inventory.pricing import apply_discount\n\n\ndef test_discount():\n    assert apply_discount(1000, 10) == 900\n";

@@ -71,6 +71,9 @@ impl ToolHandler for WriteFile {
     }
 }
 
+/// A rewrite of Python source that may make it parse; `None` when it finds nothing to set right.
+type Mend<'a> = dyn Fn(&str) -> Option<String> + 'a;
+
 fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
     let path = args.path.as_str();
     let real = tools.resolve(path, true)?;
@@ -147,25 +150,35 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
         ));
     }
     let before = before.map(|bytes| String::from_utf8_lossy(&bytes).into_owned());
-    let mut unwrapped = false;
-    let mut names_joined = false;
+    // What the tool set right in a write that would not parse, each said in the result. The
+    // mends apply one after the other, and the write goes ahead only if the result parses.
+    let mut mended: Vec<&str> = Vec::new();
     if let Some(refused) = syntax::refusal(path, before.as_deref(), &content) {
-        let parses = |text: &String| syntax::refusal(path, before.as_deref(), text).is_none();
-        let plain = syntax::unwrapped(path, &content);
-        let joined = syntax::def_names_joined(plain.as_deref().unwrap_or(&content));
-        let plain_parses = plain.as_ref().is_some_and(parses);
-        match (plain, joined.filter(parses)) {
-            (Some(plain), _) if plain_parses => {
-                content = plain;
-                unwrapped = true;
+        let mends: [(&Mend<'_>, &str); 3] = [
+            (
+                &|text| syntax::unwrapped(path, text),
+                "without the path line and the indent around the code",
+            ),
+            (
+                &syntax::def_names_joined,
+                "with the words of each `def` name joined by `_`",
+            ),
+            (
+                &syntax::raises_as_blocks,
+                "with each `… raises …` line written as a `pytest.raises` block",
+            ),
+        ];
+        let mut text = content.clone();
+        for (mend, note) in mends {
+            if let Some(better) = mend(&text) {
+                text = better;
+                mended.push(note);
             }
-            (plain, Some(joined)) => {
-                unwrapped = plain.is_some();
-                content = joined;
-                names_joined = true;
-            }
-            _ => return Err(refused.into()),
         }
+        if syntax::refusal(path, before.as_deref(), &text).is_some() {
+            return Err(refused.into());
+        }
+        content = text;
     }
     write_atomic(&real, content.as_bytes())
         .map_err(|err| format!("cannot write '{path}': {err}"))?;
@@ -179,11 +192,8 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
             content.len()
         );
     }
-    if names_joined {
-        result.push_str(" (with the words of each `def` name joined by `_`)");
-    }
-    if unwrapped {
-        result.push_str(" (without the path line and the indent around the code)");
+    for note in mended {
+        result.push_str(&format!(" ({note})"));
     }
     if !kept.is_empty() {
         result.push_str(&format!(
