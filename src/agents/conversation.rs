@@ -518,19 +518,22 @@ impl LastCall<'_> {
                 messages.len() - 1
             }
         };
-        done.turns += 1;
-        let last = send(
-            self.client,
-            messages,
-            recorded,
-            &[],
-            self.options,
-            transcript,
-            done,
-        )
-        .await
-        .inspect_err(|err| record_error(transcript, err))?;
-        record_response(transcript, done.turns, &last);
+        let mut last = self.send(messages, recorded, done).await?;
+        if self.only_calls(&last) {
+            // Told that no tool runs any more, the 1.5B model's research still answered with
+            // one read call in 2 of sawmill's 11 researches (2026-12-07): with the call left out
+            // the answer was empty, the phase refused it, and the research began again from
+            // nothing. Once more, told plainly, it costs one short request.
+            transcript.record(
+                "answer_was_a_call",
+                json!({"turn": done.turns, "action": "asked once more for the answer in words"}),
+            );
+            messages.push(reply_as_text(&last));
+            messages.push(ChatMessage::User(
+                super::prompts::call_instead_of_answer().to_string(),
+            ));
+            last = self.send(messages, messages.len() - 2, done).await?;
+        }
         let mut turn = self.reading.read(&last, false);
         let edits = std::mem::take(&mut turn.edits);
         if !edits.is_empty() {
@@ -549,6 +552,36 @@ impl LastCall<'_> {
         finish(last, transcript, done);
         leave_out_calls(self.reading, transcript, done);
         Ok(())
+    }
+
+    /// Sends `messages` without tools, the ones from `recorded` on new to the transcript.
+    async fn send(
+        &self,
+        messages: &[ChatMessage],
+        recorded: usize,
+        done: &mut Conversation,
+    ) -> Result<ChatReply, LlmError> {
+        let transcript = self.transcript;
+        done.turns += 1;
+        let reply = send(
+            self.client,
+            messages,
+            recorded,
+            &[],
+            self.options,
+            transcript,
+            done,
+        )
+        .await
+        .inspect_err(|err| record_error(transcript, err))?;
+        record_response(transcript, done.turns, &reply);
+        Ok(reply)
+    }
+
+    /// Whether `reply` held calls and nothing else: with them left out, no answer is left.
+    fn only_calls(&self, reply: &ChatReply) -> bool {
+        let text = reply.content.as_deref().unwrap_or_default();
+        !text.trim().is_empty() && self.reading.answer_without_calls(text).trim().is_empty()
     }
 }
 

@@ -483,6 +483,13 @@ pub fn repeats_answer_now() -> &'static str {
      any tool call."
 }
 
+/// Told to an agent that answered with a tool call after its tools were withdrawn.
+pub fn call_instead_of_answer() -> &'static str {
+    "That reply was a tool call, and it did not run: no tool runs any more. Write your final \
+     answer now in words, in the form the task asks for, from what you have read so far. Write \
+     no call and no JSON."
+}
+
 /// Sent back when a reply held a call that could not be read.
 pub fn unreadable_call(why: &str, text_only: bool) -> String {
     let form = if text_only {

@@ -48,8 +48,8 @@ pub(super) enum AfterRepeat {
     Feedback(String),
     /// The reply, calls left out, is the conversation's answer.
     Ended,
-    /// The reply held nothing but reads made before: the model is asked once for its answer,
-    /// without tools.
+    /// The reply held nothing but reads made before, or, for an agent without a work check,
+    /// nothing but calls: the model is asked once for its answer, without tools.
     AskForAnswer,
 }
 
@@ -79,7 +79,11 @@ pub(super) async fn after_repeat(
         return AfterRepeat::Feedback(feedback);
     }
     let text = reply.content.as_deref().unwrap_or_default();
-    if only_read_again && reading.answer_without_calls(text).trim().is_empty() {
+    // An agent without a work check (research, plan, review) needs its answer in words; one
+    // whose failing call came back ended on an empty answer, which its phase refused
+    // (sawmill, 2026-12-07: a read of a file that does not exist, twice).
+    let needs_words = only_read_again || check.is_none();
+    if needs_words && reading.answer_without_calls(text).trim().is_empty() {
         transcript.record(
             "repeated_calls",
             json!({"turn": done.turns, "action": "tools withdrawn; asked for the answer"}),

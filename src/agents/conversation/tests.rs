@@ -808,7 +808,7 @@ async fn the_same_unreadable_call_twice_ends_the_conversation() {
 }
 
 #[tokio::test]
-async fn the_same_failing_call_after_its_error_ends_the_conversation() {
+async fn the_same_failing_call_after_its_error_ends_on_one_request_without_tools() {
     let server = MockServer::start().await;
     let call = [("c", "edit_file", r#"{"path": "missing.py"}"#)];
     answer(&server, ok(completion(None, &call)), 5).await;
@@ -816,7 +816,10 @@ async fn the_same_failing_call_after_its_error_ends_the_conversation() {
     let done = converse(&server, Some(&tools), 10, &Transcript::disabled())
         .await
         .unwrap();
-    assert_eq!((done.turns, done.tool_calls), (2, 2));
+    // Without a work check, a reply of nothing but calls is no answer: it is asked for once.
+    assert_eq!((done.turns, done.tool_calls), (3, 2));
+    let bodies = request_bodies(&server).await;
+    assert!(bodies[2]["tools"].is_null(), "{:?}", bodies[2]["tools"]);
 }
 
 /// Tools that only read, like research's.
@@ -830,7 +833,11 @@ impl ToolExecutor for ReadingTools {
     }
 
     async fn call(&self, name: &str, arguments: &str) -> ToolOutcome {
-        self.0.call(name, arguments).await
+        let result = self.0.call(name, arguments).await;
+        match arguments.contains("missing") {
+            true => ToolOutcome::failed("Error: path does not exist", CallFailure::ForModel),
+            false => result,
+        }
     }
 
     fn writes(&self, _name: &str) -> bool {
@@ -1332,17 +1339,28 @@ async fn a_fence_of_calls_to_tools_the_agent_lacks_is_no_written_answer() {
     assert_eq!(done.usage.requests, 2);
 }
 
-#[tokio::test]
-async fn the_same_read_three_times_and_nothing_else_is_asked_for_its_answer() {
+/// A research over the text protocol whose model replies with the same read `calls` times,
+/// then with its findings; returns what the conversation came to, the requests made, the
+/// tool calls run and the transcript.
+async fn research_reading_again(
+    path: &str,
+    calls: u64,
+) -> (
+    Conversation,
+    Vec<Value>,
+    usize,
+    Transcript,
+    tempfile::TempDir,
+) {
     let server = MockServer::start().await;
     // Recorded (Qwen2.5-Coder-1.5B, text protocol, research of a drive's `f_to_c`,
     // 2026-12-07): this reply three times. The conversation ended on the third, its answer was
     // empty once the call was left out, and the phase refused it and began again from nothing.
-    let recorded =
-        "```json\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"thermo/convert.py\"}}\n```";
-    answer(&server, ok(completion(Some(recorded), &[])), 3).await;
-    let findings = "# Relevant Files\n\n- `thermo/convert.py` holds `c_to_f`.";
-    answer(&server, ok(completion(Some(findings), &[])), 1).await;
+    let recorded = format!(
+        "```json\n{{\"name\": \"read_file\", \"arguments\": {{\"path\": \"{path}\"}}}}\n```"
+    );
+    answer(&server, ok(completion(Some(&recorded), &[])), calls).await;
+    answer(&server, ok(completion(Some(FINDINGS), &[])), 1).await;
     let tools = ReadingTools::default();
     let board = tempfile::tempdir().unwrap();
     let transcript =
@@ -1357,35 +1375,79 @@ async fn the_same_read_three_times_and_nothing_else_is_asked_for_its_answer() {
             ..ConverseOptions::default()
         },
     };
-
     let done = converse_with(&client(&server), prompt, 12, &transcript)
         .await
         .unwrap();
+    let runs = tools.0.calls.lock().unwrap().len();
+    (done, request_bodies(&server).await, runs, transcript, board)
+}
 
-    assert_eq!(done.final_text, findings);
-    let bodies = request_bodies(&server).await;
+const CONVERT: &str = "thermo/convert.py";
+
+const FINDINGS: &str = "# Relevant Files\n\n- `thermo/convert.py` holds `c_to_f`.";
+
+#[tokio::test]
+async fn the_same_read_three_times_and_nothing_else_is_asked_for_its_answer() {
+    let (done, bodies, runs, transcript, _board) = research_reading_again(CONVERT, 3).await;
+
+    assert_eq!(done.final_text, FINDINGS);
     assert_eq!(
         bodies.len(),
         4,
         "three replies of the call, then the answer"
     );
-    let asked = bodies[3]["messages"].as_array().unwrap();
-    let asked = asked.last().unwrap()["content"].as_str().unwrap();
     assert!(
-        asked.contains("You asked again for what you have already read"),
-        "{asked}"
+        last_message_of(&bodies[3]).contains("You asked again for what you have already read"),
+        "{:?}",
+        bodies[3]
     );
-    assert_eq!(
-        tools.0.calls.lock().unwrap().len(),
-        1,
-        "the file was read once"
-    );
+    assert_eq!(runs, 1, "the file was read once");
     let repeats = entries(&transcript, "repeated_calls");
     assert_eq!(repeats.len(), 1);
     assert_eq!(
         repeats[0]["action"],
         "tools withdrawn; asked for the answer"
     );
+    assert!(entries(&transcript, "answer_was_a_call").is_empty());
+}
+
+#[tokio::test]
+async fn a_failing_read_sent_again_by_an_agent_without_a_check_is_asked_for_its_answer() {
+    // Recorded in kind (Qwen2.5-Coder-1.5B, sawmill `delivery-charge` research, 2026-12-07): a
+    // read of a file that does not exist, twice. The conversation ended on an empty answer.
+    let (done, bodies, _, transcript, _board) =
+        research_reading_again("sawmill/missing.py", 2).await;
+
+    assert_eq!(done.final_text, FINDINGS);
+    assert_eq!(bodies.len(), 3);
+    assert!(last_message_of(&bodies[2]).contains("no more tool calls will run"));
+    let repeats = entries(&transcript, "repeated_calls");
+    assert_eq!(
+        repeats[0]["action"],
+        "tools withdrawn; asked for the answer"
+    );
+}
+
+#[tokio::test]
+async fn a_call_for_an_answer_without_tools_is_asked_once_more_for_words() {
+    // Recorded in kind (Qwen2.5-Coder-1.5B, sawmill researches, 2026-12-07): asked for its
+    // answer without tools, it sent the read once more.
+    let (done, bodies, runs, transcript, _board) = research_reading_again(CONVERT, 4).await;
+
+    assert_eq!(done.final_text, FINDINGS);
+    assert_eq!(bodies.len(), 5, "one request more, told plainly");
+    assert!(bodies[4]["tools"].is_null(), "{:?}", bodies[4]["tools"]);
+    assert!(
+        last_message_of(&bodies[4]).contains("That reply was a tool call, and it did not run"),
+        "{:?}",
+        bodies[4]
+    );
+    assert_eq!(runs, 1);
+    assert_eq!(entries(&transcript, "answer_was_a_call").len(), 1);
+    // Asked once more only: a call again then is left out, and the answer is what is left.
+    let (done, bodies, ..) = research_reading_again(CONVERT, 6).await;
+    assert_eq!(bodies.len(), 5);
+    assert_eq!(done.final_text, "");
 }
 
 #[tokio::test]
