@@ -273,6 +273,32 @@ async fn write_file_creates_parents_atomically_with_normal_mode() {
 }
 
 #[tokio::test]
+async fn a_new_python_file_of_nothing_but_comments_is_not_written() {
+    let fx = rw();
+    // Recorded (Qwen2.5-Coder-1.5B, a drive's implement, 2026-12-07).
+    let junk = json!({"path": "shelf/migrations/0001_initial.py", "content": "# shelf/migrations/0001_initial.py\n"});
+    let out = fx.call("write_file", junk).await;
+    assert!(
+        assert_ok(&out).starts_with("Nothing was written to 'shelf/migrations/0001_initial.py'"),
+        "{out:?}"
+    );
+    assert!(!fx.root.join("shelf").exists());
+    // A package's `__init__.py` may be empty, and a file that exists is the edit's to judge.
+    let package = json!({"path": "shelf/__init__.py", "content": ""});
+    assert_eq!(
+        assert_ok(&fx.call("write_file", package).await),
+        "Wrote 0 bytes to shelf/__init__.py"
+    );
+    fs::write(fx.root.join("notes.py"), "x = 1\n").unwrap();
+    let emptied = json!({"path": "notes.py", "content": "# nothing\n", "overwrite": true});
+    assert_ok(&fx.call("write_file", emptied).await);
+    assert_eq!(
+        fs::read_to_string(fx.root.join("notes.py")).unwrap(),
+        "# nothing\n"
+    );
+}
+
+#[tokio::test]
 async fn a_folder_written_in_other_letter_case_is_the_one_the_repository_has() {
     let fx = rw();
     fs::create_dir_all(fx.root.join("inventory")).unwrap();

@@ -71,6 +71,20 @@ impl ToolHandler for WriteFile {
     }
 }
 
+/// Whether `content`, written to the Python file `path`, is nothing but comments and blank
+/// lines, where the file is no package's `__init__.py` (which may be empty). The 1.5B model
+/// wrote four such files in one reply of a drive's implement (`shelf/boards.py`,
+/// `shelf/migrations/0001_initial.py`, each its own path as a comment, 2026-12-07); they
+/// stood in the repository map of every prompt after, and the model wrote them out again in
+/// every reply.
+fn holds_nothing(path: &str, content: &str) -> bool {
+    let python = path.ends_with(".py") && !path.ends_with("__init__.py");
+    python
+        && content
+            .lines()
+            .all(|line| line.trim().is_empty() || line.trim_start().starts_with('#'))
+}
+
 /// A rewrite of Python source that may make it parse; `None` when it finds nothing to set right.
 type Mend<'a> = dyn Fn(&str) -> Option<String> + 'a;
 
@@ -88,6 +102,14 @@ fn write_file(tools: &ToolBox, args: Args) -> Result<String, ToolError> {
              '{existing}'. Nothing was written."
         )
         .into());
+    }
+    // Said, not failed: a failed write holds the reply's change back from its check until the
+    // model acts on it, and this one asks nothing of it.
+    if !real.exists() && holds_nothing(path, &args.content) {
+        return Ok(format!(
+            "Nothing was written to '{path}': a new Python file of nothing but comments adds \
+             nothing to the project. Write only the files the change needs."
+        ));
     }
     // A file written out in a reply keeps what it leaves out, so it needs no read first (and
     // an agent told to write whole files has no read_file to call).
