@@ -80,8 +80,7 @@ const STANDARD_NAMES: &[(&str, &str)] = &[
     ("dataclass", "dataclasses"),
     ("StringIO", "io"),
     ("reduce", "functools"),
-    // A 1.5B model's unittest-style acceptance test was decorated with `@patch(…)` and never
-    // imported it (a drive, 2026-12-07).
+    // The 1.5B model's `@patch(…)` on a test, never imported (a drive, 2026-12-07).
     ("patch", "unittest.mock"),
     ("Mock", "unittest.mock"),
     ("MagicMock", "unittest.mock"),

@@ -344,19 +344,8 @@ impl<'a> AcceptanceCheck<'a> {
         notes.extend(
             to_complete.and_then(|path| call_criteria::complete_file(&self.dir, path, &calls)),
         );
-        // A Python file of no test checks nothing, though its import fails before the code:
-        // the tool's mends left only an import of a 1.5B model's one invented assertion (a
-        // drive, 2026-11-29), and implement had nothing to pass.
-        let empty = tests.iter().find(|path| {
-            path.ends_with(".py")
-                && std::fs::read_to_string(self.dir.join(path)).is_ok_and(|text| {
-                    !text
-                        .lines()
-                        .any(|line| line.trim_start().starts_with("def test"))
-                })
-        });
-        if let Some(path) = empty {
-            let why = format!("`{path}` holds no test: each criterion of the story must be a `def test_…` function that calls what the story asks for");
+        if let Some(why) = unpassable::holds_no_test(&self.dir, &tests) {
+            // What the tool took out may be why; the model must know it.
             return Verdict::Refused(match notes.is_empty() {
                 true => why,
                 false => format!("{why}; the tool {}", notes.join("; ")),

@@ -39,6 +39,24 @@ pub fn never_passing(dir: &Path, output: &str, story_text: &str) -> Option<Strin
     ))
 }
 
+/// Why the test files `tests` (relative to `dir`) check nothing, when a Python one holds no
+/// `def test…`: its import fails before the code, yet it checks nothing once the code is
+/// there. The tool's mends left only an import of a 1.5B model's one invented assertion (a
+/// drive, 2026-11-29), and implement had nothing to pass.
+pub fn holds_no_test(dir: &Path, tests: &[String]) -> Option<String> {
+    let empty = tests.iter().find(|path| {
+        path.ends_with(".py")
+            && std::fs::read_to_string(dir.join(path)).is_ok_and(|text| {
+                !text
+                    .lines()
+                    .any(|line| line.trim_start().starts_with("def test"))
+            })
+    })?;
+    Some(format!(
+        "`{empty}` holds no test: each criterion of the story must be a `def test_…` function that calls what the story asks for"
+    ))
+}
+
 /// Why the Python tests `text` (of the tree at `dir`) can never pass, when one patches an
 /// attribute of a module of the tree that the module does not define and the story does not
 /// name: `patch` fails on a missing attribute before the test runs. A 1.5B model patched
