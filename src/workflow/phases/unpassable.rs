@@ -1,5 +1,6 @@
-//! Acceptance tests no code can pass (docs/design.md §21): a file that fails at its collection
-//! on something other than what the story adds.
+//! Acceptance tests no code can pass, or that check nothing (docs/design.md §21): a file that
+//! fails at its collection on something other than what the story adds, a file of no test, a
+//! patch of what no module has, two tests that assert two values for the same steps.
 
 use std::path::Path;
 
