@@ -80,34 +80,18 @@ pub(crate) fn unwrapped(path: &str, content: &str) -> Option<String> {
 /// the phase heard "no test file was written" (tollbooth `unknown-vehicle-class`, 2026-12-07).
 /// `None` when no `def` line has such a name.
 pub(crate) fn def_names_joined(content: &str) -> Option<String> {
-    let mut changed = false;
-    let lines: Vec<String> = content
-        .lines()
-        .map(|line| {
-            let start = line.len() - line.trim_start().len();
-            let Some(rest) = line[start..].strip_prefix("def ") else {
-                return line.to_string();
-            };
-            let Some((name, after)) = rest.split_once('(') else {
-                return line.to_string();
-            };
-            let words: Vec<&str> = name.split_whitespace().collect();
-            let identifiers = words
-                .iter()
-                .all(|word| word.chars().all(|c| c.is_alphanumeric() || c == '_'));
-            if words.len() < 2 || !identifiers {
-                return line.to_string();
-            }
-            changed = true;
-            format!("{}def {}({after}", &line[..start], words.join("_"))
-        })
-        .collect();
-    changed.then(|| {
-        let mut text = lines.join("\n");
-        if content.ends_with('\n') {
-            text.push('\n');
+    lines_mended(content, |line| {
+        let start = line.len() - line.trim_start().len();
+        let rest = line[start..].strip_prefix("def ")?;
+        let (name, after) = rest.split_once('(')?;
+        let words: Vec<&str> = name.split_whitespace().collect();
+        let identifiers = words
+            .iter()
+            .all(|word| word.chars().all(|c| c.is_alphanumeric() || c == '_'));
+        if words.len() < 2 || !identifiers {
+            return None;
         }
-        text
+        Some(format!("{}def {}({after}", &line[..start], words.join("_")))
     })
 }
 
@@ -118,32 +102,41 @@ pub(crate) fn def_names_joined(content: &str) -> Option<String> {
 /// 2026-12-07). The import of `pytest` is left to the checks of the tests. `None` when no line
 /// says so.
 pub(crate) fn raises_as_blocks(content: &str) -> Option<String> {
+    lines_mended(content, |line| {
+        let start = line.len() - line.trim_start().len();
+        let statement = line[start..].trim_end();
+        let statement = statement.strip_prefix("assert ").unwrap_or(statement);
+        let (call, raised) = statement.rsplit_once(" raises ")?;
+        let raised = raised.trim();
+        let is_exception = !raised.is_empty()
+            && raised.split('.').all(|part| {
+                !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
+            });
+        // A call, not words: a comment or a docstring saying "… raises ValueError" stays.
+        let call_like = call.trim().ends_with(')') && !call.trim_start().starts_with('#');
+        if !is_exception || !call_like {
+            return None;
+        }
+        let indent = &line[..start];
+        Some(format!(
+            "{indent}with pytest.raises({raised}):\n{indent}    {}",
+            call.trim()
+        ))
+    })
+}
+
+/// `content` with each line that `mend` rewrites rewritten, keeping a final newline; `None`
+/// when it rewrites none.
+fn lines_mended(content: &str, mend: impl Fn(&str) -> Option<String>) -> Option<String> {
     let mut changed = false;
     let lines: Vec<String> = content
         .lines()
-        .map(|line| {
-            let start = line.len() - line.trim_start().len();
-            let statement = line[start..].trim_end();
-            let statement = statement.strip_prefix("assert ").unwrap_or(statement);
-            let Some((call, raised)) = statement.rsplit_once(" raises ") else {
-                return line.to_string();
-            };
-            let raised = raised.trim();
-            let is_exception = !raised.is_empty()
-                && raised.split('.').all(|part| {
-                    !part.is_empty() && part.chars().all(|c| c.is_alphanumeric() || c == '_')
-                });
-            // A call, not words: a comment or a docstring saying "… raises ValueError" stays.
-            let call_like = call.trim().ends_with(')') && !call.trim_start().starts_with('#');
-            if !is_exception || !call_like {
-                return line.to_string();
+        .map(|line| match mend(line) {
+            Some(mended) => {
+                changed = true;
+                mended
             }
-            changed = true;
-            let indent = &line[..start];
-            format!(
-                "{indent}with pytest.raises({raised}):\n{indent}    {}",
-                call.trim()
-            )
+            None => line.to_string(),
         })
         .collect();
     changed.then(|| {
