@@ -409,15 +409,37 @@ pub fn nest(text: &str, name: &str) -> String {
 /// is read from inside that block: kept as it was, the whole block went into the summary, and the
 /// story's file showed `## Summary` and `## Acceptance Criteria` twice (CI's textkit
 /// `mean-empty`, 2026-12-06).
+///
+/// A name with no heading of its own may stand as a label on a line of its own
+/// (`Acceptance criteria:` or `**Acceptance criteria**`), and the label becomes its heading: the
+/// 1.5B model copied a story's "Acceptance criteria:" line and list as they were, twice, and
+/// refine was refused for lacking the section (a drive, 2026-12-07).
 pub fn leveled(text: &str, names: &[&str]) -> String {
     let text = unwrapped(text, names);
+    let mut in_code = false;
+    let mut headed: Vec<&str> = Vec::new();
+    for line in text.split_inclusive('\n') {
+        if fence_of(line).is_some() {
+            in_code = !in_code;
+        }
+        if let Some((_, name)) = named_heading(line, names).filter(|_| !in_code) {
+            headed.push(name);
+        }
+    }
+    let unheaded: Vec<&str> = names
+        .iter()
+        .copied()
+        .filter(|name| !headed.contains(name))
+        .collect();
     let mut out = String::with_capacity(text.len());
     let mut in_code = false;
     for line in text.split_inclusive('\n') {
         if fence_of(line).is_some() {
             in_code = !in_code;
         }
-        match named_heading(line, names).filter(|&(level, _)| level != 2 && !in_code) {
+        let labelled = label_of(line, &unheaded).map(|name| (0, name));
+        let heading = named_heading(line, names).or(labelled);
+        match heading.filter(|&(level, _)| level != 2 && !in_code) {
             Some((_, wanted)) => {
                 let eol = &line[line.trim_end_matches(['\r', '\n']).len()..];
                 out.push_str(&format!("## {wanted}{eol}"));
@@ -426,6 +448,18 @@ pub fn leveled(text: &str, names: &[&str]) -> String {
         }
     }
     out
+}
+
+/// Which of `names` `line` is as a label: the name alone on its line, ending with a colon or
+/// set in bold (`Acceptance criteria:`, `**Acceptance Criteria**`).
+fn label_of<'n>(line: &str, names: &[&'n str]) -> Option<&'n str> {
+    let line = line.trim();
+    let marked = line.ends_with(':') || (line.starts_with("**") && line.ends_with("**"));
+    let name = line.trim_matches(|c: char| c == '*' || c == ':' || c.is_whitespace());
+    let wanted = names
+        .iter()
+        .find(|wanted| wanted.eq_ignore_ascii_case(name))?;
+    marked.then_some(*wanted)
 }
 
 /// The level of `line`'s heading and which of `names` it is, if it is one of them.
@@ -506,6 +540,29 @@ mod tests {
             "## Summary\nAdd `format_price(cents)`.\n\n## Acceptance Criteria\n- [ ] `format_price(5)` returns `\"$0.05\"`\n#### Notes\n```md\n# Summary\n```\n"
         );
         assert_eq!(get(&leveled(answer, &["Summary"]), "Summary"), Some("Add `format_price(cents)`.\n\n### Acceptance Criteria:\n- [ ] `format_price(5)` returns `\"$0.05\"`\n#### Notes\n```md\n# Summary\n```"));
+    }
+
+    #[test]
+    fn a_section_given_as_a_label_line_becomes_its_heading() {
+        let names = ["Summary", "Acceptance Criteria"];
+        // Recorded (Qwen2.5-Coder-1.5B, a drive's refine, 2026-12-07), shortened.
+        let answer = "## Summary\nAdd `average_rating(ratings)` to `shelf/books.py`.\n\nAcceptance criteria:\n- `average_rating([4, 5])` returns `4.5`\n- `average_rating([])` returns `0.0`\n";
+        let out = leveled(answer, &names);
+        assert_eq!(
+            get(&out, "Acceptance Criteria"),
+            Some("- `average_rating([4, 5])` returns `4.5`\n- `average_rating([])` returns `0.0`")
+        );
+        assert_eq!(
+            get(&out, "Summary"),
+            Some("Add `average_rating(ratings)` to `shelf/books.py`.")
+        );
+        let bold = answer.replace("Acceptance criteria:", "**Acceptance Criteria**");
+        assert!(get(&leveled(&bold, &names), "Acceptance Criteria").is_some());
+        // A heading of its own wins, and words that only begin with the name stay words.
+        let headed = format!("{answer}\n## Acceptance Criteria\n- [ ] x\n");
+        assert_eq!(leveled(&headed, &names), headed);
+        let words = "## Summary\nAcceptance criteria are below.\n";
+        assert_eq!(leveled(words, &names), words);
     }
 
     #[test]
