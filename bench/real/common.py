@@ -33,7 +33,7 @@ SUITES = {"textkit": HERE, "inventory": HERE / "inventory", "ledger": HERE / "le
           "workshop": HERE / "workshop", "transit": HERE / "transit",
           "gradebook": HERE / "gradebook", "orchard": HERE / "orchard",
           "cyclehire": HERE / "cyclehire", "tollbooth": HERE / "tollbooth",
-          "sawmill": HERE / "sawmill"}
+          "sawmill": HERE / "sawmill", "foundry": HERE / "foundry"}
 SUITE_NAME = "textkit"
 SUITE = HERE
 PROJECT = HERE / "project"
