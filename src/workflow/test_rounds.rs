@@ -16,6 +16,7 @@ use async_trait::async_trait;
 use super::context::Workflow;
 use super::fixed_tests::FixedTests;
 use super::named_functions::{named_in_tree, undefined, NamedFunction};
+use super::narrowed::SAMPLES;
 use super::outvoted_acceptance::{note as outvoted_note, outvoted_acceptance_tests};
 use super::round_feedback::RoundFailure;
 use super::stray_changes::set_aside;
@@ -364,7 +365,9 @@ impl WorkCheck for TestRounds<'_> {
         };
         if let Some((missing, failure)) = narrowed {
             let was_missing = failure.is_none();
-            result = self.narrow_by_samples(&missing, failure, result).await?;
+            result = self
+                .narrow_by_samples(&missing, failure, result, SAMPLES)
+                .await?;
             if was_missing {
                 // Written now: a failing round of its, which counts towards asking for it
                 // again in the next.

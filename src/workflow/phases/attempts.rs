@@ -108,6 +108,17 @@ impl PhaseRun<'_> {
         variant: u32,
     ) -> Result<Produced, AgentError> {
         let check = TestRounds::new(self.wf, story, dir, self.transcript);
+        if let Some(check) = &check {
+            if let Some(first) = check.first_alone().await {
+                return Ok(Produced {
+                    output: AgentOutput {
+                        text: first.notes(),
+                        ..AgentOutput::default()
+                    },
+                    tests: check.last_run().await,
+                });
+            }
+        }
         let request = PhaseRequest {
             phase: Phase::Implement,
             story,

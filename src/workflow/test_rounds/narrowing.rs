@@ -19,7 +19,117 @@ pub(super) struct Sampled {
     tried: Vec<String>,
 }
 
+/// Samples asked for each definition before the conversation starts (`first_alone`): the
+/// tests choose between two; more are asked in the rounds, if the conversation gets there.
+const FIRST_SAMPLES: u32 = 2;
+
+/// What implement's opening wrote, when that was all the story needed: the definitions asked
+/// for alone and the files they went into. Its passing run is the check's last.
+pub struct FirstAlone {
+    pub names: Vec<String>,
+    pub files: Vec<String>,
+}
+
+impl FirstAlone {
+    /// The Implementation Notes for a change no conversation made: what was written where,
+    /// and how (the tests' line follows them, as for any implement).
+    pub fn notes(&self) -> String {
+        let quoted = |names: &[String]| {
+            names
+                .iter()
+                .map(|name| format!("`{name}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        format!(
+            "Wrote {} in {}: each asked for alone, from the story and its acceptance tests, \
+             before any change of whole files; the acceptance tests pass with it.",
+            quoted(&self.names),
+            quoted(&self.files)
+        )
+    }
+}
+
 impl TestRounds<'_> {
+    /// Implement's opening, before the conversation (docs/design.md §21, `first_alone`): each
+    /// definition the story names that the tree lacks, or whose acceptance tests fail, is asked
+    /// for alone, and the tests choose between [`FIRST_SAMPLES`] answers. `Some` when the tests
+    /// then pass, and the conversation is not needed; otherwise what was written stays for the
+    /// conversation to go on from, and the answers tried are not asked for again.
+    ///
+    /// Asked for `average_rating`, the 1.5B model spent three whole-file replies (100 seconds)
+    /// copying the fixed acceptance test file, which was refused each time, and writing the
+    /// function without its `ValueError`; asked for the function alone, it wrote it right in
+    /// 23 seconds (drive on ca2f762, 2026-12-07).
+    pub async fn first_alone(&self) -> Option<FirstAlone> {
+        self.fixed.paths().next()?;
+        let mut run = self.checked_and_mended().await?;
+        let mut names: Vec<String> = Vec::new();
+        while let Some((due, failure)) = self.due_alone(&run, &names) {
+            names.push(due.name.clone());
+            run = self
+                .narrow_by_samples(&due, failure, run, FIRST_SAMPLES)
+                .await?;
+        }
+        if names.is_empty() {
+            return None;
+        }
+        let passed = run.passed();
+        self.transcript.record(
+            "first_alone",
+            serde_json::json!({"names": names, "passed": passed}),
+        );
+        if !passed {
+            return None;
+        }
+        self.runs().push(run);
+        Some(FirstAlone {
+            names,
+            files: self.changed_by_the_story(),
+        })
+    }
+
+    /// The next definition of the opening not yet asked for: one `run` found missing, else one
+    /// whose acceptance tests failed in it (with that failure).
+    fn due_alone(&self, run: &TestRun, asked: &[String]) -> Option<(Missing, Option<String>)> {
+        let fresh = |missing: &Missing| !asked.contains(&missing.name);
+        match &run.outcome {
+            TestOutcome::NotDefined { missing } => missing
+                .iter()
+                .find(|one| fresh(one))
+                .cloned()
+                .map(|one| (one, None)),
+            TestOutcome::Failed { .. } => {
+                let lacking = self.learn_missing(run).into_iter().map(|method| Missing {
+                    file: method.files.first().cloned(),
+                    name: method.name,
+                });
+                if let Some(one) = lacking.into_iter().find(|one| fresh(one)) {
+                    return Some((one, None));
+                }
+                crate::workflow::failing_functions::failing_in_acceptance(
+                    &self.dir,
+                    &run.output,
+                    &self.named(),
+                    &self.fixed,
+                )
+                .into_iter()
+                .map(|function| Missing {
+                    file: function.files.first().cloned().or_else(|| {
+                        crate::workflow::tree_definitions::python_file_defining(
+                            &self.dir,
+                            &function.name,
+                        )
+                    }),
+                    name: function.name,
+                })
+                .find(|one| fresh(one))
+                .map(|one| (one, Some(run.output.clone())))
+            }
+            _ => None,
+        }
+    }
+
     /// The run of a conversation that ended without the check: with a definition the story
     /// names still missing, that definition is asked for alone at once, as rounds would have
     /// asked for it, and the tests run on what it gave.
@@ -41,7 +151,7 @@ impl TestRounds<'_> {
             "narrowed_at_end",
             serde_json::json!({"name": first.name, "file": first.file}),
         );
-        self.narrow_by_samples(&first, None, run).await
+        self.narrow_by_samples(&first, None, run, SAMPLES).await
     }
 
     /// A named definition missing in this run and the rounds before it, asked for alone once
@@ -98,7 +208,7 @@ impl TestRounds<'_> {
     }
 
     /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
-    /// no longer fail on it or [`SAMPLES`] are spent: the tests choose, as in
+    /// no longer fail on it or `samples` are spent: the tests choose, as in
     /// best-of-n. A 1.5B model asked the same way twice answered with the same wrong `truncate`
     /// twice. An answer already tried, in this round or an earlier one, is not tested again; a
     /// round's first sample is asked as the phase asks, its further ones take seeds of their own
@@ -110,6 +220,7 @@ impl TestRounds<'_> {
         missing: &Missing,
         mut failure: Option<String>,
         mut result: TestRun,
+        samples: u32,
     ) -> Option<TestRun> {
         let (before, mut tried) = {
             let sampled = self.sampled_mut();
@@ -127,7 +238,7 @@ impl TestRounds<'_> {
                 .and_then(|path| std::fs::read_to_string(path).ok())
         };
         let mut best = (result.clone(), text_now());
-        for sample in 0..SAMPLES {
+        for sample in 0..samples {
             let variant = match sample {
                 0 => 0,
                 further => before + further,

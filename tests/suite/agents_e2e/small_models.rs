@@ -958,6 +958,73 @@ async fn a_class_the_tests_cannot_import_is_asked_for_alone_as_a_class() {
 }
 
 #[tokio::test]
+async fn a_missing_function_is_asked_for_alone_before_the_conversation() {
+    let p = Project::new().await;
+    p.env.write(
+        "shelf.py",
+        "def title_case(title):\n    return title.title()\n",
+    );
+    p.env.write(
+        "tests/test_rating.py",
+        "from shelf import average_rating\n\n\ndef test_average_rating_example_1():\n    assert average_rating([4, 5]) == 4.5\n",
+    );
+    p.python_git_project(&[]);
+    let story = p.story(
+        "Ratings",
+        "Add a function `average_rating(ratings)` to shelf.py.",
+        "- [ ] `average_rating([4, 5])` returns `4.5`",
+        "ready",
+        &["research", "plan"],
+    );
+    p.env.edit(
+        p.path_of(&story),
+        "plan_complete: true",
+        "plan_complete: true\nacceptance_complete: true\nacceptance_tests:\n- tests/test_rating.py",
+    );
+    // Both samples of the opening are wrong: the conversation goes on from the file as the
+    // opening left it, and its whole file is right.
+    for body in ["max(ratings)", "sum(ratings)"] {
+        p.fake.push(
+            "definition",
+            Reply::text(format!(
+                "```python\ndef average_rating(ratings):\n    return {body}\n```"
+            )),
+        );
+    }
+    p.fake
+        .push(
+            "implement",
+            write_call(
+                "shelf.py",
+                "def title_case(title):\n    return title.title()\n\n\ndef average_rating(ratings):\n    return sum(ratings) / len(ratings)\n",
+            ),
+        )
+        .push("implement", Reply::text("Added `average_rating`."));
+
+    p.run(&["run", "--story", &story.id]).success();
+
+    assert_eq!(p.fake.requests_for("definition").len(), 2);
+    let first = p.fake.requests_for("implement")[0].last_message();
+    assert!(
+        first.contains("return sum(ratings)"),
+        "the conversation starts from the opening's better answer: {first}"
+    );
+    let opening = transcript_entries(&p, &story, "first_alone");
+    assert_eq!(
+        opening[0]["names"],
+        json!(["average_rating"]),
+        "{opening:?}"
+    );
+    assert_eq!(opening[0]["passed"], json!(false), "{opening:?}");
+    assert_eq!(p.front(&story)["implementation_complete"], true);
+    assert!(
+        p.body(&story).contains("Added `average_rating`."),
+        "{}",
+        p.body(&story)
+    );
+}
+
+#[tokio::test]
 async fn a_later_round_of_narrowed_samples_goes_on_from_the_seeds_of_the_first() {
     let p = Project::new().await;
     p.env.write(
@@ -997,16 +1064,18 @@ async fn a_later_round_of_narrowed_samples_goes_on_from_the_seeds_of_the_first()
         .push("implement", Reply::text("Added `slugify`."))
         .push("implement", Reply::text("Fixed it."))
         .push("implement", Reply::text("Fixed it again."));
-    // Recorded answers (textkit `slugify`, 2026-12-06), each wrong.
+    // Recorded answers (textkit `slugify`, 2026-12-06), each wrong; the round's first replays
+    // the opening's first.
     for body in [
         "'-'.join(word for word in text.lower().split() if word.isalnum())",
         "text.upper()",
+        "'-'.join(word for word in text.lower().split() if word.isalnum())",
         "''.join(c.lower() if c.isalnum() else '-' for c in text).strip('-')",
         "text.lower()",
     ] {
         p.fake.push("definition", wrong(body));
     }
-    p.fake.push("definition", wrong("text.lower()")).push(
+    p.fake.push(
         "definition",
         wrong("re.sub(r'[^a-z0-9]+', '-', text.lower()).strip('-')"),
     );
@@ -1014,18 +1083,22 @@ async fn a_later_round_of_narrowed_samples_goes_on_from_the_seeds_of_the_first()
     p.run(&["run", "--story", &story.id]).success();
 
     let asked = p.fake.requests_for("definition");
-    assert_eq!(asked.len(), 6, "two rounds of samples");
+    assert_eq!(
+        asked.len(),
+        6,
+        "the opening's two samples, then a round's four"
+    );
     let seeds: Vec<Json> = asked.iter().map(|ask| ask.body["seed"].clone()).collect();
-    // Each round's first sample as the phase asks; the second round's further ones are no
-    // replay of the first round's (textkit `slugify`, 2026-12-06: answer for answer).
+    // Each round's first sample as the phase asks; the round's further ones are no replay of
+    // the opening's (textkit `slugify`, 2026-12-06: answer for answer).
     assert_eq!(
         seeds,
         [
             json!(null),
             json!(1),
-            json!(2),
-            json!(3),
             json!(null),
+            json!(3),
+            json!(4),
             json!(5)
         ],
         "{seeds:?}"
@@ -1036,9 +1109,9 @@ async fn a_later_round_of_narrowed_samples_goes_on_from_the_seeds_of_the_first()
         .map(|entry| (entry["sample"].clone(), entry["merged"].clone()))
         .collect();
     assert_eq!(
-        merged[4],
+        merged[2],
         (json!(0), json!(false)),
-        "an answer of the first round is not written again: {merged:?}"
+        "an answer of the opening is not written again: {merged:?}"
     );
     assert_eq!(merged[5], (json!(5), json!(true)), "{merged:?}");
     assert_eq!(p.front(&story)["implementation_complete"], true);
