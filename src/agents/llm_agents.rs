@@ -380,6 +380,10 @@ impl Agents for LlmAgents {
         }
         if let Some(check) = request.check {
             task.push_str(&prompts::tests_note(&check.describe()));
+            if let Some(failure) = check.standing_failure() {
+                task.push_str("\n\n");
+                task.push_str(failure.trim());
+            }
         }
         let user = prompts::assemble(&context, request.revision, &task);
         let system = prompts::phase_system(request.phase, self.protocol(), self.edits());

@@ -53,6 +53,14 @@ pub trait WorkCheck: Send + Sync {
 
     /// What the check runs, for the prompt (`python3 -m pytest -q`).
     fn describe(&self) -> String;
+
+    /// What the check already found failing before the conversation starts (implement's
+    /// opening, `first_alone`), said for the end of the first prompt: the model then fixes it
+    /// in its first reply instead of claiming a change the tool made and hearing of the
+    /// failure a reply later.
+    fn standing_failure(&self) -> Option<String> {
+        None
+    }
 }
 
 /// The feedback a phase re-run gets (docs/design.md §9): after a gate's RETRY, a predecessor retry

@@ -65,6 +65,8 @@ pub struct TestRounds<'a> {
     taken_out: Mutex<Vec<String>>,
     /// The narrowed samples asked so far, by definition.
     sampled: Mutex<std::collections::HashMap<String, Sampled>>,
+    /// The failure the opening (`first_alone`) left, for the conversation's first prompt.
+    opening_failure: Mutex<Option<String>>,
 }
 
 impl<'a> TestRounds<'a> {
@@ -104,6 +106,7 @@ impl<'a> TestRounds<'a> {
             notes: Mutex::new(Vec::new()),
             taken_out: Mutex::new(Vec::new()),
             sampled: Mutex::new(Default::default()),
+            opening_failure: Mutex::new(None),
         })
     }
 
@@ -415,5 +418,12 @@ impl WorkCheck for TestRounds<'_> {
 
     fn describe(&self) -> String {
         self.wf.config.test_command_text()
+    }
+
+    fn standing_failure(&self) -> Option<String> {
+        self.opening_failure
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 }

@@ -34,13 +34,6 @@ impl FirstAlone {
     /// The Implementation Notes for a change no conversation made: what was written where,
     /// and how (the tests' line follows them, as for any implement).
     pub fn notes(&self) -> String {
-        let quoted = |names: &[String]| {
-            names
-                .iter()
-                .map(|name| format!("`{name}`"))
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
         format!(
             "Wrote {} in {}: each asked for alone, from the story and its acceptance tests, \
              before any change of whole files; the acceptance tests pass with it.",
@@ -80,6 +73,10 @@ impl TestRounds<'_> {
             serde_json::json!({"names": names, "passed": passed}),
         );
         if !passed {
+            *self
+                .opening_failure
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner()) = standing(&names, &run);
             return None;
         }
         self.runs().push(run);
@@ -314,6 +311,29 @@ impl TestRounds<'_> {
         entry.asked = asked;
         entry.tried.extend(written.cloned());
     }
+}
+
+/// What the conversation's first prompt says of the opening's failing run: a first version of
+/// `names` is written and the tests fail on it, with their output. `None` when no test ran (a
+/// definition still missing is what the prompt's map says already).
+fn standing(names: &[String], run: &TestRun) -> Option<String> {
+    if !matches!(run.outcome, TestOutcome::Failed { .. }) {
+        return None;
+    }
+    Some(format!(
+        "A first version of {} is written, and the tests fail on it:\n```\n{}\n```\nFix the code so that they pass (not the tests, unless a test itself is wrong).",
+        quoted(names),
+        run.output.trim()
+    ))
+}
+
+/// `a`, `b`: names as the notes and prompts quote them.
+fn quoted(names: &[String]) -> String {
+    names
+        .iter()
+        .map(|name| format!("`{name}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 /// Counts one more round for each of `names` in `rounds`; the first of them whose count of

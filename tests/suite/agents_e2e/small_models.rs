@@ -1009,6 +1009,11 @@ async fn a_missing_function_is_asked_for_alone_before_the_conversation() {
         first.contains("return sum(ratings)"),
         "the conversation starts from the opening's better answer: {first}"
     );
+    assert!(
+        first.contains("A first version of `average_rating` is written, and the tests fail on it:")
+            && first.contains("test_average_rating_example_1"),
+        "and hears at once what the tests say of it: {first}"
+    );
     let opening = transcript_entries(&p, &story, "first_alone");
     assert_eq!(
         opening[0]["names"],
