@@ -32,6 +32,7 @@ mod example_completion;
 mod examples_file;
 mod scratch;
 mod setup_in_words;
+mod small_story;
 mod story_objects;
 mod test_mends;
 mod test_path;
@@ -43,6 +44,10 @@ pub async fn run(wf: &Workflow, story_id: &StoryId, phase: Phase) -> Result<Outc
         return skip_refine(wf, story_id);
     }
     let story = wf.board.locate(story_id)?;
+    let reworked = rework_revision(&story, phase)?.is_some();
+    if let Some(why) = small_story::skip_reason(wf, &story, phase, reworked) {
+        return small_story::skip(wf, story_id, phase, why);
+    }
     if phase == Phase::Acceptance {
         if let Some(why) = acceptance::skip_reason(wf, &story) {
             return acceptance::skip(wf, story_id, why);

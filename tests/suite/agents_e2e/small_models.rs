@@ -376,6 +376,50 @@ async fn skipped_phases_count_as_complete_and_a_skipped_refine_moves_the_story_a
 }
 
 #[tokio::test]
+async fn a_small_story_skips_research_and_plan_unless_a_person_set_them() {
+    let p = Project::new().await;
+    p.env.write(
+        "shelf.py",
+        "def title_case(title):\n    return title.title()\n",
+    );
+    p.python_git_project(&[]);
+    let summary = "Add a function `initials(name)` to shelf.py.";
+    let criteria = "- [ ] `initials('terry pratchett')` returns `'T.P.'`";
+    let small = p.story("Initials", summary, criteria, "ready", &[]);
+
+    p.step(&small, "research").success();
+    p.step(&small, "plan").success();
+
+    assert!(p.fake.requests_for("research").is_empty());
+    assert!(p.fake.requests_for("plan").is_empty());
+    let body = p.body(&small);
+    assert_eq!(
+        section(&body, "Research"),
+        "Skipped: a small story: it names `initials` in shelf.py, and its acceptance tests check the change."
+    );
+    assert!(section(&body, "Implementation Plan").starts_with("Skipped: a small story"));
+    let next = p.env.run_json(&["run", "--dry-run", "--story", &small.id]);
+    assert_eq!(next["actions"][0]["type"], "acceptance", "{next}");
+
+    // A story that does not say where its function goes is researched.
+    let unplaced = p.story(
+        "Initials anywhere",
+        "Add a function `initials(name)`.",
+        criteria,
+        "ready",
+        &[],
+    );
+    p.step(&unplaced, "research").success();
+    assert_eq!(p.fake.requests_for("research").len(), 1);
+
+    // A person who sets the phase gets it, small story or not.
+    p.config(&[("phases.research.enabled", "true")]);
+    let set = p.story("Initials again", summary, criteria, "ready", &[]);
+    p.step(&set, "research").success();
+    assert_eq!(p.fake.requests_for("research").len(), 2);
+}
+
+#[tokio::test]
 async fn a_reply_is_checked_even_when_its_writes_to_files_the_story_does_not_name_are_refused() {
     let p = Project::new().await;
     p.config(&[("implement.editFormat", "whole"), OFF_ACCEPTANCE]);
