@@ -97,31 +97,13 @@ impl TestRounds<'_> {
                 .cloned()
                 .map(|one| (one, None)),
             TestOutcome::Failed { .. } => {
-                let lacking = self.learn_missing(run).into_iter().map(|method| Missing {
-                    file: method.files.first().cloned(),
-                    name: method.name,
-                });
-                if let Some(one) = lacking.into_iter().find(|one| fresh(one)) {
+                if let Some(one) = self.methods_lacking(run).into_iter().find(|one| fresh(one)) {
                     return Some((one, None));
                 }
-                crate::workflow::failing_functions::failing_in_acceptance(
-                    &self.dir,
-                    &run.output,
-                    &self.named(),
-                    &self.fixed,
-                )
-                .into_iter()
-                .map(|function| Missing {
-                    file: function.files.first().cloned().or_else(|| {
-                        crate::workflow::tree_definitions::python_file_defining(
-                            &self.dir,
-                            &function.name,
-                        )
-                    }),
-                    name: function.name,
-                })
-                .find(|one| fresh(one))
-                .map(|one| (one, Some(run.output.clone())))
+                self.failing_acceptance(run)
+                    .into_iter()
+                    .find(|one| fresh(one))
+                    .map(|one| (one, Some(run.output.clone())))
             }
             _ => None,
         }
@@ -157,14 +139,7 @@ impl TestRounds<'_> {
     pub(super) fn missing_long_enough(&self, run: &TestRun) -> Option<Missing> {
         let missing: Vec<Missing> = match &run.outcome {
             TestOutcome::NotDefined { missing } => missing.clone(),
-            TestOutcome::Failed { .. } => self
-                .learn_missing(run)
-                .into_iter()
-                .map(|method| Missing {
-                    file: method.files.first().cloned(),
-                    name: method.name,
-                })
-                .collect(),
+            TestOutcome::Failed { .. } => self.methods_lacking(run),
             _ => return None,
         };
         counted(&self.missing_rounds, missing, |rounds| {
@@ -181,27 +156,41 @@ impl TestRounds<'_> {
         if !matches!(run.outcome, TestOutcome::Failed { .. }) {
             return None;
         }
-        let failing = crate::workflow::failing_functions::failing_in_acceptance(
+        counted(
+            &self.failing_rounds,
+            self.failing_acceptance(run),
+            |rounds| rounds >= ROUNDS_BEFORE_NARROWING,
+        )
+    }
+
+    /// The definitions a failing `run` found missing (`learn_missing`), each in its file.
+    fn methods_lacking(&self, run: &TestRun) -> Vec<Missing> {
+        self.learn_missing(run)
+            .into_iter()
+            .map(|method| Missing {
+                file: method.files.first().cloned(),
+                name: method.name,
+            })
+            .collect()
+    }
+
+    /// The named definitions whose acceptance tests failed in `run`, each in the file the
+    /// story names for it, else the one of the tree that defines it.
+    fn failing_acceptance(&self, run: &TestRun) -> Vec<Missing> {
+        crate::workflow::failing_functions::failing_in_acceptance(
             &self.dir,
             &run.output,
             &self.named(),
             &self.fixed,
-        );
-        let failing: Vec<Missing> = failing
-            .into_iter()
-            .map(|function| Missing {
-                file: function.files.first().cloned(),
-                name: function.name,
-            })
-            .collect();
-        let mut due = counted(&self.failing_rounds, failing, |rounds| {
-            rounds >= ROUNDS_BEFORE_NARROWING
-        })?;
-        if due.file.is_none() {
-            due.file =
-                crate::workflow::tree_definitions::python_file_defining(&self.dir, &due.name);
-        }
-        Some(due)
+        )
+        .into_iter()
+        .map(|function| Missing {
+            file: function.files.first().cloned().or_else(|| {
+                crate::workflow::tree_definitions::python_file_defining(&self.dir, &function.name)
+            }),
+            name: function.name,
+        })
+        .collect()
     }
 
     /// Asks for `missing` alone, sample after sample at a rising temperature, until the tests
