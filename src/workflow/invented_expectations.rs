@@ -13,6 +13,7 @@
 
 use super::examples::{is_literal_call, normalized, Example};
 use super::python_lines::{definition_block, enclosing_test, indent};
+use super::raise_conditions::raises_for_shown_arguments;
 use crate::agents::tools::defined_name;
 
 /// A test file with the invented expectations taken out.
@@ -67,7 +68,12 @@ pub fn without_invented_expectations(
     let quoted = quoted_calls(story);
     let mut invented_tests = contradicting_tests(&lines, &quoted.raising);
     let more = raises_where_the_story_returns(&lines, &quoted.returning);
-    for test in unwritten_raises(&lines, story).into_iter().chain(more) {
+    let unconditioned = raises_no_condition_makes(&lines, story, examples);
+    for test in unwritten_raises(&lines, story)
+        .into_iter()
+        .chain(more)
+        .chain(unconditioned)
+    {
         if !invented_tests.contains(&test) {
             invented_tests.push(test);
         }
@@ -416,6 +422,23 @@ fn raises_where_the_story_returns(
     tests
 }
 
+/// The line ranges of the test functions that expect a raise from a call no raising rule of
+/// the story makes raise ([`raises_for_shown_arguments`]).
+fn raises_no_condition_makes(
+    lines: &[&str],
+    story: &str,
+    examples: &[Example],
+) -> Vec<std::ops::Range<usize>> {
+    let mut tests: Vec<std::ops::Range<usize>> = Vec::new();
+    for (at, line) in lines.iter().enumerate() {
+        let judged = !line.trim_start().starts_with('#') && in_a_raises_block(lines, at);
+        if judged && raises_for_shown_arguments(line, story, examples) {
+            add_enclosing_test(lines, at, &mut tests);
+        }
+    }
+    tests
+}
+
 /// The line ranges of the test functions that expect an exception the story never names
 /// (`with pytest.raises(KeyError):` for a story that names no `KeyError`): the model's own
 /// rule, which no right code need keep. Recorded (Qwen2.5-Coder-1.5B, the inventory benchmark,
@@ -703,6 +726,22 @@ mod tests {
         assert_eq!(
             without_invented_expectations(empty, &examples(both), both),
             None
+        );
+    }
+
+    #[test]
+    fn a_test_expecting_a_raise_no_condition_of_the_story_makes_goes() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-07): an empty title was to raise too.
+        let story = "Add a function `shelf_mark(title, author)` to `shelf/books.py`.\n- [ ] `shelf_mark(\"The Hobbit\", \"J. R. R. Tolkien\")` returns `\"TOL the\"`\n- [ ] `shelf_mark(\"Dune\", \"Frank Herbert\")` returns `\"HER dune\"`\n- [ ] An empty author raises `ValueError`.";
+        let tests = "import pytest\nfrom shelf.books import shelf_mark\n\nclass TestShelfMarks:\n    def test_shelf_mark_title_author(self):\n        assert shelf_mark(\"The Hobbit\", \"J. R. R. Tolkien\") == \"TOL the\"\n\n    def test_shelf_mark_title_author_empty_author(self):\n        with pytest.raises(ValueError):\n            shelf_mark(\"Dune\", \"\")\n\n    def test_shelf_mark_title_author_empty_title(self):\n        with pytest.raises(ValueError):\n            shelf_mark(\"\", \"Frank Herbert\")\n";
+        let pruned = without_invented_expectations(tests, &examples(story), story).unwrap();
+        assert_eq!(
+            pruned.removed,
+            ["def test_shelf_mark_title_author_empty_title(self):"]
+        );
+        assert_eq!(
+            pruned.text,
+            "import pytest\nfrom shelf.books import shelf_mark\n\nclass TestShelfMarks:\n    def test_shelf_mark_title_author(self):\n        assert shelf_mark(\"The Hobbit\", \"J. R. R. Tolkien\") == \"TOL the\"\n\n    def test_shelf_mark_title_author_empty_author(self):\n        with pytest.raises(ValueError):\n            shelf_mark(\"Dune\", \"\")\n"
         );
     }
 

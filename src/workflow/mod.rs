@@ -47,6 +47,7 @@ pub(crate) mod protocol_choice;
 pub(crate) mod pytest_report;
 pub(crate) mod python_imports;
 pub(crate) mod python_lines;
+pub(crate) mod raise_conditions;
 pub(crate) mod raising_setups;
 pub(crate) mod refined;
 pub(crate) mod remote;

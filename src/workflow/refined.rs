@@ -155,12 +155,35 @@ fn without_invented_examples(criteria: &str, given: &str) -> String {
             .iter()
             .all(|example| example.carried_by(given))
             && !reverses_a_direction(item, given)
+            && !denies_a_raise(item, given)
     });
     let mut kept = items.join("\n");
     if criteria.ends_with('\n') && !kept.is_empty() {
         kept.push('\n');
     }
     kept
+}
+
+/// Whether `item` says nothing raises where `given` makes something raise: the 1.5B model's
+/// refine added "The function should not raise any exceptions." to a story whose criteria held
+/// "An empty author raises `ValueError`" (a drive, 2026-12-07), and implement was then told
+/// both.
+fn denies_a_raise(item: &str, given: &str) -> bool {
+    const DENIALS: [&str; 5] = [
+        "not raise",
+        "never raise",
+        "n't raise",
+        "without raising",
+        "no exception",
+    ];
+    let denies = |text: &str| {
+        let lower = text.to_lowercase();
+        DENIALS.iter().any(|words| lower.contains(words))
+    };
+    let raises = given
+        .lines()
+        .any(|line| line.to_lowercase().contains("raise") && !denies(line));
+    denies(item) && raises
 }
 
 /// Whether `text` states a conversion the other way round from one `given` states, and `given`
@@ -430,6 +453,19 @@ mod tests {
         // A function named `to_…` without a call or an argument states no direction.
         assert!(directions("the inverse of to_fahrenheit").is_empty());
         assert!(directions("Add to_celsius() to temperature.py").is_empty());
+    }
+
+    #[test]
+    fn a_criterion_that_says_nothing_raises_goes_where_the_story_makes_something_raise() {
+        // Recorded (Qwen2.5-Coder-1.5B, a drive, 2026-12-07).
+        let given = "Shelf marks\n- [ ] An empty author raises `ValueError`.";
+        let refined = "- [ ] The shelf mark has the author's first three letters.\n- [ ] The function should not raise any exceptions.\n";
+        assert_eq!(
+            criteria(None, refined, given),
+            "- [ ] The shelf mark has the author's first three letters.\n"
+        );
+        // Where the story makes nothing raise, the criterion is refine's to add.
+        assert_eq!(criteria(None, refined, "Shelf marks"), refined);
     }
 
     #[test]
