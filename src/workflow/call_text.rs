@@ -12,6 +12,31 @@ pub fn arguments(text: &str) -> Option<Vec<String>> {
     Some(split_arguments(&text[1..end - 1]))
 }
 
+/// The parameters of `list` (a parenthesised list, `(self, sku, qty=1)`) when it is a
+/// signature's, each name without its default or annotation and with its `*` or `**`: `self`,
+/// `sku`, `qty`. `None` when it is a call's with values (`("apple", 2)`, `(None)`): an example,
+/// not a signature.
+pub fn signature_parameters(list: &str) -> Option<Vec<String>> {
+    let names: Vec<String> = arguments(list.trim())?
+        .iter()
+        .map(|param| {
+            param
+                .split(['=', ':'])
+                .next()
+                .unwrap_or("")
+                .trim()
+                .to_string()
+        })
+        .collect();
+    let is_parameter = |name: &String| {
+        let bare = name.trim_start_matches('*');
+        bare.starts_with(|c: char| c.is_alphabetic() || c == '_')
+            && bare.chars().all(|c| c.is_alphanumeric() || c == '_')
+            && !["True", "False", "None"].contains(&bare)
+    };
+    names.iter().all(is_parameter).then_some(names)
+}
+
 /// The argument text between a call's parentheses, split at its top-level commas, each trimmed;
 /// a trailing comma adds no argument.
 pub fn split_arguments(inner: &str) -> Vec<String> {
@@ -66,6 +91,18 @@ fn outside_quotes(text: &str) -> impl Iterator<Item = (usize, char, i32)> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_signature_has_parameters_and_an_example_has_none() {
+        assert_eq!(
+            signature_parameters("(self, sku, qty: int = 1, *rest)").unwrap(),
+            ["self", "sku", "qty", "*rest"]
+        );
+        assert_eq!(signature_parameters("()").unwrap(), Vec::<String>::new());
+        assert_eq!(signature_parameters("(\"apple\", 2)"), None);
+        assert_eq!(signature_parameters("(None)"), None);
+        assert_eq!(signature_parameters("(sku"), None);
+    }
 
     #[test]
     fn arguments_split_at_top_level_commas_only() {

@@ -6,6 +6,7 @@
 
 use std::path::Path;
 
+use super::call_text::signature_parameters;
 use super::context::Workflow;
 use super::definition_merge::{definition_named, merge_definition};
 use super::examples::calls;
@@ -209,20 +210,13 @@ fn names_a_class(name: &str) -> bool {
 /// bare `remove` gives neither.
 fn signature(story_text: &str, name: &str) -> String {
     // A call with values (`is_low_stock(3, 5)`, `f(None)`) is an example, not the signature.
-    let parameter = |arg: &str| {
-        let arg = arg.trim().trim_start_matches('*');
-        let arg = arg.split(['=', ':']).next().unwrap_or(arg).trim();
-        arg.starts_with(|c: char| c.is_alphabetic() || c == '_')
-            && arg.chars().all(|c| c.is_alphanumeric() || c == '_')
-            && !["True", "False", "None"].contains(&arg)
-    };
     backtick_spans(story_text)
         .into_iter()
         .find_map(|(span, _)| {
             let (callee, rest) = span.split_once('(')?;
             let args = rest.strip_suffix(')')?;
             let named_so = callee.trim().rsplit('.').next() == Some(name);
-            (named_so && (args.trim().is_empty() || args.split(',').all(parameter)))
+            (named_so && signature_parameters(&format!("({args})")).is_some())
                 .then(|| format!("{name}({args})"))
         })
         .unwrap_or_else(|| format!("{name}(…)"))

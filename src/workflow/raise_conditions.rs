@@ -11,7 +11,7 @@
 //! parameters: a rule over two ("a piece longer than the board") may hold for values each
 //! shown alone, and a sentence that names none may mean any argument.
 
-use super::call_text::arguments;
+use super::call_text::{arguments, list_end, signature_parameters};
 use super::examples::{calls_at, normalized, Example};
 use crate::agents::prompts::backtick_spans;
 
@@ -66,23 +66,9 @@ fn parameters(story: &str, function: &str) -> Option<Vec<String>> {
         if span[..open].trim() != function || !span.ends_with(')') {
             return None;
         }
-        let names: Vec<String> = arguments(&span[open..])?
-            .iter()
-            .map(|param| {
-                param
-                    .split(['=', ':'])
-                    .next()
-                    .unwrap_or("")
-                    .trim()
-                    .to_string()
-            })
-            .collect();
-        let plain = |name: &String| {
-            name.starts_with(|c: char| c.is_alphabetic() || c == '_')
-                && name.chars().all(|c| c.is_alphanumeric() || c == '_')
-                && !["True", "False", "None"].contains(&name.as_str())
-        };
-        (!names.is_empty() && names.iter().all(plain)).then_some(names)
+        let names = signature_parameters(&span[open..])?;
+        let plain = !names.is_empty() && !names.iter().any(|name| name.starts_with('*'));
+        plain.then_some(names)
     })
 }
 
@@ -153,7 +139,7 @@ fn calls_in(line: &str, function: &str) -> Vec<String> {
         .filter(|(at, _)| calls_at(line, *at))
         .filter_map(|(at, _)| {
             let rest = &line[at + function.len()..];
-            let end = super::call_text::list_end(rest);
+            let end = list_end(rest);
             (end <= rest.len()).then(|| format!("{function}{}", &rest[..end]))
         })
         .collect()

@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use super::call_text::{arguments, list_end};
+use super::call_text::{arguments, list_end, signature_parameters};
 use super::python_lines::{definition_block, indent, kept_lines};
 use super::tree_definitions::python_file_defining;
 
@@ -112,16 +112,11 @@ fn signatures(story_text: &str) -> Vec<(String, Option<usize>)> {
         if name.is_empty() || !name.chars().all(plain) || !span.ends_with(')') || is_class {
             continue;
         }
-        let Some(params) = arguments(&span[open..]) else {
+        let Some(params) = signature_parameters(&span[open..]) else {
             continue;
         };
-        let is_signature = params.iter().all(|param| {
-            let bare = param.split(['=', ':']).next().unwrap_or("").trim();
-            let bare = bare.trim_start_matches('*');
-            !bare.is_empty() && bare.chars().all(plain) && !bare.starts_with(char::is_numeric)
-        });
         // `word_count()` often only says "a function": no parameters written, none counted.
-        if !is_signature || params.is_empty() {
+        if params.is_empty() {
             continue;
         }
         let most = (!params.iter().any(|p| p.starts_with('*')))
