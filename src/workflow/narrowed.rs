@@ -12,7 +12,7 @@ use super::definition_merge::{definition_named, merge_definition};
 use super::examples::calls;
 use super::fixed_tests::FixedTests;
 use super::named_functions::{mentions_word, Missing};
-use super::python_imports::without_imports_of_itself;
+use super::python_imports::{bound_by_import, without_imports_of_itself};
 use super::story_classes::method_owner;
 use super::story_ops;
 use crate::agents::prompts::backtick_spans;
@@ -153,17 +153,29 @@ pub fn narrowed_task(
     // wrote `class format_volume:` for "Add `format_volume(cubic_mm)`", and each of nine
     // answers written for the function alone went into it as a method (sawmill
     // `format-volume`, 2026-12-07). The function's answer takes the class's place.
+    // A name the acceptance tests import from its module, or that the file defines at its top,
+    // is a function, whatever class the story mentions beside it: "each `Job`" in a story of
+    // `weight_by_alloy(jobs)` made it a method of `Job`, and every answer merged there left the
+    // tests' `from foundry.jobs import weight_by_alloy` failing to import (foundry, 2026-12-08).
+    let test_texts: Vec<String> = fixed
+        .paths()
+        .filter_map(|path| std::fs::read_to_string(dir.join(path)).ok())
+        .collect();
+    let a_function = imported_by(&test_texts, &missing.name)
+        || source
+            .lines()
+            .filter(|line| !line.starts_with([' ', '\t']))
+            .any(|line| defined_name(line).as_deref() == Some(missing.name.as_str()));
     let class = owner.or_else(|| {
         in_file
             .into_iter()
-            .filter(|class| *class != missing.name)
+            .filter(|class| *class != missing.name && !a_function)
             .find(|class| mentions_word(story_text, class))
     });
     let class = class.filter(|_| !names_a_class(&missing.name));
-    let calls = fixed
-        .paths()
-        .filter_map(|path| std::fs::read_to_string(dir.join(path)).ok())
-        .flat_map(|text| calling_tests(&text, &missing.name))
+    let calls = test_texts
+        .iter()
+        .flat_map(|text| calling_tests(text, &missing.name))
         .take(CALLS_SHOWN)
         .collect();
     // A method is shown its class (the attributes it works on). A function is not shown its
@@ -197,6 +209,16 @@ pub fn narrowed_task(
         file,
         calls,
         failing,
+    })
+}
+
+/// Whether a `from … import` line of one of `tests` binds `name`.
+fn imported_by(tests: &[String], name: &str) -> bool {
+    tests.iter().any(|text| {
+        text.lines()
+            .map(str::trim)
+            .filter(|line| line.starts_with("from "))
+            .any(|line| bound_by_import(line).contains(&name))
     })
 }
 
@@ -544,6 +566,44 @@ mod tests {
         let task =
             narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
         assert_eq!(task.class.as_deref(), Some("Shelf"));
+    }
+
+    #[test]
+    fn a_function_the_tests_import_is_no_method_of_a_class_the_story_mentions() {
+        // foundry (2026-12-08): "each `Job`" beside `weight_by_alloy(jobs)`.
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("tests")).unwrap();
+        std::fs::write(
+            dir.path().join("jobs.py"),
+            "class Job:\n    def __init__(self, alloy, kilograms):\n        self.alloy = alloy\n        self.kilograms = kilograms\n",
+        )
+        .unwrap();
+        std::fs::write(
+            dir.path().join("tests/test_alloys.py"),
+            "from jobs import Job, weight_by_alloy\n\n\ndef test_one():\n    assert weight_by_alloy([Job('tin', 2)]) == {'tin': 2}\n",
+        )
+        .unwrap();
+        let missing = Missing {
+            name: "weight_by_alloy".into(),
+            file: Some("jobs.py".into()),
+        };
+        let story = "Add `weight_by_alloy(jobs)` to jobs.py: the kilograms of each alloy over the `Job`s given.";
+        let fixed = FixedTests::take(dir.path(), &["tests/test_alloys.py".to_string()]);
+        let task = narrowed_task(dir.path(), story, &missing, &fixed, None).unwrap();
+        assert_eq!(task.class, None);
+        // Without the import, the class the story mentions stays its best guess.
+        let task =
+            narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
+        assert_eq!(task.class.as_deref(), Some("Job"));
+        // And a function the file already has at its top is a function, failing or not.
+        std::fs::write(
+            dir.path().join("jobs.py"),
+            "class Job:\n    pass\n\n\ndef weight_by_alloy(jobs):\n    return {}\n",
+        )
+        .unwrap();
+        let task =
+            narrowed_task(dir.path(), story, &missing, &FixedTests::default(), None).unwrap();
+        assert_eq!(task.class, None);
     }
 
     #[test]
