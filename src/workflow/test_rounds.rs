@@ -67,6 +67,8 @@ pub struct TestRounds<'a> {
     sampled: Mutex<std::collections::HashMap<String, Sampled>>,
     /// The failure the opening (`first_alone`) left, for the conversation's first prompt.
     opening_failure: Mutex<Option<String>>,
+    /// The opening's rounds after its first, which the conversation's feedback rounds give up.
+    opening_further_rounds: std::sync::atomic::AtomicU32,
 }
 
 impl<'a> TestRounds<'a> {
@@ -107,6 +109,7 @@ impl<'a> TestRounds<'a> {
             taken_out: Mutex::new(Vec::new()),
             sampled: Mutex::new(Default::default()),
             opening_failure: Mutex::new(None),
+            opening_further_rounds: Default::default(),
         })
     }
 
@@ -412,8 +415,13 @@ impl WorkCheck for TestRounds<'_> {
         feedback
     }
 
+    /// `implement.testRounds` bounds the rounds of tests implement goes through: the opening's
+    /// further rounds are among them.
     fn feedback_rounds(&self) -> u32 {
-        self.rounds.saturating_sub(1)
+        let opening = self
+            .opening_further_rounds
+            .load(std::sync::atomic::Ordering::Relaxed);
+        self.rounds.saturating_sub(1).saturating_sub(opening)
     }
 
     fn describe(&self) -> String {

@@ -28,7 +28,10 @@ const FIRST_SAMPLES: u32 = 2;
 /// all. In the foundry and ledger runs after the opening came (2026-12-07), no whole-file
 /// conversation turn made the tests pass in eight stories whose opening failed, and those turns
 /// took half of implement's time (45 to 416 seconds a story), while the samples asked in the
-/// rounds between them passed at the sixth, sixth and eighth.
+/// rounds between them passed at the sixth, sixth and eighth. The further rounds count among
+/// `implement.testRounds`, and never more than it: they take the place of the conversation's
+/// rounds, not add to them (workshop, 2026-12-08: a story whose opening failed went on to three
+/// whole-file turns and eight more samples, 13 minutes of implement, none passing).
 const OPENING_ROUNDS: u32 = 3;
 
 /// What implement's opening wrote, when that was all the story needed: the definitions asked
@@ -67,8 +70,9 @@ impl TestRounds<'_> {
         self.fixed.paths().next()?;
         let mut run = self.checked_and_mended().await?;
         let mut names: Vec<String> = Vec::new();
-        for round in 0..OPENING_ROUNDS {
-            let samples = if round == 0 { FIRST_SAMPLES } else { SAMPLES };
+        let mut rounds = 0;
+        while rounds < OPENING_ROUNDS.min(self.rounds) {
+            let samples = if rounds == 0 { FIRST_SAMPLES } else { SAMPLES };
             let mut asked: Vec<String> = Vec::new();
             while let Some((due, failure)) = self.due_alone(&run, &asked) {
                 asked.push(due.name.clone());
@@ -77,7 +81,11 @@ impl TestRounds<'_> {
                 }
                 run = self.narrow_by_samples(&due, failure, run, samples).await?;
             }
-            if asked.is_empty() || run.passed() {
+            if asked.is_empty() {
+                break;
+            }
+            rounds += 1;
+            if run.passed() {
                 break;
             }
         }
@@ -90,6 +98,10 @@ impl TestRounds<'_> {
             serde_json::json!({"names": names, "passed": passed}),
         );
         if !passed {
+            self.opening_further_rounds.store(
+                rounds.saturating_sub(1),
+                std::sync::atomic::Ordering::Relaxed,
+            );
             *self
                 .opening_failure
                 .lock()
