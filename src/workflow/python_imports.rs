@@ -203,25 +203,44 @@ pub fn import_where_used(
 }
 
 /// The undefined name of a test run's `output` and the file of the tree it is used in, read
-/// from the frame pytest names for the `NameError` (`ledger.py:7: NameError`). `None` when
-/// no frame is named, or the file lies outside the tree (an absolute path or one with `..`).
+/// from the frame pytest names for the `NameError` (`ledger.py:7: NameError`), or, where the
+/// error came while a test file was collected, from the last frame before it
+/// (`lending/fines.py:27: in <module>`: a sample's `def fine_between(due: datetime.date, …)`
+/// without `import datetime`, which no test could load; workshop, 2026-12-08). `None` when no
+/// frame is named, or the file lies outside the tree (an absolute path or one with `..`).
 pub fn undefined_in_file(output: &str) -> Option<(String, String)> {
     let name = undefined_name(output)?;
-    let path = output.lines().find_map(|line| {
-        let (place, kind) = line.trim().rsplit_once(": ")?;
-        let (path, number) = place.rsplit_once(':')?;
-        let inside = Path::new(path).is_relative()
-            && !Path::new(path)
-                .components()
-                .any(|part| part == std::path::Component::ParentDir);
-        (kind == "NameError"
-            && path.ends_with(".py")
-            && !number.is_empty()
-            && number.chars().all(|c| c.is_ascii_digit())
-            && inside)
-            .then(|| path.to_string())
-    })?;
-    Some((name, path))
+    let lines: Vec<&str> = output.lines().collect();
+    let raised = lines
+        .iter()
+        .find_map(|line| frame_file(line, |kind| kind == "NameError"));
+    let collected = || {
+        let at = lines
+            .iter()
+            .position(|line| line.trim_start().starts_with("E   NameError:"))?;
+        lines[..at]
+            .iter()
+            .rev()
+            .find_map(|line| frame_file(line, |kind| kind.starts_with("in ")))
+    };
+    Some((name, raised.or_else(collected)?))
+}
+
+/// The file of the tree a traceback frame `line` (`path.py:7: <kind>`) names, when `kind`
+/// is as asked and the file lies inside the tree.
+fn frame_file(line: &str, kind_is: impl Fn(&str) -> bool) -> Option<String> {
+    let (place, kind) = line.trim().split_once(": ")?;
+    let (path, number) = place.rsplit_once(':')?;
+    let inside = Path::new(path).is_relative()
+        && !Path::new(path)
+            .components()
+            .any(|part| part == std::path::Component::ParentDir);
+    (kind_is(kind)
+        && path.ends_with(".py")
+        && !number.is_empty()
+        && number.chars().all(|c| c.is_ascii_digit())
+        && inside)
+        .then(|| path.to_string())
 }
 
 /// Adds the standard import of the name a test run found undefined ([`undefined_in_file`]) to
@@ -822,6 +841,23 @@ ERROR test_b.py
         );
         let text = std::fs::read_to_string(dir.path().join("ledger/accounts.py")).unwrap();
         assert_eq!(text, format!("from decimal import Decimal\n{code}"));
+    }
+
+    #[test]
+    fn a_name_undefined_while_a_test_file_is_collected_is_read_from_the_last_frame() {
+        // Recorded (workshop, 2026-12-08), names changed.
+        let output = "==================================== ERRORS ====================================\n\
+            ___ ERROR collecting tests/test_fines.py ____\n\
+            tests/test_fines.py:3: in <module>\n    from lending.fines import fine_between\n\
+            lending/fines.py:27: in <module>\n    def fine_between(due: datetime.date, returned: datetime.date) -> int:\n\
+            \x20                         ^^^^^^^^\n\
+            E   NameError: name 'datetime' is not defined\n\
+            _____ ERROR collecting tests/test_more.py _____\n\
+            tests/test_more.py:3: in <module>\n";
+        assert_eq!(
+            undefined_in_file(output),
+            Some(("datetime".to_string(), "lending/fines.py".to_string()))
+        );
     }
 
     #[test]
