@@ -1264,8 +1264,10 @@ async fn an_acceptance_test_the_story_examples_outvote_is_taken_out_in_the_round
     assert!(p.fake.requests_for("implement").is_empty());
     assert_eq!(p.fake.requests_for("definition").len(), 1);
     assert!(transcript_entries(&p, &story, "check_feedback").is_empty());
+    // Only the file the opening wrote: the tool took the outvoted test out of the other.
     assert!(
-        p.body(&story).contains("Wrote `remove` in `cart.py`"),
+        p.body(&story)
+            .contains("Wrote `remove` in `cart.py`: each asked for alone"),
         "{}",
         p.body(&story)
     );
