@@ -37,6 +37,11 @@ pub fn signature_parameters(list: &str) -> Option<Vec<String>> {
     names.iter().all(is_parameter).then_some(names)
 }
 
+/// What a call calls: `median` of `median([1])`, `cart.remove` of `cart.remove('a')`.
+pub fn callee(call: &str) -> &str {
+    call.split('(').next().unwrap_or("").trim()
+}
+
 /// The argument text between a call's parentheses, split at its top-level commas, each trimmed;
 /// a trailing comma adds no argument.
 pub fn split_arguments(inner: &str) -> Vec<String> {

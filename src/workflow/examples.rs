@@ -4,6 +4,7 @@
 
 use std::path::Path;
 
+use super::call_text::callee;
 use super::python_imports::{
     import_of, module_imports, python_module, standard_imports, with_imports_on_top,
 };
@@ -198,7 +199,6 @@ pub fn examples(text: &str) -> Vec<Example> {
             // listed ("`f(\"abc\")`, `f(\"2.5\")` and `f(\"-1\")` raise `ValueError`") share
             // the verb and the span after the last of them; calls of others ("after
             // `cart.add(…)` and `cart.remove(…)`, `cart.quantity(…)` returns `0`") do not.
-            let callee = |call: &str| call.split('(').next().unwrap_or("").trim().to_string();
             let mut last = index;
             while between_spans(last).is_some_and(|words| LIST_SEPARATORS.contains(&words))
                 && spans

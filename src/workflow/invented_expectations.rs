@@ -11,6 +11,7 @@
 //! string the story never writes is the model's own. For "`cart.add("apple", 2)` still adds two
 //! apples" the 1.5B model expected `cart.total_items() == 1`, and a right `add` could never pass.
 
+use super::call_text::callee;
 use super::examples::{is_literal_call, normalized, Example};
 use super::python_lines::{definition_block, enclosing_test, indent};
 use super::raise_conditions::raises_for_shown_arguments;
@@ -121,11 +122,6 @@ fn empties_its_block(lines: &[&str], removed_at: &[bool], at: usize) -> bool {
         .find(kept)
         .is_none_or(|next| indent(lines[next]) <= indent(lines[header]));
     opens && first_in_block && next_outside
-}
-
-/// What a call calls: `median` of `median([1])`, `cart.remove` of `cart.remove('a')`.
-fn callee(call: &str) -> &str {
-    call.split('(').next().unwrap_or("").trim()
 }
 
 fn is_invented(line: &str, examples: &[Example], pinned: &[&str]) -> bool {

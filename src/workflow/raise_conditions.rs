@@ -11,7 +11,7 @@
 //! parameters: a rule over two ("a piece longer than the board") may hold for values each
 //! shown alone, and a sentence that names none may mean any argument.
 
-use super::call_text::{arguments, list_end, signature_parameters};
+use super::call_text::{arguments, callee, list_end, signature_parameters};
 use super::examples::{calls_at, normalized, Example};
 use crate::agents::prompts::backtick_spans;
 
@@ -51,11 +51,6 @@ pub fn raises_for_shown_arguments(line: &str, story: &str, examples: &[Example])
     })
 }
 
-/// What a call calls: `median` of `median([1])`.
-fn callee(call: &str) -> &str {
-    call.split('(').next().unwrap_or("").trim()
-}
-
 /// The parameters of the signature the story writes for `function` (`shelf_mark(title,
 /// author)` → `title`, `author`), defaults dropped; `None` when it writes none, or one with
 /// `*args` or `**kwargs`.
@@ -80,10 +75,7 @@ fn named_by_raise_conditions(story: &str, parameters: &[String]) -> Option<Vec<S
     let mut named: Vec<String> = Vec::new();
     for sentence in sentences(story) {
         let lower = sentence.to_lowercase();
-        let negated = ["not raise", "never raise", "n't raise", "without raising"]
-            .iter()
-            .any(|words| lower.contains(words));
-        if !lower.contains("raise") || negated {
+        if !lower.contains("raise") || says_nothing_raises(&lower) {
             continue;
         }
         // "A negative quantity or an unknown sku raises": a second condition may name its
@@ -125,6 +117,14 @@ fn named_by_raise_conditions(story: &str, parameters: &[String]) -> Option<Vec<S
         }
     }
     (!named.is_empty()).then_some(named)
+}
+
+/// Whether `text` (lower case) says something does not raise: "should not raise", "never
+/// raises", "without raising".
+pub fn says_nothing_raises(text: &str) -> bool {
+    ["not raise", "never raise", "n't raise", "without raising"]
+        .iter()
+        .any(|words| text.contains(words))
 }
 
 /// The sentences of `text`: its lines, each cut at ". ", so that a list item is a sentence.
